@@ -1,0 +1,186 @@
+//! What a running tool gets besides its arguments.
+
+use std::any::{Any, TypeId};
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use tokio::sync::mpsc::UnboundedSender;
+use tokio_util::sync::CancellationToken;
+
+use super::result::ToolResult;
+
+/// A type map of shared values handed to every tool of a batch (the execution environment,
+/// application state). Cloning is cheap; inserting copies the map.
+#[derive(Clone, Default)]
+pub struct Extensions {
+    map: Option<Arc<HashMap<TypeId, Arc<dyn Any + Send + Sync>>>>,
+}
+
+impl Extensions {
+    /// An empty map.
+    pub fn new() -> Self {
+        Extensions::default()
+    }
+
+    /// Inserts (or replaces) the value of type `T`.
+    pub fn insert<T: Any + Send + Sync>(&mut self, value: T) {
+        let mut map = self.map.as_deref().cloned().unwrap_or_default();
+        map.insert(TypeId::of::<T>(), Arc::new(value));
+        self.map = Some(Arc::new(map));
+    }
+
+    /// Builder form of [`Extensions::insert`].
+    pub fn with<T: Any + Send + Sync>(mut self, value: T) -> Self {
+        self.insert(value);
+        self
+    }
+
+    /// The value of type `T`, if present.
+    pub fn get<T: Any + Send + Sync>(&self) -> Option<&T> {
+        self.map
+            .as_ref()?
+            .get(&TypeId::of::<T>())?
+            .downcast_ref::<T>()
+    }
+}
+
+impl std::fmt::Debug for Extensions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let len = self.map.as_ref().map_or(0, |m| m.len());
+        f.debug_struct("Extensions").field("len", &len).finish()
+    }
+}
+
+/// Sends partial results of a running call to the runner, which turns each into a
+/// `tool_execution_update` event. Updates sent after the tool returned are dropped.
+#[derive(Clone)]
+pub struct ProgressUpdater {
+    inner: Option<Arc<UpdaterInner>>,
+}
+
+struct UpdaterInner {
+    index: usize,
+    accepting: AtomicBool,
+    tx: UnboundedSender<(usize, ToolResult)>,
+}
+
+impl ProgressUpdater {
+    /// An updater that drops everything (for calling a tool outside the runner).
+    pub fn disabled() -> Self {
+        ProgressUpdater { inner: None }
+    }
+
+    pub(crate) fn new(index: usize, tx: UnboundedSender<(usize, ToolResult)>) -> Self {
+        ProgressUpdater {
+            inner: Some(Arc::new(UpdaterInner {
+                index,
+                accepting: AtomicBool::new(true),
+                tx,
+            })),
+        }
+    }
+
+    /// Sends a partial result; a no-op once the call has returned.
+    pub fn update(&self, partial: ToolResult) {
+        if let Some(inner) = &self.inner
+            && inner.accepting.load(Ordering::Acquire)
+        {
+            let _ = inner.tx.send((inner.index, partial));
+        }
+    }
+
+    /// Stops accepting updates; later ones are dropped.
+    pub(crate) fn close(&self) {
+        if let Some(inner) = &self.inner {
+            inner.accepting.store(false, Ordering::Release);
+        }
+    }
+}
+
+/// Everything a tool gets besides its arguments: the call id, a cancellation token, a
+/// progress updater, the batch's shared [`Extensions`] (the execution environment lives
+/// there) and the tool's own typed configuration.
+#[derive(Clone)]
+pub struct ToolContext {
+    call_id: Arc<str>,
+    cancel: CancellationToken,
+    updater: ProgressUpdater,
+    extensions: Extensions,
+    tool_config: Option<Arc<dyn Any + Send + Sync>>,
+}
+
+impl ToolContext {
+    /// A context for running a tool directly (tests, custom drivers).
+    pub fn new(call_id: impl Into<Arc<str>>, cancel: CancellationToken) -> Self {
+        ToolContext {
+            call_id: call_id.into(),
+            cancel,
+            updater: ProgressUpdater::disabled(),
+            extensions: Extensions::default(),
+            tool_config: None,
+        }
+    }
+
+    /// Replaces the progress updater.
+    pub fn with_updater(mut self, updater: ProgressUpdater) -> Self {
+        self.updater = updater;
+        self
+    }
+
+    /// Replaces the shared extensions.
+    pub fn with_extensions(mut self, extensions: Extensions) -> Self {
+        self.extensions = extensions;
+        self
+    }
+
+    /// Sets the tool's typed configuration.
+    pub fn with_tool_config(mut self, config: Arc<dyn Any + Send + Sync>) -> Self {
+        self.tool_config = Some(config);
+        self
+    }
+
+    /// The id of the call being executed.
+    pub fn call_id(&self) -> &str {
+        &self.call_id
+    }
+
+    /// Cancelled when the batch is aborted or the call times out.
+    pub fn cancellation(&self) -> &CancellationToken {
+        &self.cancel
+    }
+
+    /// Whether the call has been cancelled.
+    pub fn is_cancelled(&self) -> bool {
+        self.cancel.is_cancelled()
+    }
+
+    /// Reports a partial result (becomes a `tool_execution_update` event).
+    pub fn update(&self, partial: ToolResult) {
+        self.updater.update(partial);
+    }
+
+    /// The progress updater, to hand to helper tasks.
+    pub fn updater(&self) -> &ProgressUpdater {
+        &self.updater
+    }
+
+    /// The batch's shared values.
+    pub fn extensions(&self) -> &Extensions {
+        &self.extensions
+    }
+
+    /// The tool's typed configuration, if it has one of type `T`.
+    pub fn tool_config<T: Any + Send + Sync>(&self) -> Option<&T> {
+        self.tool_config.as_deref()?.downcast_ref::<T>()
+    }
+}
+
+impl std::fmt::Debug for ToolContext {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ToolContext")
+            .field("call_id", &self.call_id)
+            .field("cancelled", &self.cancel.is_cancelled())
+            .finish_non_exhaustive()
+    }
+}

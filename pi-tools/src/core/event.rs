@@ -1,0 +1,156 @@
+//! Events the runner emits while a batch runs, and the sink they go to.
+
+use std::future::Future;
+use std::sync::Mutex;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use super::message::ToolResultMessage;
+use super::result::ToolResult;
+
+/// One event of a batch, in the original's wire shape (`{"type":"tool_execution_start",
+/// "toolCallId":…}`). Result messages are announced as `message_start` / `message_end`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(
+    tag = "type",
+    rename_all = "snake_case",
+    rename_all_fields = "camelCase"
+)]
+pub enum ToolEvent {
+    /// A call entered preparation (source order).
+    ToolExecutionStart {
+        /// The call's id.
+        tool_call_id: String,
+        /// The tool's name.
+        tool_name: String,
+        /// The raw arguments of the call.
+        args: Value,
+    },
+    /// A running call reported progress.
+    ToolExecutionUpdate {
+        /// The call's id.
+        tool_call_id: String,
+        /// The tool's name.
+        tool_name: String,
+        /// The raw arguments of the call.
+        args: Value,
+        /// The partial result the tool reported.
+        partial_result: ToolResult,
+    },
+    /// A call finished (completion order in a parallel batch).
+    ToolExecutionEnd {
+        /// The call's id.
+        tool_call_id: String,
+        /// The tool's name.
+        tool_name: String,
+        /// The final result.
+        result: ToolResult,
+        /// Whether the call failed.
+        is_error: bool,
+    },
+    /// A result message is about to be appended to the transcript (source order).
+    MessageStart {
+        /// The message.
+        message: ToolResultMessage,
+    },
+    /// A result message was appended to the transcript (source order).
+    MessageEnd {
+        /// The message.
+        message: ToolResultMessage,
+    },
+}
+
+impl ToolEvent {
+    /// The `type` tag of the event, e.g. `"tool_execution_end"`.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            ToolEvent::ToolExecutionStart { .. } => "tool_execution_start",
+            ToolEvent::ToolExecutionUpdate { .. } => "tool_execution_update",
+            ToolEvent::ToolExecutionEnd { .. } => "tool_execution_end",
+            ToolEvent::MessageStart { .. } => "message_start",
+            ToolEvent::MessageEnd { .. } => "message_end",
+        }
+    }
+
+    /// The call the event is about.
+    pub fn tool_call_id(&self) -> &str {
+        match self {
+            ToolEvent::ToolExecutionStart { tool_call_id, .. }
+            | ToolEvent::ToolExecutionUpdate { tool_call_id, .. }
+            | ToolEvent::ToolExecutionEnd { tool_call_id, .. } => tool_call_id,
+            ToolEvent::MessageStart { message } | ToolEvent::MessageEnd { message } => {
+                &message.tool_call_id
+            }
+        }
+    }
+}
+
+/// Where the runner delivers events. The runner awaits each delivery, so a slow sink slows
+/// the batch (back-pressure) but never reorders events.
+pub trait EventSink: Send + Sync {
+    /// Delivers one event.
+    fn emit(&self, event: ToolEvent) -> impl Future<Output = ()> + Send;
+}
+
+/// Discards every event.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct NoopSink;
+
+impl EventSink for NoopSink {
+    async fn emit(&self, _event: ToolEvent) {}
+}
+
+/// Keeps every event in memory, in delivery order.
+#[derive(Debug, Default)]
+pub struct CollectingSink {
+    events: Mutex<Vec<ToolEvent>>,
+}
+
+impl CollectingSink {
+    /// An empty sink.
+    pub fn new() -> Self {
+        CollectingSink::default()
+    }
+
+    /// The events delivered so far.
+    pub fn events(&self) -> Vec<ToolEvent> {
+        self.events
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+    }
+
+    /// Takes the events delivered so far.
+    pub fn take(&self) -> Vec<ToolEvent> {
+        std::mem::take(&mut *self.events.lock().unwrap_or_else(|e| e.into_inner()))
+    }
+}
+
+impl EventSink for CollectingSink {
+    async fn emit(&self, event: ToolEvent) {
+        self.events
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(event);
+    }
+}
+
+impl EventSink for tokio::sync::mpsc::UnboundedSender<ToolEvent> {
+    async fn emit(&self, event: ToolEvent) {
+        // A receiver that went away just stops listening; the batch still runs.
+        let _ = self.send(event);
+    }
+}
+
+impl EventSink for tokio::sync::mpsc::Sender<ToolEvent> {
+    async fn emit(&self, event: ToolEvent) {
+        let _ = self.send(event).await;
+    }
+}
+
+impl<S: EventSink> EventSink for &S {
+    fn emit(&self, event: ToolEvent) -> impl Future<Output = ()> + Send {
+        (**self).emit(event)
+    }
+}

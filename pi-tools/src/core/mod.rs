@@ -1,0 +1,30 @@
+//! The runtime kernel: the lean tool interface, results, messages, events, hooks, argument
+//! validation and the runner.
+//!
+//! Nothing in here imports anything from the rest of the crate: the kernel compiles and runs
+//! with tools written directly against [`AgentTool`], without the product layer.
+
+mod content;
+mod context;
+mod error;
+mod event;
+mod hooks;
+mod message;
+mod result;
+mod runner;
+mod tool;
+mod validate;
+
+pub use content::ContentBlock;
+pub use context::{Extensions, ProgressUpdater, ToolContext};
+pub use error::ToolError;
+pub use event::{CollectingSink, EventSink, NoopSink, ToolEvent};
+pub use hooks::{
+    AfterToolCall, AfterToolCallContext, AfterToolCallOverride, BeforeToolCall,
+    BeforeToolCallContext, BeforeToolCallOutcome,
+};
+pub use message::{ToolCall, ToolResultMessage};
+pub use result::{ToolResult, Usage, UsageCost};
+pub use runner::{BatchOutcome, RunnerConfig, ToolSet, execute_tool_calls};
+pub use tool::{AgentTool, BoxFuture, ExecutionMode};
+pub use validate::{ArgumentValidator, coerce_arguments};

@@ -1,0 +1,96 @@
+//! What a tool returns.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use super::content::ContentBlock;
+
+/// The result of one tool execution (or a partial result sent as a progress update).
+///
+/// `content` goes back to the model; `details` is structured data for user interfaces and is
+/// never shown to the model.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ToolResult {
+    /// What the model sees.
+    #[serde(default)]
+    pub content: Vec<ContentBlock>,
+    /// Structured data for user interfaces; `Null` when there is none.
+    #[serde(default, skip_serializing_if = "Value::is_null")]
+    pub details: Value,
+    /// Model usage, for tools that call a model themselves.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub usage: Option<Usage>,
+    /// Registered tools this result asks to activate for the next batch.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub added_tool_names: Vec<String>,
+    /// A hint that the agent loop may stop after this batch (it stops only if every result
+    /// of the batch says so).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub terminate: bool,
+}
+
+impl ToolResult {
+    /// A result with one text block.
+    pub fn text(text: impl Into<String>) -> Self {
+        ToolResult {
+            content: vec![ContentBlock::text(text)],
+            ..ToolResult::default()
+        }
+    }
+
+    /// Replaces the details.
+    pub fn with_details(mut self, details: Value) -> Self {
+        self.details = details;
+        self
+    }
+
+    /// All text blocks joined by newlines (images are skipped).
+    pub fn text_content(&self) -> String {
+        let mut out = String::new();
+        for block in &self.content {
+            if let Some(text) = block.as_text() {
+                if !out.is_empty() {
+                    out.push('\n');
+                }
+                out.push_str(text);
+            }
+        }
+        out
+    }
+}
+
+/// Token usage and cost of a model call made by a tool (same shape as the original's `Usage`).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct Usage {
+    /// Input tokens.
+    pub input: u64,
+    /// Output tokens.
+    pub output: u64,
+    /// Tokens read from a prompt cache.
+    pub cache_read: u64,
+    /// Tokens written to a prompt cache.
+    pub cache_write: u64,
+    /// Total tokens.
+    pub total_tokens: u64,
+    /// Cost, when known.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cost: Option<UsageCost>,
+}
+
+/// Cost breakdown of a [`Usage`], in dollars.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct UsageCost {
+    /// Cost of input tokens.
+    pub input: f64,
+    /// Cost of output tokens.
+    pub output: f64,
+    /// Cost of cache reads.
+    pub cache_read: f64,
+    /// Cost of cache writes.
+    pub cache_write: f64,
+    /// Total cost.
+    pub total: f64,
+}

@@ -1,0 +1,638 @@
+//! The runner: executes one batch of a model's tool calls through prepare → execute →
+//! finalize, sequentially or in parallel, emitting events as it goes.
+
+use std::collections::HashMap;
+use std::panic::AssertUnwindSafe;
+use std::sync::{Arc, OnceLock};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use futures::FutureExt;
+use futures::stream::{FuturesUnordered, StreamExt};
+use serde_json::Value;
+use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender, unbounded_channel};
+use tokio_util::sync::CancellationToken;
+
+use super::context::{Extensions, ProgressUpdater, ToolContext};
+use super::error::ToolError;
+use super::event::{EventSink, ToolEvent};
+use super::hooks::{
+    AfterToolCall, AfterToolCallContext, BeforeToolCall, BeforeToolCallContext,
+    BeforeToolCallOutcome,
+};
+use super::message::{ToolCall, ToolResultMessage};
+use super::result::ToolResult;
+use super::tool::{AgentTool, ExecutionMode};
+use super::validate::ArgumentValidator;
+
+const ABORTED: &str = "Operation aborted";
+
+/// The tools a batch may call, each with its compiled argument validator (compiled on first
+/// use, then reused for every later call and batch).
+pub struct ToolSet {
+    entries: Vec<Entry>,
+    by_name: HashMap<String, usize>,
+}
+
+struct Entry {
+    tool: Arc<dyn AgentTool>,
+    validator: OnceLock<Result<ArgumentValidator, String>>,
+}
+
+impl ToolSet {
+    /// A set of tools. When two share a name, the first wins (as lookups do in the original).
+    pub fn new(tools: impl IntoIterator<Item = Arc<dyn AgentTool>>) -> Self {
+        let mut set = ToolSet {
+            entries: Vec::new(),
+            by_name: HashMap::new(),
+        };
+        for tool in tools {
+            set.push(tool);
+        }
+        set
+    }
+
+    /// Adds a tool (ignored for lookups if an earlier tool has the same name).
+    pub fn push(&mut self, tool: Arc<dyn AgentTool>) {
+        let index = self.entries.len();
+        self.by_name.entry(tool.name().to_owned()).or_insert(index);
+        self.entries.push(Entry {
+            tool,
+            validator: OnceLock::new(),
+        });
+    }
+
+    /// The tool called `name`, if any.
+    pub fn get(&self, name: &str) -> Option<&Arc<dyn AgentTool>> {
+        self.entry(name).map(|e| &e.tool)
+    }
+
+    /// Every tool, in insertion order.
+    pub fn iter(&self) -> impl Iterator<Item = &Arc<dyn AgentTool>> {
+        self.entries.iter().map(|e| &e.tool)
+    }
+
+    /// Number of tools.
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    /// Whether there are no tools.
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
+    fn entry(&self, name: &str) -> Option<&Entry> {
+        self.by_name.get(name).map(|&i| &self.entries[i])
+    }
+}
+
+impl std::fmt::Debug for ToolSet {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_list()
+            .entries(self.entries.iter().map(|e| e.tool.name()))
+            .finish()
+    }
+}
+
+impl FromIterator<Arc<dyn AgentTool>> for ToolSet {
+    fn from_iter<I: IntoIterator<Item = Arc<dyn AgentTool>>>(iter: I) -> Self {
+        ToolSet::new(iter)
+    }
+}
+
+impl Entry {
+    fn validator(&self) -> &Result<ArgumentValidator, String> {
+        self.validator
+            .get_or_init(|| ArgumentValidator::new(self.tool.parameters()))
+    }
+}
+
+/// How a batch runs.
+#[derive(Clone)]
+pub struct RunnerConfig {
+    /// `Sequential` forces every batch to run one call at a time.
+    pub execution: ExecutionMode,
+    /// At most this many calls execute at once in a parallel batch (`None`: no bound).
+    pub max_concurrency: Option<usize>,
+    /// Per-call timeout (`None`: none). On expiry the call's token is cancelled.
+    pub timeout: Option<Duration>,
+    /// How long a cancelled (or timed-out) tool may take to wind down before the runner stops
+    /// waiting for it.
+    pub cancel_grace: Duration,
+    /// Runs before each validated call.
+    pub before_tool_call: Option<Arc<dyn BeforeToolCall>>,
+    /// Runs after each executed call.
+    pub after_tool_call: Option<Arc<dyn AfterToolCall>>,
+    /// Shared values every tool's context carries (the execution environment, for one).
+    pub extensions: Extensions,
+}
+
+impl Default for RunnerConfig {
+    fn default() -> Self {
+        RunnerConfig {
+            execution: ExecutionMode::Parallel,
+            max_concurrency: None,
+            timeout: None,
+            cancel_grace: Duration::from_secs(5),
+            before_tool_call: None,
+            after_tool_call: None,
+            extensions: Extensions::default(),
+        }
+    }
+}
+
+impl std::fmt::Debug for RunnerConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RunnerConfig")
+            .field("execution", &self.execution)
+            .field("max_concurrency", &self.max_concurrency)
+            .field("timeout", &self.timeout)
+            .field("cancel_grace", &self.cancel_grace)
+            .field("before_tool_call", &self.before_tool_call.is_some())
+            .field("after_tool_call", &self.after_tool_call.is_some())
+            .finish()
+    }
+}
+
+/// What a batch produced.
+#[derive(Debug, Clone, PartialEq)]
+pub struct BatchOutcome {
+    /// One result message per call, in the calls' (source) order.
+    pub messages: Vec<ToolResultMessage>,
+    /// True when there was at least one call and every final result asked to terminate.
+    pub terminate: bool,
+}
+
+/// The final state of one call.
+struct Finalized {
+    result: ToolResult,
+    is_error: bool,
+}
+
+impl Finalized {
+    fn error(message: impl Into<String>) -> Self {
+        Finalized {
+            result: ToolResult::text(message),
+            is_error: true,
+        }
+    }
+}
+
+enum Prepared<'a> {
+    Immediate(Finalized),
+    Ready { entry: &'a Entry, args: Value },
+}
+
+/// Executes one batch of tool calls.
+///
+/// Sequential when `config.execution` is sequential or any call names a sequential tool;
+/// otherwise calls are prepared one by one in source order and then executed concurrently.
+/// Events go to `sink` (ends in completion order); the returned messages are in source
+/// order. Every call gets exactly one result message, whatever happens: a missing tool,
+/// invalid arguments, a block, an error, a panic, a timeout or cancellation all become error
+/// results, and nothing stops the rest of the batch.
+pub async fn execute_tool_calls<S: EventSink>(
+    tools: &ToolSet,
+    calls: &[ToolCall],
+    config: &RunnerConfig,
+    cancel: &CancellationToken,
+    sink: &S,
+) -> BatchOutcome {
+    let sequential = config.execution == ExecutionMode::Sequential
+        || calls.iter().any(|c| {
+            tools
+                .get(&c.name)
+                .is_some_and(|t| t.execution_mode() == ExecutionMode::Sequential)
+        });
+    let batch = Batch {
+        tools,
+        calls,
+        config,
+        cancel,
+        all_calls: OnceLock::new(),
+    };
+    let finalized = if sequential {
+        batch.run_sequential(sink).await
+    } else {
+        batch.run_parallel(sink).await
+    };
+    let terminate = !finalized.is_empty() && finalized.iter().all(|f| f.result.terminate);
+    let mut messages = Vec::with_capacity(finalized.len());
+    for (call, fin) in calls.iter().zip(finalized) {
+        let message = result_message(call, fin);
+        if !sequential {
+            emit_message(sink, &message).await;
+        }
+        messages.push(message);
+    }
+    BatchOutcome {
+        messages,
+        terminate,
+    }
+}
+
+struct Batch<'a> {
+    tools: &'a ToolSet,
+    calls: &'a [ToolCall],
+    config: &'a RunnerConfig,
+    cancel: &'a CancellationToken,
+    all_calls: OnceLock<Arc<[ToolCall]>>,
+}
+
+impl<'a> Batch<'a> {
+    async fn run_parallel<S: EventSink>(&self, sink: &S) -> Vec<Finalized> {
+        let mut slots: Vec<Option<Finalized>> = Vec::with_capacity(self.calls.len());
+        slots.resize_with(self.calls.len(), || None);
+        let mut ready = Vec::new();
+        for (index, call) in self.calls.iter().enumerate() {
+            emit_start(sink, call).await;
+            let prepared = if self.cancel.is_cancelled() {
+                // Cancellation stops preflight: the rest are not prepared.
+                Prepared::Immediate(Finalized::error(ABORTED))
+            } else {
+                self.prepare(call).await
+            };
+            match prepared {
+                Prepared::Immediate(fin) => {
+                    emit_end(sink, call, &fin).await;
+                    slots[index] = Some(fin);
+                }
+                Prepared::Ready { entry, args } => ready.push((index, entry, args)),
+            }
+        }
+        let limit = self.config.max_concurrency.unwrap_or(usize::MAX).max(1);
+        self.drive(ready, limit, sink, &mut slots).await;
+        slots
+            .into_iter()
+            .map(|s| s.unwrap_or_else(|| Finalized::error(ABORTED)))
+            .collect()
+    }
+
+    async fn run_sequential<S: EventSink>(&self, sink: &S) -> Vec<Finalized> {
+        let mut slots: Vec<Option<Finalized>> = Vec::with_capacity(self.calls.len());
+        slots.resize_with(self.calls.len(), || None);
+        for (index, call) in self.calls.iter().enumerate() {
+            emit_start(sink, call).await;
+            let prepared = if self.cancel.is_cancelled() {
+                Prepared::Immediate(Finalized::error(ABORTED))
+            } else {
+                self.prepare(call).await
+            };
+            match prepared {
+                Prepared::Immediate(fin) => {
+                    emit_end(sink, call, &fin).await;
+                    slots[index] = Some(fin);
+                }
+                Prepared::Ready { entry, args } => {
+                    self.drive(vec![(index, entry, args)], 1, sink, &mut slots)
+                        .await;
+                }
+            }
+            if let Some(fin) = &slots[index] {
+                let message = result_message(call, clone_finalized(fin));
+                emit_message(sink, &message).await;
+            }
+        }
+        slots
+            .into_iter()
+            .map(|s| s.unwrap_or_else(|| Finalized::error(ABORTED)))
+            .collect()
+    }
+
+    /// Executes prepared calls with at most `limit` in flight, forwarding progress updates
+    /// as they arrive and emitting each end event when its call finishes.
+    async fn drive<S: EventSink>(
+        &self,
+        ready: Vec<(usize, &'a Entry, Value)>,
+        limit: usize,
+        sink: &S,
+        slots: &mut [Option<Finalized>],
+    ) {
+        if ready.is_empty() {
+            return;
+        }
+        let (tx, mut rx) = unbounded_channel();
+        let mut pending = ready.into_iter();
+        let mut running = FuturesUnordered::new();
+        for (index, entry, args) in pending.by_ref().take(limit) {
+            running.push(self.execute(index, entry, args, tx.clone()));
+        }
+        loop {
+            tokio::select! {
+                biased;
+                Some((index, partial)) = rx.recv() => {
+                    emit_update(sink, &self.calls[index], partial).await;
+                }
+                done = running.next() => {
+                    let Some((index, fin)) = done else { break };
+                    // Updates the call sent before it returned go out before its end event.
+                    forward_pending_updates(&mut rx, sink, self.calls).await;
+                    emit_end(sink, &self.calls[index], &fin).await;
+                    slots[index] = Some(fin);
+                    if let Some((index, entry, args)) = pending.next() {
+                        running.push(self.execute(index, entry, args, tx.clone()));
+                    }
+                }
+            }
+        }
+    }
+
+    /// Phase one: lookup, argument preparation, validation, before-hook.
+    async fn prepare(&self, call: &ToolCall) -> Prepared<'a> {
+        let Some(entry) = self.tools.entry(&call.name) else {
+            return Prepared::Immediate(Finalized::error(format!("Tool {} not found", call.name)));
+        };
+        let tool = &entry.tool;
+        let raw = call.arguments.clone();
+        let prepared =
+            match std::panic::catch_unwind(AssertUnwindSafe(|| tool.prepare_arguments(raw))) {
+                Ok(Ok(args)) => args,
+                Ok(Err(err)) => return Prepared::Immediate(Finalized::error(err.message())),
+                Err(panic) => {
+                    return Prepared::Immediate(Finalized::error(format!(
+                        "Tool {} panicked while preparing its arguments: {}",
+                        call.name,
+                        panic_message(&*panic)
+                    )));
+                }
+            };
+        let validator = match entry.validator() {
+            Ok(v) => v,
+            Err(e) => {
+                return Prepared::Immediate(Finalized::error(format!(
+                    "Tool {} cannot be called: {e}. This is a bug in the tool, not in the call.",
+                    call.name
+                )));
+            }
+        };
+        let mut args = match validator.validate(&call.name, prepared) {
+            Ok(args) => args,
+            Err(text) => return Prepared::Immediate(Finalized::error(text)),
+        };
+        if let Some(hook) = &self.config.before_tool_call {
+            let ctx = BeforeToolCallContext {
+                call: call.clone(),
+                args: args.clone(),
+                batch: self
+                    .all_calls
+                    .get_or_init(|| self.calls.iter().cloned().collect())
+                    .clone(),
+            };
+            let outcome = AssertUnwindSafe(hook.before_tool_call(ctx))
+                .catch_unwind()
+                .await;
+            if self.cancel.is_cancelled() {
+                return Prepared::Immediate(Finalized::error(ABORTED));
+            }
+            match outcome {
+                Ok(Ok(BeforeToolCallOutcome::Continue)) => {}
+                Ok(Ok(BeforeToolCallOutcome::Rewrite(new_args))) => args = new_args,
+                Ok(Ok(BeforeToolCallOutcome::Block { reason })) => {
+                    let reason = reason
+                        .filter(|r| !r.trim().is_empty())
+                        .unwrap_or_else(|| "Tool execution was blocked".to_owned());
+                    return Prepared::Immediate(Finalized::error(reason));
+                }
+                Ok(Err(err)) => return Prepared::Immediate(Finalized::error(err.message())),
+                Err(panic) => {
+                    return Prepared::Immediate(Finalized::error(format!(
+                        "The before_tool_call hook panicked: {}",
+                        panic_message(&*panic)
+                    )));
+                }
+            }
+        }
+        if self.cancel.is_cancelled() {
+            return Prepared::Immediate(Finalized::error(ABORTED));
+        }
+        Prepared::Ready { entry, args }
+    }
+
+    /// Phases two and three: execute (with timeout and cancellation), then the after-hook.
+    async fn execute(
+        &self,
+        index: usize,
+        entry: &'a Entry,
+        args: Value,
+        tx: UnboundedSender<(usize, ToolResult)>,
+    ) -> (usize, Finalized) {
+        let call = &self.calls[index];
+        if self.cancel.is_cancelled() {
+            return (index, Finalized::error(ABORTED));
+        }
+        let token = self.cancel.child_token();
+        let updater = ProgressUpdater::new(index, tx);
+        let ctx = ToolContext::new(call.id.as_str(), token.clone())
+            .with_updater(updater.clone())
+            .with_extensions(self.config.extensions.clone());
+        let hook_args = self.config.after_tool_call.as_ref().map(|_| args.clone());
+        let run = AssertUnwindSafe(entry.tool.execute(args, ctx)).catch_unwind();
+        let outcome = self.supervise(run, &token).await;
+        updater.close();
+        let executed = match outcome {
+            Supervised::Done(Ok(Ok(result))) => Finalized {
+                result,
+                is_error: false,
+            },
+            Supervised::Done(Ok(Err(err))) => Finalized {
+                result: err.into_result(),
+                is_error: true,
+            },
+            Supervised::Done(Err(panic)) => Finalized::error(format!(
+                "Tool {} panicked: {}",
+                call.name,
+                panic_message(&*panic)
+            )),
+            Supervised::TimedOut(after, partial) => {
+                let mut fin = Finalized::error(timeout_text(&call.name, after));
+                if let Some(Ok(partial)) = partial {
+                    let partial = partial.unwrap_or_else(ToolError::into_result);
+                    fin.result.content.extend(partial.content);
+                    fin.result.details = partial.details;
+                }
+                fin
+            }
+            Supervised::Abandoned => Finalized::error(ABORTED),
+        };
+        let finalized = match (&self.config.after_tool_call, hook_args) {
+            (Some(hook), Some(args)) => finalize(hook.as_ref(), call, args, executed).await,
+            _ => executed,
+        };
+        (index, finalized)
+    }
+
+    /// Awaits the tool, enforcing the timeout and giving a cancelled tool `cancel_grace` to
+    /// return before giving up on it.
+    async fn supervise<F: std::future::Future>(
+        &self,
+        run: F,
+        token: &CancellationToken,
+    ) -> Supervised<F::Output> {
+        tokio::pin!(run);
+        let timeout = self.config.timeout;
+        let expired = async {
+            match timeout {
+                Some(t) => tokio::time::sleep(t).await,
+                None => std::future::pending().await,
+            }
+        };
+        tokio::select! {
+            biased;
+            out = &mut run => return Supervised::Done(out),
+            _ = token.cancelled() => {}
+            _ = expired => {
+                token.cancel();
+                let partial = tokio::time::timeout(self.config.cancel_grace, &mut run).await.ok();
+                return Supervised::TimedOut(timeout.unwrap_or_default(), partial);
+            }
+        }
+        match tokio::time::timeout(self.config.cancel_grace, &mut run).await {
+            Ok(out) => Supervised::Done(out),
+            Err(_) => Supervised::Abandoned,
+        }
+    }
+}
+
+enum Supervised<T> {
+    Done(T),
+    TimedOut(Duration, Option<T>),
+    Abandoned,
+}
+
+async fn finalize(
+    hook: &dyn AfterToolCall,
+    call: &ToolCall,
+    args: Value,
+    executed: Finalized,
+) -> Finalized {
+    let ctx = AfterToolCallContext {
+        call: call.clone(),
+        args,
+        result: executed.result.clone(),
+        is_error: executed.is_error,
+    };
+    match AssertUnwindSafe(hook.after_tool_call(ctx))
+        .catch_unwind()
+        .await
+    {
+        Ok(Ok(None)) => executed,
+        Ok(Ok(Some(over))) => {
+            let mut result = executed.result;
+            if let Some(content) = over.content {
+                result.content = content;
+            }
+            if let Some(details) = over.details {
+                result.details = details;
+            }
+            if let Some(usage) = over.usage {
+                result.usage = Some(usage);
+            }
+            if let Some(terminate) = over.terminate {
+                result.terminate = terminate;
+            }
+            Finalized {
+                result,
+                is_error: over.is_error.unwrap_or(executed.is_error),
+            }
+        }
+        Ok(Err(err)) => Finalized::error(err.message()),
+        Err(panic) => Finalized::error(format!(
+            "The after_tool_call hook panicked: {}",
+            panic_message(&*panic)
+        )),
+    }
+}
+
+fn timeout_text(tool: &str, after: Duration) -> String {
+    format!(
+        "Tool {tool} timed out after {} seconds and was cancelled. Retry with a longer timeout \
+         if the tool accepts one, or split the work into smaller steps.",
+        after.as_secs_f64()
+    )
+}
+
+fn panic_message(panic: &(dyn std::any::Any + Send)) -> String {
+    if let Some(s) = panic.downcast_ref::<&str>() {
+        (*s).to_owned()
+    } else if let Some(s) = panic.downcast_ref::<String>() {
+        s.clone()
+    } else {
+        "a panic without a message".to_owned()
+    }
+}
+
+fn clone_finalized(fin: &Finalized) -> Finalized {
+    Finalized {
+        result: fin.result.clone(),
+        is_error: fin.is_error,
+    }
+}
+
+fn now_millis() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as u64)
+}
+
+fn result_message(call: &ToolCall, fin: Finalized) -> ToolResultMessage {
+    ToolResultMessage {
+        tool_call_id: call.id.clone(),
+        tool_name: call.name.clone(),
+        content: fin.result.content,
+        details: fin.result.details,
+        usage: fin.result.usage,
+        added_tool_names: fin.result.added_tool_names,
+        is_error: fin.is_error,
+        timestamp: now_millis(),
+    }
+}
+
+async fn emit_start<S: EventSink>(sink: &S, call: &ToolCall) {
+    sink.emit(ToolEvent::ToolExecutionStart {
+        tool_call_id: call.id.clone(),
+        tool_name: call.name.clone(),
+        args: call.arguments.clone(),
+    })
+    .await;
+}
+
+async fn emit_update<S: EventSink>(sink: &S, call: &ToolCall, partial: ToolResult) {
+    sink.emit(ToolEvent::ToolExecutionUpdate {
+        tool_call_id: call.id.clone(),
+        tool_name: call.name.clone(),
+        args: call.arguments.clone(),
+        partial_result: partial,
+    })
+    .await;
+}
+
+async fn emit_end<S: EventSink>(sink: &S, call: &ToolCall, fin: &Finalized) {
+    sink.emit(ToolEvent::ToolExecutionEnd {
+        tool_call_id: call.id.clone(),
+        tool_name: call.name.clone(),
+        result: fin.result.clone(),
+        is_error: fin.is_error,
+    })
+    .await;
+}
+
+async fn emit_message<S: EventSink>(sink: &S, message: &ToolResultMessage) {
+    sink.emit(ToolEvent::MessageStart {
+        message: message.clone(),
+    })
+    .await;
+    sink.emit(ToolEvent::MessageEnd {
+        message: message.clone(),
+    })
+    .await;
+}
+
+async fn forward_pending_updates<S: EventSink>(
+    rx: &mut UnboundedReceiver<(usize, ToolResult)>,
+    sink: &S,
+    calls: &[ToolCall],
+) {
+    while let Ok((index, partial)) = rx.try_recv() {
+        emit_update(sink, &calls[index], partial).await;
+    }
+}

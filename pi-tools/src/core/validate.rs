@@ -1,0 +1,281 @@
+//! Argument validation: coerce common model mistakes, then check against the tool's schema,
+//! listing every violation.
+
+use serde_json::{Map, Number, Value};
+
+/// A compiled validator for one tool's parameter schema. Compile it once and reuse it: the
+/// runner caches one per tool.
+pub struct ArgumentValidator {
+    schema: Value,
+    validator: jsonschema::Validator,
+}
+
+impl std::fmt::Debug for ArgumentValidator {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ArgumentValidator")
+            .field("schema", &self.schema)
+            .finish_non_exhaustive()
+    }
+}
+
+impl ArgumentValidator {
+    /// Compiles a schema. The error says why the schema itself is unusable.
+    pub fn new(schema: &Value) -> Result<Self, String> {
+        let validator = jsonschema::options()
+            .build(schema)
+            .map_err(|e| format!("the parameter schema is not a valid JSON schema: {e}"))?;
+        Ok(ArgumentValidator {
+            schema: schema.clone(),
+            validator,
+        })
+    }
+
+    /// The schema this validator checks.
+    pub fn schema(&self) -> &Value {
+        &self.schema
+    }
+
+    /// Coerces `args` (see [`coerce_arguments`]) and validates the result. Returns the coerced
+    /// copy, or the error text for the model: a first line naming the tool, one line per
+    /// violation, then the received arguments.
+    pub fn validate(&self, tool_name: &str, args: Value) -> Result<Value, String> {
+        let coerced = coerce_arguments(&self.schema, args.clone());
+        if self.validator.is_valid(&coerced) {
+            return Ok(coerced);
+        }
+        let mut text = format!("Validation failed for tool \"{tool_name}\":");
+        for error in self.validator.iter_errors(&coerced) {
+            let mut path = pointer_to_dotted(error.instance_path().as_str());
+            if let jsonschema::error::ValidationErrorKind::Required { property } = error.kind() {
+                let name = property
+                    .as_str()
+                    .map_or_else(|| property.to_string(), str::to_owned);
+                path = if path == "root" {
+                    name
+                } else {
+                    format!("{path}.{name}")
+                };
+            }
+            text.push_str(&format!("\n  - {path}: {error}"));
+        }
+        let received = serde_json::to_string_pretty(&args).unwrap_or_else(|_| args.to_string());
+        text.push_str("\n\nReceived arguments:\n");
+        text.push_str(&received);
+        Err(text)
+    }
+}
+
+/// `/a/0/b` → `a.0.b`; the empty pointer → `root`.
+fn pointer_to_dotted(pointer: &str) -> String {
+    if pointer.is_empty() {
+        return "root".to_owned();
+    }
+    pointer
+        .trim_start_matches('/')
+        .split('/')
+        .map(|seg| seg.replace("~1", "/").replace("~0", "~"))
+        .collect::<Vec<_>>()
+        .join(".")
+}
+
+/// Repairs the mistakes models commonly make, guided by the schema, and returns the repaired
+/// value. Nothing is coerced that would lose information:
+/// - numeric strings become numbers where a number is expected (`"5"` → `5`), but `"3.5"`
+///   never becomes an integer;
+/// - `"true"` / `"false"` become booleans where a boolean is expected;
+/// - numbers and booleans become strings where a string is expected;
+/// - a JSON-encoded string becomes the array or object the schema expects;
+/// - `null` for an optional property (one not in `required`, whose schema does not allow
+///   null) is treated as absent;
+/// - array items and nested properties are repaired the same way.
+pub fn coerce_arguments(schema: &Value, value: Value) -> Value {
+    // A call without arguments is an empty object, not `null`.
+    let value = if value.is_null() && allows_type(schema, "object") && !allows_type(schema, "null")
+    {
+        Value::Object(Map::new())
+    } else {
+        value
+    };
+    coerce(schema, value)
+}
+
+fn coerce(schema: &Value, value: Value) -> Value {
+    let Some(schema_obj) = schema.as_object() else {
+        return value;
+    };
+    // Unions: keep a value that already has an acceptable type; otherwise take the first
+    // branch that can repair it.
+    for key in ["anyOf", "oneOf"] {
+        if let Some(Value::Array(branches)) = schema_obj.get(key) {
+            if let Some(branch) = branches.iter().find(|b| type_matches(b, &value)) {
+                return coerce(branch, value);
+            }
+            for branch in branches {
+                let candidate = coerce(branch, value.clone());
+                if type_matches(branch, &candidate) {
+                    return candidate;
+                }
+            }
+            return value;
+        }
+    }
+    if let Some(Value::Array(all)) = schema_obj.get("allOf") {
+        return all.iter().fold(value, |v, s| coerce(s, v));
+    }
+
+    let value = if type_matches(schema, &value) {
+        value
+    } else {
+        convert(schema, value)
+    };
+    match value {
+        Value::Object(map) => Value::Object(coerce_object(schema_obj, map)),
+        Value::Array(items) => match schema_obj.get("items") {
+            Some(item_schema) if item_schema.is_object() => {
+                Value::Array(items.into_iter().map(|v| coerce(item_schema, v)).collect())
+            }
+            _ => Value::Array(items),
+        },
+        other => other,
+    }
+}
+
+fn coerce_object(schema: &Map<String, Value>, mut map: Map<String, Value>) -> Map<String, Value> {
+    let properties = schema.get("properties").and_then(Value::as_object);
+    let required = schema.get("required").and_then(Value::as_array);
+    let additional = schema.get("additionalProperties").filter(|s| s.is_object());
+    if properties.is_none() && additional.is_none() {
+        return map;
+    }
+    let is_required = |name: &str| required.is_some_and(|r| r.iter().any(|v| v == name));
+    map.retain(|name, value| {
+        if !value.is_null() || is_required(name) {
+            return true;
+        }
+        let prop_schema = properties.and_then(|p| p.get(name)).or(additional);
+        prop_schema.is_some_and(|s| allows_type(s, "null"))
+    });
+    for (name, value) in map.iter_mut() {
+        if let Some(prop_schema) = properties.and_then(|p| p.get(name)).or(additional) {
+            *value = coerce(prop_schema, std::mem::take(value));
+        }
+    }
+    map
+}
+
+/// The `type` keyword as a list (`None` when the schema does not constrain the type).
+fn types_of(schema: &Value) -> Option<Vec<&str>> {
+    match schema.get("type")? {
+        Value::String(t) => Some(vec![t.as_str()]),
+        Value::Array(ts) => Some(ts.iter().filter_map(Value::as_str).collect()),
+        _ => None,
+    }
+}
+
+fn allows_type(schema: &Value, wanted: &str) -> bool {
+    if let Some(types) = types_of(schema) {
+        return types.contains(&wanted);
+    }
+    for key in ["anyOf", "oneOf"] {
+        if let Some(Value::Array(branches)) = schema.get(key) {
+            return branches.iter().any(|b| allows_type(b, wanted));
+        }
+    }
+    if wanted == "null" {
+        // A schema without a type constraint accepts null only if it says nothing at all.
+        return schema.as_object().is_some_and(|o| o.is_empty());
+    }
+    false
+}
+
+fn type_matches(schema: &Value, value: &Value) -> bool {
+    let Some(types) = types_of(schema) else {
+        // Unions are judged branch by branch; an untyped schema accepts any type.
+        return match (schema.get("anyOf"), schema.get("oneOf")) {
+            (Some(Value::Array(b)), _) | (_, Some(Value::Array(b))) => {
+                b.iter().any(|s| type_matches(s, value))
+            }
+            _ => true,
+        };
+    };
+    types.iter().any(|t| match (*t, value) {
+        ("null", Value::Null)
+        | ("boolean", Value::Bool(_))
+        | ("string", Value::String(_))
+        | ("array", Value::Array(_))
+        | ("object", Value::Object(_))
+        | ("number", Value::Number(_)) => true,
+        ("integer", Value::Number(n)) => is_integral(n),
+        _ => false,
+    })
+}
+
+fn is_integral(n: &Number) -> bool {
+    n.is_i64() || n.is_u64() || n.as_f64().is_some_and(|f| f.fract() == 0.0)
+}
+
+/// Tries each type the schema allows, in order, and returns the first lossless conversion.
+fn convert(schema: &Value, value: Value) -> Value {
+    let Some(types) = types_of(schema) else {
+        return value;
+    };
+    for t in types {
+        if let Some(converted) = convert_to(t, &value) {
+            return converted;
+        }
+    }
+    value
+}
+
+fn convert_to(target: &str, value: &Value) -> Option<Value> {
+    match (target, value) {
+        ("integer", Value::String(s)) => parse_integer(s.trim()),
+        ("number", Value::String(s)) => {
+            parse_integer(s.trim()).or_else(|| parse_float(s.trim()).map(Value::Number))
+        }
+        ("boolean", Value::String(s)) => match s.trim() {
+            "true" => Some(Value::Bool(true)),
+            "false" => Some(Value::Bool(false)),
+            _ => None,
+        },
+        ("string", Value::Number(n)) => Some(Value::String(n.to_string())),
+        ("string", Value::Bool(b)) => Some(Value::String(b.to_string())),
+        ("array", Value::String(s)) => match serde_json::from_str::<Value>(s.trim()) {
+            Ok(v @ Value::Array(_)) => Some(v),
+            _ => None,
+        },
+        ("object", Value::String(s)) => match serde_json::from_str::<Value>(s.trim()) {
+            Ok(v @ Value::Object(_)) => Some(v),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+/// An integer from a string, refusing anything that would lose information (`"3.5"`).
+fn parse_integer(s: &str) -> Option<Value> {
+    if let Ok(i) = s.parse::<i64>() {
+        return Some(Value::Number(i.into()));
+    }
+    if let Ok(u) = s.parse::<u64>() {
+        return Some(Value::Number(u.into()));
+    }
+    // "5.0" or "1e3" are integral and safe; "3.5" is not.
+    let f = parse_float(s)?;
+    let f = f.as_f64()?;
+    if f.fract() == 0.0 && f.abs() < 9.007_199_254_740_992e15 {
+        return Some(Value::Number((f as i64).into()));
+    }
+    None
+}
+
+fn parse_float(s: &str) -> Option<Number> {
+    if s.is_empty() {
+        return None;
+    }
+    let f: f64 = s.parse().ok()?;
+    if !f.is_finite() {
+        return None;
+    }
+    Number::from_f64(f)
+}

@@ -1,0 +1,135 @@
+//! What a `#[tool]` function may return, and how it becomes a [`ToolResult`].
+
+use serde::Serialize;
+
+use crate::core::{ContentBlock, ToolError, ToolResult, Usage};
+
+/// A tool's output with typed details: content for the model, details for user interfaces,
+/// and the batch-level signals (terminate, tools to activate).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolOutput<D = serde_json::Value> {
+    /// What the model sees.
+    pub content: Vec<ContentBlock>,
+    /// Structured data for user interfaces.
+    pub details: Option<D>,
+    /// Ask the agent loop to stop after this batch.
+    pub terminate: bool,
+    /// Registered tools to activate for the next batch.
+    pub added_tool_names: Vec<String>,
+    /// Model usage, for tools that call a model.
+    pub usage: Option<Usage>,
+}
+
+impl<D> Default for ToolOutput<D> {
+    fn default() -> Self {
+        ToolOutput {
+            content: Vec::new(),
+            details: None,
+            terminate: false,
+            added_tool_names: Vec::new(),
+            usage: None,
+        }
+    }
+}
+
+impl<D> ToolOutput<D> {
+    /// An output with one text block.
+    pub fn text(text: impl Into<String>) -> Self {
+        ToolOutput {
+            content: vec![ContentBlock::text(text)],
+            ..ToolOutput::default()
+        }
+    }
+
+    /// An output with these content blocks.
+    pub fn blocks(content: Vec<ContentBlock>) -> Self {
+        ToolOutput {
+            content,
+            ..ToolOutput::default()
+        }
+    }
+
+    /// Sets the details.
+    pub fn with_details(mut self, details: D) -> Self {
+        self.details = Some(details);
+        self
+    }
+
+    /// Appends a content block.
+    pub fn with_block(mut self, block: ContentBlock) -> Self {
+        self.content.push(block);
+        self
+    }
+
+    /// Asks the loop to stop after this batch.
+    pub fn terminate(mut self) -> Self {
+        self.terminate = true;
+        self
+    }
+
+    /// Asks for these registered tools to be active in the next batch.
+    pub fn add_tools<I, S>(mut self, names: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.added_tool_names
+            .extend(names.into_iter().map(Into::into));
+        self
+    }
+}
+
+/// Wraps any serialisable value so a tool can return it as pretty JSON text.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Json<T>(pub T);
+
+/// Conversion of a tool function's `Ok` value into a [`ToolResult`].
+pub trait IntoToolResult {
+    /// Converts; fails only when details cannot be serialised.
+    fn into_tool_result(self) -> Result<ToolResult, ToolError>;
+}
+
+impl IntoToolResult for ToolResult {
+    fn into_tool_result(self) -> Result<ToolResult, ToolError> {
+        Ok(self)
+    }
+}
+
+impl IntoToolResult for String {
+    fn into_tool_result(self) -> Result<ToolResult, ToolError> {
+        Ok(ToolResult::text(self))
+    }
+}
+
+impl IntoToolResult for &str {
+    fn into_tool_result(self) -> Result<ToolResult, ToolError> {
+        Ok(ToolResult::text(self))
+    }
+}
+
+impl<D: Serialize> IntoToolResult for ToolOutput<D> {
+    fn into_tool_result(self) -> Result<ToolResult, ToolError> {
+        let details = match self.details {
+            Some(d) => serde_json::to_value(d).map_err(|e| {
+                ToolError::new(format!("The tool's details could not be serialised: {e}"))
+            })?,
+            None => serde_json::Value::Null,
+        };
+        Ok(ToolResult {
+            content: self.content,
+            details,
+            usage: self.usage,
+            added_tool_names: self.added_tool_names,
+            terminate: self.terminate,
+        })
+    }
+}
+
+impl<T: Serialize> IntoToolResult for Json<T> {
+    fn into_tool_result(self) -> Result<ToolResult, ToolError> {
+        let text = serde_json::to_string_pretty(&self.0).map_err(|e| {
+            ToolError::new(format!("The tool's output could not be serialised: {e}"))
+        })?;
+        Ok(ToolResult::text(text))
+    }
+}
