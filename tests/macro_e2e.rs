@@ -149,6 +149,6 @@ fn the_definition_carries_the_attribute_metadata() {
     );
     let location = tool.source_location().expect("a location");
     assert!(location.file.ends_with("macro_e2e.rs"), "{location}");
-    // The line of the `#[tool]` attribute.
+    // The line of the fn.
     assert_eq!(location.line, 14);
 }
