@@ -224,3 +224,26 @@ impl ToolDefinition for FromAgentTool {
         self.tool.execute(args, ctx)
     }
 }
+
+/// Custom rendering of a tool's calls and results for people (`#[tool(renderer = Type)]`,
+/// where `Type: ToolRenderer + Default`). A definition with a renderer delegates its
+/// [`ToolDefinition::render_call`] and [`ToolDefinition::render_result`] to it.
+///
+/// The default methods render the arguments as grey JSON and the result's text (red when it
+/// failed); override the ones the tool needs.
+pub trait ToolRenderer: Send + Sync + 'static {
+    /// How a call with these arguments looks.
+    fn render_call(&self, args: &Value) -> Styled {
+        Styled::new().push(args.to_string(), Style::fg(Color::Gray))
+    }
+
+    /// How a result looks.
+    fn render_result(&self, result: &ToolResult, is_error: bool) -> Styled {
+        let style = if is_error {
+            Style::fg(Color::Red)
+        } else {
+            Style::PLAIN
+        };
+        Styled::new().push(result.text_content(), style)
+    }
+}

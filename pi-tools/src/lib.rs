@@ -9,10 +9,18 @@
 pub mod core;
 pub mod definition;
 pub mod output;
+pub mod registry;
 pub mod render;
+pub mod schema;
+
+#[doc(hidden)]
+#[path = "private.rs"]
+pub mod __private;
 
 pub use crate::core::*;
 pub use crate::definition::{
-    SourceLocation, ToolConfigSpec, ToolDefinition, from_agent_tool, wrap,
+    SourceLocation, ToolConfigSpec, ToolDefinition, ToolRenderer, from_agent_tool, wrap,
 };
 pub use crate::output::{IntoToolResult, Json, ToolOutput};
+pub use crate::registry::{Registry, RegistryError};
+pub use pi_tools_derive::tool;

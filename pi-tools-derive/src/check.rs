@@ -1,0 +1,119 @@
+//! Semantic checks of a parsed `#[tool]`: every mistake is recorded, at its own token.
+
+use crate::ast::{ParamKind, Return, ToolFn};
+use crate::attr::Attrs;
+use crate::ctxt::Ctxt;
+
+/// Whether `name` matches `^[A-Za-z_][A-Za-z0-9_-]{0,63}$` (the strictest provider's rule).
+pub fn valid_tool_name(name: &str) -> bool {
+    let mut chars = name.chars();
+    let first_ok = chars
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_');
+    first_ok
+        && name.len() <= 64
+        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+}
+
+/// Records every mistake in the attribute and the function.
+pub fn check(cx: &mut Ctxt, attrs: &Attrs, tool: &ToolFn) {
+    let sig = &tool.func.sig;
+    if let Some(name) = &attrs.name
+        && !valid_tool_name(&name.value())
+    {
+        cx.error_spanned_by(
+            name,
+            format!(
+                "invalid tool name {:?}: a tool name must match ^[A-Za-z_][A-Za-z0-9_-]{{0,63}}$ (letters, digits, `_` and `-`, at most 64 characters, not starting with a digit)",
+                name.value()
+            ),
+        );
+    }
+    if sig.asyncness.is_none() {
+        cx.error_spanned_by(
+            sig.fn_token,
+            "#[tool] needs an `async fn`: add `async` before `fn`",
+        );
+    }
+    for span in &tool.receivers {
+        cx.error_at(
+            *span,
+            "#[tool] functions cannot take `self`: make the tool a free `async fn` and reach shared state through `ctx.extensions()`",
+        );
+    }
+    if !sig.generics.params.is_empty() || sig.generics.where_clause.is_some() {
+        cx.error_spanned_by(
+            &sig.generics,
+            "#[tool] functions cannot be generic: the arguments struct and the schema need concrete types; remove the generic parameters",
+        );
+    }
+    if attrs.description.is_none() && tool.doc_description.is_none() {
+        cx.error_spanned_by(
+            &sig.ident,
+            "a tool needs a description for the model: add a `///` doc comment to the fn or `description = \"...\"` to #[tool]",
+        );
+    }
+    let mut ctx_seen = false;
+    let mut config_seen = false;
+    let mut args_seen = false;
+    let has_args = tool.params.iter().any(|p| p.kind == ParamKind::Args);
+    for param in &tool.params {
+        match param.kind {
+            ParamKind::Ctx => {
+                if ctx_seen {
+                    cx.error_at(
+                        param.span,
+                        "a tool takes at most one context parameter: remove this one and use the first",
+                    );
+                }
+                ctx_seen = true;
+            }
+            ParamKind::Config => {
+                if config_seen {
+                    cx.error_at(param.span, "a tool takes at most one #[config] parameter: remove this one");
+                }
+                config_seen = true;
+                if attrs.config.is_none() {
+                    cx.error_at(
+                        param.span,
+                        "a #[config] parameter needs the configuration type in the attribute: add `config = MyConfig` to #[tool]",
+                    );
+                }
+                if !param.by_ref {
+                    cx.error_spanned_by(&param.ty, "a #[config] parameter is borrowed: write `&MyConfig`");
+                }
+            }
+            ParamKind::Args => {
+                if args_seen {
+                    cx.error_at(
+                        param.span,
+                        "a tool takes at most one #[args] parameter: merge the structs into one",
+                    );
+                }
+                args_seen = true;
+            }
+            ParamKind::Plain => {
+                if has_args {
+                    cx.error_at(
+                        param.span,
+                        "#[args] cannot be mixed with plain parameters: move this parameter into the #[args] struct as a field",
+                    );
+                }
+                if param.ident.is_none() {
+                    cx.error_at(param.span, "a tool parameter needs a plain name (it becomes a JSON property): write `name: Type`");
+                }
+            }
+        }
+    }
+    match &tool.ret {
+        Return::Result(_) => {}
+        Return::Missing(span) => cx.error_at(
+            *span,
+            "a #[tool] fn must return `Result<T, E>` (T: String, ToolOutput<D>, ToolResult or any Serialize value; E: Display): add a return type",
+        ),
+        Return::Unsupported(ty) => cx.error_spanned_by(
+            ty,
+            "unsupported return type: a #[tool] fn must return `Result<T, E>` (T: String, ToolOutput<D>, ToolResult or any Serialize value; E: Display); wrap the value in `Ok(..)`",
+        ),
+    }
+}

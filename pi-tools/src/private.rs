@@ -1,0 +1,134 @@
+//! What the code `#[tool]` generates refers to, so a crate that depends only on `pi-tools`
+//! compiles. Not a public API: names here change without notice.
+
+use std::any::Any;
+use std::fmt::Display;
+use std::future::Future;
+use std::sync::Arc;
+
+pub use ::inventory;
+pub use ::schemars;
+pub use ::serde;
+pub use ::serde_json;
+pub use std::boxed::Box;
+pub use std::option::Option;
+pub use std::result::Result;
+pub use std::string::String;
+pub use std::sync::OnceLock;
+pub use std::vec::Vec;
+
+pub use crate::core::{BoxFuture, ExecutionMode, ToolContext, ToolError, ToolResult};
+pub use crate::definition::{SourceLocation, ToolConfigSpec, ToolDefinition, ToolRenderer};
+pub use crate::output::{IntoToolResult, Json};
+pub use crate::registry::ToolRegistration;
+pub use crate::render::Styled;
+pub use crate::schema::canonical_schema;
+
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+
+/// What a tool parameter's type must be. The generated check points at the parameter.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be a tool parameter: it must implement `serde::Deserialize` and `schemars::JsonSchema`",
+    label = "this parameter's type does not implement `Deserialize` and `JsonSchema`",
+    note = "derive both on the type: `#[derive(serde::Deserialize, schemars::JsonSchema)]`"
+)]
+pub trait ToolArgument: DeserializeOwned + schemars::JsonSchema {}
+
+impl<T: DeserializeOwned + schemars::JsonSchema> ToolArgument for T {}
+
+/// Compile-time check that a parameter type is a [`ToolArgument`].
+pub const fn assert_tool_argument<T: ToolArgument + ?Sized>() {}
+
+/// Passes a future through, requiring it to be `Send` (the error points at the tool fn).
+pub fn assert_send<F: Future + Send>(future: F) -> F {
+    future
+}
+
+/// Deserialises validated arguments; a failure here means the schema and the type disagree.
+pub fn parse_args<T: DeserializeOwned>(tool: &str, args: Value) -> Result<T, ToolError> {
+    serde_json::from_value(args).map_err(|e| {
+        ToolError::new(format!(
+            "The arguments for tool \"{tool}\" could not be read: {e}. Check them against the tool's parameters and call it again."
+        ))
+    })
+}
+
+/// The tool's configuration, which `wrap` always sets for a tool declaring `config = T`.
+pub fn expect_config<T: Any + Send + Sync>(ctx: &ToolContext) -> Result<&T, ToolError> {
+    ctx.tool_config::<T>().ok_or_else(|| {
+        ToolError::new(format!(
+            "The tool was run without its configuration (`{}`); run it through `pi_tools::wrap`.",
+            std::any::type_name::<T>()
+        ))
+    })
+}
+
+/// The [`ToolConfigSpec`] of a `config = T` type.
+pub fn config_spec<T>() -> ToolConfigSpec
+where
+    T: DeserializeOwned + schemars::JsonSchema + Default + Send + Sync + 'static,
+{
+    ToolConfigSpec {
+        schema: canonical_schema::<T>,
+        load: load_config::<T>,
+        default: || Arc::new(T::default()),
+    }
+}
+
+/// Parses a configuration section, rejecting keys the type does not declare.
+fn load_config<T>(section: Value) -> Result<Arc<dyn Any + Send + Sync>, String>
+where
+    T: DeserializeOwned + schemars::JsonSchema + Send + Sync + 'static,
+{
+    if let (Value::Object(given), Some(Value::Object(known))) =
+        (&section, canonical_schema::<T>().get("properties"))
+    {
+        if let Some(unknown) = given.keys().find(|k| !known.contains_key(*k)) {
+            let mut expected: Vec<&str> = known.keys().map(String::as_str).collect();
+            expected.sort_unstable();
+            let expected = if expected.is_empty() {
+                "this tool takes no configuration keys".to_owned()
+            } else {
+                format!("expected one of `{}`", expected.join("`, `"))
+            };
+            return Err(format!("unknown key `{unknown}`: {expected}"));
+        }
+    }
+    serde_json::from_value::<T>(section)
+        .map(|config| Arc::new(config) as Arc<dyn Any + Send + Sync>)
+        .map_err(|e| e.to_string())
+}
+
+/// Wraps a tool fn's error so method resolution picks how it becomes a [`ToolError`]:
+/// a `ToolError` is kept as is (with its details), any other `Display` error becomes its text.
+pub struct ErrorWrap<E>(pub E);
+
+/// Picked for `ErrorWrap<ToolError>`.
+pub trait KeepToolError {
+    /// The error itself.
+    fn to_tool_error(&self) -> ToolError;
+}
+
+impl KeepToolError for ErrorWrap<ToolError> {
+    fn to_tool_error(&self) -> ToolError {
+        self.0.clone()
+    }
+}
+
+/// Picked (through one more auto-reference) for any other `Display` error.
+pub trait DisplayToolError {
+    /// The error's text as a tool error.
+    fn to_tool_error(&self) -> ToolError;
+}
+
+impl<E: Display> DisplayToolError for &ErrorWrap<E> {
+    fn to_tool_error(&self) -> ToolError {
+        ToolError::new(self.0.to_string())
+    }
+}
+
+/// Builds a definition for the registry.
+pub fn make_tool<T: ToolDefinition + Default>() -> Arc<dyn ToolDefinition> {
+    Arc::new(T::default())
+}
