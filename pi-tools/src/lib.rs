@@ -8,6 +8,7 @@
 
 pub mod core;
 pub mod definition;
+pub mod dialect;
 pub mod output;
 pub mod render;
 
