@@ -10,6 +10,7 @@ pub mod core;
 pub mod definition;
 pub mod dialect;
 pub mod output;
+pub mod prompt;
 pub mod render;
 
 pub use crate::core::*;
