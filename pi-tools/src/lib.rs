@@ -6,6 +6,7 @@
 //! The kernel ([`core`]) knows nothing of the product layer; everything else (definitions,
 //! registry, built-in tools, prompt, schemas, CLI) is built on its public API.
 
+pub mod config;
 pub mod core;
 pub mod definition;
 pub mod dialect;

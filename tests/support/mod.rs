@@ -153,3 +153,58 @@ impl ToolDefinition for FakeTool {
         self.destructive
     }
 }
+
+/// A typed tool configuration, as `config = ShellConfig` would declare it.
+#[derive(Debug, Clone, PartialEq, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ShellConfig {
+    pub timeout_secs: u64,
+    #[serde(default)]
+    pub shell: Option<String>,
+}
+
+fn shell_schema() -> Value {
+    json!({
+        "type": "object",
+        "properties": {"timeout_secs": {"type": "integer", "minimum": 0}, "shell": {"type": "string"}},
+        "required": ["timeout_secs"]
+    })
+}
+
+fn shell_load(value: Value) -> Result<std::sync::Arc<dyn std::any::Any + Send + Sync>, String> {
+    serde_json::from_value::<ShellConfig>(value)
+        .map(|c| std::sync::Arc::new(c) as std::sync::Arc<dyn std::any::Any + Send + Sync>)
+        .map_err(|e| e.to_string())
+}
+
+fn shell_default() -> std::sync::Arc<dyn std::any::Any + Send + Sync> {
+    std::sync::Arc::new(ShellConfig {
+        timeout_secs: 30,
+        shell: None,
+    })
+}
+
+/// The spec `#[tool(config = ShellConfig)]` would generate.
+pub fn shell_config_spec() -> ToolConfigSpec {
+    ToolConfigSpec {
+        schema: shell_schema,
+        load: shell_load,
+        default: shell_default,
+    }
+}
+
+/// read, bash (with a [`ShellConfig`]), edit, write, grep, find and ls stand-ins.
+pub fn builtin_like() -> Vec<Arc<dyn ToolDefinition>> {
+    vec![
+        FakeTool::new("bash")
+            .snippet("Run shell commands")
+            .config(shell_config_spec())
+            .arc(),
+        FakeTool::new("edit").snippet("Edit files").arc(),
+        FakeTool::new("find").snippet("Find files").arc(),
+        FakeTool::new("grep").snippet("Search file contents").arc(),
+        FakeTool::new("ls").snippet("List directories").arc(),
+        FakeTool::new("read").snippet("Read file contents").arc(),
+        FakeTool::new("write").snippet("Write files").arc(),
+    ]
+}
