@@ -6,6 +6,7 @@
 //! The kernel ([`core`]) knows nothing of the product layer; everything else (definitions,
 //! registry, built-in tools, prompt, schemas, CLI) is built on its public API.
 
+pub mod catalog;
 pub mod config;
 pub mod core;
 pub mod definition;
@@ -13,6 +14,7 @@ pub mod dialect;
 pub mod output;
 pub mod prompt;
 pub mod render;
+pub mod toolbox;
 
 pub use crate::core::*;
 pub use crate::definition::{

@@ -24,6 +24,7 @@ pub struct FakeTool {
     pub destructive: bool,
     pub config: Option<ToolConfigSpec>,
     pub behaviour: Arc<Behaviour>,
+    pub delay: Option<std::time::Duration>,
 }
 
 impl FakeTool {
@@ -42,6 +43,7 @@ impl FakeTool {
             destructive: false,
             config: None,
             behaviour: Arc::new(move |_, _| Ok(ToolResult::text(answer.clone()))),
+            delay: None,
         }
     }
 
@@ -98,6 +100,12 @@ impl FakeTool {
         self
     }
 
+    /// Sleeps this long before answering.
+    pub fn delay(mut self, delay: std::time::Duration) -> Self {
+        self.delay = Some(delay);
+        self
+    }
+
     pub fn arc(self) -> Arc<dyn ToolDefinition> {
         Arc::new(self)
     }
@@ -137,8 +145,14 @@ impl ToolDefinition for FakeTool {
         args: Value,
         ctx: ToolContext,
     ) -> BoxFuture<'_, Result<ToolResult, ToolError>> {
-        let result = (self.behaviour)(args, ctx);
-        Box::pin(async move { result })
+        let behaviour = self.behaviour.clone();
+        let delay = self.delay;
+        Box::pin(async move {
+            if let Some(delay) = delay {
+                tokio::time::sleep(delay).await;
+            }
+            behaviour(args, ctx)
+        })
     }
 
     fn config(&self) -> Option<ToolConfigSpec> {
