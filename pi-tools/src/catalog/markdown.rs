@@ -73,9 +73,13 @@ pub(super) fn pretty(value: &Value) -> String {
     serde_json::to_string_pretty(value).unwrap_or_else(|_| value.to_string())
 }
 
-/// Text on one line (a list item or heading line).
+/// Text on one line (a list item or table cell), with `<` escaped so it is never read as
+/// an HTML tag.
 fn inline(text: &str) -> String {
-    text.split_whitespace().collect::<Vec<_>>().join(" ")
+    text.split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ")
+        .replace('<', "&lt;")
 }
 
 /// Text inside a table cell: one line, pipes escaped.
