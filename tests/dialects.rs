@@ -447,3 +447,26 @@ fn dialect_names_round_trip() {
         )
     );
 }
+
+#[test]
+fn gemini_folds_a_null_branch_into_nullable_and_refuses_non_string_enums() {
+    let schema = json!({
+        "type": "object",
+        "properties": {
+            "n": {"anyOf": [{"type": "integer"}, {"type": "null"}], "description": "count"},
+            "level": {"type": "integer", "enum": [1, 2]}
+        },
+        "required": []
+    });
+    let e = error(&schema, Dialect::Gemini);
+    assert_eq!(e.path, "/properties/level/enum");
+    let mut schema = schema;
+    if let Some(properties) = schema["properties"].as_object_mut() {
+        properties.remove("level");
+    }
+    let out = transform(&schema, Dialect::Gemini).expect("expressible");
+    assert_eq!(
+        out["properties"]["n"],
+        json!({"type": "integer", "nullable": true, "description": "count"})
+    );
+}
