@@ -6,12 +6,17 @@
 //! The kernel ([`core`]) knows nothing of the product layer; everything else (definitions,
 //! registry, built-in tools, prompt, schemas, CLI) is built on its public API.
 
+pub mod catalog;
+pub mod config;
 pub mod core;
 pub mod definition;
+pub mod dialect;
 pub mod output;
+pub mod prompt;
 pub mod registry;
 pub mod render;
 pub mod schema;
+pub mod toolbox;
 
 #[doc(hidden)]
 #[path = "private.rs"]

@@ -1,6 +1,10 @@
 //! Scripted tools and a logging sink shared by the kernel's integration tests.
 #![allow(dead_code)]
 
+mod fake;
+#[allow(unused_imports)]
+pub use fake::*;
+
 use std::future::Future;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};

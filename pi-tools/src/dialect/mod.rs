@@ -1,0 +1,293 @@
+//! Provider dialects: each provider's wire form of a tool, rendered from the canonical
+//! schema by a pure transform.
+//!
+//! | dialect | wire shape |
+//! |---|---|
+//! | `mcp` | `{name, title?, description, inputSchema, annotations?}` |
+//! | `openai` | `{type: "function", function: {name, description, parameters}}` |
+//! | `openai-strict` | as `openai`, plus `strict: true` and strict-mode schema rules |
+//! | `anthropic` | `{name, description, input_schema}` |
+//! | `gemini` | `{name, description, parameters}` in the OpenAPI 3.0 subset |
+//!
+//! A type a dialect cannot express is a [`DialectError`] naming the tool and the JSON path,
+//! never a silently different schema. [`check`] asserts a dialect's rules on any wire value,
+//! so tests can hold every tool to them.
+//!
+//! ```
+//! use pi_tools::dialect::{Dialect, transform};
+//! use serde_json::json;
+//!
+//! let canonical = json!({
+//!     "type": "object",
+//!     "properties": {"path": {"type": "string"}, "limit": {"type": "integer"}},
+//!     "required": ["path"]
+//! });
+//! let strict = transform(&canonical, Dialect::OpenAiStrict).unwrap();
+//! assert_eq!(strict["required"], json!(["path", "limit"]));
+//! assert_eq!(strict["properties"]["limit"], json!({"anyOf": [{"type": "integer"}, {"type": "null"}]}));
+//! ```
+
+mod anthropic;
+mod gemini;
+mod openai_strict;
+mod walk;
+
+use serde_json::{Map, Value, json};
+
+use crate::definition::ToolDefinition;
+
+/// A provider's way of describing tools.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Dialect {
+    /// Model Context Protocol: the canonical schema as `inputSchema`.
+    Mcp,
+    /// OpenAI function calling, non-strict: the canonical schema as `parameters`.
+    OpenAi,
+    /// OpenAI function calling with `strict: true` (structured outputs).
+    OpenAiStrict,
+    /// Anthropic's `input_schema`.
+    Anthropic,
+    /// Google Gemini function declarations (an OpenAPI 3.0 subset).
+    Gemini,
+}
+
+impl Dialect {
+    /// Every dialect, in documentation order.
+    pub const ALL: [Dialect; 5] = [
+        Dialect::Mcp,
+        Dialect::OpenAi,
+        Dialect::OpenAiStrict,
+        Dialect::Anthropic,
+        Dialect::Gemini,
+    ];
+
+    /// The dialect's name as the CLI spells it (`openai-strict`, …).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Dialect::Mcp => "mcp",
+            Dialect::OpenAi => "openai",
+            Dialect::OpenAiStrict => "openai-strict",
+            Dialect::Anthropic => "anthropic",
+            Dialect::Gemini => "gemini",
+        }
+    }
+}
+
+impl std::fmt::Display for Dialect {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl std::str::FromStr for Dialect {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        Dialect::ALL
+            .into_iter()
+            .find(|d| d.as_str() == s)
+            .ok_or_else(|| {
+                format!(
+                    "unknown dialect `{s}`: use one of mcp, openai, openai-strict, anthropic, gemini"
+                )
+            })
+    }
+}
+
+/// A schema that a dialect cannot express.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{}", self.describe())]
+pub struct DialectError {
+    /// The tool, when known (set by [`tool_schema`]; [`transform`] does not know it).
+    pub tool: Option<String>,
+    /// The dialect that cannot express it.
+    pub dialect: Dialect,
+    /// JSON pointer into the canonical schema (`""` is the root).
+    pub path: String,
+    /// What cannot be expressed, and how to fix it.
+    pub reason: String,
+}
+
+impl DialectError {
+    pub(crate) fn new(dialect: Dialect, path: &str, reason: impl Into<String>) -> Self {
+        DialectError {
+            tool: None,
+            dialect,
+            path: path.to_owned(),
+            reason: reason.into(),
+        }
+    }
+
+    fn describe(&self) -> String {
+        let path = if self.path.is_empty() {
+            "/"
+        } else {
+            &self.path
+        };
+        match &self.tool {
+            Some(tool) => format!(
+                "the schema of tool `{tool}` cannot be expressed in the {} dialect at `{path}`: {}",
+                self.dialect, self.reason
+            ),
+            None => format!(
+                "the schema cannot be expressed in the {} dialect at `{path}`: {}",
+                self.dialect, self.reason
+            ),
+        }
+    }
+}
+
+/// Renders a canonical argument schema in a dialect (the schema only, without the tool's
+/// name and description around it).
+///
+/// Every provider wants an object at the root; a union there (a tagged enum as the whole
+/// argument type) is an error in every dialect.
+pub fn transform(canonical: &Value, dialect: Dialect) -> Result<Value, DialectError> {
+    for key in ["oneOf", "anyOf", "allOf"] {
+        if canonical.get(key).is_some() {
+            return Err(DialectError::new(
+                dialect,
+                "",
+                format!(
+                    "a union (`{key}`) at the root, such as a tagged enum as the whole argument type, is not allowed; put the enum in a field of an arguments struct"
+                ),
+            ));
+        }
+    }
+    if walk::types(canonical) != ["object"] {
+        return Err(DialectError::new(
+            dialect,
+            "",
+            "the root must be `\"type\": \"object\"`; wrap the arguments in a struct",
+        ));
+    }
+    match dialect {
+        Dialect::Mcp | Dialect::OpenAi => Ok(canonical.clone()),
+        Dialect::OpenAiStrict => openai_strict::transform(canonical),
+        Dialect::Anthropic => anthropic::transform(canonical),
+        Dialect::Gemini => gemini::transform(canonical),
+    }
+}
+
+/// A tool's full wire description in a dialect.
+///
+/// MCP's `title` is the tool's label when it differs from the name; its `annotations` carry
+/// `readOnlyHint: true` for read-only tools and `destructiveHint: true` for destructive ones
+/// (omitted when neither is declared, as nothing is known then).
+pub fn tool_schema(def: &dyn ToolDefinition, dialect: Dialect) -> Result<Value, DialectError> {
+    let schema = transform(def.parameters(), dialect).map_err(|mut e| {
+        e.tool = Some(def.name().to_owned());
+        e
+    })?;
+    let name = def.name();
+    let description = def.description();
+    Ok(match dialect {
+        Dialect::Mcp => {
+            let mut out = Map::new();
+            out.insert("name".into(), json!(name));
+            if def.label() != name {
+                out.insert("title".into(), json!(def.label()));
+            }
+            out.insert("description".into(), json!(description));
+            out.insert("inputSchema".into(), schema);
+            if def.read_only() {
+                out.insert("annotations".into(), json!({"readOnlyHint": true}));
+            } else if def.destructive() {
+                out.insert(
+                    "annotations".into(),
+                    json!({"readOnlyHint": false, "destructiveHint": true}),
+                );
+            }
+            Value::Object(out)
+        }
+        Dialect::OpenAi => json!({
+            "type": "function",
+            "function": {"name": name, "description": description, "parameters": schema},
+        }),
+        Dialect::OpenAiStrict => json!({
+            "type": "function",
+            "function": {
+                "name": name,
+                "description": description,
+                "parameters": schema,
+                "strict": true,
+            },
+        }),
+        Dialect::Anthropic => json!({
+            "name": name,
+            "description": description,
+            "input_schema": schema,
+        }),
+        Dialect::Gemini => json!({
+            "name": name,
+            "description": description,
+            "parameters": schema,
+        }),
+    })
+}
+
+/// Asserts a dialect's rules on a wire value as [`tool_schema`] returns it, listing every
+/// violation (`path: problem`). Usable on any tool, not only those rendered here.
+pub fn check(dialect: Dialect, wire: &Value) -> Result<(), Vec<String>> {
+    fn require_str(key: &str, value: &Value, problems: &mut Vec<String>) {
+        if !value.get(key).is_some_and(Value::is_string) {
+            problems.push(format!("/{key}: missing or not a string"));
+        }
+    }
+    let mut problems = Vec::new();
+    let schema_key = match dialect {
+        Dialect::Mcp => "inputSchema",
+        Dialect::OpenAi | Dialect::OpenAiStrict => "parameters",
+        Dialect::Anthropic => "input_schema",
+        Dialect::Gemini => "parameters",
+    };
+    let (holder, prefix) = match dialect {
+        Dialect::OpenAi | Dialect::OpenAiStrict => {
+            if wire.get("type").and_then(Value::as_str) != Some("function") {
+                problems.push("/type: must be \"function\"".to_owned());
+            }
+            (wire.get("function").unwrap_or(&Value::Null), "/function")
+        }
+        _ => (wire, ""),
+    };
+    require_str("name", holder, &mut problems);
+    require_str("description", holder, &mut problems);
+    if dialect == Dialect::OpenAiStrict && holder.get("strict") != Some(&Value::Bool(true)) {
+        problems.push(format!("{prefix}/strict: must be true"));
+    }
+    if dialect == Dialect::Mcp
+        && let Some(annotations) = wire.get("annotations")
+    {
+        for (key, value) in annotations.as_object().into_iter().flatten() {
+            if !value.is_boolean() {
+                problems.push(format!("/annotations/{key}: must be a boolean"));
+            }
+        }
+    }
+    let Some(schema) = holder.get(schema_key) else {
+        problems.push(format!("{prefix}/{schema_key}: missing"));
+        return Err(problems);
+    };
+    let path = format!("{prefix}/{schema_key}");
+    if walk::types(schema) != ["object"] {
+        problems.push(format!("{path}: the root must be `\"type\": \"object\"`"));
+    }
+    match dialect {
+        Dialect::Mcp | Dialect::OpenAi => {
+            if !schema.get("properties").is_some_and(Value::is_object) {
+                problems.push(format!("{path}: the root needs `properties`"));
+            }
+            if !schema.get("required").is_some_and(Value::is_array) {
+                problems.push(format!("{path}: the root needs `required`"));
+            }
+        }
+        Dialect::OpenAiStrict => openai_strict::check(schema, &path, &mut problems),
+        Dialect::Anthropic => anthropic::check(schema, &path, &mut problems),
+        Dialect::Gemini => gemini::check(schema, &path, &mut problems),
+    }
+    if problems.is_empty() {
+        Ok(())
+    } else {
+        Err(problems)
+    }
+}

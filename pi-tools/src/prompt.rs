@@ -1,0 +1,126 @@
+//! The system prompt's "Available tools" and "Guidelines" sections, assembled from the
+//! active tools.
+//!
+//! ```
+//! # use std::sync::Arc;
+//! # use pi_tools::ToolDefinition;
+//! let tools: Vec<Arc<dyn ToolDefinition>> = Vec::new();
+//! let sections = pi_tools::prompt::PromptSections::new(&tools, &["Be concise.".to_owned()]);
+//! assert_eq!(sections.to_string(), "Available tools:\n(none)\n\nGuidelines:\n- Be concise.");
+//! ```
+
+use std::sync::Arc;
+
+use crate::definition::ToolDefinition;
+
+/// The tools whose presence changes how the model should explore files.
+const EXPLORATION_TOOLS: [&str; 3] = ["grep", "find", "ls"];
+
+/// The two prompt sections for a set of active tools.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PromptSections {
+    /// `- <name>: <snippet>` per active tool with a snippet, in active order; `(none)` when
+    /// no tool has one.
+    pub available_tools: Vec<String>,
+    /// The de-duplicated guidelines, without bullets.
+    pub guidelines: Vec<String>,
+}
+
+impl PromptSections {
+    /// Builds both sections from the active tools (in active order) and the closing
+    /// guidelines of the configuration.
+    pub fn new(active: &[Arc<dyn ToolDefinition>], closing: &[String]) -> Self {
+        PromptSections {
+            available_tools: available_tools(active),
+            guidelines: guidelines(active, closing),
+        }
+    }
+}
+
+impl std::fmt::Display for PromptSections {
+    /// `Available tools:` with one line per tool, a blank line, then `Guidelines:` with one
+    /// `- ` bullet per guideline (the heading alone when there are none).
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Available tools:")?;
+        for line in &self.available_tools {
+            write!(f, "\n{line}")?;
+        }
+        f.write_str("\n\nGuidelines:")?;
+        for line in &self.guidelines {
+            write!(f, "\n- {line}")?;
+        }
+        Ok(())
+    }
+}
+
+/// The "Available tools" lines: `- <name>: <snippet>` for each tool with a (non-blank)
+/// snippet, collapsed to one line; `["(none)"]` when there is none.
+pub fn available_tools(active: &[Arc<dyn ToolDefinition>]) -> Vec<String> {
+    let lines: Vec<String> = active
+        .iter()
+        .filter_map(|tool| {
+            let snippet = one_line(tool.prompt_snippet()?);
+            (!snippet.is_empty()).then(|| format!("- {}: {snippet}", tool.name()))
+        })
+        .collect();
+    if lines.is_empty() {
+        vec!["(none)".to_owned()]
+    } else {
+        lines
+    }
+}
+
+/// The "Guidelines" list: the exploration rule, each active tool's guidelines in active
+/// order, then the closing guidelines; trimmed, empties dropped, and each exact string kept
+/// only the first time it appears.
+///
+/// The exploration rule applies when bash is active: without grep, find or ls it says to
+/// use bash for file operations; with any of them it says to prefer those tools.
+pub fn guidelines(active: &[Arc<dyn ToolDefinition>], closing: &[String]) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    let mut add = |line: &str| {
+        let line = line.trim();
+        if !line.is_empty() && !out.iter().any(|l| l == line) {
+            out.push(line.to_owned());
+        }
+    };
+    if let Some(rule) = exploration_rule(active) {
+        add(&rule);
+    }
+    for tool in active {
+        for line in tool.prompt_guidelines() {
+            add(&line);
+        }
+    }
+    for line in closing {
+        add(line);
+    }
+    out
+}
+
+fn exploration_rule(active: &[Arc<dyn ToolDefinition>]) -> Option<String> {
+    let has = |name: &str| active.iter().any(|t| t.name() == name);
+    if !has("bash") {
+        return None;
+    }
+    let explorers: Vec<&str> = EXPLORATION_TOOLS.into_iter().filter(|n| has(n)).collect();
+    Some(match explorers.as_slice() {
+        [] => "Use bash for file operations such as listing directories, finding files and \
+               searching their contents (ls, find, rg)."
+            .to_owned(),
+        [one] => format!(
+            "Prefer the {one} tool over bash for exploring files: it is faster and respects \
+             .gitignore."
+        ),
+        [init @ .., last] => format!(
+            "Prefer the {} and {last} tools over bash for exploring files: they are faster \
+             and respect .gitignore.",
+            init.join(", ")
+        ),
+    })
+}
+
+/// Collapses all whitespace runs (newlines included) to single spaces.
+fn one_line(text: &str) -> String {
+    text.split_whitespace().collect::<Vec<_>>().join(" ")
+}

@@ -1,0 +1,218 @@
+//! The active set of tools: registered definitions + configuration → the runner's tools,
+//! its configuration, the prompt sections, provider schemas and the catalog.
+//!
+//! ```
+//! use pi_tools::config::Config;
+//! use pi_tools::toolbox::Toolbox;
+//! use pi_tools::Extensions;
+//!
+//! let registered = Vec::new(); // usually every tool of the registry
+//! let config = Config::embedded(&registered).expect("the default is valid");
+//! let toolbox = Toolbox::new(registered, &config, Extensions::new());
+//! assert!(toolbox.active().is_empty());
+//! assert_eq!(toolbox.prompt().available_tools, ["(none)"]);
+//! ```
+
+use std::sync::Arc;
+
+use serde_json::Value;
+
+use crate::catalog::Catalog;
+use crate::config::Config;
+use crate::core::{
+    AgentTool, BatchOutcome, BoxFuture, ExecutionMode, Extensions, RunnerConfig, ToolContext,
+    ToolError, ToolResult, ToolSet,
+};
+use crate::definition::{ToolDefinition, wrap};
+use crate::dialect::{self, Dialect, DialectError};
+use crate::prompt::PromptSections;
+
+/// The tools a session works with, in the configured order, ready for the runner.
+pub struct Toolbox {
+    registered: Vec<Arc<dyn ToolDefinition>>,
+    active: Vec<Arc<dyn ToolDefinition>>,
+    config: Config,
+    extensions: Extensions,
+    tool_set: ToolSet,
+}
+
+impl Toolbox {
+    /// The active set `config` names, in its order, drawn from `registered`.
+    ///
+    /// Active names that are not registered are ignored (a validated [`Config`] has none;
+    /// this only matters for a configuration loaded against another set of tools).
+    /// `extensions` reach every tool's context (the execution environment lives there).
+    pub fn new(
+        registered: Vec<Arc<dyn ToolDefinition>>,
+        config: &Config,
+        extensions: Extensions,
+    ) -> Self {
+        let mut toolbox = Toolbox {
+            registered,
+            active: Vec::new(),
+            config: config.clone(),
+            extensions,
+            tool_set: ToolSet::new([]),
+        };
+        for name in &config.active {
+            toolbox.push_active(name);
+        }
+        toolbox.tool_set = toolbox.agent_tools().into_iter().collect();
+        toolbox
+    }
+
+    /// Every registered definition.
+    pub fn registered(&self) -> &[Arc<dyn ToolDefinition>] {
+        &self.registered
+    }
+
+    /// The active definitions, in order.
+    pub fn active(&self) -> &[Arc<dyn ToolDefinition>] {
+        &self.active
+    }
+
+    /// The names of the active tools, in order.
+    pub fn active_names(&self) -> Vec<String> {
+        self.active.iter().map(|t| t.name().to_owned()).collect()
+    }
+
+    /// The configuration the toolbox was built from.
+    pub fn config(&self) -> &Config {
+        &self.config
+    }
+
+    /// The active tools as the runner sees them: each with its loaded `[tool.<name>]`
+    /// configuration (or its declared default) and its mode override applied.
+    pub fn agent_tools(&self) -> Vec<Arc<dyn AgentTool>> {
+        self.active
+            .iter()
+            .map(|definition| {
+                let settings = self.config.tool(definition.name());
+                let tool = wrap(definition.clone(), settings.and_then(|s| s.config.clone()));
+                match settings.and_then(|s| s.mode) {
+                    Some(mode) if mode != tool.execution_mode() => {
+                        Arc::new(ModeOverride { tool, mode }) as Arc<dyn AgentTool>
+                    }
+                    _ => tool,
+                }
+            })
+            .collect()
+    }
+
+    /// The active tools as a [`ToolSet`] (argument validators are compiled once and kept
+    /// until the active set changes).
+    pub fn tool_set(&self) -> &ToolSet {
+        &self.tool_set
+    }
+
+    /// How batches run: execution mode, concurrency bound, per-call timeout and the
+    /// extensions; hooks are left for the caller to set.
+    pub fn runner_config(&self) -> RunnerConfig {
+        RunnerConfig {
+            execution: self.config.execution,
+            max_concurrency: self.config.max_concurrency,
+            timeout: self.config.timeout,
+            extensions: self.extensions.clone(),
+            ..RunnerConfig::default()
+        }
+    }
+
+    /// The system prompt's sections for the active tools.
+    pub fn prompt(&self) -> PromptSections {
+        PromptSections::new(&self.active, &self.config.guidelines)
+    }
+
+    /// Every active tool's wire description in `dialect`, in order.
+    pub fn schemas(&self, dialect: Dialect) -> Result<Vec<Value>, DialectError> {
+        self.active
+            .iter()
+            .map(|t| dialect::tool_schema(t.as_ref(), dialect))
+            .collect()
+    }
+
+    /// The catalog of the active tools, or of every registered tool when `all` is set.
+    pub fn catalog(&self, all: bool) -> Catalog {
+        let tools = if all { &self.registered } else { &self.active };
+        Catalog::new(tools, &self.config, &self.active_names())
+    }
+
+    /// Activates the registered tools a batch's results name in `added_tool_names`, for the
+    /// next batch and the next prompt; returns the names newly activated, in order.
+    /// Names that are not registered, or already active, are ignored.
+    pub fn activate_added(&mut self, outcome: &BatchOutcome) -> Vec<String> {
+        let mut added = Vec::new();
+        for message in &outcome.messages {
+            for name in &message.added_tool_names {
+                if self.push_active(name) {
+                    added.push(name.clone());
+                }
+            }
+        }
+        if !added.is_empty() {
+            self.tool_set = self.agent_tools().into_iter().collect();
+        }
+        added
+    }
+
+    fn push_active(&mut self, name: &str) -> bool {
+        if self.active.iter().any(|t| t.name() == name) {
+            return false;
+        }
+        match self.registered.iter().find(|t| t.name() == name) {
+            Some(definition) => {
+                self.active.push(definition.clone());
+                true
+            }
+            None => false,
+        }
+    }
+}
+
+impl std::fmt::Debug for Toolbox {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Toolbox")
+            .field("active", &self.active_names())
+            .field("registered", &self.registered.len())
+            .finish_non_exhaustive()
+    }
+}
+
+/// A tool whose execution mode the configuration overrides.
+struct ModeOverride {
+    tool: Arc<dyn AgentTool>,
+    mode: ExecutionMode,
+}
+
+impl AgentTool for ModeOverride {
+    fn name(&self) -> &str {
+        self.tool.name()
+    }
+
+    fn label(&self) -> &str {
+        self.tool.label()
+    }
+
+    fn description(&self) -> &str {
+        self.tool.description()
+    }
+
+    fn parameters(&self) -> &Value {
+        self.tool.parameters()
+    }
+
+    fn execution_mode(&self) -> ExecutionMode {
+        self.mode
+    }
+
+    fn prepare_arguments(&self, args: Value) -> Result<Value, ToolError> {
+        self.tool.prepare_arguments(args)
+    }
+
+    fn execute(
+        &self,
+        args: Value,
+        ctx: ToolContext,
+    ) -> BoxFuture<'_, Result<ToolResult, ToolError>> {
+        self.tool.execute(args, ctx)
+    }
+}

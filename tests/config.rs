@@ -1,0 +1,258 @@
+//! `pi-tools.toml`: defaults, every error kind with its position, did-you-mean, and typed
+//! tool sections.
+
+mod support;
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use pi_tools::ExecutionMode;
+use pi_tools::config::{Config, DEFAULT_ORIGIN};
+use support::{FakeTool, ShellConfig, builtin_like};
+
+fn parse(text: &str) -> Result<Config, String> {
+    Config::parse(text, "pi-tools.toml", &builtin_like()).map_err(|e| e.to_string())
+}
+
+fn error(text: &str) -> String {
+    match parse(text) {
+        Ok(config) => panic!("should be refused, loaded {config:?}"),
+        Err(e) => e,
+    }
+}
+
+#[test]
+fn without_a_file_the_embedded_default_applies() {
+    let config = Config::load(None, &builtin_like()).expect("the default loads");
+    assert_eq!(config.active, ["read", "bash", "edit", "write"]);
+    assert_eq!(config.execution, ExecutionMode::Parallel);
+    assert_eq!(config.timeout, Some(Duration::from_secs(180)));
+    assert_eq!(config.max_concurrency, None);
+    assert!(config.tools.is_empty());
+    assert_eq!(config.allowed_roots, None);
+    assert_eq!(
+        config.guidelines,
+        [
+            "Keep your answers short and to the point.",
+            "Name file paths in full whenever you talk about files."
+        ]
+    );
+    assert_eq!(config.origin, DEFAULT_ORIGIN);
+}
+
+#[test]
+fn the_default_leaves_out_tools_this_binary_does_not_register() {
+    let only = vec![FakeTool::new("bash").arc(), FakeTool::new("read").arc()];
+    let config = Config::load(None, &only).expect("the default loads");
+    assert_eq!(config.active, ["read", "bash"]);
+}
+
+#[test]
+fn an_empty_file_means_defaults_for_every_key() {
+    let config = parse("").expect("empty is valid");
+    assert_eq!(config.active, ["read", "bash", "edit", "write"]);
+    assert_eq!(config.timeout, Some(Duration::from_secs(180)));
+    assert!(config.guidelines.is_empty());
+}
+
+#[test]
+fn every_key_is_read() {
+    let config = parse(
+        r#"
+[tools]
+active = ["grep", "read"]
+execution = "sequential"
+max_concurrency = 4
+timeout_secs = 0
+
+[tool.bash]
+mode = "sequential"
+timeout_secs = 60
+shell = "/bin/zsh"
+
+[tool.read]
+mode = "parallel"
+
+[paths]
+allowed_roots = [".", "/srv/data"]
+
+[prompt]
+guidelines = ["Be brief."]
+"#,
+    )
+    .expect("valid");
+    assert_eq!(config.active, ["grep", "read"]);
+    assert_eq!(config.execution, ExecutionMode::Sequential);
+    assert_eq!(config.max_concurrency, Some(4));
+    assert_eq!(config.timeout, None);
+    let bash = config.tool("bash").expect("bash section");
+    assert_eq!(bash.mode, Some(ExecutionMode::Sequential));
+    let typed = bash
+        .config
+        .as_deref()
+        .and_then(|c| c.downcast_ref::<ShellConfig>())
+        .expect("a ShellConfig");
+    assert_eq!(
+        typed,
+        &ShellConfig {
+            timeout_secs: 60,
+            shell: Some("/bin/zsh".to_owned())
+        }
+    );
+    let read = config.tool("read").expect("read section");
+    assert_eq!(read.mode, Some(ExecutionMode::Parallel));
+    assert!(read.config.is_none());
+    assert_eq!(
+        config.allowed_roots,
+        Some(vec![PathBuf::from("."), PathBuf::from("/srv/data")])
+    );
+    assert_eq!(config.guidelines, ["Be brief."]);
+}
+
+#[test]
+fn invalid_toml_is_reported_at_its_position() {
+    assert_eq!(
+        error("[tools]\nactive = [\"read\"\n"),
+        "pi-tools.toml:2:17: this is not valid TOML: unclosed array, expected `]`"
+    );
+}
+
+#[test]
+fn unknown_tool_names_get_a_did_you_mean() {
+    assert_eq!(
+        error("[tools]\nactive = [\"read\", \"bsh\"]\n"),
+        "pi-tools.toml:2:19: no tool named `bsh` is registered; did you mean `bash`? \
+         the registered tools are: bash, edit, find, grep, ls, read, write"
+    );
+    assert_eq!(
+        error("[tool.raed]\nmode = \"sequential\"\n"),
+        "pi-tools.toml:1:7: no tool named `raed` is registered; did you mean `read`? \
+         the registered tools are: bash, edit, find, grep, ls, read, write"
+    );
+    assert_eq!(
+        error("[tools]\nactive = [\"python\"]\n"),
+        "pi-tools.toml:2:11: no tool named `python` is registered; \
+         the registered tools are: bash, edit, find, grep, ls, read, write"
+    );
+}
+
+#[test]
+fn unknown_keys_and_sections_are_errors() {
+    assert_eq!(
+        error("[tools]\ntimeout = 5\n"),
+        "pi-tools.toml:2:1: unknown key `timeout` in [tools]; did you mean `timeout_secs`? \
+         the keys allowed there are: active, execution, max_concurrency, timeout_secs"
+    );
+    assert_eq!(
+        error("[tool]\n[toolz]\n"),
+        "pi-tools.toml:2:2: unknown section `toolz`; did you mean [tools]? \
+         the sections are [tools], [tool.<name>], [paths] and [prompt]"
+    );
+    assert_eq!(
+        error("[prompt]\nguideline = []\n"),
+        "pi-tools.toml:2:1: unknown key `guideline` in [prompt]; did you mean `guidelines`? \
+         the keys allowed there are: guidelines"
+    );
+    assert_eq!(
+        error("[tool.read]\nmode = \"parallel\"\nlimit = 5\n"),
+        "pi-tools.toml:3:1: unknown key `limit` in [tool.read]; tool `read` has no \
+         configuration of its own, so only `mode` is allowed there"
+    );
+}
+
+#[test]
+fn wrong_types_are_errors_saying_what_is_expected() {
+    assert_eq!(
+        error("[tools]\nexecution = \"fast\"\n"),
+        "pi-tools.toml:2:13: `execution` must be \"parallel\" or \"sequential\""
+    );
+    assert_eq!(
+        error("[tools]\ntimeout_secs = -1\nmax_concurrency = 0\n"),
+        "pi-tools.toml:2:16: `timeout_secs` must be a whole number of seconds, 0 for no timeout\n\
+         pi-tools.toml:3:19: `max_concurrency` must be a whole number of at least 1; remove it for no bound"
+    );
+    assert_eq!(
+        error("[tools]\nactive = \"read\"\n"),
+        "pi-tools.toml:2:10: `active` must be a list of tool names, e.g. [\"read\", \"bash\"]"
+    );
+    assert_eq!(
+        error("[tools]\nactive = [\"read\", \"read\"]\n"),
+        "pi-tools.toml:2:19: `read` is listed twice in `active`; keep one"
+    );
+    assert_eq!(
+        error("[paths]\nallowed_roots = [\".\", 3]\n"),
+        "pi-tools.toml:2:23: `allowed_roots` must be a list of directory paths in quotes, e.g. [\"…\"]"
+    );
+    assert_eq!(
+        error("tools = 3\n"),
+        "pi-tools.toml:1:9: [tools] must be a table, found integer; write it as a `[tools]` section"
+    );
+}
+
+#[test]
+fn a_typed_tool_section_is_validated_by_the_tool_config() {
+    assert_eq!(
+        error("[tool.bash]\ntimout_secs = 5\n"),
+        "pi-tools.toml:2:1: invalid configuration for tool `bash`: unknown field `timout_secs`, \
+         expected `timeout_secs` or `shell`; fix the keys of [tool.bash]"
+    );
+    assert_eq!(
+        error("[tool.bash]\ntimeout_secs = \"soon\"\n"),
+        "pi-tools.toml:1:7: invalid configuration for tool `bash`: invalid type: string \"soon\", \
+         expected u64; fix the keys of [tool.bash]"
+    );
+}
+
+#[test]
+fn all_problems_are_reported_in_file_order() {
+    let e = error("[tools]\nexecution = 1\nactive = [\"x\"]\n[other]\n");
+    let lines: Vec<&str> = e
+        .lines()
+        .map(|l| l.split(": ").next().unwrap_or(""))
+        .collect();
+    assert_eq!(
+        lines,
+        [
+            "pi-tools.toml:2:13",
+            "pi-tools.toml:3:11",
+            "pi-tools.toml:4:2"
+        ]
+    );
+}
+
+fn temp_file(name: &str, text: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("pi-tools-config-test-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let path = dir.join(name);
+    std::fs::write(&path, text).expect("write temp file");
+    path
+}
+
+#[test]
+fn loading_a_file_names_it_in_errors() {
+    let path = temp_file("bad.toml", "[tools]\nexecution = \"later\"\n");
+    let e = Config::load(Some(&path), &builtin_like()).expect_err("invalid");
+    assert_eq!(
+        e.to_string(),
+        format!(
+            "{}:2:13: `execution` must be \"parallel\" or \"sequential\"",
+            path.display()
+        )
+    );
+    let good = temp_file("good.toml", "[tools]\nactive = [\"ls\"]\n");
+    let config = Config::load(Some(&good), &builtin_like()).expect("valid");
+    assert_eq!(config.active, ["ls"]);
+    assert_eq!(config.origin, good.display().to_string());
+    let missing = Path::new("/nonexistent/pi-tools.toml");
+    let e = Config::load(Some(missing), &builtin_like()).expect_err("missing");
+    assert!(
+        e.to_string()
+            .starts_with("/nonexistent/pi-tools.toml: cannot read the configuration file ("),
+        "{e}"
+    );
+    assert!(
+        e.to_string()
+            .ends_with("); check the path given with --config"),
+        "{e}"
+    );
+}
