@@ -39,6 +39,11 @@ impl ArgumentValidator {
     /// copy, or the error text for the model: a first line naming the tool, one line per
     /// violation, then the received arguments.
     pub fn validate(&self, tool_name: &str, args: Value) -> Result<Value, String> {
+        // Coercion only touches values the schema rejects, so arguments that are already
+        // valid come back unchanged: skip the copy and the walk (the common case).
+        if self.validator.is_valid(&args) {
+            return Ok(args);
+        }
         let coerced = coerce_arguments(&self.schema, args.clone());
         if self.validator.is_valid(&coerced) {
             return Ok(coerced);
@@ -181,11 +186,14 @@ fn allows_type(schema: &Value, wanted: &str) -> bool {
             return branches.iter().any(|b| allows_type(b, wanted));
         }
     }
-    if wanted == "null" {
-        // A schema without a type constraint accepts null only if it says nothing at all.
-        return schema.as_object().is_some_and(|o| o.is_empty());
-    }
-    false
+    // A schema without a type constraint accepts null too (unless it pins the values), so
+    // such a null is a value the tool asked to see, not a model mistake.
+    wanted == "null"
+        && match schema {
+            Value::Bool(b) => *b,
+            Value::Object(o) => !o.contains_key("enum") && !o.contains_key("const"),
+            _ => false,
+        }
 }
 
 fn type_matches(schema: &Value, value: &Value) -> bool {
