@@ -33,7 +33,7 @@ pub struct Param {
     pub docs: Vec<Attribute>,
     /// `#[serde(..)]` / `#[schemars(..)]`, moved to the generated field.
     pub field_attrs: Vec<Attribute>,
-    /// The whole parameter, for spans.
+    /// The parameter's name (or pattern), for spans.
     pub span: Span,
 }
 
@@ -75,9 +75,9 @@ impl ToolFn {
         let mut receivers = Vec::new();
         for input in func.sig.inputs.iter_mut() {
             match input {
-                FnArg::Receiver(r) => receivers.push(r.span()),
+                FnArg::Receiver(r) => receivers.push(r.self_token.span),
                 FnArg::Typed(pat_ty) => {
-                    let span = pat_ty.span();
+                    let span = pat_ty.pat.span();
                     let mut docs = Vec::new();
                     let mut field_attrs = Vec::new();
                     let mut kind = None;
