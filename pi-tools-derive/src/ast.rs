@@ -205,7 +205,8 @@ pub fn doc_lines(attrs: &[Attribute]) -> Vec<String> {
             _ => None,
         })
         .flat_map(|text| {
-            text.lines()
+            // `split`, not `lines`: an empty `///` line is a paragraph break.
+            text.split('\n')
                 .map(|l| l.strip_prefix(' ').unwrap_or(l).trim_end().to_owned())
                 .collect::<Vec<_>>()
         })
