@@ -60,12 +60,23 @@ async fn repeat(
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let registry = Registry::from_inventory()?;
-    println!("registered tools: {:?}", registry.names().collect::<Vec<_>>());
+    println!(
+        "registered tools: {:?}",
+        registry.names().collect::<Vec<_>>()
+    );
     let tools = ToolSet::new(registry.iter().map(|def| wrap(Arc::clone(def), None)));
 
     let calls = [
-        ToolCall::new("call_1", "word_count", json!({"text": "the quick brown fox"})),
-        ToolCall::new("call_2", "repeat", json!({"text": "hi", "times": "3", "separator": "-"})),
+        ToolCall::new(
+            "call_1",
+            "word_count",
+            json!({"text": "the quick brown fox"}),
+        ),
+        ToolCall::new(
+            "call_2",
+            "repeat",
+            json!({"text": "hi", "times": "3", "separator": "-"}),
+        ),
         ToolCall::new("call_3", "repeat", json!({"text": "hi", "times": 9})),
         ToolCall::new("call_4", "repeat", json!({"times": 2})),
     ];
@@ -88,7 +99,12 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     for message in &outcome.messages {
         let text: Vec<&str> = message.content.iter().filter_map(|b| b.as_text()).collect();
         let status = if message.is_error { "error" } else { "ok" };
-        println!("--- {} ({}, {status})\n{}", message.tool_call_id, message.tool_name, text.join("\n"));
+        println!(
+            "--- {} ({}, {status})\n{}",
+            message.tool_call_id,
+            message.tool_name,
+            text.join("\n")
+        );
     }
     Ok(())
 }

@@ -39,7 +39,10 @@ async fn divide(a: f64, b: f64) -> Result<f64, String> {
 }
 
 fn tools() -> ToolSet {
-    ToolSet::new([wrap(Arc::new(CountdownTool), None), wrap(Arc::new(DivideTool), None)])
+    ToolSet::new([
+        wrap(Arc::new(CountdownTool), None),
+        wrap(Arc::new(DivideTool), None),
+    ])
 }
 
 async fn run(calls: &[ToolCall]) -> (pi_tools::BatchOutcome, Vec<ToolEvent>) {
@@ -66,7 +69,11 @@ async fn a_successful_call_returns_content_and_details_and_streams_updates() {
     let updates: Vec<String> = events
         .iter()
         .filter_map(|e| match e {
-            ToolEvent::ToolExecutionUpdate { partial_result, tool_call_id, .. } => {
+            ToolEvent::ToolExecutionUpdate {
+                partial_result,
+                tool_call_id,
+                ..
+            } => {
                 assert_eq!(tool_call_id, "c1");
                 Some(partial_result.text_content())
             }
@@ -78,12 +85,19 @@ async fn a_successful_call_returns_content_and_details_and_streams_updates() {
 
 #[tokio::test]
 async fn invalid_arguments_are_reported_with_the_tools_field_names() {
-    let calls = [ToolCall::new("c1", "countdown", json!({"message": 5, "from": "many"}))];
+    let calls = [ToolCall::new(
+        "c1",
+        "countdown",
+        json!({"message": 5, "from": "many"}),
+    )];
     let (outcome, _) = run(&calls).await;
     let message = &outcome.messages[0];
     assert!(message.is_error);
     let text = message.content[0].as_text().unwrap_or_default();
-    assert!(text.starts_with("Validation failed for tool \"countdown\":"), "{text}");
+    assert!(
+        text.starts_with("Validation failed for tool \"countdown\":"),
+        "{text}"
+    );
     assert!(text.contains("\n  - from: "), "{text}");
 }
 
@@ -105,13 +119,18 @@ async fn an_err_becomes_an_error_result_keeping_tool_error_details() {
     let (outcome, _) = run(&calls).await;
     let first = &outcome.messages[0];
     assert!(first.is_error);
-    assert_eq!(first.content, vec![ContentBlock::text("Start from 10 or less.")]);
+    assert_eq!(
+        first.content,
+        vec![ContentBlock::text("Start from 10 or less.")]
+    );
     assert_eq!(first.details, json!({"from": 11}));
     let second = &outcome.messages[1];
     assert!(second.is_error);
     assert_eq!(
         second.content,
-        vec![ContentBlock::text("Cannot divide by zero: pass a non-zero `b`.")]
+        vec![ContentBlock::text(
+            "Cannot divide by zero: pass a non-zero `b`."
+        )]
     );
 }
 
@@ -120,7 +139,10 @@ async fn a_serialisable_ok_value_is_returned_as_json_text() {
     let calls = [ToolCall::new("c1", "divide", json!({"a": 1, "b": 4}))];
     let (outcome, _) = run(&calls).await;
     assert!(!outcome.messages[0].is_error);
-    assert_eq!(outcome.messages[0].content, vec![ContentBlock::text("0.25")]);
+    assert_eq!(
+        outcome.messages[0].content,
+        vec![ContentBlock::text("0.25")]
+    );
 }
 
 #[tokio::test]
@@ -133,9 +155,15 @@ fn the_definition_carries_the_attribute_metadata() {
     let tool = CountdownTool;
     assert_eq!(tool.name(), "countdown");
     assert_eq!(tool.label(), "countdown");
-    assert_eq!(tool.description(), "Count down from a number, reporting each step.");
+    assert_eq!(
+        tool.description(),
+        "Count down from a number, reporting each step."
+    );
     assert_eq!(tool.prompt_snippet(), Some("Count down"));
-    assert_eq!(tool.prompt_guidelines(), ["Count down only from small numbers."]);
+    assert_eq!(
+        tool.prompt_guidelines(),
+        ["Count down only from small numbers."]
+    );
     assert_eq!(
         tool.parameters(),
         &json!({

@@ -26,16 +26,29 @@ mod second {
 #[test]
 fn a_duplicate_registration_is_an_error_naming_both_locations() {
     let err = Registry::from_inventory().expect_err("two tools are named greet");
-    let RegistryError::DuplicateName { name, first, second } = &err;
+    let RegistryError::DuplicateName {
+        name,
+        first,
+        second,
+    } = &err;
     assert_eq!(name, "greet");
     let mut locations = [first.as_str(), second.as_str()];
     locations.sort_unstable();
     let file = "registry_duplicate.rs";
-    assert!(locations[0].ends_with(&format!("{file}:11")), "{locations:?}");
-    assert!(locations[1].ends_with(&format!("{file}:21")), "{locations:?}");
+    assert!(
+        locations[0].ends_with(&format!("{file}:11")),
+        "{locations:?}"
+    );
+    assert!(
+        locations[1].ends_with(&format!("{file}:21")),
+        "{locations:?}"
+    );
     let text = err.to_string();
     assert!(text.contains(first) && text.contains(second), "{text}");
-    assert!(text.ends_with("rename one of them with #[tool(name = \"...\")]"), "{text}");
+    assert!(
+        text.ends_with("rename one of them with #[tool(name = \"...\")]"),
+        "{text}"
+    );
 }
 
 #[tokio::test]

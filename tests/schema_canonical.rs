@@ -71,7 +71,14 @@ fn the_canonical_schema_of_a_representative_struct() {
 fn the_canonical_schema_has_no_refs_formats_nulls_or_root_title() {
     let schema = canonical_schema::<EditArgs>();
     let text = schema.to_string();
-    for banned in ["$ref", "$defs", "$schema", "\"format\"", "\"null\"", "anyOf"] {
+    for banned in [
+        "$ref",
+        "$defs",
+        "$schema",
+        "\"format\"",
+        "\"null\"",
+        "anyOf",
+    ] {
         assert!(!text.contains(banned), "{banned} in {text}");
     }
     assert!(schema.get("title").is_none());
@@ -82,7 +89,10 @@ fn the_canonical_schema_has_no_refs_formats_nulls_or_root_title() {
         "optional and defaulted fields are not required"
     );
     assert_eq!(schema["properties"]["anchor"]["type"], json!("object"));
-    assert_eq!(schema["properties"]["offset"], json!({"type": "integer", "description": "Offset of the first byte."}));
+    assert_eq!(
+        schema["properties"]["offset"],
+        json!({"type": "integer", "description": "Offset of the first byte."})
+    );
 }
 
 #[derive(Deserialize, JsonSchema)]
@@ -114,15 +124,34 @@ struct TreeArgs {
 #[test]
 fn recursive_types_keep_their_definition() {
     let schema = canonical_schema::<TreeArgs>();
-    assert!(schema.to_string().contains(r##""$ref":"#/$defs/Tree""##), "{schema}");
-    assert_eq!(schema["$defs"]["Tree"]["properties"]["children"]["items"], json!({"$ref": "#/$defs/Tree"}));
+    assert!(
+        schema.to_string().contains(r##""$ref":"#/$defs/Tree""##),
+        "{schema}"
+    );
+    assert_eq!(
+        schema["$defs"]["Tree"]["properties"]["children"]["items"],
+        json!({"$ref": "#/$defs/Tree"})
+    );
     let validator = ArgumentValidator::new(&schema).expect("a valid schema");
     let sample = TreeArgs {
-        root: Tree { name: "a".into(), children: vec![Tree { name: "b".into(), children: vec![] }] },
+        root: Tree {
+            name: "a".into(),
+            children: vec![Tree {
+                name: "b".into(),
+                children: vec![],
+            }],
+        },
     };
     let value = serde_json::to_value(&sample).expect("serialisable");
     assert_eq!(validator.validate("tree", value.clone()), Ok(value));
-    assert!(validator.validate("tree", json!({"root": {"name": "a", "children": [{"name": 1}]}})).is_err());
+    assert!(
+        validator
+            .validate(
+                "tree",
+                json!({"root": {"name": "a", "children": [{"name": 1}]}})
+            )
+            .is_err()
+    );
 }
 
 #[test]
@@ -181,11 +210,15 @@ fn samples() -> Vec<EditArgs> {
 
 #[test]
 fn what_serde_produces_validates_and_what_validates_deserializes() {
-    let validator = ArgumentValidator::new(&canonical_schema::<EditArgs>()).expect("a valid schema");
+    let validator =
+        ArgumentValidator::new(&canonical_schema::<EditArgs>()).expect("a valid schema");
     for sample in samples() {
         let value = serde_json::to_value(&sample).expect("serialisable");
-        let validated = validator.validate("edit", value).expect("serde output validates");
-        let back: EditArgs = serde_json::from_value(validated).expect("validated JSON deserializes");
+        let validated = validator
+            .validate("edit", value)
+            .expect("serde output validates");
+        let back: EditArgs =
+            serde_json::from_value(validated).expect("validated JSON deserializes");
         assert_eq!(back, sample);
     }
     // Minimal input: optional fields absent or null, defaults applied by serde.
@@ -205,6 +238,9 @@ fn what_serde_produces_validates_and_what_validates_deserializes() {
         json!({"path": "a", "edits": [], "strategy": "exact", "retries": 300}),
     ] {
         assert!(validator.validate("edit", bad.clone()).is_err(), "{bad}");
-        assert!(serde_json::from_value::<EditArgs>(bad.clone()).is_err(), "{bad}");
+        assert!(
+            serde_json::from_value::<EditArgs>(bad.clone()).is_err(),
+            "{bad}"
+        );
     }
 }

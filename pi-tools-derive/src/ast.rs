@@ -53,7 +53,7 @@ pub enum Return {
     /// No return type.
     Missing(Span),
     /// Something that is not a `Result`.
-    Unsupported(Type),
+    Unsupported(Box<Type>),
 }
 
 /// The function after attribute parsing, with parameter attributes stripped (so it can be
@@ -153,19 +153,19 @@ fn is_tool_context_ref(ty: &Type) -> bool {
 
 fn classify_return(ty: &Type) -> Return {
     let Type::Path(path) = ty else {
-        return Return::Unsupported(ty.clone());
+        return Return::Unsupported(Box::new(ty.clone()));
     };
     let Some(last) = path.path.segments.last() else {
-        return Return::Unsupported(ty.clone());
+        return Return::Unsupported(Box::new(ty.clone()));
     };
     if last.ident != "Result" {
-        return Return::Unsupported(ty.clone());
+        return Return::Unsupported(Box::new(ty.clone()));
     }
     let PathArguments::AngleBracketed(args) = &last.arguments else {
-        return Return::Unsupported(ty.clone());
+        return Return::Unsupported(Box::new(ty.clone()));
     };
     let Some(GenericArgument::Type(ok)) = args.args.first() else {
-        return Return::Unsupported(ty.clone());
+        return Return::Unsupported(Box::new(ty.clone()));
     };
     Return::Result(ok_kind(ok))
 }

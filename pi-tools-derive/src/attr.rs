@@ -167,7 +167,9 @@ fn apply(cx: &mut Ctxt, attrs: &mut Attrs, key: &Ident, value: Option<Expr>) {
 
 fn string(cx: &mut Ctxt, key: &Ident, value: &Expr) -> Option<LitStr> {
     match value {
-        Expr::Lit(ExprLit { lit: Lit::Str(s), .. }) => Some(s.clone()),
+        Expr::Lit(ExprLit {
+            lit: Lit::Str(s), ..
+        }) => Some(s.clone()),
         other => {
             cx.error_spanned_by(
                 other,
@@ -184,7 +186,9 @@ fn mode(cx: &mut Ctxt, value: &Expr) -> Option<Mode> {
             let ident = path.get_ident()?;
             (ident.to_string(), ident.span())
         }
-        Expr::Lit(ExprLit { lit: Lit::Str(s), .. }) => (s.value(), s.span()),
+        Expr::Lit(ExprLit {
+            lit: Lit::Str(s), ..
+        }) => (s.value(), s.span()),
         other => (quote::quote!(#other).to_string(), other.span()),
     };
     match word.as_str() {

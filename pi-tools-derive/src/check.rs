@@ -10,9 +10,7 @@ pub fn valid_tool_name(name: &str) -> bool {
     let first_ok = chars
         .next()
         .is_some_and(|c| c.is_ascii_alphabetic() || c == '_');
-    first_ok
-        && name.len() <= 64
-        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+    first_ok && name.len() <= 64 && chars.all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
 }
 
 /// Records every mistake in the attribute and the function.
@@ -70,7 +68,10 @@ pub fn check(cx: &mut Ctxt, attrs: &Attrs, tool: &ToolFn) {
             }
             ParamKind::Config => {
                 if config_seen {
-                    cx.error_at(param.span, "a tool takes at most one #[config] parameter: remove this one");
+                    cx.error_at(
+                        param.span,
+                        "a tool takes at most one #[config] parameter: remove this one",
+                    );
                 }
                 config_seen = true;
                 if attrs.config.is_none() {
@@ -80,7 +81,10 @@ pub fn check(cx: &mut Ctxt, attrs: &Attrs, tool: &ToolFn) {
                     );
                 }
                 if !param.by_ref {
-                    cx.error_spanned_by(&param.ty, "a #[config] parameter is borrowed: write `&MyConfig`");
+                    cx.error_spanned_by(
+                        &param.ty,
+                        "a #[config] parameter is borrowed: write `&MyConfig`",
+                    );
                 }
             }
             ParamKind::Args => {

@@ -34,6 +34,9 @@ impl Ctxt {
 
     /// All errors as `compile_error!` invocations.
     pub fn to_compile_errors(&self) -> TokenStream {
-        self.errors.iter().map(syn::Error::to_compile_error).collect()
+        self.errors
+            .iter()
+            .map(syn::Error::to_compile_error)
+            .collect()
     }
 }

@@ -15,7 +15,11 @@ fn pretty(args: proc_macro2::TokenStream, item: proc_macro2::TokenStream) -> Str
 #[test]
 fn plain_parameters_with_context_and_metadata() {
     insta::assert_snapshot!(pretty(
-        quote!(snippet = "Read file contents", guidelines = ["Use read to examine files."], read_only),
+        quote!(
+            snippet = "Read file contents",
+            guidelines = ["Use read to examine files."],
+            read_only
+        ),
         quote! {
             /// Read the contents of a file.
             ///
@@ -36,7 +40,12 @@ fn plain_parameters_with_context_and_metadata() {
 #[test]
 fn args_struct_with_prepare_and_sequential_mode() {
     insta::assert_snapshot!(pretty(
-        quote!(name = "edit", mode = sequential, prepare = upgrade_edit, destructive),
+        quote!(
+            name = "edit",
+            mode = sequential,
+            prepare = upgrade_edit,
+            destructive
+        ),
         quote! {
             /// Replace text in a file.
             async fn edit_file(#[args] args: EditArgs, #[ctx] ctx: ToolContext) -> Result<String, EditError> {
@@ -49,7 +58,12 @@ fn args_struct_with_prepare_and_sequential_mode() {
 #[test]
 fn config_renderer_and_json_output() {
     insta::assert_snapshot!(pretty(
-        quote!(name = "run-shell", label = "Shell", config = ShellConfig, renderer = ShellRenderer),
+        quote!(
+            name = "run-shell",
+            label = "Shell",
+            config = ShellConfig,
+            renderer = ShellRenderer
+        ),
         quote! {
             /// Run a shell command.
             async fn shell(

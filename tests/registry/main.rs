@@ -34,9 +34,11 @@ fn tools_are_looked_up_by_name_with_their_metadata() {
 #[test]
 fn schemas_are_computed_once_and_shared() {
     let registry = Registry::from_inventory().expect("no duplicate names");
-    let first: *const serde_json::Value = registry.get("list_files").expect("registered").parameters();
+    let first: *const serde_json::Value =
+        registry.get("list_files").expect("registered").parameters();
     let again = Registry::from_inventory().expect("no duplicate names");
-    let second: *const serde_json::Value = again.get("list_files").expect("registered").parameters();
+    let second: *const serde_json::Value =
+        again.get("list_files").expect("registered").parameters();
     assert_eq!(first, second);
 }
 
@@ -45,11 +47,18 @@ fn a_duplicate_name_among_definitions_names_both_locations() {
     let one = registry_tool("search-text");
     let two = registry_tool("search-text");
     let err = Registry::from_definitions(vec![one, two]).expect_err("duplicate");
-    let RegistryError::DuplicateName { name, first, second } = &err;
+    let RegistryError::DuplicateName {
+        name,
+        first,
+        second,
+    } = &err;
     assert_eq!(name, "search-text");
     assert!(first.contains("search.rs:"), "{first}");
     assert!(second.contains("search.rs:"), "{second}");
-    assert!(err.to_string().starts_with("two tools are named `search-text`: one declared at "));
+    assert!(
+        err.to_string()
+            .starts_with("two tools are named `search-text`: one declared at ")
+    );
 }
 
 fn registry_tool(name: &str) -> Arc<dyn ToolDefinition> {

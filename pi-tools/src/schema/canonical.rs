@@ -65,7 +65,11 @@ pub fn canonicalize(schema: Value) -> Value {
     inline_refs(&mut root, &defs, &mut Vec::new(), &mut kept);
     // Definitions kept for recursion may themselves refer to others; `Null` marks one that
     // is referred to but not yet resolved.
-    while let Some(name) = kept.iter().find(|(_, v)| v.is_null()).map(|(k, _)| k.clone()) {
+    while let Some(name) = kept
+        .iter()
+        .find(|(_, v)| v.is_null())
+        .map(|(k, _)| k.clone())
+    {
         let mut def = defs.get(&name).cloned().unwrap_or(Value::Bool(true));
         let mut more = Map::new();
         inline_refs(&mut def, &defs, &mut vec![name.clone()], &mut more);
@@ -94,7 +98,12 @@ pub fn canonicalize(schema: Value) -> Value {
 /// Replaces every `{"$ref": "#/$defs/X", ...}` with the definition of `X` (siblings of the
 /// reference win over the definition's keys), unless `X` is already being inlined further up
 /// (a recursion): then the reference stays and `X` is recorded in `kept`.
-fn inline_refs(value: &mut Value, defs: &Map<String, Value>, stack: &mut Vec<String>, kept: &mut Map<String, Value>) {
+fn inline_refs(
+    value: &mut Value,
+    defs: &Map<String, Value>,
+    stack: &mut Vec<String>,
+    kept: &mut Map<String, Value>,
+) {
     match value {
         Value::Object(map) => {
             if let Some(name) = map
@@ -145,7 +154,11 @@ fn tidy(value: &mut Value) {
                 map.remove("format");
             }
             let required: Vec<String> = match map.get("required") {
-                Some(Value::Array(r)) => r.iter().filter_map(Value::as_str).map(str::to_owned).collect(),
+                Some(Value::Array(r)) => r
+                    .iter()
+                    .filter_map(Value::as_str)
+                    .map(str::to_owned)
+                    .collect(),
                 _ => Vec::new(),
             };
             if let Some(Value::Object(props)) = map.get_mut("properties") {
@@ -171,9 +184,17 @@ fn strip_null(schema: &mut Value) {
         return;
     };
     if let Some(Value::Array(types)) = map.get("type") {
-        let rest: Vec<Value> = types.iter().filter(|t| t.as_str() != Some("null")).cloned().collect();
+        let rest: Vec<Value> = types
+            .iter()
+            .filter(|t| t.as_str() != Some("null"))
+            .cloned()
+            .collect();
         if rest.len() < types.len() {
-            let new = if rest.len() == 1 { rest[0].clone() } else { Value::Array(rest) };
+            let new = if rest.len() == 1 {
+                rest[0].clone()
+            } else {
+                Value::Array(rest)
+            };
             map.insert("type".to_owned(), new);
             if let Some(Value::Array(values)) = map.get_mut("enum") {
                 values.retain(|v| !v.is_null());
@@ -181,7 +202,11 @@ fn strip_null(schema: &mut Value) {
         }
     }
     if let Some(Value::Array(alts)) = map.get("anyOf") {
-        let rest: Vec<Value> = alts.iter().filter(|s| !is_null_schema(s)).cloned().collect();
+        let rest: Vec<Value> = alts
+            .iter()
+            .filter(|s| !is_null_schema(s))
+            .cloned()
+            .collect();
         if rest.len() == 1 && alts.len() == 2 {
             let inner = rest.into_iter().next().unwrap_or(Value::Null);
             map.remove("anyOf");
