@@ -64,16 +64,12 @@ async fn a_loaded_section_reaches_the_tool() {
 #[test]
 fn an_unknown_key_is_rejected_by_name() {
     let spec = GreetTool.config().expect("a config spec");
-    let err = (spec.load)(json!({"greting": "hi"}))
-        .err()
-        .expect("unknown key");
+    let err = (spec.load)(json!({"greting": "hi"})).expect_err("unknown key");
     assert_eq!(
         err,
         "unknown key `greting`: expected one of `greeting`, `loud`"
     );
-    let err = (spec.load)(json!({"loud": "yes"}))
-        .err()
-        .expect("wrong type");
+    let err = (spec.load)(json!({"loud": "yes"})).expect_err("wrong type");
     assert!(err.contains("invalid type"), "{err}");
 }
 
