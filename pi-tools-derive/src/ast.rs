@@ -33,7 +33,7 @@ pub struct Param {
     pub docs: Vec<Attribute>,
     /// `#[serde(..)]` / `#[schemars(..)]`, moved to the generated field.
     pub field_attrs: Vec<Attribute>,
-    /// The whole parameter, for spans.
+    /// The parameter's name (or pattern), for spans.
     pub span: Span,
 }
 
@@ -53,7 +53,7 @@ pub enum Return {
     /// No return type.
     Missing(Span),
     /// Something that is not a `Result`.
-    Unsupported(Type),
+    Unsupported(Box<Type>),
 }
 
 /// The function after attribute parsing, with parameter attributes stripped (so it can be
@@ -75,9 +75,9 @@ impl ToolFn {
         let mut receivers = Vec::new();
         for input in func.sig.inputs.iter_mut() {
             match input {
-                FnArg::Receiver(r) => receivers.push(r.span()),
+                FnArg::Receiver(r) => receivers.push(r.self_token.span),
                 FnArg::Typed(pat_ty) => {
-                    let span = pat_ty.span();
+                    let span = pat_ty.pat.span();
                     let mut docs = Vec::new();
                     let mut field_attrs = Vec::new();
                     let mut kind = None;
@@ -153,19 +153,19 @@ fn is_tool_context_ref(ty: &Type) -> bool {
 
 fn classify_return(ty: &Type) -> Return {
     let Type::Path(path) = ty else {
-        return Return::Unsupported(ty.clone());
+        return Return::Unsupported(Box::new(ty.clone()));
     };
     let Some(last) = path.path.segments.last() else {
-        return Return::Unsupported(ty.clone());
+        return Return::Unsupported(Box::new(ty.clone()));
     };
     if last.ident != "Result" {
-        return Return::Unsupported(ty.clone());
+        return Return::Unsupported(Box::new(ty.clone()));
     }
     let PathArguments::AngleBracketed(args) = &last.arguments else {
-        return Return::Unsupported(ty.clone());
+        return Return::Unsupported(Box::new(ty.clone()));
     };
     let Some(GenericArgument::Type(ok)) = args.args.first() else {
-        return Return::Unsupported(ty.clone());
+        return Return::Unsupported(Box::new(ty.clone()));
     };
     Return::Result(ok_kind(ok))
 }
@@ -205,7 +205,8 @@ pub fn doc_lines(attrs: &[Attribute]) -> Vec<String> {
             _ => None,
         })
         .flat_map(|text| {
-            text.lines()
+            // `split`, not `lines`: an empty `///` line is a paragraph break.
+            text.split('\n')
                 .map(|l| l.strip_prefix(' ').unwrap_or(l).trim_end().to_owned())
                 .collect::<Vec<_>>()
         })

@@ -199,8 +199,10 @@ fn generate(attrs: &Attrs, tool: &ToolFn, names: &Names) -> TokenStream {
         _ => quote!(#p::IntoToolResult::into_tool_result(v)),
     };
 
-    let label = lit_opt(attrs.label.as_ref().map(|l| l.value()));
-    let label = quote!(match #label { #p::Option::Some(l) => l, #p::Option::None => #tool_name });
+    let label = attrs
+        .label
+        .as_ref()
+        .map_or_else(|| tool_name.clone(), |l| l.value());
     let description = attrs
         .description
         .as_ref()

@@ -9,6 +9,8 @@ mod attr;
 mod check;
 mod ctxt;
 mod expand;
+#[cfg(test)]
+mod snapshots;
 
 use proc_macro::TokenStream;
 

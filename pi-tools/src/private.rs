@@ -38,7 +38,7 @@ pub trait ToolArgument: DeserializeOwned + schemars::JsonSchema {}
 impl<T: DeserializeOwned + schemars::JsonSchema> ToolArgument for T {}
 
 /// Compile-time check that a parameter type is a [`ToolArgument`].
-pub const fn assert_tool_argument<T: ToolArgument + ?Sized>() {}
+pub const fn assert_tool_argument<T: ToolArgument>() {}
 
 /// Passes a future through, requiring it to be `Send` (the error points at the tool fn).
 pub fn assert_send<F: Future + Send>(future: F) -> F {
@@ -81,19 +81,18 @@ fn load_config<T>(section: Value) -> Result<Arc<dyn Any + Send + Sync>, String>
 where
     T: DeserializeOwned + schemars::JsonSchema + Send + Sync + 'static,
 {
-    if let (Value::Object(given), Some(Value::Object(known))) =
-        (&section, canonical_schema::<T>().get("properties"))
+    let schema = canonical_schema::<T>();
+    if let (Value::Object(given), Some(Value::Object(known))) = (&section, schema.get("properties"))
+        && let Some(unknown) = given.keys().find(|k| !known.contains_key(*k))
     {
-        if let Some(unknown) = given.keys().find(|k| !known.contains_key(*k)) {
-            let mut expected: Vec<&str> = known.keys().map(String::as_str).collect();
-            expected.sort_unstable();
-            let expected = if expected.is_empty() {
-                "this tool takes no configuration keys".to_owned()
-            } else {
-                format!("expected one of `{}`", expected.join("`, `"))
-            };
-            return Err(format!("unknown key `{unknown}`: {expected}"));
-        }
+        let mut expected: Vec<&str> = known.keys().map(String::as_str).collect();
+        expected.sort_unstable();
+        let expected = if expected.is_empty() {
+            "this tool takes no configuration keys".to_owned()
+        } else {
+            format!("expected one of `{}`", expected.join("`, `"))
+        };
+        return Err(format!("unknown key `{unknown}`: {expected}"));
     }
     serde_json::from_value::<T>(section)
         .map(|config| Arc::new(config) as Arc<dyn Any + Send + Sync>)

@@ -1,0 +1,9 @@
+use pi_tools::tool;
+
+/// Echo the text.
+#[tool]
+async fn echo(text: String) -> String {
+    text
+}
+
+fn main() {}
