@@ -7,7 +7,7 @@ use std::process::ExitCode;
 pub struct Failure {
     /// The exit code: [`Failure::USAGE`] for unusable input, [`Failure::GENERAL`] otherwise.
     pub code: u8,
-    /// What went wrong and how to fix it (may span several lines).
+    /// What went wrong and how to fix it; one line per problem.
     pub message: String,
 }
 
@@ -33,9 +33,13 @@ impl Failure {
         }
     }
 
-    /// Prints the message to standard error and returns the exit code.
+    /// Prints the message to standard error, each line as its own `error: ` line (a
+    /// configuration with several problems has one line per problem), and returns the exit
+    /// code.
     pub fn report(&self) -> ExitCode {
-        eprintln!("error: {}", self.message);
+        for line in self.message.lines() {
+            eprintln!("error: {line}");
+        }
         ExitCode::from(self.code)
     }
 }
