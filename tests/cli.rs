@@ -212,6 +212,88 @@ fn run_json_emits_ends_in_completion_order_and_messages_in_source_order() {
 }
 
 #[test]
+fn run_json_ends_every_line_with_type_first_and_batch_end_last() {
+    let mut command = my_tools();
+    command
+        .args(["run", "--json", "--config"])
+        .arg(my_tools_config());
+    let output = run(
+        command,
+        r#"[{"id": "1", "name": "shout", "arguments": {"text": "a"}}]"#,
+    );
+    assert!(output.status.success(), "{}", stderr(&output));
+    let text = stdout(&output);
+    assert!(
+        text.lines().all(|l| l.starts_with("{\"type\":\"")),
+        "{text}"
+    );
+    assert!(
+        text.ends_with("\n{\"type\":\"batch_end\",\"terminate\":false}\n"),
+        "{text}"
+    );
+}
+
+/// Ctrl-C cancels the running calls; the batch still ends with a result for each, and the
+/// exit code says it was interrupted.
+#[cfg(unix)]
+#[test]
+fn run_cancels_the_batch_on_ctrl_c() {
+    use std::io::{BufRead, BufReader};
+
+    let mut child = my_tools()
+        .args(["run", "--json", "--config"])
+        .arg(my_tools_config())
+        .arg(scratch_file(
+            "slow.json",
+            r#"[{"id": "slow", "name": "sleep_ms", "arguments": {"ms": 60000}}]"#,
+        ))
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the binary starts");
+    let mut lines = BufReader::new(child.stdout.take().expect("stdout is piped")).lines();
+    // Wait until the call is running (its progress update arrived).
+    let mut events = Vec::new();
+    for line in lines.by_ref() {
+        let event: Value = serde_json::from_str(&line.expect("a line")).expect("JSON");
+        let running = event["type"] == "tool_execution_update";
+        events.push(event);
+        if running {
+            break;
+        }
+    }
+    let status = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .expect("kill runs");
+    assert!(status.success());
+    events.extend(lines.map(|l| serde_json::from_str::<Value>(&l.expect("a line")).expect("JSON")));
+    let output = child.wait_with_output().expect("the binary finishes");
+    assert_eq!(output.status.code(), Some(130));
+    assert_eq!(
+        stderr(&output),
+        "Interrupted: cancelling the batch; press Ctrl-C again to quit at once.\n"
+    );
+    let kinds: Vec<&str> = events.iter().filter_map(|e| e["type"].as_str()).collect();
+    assert_eq!(
+        kinds,
+        [
+            "tool_execution_start",
+            "tool_execution_update",
+            "tool_execution_end",
+            "message_start",
+            "message_end",
+            "batch_end"
+        ]
+    );
+    assert_eq!(events[2]["isError"], true);
+    assert_eq!(
+        events[2]["result"]["content"][0]["text"],
+        "cancelled before 60000 ms had passed"
+    );
+}
+
+#[test]
 fn run_shows_a_person_each_result_through_its_renderer_then_a_summary() {
     let batch = r#"[
         {"id": "s", "name": "sleep_ms", "arguments": {"ms": 300}},

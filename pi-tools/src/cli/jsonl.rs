@@ -4,8 +4,6 @@
 use std::io::Write;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use serde_json::json;
-
 use crate::core::{EventSink, ToolEvent};
 
 /// Writes each event in its wire form as it arrives, flushing line by line so a reader sees
@@ -19,7 +17,10 @@ pub(super) struct JsonLines {
 impl JsonLines {
     /// The last line: `{"type":"batch_end","terminate":…}`.
     pub(super) fn batch_end(&self, terminate: bool) {
-        self.line(&json!({"type": "batch_end", "terminate": terminate}).to_string());
+        // Written by hand to keep `type` first, as in every event line.
+        self.line(&format!(
+            r#"{{"type":"batch_end","terminate":{terminate}}}"#
+        ));
     }
 
     fn line(&self, line: &str) {

@@ -161,8 +161,11 @@ impl LiveView {
         text.append(call);
         let mut out = self.styled(&text);
         for line in self.styled(&rendered).lines() {
-            out.push_str("\n  ");
-            out.push_str(line);
+            out.push('\n');
+            if !line.is_empty() {
+                out.push_str("  ");
+                out.push_str(line);
+            }
         }
         self.print_text(&out);
         if self.terminal_progress {

@@ -20,20 +20,19 @@ pub(super) async fn run(args: RunArgs) -> Result<ExitCode, Failure> {
     let toolbox = setup::running_toolbox(args.config.config.as_deref(), &cwd)?;
     let runner_config = toolbox.runner_config();
     let cancel = CancellationToken::new();
-    let interrupt = tokio::spawn(cancel_on_ctrl_c(cancel.clone()));
+    let tools = toolbox.tool_set();
     if args.json {
         let sink = JsonLines::default();
-        let outcome =
-            execute_tool_calls(toolbox.tool_set(), &calls, &runner_config, &cancel, &sink).await;
+        let batch = execute_tool_calls(tools, &calls, &runner_config, &cancel, &sink);
+        let outcome = interruptible(batch, &cancel).await;
         sink.batch_end(outcome.terminate);
     } else {
         let (view, ticker) = LiveView::start(toolbox.registered().to_vec());
-        let outcome =
-            execute_tool_calls(toolbox.tool_set(), &calls, &runner_config, &cancel, &*view).await;
+        let batch = execute_tool_calls(tools, &calls, &runner_config, &cancel, &*view);
+        let outcome = interruptible(batch, &cancel).await;
         drop(ticker);
         view.finish(&outcome, cancel.is_cancelled());
     }
-    interrupt.abort();
     Ok(if cancel.is_cancelled() {
         ExitCode::from(INTERRUPTED)
     } else {
@@ -41,15 +40,27 @@ pub(super) async fn run(args: RunArgs) -> Result<ExitCode, Failure> {
     })
 }
 
-/// The first Ctrl-C cancels the batch (running calls get their cancellation and the batch
-/// still ends with a result for every call); a second one quits at once.
-async fn cancel_on_ctrl_c(cancel: CancellationToken) {
-    if tokio::signal::ctrl_c().await.is_err() {
-        return;
+/// Awaits `batch`. The first Ctrl-C cancels it (running calls get their cancellation and
+/// the batch still ends with a result for every call); a second one quits at once.
+///
+/// The Ctrl-C listener is polled before the batch, on the same task, so it is in place
+/// before any call starts.
+async fn interruptible<F: Future>(batch: F, cancel: &CancellationToken) -> F::Output {
+    let mut batch = std::pin::pin!(batch);
+    tokio::select! {
+        biased;
+        signal = tokio::signal::ctrl_c() => {
+            if signal.is_err() {
+                // No signal handling on this platform: run without it.
+                return batch.await;
+            }
+        }
+        outcome = &mut batch => return outcome,
     }
     eprintln!("Interrupted: cancelling the batch; press Ctrl-C again to quit at once.");
     cancel.cancel();
-    if tokio::signal::ctrl_c().await.is_ok() {
-        std::process::exit(i32::from(INTERRUPTED));
+    tokio::select! {
+        outcome = &mut batch => outcome,
+        Ok(()) = tokio::signal::ctrl_c() => std::process::exit(i32::from(INTERRUPTED)),
     }
 }
