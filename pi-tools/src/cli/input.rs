@@ -3,7 +3,7 @@
 //! message naming the problem and the expected shape.
 
 use std::collections::HashSet;
-use std::io::Read;
+use std::io::{IsTerminal, Read};
 use std::path::Path;
 
 use serde_json::{Map, Value};
@@ -28,6 +28,9 @@ pub(super) fn read(path: Option<&Path>) -> Result<String, Failure> {
             ))
         }),
         _ => {
+            if std::io::stdin().is_terminal() {
+                eprintln!("Reading the batch from standard input; end it with Ctrl-D.");
+            }
             let mut text = String::new();
             std::io::stdin().read_to_string(&mut text).map_err(|e| {
                 Failure::usage(format!(
