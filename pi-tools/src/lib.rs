@@ -7,6 +7,8 @@
 //! registry, built-in tools, prompt, schemas, CLI) is built on its public API.
 
 pub mod catalog;
+#[cfg(feature = "cli")]
+pub mod cli;
 pub mod config;
 pub mod core;
 pub mod definition;

@@ -1,0 +1,11 @@
+//! `pi-tools prompt`: the system prompt's sections for the active tools.
+
+use std::process::ExitCode;
+
+use super::{ConfigArg, Failure, output, setup};
+
+pub(super) fn prompt(args: ConfigArg) -> Result<ExitCode, Failure> {
+    let toolbox = setup::describing_toolbox(args.config.as_deref())?;
+    output::print(&toolbox.prompt().to_string())?;
+    Ok(ExitCode::SUCCESS)
+}

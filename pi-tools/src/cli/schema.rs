@@ -1,0 +1,25 @@
+//! `pi-tools schema --dialect D`: the tools' wire descriptions for one provider.
+
+use std::process::ExitCode;
+
+use serde_json::Value;
+
+use crate::dialect;
+
+use super::{Failure, SchemaArgs, output, setup};
+
+pub(super) fn schema(args: SchemaArgs) -> Result<ExitCode, Failure> {
+    let toolbox = setup::describing_toolbox(args.config.config.as_deref())?;
+    let tools = if args.all {
+        toolbox.registered()
+    } else {
+        toolbox.active()
+    };
+    let schemas = tools
+        .iter()
+        .map(|tool| dialect::tool_schema(tool.as_ref(), args.dialect))
+        .collect::<Result<Vec<Value>, _>>()
+        .map_err(|e| Failure::general(e.to_string()))?;
+    output::print(&output::json(&Value::Array(schemas)))?;
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,82 @@
+//! What every subcommand starts from: the registered tools, the loaded configuration, the
+//! toolbox, and (for the commands that run tools) the working directory and the execution
+//! environment handed to the tools.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use crate::config::Config;
+use crate::core::Extensions;
+use crate::definition::ToolDefinition;
+use crate::registry::Registry;
+use crate::toolbox::Toolbox;
+
+use super::Failure;
+
+/// Every `#[tool]` linked into this binary, sorted by name.
+pub(super) fn registered() -> Result<Vec<Arc<dyn ToolDefinition>>, Failure> {
+    let registry = Registry::from_inventory().map_err(|e| Failure::general(e.to_string()))?;
+    Ok(registry.iter().cloned().collect())
+}
+
+/// The configuration at `path`, or the embedded default, validated against `registered`.
+/// A problem fails with the configuration's own `file:line:column` messages.
+pub(super) fn config(
+    path: Option<&Path>,
+    registered: &[Arc<dyn ToolDefinition>],
+) -> Result<Config, Failure> {
+    Config::load(path, registered).map_err(|e| Failure::general(e.to_string()))
+}
+
+/// The toolbox for commands that only describe tools (no execution environment).
+pub(super) fn describing_toolbox(config_path: Option<&Path>) -> Result<Toolbox, Failure> {
+    let registered = registered()?;
+    let config = config(config_path, &registered)?;
+    Ok(Toolbox::new(registered, &config, Extensions::new()))
+}
+
+/// The toolbox for commands that run tools in `cwd`.
+pub(super) fn running_toolbox(config_path: Option<&Path>, cwd: &Path) -> Result<Toolbox, Failure> {
+    let registered = registered()?;
+    let config = config(config_path, &registered)?;
+    let extensions = extensions(cwd, &config);
+    Ok(Toolbox::new(registered, &config, extensions))
+}
+
+/// The working directory: `--cwd` when given (it must be an existing directory), else the
+/// process's current directory; absolute either way.
+pub(super) fn working_directory(cwd: Option<&Path>) -> Result<PathBuf, Failure> {
+    let Some(dir) = cwd else {
+        return std::env::current_dir().map_err(|e| {
+            Failure::general(format!(
+                "cannot determine the current directory ({e}); pass the directory to work in with --cwd"
+            ))
+        });
+    };
+    match std::fs::metadata(dir) {
+        Ok(meta) if meta.is_dir() => std::path::absolute(dir).map_err(|e| {
+            Failure::usage(format!(
+                "cannot resolve --cwd `{}` ({e}); pass an absolute directory path",
+                dir.display()
+            ))
+        }),
+        Ok(_) => Err(Failure::usage(format!(
+            "--cwd `{}` is not a directory; pass the directory the tools should work in",
+            dir.display()
+        ))),
+        Err(e) => Err(Failure::usage(format!(
+            "--cwd `{}` is not an existing directory ({e}); create it or pass another directory",
+            dir.display()
+        ))),
+    }
+}
+
+/// The values every tool's context carries when this binary runs tools in `cwd`.
+///
+/// EXECUTION ENVIRONMENT HAND-OFF: this is the one place the execution environment enters
+/// the binary. Insert it here (e.g. a `LocalEnv` rooted at `cwd`, confined to
+/// `config.allowed_roots`); `run` and `mcp` both take their extensions from this function.
+pub(super) fn extensions(cwd: &Path, config: &Config) -> Extensions {
+    let _ = (cwd, config);
+    Extensions::new()
+}

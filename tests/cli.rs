@@ -1,0 +1,605 @@
+//! The `pi-tools` command line, run as a separate process.
+//!
+//! Two binaries are exercised: `pi-tools` itself, and the `my_tools` example, a user crate
+//! that declares its own tools (`sleep_ms`, `shout`, `fill`) and calls
+//! `pi_tools::cli::main()`. Output checks run against `my_tools` with a configuration that
+//! names its tools, so they do not depend on which built-in tools the library registers.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::sync::OnceLock;
+
+use serde_json::{Value, json};
+
+/// The configuration the output checks use: the example's tools, in this order.
+const MY_TOOLS_TOML: &str = r#"[tools]
+active = ["sleep_ms", "shout"]
+max_concurrency = 4
+timeout_secs = 30
+
+[tool.shout]
+mode = "parallel"
+
+[prompt]
+guidelines = ["Keep answers short."]
+"#;
+
+/// The `pi-tools` binary of this package.
+fn pi_tools() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_pi-tools"))
+}
+
+/// The `my_tools` example binary.
+///
+/// Cargo builds binaries (and says where, in `CARGO_BIN_EXE_*`) for integration tests, but
+/// not examples; so the first test that needs it asks cargo to build it, with the same
+/// cargo and manifest, and takes the executable's path from cargo's own JSON report rather
+/// than guessing the target directory layout. The build shares this test's target directory,
+/// so it only compiles the example itself.
+fn my_tools() -> Command {
+    static BIN: OnceLock<PathBuf> = OnceLock::new();
+    let bin = BIN.get_or_init(|| {
+        let output = Command::new(env!("CARGO"))
+            .args(["build", "--example", "my_tools", "--message-format=json"])
+            .arg("--manifest-path")
+            .arg(concat!(env!("CARGO_MANIFEST_DIR"), "/Cargo.toml"))
+            .stderr(Stdio::inherit())
+            .output()
+            .expect("cargo can be started");
+        assert!(
+            output.status.success(),
+            "building the my_tools example failed"
+        );
+        String::from_utf8_lossy(&output.stdout)
+            .lines()
+            .filter_map(|line| serde_json::from_str::<Value>(line).ok())
+            .filter(|m| m["reason"] == "compiler-artifact" && m["target"]["name"] == "my_tools")
+            .find_map(|m| m["executable"].as_str().map(PathBuf::from))
+            .expect("cargo reports the example's executable")
+    });
+    Command::new(bin)
+}
+
+/// Runs `command` with `stdin` as its standard input.
+fn run(mut command: Command, stdin: &str) -> Output {
+    let mut child = command
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the binary starts");
+    child
+        .stdin
+        .take()
+        .expect("stdin is piped")
+        .write_all(stdin.as_bytes())
+        .expect("stdin accepts the batch");
+    child.wait_with_output().expect("the binary finishes")
+}
+
+fn stdout(output: &Output) -> String {
+    String::from_utf8(output.stdout.clone()).expect("stdout is UTF-8")
+}
+
+fn stderr(output: &Output) -> String {
+    String::from_utf8(output.stderr.clone()).expect("stderr is UTF-8")
+}
+
+/// Writes a file under this test's scratch directory and returns its path (each test uses
+/// its own names).
+fn scratch_file(name: &str, text: &str) -> PathBuf {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("cli");
+    std::fs::create_dir_all(&dir).expect("the scratch directory can be created");
+    let path = dir.join(name);
+    std::fs::write(&path, text).expect("the scratch file can be written");
+    path
+}
+
+/// The configuration file with [`MY_TOOLS_TOML`], written once (tests run in parallel and
+/// must never see it half written).
+fn my_tools_config() -> PathBuf {
+    static PATH: OnceLock<PathBuf> = OnceLock::new();
+    PATH.get_or_init(|| scratch_file("my_tools.toml", MY_TOOLS_TOML))
+        .clone()
+}
+
+/// `my_tools <subcommand> --config <my_tools.toml> <extra…>`, run to its end.
+fn my_tools_with_config(subcommand: &str, extra: &[&str]) -> Output {
+    let mut command = my_tools();
+    command
+        .arg(subcommand)
+        .arg("--config")
+        .arg(my_tools_config())
+        .args(extra);
+    run(command, "")
+}
+
+fn json_lines(text: &str) -> Vec<Value> {
+    text.lines()
+        .map(|line| serde_json::from_str(line).expect("each line is one JSON object"))
+        .collect()
+}
+
+// ---------------------------------------------------------------------------------------
+// run
+
+#[test]
+fn run_json_emits_ends_in_completion_order_and_messages_in_source_order() {
+    let batch = r#"[
+        {"id": "slow", "name": "sleep_ms", "arguments": {"ms": 500}},
+        {"id": "fast", "name": "shout", "arguments": {"text": "hi"}}
+    ]"#;
+    let mut command = my_tools();
+    command
+        .args(["run", "--json", "--config"])
+        .arg(my_tools_config());
+    let output = run(command, batch);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let events = json_lines(&stdout(&output));
+
+    let order: Vec<(String, String)> = events
+        .iter()
+        .filter(|e| e["type"] != "tool_execution_update")
+        .map(|e| {
+            let id = e["toolCallId"]
+                .as_str()
+                .or_else(|| e["message"]["toolCallId"].as_str())
+                .unwrap_or("");
+            (e["type"].as_str().unwrap_or("").to_owned(), id.to_owned())
+        })
+        .collect();
+    let expected: Vec<(String, String)> = [
+        ("tool_execution_start", "slow"),
+        ("tool_execution_start", "fast"),
+        ("tool_execution_end", "fast"),
+        ("tool_execution_end", "slow"),
+        ("message_start", "slow"),
+        ("message_end", "slow"),
+        ("message_start", "fast"),
+        ("message_end", "fast"),
+        ("batch_end", ""),
+    ]
+    .iter()
+    .map(|(t, id)| ((*t).to_owned(), (*id).to_owned()))
+    .collect();
+    assert_eq!(order, expected);
+
+    // The slow call's progress arrives between its start and its end, in wire form.
+    let position = |pred: &dyn Fn(&Value) -> bool| events.iter().position(pred);
+    let update = position(&|e| e["type"] == "tool_execution_update").expect("an update");
+    assert_eq!(
+        events[update],
+        json!({
+            "type": "tool_execution_update",
+            "toolCallId": "slow",
+            "toolName": "sleep_ms",
+            "args": {"ms": 500},
+            "partialResult": {"content": [{"type": "text", "text": "waiting 500 ms"}]}
+        })
+    );
+    let slow_end = position(&|e| e["type"] == "tool_execution_end" && e["toolCallId"] == "slow");
+    assert!(update < slow_end.expect("the slow call ends"));
+    assert_eq!(
+        events
+            .iter()
+            .filter(|e| e["type"] == "tool_execution_update")
+            .count(),
+        1
+    );
+
+    let fast_end = position(&|e| e["type"] == "tool_execution_end" && e["toolCallId"] == "fast");
+    assert_eq!(
+        &events[fast_end.expect("the fast call ends")],
+        &json!({
+            "type": "tool_execution_end",
+            "toolCallId": "fast",
+            "toolName": "shout",
+            "result": {"content": [{"type": "text", "text": "HI"}]},
+            "isError": false
+        })
+    );
+    let last_message = &events[events.len() - 2]["message"];
+    assert_eq!(last_message["role"], "toolResult");
+    assert_eq!(
+        last_message["content"],
+        json!([{"type": "text", "text": "HI"}])
+    );
+    assert_eq!(
+        events.last(),
+        Some(&json!({"type": "batch_end", "terminate": false}))
+    );
+}
+
+#[test]
+fn run_json_ends_every_line_with_type_first_and_batch_end_last() {
+    let mut command = my_tools();
+    command
+        .args(["run", "--json", "--config"])
+        .arg(my_tools_config());
+    let output = run(
+        command,
+        r#"[{"id": "1", "name": "shout", "arguments": {"text": "a"}}]"#,
+    );
+    assert!(output.status.success(), "{}", stderr(&output));
+    let text = stdout(&output);
+    assert!(
+        text.lines().all(|l| l.starts_with("{\"type\":\"")),
+        "{text}"
+    );
+    assert!(
+        text.ends_with("\n{\"type\":\"batch_end\",\"terminate\":false}\n"),
+        "{text}"
+    );
+}
+
+/// Ctrl-C cancels the running calls; the batch still ends with a result for each, and the
+/// exit code says it was interrupted.
+#[cfg(unix)]
+#[test]
+fn run_cancels_the_batch_on_ctrl_c() {
+    use std::io::{BufRead, BufReader};
+
+    let mut child = my_tools()
+        .args(["run", "--json", "--config"])
+        .arg(my_tools_config())
+        .arg(scratch_file(
+            "slow.json",
+            r#"[{"id": "slow", "name": "sleep_ms", "arguments": {"ms": 60000}}]"#,
+        ))
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the binary starts");
+    let mut lines = BufReader::new(child.stdout.take().expect("stdout is piped")).lines();
+    // Wait until the call is running (its progress update arrived).
+    let mut events = Vec::new();
+    for line in lines.by_ref() {
+        let event: Value = serde_json::from_str(&line.expect("a line")).expect("JSON");
+        let running = event["type"] == "tool_execution_update";
+        events.push(event);
+        if running {
+            break;
+        }
+    }
+    let status = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .expect("kill runs");
+    assert!(status.success());
+    events.extend(lines.map(|l| serde_json::from_str::<Value>(&l.expect("a line")).expect("JSON")));
+    let output = child.wait_with_output().expect("the binary finishes");
+    assert_eq!(output.status.code(), Some(130));
+    assert_eq!(
+        stderr(&output),
+        "Interrupted: cancelling the batch; press Ctrl-C again to quit at once.\n"
+    );
+    let kinds: Vec<&str> = events.iter().filter_map(|e| e["type"].as_str()).collect();
+    assert_eq!(
+        kinds,
+        [
+            "tool_execution_start",
+            "tool_execution_update",
+            "tool_execution_end",
+            "message_start",
+            "message_end",
+            "batch_end"
+        ]
+    );
+    assert_eq!(events[2]["isError"], true);
+    assert_eq!(
+        events[2]["result"]["content"][0]["text"],
+        "cancelled before 60000 ms had passed"
+    );
+}
+
+#[test]
+fn run_shows_a_person_each_result_through_its_renderer_then_a_summary() {
+    let batch = r#"[
+        {"id": "s", "name": "sleep_ms", "arguments": {"ms": 300}},
+        {"id": "e", "name": "shout", "arguments": {"text": " "}},
+        {"id": "f", "name": "shout", "arguments": {"text": "done"}}
+    ]"#;
+    let mut command = my_tools();
+    command.args(["run", "--config"]).arg(my_tools_config());
+    let output = run(command, batch);
+    assert!(output.status.success(), "{}", stderr(&output));
+    // Not a terminal: plain text, results as they finish.
+    assert_eq!(
+        stdout(&output),
+        "✗ shout {\"text\":\" \"}\n  There is nothing to shout: pass a non-empty `text`.\n\
+         ✓ shout {\"text\":\"done\"}\n  DONE\n\
+         ✓ sleep_ms {\"ms\":300}\n  slept 300 ms\n\
+         3 calls: 2 succeeded, 1 failed.\n"
+    );
+    // Progress without control codes.
+    assert_eq!(stderr(&output), "[s] sleep_ms: waiting 300 ms\n");
+}
+
+#[test]
+fn run_reads_an_assistant_message_from_a_file_and_succeeds_when_calls_fail() {
+    let message = scratch_file(
+        "assistant.json",
+        r#"{"role": "assistant", "content": [
+            {"type": "text", "text": "Let me check."},
+            {"type": "toolCall", "id": "call_1", "name": "no_such_tool", "arguments": {"x": 1}}
+        ]}"#,
+    );
+    let mut command = pi_tools();
+    command.args(["run", "--json"]).arg(&message);
+    let output = run(command, "");
+    assert!(output.status.success(), "{}", stderr(&output));
+    let events = json_lines(&stdout(&output));
+    let kinds: Vec<&str> = events.iter().filter_map(|e| e["type"].as_str()).collect();
+    assert_eq!(
+        kinds,
+        [
+            "tool_execution_start",
+            "tool_execution_end",
+            "message_start",
+            "message_end",
+            "batch_end"
+        ]
+    );
+    assert_eq!(
+        events[1],
+        json!({
+            "type": "tool_execution_end",
+            "toolCallId": "call_1",
+            "toolName": "no_such_tool",
+            "result": {"content": [{"type": "text", "text": "Tool no_such_tool not found"}]},
+            "isError": true
+        })
+    );
+}
+
+#[test]
+fn run_refuses_unusable_input_naming_the_problem_and_the_expected_shape() {
+    let cases = [
+        ("", "the input is empty"),
+        (
+            "{not json",
+            "the input is not valid JSON (key must be a string at line 1 column 2)",
+        ),
+        (
+            "\"read\"",
+            "the input is a JSON string, not an array or an assistant message",
+        ),
+        (
+            r#"[{"id": "a", "arguments": {}}]"#,
+            "element 0 of the array has no `name`",
+        ),
+        (
+            r#"{"role": "user", "content": "hi"}"#,
+            "the input is a message with role `user`, not an assistant message",
+        ),
+        (
+            r#"[{"id": "a", "name": "t"}, {"id": "a", "name": "u"}]"#,
+            "two calls have the id `a`; give every call its own id",
+        ),
+    ];
+    for (input, problem) in cases {
+        let mut command = pi_tools();
+        command.arg("run");
+        let output = run(command, input);
+        assert_eq!(output.status.code(), Some(2), "input {input:?}");
+        assert_eq!(stdout(&output), "", "input {input:?}");
+        let message = stderr(&output);
+        assert!(
+            message.starts_with(&format!("error: unusable batch: {problem}; expected a JSON array of tool calls, `[{{\"id\": ")),
+            "input {input:?}: {message}"
+        );
+        assert!(
+            message.contains("or an assistant message, `{\"role\": \"assistant\", \"content\": [{\"type\": \"toolCall\""),
+            "{message}"
+        );
+    }
+}
+
+#[test]
+fn run_refuses_a_working_directory_that_does_not_exist() {
+    let missing = Path::new(env!("CARGO_TARGET_TMPDIR")).join("cli/no-such-dir");
+    let mut command = pi_tools();
+    command.args(["run", "--cwd"]).arg(&missing);
+    let output = run(command, "[]");
+    assert_eq!(output.status.code(), Some(2));
+    let message = stderr(&output);
+    assert!(
+        message.starts_with(&format!(
+            "error: --cwd `{}` is not an existing directory (",
+            missing.display()
+        )),
+        "{message}"
+    );
+    assert!(
+        message.ends_with("); create it or pass another directory\n"),
+        "{message}"
+    );
+}
+
+#[test]
+fn run_with_a_broken_config_prints_the_config_error() {
+    let config = scratch_file(
+        "unknown_key.toml",
+        "[tools]\nexecution = \"parallel\"\nspeed = 3\n",
+    );
+    let mut command = pi_tools();
+    command.args(["run", "--config"]).arg(&config);
+    let output = run(command, "[]");
+    assert_eq!(output.status.code(), Some(1));
+    let message = stderr(&output);
+    assert!(
+        message.starts_with(&format!("error: {}:3:1: ", config.display())),
+        "{message}"
+    );
+}
+
+// ---------------------------------------------------------------------------------------
+// catalog, prompt, schema, check
+
+#[test]
+fn a_user_crate_sees_its_own_tools_in_the_catalog() {
+    let output = run(
+        {
+            let mut c = my_tools();
+            c.args(["catalog", "--all", "--format", "json"]);
+            c
+        },
+        "",
+    );
+    assert!(output.status.success(), "{}", stderr(&output));
+    let catalog: Value = serde_json::from_str(&stdout(&output)).expect("the catalog is JSON");
+    let names: Vec<&str> = catalog["tools"]
+        .as_array()
+        .expect("a tool list")
+        .iter()
+        .filter_map(|t| t["name"].as_str())
+        .collect();
+    for name in ["fill", "shout", "sleep_ms"] {
+        assert!(names.contains(&name), "{name} missing from {names:?}");
+    }
+}
+
+#[test]
+fn catalog_markdown_documents_the_active_tools() {
+    let output = my_tools_with_config("catalog", &[]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    insta::assert_snapshot!("catalog_markdown", stdout(&output));
+}
+
+#[test]
+fn catalog_writes_html_to_a_file() {
+    let target = Path::new(env!("CARGO_TARGET_TMPDIR")).join("cli/catalog.html");
+    let _ = std::fs::remove_file(&target);
+    let output = my_tools_with_config(
+        "catalog",
+        &[
+            "--format",
+            "html",
+            "-o",
+            target.to_str().expect("a UTF-8 path"),
+        ],
+    );
+    assert!(output.status.success(), "{}", stderr(&output));
+    assert_eq!(stdout(&output), "");
+    let html = std::fs::read_to_string(&target).expect("the page was written");
+    assert!(
+        html.starts_with("<!DOCTYPE html>") || html.starts_with("<!doctype html>"),
+        "{html}"
+    );
+    assert!(html.contains("sleep_ms") && html.contains("shout"));
+}
+
+#[test]
+fn prompt_prints_the_sections_for_the_active_tools() {
+    let output = my_tools_with_config("prompt", &[]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    assert_eq!(
+        stdout(&output),
+        "Available tools:\n\
+         - sleep_ms: Wait a number of milliseconds\n\
+         - shout: Repeat a text in capital letters\n\
+         \n\
+         Guidelines:\n\
+         - Keep answers short.\n"
+    );
+}
+
+#[test]
+fn schema_prints_the_openai_tool_array() {
+    let output = my_tools_with_config("schema", &["--dialect", "openai"]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    insta::assert_snapshot!("schema_openai", stdout(&output));
+}
+
+#[test]
+fn schema_names_the_tool_and_path_a_dialect_cannot_express() {
+    let output = my_tools_with_config("schema", &["--dialect", "gemini", "--all"]);
+    assert_eq!(output.status.code(), Some(1));
+    assert_eq!(stdout(&output), "");
+    assert_eq!(
+        stderr(&output),
+        "error: the schema of tool `fill` cannot be expressed in the gemini dialect at \
+         `/properties/values/additionalProperties`: a map with arbitrary keys has no Gemini \
+         form; use a list of `{key, value}` objects instead\n"
+    );
+}
+
+#[test]
+fn schema_refuses_an_unknown_dialect_listing_the_known_ones() {
+    let output = run(
+        {
+            let mut c = pi_tools();
+            c.args(["schema", "--dialect", "cohere"]);
+            c
+        },
+        "",
+    );
+    assert_eq!(output.status.code(), Some(2));
+    let message = stderr(&output);
+    assert!(
+        message.contains("[possible values: mcp, openai, openai-strict, anthropic, gemini]"),
+        "{message}"
+    );
+}
+
+#[test]
+fn check_summarises_a_valid_configuration() {
+    let config = my_tools_config();
+    let output = my_tools_with_config("check", &[]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let text = stdout(&output);
+    // The registered list also holds whatever built-ins the library registers.
+    let (registered, rest): (Vec<&str>, Vec<&str>) = text
+        .lines()
+        .partition(|l| l.starts_with("registered tools: "));
+    assert_eq!(registered.len(), 1);
+    for name in ["fill", "shout", "sleep_ms"] {
+        assert!(registered[0].contains(name), "{}", registered[0]);
+    }
+    assert_eq!(
+        rest,
+        [
+            format!("{}: ok", config.display()).as_str(),
+            "active tools: sleep_ms, shout",
+            "execution: parallel",
+            "max concurrency: 4",
+            "timeout per call: 30 s",
+            "mode of shout: parallel",
+            "allowed roots: (no confinement)",
+        ]
+    );
+}
+
+#[test]
+fn check_reports_each_problem_at_its_file_line_and_column() {
+    let config = scratch_file(
+        "bad.toml",
+        "[tools]\nactive = [\"sleep_ms\", \"shuot\"]\nexecution = \"fast\"\n",
+    );
+    let output = run(
+        {
+            let mut c = my_tools();
+            c.args(["check", "--config"]).arg(&config);
+            c
+        },
+        "",
+    );
+    assert_eq!(output.status.code(), Some(1));
+    assert_eq!(stdout(&output), "");
+    let message = stderr(&output).replace(&config.display().to_string(), "bad.toml");
+    let lines: Vec<&str> = message.lines().collect();
+    assert_eq!(lines.len(), 2, "{message}");
+    // The list of registered tools that follows also holds the library's built-ins.
+    assert!(
+        lines[0].starts_with(
+            "error: bad.toml:2:23: no tool named `shuot` is registered; did you mean `shout`? \
+             the registered tools are: "
+        ),
+        "{message}"
+    );
+    assert_eq!(
+        lines[1],
+        "error: bad.toml:3:13: `execution` must be \"parallel\" or \"sequential\""
+    );
+}
