@@ -1,0 +1,7 @@
+//! The built-in coding tools and the helpers they share.
+//!
+//! Each tool is an ordinary `async fn(&ToolContext, Args) -> Result<ToolOutput<Details>, ToolError>`
+//! written against the public API (the execution environment from [`crate::env`], the
+//! truncation helpers in [`truncate`]), so it doubles as an example of writing a tool.
+
+pub mod truncate;
