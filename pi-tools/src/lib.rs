@@ -8,8 +8,10 @@
 
 pub mod core;
 pub mod definition;
+pub mod env;
 pub mod output;
 pub mod render;
+pub mod tools;
 
 pub use crate::core::*;
 pub use crate::definition::{
