@@ -150,10 +150,12 @@ pub async fn bash(ctx: &ToolContext, args: BashArgs) -> Result<ToolOutput<BashDe
         truncated_by: shown.truncated_by,
         full_output_path: out.spill_path().map(|p| p.display().to_string()),
     };
-    let mut text = if shown.content.is_empty() {
+    // The final newline ends the last line; it is not part of what the model needs to see.
+    let body = shown.content.strip_suffix('\n').unwrap_or(&shown.content);
+    let mut text = if body.is_empty() {
         "(no output)".to_string()
     } else {
-        shown.content.clone()
+        body.to_string()
     };
     if shown.truncated {
         let full = match (out.spill_path(), out.spill_error()) {
