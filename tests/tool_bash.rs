@@ -32,9 +32,12 @@ fn args(command: &str, timeout: Option<f64>) -> BashArgs {
 
 async fn ok(command: &str) -> (String, BashDetails) {
     let tmp = tempfile::tempdir().expect("tempdir");
-    let out = bash(&ctx_with(tmp.path(), CancellationToken::new()), args(command, None))
-        .await
-        .expect("command succeeds");
+    let out = bash(
+        &ctx_with(tmp.path(), CancellationToken::new()),
+        args(command, None),
+    )
+    .await
+    .expect("command succeeds");
     (
         out.content[0].as_text().expect("text").to_string(),
         out.details.expect("details"),
@@ -43,9 +46,12 @@ async fn ok(command: &str) -> (String, BashDetails) {
 
 async fn failed(command: &str, timeout: Option<f64>) -> ToolError {
     let tmp = tempfile::tempdir().expect("tempdir");
-    bash(&ctx_with(tmp.path(), CancellationToken::new()), args(command, timeout))
-        .await
-        .expect_err("command fails")
+    bash(
+        &ctx_with(tmp.path(), CancellationToken::new()),
+        args(command, timeout),
+    )
+    .await
+    .expect_err("command fails")
 }
 
 /// Processes (not yet reaped zombies excluded) whose process group is `pgid`.
@@ -99,9 +105,12 @@ async fn empty_output_reads_as_no_output() {
 async fn the_command_runs_in_the_working_directory() {
     let tmp = tempfile::tempdir().expect("tempdir");
     std::fs::write(tmp.path().join("marker.txt"), "").expect("write");
-    let out = bash(&ctx_with(tmp.path(), CancellationToken::new()), args("ls; cat", None))
-        .await
-        .expect("ok");
+    let out = bash(
+        &ctx_with(tmp.path(), CancellationToken::new()),
+        args("ls; cat", None),
+    )
+    .await
+    .expect("ok");
     // stdin is /dev/null, so `cat` ends at once.
     assert_eq!(out.content[0].as_text(), Some("marker.txt"));
 }
@@ -116,7 +125,10 @@ async fn a_non_zero_exit_is_an_error_with_the_output() {
 #[tokio::test]
 async fn death_by_a_signal_is_an_error() {
     let err = failed("echo before; kill -9 $$", None).await;
-    assert_eq!(err.message(), "before\n\nCommand was killed by signal 9 (SIGKILL)");
+    assert_eq!(
+        err.message(),
+        "before\n\nCommand was killed by signal 9 (SIGKILL)"
+    );
     assert_eq!(err.details()["signal"], json!(9));
 }
 
@@ -144,8 +156,13 @@ async fn the_configured_timeout_applies_when_the_call_gives_none() {
         timeout_secs: Some(0.3),
     });
     let ctx = ctx_with(tmp.path(), CancellationToken::new()).with_tool_config(config);
-    let err = bash(&ctx, args("sleep 30", None)).await.expect_err("timeout");
-    assert_eq!(err.message(), "(no output)\n\nCommand timed out after 0.3 seconds");
+    let err = bash(&ctx, args("sleep 30", None))
+        .await
+        .expect_err("timeout");
+    assert_eq!(
+        err.message(),
+        "(no output)\n\nCommand timed out after 0.3 seconds"
+    );
 }
 
 #[tokio::test]
@@ -172,7 +189,11 @@ async fn cancelling_kills_the_whole_group() {
 async fn a_background_job_does_not_hold_the_call() {
     let started = Instant::now();
     let (text, _) = ok("echo $$; sleep 30 & echo started").await;
-    assert!(started.elapsed() < Duration::from_secs(1), "{:?}", started.elapsed());
+    assert!(
+        started.elapsed() < Duration::from_secs(1),
+        "{:?}",
+        started.elapsed()
+    );
     let (pid, rest) = text.split_once('\n').expect("two lines");
     assert_eq!(rest, "started");
     // Clean up the background sleep.
@@ -187,7 +208,9 @@ async fn a_background_job_does_not_hold_the_call() {
 #[tokio::test]
 async fn utf8_split_across_writes_stays_intact() {
     // "é" is C3 A9 and "✓" is E2 9C 93; each half is written separately.
-    let (text, _) = ok(r"printf 'caf\303'; sleep 0.05; printf '\251 \342\234'; sleep 0.05; printf '\223\n'").await;
+    let (text, _) =
+        ok(r"printf 'caf\303'; sleep 0.05; printf '\251 \342\234'; sleep 0.05; printf '\223\n'")
+            .await;
     assert_eq!(text, "café ✓");
 }
 
@@ -235,9 +258,12 @@ async fn a_huge_last_line_shows_its_end() {
 async fn a_missing_cwd_is_a_clear_error() {
     let tmp = tempfile::tempdir().expect("tempdir");
     let gone = tmp.path().join("gone");
-    let err = bash(&ctx_with(&gone, CancellationToken::new()), args("echo hi", None))
-        .await
-        .expect_err("missing cwd");
+    let err = bash(
+        &ctx_with(&gone, CancellationToken::new()),
+        args("echo hi", None),
+    )
+    .await
+    .expect_err("missing cwd");
     assert!(
         err.message().starts_with(&format!(
             "The command could not be run: the working directory {} does not exist",
@@ -261,9 +287,14 @@ impl AgentTool for BashTool {
     fn parameters(&self) -> &Value {
         &self.0
     }
-    fn execute(&self, args: Value, ctx: ToolContext) -> BoxFuture<'_, Result<ToolResult, ToolError>> {
+    fn execute(
+        &self,
+        args: Value,
+        ctx: ToolContext,
+    ) -> BoxFuture<'_, Result<ToolResult, ToolError>> {
         Box::pin(async move {
-            let args: BashArgs = serde_json::from_value(args).map_err(|e| ToolError::new(e.to_string()))?;
+            let args: BashArgs =
+                serde_json::from_value(args).map_err(|e| ToolError::new(e.to_string()))?;
             bash(&ctx, args).await?.into_tool_result()
         })
     }
@@ -284,7 +315,8 @@ async fn many_lines_produce_few_throttled_updates() {
         arguments: json!({"command": "for i in $(seq 1 5000); do echo line $i; done"}),
     }];
     let sink = CollectingSink::new();
-    let outcome = execute_tool_calls(&tools, &calls, &config, &CancellationToken::new(), &sink).await;
+    let outcome =
+        execute_tool_calls(&tools, &calls, &config, &CancellationToken::new(), &sink).await;
     assert!(!outcome.messages[0].is_error);
     let updates = sink
         .events()

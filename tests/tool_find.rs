@@ -64,12 +64,18 @@ async fn name_globs_match_at_any_depth_hidden_included_ignored_skipped() {
 #[tokio::test]
 async fn path_globs_match_the_whole_relative_path() {
     let tmp = tree();
-    assert_eq!(run(tmp.path(), "**/*.spec.ts", None).await, "web/app.spec.ts");
+    assert_eq!(
+        run(tmp.path(), "**/*.spec.ts", None).await,
+        "web/app.spec.ts"
+    );
     assert_eq!(
         run(tmp.path(), "src/**/x", None).await,
         "crate/src/x\nsrc/deep/x\nsrc/x"
     );
-    assert_eq!(run(tmp.path(), "/src/*", None).await, "src/deep/\nsrc/lib.rs\nsrc/x");
+    assert_eq!(
+        run(tmp.path(), "/src/*", None).await,
+        "src/deep/\nsrc/lib.rs\nsrc/x"
+    );
 }
 
 #[tokio::test]
@@ -94,9 +100,15 @@ async fn the_limit_notice_appears_only_when_more_exist() {
 #[tokio::test]
 async fn no_results_and_flag_like_patterns() {
     let tmp = tree();
-    assert_eq!(run(tmp.path(), "*.py", None).await, "No files found matching pattern");
+    assert_eq!(
+        run(tmp.path(), "*.py", None).await,
+        "No files found matching pattern"
+    );
     assert_eq!(run(tmp.path(), "-rf", None).await, "-rf");
-    assert_eq!(run(tmp.path(), "--exec=x", None).await, "No files found matching pattern");
+    assert_eq!(
+        run(tmp.path(), "--exec=x", None).await,
+        "No files found matching pattern"
+    );
 }
 
 #[tokio::test]
@@ -118,5 +130,10 @@ async fn errors_for_a_file_path_and_a_bad_glob() {
         limit: None,
     };
     let err = find(&ctx(tmp.path()), args).await.expect_err("bad glob");
-    assert!(err.message().starts_with("The glob pattern `a[` is invalid:"), "{}", err.message());
+    assert!(
+        err.message()
+            .starts_with("The glob pattern `a[` is invalid:"),
+        "{}",
+        err.message()
+    );
 }

@@ -46,7 +46,10 @@ async fn matches_are_listed_with_relative_paths_in_sorted_order() {
     write(tmp.path(), "a/z.txt", "needle here\n");
     write(tmp.path(), "a/b.txt", "no\nneedle\n");
     let (text, details) = run(tmp.path(), args("needle")).await;
-    assert_eq!(text, "a/b.txt:2: needle\na/z.txt:1: needle here\nb.txt:1: one needle");
+    assert_eq!(
+        text,
+        "a/b.txt:2: needle\na/z.txt:1: needle here\nb.txt:1: one needle"
+    );
     assert_eq!((details.matches, details.files), (3, 3));
 }
 
@@ -124,7 +127,11 @@ async fn nested_ignore_files_apply_outside_a_git_repository() {
     write(tmp.path(), "build/out.txt", "needle\n");
     write(tmp.path(), "sub/.ignore", "*.log\n");
     write(tmp.path(), "sub/x.log", "needle\n");
-    write(tmp.path(), "sub/deeper/.gitignore", "!keep.log\nsecret.txt\n");
+    write(
+        tmp.path(),
+        "sub/deeper/.gitignore",
+        "!keep.log\nsecret.txt\n",
+    );
     write(tmp.path(), "sub/deeper/keep.log", "needle\n");
     write(tmp.path(), "sub/deeper/secret.txt", "needle\n");
     write(tmp.path(), "sub/kept.txt", "needle\n");
@@ -155,7 +162,10 @@ async fn ignore_case_and_literal() {
     let mut a = args("FOO(");
     a.literal = Some(true);
     a.ignore_case = Some(true);
-    assert_eq!(run(tmp.path(), a).await.0, "f.txt:1: Foo(1)\nf.txt:2: foo(2)");
+    assert_eq!(
+        run(tmp.path(), a).await.0,
+        "f.txt:1: Foo(1)\nf.txt:2: foo(2)"
+    );
 }
 
 #[tokio::test]
@@ -185,13 +195,20 @@ async fn no_matches_is_a_normal_result() {
 #[tokio::test]
 async fn a_bad_regex_is_an_error_with_the_parsers_message() {
     let tmp = tempfile::tempdir().expect("tempdir");
-    let err = grep(&ctx(tmp.path()), args("foo(")).await.expect_err("bad regex");
+    let err = grep(&ctx(tmp.path()), args("foo("))
+        .await
+        .expect_err("bad regex");
     assert!(
-        err.message().starts_with("The pattern is not a valid regular expression: "),
+        err.message()
+            .starts_with("The pattern is not a valid regular expression: "),
         "{}",
         err.message()
     );
-    assert!(err.message().contains("unclosed group"), "{}", err.message());
+    assert!(
+        err.message().contains("unclosed group"),
+        "{}",
+        err.message()
+    );
     assert!(err.message().contains("literal: true"), "{}", err.message());
 }
 
@@ -201,7 +218,11 @@ async fn a_missing_path_is_an_error() {
     let mut a = args("x");
     a.path = Some("nope".into());
     let err = grep(&ctx(tmp.path()), a).await.expect_err("missing path");
-    assert!(err.message().starts_with("Cannot search `nope`:"), "{}", err.message());
+    assert!(
+        err.message().starts_with("Cannot search `nope`:"),
+        "{}",
+        err.message()
+    );
 }
 
 #[tokio::test]
@@ -219,8 +240,14 @@ async fn the_output_is_the_same_every_time() {
     for _ in 0..5 {
         assert_eq!(run(tmp.path(), a.clone()).await.0, first);
     }
-    assert!(first.starts_with("d0/f0.txt-1- x\nd0/f0.txt:2: needle\nd0/f0.txt-3- y\nd0/f1.txt-1- x"));
-    assert!(first.ends_with("[150 matches limit reached. Use limit=300 for more, or refine the pattern]"));
+    assert!(
+        first.starts_with("d0/f0.txt-1- x\nd0/f0.txt:2: needle\nd0/f0.txt-3- y\nd0/f1.txt-1- x")
+    );
+    assert!(
+        first.ends_with(
+            "[150 matches limit reached. Use limit=300 for more, or refine the pattern]"
+        )
+    );
 }
 
 #[tokio::test]

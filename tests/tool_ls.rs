@@ -47,7 +47,10 @@ async fn empty_directory_and_limit_notice() {
     let tmp = tempfile::tempdir().expect("tempdir");
     let d = tmp.path();
     fs::create_dir(d.join("empty")).expect("mkdir");
-    assert_eq!(run(d, Some("empty"), None).await.expect("ok"), "(empty directory)");
+    assert_eq!(
+        run(d, Some("empty"), None).await.expect("ok"),
+        "(empty directory)"
+    );
     for i in 0..5 {
         fs::write(d.join(format!("f{i}")), "x").expect("write");
     }

@@ -196,7 +196,9 @@ pub async fn bash(ctx: &ToolContext, args: BashArgs) -> Result<ToolOutput<BashDe
     } else if let Some(signal) = outcome.signal {
         Some(format!(
             "Command was killed by signal {signal}{}",
-            signal_name(signal).map(|n| format!(" ({n})")).unwrap_or_default()
+            signal_name(signal)
+                .map(|n| format!(" ({n})"))
+                .unwrap_or_default()
         ))
     } else {
         match outcome.exit_code {
@@ -245,7 +247,10 @@ pub fn render_call(args: &Value) -> Styled {
     let mut out = Styled::new().push("$ ", Style::fg(Color::Cyan).bold());
     out.add(arg_str(args, "command").unwrap_or(""), Style::PLAIN.bold());
     if let Some(t) = args.get("timeout").and_then(Value::as_f64) {
-        out.add(format!(" (timeout {}s)", format_secs(t)), Style::fg(Color::Gray));
+        out.add(
+            format!(" (timeout {}s)", format_secs(t)),
+            Style::fg(Color::Gray),
+        );
     }
     out
 }

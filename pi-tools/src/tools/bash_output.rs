@@ -93,7 +93,9 @@ impl OutputBuffer {
             return;
         }
         self.raw.extend_from_slice(chunk);
-        if self.total_bytes > DEFAULT_MAX_BYTES as u64 || self.total_lines() > DEFAULT_MAX_LINES as u64 {
+        if self.total_bytes > DEFAULT_MAX_BYTES as u64
+            || self.total_lines() > DEFAULT_MAX_LINES as u64
+        {
             match open_spill_file() {
                 Ok((path, mut file)) => match file.write_all(&self.raw) {
                     Ok(()) => self.spill = Some((path, file)),
@@ -125,7 +127,8 @@ impl OutputBuffer {
                 Err(e) => {
                     let (valid, rest) = bytes.split_at(e.valid_up_to());
                     // `valid_up_to` guarantees this prefix decodes.
-                    self.tail.push_str(std::str::from_utf8(valid).unwrap_or_default());
+                    self.tail
+                        .push_str(std::str::from_utf8(valid).unwrap_or_default());
                     match e.error_len() {
                         None => {
                             self.pending = rest.to_vec();

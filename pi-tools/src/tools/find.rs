@@ -15,8 +15,7 @@ use crate::output::ToolOutput;
 use crate::render::{Color, Style, Styled};
 use crate::tools::preview::{arg_str, detail_u64, preview};
 use crate::tools::truncate::{
-    DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, TruncatedBy, TruncationLimits, format_size,
-    truncate_head,
+    DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, TruncatedBy, TruncationLimits, format_size, truncate_head,
 };
 use crate::tools::walk::{PathGlob, WalkEnd, walk_sorted};
 

@@ -36,9 +36,8 @@ pub const PROMPT_SNIPPET: &str =
     "Search file contents by regex or literal text (respects .gitignore)";
 
 /// What grep adds to the system prompt's "Guidelines".
-pub const GUIDELINES: &[&str] = &[
-    "Use grep to search file contents instead of running grep or rg through bash.",
-];
+pub const GUIDELINES: &[&str] =
+    &["Use grep to search file contents instead of running grep or rg through bash."];
 
 /// grep's arguments.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
@@ -254,8 +253,14 @@ mod tests {
             clipped: false,
         };
         let files = vec![
-            FileHits { rel: "a".into(), lines: vec![line(1, true), line(2, false), line(3, true)] },
-            FileHits { rel: "b".into(), lines: vec![line(1, true)] },
+            FileHits {
+                rel: "a".into(),
+                lines: vec![line(1, true), line(2, false), line(3, true)],
+            },
+            FileHits {
+                rel: "b".into(),
+                lines: vec![line(1, true)],
+            },
         ];
         assert_eq!(count_shown(&files, 2), (1, 1));
         assert_eq!(count_shown(&files, 3), (2, 1));

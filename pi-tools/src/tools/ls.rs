@@ -13,8 +13,7 @@ use crate::output::ToolOutput;
 use crate::render::{Color, Style, Styled};
 use crate::tools::preview::{arg_str, detail_u64, preview};
 use crate::tools::truncate::{
-    DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, TruncatedBy, TruncationLimits, format_size,
-    truncate_head,
+    DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, TruncatedBy, TruncationLimits, format_size, truncate_head,
 };
 
 /// Entries returned when the caller gives no limit.
@@ -29,7 +28,8 @@ pub const DESCRIPTION: &str = "List the entries of a directory, sorted alphabeti
 pub const PROMPT_SNIPPET: &str = "List a directory's contents";
 
 /// What ls adds to the system prompt's "Guidelines".
-pub const GUIDELINES: &[&str] = &["Use ls to see what a directory holds instead of running ls through bash."];
+pub const GUIDELINES: &[&str] =
+    &["Use ls to see what a directory holds instead of running ls through bash."];
 
 /// ls's arguments.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
@@ -83,7 +83,8 @@ pub async fn ls(ctx: &ToolContext, args: LsArgs) -> Result<ToolOutput<LsDetails>
     let mut entries = Vec::with_capacity(listed.len());
     for entry in listed {
         // A symbolic link whose target is gone (or unreadable) cannot be used: skip it.
-        if entry.is_symlink && !entry.is_dir && env.metadata(&dir.join(&entry.name)).await.is_err() {
+        if entry.is_symlink && !entry.is_dir && env.metadata(&dir.join(&entry.name)).await.is_err()
+        {
             continue;
         }
         entries.push(entry);

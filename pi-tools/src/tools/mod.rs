@@ -4,7 +4,6 @@
 //! written against the public API (the execution environment from [`crate::env`], the
 //! truncation helpers in [`truncate`]), so it doubles as an example of writing a tool.
 
-pub mod truncate;
 pub mod bash;
 pub mod bash_output;
 pub mod find;
@@ -12,4 +11,5 @@ pub mod grep;
 pub mod ls;
 pub mod preview;
 mod search;
+pub mod truncate;
 mod walk;

@@ -165,7 +165,8 @@ pub(crate) fn search(spec: &SearchSpec, cancel: &CancellationToken) -> SearchOut
                 {
                     return ControlFlow::Continue(());
                 }
-                if !window.wait_for(seq, stop) || work_tx.send((seq, entry.path, entry.rel)).is_err()
+                if !window.wait_for(seq, stop)
+                    || work_tx.send((seq, entry.path, entry.rel)).is_err()
                 {
                     return ControlFlow::Break(());
                 }
@@ -291,7 +292,11 @@ fn search_file(
         // One more than the limit, so the ordered collector can tell that more exist.
         cap: spec.limit.saturating_add(1),
     };
-    if searcher.search_path(&spec.matcher, path, &mut sink).is_err() || sink.matches == 0 {
+    if searcher
+        .search_path(&spec.matcher, path, &mut sink)
+        .is_err()
+        || sink.matches == 0
+    {
         return None;
     }
     Some(FileHits {

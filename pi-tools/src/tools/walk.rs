@@ -119,8 +119,10 @@ impl PathGlob {
             text = text.trim_end_matches('/');
         }
         if text.is_empty() {
-            return Err("The glob pattern is empty. Give a pattern such as `*.rs` or `src/**/*.ts`."
-                .to_string());
+            return Err(
+                "The glob pattern is empty. Give a pattern such as `*.rs` or `src/**/*.ts`."
+                    .to_string(),
+            );
         }
         let whole_path = text.contains('/');
         let effective = if !whole_path {
@@ -213,7 +215,10 @@ mod tests {
     #[test]
     fn bad_and_empty_globs_are_sentences() {
         let err = PathGlob::new("a[").expect_err("unclosed class");
-        assert!(err.starts_with("The glob pattern `a[` is invalid:"), "{err}");
+        assert!(
+            err.starts_with("The glob pattern `a[` is invalid:"),
+            "{err}"
+        );
         assert!(PathGlob::new("  ").is_err());
     }
 }
