@@ -239,7 +239,7 @@ impl ExecutionEnv for LocalEnv {
         &'a self,
         request: super::ExecRequest,
         cancel: tokio_util::sync::CancellationToken,
-        on_chunk: Box<dyn FnMut(&[u8]) + Send>,
+        on_chunk: super::exec::ChunkSink,
     ) -> BoxFuture<'a, io::Result<super::ExecOutcome>> {
         Box::pin(async move {
             self.check_allowed(&request.cwd)?;

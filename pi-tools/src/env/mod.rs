@@ -21,6 +21,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::core::{BoxFuture, ToolContext};
 
+pub use exec::ChunkSink;
 pub use local::LocalEnv;
 pub use path::{expand_tilde, mutation_key, normalize_path_input, resolve_path, resolve_read_path};
 pub use queue::MutationQueue;
@@ -141,7 +142,7 @@ pub trait ExecutionEnv: Send + Sync + 'static {
         &'a self,
         request: ExecRequest,
         cancel: CancellationToken,
-        on_chunk: Box<dyn FnMut(&[u8]) + Send>,
+        on_chunk: ChunkSink,
     ) -> BoxFuture<'a, io::Result<ExecOutcome>> {
         let _ = (request, cancel, on_chunk);
         Box::pin(async {
