@@ -13,12 +13,14 @@ pub mod config;
 pub mod core;
 pub mod definition;
 pub mod dialect;
+pub mod env;
 pub mod output;
 pub mod prompt;
 pub mod registry;
 pub mod render;
 pub mod schema;
 pub mod toolbox;
+pub mod tools;
 
 #[doc(hidden)]
 #[path = "private.rs"]

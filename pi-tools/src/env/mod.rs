@@ -1,0 +1,175 @@
+//! The execution environment: everything a tool does to a file system or a process goes
+//! through an [`ExecutionEnv`], so the same tools can run against the local machine, a
+//! confined directory, or another system entirely.
+//!
+//! A tool reaches its environment through its context ([`ToolContextExt::env`]); the runner
+//! puts one there with
+//! `RunnerConfig { extensions: Extensions::new().with::<Arc<dyn ExecutionEnv>>(env), .. }`.
+
+mod exec;
+mod local;
+mod path;
+mod queue;
+
+use std::io;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, OnceLock};
+use std::time::{Duration, SystemTime};
+
+use tokio::io::AsyncRead;
+use tokio_util::sync::CancellationToken;
+
+use crate::core::{BoxFuture, ToolContext};
+
+pub use exec::ChunkSink;
+pub use local::LocalEnv;
+pub use path::{expand_tilde, mutation_key, normalize_path_input, resolve_path, resolve_read_path};
+pub use queue::MutationQueue;
+
+/// What a stat of a path tells (symbolic links followed, except for `is_symlink`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Metadata {
+    /// The path (after following links) is a directory.
+    pub is_dir: bool,
+    /// The path (after following links) is a regular file.
+    pub is_file: bool,
+    /// The path itself is a symbolic link.
+    pub is_symlink: bool,
+    /// Size in bytes.
+    pub len: u64,
+    /// Unix permission bits (e.g. `0o644`), when the system has them.
+    pub mode: Option<u32>,
+    /// Last modification time, when known.
+    pub modified: Option<SystemTime>,
+}
+
+/// One entry of a directory listing.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DirEntry {
+    /// The entry's file name (lossily converted to UTF-8).
+    pub name: String,
+    /// It is a directory (symbolic links followed).
+    pub is_dir: bool,
+    /// It is a symbolic link.
+    pub is_symlink: bool,
+}
+
+/// A command for [`ExecutionEnv::exec`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ExecRequest {
+    /// The shell command line.
+    pub command: String,
+    /// The working directory.
+    pub cwd: PathBuf,
+    /// Kill the process (group) after this long.
+    pub timeout: Option<Duration>,
+    /// Extra environment variables.
+    pub env: Vec<(String, String)>,
+}
+
+/// How a process ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct ExecOutcome {
+    /// The exit code, when it exited normally.
+    pub exit_code: Option<i32>,
+    /// The signal that killed it, when one did.
+    pub signal: Option<i32>,
+    /// It was killed because the request's timeout passed.
+    pub timed_out: bool,
+    /// It was killed because the cancellation token fired.
+    pub aborted: bool,
+}
+
+/// A streaming reader over a file's bytes.
+pub type FileReader = Box<dyn AsyncRead + Send + Unpin>;
+
+/// Where tools read, write and run things. Object-safe; used as `Arc<dyn ExecutionEnv>`.
+///
+/// Implementations should apply any confinement they have to every operation, so a tool
+/// cannot step outside it by accident.
+pub trait ExecutionEnv: Send + Sync + 'static {
+    /// The directory relative paths resolve against.
+    fn cwd(&self) -> &Path;
+
+    /// The home directory `~` expands to, if the environment has one.
+    fn home_dir(&self) -> Option<PathBuf> {
+        None
+    }
+
+    /// `true` when paths name files on this machine's own file system, so tools may walk
+    /// them in-process (grep and find do, with ripgrep's crates). Remote environments
+    /// answer `false`.
+    fn is_local(&self) -> bool {
+        false
+    }
+
+    /// The canonical directories the environment is confined to; empty when unconfined.
+    fn allowed_roots(&self) -> &[PathBuf] {
+        &[]
+    }
+
+    /// The per-file queue that serialises read-modify-write operations in this environment.
+    fn mutation_queue(&self) -> &MutationQueue;
+
+    /// Reads a whole file.
+    fn read_file<'a>(&'a self, path: &'a Path) -> BoxFuture<'a, io::Result<Vec<u8>>>;
+
+    /// Opens a file for streaming reads, so callers never hold more than they need.
+    fn open_read<'a>(&'a self, path: &'a Path) -> BoxFuture<'a, io::Result<FileReader>>;
+
+    /// Replaces (or creates) a file atomically: readers see the old or the new content,
+    /// never a mix. An existing file keeps its permissions; a symbolic link keeps pointing
+    /// at its target, which is what gets replaced. Parent directories must exist.
+    fn write_file<'a>(&'a self, path: &'a Path, data: Vec<u8>) -> BoxFuture<'a, io::Result<()>>;
+
+    /// Stats a path (following symbolic links).
+    fn metadata<'a>(&'a self, path: &'a Path) -> BoxFuture<'a, io::Result<Metadata>>;
+
+    /// Lists a directory, in no particular order.
+    fn list_dir<'a>(&'a self, path: &'a Path) -> BoxFuture<'a, io::Result<Vec<DirEntry>>>;
+
+    /// Creates a directory and its missing parents.
+    fn create_dir_all<'a>(&'a self, path: &'a Path) -> BoxFuture<'a, io::Result<()>>;
+
+    /// The absolute path with every symbolic link, `.` and `..` resolved; the path must exist.
+    fn canonicalize<'a>(&'a self, path: &'a Path) -> BoxFuture<'a, io::Result<PathBuf>>;
+
+    /// Runs a shell command, streaming its merged output to `on_chunk` as it arrives, until
+    /// it exits, times out or `cancel` fires (then the whole process group is killed).
+    ///
+    /// The default refuses: not every environment can run processes.
+    fn exec<'a>(
+        &'a self,
+        request: ExecRequest,
+        cancel: CancellationToken,
+        on_chunk: ChunkSink,
+    ) -> BoxFuture<'a, io::Result<ExecOutcome>> {
+        let _ = (request, cancel, on_chunk);
+        Box::pin(async {
+            Err(io::Error::new(
+                io::ErrorKind::Unsupported,
+                "this execution environment cannot run processes",
+            ))
+        })
+    }
+}
+
+/// Gives tools their execution environment.
+pub trait ToolContextExt {
+    /// The environment the batch was given (an `Arc<dyn ExecutionEnv>` in the context's
+    /// extensions), or else a process-wide [`LocalEnv`] on the current directory.
+    fn env(&self) -> Arc<dyn ExecutionEnv>;
+}
+
+impl ToolContextExt for ToolContext {
+    fn env(&self) -> Arc<dyn ExecutionEnv> {
+        if let Some(env) = self.extensions().get::<Arc<dyn ExecutionEnv>>() {
+            return Arc::clone(env);
+        }
+        static DEFAULT: OnceLock<Arc<dyn ExecutionEnv>> = OnceLock::new();
+        Arc::clone(DEFAULT.get_or_init(|| {
+            let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
+            Arc::new(LocalEnv::new(cwd))
+        }))
+    }
+}

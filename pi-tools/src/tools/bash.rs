@@ -1,0 +1,288 @@
+//! The `bash` tool: run a shell command in the working directory and return its output.
+//!
+//! The command runs through the execution environment's `exec`: in its own process group,
+//! with stdout and stderr merged in arrival order. The model sees the tail of the output
+//! (2000 lines or 50KB); past that, the full output is saved to a file whose path the notice
+//! gives. Progress updates with the current tail go out about every 100 ms.
+
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::core::{ToolContext, ToolError, ToolResult};
+use crate::env::{ExecRequest, ToolContextExt};
+use crate::output::ToolOutput;
+use crate::render::{Color, Style, Styled};
+use crate::tools::bash_output::OutputBuffer;
+use crate::tools::preview::arg_str;
+use crate::tools::truncate::{DEFAULT_MAX_BYTES, TruncatedBy, format_size};
+
+/// How often, at most, a running command reports its output.
+pub const UPDATE_INTERVAL: Duration = Duration::from_millis(100);
+
+/// What the model reads about bash.
+pub const DESCRIPTION: &str = "Run a shell command with bash in the current working directory \
+and return its combined stdout and stderr. Only the last 2000 lines or 50KB of output are \
+returned; when there is more, the full output is saved to a file whose path is given. A non-zero \
+exit status is reported as an error together with the output. Optionally give a timeout in \
+seconds, after which the command and every process it started are killed.";
+
+/// The line bash adds to the system prompt's "Available tools".
+pub const PROMPT_SNIPPET: &str = "Run shell commands (build, test, git, and file operations)";
+
+/// What bash adds to the system prompt's "Guidelines".
+pub const GUIDELINES: &[&str] = &[
+    "Give long-running commands a timeout, and start servers or watchers in the background with their output redirected to a file.",
+];
+
+/// bash's arguments.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+pub struct BashArgs {
+    /// The command line to run, e.g. `cargo test 2>&1 | tail -20`.
+    pub command: String,
+    /// Seconds after which the command is killed (default: the configured timeout, if any).
+    #[serde(default)]
+    pub timeout: Option<f64>,
+}
+
+/// bash's own configuration (`[tool.bash]` in the TOML file).
+#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct BashConfig {
+    /// Seconds after which a command is killed when the call gives no `timeout`
+    /// (default: none).
+    #[serde(default)]
+    pub timeout_secs: Option<f64>,
+}
+
+/// What a bash result tells a user interface.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct BashDetails {
+    /// The exit code, when the shell exited normally.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub exit_code: Option<i32>,
+    /// The signal that killed the shell, when one did.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub signal: Option<i32>,
+    /// The command was killed because its timeout passed.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub timed_out: bool,
+    /// The command was killed because the call was cancelled.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub aborted: bool,
+    /// Lines of the whole output.
+    pub total_lines: u64,
+    /// Bytes of the whole output.
+    pub total_bytes: u64,
+    /// Which limit cut the shown output, when one did.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub truncated_by: Option<TruncatedBy>,
+    /// The file holding the whole output, once it passed the limits.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub full_output_path: Option<String>,
+}
+
+/// Runs a command; see [`DESCRIPTION`].
+pub async fn bash(ctx: &ToolContext, args: BashArgs) -> Result<ToolOutput<BashDetails>, ToolError> {
+    let env = ctx.env();
+    let timeout_secs = match args.timeout {
+        Some(t) => Some(t),
+        None => ctx.tool_config::<BashConfig>().and_then(|c| c.timeout_secs),
+    }
+    .filter(|t| *t > 0.0);
+    let timeout = match timeout_secs {
+        Some(secs) => Some(Duration::try_from_secs_f64(secs).map_err(|_| {
+            ToolError::new(format!(
+                "The timeout {secs} is not a usable number of seconds. Give a positive number such as 60."
+            ))
+        })?),
+        None => None,
+    };
+    let request = ExecRequest {
+        command: args.command.clone(),
+        cwd: env.cwd().to_path_buf(),
+        timeout,
+        env: Vec::new(),
+    };
+
+    let buffer = Arc::new(Mutex::new(OutputBuffer::new()));
+    let on_chunk = {
+        let buffer = Arc::clone(&buffer);
+        let updater = ctx.updater().clone();
+        let mut last_update: Option<Instant> = None;
+        Box::new(move |chunk: &[u8]| {
+            let Ok(mut out) = buffer.lock() else { return };
+            out.push(chunk);
+            let now = Instant::now();
+            if last_update.is_none_or(|t| now.duration_since(t) >= UPDATE_INTERVAL) {
+                last_update = Some(now);
+                let tail = out.truncated_tail().content;
+                drop(out);
+                updater.update(ToolResult::text(tail));
+            }
+        }) as Box<dyn FnMut(&[u8]) + Send>
+    };
+    let outcome = env
+        .exec(request, ctx.cancellation().clone(), on_chunk)
+        .await
+        .map_err(|e| {
+            ToolError::new(format!(
+                "The command could not be run: {e}. Check that the working directory exists and the environment can run processes."
+            ))
+        })?;
+
+    let mut out = buffer
+        .lock()
+        .map_err(|_| ToolError::new("The command's output was lost; run it again."))?;
+    out.finish();
+    let shown = out.truncated_tail();
+    let mut details = BashDetails {
+        exit_code: outcome.exit_code,
+        signal: outcome.signal,
+        timed_out: outcome.timed_out,
+        aborted: outcome.aborted,
+        total_lines: out.total_lines(),
+        total_bytes: out.total_bytes(),
+        truncated_by: shown.truncated_by,
+        full_output_path: out.spill_path().map(|p| p.display().to_string()),
+    };
+    // The final newline ends the last line; it is not part of what the model needs to see.
+    let body = shown.content.strip_suffix('\n').unwrap_or(&shown.content);
+    let mut text = if body.is_empty() {
+        "(no output)".to_string()
+    } else {
+        body.to_string()
+    };
+    if shown.truncated {
+        let full = match (out.spill_path(), out.spill_error()) {
+            (Some(path), _) => format!("Full output: {}", path.display()),
+            (None, Some(err)) => format!("The full output could not be saved: {err}"),
+            (None, None) => "The full output was not saved".to_string(),
+        };
+        let total = out.total_lines();
+        let end = total;
+        let start = (total + 1).saturating_sub(shown.output_lines as u64);
+        let notice = if shown.last_line_partial {
+            format!(
+                "Showing the last {} of line {end} (the line is {}). {full}",
+                format_size(shown.output_bytes as u64),
+                format_size(out.last_line_bytes())
+            )
+        } else if shown.truncated_by == Some(TruncatedBy::Lines) {
+            format!("Showing lines {start}-{end} of {total}. {full}")
+        } else {
+            format!(
+                "Showing lines {start}-{end} of {total} ({} limit). {full}",
+                format_size(DEFAULT_MAX_BYTES as u64)
+            )
+        };
+        text.push_str(&format!("\n\n[{notice}]"));
+    } else {
+        details.truncated_by = None;
+    }
+    drop(out);
+
+    let failure = if outcome.timed_out {
+        Some(format!(
+            "Command timed out after {} seconds",
+            format_secs(timeout_secs.unwrap_or(0.0))
+        ))
+    } else if outcome.aborted {
+        Some("Command aborted".to_string())
+    } else if let Some(signal) = outcome.signal {
+        Some(format!(
+            "Command was killed by signal {signal}{}",
+            signal_name(signal)
+                .map(|n| format!(" ({n})"))
+                .unwrap_or_default()
+        ))
+    } else {
+        match outcome.exit_code {
+            Some(0) | None => None,
+            Some(code) => Some(format!("Command exited with code {code}")),
+        }
+    };
+    if let Some(failure) = failure {
+        text.push_str(&format!("\n\n{failure}"));
+        let details = serde_json::to_value(&details).unwrap_or(Value::Null);
+        return Err(ToolError::new(text).with_details(details));
+    }
+    Ok(ToolOutput::text(text).with_details(details))
+}
+
+/// Seconds as written by a person: `5`, `0.5`.
+fn format_secs(secs: f64) -> String {
+    if secs.fract() == 0.0 && secs < 1e15 {
+        format!("{}", secs as u64)
+    } else {
+        format!("{secs}")
+    }
+}
+
+/// The name of a common signal.
+fn signal_name(signal: i32) -> Option<&'static str> {
+    Some(match signal {
+        libc::SIGHUP => "SIGHUP",
+        libc::SIGINT => "SIGINT",
+        libc::SIGQUIT => "SIGQUIT",
+        libc::SIGILL => "SIGILL",
+        libc::SIGABRT => "SIGABRT",
+        libc::SIGBUS => "SIGBUS",
+        libc::SIGFPE => "SIGFPE",
+        libc::SIGKILL => "SIGKILL",
+        libc::SIGSEGV => "SIGSEGV",
+        libc::SIGPIPE => "SIGPIPE",
+        libc::SIGALRM => "SIGALRM",
+        libc::SIGTERM => "SIGTERM",
+        _ => return None,
+    })
+}
+
+/// How a bash call looks to a person: `$ command`.
+pub fn render_call(args: &Value) -> Styled {
+    let mut out = Styled::new().push("$ ", Style::fg(Color::Cyan).bold());
+    out.add(arg_str(args, "command").unwrap_or(""), Style::PLAIN.bold());
+    if let Some(t) = args.get("timeout").and_then(Value::as_f64) {
+        out.add(
+            format!(" (timeout {}s)", format_secs(t)),
+            Style::fg(Color::Gray),
+        );
+    }
+    out
+}
+
+/// Lines of output a rendered bash result shows.
+const RENDER_TAIL_LINES: usize = 20;
+
+/// How a bash result looks to a person: the last lines of output, the status in colour.
+pub fn render_result(result: &ToolResult, is_error: bool) -> Styled {
+    let text = result.text_content();
+    let lines: Vec<&str> = text.lines().collect();
+    let mut out = Styled::new();
+    if lines.len() > RENDER_TAIL_LINES {
+        out.add(
+            format!("… {} earlier lines\n", lines.len() - RENDER_TAIL_LINES),
+            Style::fg(Color::Gray),
+        );
+    }
+    let start = lines.len().saturating_sub(RENDER_TAIL_LINES);
+    for (i, line) in lines[start..].iter().enumerate() {
+        let last = start + i + 1 == lines.len();
+        let style = if last && is_error {
+            Style::fg(Color::Red)
+        } else if line.starts_with('[') {
+            Style::fg(Color::Yellow)
+        } else {
+            Style::PLAIN
+        };
+        out.add(*line, style);
+        if !last {
+            out.add("\n", Style::PLAIN);
+        }
+    }
+    out
+}

@@ -1,0 +1,269 @@
+//! The `grep` tool: search file contents for a regular expression or a literal string.
+//!
+//! The search runs in-process on ripgrep's own crates, so no user text is ever parsed as a
+//! command-line flag (a pattern such as `--pre=x` is just text to look for).
+
+use grep_regex::RegexMatcherBuilder;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::core::{ToolContext, ToolError, ToolResult};
+use crate::env::{ToolContextExt, resolve_path};
+use crate::output::ToolOutput;
+use crate::render::{Color, Style, Styled};
+use crate::tools::preview::{arg_str, detail_u64, preview};
+use crate::tools::search::{FileHits, SearchSpec, search};
+use crate::tools::truncate::{
+    DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, GREP_MAX_LINE_CHARS, TruncatedBy, TruncationLimits,
+    format_size, truncate_head,
+};
+use crate::tools::walk::PathGlob;
+
+/// Matches returned when the caller gives no limit.
+pub const DEFAULT_LIMIT: usize = 100;
+
+/// What the model reads about grep.
+pub const DESCRIPTION: &str = "Search the contents of files for a regular expression (or, with \
+literal: true, a plain string). Prints each matching line as `path:line: text`, with optional \
+context lines as `path-line- text`, paths relative to the searched directory. Hidden files are \
+searched; files ignored by .gitignore or .ignore, and the .git directory, are skipped. Stops \
+after `limit` matches (default 100) or 50KB of output; lines longer than 500 characters are \
+clipped.";
+
+/// The line grep adds to the system prompt's "Available tools".
+pub const PROMPT_SNIPPET: &str =
+    "Search file contents by regex or literal text (respects .gitignore)";
+
+/// What grep adds to the system prompt's "Guidelines".
+pub const GUIDELINES: &[&str] =
+    &["Use grep to search file contents instead of running grep or rg through bash."];
+
+/// grep's arguments.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+pub struct GrepArgs {
+    /// The regular expression to search for (Rust regex syntax), or the exact text when
+    /// `literal` is true.
+    pub pattern: String,
+    /// The directory or file to search (default: the current directory).
+    #[serde(default)]
+    pub path: Option<String>,
+    /// Only search files whose path matches this glob, e.g. `*.rs` or `**/*.spec.ts`.
+    #[serde(default)]
+    pub glob: Option<String>,
+    /// Match regardless of case (default: false).
+    #[serde(default, rename = "ignoreCase")]
+    pub ignore_case: Option<bool>,
+    /// Treat the pattern as literal text instead of a regular expression (default: false).
+    #[serde(default)]
+    pub literal: Option<bool>,
+    /// Lines of context to show before and after each match (default: 0).
+    #[serde(default)]
+    pub context: Option<u64>,
+    /// The maximum number of matches to return (default: 100).
+    #[serde(default)]
+    pub limit: Option<u64>,
+}
+
+/// What a grep result tells a user interface.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct GrepDetails {
+    /// Matches shown.
+    pub matches: usize,
+    /// Files with a shown match.
+    pub files: usize,
+    /// The limit, when more matches exist beyond it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub match_limit_reached: Option<usize>,
+    /// Which output limit cut the text, when one did.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub truncated_by: Option<TruncatedBy>,
+    /// Some lines were clipped to 500 characters.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub lines_truncated: bool,
+}
+
+/// Searches file contents; see [`DESCRIPTION`].
+pub async fn grep(ctx: &ToolContext, args: GrepArgs) -> Result<ToolOutput<GrepDetails>, ToolError> {
+    let env = ctx.env();
+    if !env.is_local() {
+        return Err(ToolError::new(
+            "grep searches the local file system, but this execution environment is not local. Use bash to run a search there instead.",
+        ));
+    }
+    let raw_path = args.path.as_deref().unwrap_or(".");
+    let root = resolve_path(env.as_ref(), raw_path);
+    let meta = env.metadata(&root).await.map_err(|e| {
+        ToolError::new(format!(
+            "Cannot search `{raw_path}`: {e}. Check the path, or omit it to search the current directory."
+        ))
+    })?;
+    let matcher = RegexMatcherBuilder::new()
+        .case_insensitive(args.ignore_case.unwrap_or(false))
+        .fixed_strings(args.literal.unwrap_or(false))
+        .line_terminator(Some(b'\n'))
+        .build(&args.pattern)
+        .map_err(|e| {
+            ToolError::new(format!(
+                "The pattern is not a valid regular expression: {e}\nFix the pattern, or set literal: true to search for the text as it is."
+            ))
+        })?;
+    let glob = match args.glob.as_deref().map(str::trim) {
+        Some(g) if !g.is_empty() => Some(PathGlob::new(g).map_err(ToolError::new)?),
+        _ => None,
+    };
+    let limit = to_usize(args.limit.unwrap_or(DEFAULT_LIMIT as u64)).max(1);
+    let spec = SearchSpec {
+        root,
+        single_file: !meta.is_dir,
+        matcher,
+        glob,
+        context: to_usize(args.context.unwrap_or(0)),
+        limit,
+        max_lines: DEFAULT_MAX_LINES,
+        max_bytes: DEFAULT_MAX_BYTES,
+    };
+    let cancel = ctx.cancellation().clone();
+    let outcome = tokio::task::spawn_blocking(move || search(&spec, &cancel))
+        .await
+        .map_err(|e| ToolError::new(format!("The search failed unexpectedly: {e}.")))?;
+    if outcome.cancelled {
+        return Err(ToolError::new("The search was aborted."));
+    }
+    if outcome.matches == 0 {
+        return Ok(ToolOutput::text("No matches found").with_details(GrepDetails::default()));
+    }
+
+    let mut text = String::new();
+    let mut lines_truncated = false;
+    for file in &outcome.files {
+        for line in &file.lines {
+            let sep = if line.is_match { ':' } else { '-' };
+            text.push_str(&format!(
+                "{}{sep}{}{sep} {}\n",
+                file.rel, line.number, line.text
+            ));
+            lines_truncated |= line.clipped;
+        }
+    }
+    let truncation = truncate_head(&text, TruncationLimits::default());
+    let mut out = truncation.content.trim_end_matches('\n').to_string();
+    let mut notices = Vec::new();
+    let mut details = GrepDetails {
+        matches: outcome.matches,
+        files: outcome.files.len(),
+        lines_truncated,
+        ..GrepDetails::default()
+    };
+    if outcome.more_matches && !truncation.truncated {
+        notices.push(format!(
+            "{limit} matches limit reached. Use limit={} for more, or refine the pattern",
+            limit.saturating_mul(2)
+        ));
+        details.match_limit_reached = Some(limit);
+    }
+    if truncation.truncated || outcome.output_full {
+        let by = truncation.truncated_by.unwrap_or(TruncatedBy::Bytes);
+        let what = match by {
+            TruncatedBy::Lines => format!("{DEFAULT_MAX_LINES} lines"),
+            TruncatedBy::Bytes => format_size(DEFAULT_MAX_BYTES as u64),
+        };
+        notices.push(format!(
+            "Output limit of {what} reached. Narrow the search with a more specific pattern, path or glob, or a lower context"
+        ));
+        details.truncated_by = Some(by);
+        (details.matches, details.files) = count_shown(&outcome.files, truncation.output_lines);
+    }
+    if lines_truncated {
+        notices.push(format!(
+            "Some lines were clipped to {GREP_MAX_LINE_CHARS} characters. Use the read tool to see them in full"
+        ));
+    }
+    if !notices.is_empty() {
+        out.push_str(&format!("\n\n[{}]", notices.join(". ")));
+    }
+    Ok(ToolOutput::text(out).with_details(details))
+}
+
+/// Matches and files among the first `lines` output lines (each hit line is one output line).
+fn count_shown(files: &[FileHits], lines: usize) -> (usize, usize) {
+    let (mut matches, mut file_count, mut seen) = (0, 0, 0);
+    for file in files {
+        if seen >= lines {
+            break;
+        }
+        file_count += 1;
+        for line in file.lines.iter().take(lines - seen) {
+            matches += usize::from(line.is_match);
+        }
+        seen += file.lines.len();
+    }
+    (matches, file_count)
+}
+
+fn to_usize(n: u64) -> usize {
+    usize::try_from(n).unwrap_or(usize::MAX)
+}
+
+/// How a grep call looks to a person: `grep /pattern/ in path (glob)`.
+pub fn render_call(args: &Value) -> Styled {
+    let mut out = Styled::new().push("grep ", Style::fg(Color::Cyan).bold());
+    out.add(
+        format!("/{}/", arg_str(args, "pattern").unwrap_or("")),
+        Style::fg(Color::Magenta),
+    );
+    if args.get("ignoreCase").and_then(Value::as_bool) == Some(true) {
+        out.add("i", Style::fg(Color::Magenta));
+    }
+    out.add(
+        format!(" in {}", arg_str(args, "path").unwrap_or(".")),
+        Style::fg(Color::Gray),
+    );
+    if let Some(glob) = arg_str(args, "glob") {
+        out.add(format!(" ({glob})"), Style::fg(Color::Gray));
+    }
+    out
+}
+
+/// How a grep result looks to a person: match and file counts, then the first lines.
+pub fn render_result(result: &ToolResult, is_error: bool) -> Styled {
+    let summary = detail_u64(result, "matches").filter(|&m| m > 0).map(|m| {
+        let files = detail_u64(result, "files").unwrap_or(0);
+        format!(
+            "{m} match{} in {files} file{}",
+            if m == 1 { "" } else { "es" },
+            if files == 1 { "" } else { "s" }
+        )
+    });
+    preview(result, is_error, summary)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tools::search::HitLine;
+
+    #[test]
+    fn shown_counts_follow_the_cut() {
+        let line = |n, m| HitLine {
+            number: n,
+            text: String::new(),
+            is_match: m,
+            clipped: false,
+        };
+        let files = vec![
+            FileHits {
+                rel: "a".into(),
+                lines: vec![line(1, true), line(2, false), line(3, true)],
+            },
+            FileHits {
+                rel: "b".into(),
+                lines: vec![line(1, true)],
+            },
+        ];
+        assert_eq!(count_shown(&files, 2), (1, 1));
+        assert_eq!(count_shown(&files, 3), (2, 1));
+        assert_eq!(count_shown(&files, 4), (3, 2));
+    }
+}

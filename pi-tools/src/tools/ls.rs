@@ -1,0 +1,160 @@
+//! The `ls` tool: list one directory, sorted, directories marked with `/`.
+//!
+//! It goes through the execution environment's `list_dir`, so it works on any environment,
+//! not only the local one.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::core::{ToolContext, ToolError, ToolResult};
+use crate::env::{ToolContextExt, resolve_path};
+use crate::output::ToolOutput;
+use crate::render::{Color, Style, Styled};
+use crate::tools::preview::{arg_str, detail_u64, preview};
+use crate::tools::truncate::{
+    DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, TruncatedBy, TruncationLimits, format_size, truncate_head,
+};
+
+/// Entries returned when the caller gives no limit.
+pub const DEFAULT_LIMIT: usize = 500;
+
+/// What the model reads about ls.
+pub const DESCRIPTION: &str = "List the entries of a directory, sorted alphabetically \
+(ignoring case), dotfiles included, one per line, with a `/` after each directory. Stops after \
+`limit` entries (default 500) or 50KB of output.";
+
+/// The line ls adds to the system prompt's "Available tools".
+pub const PROMPT_SNIPPET: &str = "List a directory's contents";
+
+/// What ls adds to the system prompt's "Guidelines".
+pub const GUIDELINES: &[&str] =
+    &["Use ls to see what a directory holds instead of running ls through bash."];
+
+/// ls's arguments.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+pub struct LsArgs {
+    /// The directory to list (default: the current directory).
+    #[serde(default)]
+    pub path: Option<String>,
+    /// The maximum number of entries to return (default: 500).
+    #[serde(default)]
+    pub limit: Option<u64>,
+}
+
+/// What an ls result tells a user interface.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct LsDetails {
+    /// Entries shown.
+    pub entries: usize,
+    /// The limit, when more entries exist beyond it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub entry_limit_reached: Option<usize>,
+    /// Which output limit cut the text, when one did.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub truncated_by: Option<TruncatedBy>,
+}
+
+/// Lists a directory; see [`DESCRIPTION`].
+pub async fn ls(ctx: &ToolContext, args: LsArgs) -> Result<ToolOutput<LsDetails>, ToolError> {
+    let env = ctx.env();
+    let raw_path = args.path.as_deref().unwrap_or(".");
+    let dir = resolve_path(env.as_ref(), raw_path);
+    let meta = env.metadata(&dir).await.map_err(|e| {
+        if e.kind() == std::io::ErrorKind::NotFound {
+            ToolError::new(format!(
+                "The path `{raw_path}` does not exist. Check the spelling, or list its parent directory to see what is there."
+            ))
+        } else {
+            ToolError::new(format!("Cannot list `{raw_path}`: {e}."))
+        }
+    })?;
+    if !meta.is_dir {
+        return Err(ToolError::new(format!(
+            "`{raw_path}` is not a directory. Use the read tool to see a file's contents."
+        )));
+    }
+    let listed = env
+        .list_dir(&dir)
+        .await
+        .map_err(|e| ToolError::new(format!("Cannot list `{raw_path}`: {e}.")))?;
+
+    let mut entries = Vec::with_capacity(listed.len());
+    for entry in listed {
+        // A symbolic link whose target is gone (or unreadable) cannot be used: skip it.
+        if entry.is_symlink && !entry.is_dir && env.metadata(&dir.join(&entry.name)).await.is_err()
+        {
+            continue;
+        }
+        entries.push(entry);
+    }
+    if entries.is_empty() {
+        return Ok(ToolOutput::text("(empty directory)").with_details(LsDetails::default()));
+    }
+    entries.sort_by(|a, b| {
+        a.name
+            .to_lowercase()
+            .cmp(&b.name.to_lowercase())
+            .then_with(|| a.name.cmp(&b.name))
+    });
+
+    let limit = usize::try_from(args.limit.unwrap_or(DEFAULT_LIMIT as u64))
+        .unwrap_or(usize::MAX)
+        .max(1);
+    let more = entries.len() > limit;
+    let text = entries
+        .iter()
+        .take(limit)
+        .map(|e| {
+            if e.is_dir {
+                format!("{}/", e.name)
+            } else {
+                e.name.clone()
+            }
+        })
+        .collect::<Vec<_>>()
+        .join("\n");
+    let truncation = truncate_head(&text, TruncationLimits::default());
+    let mut out = truncation.content.clone();
+    let mut details = LsDetails {
+        entries: truncation.output_lines,
+        ..LsDetails::default()
+    };
+    let mut notices = Vec::new();
+    if more {
+        notices.push(format!(
+            "{limit} entries limit reached. Use limit={} for more",
+            limit.saturating_mul(2)
+        ));
+        details.entry_limit_reached = Some(limit);
+    }
+    if truncation.truncated {
+        let by = truncation.truncated_by.unwrap_or(TruncatedBy::Bytes);
+        let what = match by {
+            TruncatedBy::Lines => format!("{DEFAULT_MAX_LINES} lines"),
+            TruncatedBy::Bytes => format_size(DEFAULT_MAX_BYTES as u64),
+        };
+        notices.push(format!("Output limit of {what} reached"));
+        details.truncated_by = Some(by);
+    }
+    if !notices.is_empty() {
+        out.push_str(&format!("\n\n[{}]", notices.join(". ")));
+    }
+    Ok(ToolOutput::text(out).with_details(details))
+}
+
+/// How an ls call looks to a person: `ls path`.
+pub fn render_call(args: &Value) -> Styled {
+    Styled::new()
+        .push("ls ", Style::fg(Color::Cyan).bold())
+        .push(arg_str(args, "path").unwrap_or("."), Style::fg(Color::Gray))
+}
+
+/// How an ls result looks to a person: the number of entries, then the first of them.
+pub fn render_result(result: &ToolResult, is_error: bool) -> Styled {
+    let summary = detail_u64(result, "entries")
+        .filter(|&n| n > 0)
+        .map(|n| format!("{n} entr{}", if n == 1 { "y" } else { "ies" }));
+    preview(result, is_error, summary)
+}

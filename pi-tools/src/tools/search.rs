@@ -1,0 +1,445 @@
+//! The content search behind grep: one thread walks the tree in sorted order, a few threads
+//! search files in parallel, and the calling thread puts their results back in walk order.
+//!
+//! The order of the output therefore never depends on thread timing. The walker runs at most
+//! [`WINDOW`] files ahead of the ordered results, which bounds memory whatever the size of
+//! the tree, and everything stops once the limit of matches (plus one, to know that more
+//! exist) or the output budget is reached.
+
+use std::collections::BTreeMap;
+use std::ops::ControlFlow;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Condvar, Mutex};
+
+use grep_regex::RegexMatcher;
+use grep_searcher::{BinaryDetection, Searcher, SearcherBuilder, Sink, SinkContext, SinkMatch};
+use tokio_util::sync::CancellationToken;
+
+use super::walk::{PathGlob, WalkEnd, walk_sorted};
+
+/// How many files the walker may run ahead of the ordered results.
+const WINDOW: u64 = 512;
+
+/// Grep clips every output line to this many characters.
+pub(crate) const MAX_LINE_CHARS: usize = 500;
+
+/// What to search and when to stop.
+pub(crate) struct SearchSpec {
+    /// A directory to walk, or a single file.
+    pub root: PathBuf,
+    /// Whether `root` is a single file (shown by its name, searched even if ignored).
+    pub single_file: bool,
+    /// The compiled pattern.
+    pub matcher: RegexMatcher,
+    /// Only files whose relative path matches this glob are searched.
+    pub glob: Option<PathGlob>,
+    /// Lines of context before and after each match.
+    pub context: usize,
+    /// Matches to return at most.
+    pub limit: usize,
+    /// Stop collecting once the formatted output would have more lines than this…
+    pub max_lines: usize,
+    /// …or more bytes than this.
+    pub max_bytes: usize,
+}
+
+/// One output line: a match or a context line.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct HitLine {
+    /// 1-based line number.
+    pub number: u64,
+    /// The line without its terminator, clipped to [`MAX_LINE_CHARS`].
+    pub text: String,
+    /// A match line (else context).
+    pub is_match: bool,
+    /// The line was clipped.
+    pub clipped: bool,
+}
+
+/// The lines to show for one file, in line order, overlapping context already merged.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct FileHits {
+    /// Path relative to the search directory (the file name for a single file).
+    pub rel: String,
+    /// Matches and context lines.
+    pub lines: Vec<HitLine>,
+}
+
+/// The result of a search.
+#[derive(Debug, Default)]
+pub(crate) struct SearchOutcome {
+    /// Files with matches, in walk order, cut to the limit.
+    pub files: Vec<FileHits>,
+    /// Matches in `files`.
+    pub matches: usize,
+    /// At least one more match exists beyond the limit.
+    pub more_matches: bool,
+    /// Collecting stopped because the output budget was exceeded.
+    pub output_full: bool,
+    /// The search was cancelled before it finished.
+    pub cancelled: bool,
+}
+
+impl FileHits {
+    fn match_count(&self) -> usize {
+        self.lines.iter().filter(|l| l.is_match).count()
+    }
+
+    /// Bytes and lines this file adds to the output (`rel:N: text\n`).
+    fn output_size(&self) -> (usize, usize) {
+        let bytes = self
+            .lines
+            .iter()
+            .map(|l| self.rel.len() + digits(l.number) + 3 + l.text.len() + 1)
+            .sum();
+        (bytes, self.lines.len())
+    }
+}
+
+fn digits(mut n: u64) -> usize {
+    let mut d = 1;
+    while n >= 10 {
+        n /= 10;
+        d += 1;
+    }
+    d
+}
+
+/// Runs the search on the current thread (call it from a blocking thread).
+pub(crate) fn search(spec: &SearchSpec, cancel: &CancellationToken) -> SearchOutcome {
+    let mut collector = Collector::new(spec);
+    if spec.single_file {
+        let name = spec
+            .root
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_else(|| spec.root.to_string_lossy().into_owned());
+        let mut searcher = new_searcher(spec);
+        if let Some(hits) = search_file(&mut searcher, spec, &spec.root, name) {
+            collector.accept(hits);
+        }
+        collector.outcome.cancelled = cancel.is_cancelled();
+        return collector.outcome;
+    }
+
+    let workers = std::thread::available_parallelism()
+        .map_or(2, |n| n.get())
+        .clamp(1, 8);
+    let (work_tx, work_rx) = crossbeam_channel::bounded::<(u64, PathBuf, String)>(256);
+    let (done_tx, done_rx) = crossbeam_channel::unbounded::<(u64, Option<FileHits>)>();
+    let stop = AtomicBool::new(false);
+    let window = Window::default();
+
+    std::thread::scope(|scope| {
+        for _ in 0..workers {
+            let work_rx = work_rx.clone();
+            let done_tx = done_tx.clone();
+            let stop = &stop;
+            scope.spawn(move || {
+                let mut searcher = new_searcher(spec);
+                for (seq, path, rel) in work_rx {
+                    let hits = if stop.load(Ordering::Relaxed) || cancel.is_cancelled() {
+                        None
+                    } else {
+                        search_file(&mut searcher, spec, &path, rel)
+                    };
+                    if done_tx.send((seq, hits)).is_err() {
+                        break;
+                    }
+                }
+            });
+        }
+        drop(work_rx);
+        drop(done_tx);
+
+        let (stop, window) = (&stop, &window);
+        scope.spawn(move || {
+            let mut seq = 0u64;
+            let end = walk_sorted(&spec.root, cancel, |entry| {
+                if entry.is_dir {
+                    return ControlFlow::Continue(());
+                }
+                if let Some(glob) = &spec.glob
+                    && !glob.is_match(&entry.rel, false)
+                {
+                    return ControlFlow::Continue(());
+                }
+                if !window.wait_for(seq, stop)
+                    || work_tx.send((seq, entry.path, entry.rel)).is_err()
+                {
+                    return ControlFlow::Break(());
+                }
+                seq += 1;
+                ControlFlow::Continue(())
+            });
+            if end == WalkEnd::Cancelled {
+                stop.store(true, Ordering::Relaxed);
+            }
+        });
+
+        let mut pending: BTreeMap<u64, Option<FileHits>> = BTreeMap::new();
+        let mut next = 0u64;
+        for (seq, hits) in done_rx {
+            pending.insert(seq, hits);
+            while let Some(hits) = pending.remove(&next) {
+                next += 1;
+                if let Some(hits) = hits
+                    && !collector.done
+                {
+                    collector.accept(hits);
+                    if collector.done {
+                        stop.store(true, Ordering::Relaxed);
+                    }
+                }
+            }
+            window.advance(next);
+        }
+        window.release();
+    });
+    collector.outcome.cancelled = cancel.is_cancelled();
+    collector.outcome
+}
+
+/// Puts file results together in order and decides when enough has been seen.
+struct Collector<'a> {
+    spec: &'a SearchSpec,
+    outcome: SearchOutcome,
+    bytes: usize,
+    lines: usize,
+    done: bool,
+}
+
+impl<'a> Collector<'a> {
+    fn new(spec: &'a SearchSpec) -> Self {
+        Collector {
+            spec,
+            outcome: SearchOutcome::default(),
+            bytes: 0,
+            lines: 0,
+            done: false,
+        }
+    }
+
+    fn accept(&mut self, mut hits: FileHits) {
+        let found = hits.match_count();
+        if found == 0 {
+            return;
+        }
+        let room = self.spec.limit - self.outcome.matches;
+        if room == 0 {
+            self.outcome.more_matches = true;
+            self.done = true;
+            return;
+        }
+        if found > room {
+            trim_after_match(&mut hits, room, self.spec.context);
+            self.outcome.more_matches = true;
+            self.done = true;
+        }
+        self.outcome.matches += found.min(room);
+        let (bytes, lines) = hits.output_size();
+        self.bytes += bytes;
+        self.lines += lines;
+        self.outcome.files.push(hits);
+        if self.bytes > self.spec.max_bytes || self.lines > self.spec.max_lines {
+            self.outcome.output_full = true;
+            self.done = true;
+        }
+    }
+}
+
+/// Keeps the first `keep` matches and the context after the last of them, dropping the rest
+/// (including context that only belongs to the dropped matches).
+fn trim_after_match(hits: &mut FileHits, keep: usize, context: usize) {
+    let mut seen = 0;
+    let mut last_kept = 0u64;
+    let mut cut = hits.lines.len();
+    for (i, line) in hits.lines.iter().enumerate() {
+        if line.is_match {
+            if seen == keep {
+                cut = i;
+                break;
+            }
+            seen += 1;
+            last_kept = line.number;
+        }
+    }
+    hits.lines.truncate(cut);
+    let last_line = last_kept.saturating_add(context as u64);
+    hits.lines.retain(|l| l.number <= last_line);
+}
+
+fn new_searcher(spec: &SearchSpec) -> Searcher {
+    SearcherBuilder::new()
+        .line_number(true)
+        .before_context(spec.context)
+        .after_context(spec.context)
+        .binary_detection(BinaryDetection::quit(b'\x00'))
+        .build()
+}
+
+/// Searches one file; `None` when it has no match or cannot be read.
+fn search_file(
+    searcher: &mut Searcher,
+    spec: &SearchSpec,
+    path: &Path,
+    rel: String,
+) -> Option<FileHits> {
+    let mut sink = Collect {
+        lines: Vec::new(),
+        matches: 0,
+        // One more than the limit, so the ordered collector can tell that more exist.
+        cap: spec.limit.saturating_add(1),
+    };
+    if searcher
+        .search_path(&spec.matcher, path, &mut sink)
+        .is_err()
+        || sink.matches == 0
+    {
+        return None;
+    }
+    Some(FileHits {
+        rel,
+        lines: sink.lines,
+    })
+}
+
+/// A sink that keeps match and context lines.
+struct Collect {
+    lines: Vec<HitLine>,
+    matches: usize,
+    cap: usize,
+}
+
+impl Collect {
+    fn push(&mut self, number: Option<u64>, bytes: &[u8], is_match: bool) {
+        let (text, clipped) = clip_line(bytes);
+        self.lines.push(HitLine {
+            number: number.unwrap_or(0),
+            text,
+            is_match,
+            clipped,
+        });
+    }
+}
+
+impl Sink for Collect {
+    type Error = std::io::Error;
+
+    fn matched(&mut self, _: &Searcher, mat: &SinkMatch<'_>) -> Result<bool, Self::Error> {
+        self.push(mat.line_number(), mat.bytes(), true);
+        self.matches += 1;
+        Ok(self.matches < self.cap)
+    }
+
+    fn context(&mut self, _: &Searcher, ctx: &SinkContext<'_>) -> Result<bool, Self::Error> {
+        self.push(ctx.line_number(), ctx.bytes(), false);
+        Ok(true)
+    }
+}
+
+/// Decodes a line (lossily), drops its terminator and carriage returns, and clips it to
+/// [`MAX_LINE_CHARS`] characters.
+pub(crate) fn clip_line(bytes: &[u8]) -> (String, bool) {
+    let mut end = bytes.len();
+    while end > 0 && matches!(bytes[end - 1], b'\n' | b'\r') {
+        end -= 1;
+    }
+    let text = String::from_utf8_lossy(&bytes[..end]);
+    let text = if text.contains('\r') {
+        text.replace('\r', "")
+    } else {
+        text.into_owned()
+    };
+    match text.char_indices().nth(MAX_LINE_CHARS) {
+        Some((cut, _)) => (format!("{}... [truncated]", &text[..cut]), true),
+        None => (text, false),
+    }
+}
+
+/// Lets the walker run at most [`WINDOW`] files ahead of the ordered results.
+#[derive(Default)]
+struct Window {
+    next: Mutex<(u64, bool)>,
+    moved: Condvar,
+}
+
+impl Window {
+    /// Waits until file `seq` may be handed out; false when the search is over.
+    fn wait_for(&self, seq: u64, stop: &AtomicBool) -> bool {
+        let Ok(mut state) = self.next.lock() else {
+            return false;
+        };
+        loop {
+            if state.1 || stop.load(Ordering::Relaxed) {
+                return false;
+            }
+            if seq < state.0 + WINDOW {
+                return true;
+            }
+            state = match self.moved.wait(state) {
+                Ok(state) => state,
+                Err(_) => return false,
+            };
+        }
+    }
+
+    fn advance(&self, next: u64) {
+        if let Ok(mut state) = self.next.lock() {
+            state.0 = next;
+        }
+        self.moved.notify_all();
+    }
+
+    fn release(&self) {
+        if let Ok(mut state) = self.next.lock() {
+            state.1 = true;
+        }
+        self.moved.notify_all();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn line(number: u64, is_match: bool) -> HitLine {
+        HitLine {
+            number,
+            text: format!("l{number}"),
+            is_match,
+            clipped: false,
+        }
+    }
+
+    #[test]
+    fn trimming_keeps_only_the_kept_matches_context() {
+        let mut hits = FileHits {
+            rel: "a".into(),
+            lines: vec![
+                line(9, false),
+                line(10, true),
+                line(11, false),
+                line(12, false),
+                line(18, false),
+                line(19, false),
+                line(20, true),
+                line(21, false),
+            ],
+        };
+        trim_after_match(&mut hits, 1, 2);
+        let kept: Vec<u64> = hits.lines.iter().map(|l| l.number).collect();
+        assert_eq!(kept, vec![9, 10, 11, 12]);
+    }
+
+    #[test]
+    fn clipping_counts_characters_not_bytes() {
+        let long = "é".repeat(600);
+        let (text, clipped) = clip_line(long.as_bytes());
+        assert!(clipped);
+        assert_eq!(text, format!("{}... [truncated]", "é".repeat(500)));
+        let (text, clipped) = clip_line(b"abc\r\n");
+        assert_eq!((text.as_str(), clipped), ("abc", false));
+    }
+}
