@@ -6,6 +6,10 @@
 //! The kernel ([`core`]) knows nothing of the product layer; everything else (definitions,
 //! registry, built-in tools, prompt, schemas, CLI) is built on its public API.
 
+// Generated code names `::pi_tools`, which must resolve inside this crate too (the
+// built-in tools are ordinary `#[tool]` functions).
+extern crate self as pi_tools;
+
 pub mod catalog;
 #[cfg(feature = "cli")]
 pub mod cli;

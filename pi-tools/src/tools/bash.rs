@@ -5,6 +5,7 @@
 //! (2000 lines or 50KB); past that, the full output is saved to a file whose path the notice
 //! gives. Progress updates with the current tail go out about every 100 ms.
 
+use crate::tool;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -22,21 +23,6 @@ use crate::tools::truncate::{DEFAULT_MAX_BYTES, TruncatedBy, format_size};
 
 /// How often, at most, a running command reports its output.
 pub const UPDATE_INTERVAL: Duration = Duration::from_millis(100);
-
-/// What the model reads about bash.
-pub const DESCRIPTION: &str = "Run a shell command with bash in the current working directory \
-and return its combined stdout and stderr. Only the last 2000 lines or 50KB of output are \
-returned; when there is more, the full output is saved to a file whose path is given. A non-zero \
-exit status is reported as an error together with the output. Optionally give a timeout in \
-seconds, after which the command and every process it started are killed.";
-
-/// The line bash adds to the system prompt's "Available tools".
-pub const PROMPT_SNIPPET: &str = "Run shell commands (build, test, git, and file operations)";
-
-/// What bash adds to the system prompt's "Guidelines".
-pub const GUIDELINES: &[&str] = &[
-    "Give long-running commands a timeout, and start servers or watchers in the background with their output redirected to a file.",
-];
 
 /// bash's arguments.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
@@ -86,8 +72,25 @@ pub struct BashDetails {
     pub full_output_path: Option<String>,
 }
 
-/// Runs a command; see [`DESCRIPTION`].
-pub async fn bash(ctx: &ToolContext, args: BashArgs) -> Result<ToolOutput<BashDetails>, ToolError> {
+/// Runs a command. Registered as a built-in tool by `#[tool]`.
+#[tool(
+    name = "bash",
+    label = "Bash",
+    description = "Run a shell command with bash in the current working directory \
+and return its combined stdout and stderr. Only the last 2000 lines or 50KB of output are \
+returned; when there is more, the full output is saved to a file whose path is given. A non-zero \
+exit status is reported as an error together with the output. Optionally give a timeout in \
+seconds, after which the command and every process it started are killed.",
+    snippet = "Run shell commands (build, test, git, and file operations)",
+    guidelines = ["Give long-running commands a timeout, and start servers or watchers in the background with their output redirected to a file."],
+    renderer = BashRenderer,
+    config = BashConfig,
+    destructive
+)]
+pub async fn bash(
+    ctx: &ToolContext,
+    #[args] args: BashArgs,
+) -> Result<ToolOutput<BashDetails>, ToolError> {
     let env = ctx.env();
     let timeout_secs = match args.timeout {
         Some(t) => Some(t),
@@ -285,4 +288,18 @@ pub fn render_result(result: &ToolResult, is_error: bool) -> Styled {
         }
     }
     out
+}
+
+/// Draws bash calls and results for a person.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct BashRenderer;
+
+impl crate::ToolRenderer for BashRenderer {
+    fn render_call(&self, args: &serde_json::Value) -> crate::render::Styled {
+        render_call(args)
+    }
+
+    fn render_result(&self, result: &crate::ToolResult, is_error: bool) -> crate::render::Styled {
+        render_result(result, is_error)
+    }
 }

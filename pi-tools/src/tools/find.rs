@@ -3,6 +3,7 @@
 //! The walk runs in-process (ripgrep's `ignore` and `globset` crates): no `fd` binary, and
 //! the pattern is never read as a command-line flag.
 
+use crate::tool;
 use std::ops::ControlFlow;
 
 use schemars::JsonSchema;
@@ -21,21 +22,6 @@ use crate::tools::walk::{PathGlob, WalkEnd, walk_sorted};
 
 /// Results returned when the caller gives no limit.
 pub const DEFAULT_LIMIT: usize = 1000;
-
-/// What the model reads about find.
-pub const DESCRIPTION: &str = "Find files and directories by glob pattern. A pattern without \
-`/` matches file names at any depth (`*.rs`); a pattern with `/` matches the whole path relative \
-to the search directory, at any depth unless it starts with `/` (`src/**/*.ts`, `/docs/*.md`). \
-Prints matching paths relative to the search directory, directories with a trailing `/`. Hidden \
-files are included; files ignored by .gitignore or .ignore, and the .git directory, are skipped. \
-Stops after `limit` results (default 1000) or 50KB of output.";
-
-/// The line find adds to the system prompt's "Available tools".
-pub const PROMPT_SNIPPET: &str = "Find files by glob pattern (respects .gitignore)";
-
-/// What find adds to the system prompt's "Guidelines".
-pub const GUIDELINES: &[&str] =
-    &["Use find to locate files by name instead of running find or fd through bash."];
 
 /// find's arguments.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
@@ -64,8 +50,25 @@ pub struct FindDetails {
     pub truncated_by: Option<TruncatedBy>,
 }
 
-/// Finds paths by glob; see [`DESCRIPTION`].
-pub async fn find(ctx: &ToolContext, args: FindArgs) -> Result<ToolOutput<FindDetails>, ToolError> {
+/// Finds paths by glob. Registered as a built-in tool by `#[tool]`.
+#[tool(
+    name = "find",
+    label = "Find",
+    description = "Find files and directories by glob pattern. A pattern without \
+`/` matches file names at any depth (`*.rs`); a pattern with `/` matches the whole path relative \
+to the search directory, at any depth unless it starts with `/` (`src/**/*.ts`, `/docs/*.md`). \
+Prints matching paths relative to the search directory, directories with a trailing `/`. Hidden \
+files are included; files ignored by .gitignore or .ignore, and the .git directory, are skipped. \
+Stops after `limit` results (default 1000) or 50KB of output.",
+    snippet = "Find files by glob pattern (respects .gitignore)",
+    guidelines = ["Use find to locate files by name instead of running find or fd through bash."],
+    renderer = FindRenderer,
+    read_only
+)]
+pub async fn find(
+    ctx: &ToolContext,
+    #[args] args: FindArgs,
+) -> Result<ToolOutput<FindDetails>, ToolError> {
     let env = ctx.env();
     if !env.is_local() {
         return Err(ToolError::new(
@@ -170,4 +173,18 @@ pub fn render_result(result: &ToolResult, is_error: bool) -> Styled {
         .filter(|&n| n > 0)
         .map(|n| format!("{n} path{}", if n == 1 { "" } else { "s" }));
     preview(result, is_error, summary)
+}
+
+/// Draws find calls and results for a person.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct FindRenderer;
+
+impl crate::ToolRenderer for FindRenderer {
+    fn render_call(&self, args: &serde_json::Value) -> crate::render::Styled {
+        render_call(args)
+    }
+
+    fn render_result(&self, result: &crate::ToolResult, is_error: bool) -> crate::render::Styled {
+        render_result(result, is_error)
+    }
 }

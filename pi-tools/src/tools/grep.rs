@@ -3,6 +3,7 @@
 //! The search runs in-process on ripgrep's own crates, so no user text is ever parsed as a
 //! command-line flag (a pattern such as `--pre=x` is just text to look for).
 
+use crate::tool;
 use grep_regex::RegexMatcherBuilder;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -22,22 +23,6 @@ use crate::tools::walk::PathGlob;
 
 /// Matches returned when the caller gives no limit.
 pub const DEFAULT_LIMIT: usize = 100;
-
-/// What the model reads about grep.
-pub const DESCRIPTION: &str = "Search the contents of files for a regular expression (or, with \
-literal: true, a plain string). Prints each matching line as `path:line: text`, with optional \
-context lines as `path-line- text`, paths relative to the searched directory. Hidden files are \
-searched; files ignored by .gitignore or .ignore, and the .git directory, are skipped. Stops \
-after `limit` matches (default 100) or 50KB of output; lines longer than 500 characters are \
-clipped.";
-
-/// The line grep adds to the system prompt's "Available tools".
-pub const PROMPT_SNIPPET: &str =
-    "Search file contents by regex or literal text (respects .gitignore)";
-
-/// What grep adds to the system prompt's "Guidelines".
-pub const GUIDELINES: &[&str] =
-    &["Use grep to search file contents instead of running grep or rg through bash."];
 
 /// grep's arguments.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
@@ -84,8 +69,25 @@ pub struct GrepDetails {
     pub lines_truncated: bool,
 }
 
-/// Searches file contents; see [`DESCRIPTION`].
-pub async fn grep(ctx: &ToolContext, args: GrepArgs) -> Result<ToolOutput<GrepDetails>, ToolError> {
+/// Searches file contents. Registered as a built-in tool by `#[tool]`.
+#[tool(
+    name = "grep",
+    label = "Grep",
+    description = "Search the contents of files for a regular expression (or, with \
+literal: true, a plain string). Prints each matching line as `path:line: text`, with optional \
+context lines as `path-line- text`, paths relative to the searched directory. Hidden files are \
+searched; files ignored by .gitignore or .ignore, and the .git directory, are skipped. Stops \
+after `limit` matches (default 100) or 50KB of output; lines longer than 500 characters are \
+clipped.",
+    snippet = "Search file contents by regex or literal text (respects .gitignore)",
+    guidelines = ["Use grep to search file contents instead of running grep or rg through bash."],
+    renderer = GrepRenderer,
+    read_only
+)]
+pub async fn grep(
+    ctx: &ToolContext,
+    #[args] args: GrepArgs,
+) -> Result<ToolOutput<GrepDetails>, ToolError> {
     let env = ctx.env();
     if !env.is_local() {
         return Err(ToolError::new(
@@ -265,5 +267,19 @@ mod tests {
         assert_eq!(count_shown(&files, 2), (1, 1));
         assert_eq!(count_shown(&files, 3), (2, 1));
         assert_eq!(count_shown(&files, 4), (3, 2));
+    }
+}
+
+/// Draws grep calls and results for a person.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct GrepRenderer;
+
+impl crate::ToolRenderer for GrepRenderer {
+    fn render_call(&self, args: &serde_json::Value) -> crate::render::Styled {
+        render_call(args)
+    }
+
+    fn render_result(&self, result: &crate::ToolResult, is_error: bool) -> crate::render::Styled {
+        render_result(result, is_error)
     }
 }

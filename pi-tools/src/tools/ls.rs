@@ -3,6 +3,7 @@
 //! It goes through the execution environment's `list_dir`, so it works on any environment,
 //! not only the local one.
 
+use crate::tool;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -18,18 +19,6 @@ use crate::tools::truncate::{
 
 /// Entries returned when the caller gives no limit.
 pub const DEFAULT_LIMIT: usize = 500;
-
-/// What the model reads about ls.
-pub const DESCRIPTION: &str = "List the entries of a directory, sorted alphabetically \
-(ignoring case), dotfiles included, one per line, with a `/` after each directory. Stops after \
-`limit` entries (default 500) or 50KB of output.";
-
-/// The line ls adds to the system prompt's "Available tools".
-pub const PROMPT_SNIPPET: &str = "List a directory's contents";
-
-/// What ls adds to the system prompt's "Guidelines".
-pub const GUIDELINES: &[&str] =
-    &["Use ls to see what a directory holds instead of running ls through bash."];
 
 /// ls's arguments.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
@@ -56,8 +45,22 @@ pub struct LsDetails {
     pub truncated_by: Option<TruncatedBy>,
 }
 
-/// Lists a directory; see [`DESCRIPTION`].
-pub async fn ls(ctx: &ToolContext, args: LsArgs) -> Result<ToolOutput<LsDetails>, ToolError> {
+/// Lists a directory. Registered as a built-in tool by `#[tool]`.
+#[tool(
+    name = "ls",
+    label = "Ls",
+    description = "List the entries of a directory, sorted alphabetically \
+(ignoring case), dotfiles included, one per line, with a `/` after each directory. Stops after \
+`limit` entries (default 500) or 50KB of output.",
+    snippet = "List a directory's contents",
+    guidelines = ["Use ls to see what a directory holds instead of running ls through bash."],
+    renderer = LsRenderer,
+    read_only
+)]
+pub async fn ls(
+    ctx: &ToolContext,
+    #[args] args: LsArgs,
+) -> Result<ToolOutput<LsDetails>, ToolError> {
     let env = ctx.env();
     let raw_path = args.path.as_deref().unwrap_or(".");
     let dir = resolve_path(env.as_ref(), raw_path);
@@ -157,4 +160,18 @@ pub fn render_result(result: &ToolResult, is_error: bool) -> Styled {
         .filter(|&n| n > 0)
         .map(|n| format!("{n} entr{}", if n == 1 { "y" } else { "ies" }));
     preview(result, is_error, summary)
+}
+
+/// Draws ls calls and results for a person.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct LsRenderer;
+
+impl crate::ToolRenderer for LsRenderer {
+    fn render_call(&self, args: &serde_json::Value) -> crate::render::Styled {
+        render_call(args)
+    }
+
+    fn render_result(&self, result: &crate::ToolResult, is_error: bool) -> crate::render::Styled {
+        render_result(result, is_error)
+    }
 }
