@@ -61,7 +61,8 @@ pub struct EditDetails {
     pub path: String,
     /// Number of replacements made.
     pub replacements: usize,
-    /// A numbered diff (`+`/`-`/` ` then the line number), 4 lines of context, gaps as `...`.
+    /// A numbered diff (`+`/`-`/` ` then the line number: old numbers for removed lines, new
+    /// numbers for the others), 4 lines of context, gaps as `...`.
     pub diff: String,
     /// A unified patch.
     pub patch: String,

@@ -31,9 +31,11 @@ pub(crate) fn diff(old: &str, new: &str, path: &str) -> EditDiff {
     let mut first_changed_line = None;
     for change in diff.iter_all_changes() {
         let text = change.value().strip_suffix('\n').unwrap_or(change.value());
+        // Removed lines carry their old number; the others their number in the new file,
+        // which is what the model will see when it reads the file again.
         let number = match change.tag() {
-            ChangeTag::Insert => change.new_index().map_or(0, |i| i + 1),
-            _ => change.old_index().map_or(0, |i| i + 1),
+            ChangeTag::Delete => change.old_index().map_or(0, |i| i + 1),
+            _ => change.new_index().map_or(0, |i| i + 1),
         };
         if change.tag() != ChangeTag::Equal && first_changed_line.is_none() {
             first_changed_line = Some(match change.new_index() {
