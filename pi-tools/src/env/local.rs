@@ -168,7 +168,7 @@ impl ExecutionEnv for LocalEnv {
     }
 
     fn read_file<'a>(&'a self, path: &'a Path) -> BoxFuture<'a, io::Result<Vec<u8>>> {
-        Box::pin(self.blocking(path, |p| fs::read(p)))
+        Box::pin(self.blocking(path, fs::read))
     }
 
     fn open_read<'a>(&'a self, path: &'a Path) -> BoxFuture<'a, io::Result<FileReader>> {
@@ -228,11 +228,11 @@ impl ExecutionEnv for LocalEnv {
     }
 
     fn create_dir_all<'a>(&'a self, path: &'a Path) -> BoxFuture<'a, io::Result<()>> {
-        Box::pin(self.blocking(path, |p| fs::create_dir_all(p)))
+        Box::pin(self.blocking(path, fs::create_dir_all))
     }
 
     fn canonicalize<'a>(&'a self, path: &'a Path) -> BoxFuture<'a, io::Result<PathBuf>> {
-        Box::pin(self.blocking(path, |p| fs::canonicalize(p)))
+        Box::pin(self.blocking(path, fs::canonicalize))
     }
 }
 

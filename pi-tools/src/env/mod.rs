@@ -74,6 +74,9 @@ pub struct ExecOutcome {
     pub signal: Option<i32>,
 }
 
+/// Receives a running process's output, chunk by chunk, as it arrives.
+pub type OutputSink = Box<dyn FnMut(&[u8]) + Send>;
+
 /// A streaming reader over a file's bytes.
 pub type FileReader = Box<dyn AsyncRead + Send + Unpin>;
 
@@ -136,7 +139,7 @@ pub trait ExecutionEnv: Send + Sync + 'static {
         &'a self,
         request: ExecRequest,
         cancel: CancellationToken,
-        on_chunk: Box<dyn FnMut(&[u8]) + Send>,
+        on_chunk: OutputSink,
     ) -> BoxFuture<'a, io::Result<ExecOutcome>> {
         let _ = (request, cancel, on_chunk);
         Box::pin(async {
