@@ -49,7 +49,10 @@ async fn bench_read_3000(dir: &Path, context: &ToolContext) -> Res {
             limit: None,
         };
         let out = read(context, args).await?.into_tool_result()?;
-        assert!(out.text_content().ends_with("Use offset=2001 to continue.]"));
+        assert!(
+            out.text_content()
+                .ends_with("Use offset=2001 to continue.]")
+        );
     }
     println!(
         "read, 3,000-line file ({} KB), returns the first 2,000 lines: {} per call",
@@ -90,10 +93,10 @@ async fn bench_read_1gb(dir: &Path, context: &ToolContext) -> Res {
     };
     let out = read(context, args).await?.into_tool_result()?;
     let elapsed = start.elapsed();
-    assert!(
-        out.text_content()
-            .ends_with(&format!("[31 more lines in the file. Use offset={} to continue.]", offset + 20))
-    );
+    assert!(out.text_content().ends_with(&format!(
+        "[31 more lines in the file. Use offset={} to continue.]",
+        offset + 20
+    )));
     println!(
         "read, 1 GiB file ({total_lines} lines), 20 lines at offset {offset}: {:.0} ms; RSS before {}, peak RSS of the whole run (VmHWM) {}",
         elapsed.as_secs_f64() * 1e3,

@@ -10,8 +10,8 @@ use proptest::prelude::*;
 use tokio_util::sync::CancellationToken;
 
 const PIECES: &[&str] = &[
-    "a", "b", "fn", " ", "  ", "\t", "\n", "\r\n", "é", "e\u{301}", "\u{201C}", "\u{201D}", "\u{2014}",
-    "\u{00A0}", "ｘ", "（", "'", "\"", "-",
+    "a", "b", "fn", " ", "  ", "\t", "\n", "\r\n", "é", "e\u{301}", "\u{201C}", "\u{201D}",
+    "\u{2014}", "\u{00A0}", "ｘ", "（", "'", "\"", "-",
 ];
 
 fn filler() -> impl Strategy<Value = String> {
@@ -34,7 +34,11 @@ fn case() -> impl Strategy<Value = Case> {
             prop::collection::vec(filler(), n + 1),
             prop::collection::vec(filler(), n),
         )
-            .prop_map(|(bom, segments, replacements)| Case { bom, segments, replacements })
+            .prop_map(|(bom, segments, replacements)| Case {
+                bom,
+                segments,
+                replacements,
+            })
     })
 }
 
