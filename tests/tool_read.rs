@@ -333,6 +333,13 @@ async fn confinement_refuses_symlinks_that_escape() {
         escape.message()
     );
     assert!(escape.message().contains("outside the allowed directories"));
+    assert!(
+        escape
+            .message()
+            .ends_with("Use a path whose real location is inside them."),
+        "{}",
+        escape.message()
+    );
     let absolute = outside.path().join("secret.txt");
     let direct = read(&ctx, args(absolute.to_str().unwrap(), None, None))
         .await

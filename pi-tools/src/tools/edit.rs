@@ -13,9 +13,9 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
-use super::arg_str;
 use super::edit_diff::diff;
 use super::edit_match::{LfText, LocateError, closest_region, locate};
+use super::{arg_str, sentence};
 use crate::core::{ToolContext, ToolError, ToolResult};
 use crate::env::{ExecutionEnv, ToolContextExt, mutation_key, resolve_path};
 use crate::output::ToolOutput;
@@ -100,7 +100,7 @@ pub async fn edit(ctx: &ToolContext, args: EditArgs) -> Result<ToolOutput<EditDe
     let path = resolve_path(&*env, &args.path);
     let key = mutation_key(&*env, &path)
         .await
-        .map_err(|e| ToolError::new(format!("Could not edit {}: {e}.", args.path)))?;
+        .map_err(|e| ToolError::new(format!("Could not edit {}: {}", args.path, sentence(&e))))?;
     let queue = env.mutation_queue().clone();
     let job = EditJob {
         env,
@@ -131,7 +131,7 @@ impl EditJob {
                 std::io::ErrorKind::NotFound => ToolError::new(format!(
                     "File not found: {shown}. Check the path; use write to create a new file."
                 )),
-                _ => ToolError::new(format!("Could not read {shown}: {e}.")),
+                _ => ToolError::new(format!("Could not read {shown}: {}", sentence(&e))),
             })?;
         let text = String::from_utf8(bytes).map_err(|_| {
             ToolError::new(format!(
@@ -147,7 +147,7 @@ impl EditJob {
         self.env
             .write_file(&self.path, edited.content.into_bytes())
             .await
-            .map_err(|e| ToolError::new(format!("Could not write {shown}: {e}.")))?;
+            .map_err(|e| ToolError::new(format!("Could not write {shown}: {}", sentence(&e))))?;
         let n = self.edits.len();
         let message = format!(
             "Successfully replaced {n} block{} in {shown}.",

@@ -22,6 +22,12 @@ fn arg_str<'a>(args: &'a Value, key: &str) -> &'a str {
     args.get(key).and_then(Value::as_str).unwrap_or("")
 }
 
+/// An error's text as the end of a sentence: exactly one final period.
+fn sentence(err: &impl std::fmt::Display) -> String {
+    let text = err.to_string();
+    format!("{}.", text.trim_end().trim_end_matches('.'))
+}
+
 /// An error in red, or the first `max_lines` lines of the text, dimmed, with a count of the
 /// rest.
 fn error_or_preview(result: &ToolResult, is_error: bool, max_lines: usize) -> Styled {

@@ -11,7 +11,7 @@ use tokio::io::AsyncReadExt;
 
 use super::read_image::{prepare_image, sniff_image_mime};
 use super::truncate::{DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, format_size};
-use super::{arg_str, error_or_preview};
+use super::{arg_str, error_or_preview, sentence};
 use crate::core::{ContentBlock, ToolContext, ToolError, ToolResult};
 use crate::env::{ToolContextExt, resolve_read_path};
 use crate::output::ToolOutput;
@@ -175,7 +175,7 @@ fn open_error(shown: &str, path: &Path, err: std::io::Error) -> ToolError {
             "File not found: {shown} (looked for {}). Check the path, or use ls or find to locate the file.",
             path.display()
         )),
-        _ => ToolError::new(format!("Could not read {shown}: {err}.")),
+        _ => ToolError::new(format!("Could not read {shown}: {}", sentence(&err))),
     }
 }
 

@@ -6,7 +6,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::arg_str;
+use super::{arg_str, sentence};
 use crate::core::{ToolContext, ToolError, ToolResult};
 use crate::env::{ExecutionEnv, ToolContextExt, mutation_key, resolve_path};
 use crate::output::ToolOutput;
@@ -50,7 +50,7 @@ pub async fn write(
     let path = resolve_path(&*env, &args.path);
     let key = mutation_key(&*env, &path)
         .await
-        .map_err(|e| ToolError::new(format!("Could not write {}: {e}.", args.path)))?;
+        .map_err(|e| ToolError::new(format!("Could not write {}: {}", args.path, sentence(&e))))?;
     let queue = env.mutation_queue().clone();
     let bytes = args.content.len();
     let shown = args.path.clone();
@@ -58,7 +58,7 @@ pub async fn write(
     let overwritten = queue
         .run(key, write_in_queue(env, target, args.content.into_bytes()))
         .await
-        .map_err(|e| ToolError::new(format!("Could not write {shown}: {e}.")))?;
+        .map_err(|e| ToolError::new(format!("Could not write {shown}: {}", sentence(&e))))?;
     Ok(
         ToolOutput::text(format!("Successfully wrote {bytes} bytes to {}", args.path))
             .with_details(WriteDetails {
