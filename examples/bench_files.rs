@@ -41,6 +41,7 @@ async fn bench_read_3000(dir: &Path, context: &ToolContext) -> Res {
         .collect();
     std::fs::write(dir.join("three_thousand.txt"), &text)?;
     let n = 200;
+    let mut shown = serde_json::Value::Null;
     let start = Instant::now();
     for _ in 0..n {
         let args = ReadArgs {
@@ -49,14 +50,15 @@ async fn bench_read_3000(dir: &Path, context: &ToolContext) -> Res {
             limit: None,
         };
         let out = read(context, args).await?.into_tool_result()?;
-        assert!(
-            out.text_content()
-                .ends_with("Use offset=2001 to continue.]")
-        );
+        assert!(out.text_content().ends_with("to continue.]"));
+        shown = out.details;
     }
     println!(
-        "read, 3,000-line file ({} KB), returns the first 2,000 lines: {} per call",
+        "read, 3,000-line file ({} KB), lines {}-{} shown (stopped by {}): {} per call",
         text.len() / 1024,
+        shown["startLine"],
+        shown["endLine"],
+        shown["stoppedBy"],
         per_call(start.elapsed(), n)
     );
     Ok(())
