@@ -8,7 +8,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use pi_tools::env::{ExecutionEnv, LocalEnv};
-use pi_tools::tools::edit::{EditArgs, Replacement, edit};
+use pi_tools::tools::edit::{EditArgs, Replacement, apply_edits, edit};
 use pi_tools::tools::read::{ReadArgs, read};
 use pi_tools::{Extensions, IntoToolResult, ToolContext};
 use tokio_util::sync::CancellationToken;
@@ -139,6 +139,27 @@ async fn bench_one_replacement(dir: &Path, label: &str, context: &ToolContext) -
     Ok(())
 }
 
+fn bench_apply_in_memory() {
+    let text: String = (0..2700)
+        .map(|i| format!("let value_{i:05} = compute({i}) + 1;\n"))
+        .collect();
+    let edits = [Replacement {
+        old_text: "compute(1234)".into(),
+        new_text: "compute(4321)".into(),
+    }];
+    let n = 2000u32;
+    let start = Instant::now();
+    for _ in 0..n {
+        let edited = apply_edits(&text, &edits, "hundred_kb.rs").map(|e| e.content.len());
+        assert!(std::hint::black_box(edited).is_ok());
+    }
+    println!(
+        "edit, one replacement in a {} KB text, in memory (locate, splice, numbered diff and patch): {} per call",
+        text.len() / 1024,
+        per_call(start.elapsed(), n)
+    );
+}
+
 async fn bench_concurrent_edits(dir: &Path, context: &ToolContext) -> Res {
     let n = 1000;
     let text: String = (0..n).map(|i| format!("item {i:04} = old\n")).collect();
@@ -178,6 +199,7 @@ async fn main() -> Res {
     let durable: Arc<dyn ExecutionEnv> = Arc::new(LocalEnv::new(dir.path()));
     let fast: Arc<dyn ExecutionEnv> = Arc::new(LocalEnv::new(dir.path()).with_fsync(false));
     bench_read_3000(dir.path(), &ctx(durable.clone())).await?;
+    bench_apply_in_memory();
     bench_one_replacement(dir.path(), "fsync on, the default", &ctx(durable.clone())).await?;
     bench_one_replacement(dir.path(), "fsync off", &ctx(fast)).await?;
     bench_concurrent_edits(dir.path(), &ctx(durable.clone())).await?;

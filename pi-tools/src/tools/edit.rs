@@ -164,15 +164,30 @@ impl EditJob {
     }
 }
 
+pub use super::edit_diff::EditDiff;
+
 /// The outcome of applying edits to a file's text.
-struct Edited {
-    content: String,
-    diff: super::edit_diff::EditDiff,
-    fuzzy: bool,
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Edited {
+    /// The new content of the file.
+    pub content: String,
+    /// The diffs of the change (computed on the LF-normalised text).
+    pub diff: EditDiff,
+    /// Whether any edit was located by the fuzzy match.
+    pub fuzzy: bool,
 }
 
-/// Applies all edits to `original` (BOM and line endings kept) or explains why none can be.
-fn apply_edits(original: &str, edits: &[Replacement], shown: &str) -> Result<Edited, ToolError> {
+/// Applies all edits to the text of a file, in memory: each `oldText` located (exactly, else
+/// fuzzily) in the original, checked for uniqueness and overlap, and its `newText` spliced
+/// into the original text, whose BOM, line endings and other bytes stay as they were. All or
+/// nothing: the error (naming the file as `shown`) says why no edit was applied.
+///
+/// This is the whole of `edit` except the file IO, for tools that keep text elsewhere.
+pub fn apply_edits(
+    original: &str,
+    edits: &[Replacement],
+    shown: &str,
+) -> Result<Edited, ToolError> {
     let (bom, body) = match original.strip_prefix('\u{FEFF}') {
         Some(rest) => ("\u{FEFF}", rest),
         None => ("", original),
