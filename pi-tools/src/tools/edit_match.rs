@@ -148,9 +148,9 @@ pub(crate) fn locate(
     old: &str,
 ) -> Result<Located, LocateError> {
     if let Some(start) = content.find(old) {
-        let count = content.matches(old).count();
-        if count > 1 {
-            return Err(LocateError::Ambiguous(count));
+        // Counting every occurrence is only needed for the error.
+        if content[start + old.len()..].contains(old) {
+            return Err(LocateError::Ambiguous(content.matches(old).count()));
         }
         return Ok(Located {
             start,
@@ -166,9 +166,10 @@ pub(crate) fn locate(
     let Some(start) = haystack.text.find(&needle) else {
         return Err(LocateError::NotFound);
     };
-    let count = haystack.text.matches(&needle).count();
-    if count > 1 {
-        return Err(LocateError::Ambiguous(count));
+    if haystack.text[start + needle.len()..].contains(&needle) {
+        return Err(LocateError::Ambiguous(
+            haystack.text.matches(&needle).count(),
+        ));
     }
     let (start, end) = haystack.original_range(start, start + needle.len());
     Ok(Located {
