@@ -116,3 +116,175 @@ async fn aliases_of_one_file_share_one_key() {
         root.join("sub/a/c.txt")
     );
 }
+
+// ---- Through the tools and the runner ----
+
+use pi_tools::tools::edit::{EditArgs, edit};
+use pi_tools::tools::write::{WriteArgs, write};
+use pi_tools::{
+    AgentTool, BoxFuture, Extensions, IntoToolResult, NoopSink, RunnerConfig, ToolCall,
+    ToolContext, ToolError, ToolResult, ToolSet, execute_tool_calls,
+};
+use serde_json::{Value, json};
+use tokio_util::sync::CancellationToken;
+
+/// A minimal adapter from the edit/write functions to the runner's tool interface.
+struct FileTool {
+    name: &'static str,
+    schema: Value,
+}
+
+impl AgentTool for FileTool {
+    fn name(&self) -> &str {
+        self.name
+    }
+    fn description(&self) -> &str {
+        "test adapter"
+    }
+    fn parameters(&self) -> &Value {
+        &self.schema
+    }
+    fn execute(
+        &self,
+        args: Value,
+        ctx: ToolContext,
+    ) -> BoxFuture<'_, Result<ToolResult, ToolError>> {
+        Box::pin(async move {
+            let bad = |e: serde_json::Error| ToolError::new(e.to_string());
+            match self.name {
+                "edit" => edit(&ctx, serde_json::from_value::<EditArgs>(args).map_err(bad)?)
+                    .await?
+                    .into_tool_result(),
+                _ => write(
+                    &ctx,
+                    serde_json::from_value::<WriteArgs>(args).map_err(bad)?,
+                )
+                .await?
+                .into_tool_result(),
+            }
+        })
+    }
+}
+
+fn file_tools() -> ToolSet {
+    ToolSet::new([
+        Arc::new(FileTool {
+            name: "edit",
+            schema: serde_json::to_value(schemars::schema_for!(EditArgs)).unwrap(),
+        }) as Arc<dyn AgentTool>,
+        Arc::new(FileTool {
+            name: "write",
+            schema: serde_json::to_value(schemars::schema_for!(WriteArgs)).unwrap(),
+        }),
+    ])
+}
+
+fn call(id: &str, name: &str, arguments: Value) -> ToolCall {
+    ToolCall {
+        id: id.into(),
+        name: name.into(),
+        arguments,
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn parallel_edits_of_one_file_through_the_runner_all_survive() {
+    let dir = tempfile::tempdir().unwrap();
+    let lines: String = (0..20).map(|i| format!("value {i} = old\n")).collect();
+    std::fs::write(dir.path().join("f.txt"), &lines).unwrap();
+    let env: Arc<dyn ExecutionEnv> = Arc::new(LocalEnv::new(dir.path()));
+    let config = RunnerConfig {
+        extensions: Extensions::new().with::<Arc<dyn ExecutionEnv>>(env),
+        ..RunnerConfig::default()
+    };
+    // Every call names the file differently; all are the same file.
+    let names = ["f.txt", "./f.txt", "sub/../f.txt", "@f.txt"];
+    std::fs::create_dir(dir.path().join("sub")).unwrap();
+    let calls: Vec<ToolCall> = (0..20)
+        .map(|i| {
+            call(&format!("c{i}"), "edit", json!({
+                "path": names[i % names.len()],
+                "edits": [{"oldText": format!("value {i} = old"), "newText": format!("value {i} = new")}]
+            }))
+        })
+        .collect();
+    let outcome = execute_tool_calls(
+        &file_tools(),
+        &calls,
+        &config,
+        &CancellationToken::new(),
+        &NoopSink,
+    )
+    .await;
+    for m in &outcome.messages {
+        assert!(!m.is_error, "{:?}", m.content);
+    }
+    let expected: String = (0..20).map(|i| format!("value {i} = new\n")).collect();
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("f.txt")).unwrap(),
+        expected
+    );
+}
+
+#[cfg(unix)]
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn edit_and_write_share_the_queue_of_a_file_and_its_aliases() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().canonicalize().unwrap();
+    std::fs::write(root.join("f.txt"), "start\n").unwrap();
+    std::os::unix::fs::symlink(root.join("f.txt"), root.join("alias.txt")).unwrap();
+    let env: Arc<dyn ExecutionEnv> = Arc::new(LocalEnv::new(&root));
+    let ctx = ToolContext::new("c", CancellationToken::new())
+        .with_extensions(Extensions::new().with::<Arc<dyn ExecutionEnv>>(env.clone()));
+
+    // A custom read-modify-write holds the file for a while, then leaves "x = 1" in it.
+    let holder_env = env.clone();
+    let key = mutation_key(&*env, &root.join("f.txt")).await.unwrap();
+    let holder = env.mutation_queue().run(key, async move {
+        tokio::time::sleep(Duration::from_millis(150)).await;
+        holder_env
+            .write_file(&root.join("f.txt"), b"x = 1\n".to_vec())
+            .await
+            .unwrap();
+    });
+    // Queued after the holder: the edit can only succeed if it sees the holder's content,
+    // and the write (through the symbolic link) must come last.
+    let edit_call = edit(
+        &ctx,
+        EditArgs {
+            path: "f.txt".into(),
+            edits: vec![pi_tools::tools::edit::Replacement {
+                old_text: "x = 1".into(),
+                new_text: "x = 2".into(),
+            }],
+        },
+    );
+    let (_, edited) = futures::future::join(holder, edit_call).await;
+    edited.expect("the edit ran after the holder finished");
+    // The write goes through the symbolic link while the real path is held: it must wait,
+    // so it lands after the holder's content.
+    let holder_env = env.clone();
+    let real = dir.path().canonicalize().unwrap().join("f.txt");
+    let key = mutation_key(&*env, &real).await.unwrap();
+    let holder = env.mutation_queue().run(key, async move {
+        tokio::time::sleep(Duration::from_millis(150)).await;
+        holder_env
+            .write_file(&real, b"held\n".to_vec())
+            .await
+            .unwrap();
+    });
+    let written = write(
+        &ctx,
+        WriteArgs {
+            path: "alias.txt".into(),
+            content: "written\n".into(),
+        },
+    );
+    let (_, written) = futures::future::join(holder, written).await;
+    written.unwrap();
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("f.txt")).unwrap(),
+        "written\n"
+    );
+    assert_eq!(env.mutation_queue().active_keys(), 0);
+}

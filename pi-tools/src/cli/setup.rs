@@ -8,6 +8,7 @@ use std::sync::Arc;
 use crate::config::Config;
 use crate::core::Extensions;
 use crate::definition::ToolDefinition;
+use crate::env::{ExecutionEnv, LocalEnv};
 use crate::registry::Registry;
 use crate::toolbox::Toolbox;
 
@@ -39,7 +40,7 @@ pub(super) fn describing_toolbox(config_path: Option<&Path>) -> Result<Toolbox, 
 pub(super) fn running_toolbox(config_path: Option<&Path>, cwd: &Path) -> Result<Toolbox, Failure> {
     let registered = registered()?;
     let config = config(config_path, &registered)?;
-    let extensions = extensions(cwd, &config);
+    let extensions = extensions(cwd, &config)?;
     Ok(Toolbox::new(registered, &config, extensions))
 }
 
@@ -71,12 +72,18 @@ pub(super) fn working_directory(cwd: Option<&Path>) -> Result<PathBuf, Failure> 
     }
 }
 
-/// The values every tool's context carries when this binary runs tools in `cwd`.
-///
-/// EXECUTION ENVIRONMENT HAND-OFF: this is the one place the execution environment enters
-/// the binary. Insert it here (e.g. a `LocalEnv` rooted at `cwd`, confined to
-/// `config.allowed_roots`); `run` and `mcp` both take their extensions from this function.
-pub(super) fn extensions(cwd: &Path, config: &Config) -> Extensions {
-    let _ = (cwd, config);
-    Extensions::new()
+/// The values every tool's context carries when this binary runs tools in `cwd`: a
+/// [`LocalEnv`] rooted there, confined to `[paths] allowed_roots` when the configuration
+/// names any (relative roots are taken from `cwd`). `run` and `mcp` both start from here.
+pub(super) fn extensions(cwd: &Path, config: &Config) -> Result<Extensions, Failure> {
+    let mut env = LocalEnv::new(cwd);
+    if let Some(roots) = &config.allowed_roots {
+        env = env.with_allowed_roots(roots).map_err(|e| {
+            Failure::general(format!(
+                "{e}; fix [paths] allowed_roots in the configuration or create the directory"
+            ))
+        })?;
+    }
+    let env: Arc<dyn ExecutionEnv> = Arc::new(env);
+    Ok(Extensions::new().with(env))
 }

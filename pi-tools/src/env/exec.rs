@@ -20,9 +20,6 @@ use tokio_util::sync::CancellationToken;
 
 use super::{ExecOutcome, ExecRequest};
 
-/// Receives each chunk of a command's merged output as it arrives.
-pub type ChunkSink = Box<dyn FnMut(&[u8]) + Send>;
-
 /// How long the pipe may stay open after the shell has exited (or been killed).
 pub(crate) const PIPE_GRACE: Duration = Duration::from_millis(100);
 
@@ -51,7 +48,7 @@ pub(crate) fn shell() -> &'static Path {
 pub(crate) async fn run(
     request: ExecRequest,
     cancel: CancellationToken,
-    mut on_chunk: ChunkSink,
+    mut on_chunk: super::OutputSink,
 ) -> io::Result<ExecOutcome> {
     match std::fs::metadata(&request.cwd) {
         Ok(meta) if meta.is_dir() => {}

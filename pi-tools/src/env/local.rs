@@ -7,7 +7,7 @@ use std::path::{Component, Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use super::path::lexical_join;
-use super::{DirEntry, ExecutionEnv, FileReader, Metadata, MutationQueue};
+use super::{DirEntry, ExecutionEnv, FileReader, Metadata, MutationQueue, OutputSink};
 use crate::core::BoxFuture;
 
 /// The local file system (and, once the process runner is attached, local processes).
@@ -168,7 +168,7 @@ impl ExecutionEnv for LocalEnv {
     }
 
     fn read_file<'a>(&'a self, path: &'a Path) -> BoxFuture<'a, io::Result<Vec<u8>>> {
-        Box::pin(self.blocking(path, |p| fs::read(p)))
+        Box::pin(self.blocking(path, fs::read))
     }
 
     fn open_read<'a>(&'a self, path: &'a Path) -> BoxFuture<'a, io::Result<FileReader>> {
@@ -228,18 +228,18 @@ impl ExecutionEnv for LocalEnv {
     }
 
     fn create_dir_all<'a>(&'a self, path: &'a Path) -> BoxFuture<'a, io::Result<()>> {
-        Box::pin(self.blocking(path, |p| fs::create_dir_all(p)))
+        Box::pin(self.blocking(path, fs::create_dir_all))
     }
 
     fn canonicalize<'a>(&'a self, path: &'a Path) -> BoxFuture<'a, io::Result<PathBuf>> {
-        Box::pin(self.blocking(path, |p| fs::canonicalize(p)))
+        Box::pin(self.blocking(path, fs::canonicalize))
     }
 
     fn exec<'a>(
         &'a self,
         request: super::ExecRequest,
         cancel: tokio_util::sync::CancellationToken,
-        on_chunk: super::exec::ChunkSink,
+        on_chunk: OutputSink,
     ) -> BoxFuture<'a, io::Result<super::ExecOutcome>> {
         Box::pin(async move {
             self.check_allowed(&request.cwd)?;

@@ -21,7 +21,6 @@ use tokio_util::sync::CancellationToken;
 
 use crate::core::{BoxFuture, ToolContext};
 
-pub use exec::ChunkSink;
 pub use local::LocalEnv;
 pub use path::{expand_tilde, mutation_key, normalize_path_input, resolve_path, resolve_read_path};
 pub use queue::MutationQueue;
@@ -79,6 +78,9 @@ pub struct ExecOutcome {
     /// It was killed because the cancellation token fired.
     pub aborted: bool,
 }
+
+/// Receives a running process's output, chunk by chunk, as it arrives.
+pub type OutputSink = Box<dyn FnMut(&[u8]) + Send>;
 
 /// A streaming reader over a file's bytes.
 pub type FileReader = Box<dyn AsyncRead + Send + Unpin>;
@@ -142,7 +144,7 @@ pub trait ExecutionEnv: Send + Sync + 'static {
         &'a self,
         request: ExecRequest,
         cancel: CancellationToken,
-        on_chunk: ChunkSink,
+        on_chunk: OutputSink,
     ) -> BoxFuture<'a, io::Result<ExecOutcome>> {
         let _ = (request, cancel, on_chunk);
         Box::pin(async {

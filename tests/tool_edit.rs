@@ -1,0 +1,279 @@
+//! The edit tool: exact and fuzzy matching, errors, and byte-for-byte preservation of
+//! everything outside the replaced regions.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use pi_tools::env::{ExecutionEnv, LocalEnv};
+use pi_tools::tools::edit::{EditArgs, Replacement, edit, prepare_arguments, render_result};
+use pi_tools::{Extensions, IntoToolResult, ToolContext, ToolResult};
+use tokio_util::sync::CancellationToken;
+
+fn ctx_in(dir: &Path) -> ToolContext {
+    let env: Arc<dyn ExecutionEnv> = Arc::new(LocalEnv::new(dir));
+    ToolContext::new("call-1", CancellationToken::new())
+        .with_extensions(Extensions::new().with::<Arc<dyn ExecutionEnv>>(env))
+}
+
+fn edits(pairs: &[(&str, &str)]) -> Vec<Replacement> {
+    pairs
+        .iter()
+        .map(|(o, n)| Replacement {
+            old_text: o.to_string(),
+            new_text: n.to_string(),
+        })
+        .collect()
+}
+
+/// Writes `original` to a file, applies the edits, returns the result and the new bytes.
+async fn run(original: &[u8], pairs: &[(&str, &str)]) -> (Result<ToolResult, String>, Vec<u8>) {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("f.txt");
+    std::fs::write(&path, original).unwrap();
+    let args = EditArgs {
+        path: "f.txt".into(),
+        edits: edits(pairs),
+    };
+    let result = edit(&ctx_in(dir.path()), args)
+        .await
+        .map(|out| out.into_tool_result().unwrap())
+        .map_err(|e| e.message().to_string());
+    (result, std::fs::read(&path).unwrap())
+}
+
+async fn run_ok(original: &str, pairs: &[(&str, &str)]) -> (ToolResult, String) {
+    let (result, bytes) = run(original.as_bytes(), pairs).await;
+    (
+        result.expect("edit succeeds"),
+        String::from_utf8(bytes).unwrap(),
+    )
+}
+
+async fn run_err(original: &str, pairs: &[(&str, &str)]) -> String {
+    let (result, bytes) = run(original.as_bytes(), pairs).await;
+    assert_eq!(
+        bytes,
+        original.as_bytes(),
+        "a failed edit must leave the file untouched"
+    );
+    result.expect_err("edit fails")
+}
+
+#[tokio::test]
+async fn single_replacement() {
+    let (result, after) = run_ok(
+        "fn a() {}\nfn b() {}\n",
+        &[("fn b() {}", "fn b() { todo!() }")],
+    )
+    .await;
+    assert_eq!(after, "fn a() {}\nfn b() { todo!() }\n");
+    assert_eq!(
+        result.text_content(),
+        "Successfully replaced 1 block in f.txt."
+    );
+    assert_eq!(result.details["replacements"], 1);
+    assert_eq!(result.details["fuzzyMatch"], false);
+    assert_eq!(result.details["firstChangedLine"], 2);
+}
+
+#[tokio::test]
+async fn several_replacements_matched_against_the_original() {
+    // The second edit's oldText is what the first one produces: it must not be matched.
+    let (result, after) = run_ok("one\ntwo\nthree\n", &[("three", "3"), ("one", "1")]).await;
+    assert_eq!(after, "1\ntwo\n3\n");
+    assert_eq!(
+        result.text_content(),
+        "Successfully replaced 2 blocks in f.txt."
+    );
+    let message = run_err("one\ntwo\n", &[("one", "two-ish"), ("two-ish", "x")]).await;
+    assert!(
+        message.starts_with("Could not find edits[1].oldText in f.txt."),
+        "{message}"
+    );
+}
+
+#[tokio::test]
+async fn not_found_shows_the_closest_part_of_the_file() {
+    let original = "fn main() {\n    let answer = 42;\n    println!(\"{answer}\");\n}\n";
+    let message = run_err(original, &[("    let answr = 42;", "    let answer = 43;")]).await;
+    assert_eq!(
+        message,
+        "Could not find oldText in f.txt. It must match the file exactly, including whitespace and indentation: read the file again and copy the text from it.\n\nThe most similar part of the file:\n1 | fn main() {\n2 |     let answer = 42;\n3 |     println!(\"{answer}\");\n4 | }"
+    );
+}
+
+#[tokio::test]
+async fn duplicates_overlaps_empty_and_no_op_are_refused() {
+    assert_eq!(
+        run_err("x = 1\nx = 1\n", &[("x = 1", "x = 2")]).await,
+        "oldText matches 2 places in f.txt; it must match exactly one. Add surrounding lines to make it unique."
+    );
+    assert_eq!(
+        run_err("abcdef\n", &[("abcd", "X"), ("cdef", "Y")]).await,
+        "edits[0] and edits[1] overlap in f.txt. Merge them into one edit, or make them cover separate parts of the file."
+    );
+    assert_eq!(
+        run_err("abc\n", &[("a", "b"), ("", "x")]).await,
+        "edits[1].oldText is empty. Give the exact text to replace, with enough surrounding lines to make it unique."
+    );
+    assert_eq!(
+        run_err("abc\n", &[("abc", "abc")]).await,
+        "No changes made to f.txt: the replacements produce the same content. Make newText differ from oldText."
+    );
+}
+
+#[tokio::test]
+async fn all_or_nothing() {
+    let message = run_err("alpha\nbeta\n", &[("alpha", "ALPHA"), ("gamma", "GAMMA")]).await;
+    assert!(
+        message.starts_with("Could not find edits[1].oldText"),
+        "{message}"
+    );
+}
+
+#[tokio::test]
+async fn missing_file_is_an_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let args = EditArgs {
+        path: "gone.txt".into(),
+        edits: edits(&[("a", "b")]),
+    };
+    let err = edit(&ctx_in(dir.path()), args).await.unwrap_err();
+    assert_eq!(
+        err.message(),
+        "File not found: gone.txt. Check the path; use write to create a new file."
+    );
+}
+
+#[tokio::test]
+async fn crlf_file_with_lf_old_text_keeps_crlf() {
+    let (result, after) = run_ok("a\r\nb\r\nc\r\n", &[("a\nb", "A\nB\nB2")]).await;
+    assert_eq!(after, "A\r\nB\r\nB2\r\nc\r\n");
+    assert_eq!(result.details["fuzzyMatch"], false);
+    assert_eq!(
+        result.details["diff"],
+        "-1 a\n-2 b\n+1 A\n+2 B\n+3 B2\n 4 c"
+    );
+}
+
+#[tokio::test]
+async fn byte_order_mark_is_kept() {
+    let (_, after) = run_ok("\u{FEFF}hello\n", &[("hello", "bye")]).await;
+    assert_eq!(after, "\u{FEFF}bye\n");
+}
+
+#[tokio::test]
+async fn fuzzy_trailing_whitespace() {
+    let (result, after) = run_ok(
+        "if x {   \n    go();\t\n}\n",
+        &[("if x {\n    go();\n}", "if y {\n    stop();\n}")],
+    )
+    .await;
+    assert_eq!(after, "if y {\n    stop();\n}\n");
+    assert_eq!(result.details["fuzzyMatch"], true);
+}
+
+#[tokio::test]
+async fn fuzzy_full_width_punctuation_through_nfkc() {
+    let (result, after) = run_ok(
+        "print（\"ok\"）；\nnext\n",
+        &[("print(\"ok\");", "print(\"done\");")],
+    )
+    .await;
+    assert_eq!(after, "print(\"done\");\nnext\n");
+    assert_eq!(result.details["fuzzyMatch"], true);
+}
+
+#[tokio::test]
+async fn fuzzy_smart_quotes_dashes_and_nbsp() {
+    let (_, after) = run_ok(
+        "say \u{201C}it\u{2019}s\u{201D}\n",
+        &[("say \"it's\"", "say \"no\"")],
+    )
+    .await;
+    assert_eq!(after, "say \"no\"\n");
+    let (_, after) = run_ok(
+        "range 1\u{2013}5 \u{2014} ok\n",
+        &[("range 1-5 - ok", "range 1-6")],
+    )
+    .await;
+    assert_eq!(after, "range 1-6\n");
+    let (_, after) = run_ok("a\u{00A0}b = 1;\n", &[("a b = 1;", "ab = 2;")]).await;
+    assert_eq!(after, "ab = 2;\n");
+    // Leading whitespace is never normalised away.
+    let message = run_err("\tindented();\n", &[("    indented();", "x")]).await;
+    assert!(message.starts_with("Could not find oldText"), "{message}");
+}
+
+#[tokio::test]
+async fn after_a_fuzzy_edit_every_byte_outside_the_region_is_unchanged() {
+    let original = concat!(
+        "keep trailing   \r\n",
+        "“smart” quotes stay — here\n",
+        "target “line”  \r\n",
+        "mixed endings\r",
+        "\n",
+        "tail\t \n",
+        "no newline at end  "
+    );
+    let (result, after) = run_ok(original, &[("target \"line\"", "target 'done'")]).await;
+    let expected = concat!(
+        "keep trailing   \r\n",
+        "“smart” quotes stay — here\n",
+        "target 'done'  \r\n",
+        "mixed endings\r",
+        "\n",
+        "tail\t \n",
+        "no newline at end  "
+    );
+    assert_eq!(after, expected);
+    assert_eq!(result.details["fuzzyMatch"], true);
+    assert_eq!(result.details["firstChangedLine"], 3);
+}
+
+#[tokio::test]
+async fn details_carry_numbered_diff_patch_first_line_and_fuzzy_flag() {
+    let original: String = (1..=12).map(|i| format!("line {i}\n")).collect();
+    let (result, _) = run_ok(&original, &[("line 6\n", "line six\n")]).await;
+    assert_eq!(
+        result.details["diff"],
+        "    ...\n  2 line 2\n  3 line 3\n  4 line 4\n  5 line 5\n- 6 line 6\n+ 6 line six\n  7 line 7\n  8 line 8\n  9 line 9\n 10 line 10\n    ..."
+    );
+    assert_eq!(
+        result.details["patch"],
+        "--- a/f.txt\n+++ b/f.txt\n@@ -3,7 +3,7 @@\n line 3\n line 4\n line 5\n-line 6\n+line six\n line 7\n line 8\n line 9\n"
+    );
+    assert_eq!(result.details["firstChangedLine"], 6);
+    assert_eq!(result.details["fuzzyMatch"], false);
+    let styled = render_result(&result, false);
+    let red: Vec<_> = styled
+        .spans
+        .iter()
+        .filter(|s| s.style.fg == Some(pi_tools::render::Color::Red))
+        .map(|s| s.text.as_str())
+        .collect();
+    assert_eq!(red, vec!["- 6 line 6"]);
+}
+
+#[test]
+fn the_single_replacement_layout_is_accepted() {
+    let prepared =
+        prepare_arguments(serde_json::json!({"path": "f", "oldText": "a", "newText": "b"}));
+    assert_eq!(
+        prepared,
+        serde_json::json!({"path": "f", "edits": [{"oldText": "a", "newText": "b"}]})
+    );
+    let parsed: EditArgs = serde_json::from_value(prepared).unwrap();
+    assert_eq!(parsed.edits[0].old_text, "a");
+}
+
+#[test]
+fn the_schema_requires_at_least_one_edit_with_camel_case_names() {
+    let schema = serde_json::to_value(schemars::schema_for!(EditArgs)).unwrap();
+    assert_eq!(schema["properties"]["edits"]["minItems"], 1);
+    let item = &schema["$defs"]["Replacement"]["properties"];
+    assert!(
+        item.get("oldText").is_some() && item.get("newText").is_some(),
+        "{schema}"
+    );
+}
