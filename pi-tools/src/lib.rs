@@ -8,6 +8,8 @@
 
 pub mod core;
 pub mod definition;
+#[cfg(feature = "mcp")]
+pub mod mcp;
 pub mod output;
 pub mod render;
 
