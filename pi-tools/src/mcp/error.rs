@@ -18,7 +18,7 @@ pub enum McpError {
         "The MCP session did not start: {0}. The client must open the session with an \
          `initialize` request on the server's input."
     )]
-    Handshake(#[source] rmcp::service::ServerInitializeError),
+    Handshake(#[source] Box<rmcp::service::ServerInitializeError>),
     /// The session's task panicked or was aborted.
     #[error(
         "The MCP session task stopped abnormally: {0}. This is a bug; the log on stderr has \

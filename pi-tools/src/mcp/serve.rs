@@ -70,7 +70,7 @@ where
             tracing::info!("the client closed the session before initializing it");
             return Ok(());
         }
-        Err(err) => return Err(McpError::Handshake(err)),
+        Err(err) => return Err(McpError::Handshake(Box::new(err))),
     };
     tracing::info!("MCP session started");
     let quit = running.waiting().await;
