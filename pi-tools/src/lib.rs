@@ -18,6 +18,8 @@ pub mod core;
 pub mod definition;
 pub mod dialect;
 pub mod env;
+#[cfg(feature = "mcp")]
+pub mod mcp;
 pub mod output;
 pub mod prompt;
 pub mod registry;

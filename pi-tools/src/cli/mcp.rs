@@ -2,15 +2,22 @@
 
 use std::process::ExitCode;
 
+use crate::mcp::{McpTool, McpTools, init_stderr_logging, serve_stdio};
+
 use super::{Failure, McpArgs, setup};
 
 pub(super) async fn mcp(args: McpArgs) -> Result<ExitCode, Failure> {
     let cwd = setup::working_directory(args.cwd.as_deref())?;
     let toolbox = setup::running_toolbox(args.config.config.as_deref(), &cwd)?;
-    // MCP SERVER HAND-OFF: replace this statement with the call to the server, e.g.
-    // `crate::mcp::serve_stdio(toolbox).await`, mapping its error to a `Failure`.
-    drop(toolbox);
-    Err(Failure::general(
-        "the MCP server is not built into this binary; use `pi-tools run` to execute tool calls",
-    ))
+    init_stderr_logging();
+    // The toolbox's lean tools carry the configured mode overrides and tool configs; the
+    // definitions beside them give MCP its titles and hints.
+    let mut tools = McpTools::new();
+    for (definition, tool) in toolbox.active().iter().zip(toolbox.agent_tools()) {
+        tools.push(McpTool::with_definition(tool, definition.as_ref()));
+    }
+    serve_stdio(tools, toolbox.runner_config())
+        .await
+        .map_err(|e| Failure::general(format!("the MCP session failed: {e}")))?;
+    Ok(ExitCode::SUCCESS)
 }

@@ -1,0 +1,28 @@
+//! Why an MCP session could not start or ended abnormally.
+
+/// An error that ends (or prevents) an MCP session. Everything a model should read (unknown
+/// tools, invalid arguments, tool failures) is a tool result, never one of these.
+#[derive(Debug, thiserror::Error)]
+pub enum McpError {
+    /// A tool's `parameters()` is not a JSON object, so it cannot be an MCP `inputSchema`.
+    #[error(
+        "Tool `{tool}` cannot be served over MCP because its parameters() is not a JSON object \
+         schema; make it return an object schema such as {{\"type\":\"object\",\"properties\":{{}}}}."
+    )]
+    SchemaNotAnObject {
+        /// The tool's name.
+        tool: String,
+    },
+    /// The client closed the connection or sent something else before `initialize`.
+    #[error(
+        "The MCP session did not start: {0}. The client must open the session with an \
+         `initialize` request on the server's input."
+    )]
+    Handshake(#[source] Box<rmcp::service::ServerInitializeError>),
+    /// The session's task panicked or was aborted.
+    #[error(
+        "The MCP session task stopped abnormally: {0}. This is a bug; the log on stderr has \
+         the details."
+    )]
+    Session(#[source] tokio::task::JoinError),
+}

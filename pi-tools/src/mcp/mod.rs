@@ -1,0 +1,74 @@
+//! An MCP server for the active tools, over stdio.
+//!
+//! [`serve_stdio`] makes a set of tools an [MCP](https://modelcontextprotocol.io) server, so
+//! any MCP client (an editor, a desktop assistant, another agent) can list and call them with
+//! pi-tools' validation, hooks, limits and per-file write safety.
+//!
+//! # Registering the server in an MCP client
+//!
+//! Clients start a stdio server as a child process. With the `pi-tools` binary on `PATH`,
+//! the usual client configuration entry is:
+//!
+//! ```json
+//! {
+//!   "mcpServers": {
+//!     "pi-tools": { "command": "pi-tools", "args": ["mcp"] }
+//!   }
+//! }
+//! ```
+//!
+//! # Serving from a binary
+//!
+//! ```no_run
+//! use std::sync::Arc;
+//!
+//! use pi_tools::mcp::{McpTool, McpTools, init_stderr_logging, serve_stdio};
+//! use pi_tools::{AgentTool, RunnerConfig};
+//!
+//! # fn active_tools() -> Vec<Arc<dyn AgentTool>> { Vec::new() }
+//! #[tokio::main]
+//! async fn main() -> Result<(), Box<dyn std::error::Error>> {
+//!     init_stderr_logging();
+//!     let tools: McpTools = active_tools().into_iter().map(McpTool::new).collect();
+//!     serve_stdio(tools, RunnerConfig::default()).await?;
+//!     Ok(())
+//! }
+//! ```
+//!
+//! # What the server does
+//!
+//! - `initialize` answers with the server name `pi-tools`, this crate's version and the
+//!   tools capability; `ping` is answered.
+//! - `tools/list` lists every tool with its name, title, description, its canonical
+//!   `parameters()` schema as `inputSchema`, and the `readOnlyHint` / `destructiveHint`
+//!   annotations.
+//! - `tools/call` runs the call as a one-call batch of [`execute_tool_calls`]: the same
+//!   lookup, argument preparation, validation, hooks, timeout and cancellation as the runner.
+//!   Unknown tools, invalid arguments (with every violation) and tool failures come back as
+//!   results with `isError: true` and the runner's text; JSON-RPC errors are kept for
+//!   malformed protocol messages. Text content stays text; images become MCP image content.
+//! - When a call carries a progress token, the tool's `ctx.update(..)`s become
+//!   `notifications/progress` (at most one every 100 ms, with an increasing counter and the
+//!   partial result's text as the message).
+//! - `notifications/cancelled` cancels that call's token; the end of the input cancels every
+//!   call in flight and ends the session.
+//! - Calls of parallel-mode tools run concurrently; a sequential-mode tool runs alone (a
+//!   shared/exclusive lock across requests). File mutations stay serialised per file by the
+//!   execution environment in [`RunnerConfig::extensions`].
+//!
+//! [`execute_tool_calls`]: crate::execute_tool_calls
+//! [`RunnerConfig::extensions`]: crate::RunnerConfig::extensions
+
+mod eof;
+mod error;
+mod logging;
+mod progress;
+mod result;
+mod serve;
+mod server;
+mod tools;
+
+pub use error::McpError;
+pub use logging::init_stderr_logging;
+pub use serve::{serve, serve_split, serve_stdio};
+pub use tools::{McpTool, McpTools};

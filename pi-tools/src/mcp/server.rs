@@ -1,0 +1,141 @@
+//! The MCP request handler: initialize, ping, tools/list and tools/call over the runner.
+
+use rmcp::ErrorData;
+use rmcp::handler::server::ServerHandler;
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, Implementation, ListToolsResult,
+    PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
+};
+use rmcp::service::{RequestContext, RoleServer};
+use serde_json::Value;
+use tokio::sync::RwLock;
+use tokio_util::sync::CancellationToken;
+
+use super::error::McpError;
+use super::progress::ProgressSink;
+use super::result::call_tool_result;
+use super::tools::McpTools;
+use crate::core::{ExecutionMode, RunnerConfig, ToolCall, ToolSet, execute_tool_calls};
+
+/// The server's name in the `initialize` answer.
+pub(crate) const SERVER_NAME: &str = "pi-tools";
+
+/// Serves a fixed set of tools. Every `tools/call` is a one-call batch of the runner, so
+/// lookup, argument preparation, validation, hooks, timeout and cancellation behave exactly
+/// as they do for a model's batch.
+pub(crate) struct ToolServer {
+    /// Built once, so each tool's validator is compiled once for the whole session.
+    tools: ToolSet,
+    listing: Vec<Tool>,
+    config: RunnerConfig,
+    /// Parallel-mode calls share it; a sequential-mode call holds it alone, so it never
+    /// overlaps another call of the session.
+    exclusive: RwLock<()>,
+    /// Cancelled when the session's input ends: every call in flight is then cancelled.
+    shutdown: CancellationToken,
+}
+
+impl ToolServer {
+    pub(crate) fn new(
+        tools: McpTools,
+        config: RunnerConfig,
+        shutdown: CancellationToken,
+    ) -> Result<Self, McpError> {
+        let listing = tools.listing()?;
+        Ok(ToolServer {
+            tools: ToolSet::new(tools.agent_tools()),
+            listing,
+            config,
+            exclusive: RwLock::new(()),
+            shutdown,
+        })
+    }
+
+    /// Whether a call of `name` must run alone (unknown tools share: they never execute).
+    fn runs_alone(&self, name: &str) -> bool {
+        self.config.execution == ExecutionMode::Sequential
+            || self
+                .tools
+                .get(name)
+                .is_some_and(|t| t.execution_mode() == ExecutionMode::Sequential)
+    }
+
+    /// Runs one call under the session's shared/exclusive lock. `request_cancel` is the
+    /// request's own token (cancelled by `notifications/cancelled`); the end of the session
+    /// cancels the call too.
+    async fn run(
+        &self,
+        call: ToolCall,
+        request_cancel: &CancellationToken,
+        sink: &ProgressSink,
+    ) -> Option<crate::core::ToolResultMessage> {
+        let cancel = self.shutdown.child_token();
+        let work = async {
+            // A call cancelled while it waits for the lock still goes through the runner,
+            // which answers it with the usual "Operation aborted" result.
+            let _guard = if self.runs_alone(&call.name) {
+                Guard::Exclusive(self.exclusive.write().await)
+            } else {
+                Guard::Shared(self.exclusive.read().await)
+            };
+            execute_tool_calls(
+                &self.tools,
+                std::slice::from_ref(&call),
+                &self.config,
+                &cancel,
+                sink,
+            )
+            .await
+        };
+        tokio::pin!(work);
+        let outcome = tokio::select! {
+            biased;
+            outcome = &mut work => outcome,
+            _ = request_cancel.cancelled() => {
+                cancel.cancel();
+                work.await
+            }
+        };
+        outcome.messages.into_iter().next()
+    }
+}
+
+/// Either side of the session lock, held (never read) until the call ends.
+#[allow(dead_code)]
+enum Guard<'a> {
+    Shared(tokio::sync::RwLockReadGuard<'a, ()>),
+    Exclusive(tokio::sync::RwLockWriteGuard<'a, ()>),
+}
+
+impl ServerHandler for ToolServer {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+            .with_server_info(Implementation::new(SERVER_NAME, env!("CARGO_PKG_VERSION")))
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        Ok(ListToolsResult::with_all_items(self.listing.clone()))
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let arguments = Value::Object(request.arguments.unwrap_or_default());
+        let call = ToolCall::new(context.id.to_string(), request.name, arguments);
+        tracing::debug!(id = %call.id, tool = %call.name, "tools/call");
+        let sink = ProgressSink::new(context.peer.clone(), context.meta.get_progress_token());
+        match self.run(call, &context.ct, &sink).await {
+            Some(message) => Ok(call_tool_result(message).into()),
+            None => Err(ErrorData::internal_error(
+                "The runner returned no result for the call; this is a bug in pi-tools.",
+                None,
+            )),
+        }
+    }
+}
