@@ -16,7 +16,8 @@ use tokio_util::sync::CancellationToken;
 
 use super::edit_diff::diff;
 use super::edit_match::{LfText, LocateError, closest_region, locate};
-use super::{arg_str, sentence};
+use super::preview::arg_str;
+use super::sentence;
 use crate::core::{ToolContext, ToolError, ToolResult};
 use crate::env::{ExecutionEnv, ToolContextExt, mutation_key, resolve_path};
 use crate::output::ToolOutput;
@@ -294,7 +295,7 @@ pub fn apply_edits(
 /// How an `edit` call looks: the path and the number of replacements.
 pub fn render_call(args: &Value) -> Styled {
     let mut out = Styled::new().push("edit ", Style::fg(Color::Cyan).bold());
-    out.add(arg_str(args, "path"), Style::fg(Color::Cyan));
+    out.add(arg_str(args, "path").unwrap_or(""), Style::fg(Color::Cyan));
     if let Some(n) = args.get("edits").and_then(Value::as_array).map(Vec::len)
         && n > 1
     {

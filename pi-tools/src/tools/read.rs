@@ -10,9 +10,10 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use tokio::io::AsyncReadExt;
 
+use super::preview::{arg_str, preview};
 use super::read_image::{prepare_image, sniff_image_mime};
+use super::sentence;
 use super::truncate::{DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, format_size};
-use super::{arg_str, error_or_preview, sentence};
 use crate::core::{ContentBlock, ToolContext, ToolError, ToolResult};
 use crate::env::{ToolContextExt, resolve_read_path};
 use crate::output::ToolOutput;
@@ -434,7 +435,7 @@ impl LineWindow {
 /// How a `read` call looks: the path and the requested window.
 pub fn render_call(args: &Value) -> Styled {
     let mut out = Styled::new().push("read ", Style::fg(Color::Cyan).bold());
-    out.add(arg_str(args, "path"), Style::fg(Color::Cyan));
+    out.add(arg_str(args, "path").unwrap_or(""), Style::fg(Color::Cyan));
     let offset = args.get("offset").and_then(Value::as_i64);
     let limit = args.get("limit").and_then(Value::as_u64);
     match (offset, limit) {
@@ -456,7 +457,7 @@ pub fn render_result(result: &ToolResult, is_error: bool) -> Styled {
     if !is_error && result.content.iter().any(|b| b.as_text().is_none()) {
         return Styled::plain(result.text_content());
     }
-    error_or_preview(result, is_error, 10)
+    preview(result, is_error, None)
 }
 
 #[cfg(test)]

@@ -7,7 +7,8 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::{arg_str, sentence};
+use super::preview::arg_str;
+use super::sentence;
 use crate::core::{ToolContext, ToolError, ToolResult};
 use crate::env::{ExecutionEnv, ToolContextExt, mutation_key, resolve_path};
 use crate::output::ToolOutput;
@@ -87,8 +88,8 @@ async fn write_in_queue(
 /// How a `write` call looks: the path and the size of the content.
 pub fn render_call(args: &Value) -> Styled {
     let mut out = Styled::new().push("write ", Style::fg(Color::Cyan).bold());
-    out.add(arg_str(args, "path"), Style::fg(Color::Cyan));
-    let content = arg_str(args, "content");
+    out.add(arg_str(args, "path").unwrap_or(""), Style::fg(Color::Cyan));
+    let content = arg_str(args, "content").unwrap_or("");
     out.add(
         format!(
             " ({} lines, {} bytes)",
