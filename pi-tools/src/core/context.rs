@@ -56,44 +56,56 @@ impl std::fmt::Debug for Extensions {
 /// `tool_execution_update` event. Updates sent after the tool returned are dropped.
 #[derive(Clone)]
 pub struct ProgressUpdater {
-    inner: Option<Arc<UpdaterInner>>,
+    channel: Option<Arc<UpdateChannel>>,
+    index: usize,
 }
 
-struct UpdaterInner {
-    index: usize,
-    accepting: AtomicBool,
+/// One per batch: where every call's updates go, and which calls still accept them (one
+/// allocation per batch rather than one per call).
+pub(crate) struct UpdateChannel {
+    accepting: Box<[AtomicBool]>,
     tx: UnboundedSender<(usize, ToolResult)>,
+}
+
+impl UpdateChannel {
+    /// A channel for a batch of `calls` calls, all accepting updates.
+    pub(crate) fn new(calls: usize, tx: UnboundedSender<(usize, ToolResult)>) -> Arc<Self> {
+        Arc::new(UpdateChannel {
+            accepting: (0..calls).map(|_| AtomicBool::new(true)).collect(),
+            tx,
+        })
+    }
 }
 
 impl ProgressUpdater {
     /// An updater that drops everything (for calling a tool outside the runner).
     pub fn disabled() -> Self {
-        ProgressUpdater { inner: None }
+        ProgressUpdater {
+            channel: None,
+            index: 0,
+        }
     }
 
-    pub(crate) fn new(index: usize, tx: UnboundedSender<(usize, ToolResult)>) -> Self {
+    pub(crate) fn new(channel: &Arc<UpdateChannel>, index: usize) -> Self {
         ProgressUpdater {
-            inner: Some(Arc::new(UpdaterInner {
-                index,
-                accepting: AtomicBool::new(true),
-                tx,
-            })),
+            channel: Some(channel.clone()),
+            index,
         }
     }
 
     /// Sends a partial result; a no-op once the call has returned.
     pub fn update(&self, partial: ToolResult) {
-        if let Some(inner) = &self.inner
-            && inner.accepting.load(Ordering::Acquire)
+        if let Some(channel) = &self.channel
+            && channel.accepting[self.index].load(Ordering::Acquire)
         {
-            let _ = inner.tx.send((inner.index, partial));
+            let _ = channel.tx.send((self.index, partial));
         }
     }
 
     /// Stops accepting updates; later ones are dropped.
     pub(crate) fn close(&self) {
-        if let Some(inner) = &self.inner {
-            inner.accepting.store(false, Ordering::Release);
+        if let Some(channel) = &self.channel {
+            channel.accepting[self.index].store(false, Ordering::Release);
         }
     }
 }

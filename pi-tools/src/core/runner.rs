@@ -2,6 +2,7 @@
 //! finalize, sequentially or in parallel, emitting events as it goes.
 
 use std::collections::HashMap;
+use std::future::Future;
 use std::panic::AssertUnwindSafe;
 use std::sync::{Arc, OnceLock};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
@@ -9,10 +10,10 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use futures::FutureExt;
 use futures::stream::{FuturesUnordered, StreamExt};
 use serde_json::Value;
-use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender, unbounded_channel};
+use tokio::sync::mpsc::{UnboundedReceiver, unbounded_channel};
 use tokio_util::sync::CancellationToken;
 
-use super::context::{Extensions, ProgressUpdater, ToolContext};
+use super::context::{Extensions, ProgressUpdater, ToolContext, UpdateChannel};
 use super::error::ToolError;
 use super::event::{EventSink, ToolEvent};
 use super::hooks::{
@@ -312,10 +313,11 @@ impl<'a> Batch<'a> {
             return;
         }
         let (tx, mut rx) = unbounded_channel();
+        let channel = UpdateChannel::new(self.calls.len(), tx);
         let mut pending = ready.into_iter();
         let mut running = FuturesUnordered::new();
         for (index, entry, args) in pending.by_ref().take(limit) {
-            running.push(self.execute(index, entry, args, tx.clone()));
+            running.push(self.execute(index, entry, args, &channel));
         }
         loop {
             tokio::select! {
@@ -330,7 +332,7 @@ impl<'a> Batch<'a> {
                     emit_end(sink, &self.calls[index], &fin).await;
                     slots[index] = Some(fin);
                     if let Some((index, entry, args)) = pending.next() {
-                        running.push(self.execute(index, entry, args, tx.clone()));
+                        running.push(self.execute(index, entry, args, &channel));
                     }
                 }
             }
@@ -414,14 +416,14 @@ impl<'a> Batch<'a> {
         index: usize,
         entry: &'a Entry,
         args: Value,
-        tx: UnboundedSender<(usize, ToolResult)>,
+        channel: &Arc<UpdateChannel>,
     ) -> (usize, Finalized) {
         let call = &self.calls[index];
         if self.cancel.is_cancelled() {
             return (index, Finalized::error(ABORTED));
         }
         let token = self.cancel.child_token();
-        let updater = ProgressUpdater::new(index, tx);
+        let updater = ProgressUpdater::new(channel, index);
         let ctx = ToolContext::new(call.id.as_str(), token.clone())
             .with_updater(updater.clone())
             .with_extensions(self.config.extensions.clone());
@@ -455,7 +457,10 @@ impl<'a> Batch<'a> {
             Supervised::Abandoned => Finalized::error(ABORTED),
         };
         let finalized = match (&self.config.after_tool_call, hook_args) {
-            (Some(hook), Some(args)) => finalize(hook.as_ref(), call, args, executed).await,
+            // Boxed: the hook's state would otherwise bloat every call's future.
+            (Some(hook), Some(args)) => {
+                Box::pin(finalize(hook.as_ref(), call, args, executed)).await
+            }
             _ => executed,
         };
         (index, finalized)
@@ -463,28 +468,47 @@ impl<'a> Batch<'a> {
 
     /// Awaits the tool, enforcing the timeout and giving a cancelled tool `cancel_grace` to
     /// return before giving up on it.
-    async fn supervise<F: std::future::Future>(
+    async fn supervise<F: Future + Unpin>(
         &self,
-        run: F,
+        mut run: F,
         token: &CancellationToken,
     ) -> Supervised<F::Output> {
-        tokio::pin!(run);
         let timeout = self.config.timeout;
-        let expired = async {
-            match timeout {
-                Some(t) => tokio::time::sleep(t).await,
-                None => std::future::pending().await,
+        let timed_out = match timeout {
+            None => tokio::select! {
+                biased;
+                out = &mut run => return Supervised::Done(out),
+                _ = token.cancelled() => false,
+            },
+            Some(after) => {
+                // Boxed: a timer is large, and only calls with a timeout carry one.
+                let expired = Box::pin(tokio::time::sleep(after));
+                tokio::select! {
+                    biased;
+                    out = &mut run => return Supervised::Done(out),
+                    _ = token.cancelled() => false,
+                    _ = expired => true,
+                }
             }
         };
-        tokio::select! {
-            biased;
-            out = &mut run => return Supervised::Done(out),
-            _ = token.cancelled() => {}
-            _ = expired => {
-                token.cancel();
-                let partial = tokio::time::timeout(self.config.cancel_grace, &mut run).await.ok();
-                return Supervised::TimedOut(timeout.unwrap_or_default(), partial);
-            }
+        // Boxed for the same reason: winding down is the rare path.
+        Box::pin(self.wind_down(run, token, timed_out.then(|| timeout.unwrap_or_default()))).await
+    }
+
+    /// After a timeout (`timed_out_after`) or a cancellation: waits up to `cancel_grace` for
+    /// the tool to return.
+    async fn wind_down<F: Future + Unpin>(
+        &self,
+        mut run: F,
+        token: &CancellationToken,
+        timed_out_after: Option<Duration>,
+    ) -> Supervised<F::Output> {
+        if let Some(after) = timed_out_after {
+            token.cancel();
+            let partial = tokio::time::timeout(self.config.cancel_grace, &mut run)
+                .await
+                .ok();
+            return Supervised::TimedOut(after, partial);
         }
         match tokio::time::timeout(self.config.cancel_grace, &mut run).await {
             Ok(out) => Supervised::Done(out),
@@ -587,33 +611,40 @@ fn result_message(call: &ToolCall, fin: Finalized) -> ToolResultMessage {
     }
 }
 
-async fn emit_start<S: EventSink>(sink: &S, call: &ToolCall) {
+// The emit helpers build each event straight into the sink's future: no extra async frame
+// holding a second copy of the event.
+fn emit_start<'s, S: EventSink>(sink: &'s S, call: &ToolCall) -> impl Future<Output = ()> + 's {
     sink.emit(ToolEvent::ToolExecutionStart {
         tool_call_id: call.id.clone(),
         tool_name: call.name.clone(),
         args: call.arguments.clone(),
     })
-    .await;
 }
 
-async fn emit_update<S: EventSink>(sink: &S, call: &ToolCall, partial: ToolResult) {
+fn emit_update<'s, S: EventSink>(
+    sink: &'s S,
+    call: &ToolCall,
+    partial: ToolResult,
+) -> impl Future<Output = ()> + 's {
     sink.emit(ToolEvent::ToolExecutionUpdate {
         tool_call_id: call.id.clone(),
         tool_name: call.name.clone(),
         args: call.arguments.clone(),
         partial_result: partial,
     })
-    .await;
 }
 
-async fn emit_end<S: EventSink>(sink: &S, call: &ToolCall, fin: &Finalized) {
+fn emit_end<'s, S: EventSink>(
+    sink: &'s S,
+    call: &ToolCall,
+    fin: &Finalized,
+) -> impl Future<Output = ()> + 's {
     sink.emit(ToolEvent::ToolExecutionEnd {
         tool_call_id: call.id.clone(),
         tool_name: call.name.clone(),
         result: fin.result.clone(),
         is_error: fin.is_error,
     })
-    .await;
 }
 
 async fn emit_message<S: EventSink>(sink: &S, message: &ToolResultMessage) {
