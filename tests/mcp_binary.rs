@@ -873,3 +873,24 @@ async fn end_of_input_ends_the_process_cleanly_and_leaves_no_processes_behind() 
     assert!(closed.elapsed() < Duration::from_secs(15));
     wait_gone(&[shell, sleep], Duration::from_secs(5)).await;
 }
+
+#[tokio::test]
+async fn background_jobs_of_finished_calls_do_not_outlive_the_server() {
+    let session = Session::start(None).await;
+    let result = session
+        .call(
+            "bash",
+            json!({"command": "sleep 30 > /dev/null 2>&1 & echo $!"}),
+        )
+        .await;
+    let sleep: u32 = ok_text(&result).parse().expect("bash prints the job's pid");
+    // The call is over, and its background job still runs.
+    assert!(running(sleep));
+    let result = session.call("bash", json!({"command": "echo later"})).await;
+    assert_eq!(ok_text(&result), "later");
+    assert!(running(sleep));
+
+    let status = session.finish().await;
+    assert!(status.success(), "{status}");
+    wait_gone(&[sleep], Duration::from_secs(5)).await;
+}
