@@ -8,9 +8,11 @@
 //!   (schema `{i: number, note?: string}`, answers its argument). The figures include
 //!   framing, JSON encoding and the runner but no process boundary.
 //! - `--binary`: spawns the real `pi-tools mcp` (the path in `PI_TOOLS_BIN`, else
-//!   `target/release/pi-tools`; build it first with `cargo build --release`) and calls the
-//!   built-in `read` on a one-line file over the child's stdin and stdout, so the figures add
-//!   the pipes, the binary's runtime and the real tool.
+//!   `target/release/pi-tools`) and calls the built-in `read` on a one-line file over the
+//!   child's stdin and stdout, so the figures add the pipes, the binary's runtime and the
+//!   real tool. Build both first, then run the example:
+//!   `cargo build --release -p pi-tools --bin pi-tools --example bench_mcp &&
+//!   target/release/examples/bench_mcp --binary`.
 
 use std::path::PathBuf;
 use std::process::Stdio;
