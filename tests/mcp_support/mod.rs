@@ -23,6 +23,13 @@ pub struct ProgressClient {
     progress: UnboundedSender<ProgressNotificationParam>,
 }
 
+impl ProgressClient {
+    /// A client that sends every progress notification to `progress`.
+    pub fn new(progress: UnboundedSender<ProgressNotificationParam>) -> Self {
+        ProgressClient { progress }
+    }
+}
+
 impl ClientHandler for ProgressClient {
     async fn on_progress(
         &self,

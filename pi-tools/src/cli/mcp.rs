@@ -16,8 +16,10 @@ pub(super) async fn mcp(args: McpArgs) -> Result<ExitCode, Failure> {
     for (definition, tool) in toolbox.active().iter().zip(toolbox.agent_tools()) {
         tools.push(McpTool::with_definition(tool, definition.as_ref()));
     }
-    serve_stdio(tools, toolbox.runner_config())
-        .await
-        .map_err(|e| Failure::general(format!("the MCP session failed: {e}")))?;
+    let served = serve_stdio(tools, toolbox.runner_config()).await;
+    // Calls in flight were cancelled with their process groups; background jobs that
+    // outlived their calls must not outlive the server either.
+    crate::env::kill_background_processes();
+    served.map_err(|e| Failure::general(format!("the MCP session failed: {e}")))?;
     Ok(ExitCode::SUCCESS)
 }

@@ -5,12 +5,13 @@
 //! output arrives in the order it was written. On timeout or cancellation the whole group
 //! gets SIGKILL, so no grandchild outlives the call. Once the shell itself has exited, the
 //! pipe gets a short grace period to drain; a background job that keeps it open does not
-//! hold the call up.
+//! hold the call up. Such a job keeps running after the call (it may be a server the model
+//! started on purpose) until [`kill_background_processes`] ends it.
 
 use std::io;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
-use std::sync::OnceLock;
+use std::sync::{Mutex, OnceLock};
 use std::time::Duration;
 
 use tokio::io::AsyncReadExt;
@@ -22,6 +23,28 @@ use super::{ExecOutcome, ExecRequest};
 
 /// How long the pipe may stay open after the shell has exited (or been killed).
 pub(crate) const PIPE_GRACE: Duration = Duration::from_millis(100);
+
+/// Process groups of the commands this process started that may still have members.
+static GROUPS: Mutex<Vec<i32>> = Mutex::new(Vec::new());
+
+/// Remembers a command's process group, forgetting the groups that have emptied.
+fn remember_group(pgid: i32) {
+    let mut groups = GROUPS.lock().unwrap_or_else(|e| e.into_inner());
+    // SAFETY: signal 0 only checks that the group exists.
+    groups.retain(|&g| unsafe { libc::killpg(g, 0) } == 0);
+    groups.push(pgid);
+}
+
+/// Sends SIGKILL to the process groups of every command this process started, so that
+/// background jobs (`sleep 100 &`) that outlived their calls do not outlive the process.
+/// Call it when a program that ran commands is about to exit, as `pi-tools mcp` does at
+/// the end of its session.
+pub fn kill_background_processes() {
+    let groups = std::mem::take(&mut *GROUPS.lock().unwrap_or_else(|e| e.into_inner()));
+    for pgid in groups {
+        kill_group(Some(pgid));
+    }
+}
 
 /// The shell commands run under: the first `bash` found, else `sh`.
 pub(crate) fn shell() -> &'static Path {
@@ -88,6 +111,9 @@ pub(crate) async fn run(
     // The parent's copies of the pipe's write end must go, or the pipe never reports EOF.
     drop(command);
     let pgid = child.id().and_then(|id| i32::try_from(id).ok());
+    if let Some(pgid) = pgid {
+        remember_group(pgid);
+    }
     let mut output = pipe::Receiver::from_owned_fd(reader.into())?;
 
     let deadline = request.timeout.map(|t| tokio::time::Instant::now() + t);

@@ -21,6 +21,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::core::{BoxFuture, ToolContext};
 
+pub use exec::kill_background_processes;
 pub use local::LocalEnv;
 pub use path::{expand_tilde, mutation_key, normalize_path_input, resolve_path, resolve_read_path};
 pub use queue::MutationQueue;
