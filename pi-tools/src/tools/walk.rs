@@ -212,6 +212,112 @@ mod tests {
         assert!(!g.is_match("a/tests", false));
     }
 
+    /// A tree with many directories and ignore rules at several levels: `.gitignore` and
+    /// `.ignore` files (with negations and directory-only rules), a `.git` directory with an
+    /// `info/exclude`, hidden files, an ignore file above the walk's root, and a symlink.
+    fn deep_tree() -> tempfile::TempDir {
+        let top = tempfile::tempdir().expect("tempdir");
+        let write = |rel: &str, text: &str| {
+            let path = top.path().join(rel);
+            std::fs::create_dir_all(path.parent().expect("parent")).expect("mkdir");
+            std::fs::write(path, text).expect("write");
+        };
+        write(".gitignore", "*.above\n");
+        write("root/.gitignore", "*.log\n/build/\nskipdir/\n!keep.log\n");
+        write("root/.git/info/exclude", "*.excluded\n");
+        write("root/.git/HEAD", "ref: refs/heads/main\n");
+        write("root/.hidden", "h");
+        for a in 0..6 {
+            for b in 0..5 {
+                for c in 0..4 {
+                    let dir = format!("root/d{a}/e{b}/f{c}");
+                    write(&format!("{dir}/x.rs"), "fn main() {}\n");
+                    write(&format!("{dir}/y.log"), "log");
+                    write(&format!("{dir}/keep.log"), "kept");
+                    write(&format!("{dir}/z.excluded"), "ex");
+                    write(&format!("{dir}/w.above"), "ab");
+                    write(&format!("{dir}/tests/t{c}.rs"), "#[test] fn t() {}\n");
+                    if c == 1 {
+                        write(&format!("{dir}/.ignore"), "tests/\n!*.log\n");
+                        write(&format!("{dir}/g/.gitignore"), "*.rs\n");
+                        write(&format!("{dir}/g/h/i.rs"), "x");
+                        write(&format!("{dir}/g/h/j.txt"), "x");
+                    }
+                    if c == 2 {
+                        write(&format!("{dir}/skipdir/s.rs"), "x");
+                        write(&format!("{dir}/build/b.rs"), "not anchored here");
+                    }
+                }
+            }
+        }
+        write("root/build/out.rs", "anchored: ignored");
+        write("root/Build/out.rs", "other case: kept");
+        #[cfg(unix)]
+        std::os::unix::fs::symlink(top.path().join("root/d0"), top.path().join("root/link"))
+            .expect("symlink");
+        top
+    }
+
+    fn collect(root: &Path, stop_after: Option<usize>) -> (Vec<(String, bool)>, WalkEnd) {
+        let mut seen = Vec::new();
+        let end = walk_sorted(root, &CancellationToken::new(), |e| {
+            seen.push((e.rel, e.is_dir));
+            if stop_after.is_some_and(|n| seen.len() >= n) {
+                ControlFlow::Break(())
+            } else {
+                ControlFlow::Continue(())
+            }
+        });
+        (seen, end)
+    }
+
+    #[test]
+    fn a_deep_tree_is_walked_sorted_with_every_ignore_rule_and_the_same_twice() {
+        let top = deep_tree();
+        let root = top.path().join("root");
+        let (first, end) = collect(&root, None);
+        assert_eq!(end, WalkEnd::Completed);
+        let rels: Vec<&str> = first.iter().map(|(r, _)| r.as_str()).collect();
+        assert!(rels.contains(&".hidden"));
+        assert!(rels.contains(&"d0/e0/f0/keep.log"), "negated in .gitignore");
+        assert!(rels.contains(&"d0/e0/f1/y.log"), "re-included by .ignore");
+        assert!(rels.contains(&"Build/out.rs"));
+        assert!(
+            rels.contains(&"d0/e0/f2/build/b.rs"),
+            "`/build/` is anchored"
+        );
+        assert!(rels.contains(&"d0/e0/f1/g/h/j.txt"));
+        #[cfg(unix)]
+        assert!(
+            first.contains(&("link".to_string(), false)),
+            "symlinks not followed"
+        );
+        for gone in [
+            ".git",
+            "build",
+            "d0/e0/f0/y.log",
+            "d0/e0/f0/z.excluded",
+            "d0/e0/f0/w.above",
+            "d0/e0/f1/tests",
+            "d0/e0/f1/g/h/i.rs",
+            "d0/e0/f2/skipdir",
+        ] {
+            assert!(!rels.contains(&gone), "{gone} should be ignored");
+        }
+        // Depth first, each directory's entries sorted by name.
+        let pos = |r: &str| rels.iter().position(|x| *x == r).expect(r);
+        assert!(pos("d0/e4/f3/x.rs") < pos("d1"));
+        assert!(pos("d0/e0/f0/keep.log") < pos("d0/e0/f0/tests"));
+        assert!(pos("d0/e0/f0/tests/t0.rs") < pos("d0/e0/f0/x.rs"));
+        let (second, _) = collect(&root, None);
+        assert_eq!(first, second);
+        for n in [1, 100, first.len() - 1] {
+            let (prefix, end) = collect(&root, Some(n));
+            assert_eq!(end, WalkEnd::Stopped);
+            assert_eq!(prefix, first[..n]);
+        }
+    }
+
     #[test]
     fn bad_and_empty_globs_are_sentences() {
         let err = PathGlob::new("a[").expect_err("unclosed class");
