@@ -4,7 +4,8 @@
 //! time runs from the first `tool_execution_start` event to the batch outcome. Each figure is
 //! the median of several runs after a warm-up.
 
-use std::sync::{Arc, Mutex};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
 use pi_tools::{
@@ -50,19 +51,16 @@ impl AgentTool for Trivial {
 /// Notes when the first start event arrives; counts events so the work is not optimised away.
 #[derive(Default)]
 struct TimingSink {
-    first_start: Mutex<Option<Instant>>,
-    events: Mutex<usize>,
+    first_start: OnceLock<Instant>,
+    events: AtomicUsize,
 }
 
 impl EventSink for TimingSink {
     async fn emit(&self, event: ToolEvent) {
         if matches!(event, ToolEvent::ToolExecutionStart { .. }) {
-            let mut first = self.first_start.lock().unwrap();
-            if first.is_none() {
-                *first = Some(Instant::now());
-            }
+            self.first_start.get_or_init(Instant::now);
         }
-        *self.events.lock().unwrap() += 1;
+        self.events.fetch_add(1, Ordering::Relaxed);
     }
 }
 
@@ -72,7 +70,8 @@ async fn batch_ms(tools: &ToolSet, calls: &[ToolCall], config: &RunnerConfig) ->
     let end = Instant::now();
     assert_eq!(outcome.messages.len(), calls.len());
     assert!(outcome.messages.iter().all(|m| !m.is_error));
-    let start = sink.first_start.lock().unwrap().expect("a start event");
+    assert_eq!(sink.events.load(Ordering::Relaxed), calls.len() * 4);
+    let start = *sink.first_start.get().expect("a start event");
     end.duration_since(start).as_secs_f64() * 1e3
 }
 
