@@ -134,13 +134,29 @@ pub fn wrap(
     definition: Arc<dyn ToolDefinition>,
     config: Option<Arc<dyn Any + Send + Sync>>,
 ) -> Arc<dyn AgentTool> {
+    wrap_with_mode(definition, config, None)
+}
+
+/// [`wrap`], with the execution mode overridden (e.g. by `[tool.<name>] mode` in the
+/// configuration); `None` keeps the definition's own mode.
+pub fn wrap_with_mode(
+    definition: Arc<dyn ToolDefinition>,
+    config: Option<Arc<dyn Any + Send + Sync>>,
+    mode: Option<ExecutionMode>,
+) -> Arc<dyn AgentTool> {
     let config = config.or_else(|| definition.config().map(|spec| (spec.default)()));
-    Arc::new(Wrapped { definition, config })
+    let mode = mode.unwrap_or_else(|| definition.execution_mode());
+    Arc::new(Wrapped {
+        definition,
+        config,
+        mode,
+    })
 }
 
 struct Wrapped {
     definition: Arc<dyn ToolDefinition>,
     config: Option<Arc<dyn Any + Send + Sync>>,
+    mode: ExecutionMode,
 }
 
 impl AgentTool for Wrapped {
@@ -161,7 +177,7 @@ impl AgentTool for Wrapped {
     }
 
     fn execution_mode(&self) -> ExecutionMode {
-        self.definition.execution_mode()
+        self.mode
     }
 
     fn prepare_arguments(&self, args: Value) -> Result<Value, ToolError> {

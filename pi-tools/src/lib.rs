@@ -35,6 +35,7 @@ pub mod __private;
 pub use crate::core::*;
 pub use crate::definition::{
     SourceLocation, ToolConfigSpec, ToolDefinition, ToolRenderer, from_agent_tool, wrap,
+    wrap_with_mode,
 };
 pub use crate::output::{IntoToolResult, Json, ToolOutput};
 pub use crate::registry::{Registry, RegistryError};

@@ -19,11 +19,8 @@ use serde_json::Value;
 
 use crate::catalog::Catalog;
 use crate::config::Config;
-use crate::core::{
-    AgentTool, BatchOutcome, BoxFuture, ExecutionMode, Extensions, RunnerConfig, ToolContext,
-    ToolError, ToolResult, ToolSet,
-};
-use crate::definition::{ToolDefinition, wrap};
+use crate::core::{AgentTool, BatchOutcome, Extensions, RunnerConfig, ToolSet};
+use crate::definition::{ToolDefinition, wrap_with_mode};
 use crate::dialect::{self, Dialect, DialectError};
 use crate::prompt::PromptSections;
 
@@ -88,13 +85,11 @@ impl Toolbox {
             .iter()
             .map(|definition| {
                 let settings = self.config.tool(definition.name());
-                let tool = wrap(definition.clone(), settings.and_then(|s| s.config.clone()));
-                match settings.and_then(|s| s.mode) {
-                    Some(mode) if mode != tool.execution_mode() => {
-                        Arc::new(ModeOverride { tool, mode }) as Arc<dyn AgentTool>
-                    }
-                    _ => tool,
-                }
+                wrap_with_mode(
+                    definition.clone(),
+                    settings.and_then(|s| s.config.clone()),
+                    settings.and_then(|s| s.mode),
+                )
             })
             .collect()
     }
@@ -174,45 +169,5 @@ impl std::fmt::Debug for Toolbox {
             .field("active", &self.active_names())
             .field("registered", &self.registered.len())
             .finish_non_exhaustive()
-    }
-}
-
-/// A tool whose execution mode the configuration overrides.
-struct ModeOverride {
-    tool: Arc<dyn AgentTool>,
-    mode: ExecutionMode,
-}
-
-impl AgentTool for ModeOverride {
-    fn name(&self) -> &str {
-        self.tool.name()
-    }
-
-    fn label(&self) -> &str {
-        self.tool.label()
-    }
-
-    fn description(&self) -> &str {
-        self.tool.description()
-    }
-
-    fn parameters(&self) -> &Value {
-        self.tool.parameters()
-    }
-
-    fn execution_mode(&self) -> ExecutionMode {
-        self.mode
-    }
-
-    fn prepare_arguments(&self, args: Value) -> Result<Value, ToolError> {
-        self.tool.prepare_arguments(args)
-    }
-
-    fn execute(
-        &self,
-        args: Value,
-        ctx: ToolContext,
-    ) -> BoxFuture<'_, Result<ToolResult, ToolError>> {
-        self.tool.execute(args, ctx)
     }
 }
