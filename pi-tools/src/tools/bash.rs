@@ -5,7 +5,6 @@
 //! (2000 lines or 50KB); past that, the full output is saved to a file whose path the notice
 //! gives. Progress updates with the current tail go out about every 100 ms.
 
-use crate::tool;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -17,6 +16,7 @@ use crate::core::{ToolContext, ToolError, ToolResult};
 use crate::env::{ExecRequest, ToolContextExt};
 use crate::output::ToolOutput;
 use crate::render::{Color, Style, Styled};
+use crate::tool;
 use crate::tools::bash_output::OutputBuffer;
 use crate::tools::preview::arg_str;
 use crate::tools::truncate::{DEFAULT_MAX_BYTES, TruncatedBy, format_size};

@@ -5,7 +5,6 @@
 //! spliced into the file's original bytes, so line endings, a byte-order mark, trailing
 //! spaces and typographic characters elsewhere stay exactly as they were.
 
-use crate::tool;
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -22,6 +21,7 @@ use crate::core::{ToolContext, ToolError, ToolResult};
 use crate::env::{ExecutionEnv, ToolContextExt, mutation_key, resolve_path};
 use crate::output::ToolOutput;
 use crate::render::{Color, Style, Styled};
+use crate::tool;
 
 /// Arguments of `edit`.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]

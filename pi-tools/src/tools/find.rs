@@ -3,7 +3,6 @@
 //! The walk runs in-process (ripgrep's `ignore` and `globset` crates): no `fd` binary, and
 //! the pattern is never read as a command-line flag.
 
-use crate::tool;
 use std::ops::ControlFlow;
 
 use schemars::JsonSchema;
@@ -11,14 +10,14 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::core::{ToolContext, ToolError, ToolResult};
-use crate::env::{ToolContextExt, resolve_path};
 use crate::output::ToolOutput;
 use crate::render::{Color, Style, Styled};
+use crate::tool;
 use crate::tools::preview::{arg_str, detail_u64, preview};
 use crate::tools::truncate::{
     DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, TruncatedBy, TruncationLimits, format_size, truncate_head,
 };
-use crate::tools::walk::{PathGlob, WalkEnd, walk_sorted};
+use crate::tools::walk::{PathGlob, WalkEnd, search_root, walk_sorted};
 
 /// Results returned when the caller gives no limit.
 pub const DEFAULT_LIMIT: usize = 1000;
@@ -69,19 +68,14 @@ pub async fn find(
     ctx: &ToolContext,
     #[args] args: FindArgs,
 ) -> Result<ToolOutput<FindDetails>, ToolError> {
-    let env = ctx.env();
-    if !env.is_local() {
-        return Err(ToolError::new(
-            "find walks the local file system, but this execution environment is not local. Use bash to list files there instead.",
-        ));
-    }
     let raw_path = args.path.as_deref().unwrap_or(".");
-    let root = resolve_path(env.as_ref(), raw_path);
-    let meta = env.metadata(&root).await.map_err(|e| {
-        ToolError::new(format!(
-            "Cannot search `{raw_path}`: {e}. Check the path, or omit it to search the current directory."
-        ))
-    })?;
+    let (root, meta) = search_root(
+        ctx,
+        "find",
+        Some(raw_path),
+        "Use bash to list files there instead.",
+    )
+    .await?;
     if !meta.is_dir {
         return Err(ToolError::new(format!(
             "`{raw_path}` is a file, not a directory. Give the directory to search in as path."

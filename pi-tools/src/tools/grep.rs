@@ -3,23 +3,22 @@
 //! The search runs in-process on ripgrep's own crates, so no user text is ever parsed as a
 //! command-line flag (a pattern such as `--pre=x` is just text to look for).
 
-use crate::tool;
 use grep_regex::RegexMatcherBuilder;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::core::{ToolContext, ToolError, ToolResult};
-use crate::env::{ToolContextExt, resolve_path};
 use crate::output::ToolOutput;
 use crate::render::{Color, Style, Styled};
+use crate::tool;
 use crate::tools::preview::{arg_str, detail_u64, preview};
 use crate::tools::search::{FileHits, SearchSpec, search};
 use crate::tools::truncate::{
     DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, GREP_MAX_LINE_CHARS, TruncatedBy, TruncationLimits,
     format_size, truncate_head,
 };
-use crate::tools::walk::PathGlob;
+use crate::tools::walk::{PathGlob, search_root};
 
 /// Matches returned when the caller gives no limit.
 pub const DEFAULT_LIMIT: usize = 100;
@@ -88,19 +87,13 @@ pub async fn grep(
     ctx: &ToolContext,
     #[args] args: GrepArgs,
 ) -> Result<ToolOutput<GrepDetails>, ToolError> {
-    let env = ctx.env();
-    if !env.is_local() {
-        return Err(ToolError::new(
-            "grep searches the local file system, but this execution environment is not local. Use bash to run a search there instead.",
-        ));
-    }
-    let raw_path = args.path.as_deref().unwrap_or(".");
-    let root = resolve_path(env.as_ref(), raw_path);
-    let meta = env.metadata(&root).await.map_err(|e| {
-        ToolError::new(format!(
-            "Cannot search `{raw_path}`: {e}. Check the path, or omit it to search the current directory."
-        ))
-    })?;
+    let (root, meta) = search_root(
+        ctx,
+        "grep",
+        args.path.as_deref(),
+        "Use bash to run a search there instead.",
+    )
+    .await?;
     let matcher = RegexMatcherBuilder::new()
         .case_insensitive(args.ignore_case.unwrap_or(false))
         .fixed_strings(args.literal.unwrap_or(false))

@@ -3,7 +3,6 @@
 //! It goes through the execution environment's `list_dir`, so it works on any environment,
 //! not only the local one.
 
-use crate::tool;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -12,6 +11,7 @@ use crate::core::{ToolContext, ToolError, ToolResult};
 use crate::env::{ToolContextExt, resolve_path};
 use crate::output::ToolOutput;
 use crate::render::{Color, Style, Styled};
+use crate::tool;
 use crate::tools::preview::{arg_str, detail_u64, preview};
 use crate::tools::truncate::{
     DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, TruncatedBy, TruncationLimits, format_size, truncate_head,

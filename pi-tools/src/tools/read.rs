@@ -1,7 +1,6 @@
 //! The `read` tool: a text file's lines (a window of them, within the output limits) or an
 //! image, read without loading more of the file than the output needs.
 
-use crate::tool;
 use std::path::Path;
 
 use memchr::{memchr, memchr_iter};
@@ -18,6 +17,7 @@ use crate::core::{ContentBlock, ToolContext, ToolError, ToolResult};
 use crate::env::{ToolContextExt, resolve_read_path};
 use crate::output::ToolOutput;
 use crate::render::{Color, Style, Styled};
+use crate::tool;
 
 /// Arguments of `read`.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]

@@ -14,6 +14,9 @@ use globset::{GlobBuilder, GlobMatcher};
 use ignore::WalkBuilder;
 use tokio_util::sync::CancellationToken;
 
+use crate::core::{ToolContext, ToolError};
+use crate::env::{Metadata, ToolContextExt, resolve_path};
+
 /// One path the walk yields (never the root itself).
 #[derive(Debug, Clone)]
 pub(crate) struct WalkEntry {
@@ -165,6 +168,31 @@ impl PathGlob {
             self.matcher.is_match(name)
         }
     }
+}
+
+/// Where grep and find start: `raw_path` (default `.`) resolved against the env's cwd, with
+/// its metadata. Both walk the file system in-process, so the env must be local; `elsewhere`
+/// finishes the sentence that says what to do instead.
+pub(crate) async fn search_root(
+    ctx: &ToolContext,
+    tool: &str,
+    raw_path: Option<&str>,
+    elsewhere: &str,
+) -> Result<(PathBuf, Metadata), ToolError> {
+    let env = ctx.env();
+    if !env.is_local() {
+        return Err(ToolError::new(format!(
+            "{tool} reads the local file system, but this execution environment is not local. {elsewhere}"
+        )));
+    }
+    let raw_path = raw_path.unwrap_or(".");
+    let root = resolve_path(env.as_ref(), raw_path);
+    let meta = env.metadata(&root).await.map_err(|e| {
+        ToolError::new(format!(
+            "Cannot search `{raw_path}`: {e}. Check the path, or omit it to search the current directory."
+        ))
+    })?;
+    Ok((root, meta))
 }
 
 #[cfg(test)]

@@ -1,6 +1,5 @@
 //! The `write` tool: create or overwrite a file, atomically, inside the file's mutation queue.
 
-use crate::tool;
 use std::sync::Arc;
 
 use schemars::JsonSchema;
@@ -13,6 +12,7 @@ use crate::core::{ToolContext, ToolError, ToolResult};
 use crate::env::{ExecutionEnv, ToolContextExt, mutation_key, resolve_path};
 use crate::output::ToolOutput;
 use crate::render::{Color, Style, Styled};
+use crate::tool;
 
 /// Arguments of `write`.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
