@@ -87,6 +87,29 @@ fn untruncated(text: &str, total_lines: usize, limits: TruncationLimits) -> Trun
     }
 }
 
+/// How many lines, taken in the iterator's order (first lines for head, last lines for tail),
+/// fit both limits once joined with newlines, and which limit stopped the count.
+fn whole_lines_that_fit<'a>(
+    lines: impl Iterator<Item = &'a &'a str>,
+    limits: TruncationLimits,
+) -> (usize, TruncatedBy) {
+    let mut bytes = 0usize;
+    let mut count = 0usize;
+    for (i, line) in lines.enumerate() {
+        if i >= limits.max_lines {
+            return (i, TruncatedBy::Lines);
+        }
+        let cost = line.len() + usize::from(i > 0);
+        if bytes + cost > limits.max_bytes {
+            return (i, TruncatedBy::Bytes);
+        }
+        bytes += cost;
+        count += 1;
+    }
+    // Everything fitted: the caller sees every line kept and does not truncate.
+    (count, TruncatedBy::Lines)
+}
+
 /// Keeps the first whole lines that fit both limits (for read, grep, find, ls).
 ///
 /// ```
@@ -102,22 +125,7 @@ pub fn truncate_head(text: &str, limits: TruncationLimits) -> Truncation {
     if total_lines <= limits.max_lines && text.len() <= limits.max_bytes {
         return untruncated(text, total_lines, limits);
     }
-    let mut bytes = 0usize;
-    let mut kept = 0usize;
-    let mut by = TruncatedBy::Lines;
-    for (i, line) in lines.iter().enumerate() {
-        if i >= limits.max_lines {
-            by = TruncatedBy::Lines;
-            break;
-        }
-        let cost = line.len() + usize::from(i > 0);
-        if bytes + cost > limits.max_bytes {
-            by = TruncatedBy::Bytes;
-            break;
-        }
-        bytes += cost;
-        kept += 1;
-    }
+    let (kept, by) = whole_lines_that_fit(lines.iter(), limits);
     if kept == total_lines {
         // Everything fits once the trailing newline is not counted.
         return untruncated(text, total_lines, limits);
@@ -151,22 +159,7 @@ pub fn truncate_tail(text: &str, limits: TruncationLimits) -> Truncation {
     if total_lines <= limits.max_lines && text.len() <= limits.max_bytes {
         return untruncated(text, total_lines, limits);
     }
-    let mut bytes = 0usize;
-    let mut kept = 0usize;
-    let mut by = TruncatedBy::Lines;
-    for (i, line) in lines.iter().rev().enumerate() {
-        if i >= limits.max_lines {
-            by = TruncatedBy::Lines;
-            break;
-        }
-        let cost = line.len() + usize::from(i > 0);
-        if bytes + cost > limits.max_bytes {
-            by = TruncatedBy::Bytes;
-            break;
-        }
-        bytes += cost;
-        kept += 1;
-    }
+    let (kept, by) = whole_lines_that_fit(lines.iter().rev(), limits);
     if kept == total_lines {
         return untruncated(text, total_lines, limits);
     }
