@@ -17,7 +17,7 @@ use crate::tools::preview::{arg_str, detail_u64, preview};
 use crate::tools::truncate::{
     DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, TruncatedBy, TruncationLimits, format_size, truncate_head,
 };
-use crate::tools::walk::{PathGlob, WalkEnd, search_root, walk_sorted};
+use crate::tools::walk::{PathGlob, WalkEnd, search_root, spare_cores, walk_sorted};
 
 /// Results returned when the caller gives no limit.
 pub const DEFAULT_LIMIT: usize = 1000;
@@ -89,7 +89,7 @@ pub async fn find(
     let (found, more, end) = tokio::task::spawn_blocking(move || {
         let mut found: Vec<String> = Vec::new();
         let (mut bytes, mut more) = (0usize, false);
-        let end = walk_sorted(&root, &cancel, |entry| {
+        let end = walk_sorted(&root, &cancel, spare_cores(), |entry| {
             if !glob.is_match(&entry.rel, entry.is_dir) {
                 return ControlFlow::Continue(());
             }

@@ -11,6 +11,7 @@ mod edit_diff;
 mod edit_match;
 pub mod find;
 pub mod grep;
+mod ignore_rules;
 pub mod ls;
 pub mod preview;
 pub mod read;

@@ -156,7 +156,8 @@ pub(crate) fn search(spec: &SearchSpec, cancel: &CancellationToken) -> SearchOut
         let (stop, window) = (&stop, &window);
         scope.spawn(move || {
             let mut seq = 0u64;
-            let end = walk_sorted(&spec.root, cancel, |entry| {
+            // The searchers keep the cores busy; the walk needs no helpers of its own.
+            let end = walk_sorted(&spec.root, cancel, 0, |entry| {
                 if entry.is_dir {
                     return ControlFlow::Continue(());
                 }

@@ -2,20 +2,47 @@
 //! use to pick paths.
 //!
 //! Hidden files are included, `.gitignore` and `.ignore` files are respected hierarchically
-//! (also in the search directory's parents, and also outside a git repository), and `.git`
-//! itself is never entered. Entries come in a deterministic order: each directory's entries
-//! sorted by name, depth first. The walk stops as soon as the visitor says so or the call is
+//! (also in the search directory's parents, and also outside a git repository; see
+//! [`Rules`]), and `.git` itself is never entered. Entries come in a deterministic order:
+//! each directory's entries sorted by name, depth first, exactly as one thread walking the
+//! tree would see them. The walk stops as soon as the visitor says so or the call is
 //! cancelled, so a limited query never scans the whole tree.
+//!
+//! Reading directories is most of a walk's cost, so on a tree big enough to be worth it
+//! (once [`HELP_AFTER`] entries have been visited) helper threads list directories while
+//! the calling thread visits entries in order. Helpers start from the *end* of the walk and
+//! work backwards (always taking the last unlisted directory the walk has found), while the
+//! visitor goes forwards and lists every directory it reaches that no helper has; the two
+//! meet in the middle, rarely want the same directory, and the visitor waits only for a
+//! listing a helper is busy with. Helpers stay at most [`MAX_AHEAD`] listed entries ahead of
+//! the visitor, which bounds memory whatever the size of the tree. (ripgrep's parallel
+//! walker has no order; its sorted walker has no parallelism.)
 
+use std::collections::VecDeque;
+use std::ffi::OsString;
+use std::fs::FileType;
 use std::ops::ControlFlow;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU8, Ordering};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
 
 use globset::{GlobBuilder, GlobMatcher};
-use ignore::WalkBuilder;
 use tokio_util::sync::CancellationToken;
 
+use super::ignore_rules::{IgnoreFiles, Rules};
 use crate::core::{ToolContext, ToolError};
 use crate::env::{Metadata, ToolContextExt, resolve_path};
+
+/// How many listed entries helpers may hold that the visitor has not reached yet (about
+/// 200 bytes each).
+const MAX_AHEAD: usize = 65_536;
+
+/// How many entries the visitor takes alone before helpers start: a query that stops early
+/// (or a small tree) pays for no thread.
+const HELP_AFTER: usize = 2_048;
+
+/// How many entries the visitor takes between two looks at the cancellation token.
+const CANCEL_CHECK_EVERY: usize = 256;
 
 /// One path the walk yields (never the root itself).
 #[derive(Debug, Clone)]
@@ -39,63 +66,321 @@ pub(crate) enum WalkEnd {
     Cancelled,
 }
 
+/// Helper threads for a walk that has the machine to itself: one per core besides the
+/// visitor's (at most 7).
+pub(crate) fn spare_cores() -> usize {
+    std::thread::available_parallelism().map_or(0, |n| n.get().saturating_sub(1).min(7))
+}
+
 /// Walks `root` in sorted order, calling `visit` for every file and directory below it that
-/// the ignore rules let through. Unreadable entries are skipped.
+/// the ignore rules let through. Unreadable entries are skipped. `helpers` threads (0: none)
+/// list directories ahead of the visitor on a big tree; the order is the same either way.
 pub(crate) fn walk_sorted(
     root: &Path,
     cancel: &CancellationToken,
+    helpers: usize,
+    visit: impl FnMut(WalkEntry) -> ControlFlow<()>,
+) -> WalkEnd {
+    walk(root, cancel, helpers, HELP_AFTER, visit)
+}
+
+/// [`walk_sorted`], with helpers starting once the visitor has taken `help_after` entries.
+fn walk(
+    root: &Path,
+    cancel: &CancellationToken,
+    helpers: usize,
+    help_after: usize,
     mut visit: impl FnMut(WalkEntry) -> ControlFlow<()>,
 ) -> WalkEnd {
-    for item in builder(root).build() {
-        if cancel.is_cancelled() {
-            return WalkEnd::Cancelled;
-        }
-        let Ok(entry) = item else { continue };
-        if entry.depth() == 0 {
-            continue;
-        }
-        let Ok(rel) = entry.path().strip_prefix(root) else {
-            continue;
+    let root = std::path::absolute(root).unwrap_or_else(|_| root.to_path_buf());
+    let rules = Rules::above(&root);
+    let top = Arc::new(DirJob::new(root, String::new(), rules));
+    let shared = Shared::new(helpers > 0);
+    std::thread::scope(|scope| {
+        // However the visit ends (even by a panic), the helpers are told to stop.
+        let _finish = Finish(&shared);
+        let start_helpers = || {
+            for _ in 0..helpers {
+                scope.spawn(|| shared.help());
+            }
         };
-        let rel = relative_string(rel);
-        let is_dir = entry.file_type().is_some_and(|t| t.is_dir());
-        let entry = WalkEntry {
-            path: entry.into_path(),
+        if help_after == 0 {
+            start_helpers();
+        }
+        let mut open = vec![shared.listing(&top).into_iter()];
+        let mut visited = 0usize;
+        while let Some(entries) = open.last_mut() {
+            let Some(child) = entries.next() else {
+                open.pop();
+                continue;
+            };
+            visited += 1;
+            if visited.is_multiple_of(CANCEL_CHECK_EVERY) && cancel.is_cancelled() {
+                return WalkEnd::Cancelled;
+            }
+            if visited == help_after {
+                start_helpers();
+            }
+            let Child {
+                path,
+                rel,
+                is_dir,
+                job,
+            } = child;
+            if visit(WalkEntry { path, rel, is_dir }).is_break() {
+                return WalkEnd::Stopped;
+            }
+            if let Some(job) = job {
+                if cancel.is_cancelled() {
+                    return WalkEnd::Cancelled;
+                }
+                open.push(shared.listing(&job).into_iter());
+            }
+        }
+        WalkEnd::Completed
+    })
+}
+
+/// A directory to list.
+struct DirJob {
+    path: PathBuf,
+    rel: String,
+    /// The rules in force in the directory holding this one.
+    rules: Option<Arc<Rules>>,
+    state: AtomicU8,
+    listing: Mutex<Option<Vec<Child>>>,
+}
+
+const PENDING: u8 = 0;
+const CLAIMED: u8 = 1;
+const LISTED: u8 = 2;
+
+impl DirJob {
+    fn new(path: PathBuf, rel: String, rules: Option<Arc<Rules>>) -> DirJob {
+        DirJob {
+            path,
             rel,
-            is_dir,
-        };
-        if visit(entry).is_break() {
-            return WalkEnd::Stopped;
+            rules,
+            state: AtomicU8::new(PENDING),
+            listing: Mutex::new(None),
         }
     }
-    WalkEnd::Completed
+
+    /// Takes the job; false when another thread already has.
+    fn claim(&self) -> bool {
+        self.state
+            .compare_exchange(PENDING, CLAIMED, Ordering::AcqRel, Ordering::Acquire)
+            .is_ok()
+    }
+
+    fn is_listed(&self) -> bool {
+        self.state.load(Ordering::Acquire) == LISTED
+    }
+
+    /// The directory's entries the ignore rules let through, sorted by name, each directory
+    /// among them with the job that lists it. An unreadable directory has none.
+    fn list(&self) -> Vec<Child> {
+        let Ok(read) = std::fs::read_dir(&self.path) else {
+            return Vec::new();
+        };
+        let mut files = IgnoreFiles::default();
+        let mut names: Vec<(OsString, FileType)> = read
+            .filter_map(|item| {
+                let item = item.ok()?;
+                let kind = item.file_type().ok()?;
+                let name = item.file_name();
+                files.note(&name);
+                Some((name, kind))
+            })
+            .collect();
+        names.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+        let rules = Rules::within(&self.path, self.rules.clone(), files);
+        names
+            .into_iter()
+            .filter_map(|(name, kind)| {
+                if name == ".git" {
+                    return None;
+                }
+                let path = self.path.join(&name);
+                let is_dir = kind.is_dir();
+                if rules
+                    .as_deref()
+                    .is_some_and(|r| r.is_ignored(&path, is_dir))
+                {
+                    return None;
+                }
+                let name = name.to_string_lossy();
+                let rel = if self.rel.is_empty() {
+                    name.into_owned()
+                } else {
+                    let mut rel = String::with_capacity(self.rel.len() + 1 + name.len());
+                    rel.push_str(&self.rel);
+                    rel.push('/');
+                    rel.push_str(&name);
+                    rel
+                };
+                let job =
+                    is_dir.then(|| Arc::new(DirJob::new(path.clone(), rel.clone(), rules.clone())));
+                Some(Child {
+                    path,
+                    rel,
+                    is_dir,
+                    job,
+                })
+            })
+            .collect()
+    }
 }
 
-/// The walk configuration: ripgrep's defaults, plus hidden files, minus `.git`, and ignore
-/// files honoured without a repository.
-fn builder(root: &Path) -> WalkBuilder {
-    let mut builder = WalkBuilder::new(root);
-    builder
-        .hidden(false)
-        .parents(true)
-        .ignore(true)
-        .git_ignore(true)
-        .git_exclude(true)
-        .git_global(false)
-        .require_git(false)
-        .follow_links(false)
-        .sort_by_file_name(|a, b| a.cmp(b))
-        .filter_entry(|entry| entry.file_name() != ".git");
-    builder
+/// One entry of a listing.
+struct Child {
+    path: PathBuf,
+    rel: String,
+    is_dir: bool,
+    /// For a directory, the job that lists it.
+    job: Option<Arc<DirJob>>,
 }
 
-/// A relative path as text with `/` separators.
-pub(crate) fn relative_string(rel: &Path) -> String {
-    let text = rel.to_string_lossy();
-    if std::path::MAIN_SEPARATOR == '/' {
-        text.into_owned()
-    } else {
-        text.replace(std::path::MAIN_SEPARATOR, "/")
+/// What the visitor and the helpers share.
+struct Shared {
+    /// Whether helpers run (otherwise nothing is queued for them).
+    helped: bool,
+    work: Mutex<Work>,
+    /// Helpers wait here for work or for room ahead.
+    work_moved: Condvar,
+    listed_lock: Mutex<()>,
+    /// The visitor waits here for a helper's listing.
+    listed: Condvar,
+}
+
+struct Work {
+    /// Directories found and not yet listed, in walk order from back to front: the last
+    /// one the walk will reach is at the front, where helpers take from.
+    found: VecDeque<Arc<DirJob>>,
+    /// Entries listed by helpers that the visitor has not taken yet.
+    ahead: usize,
+    /// Helpers waiting for work or for room ahead.
+    idle: usize,
+    /// The walk is over; helpers leave.
+    over: bool,
+}
+
+/// Ends the walk for the helpers when dropped.
+struct Finish<'a>(&'a Shared);
+
+impl Drop for Finish<'_> {
+    fn drop(&mut self) {
+        lock(&self.0.work).over = true;
+        self.0.work_moved.notify_all();
+    }
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+impl Shared {
+    fn new(helped: bool) -> Shared {
+        Shared {
+            helped,
+            work: Mutex::new(Work {
+                found: VecDeque::new(),
+                ahead: 0,
+                idle: 0,
+                over: false,
+            }),
+            work_moved: Condvar::new(),
+            listed_lock: Mutex::new(()),
+            listed: Condvar::new(),
+        }
+    }
+
+    /// A helper: lists the last unlisted directory, again and again, until the walk is over.
+    fn help(&self) {
+        loop {
+            let job = {
+                let mut work = lock(&self.work);
+                loop {
+                    if work.over {
+                        return;
+                    }
+                    if work.ahead < MAX_AHEAD
+                        && let Some(job) = work.found.pop_front()
+                    {
+                        break job;
+                    }
+                    work.idle += 1;
+                    work = self
+                        .work_moved
+                        .wait(work)
+                        .unwrap_or_else(PoisonError::into_inner);
+                    work.idle -= 1;
+                }
+            };
+            if !job.claim() {
+                continue;
+            }
+            let children = job.list();
+            {
+                // Its subdirectories are now the last of the walk: front, last first.
+                let mut work = lock(&self.work);
+                work.ahead += children.len();
+                let before = work.found.len();
+                for dir in children.iter().filter_map(|c| c.job.as_ref()) {
+                    work.found.push_front(Arc::clone(dir));
+                }
+                let wake = work.idle > 0 && work.found.len() > before;
+                drop(work);
+                if wake {
+                    self.work_moved.notify_all();
+                }
+            }
+            *lock(&job.listing) = Some(children);
+            job.state.store(LISTED, Ordering::Release);
+            drop(lock(&self.listed_lock));
+            self.listed.notify_all();
+        }
+    }
+
+    /// The visitor: `job`'s listing, made here unless a helper has it.
+    fn listing(&self, job: &DirJob) -> Vec<Child> {
+        if job.claim() {
+            let children = job.list();
+            if self.helped {
+                // The visitor reaches these next: back of the queue, first last.
+                let mut work = lock(&self.work);
+                work.found.extend(
+                    children
+                        .iter()
+                        .rev()
+                        .filter_map(|c| c.job.as_ref().map(Arc::clone)),
+                );
+                let wake = work.idle > 0;
+                drop(work);
+                if wake {
+                    self.work_moved.notify_all();
+                }
+            }
+            return children;
+        }
+        if !job.is_listed() {
+            let mut guard = lock(&self.listed_lock);
+            while !job.is_listed() {
+                guard = self
+                    .listed
+                    .wait(guard)
+                    .unwrap_or_else(PoisonError::into_inner);
+            }
+        }
+        let children = lock(&job.listing).take().unwrap_or_default();
+        let mut work = lock(&self.work);
+        work.ahead -= children.len();
+        let wake = work.idle > 0 && work.ahead < MAX_AHEAD;
+        drop(work);
+        if wake {
+            self.work_moved.notify_all();
+        }
+        children
     }
 }
 
@@ -286,9 +571,25 @@ mod tests {
         top
     }
 
-    fn collect(root: &Path, stop_after: Option<usize>) -> (Vec<(String, bool)>, WalkEnd) {
+    /// A relative path as text with `/` separators.
+    fn relative_string(rel: &Path) -> String {
+        let text = rel.to_string_lossy();
+        if std::path::MAIN_SEPARATOR == '/' {
+            text.into_owned()
+        } else {
+            text.replace(std::path::MAIN_SEPARATOR, "/")
+        }
+    }
+
+    fn collect(
+        root: &Path,
+        helpers: usize,
+        help_after: usize,
+        stop_after: Option<usize>,
+    ) -> (Vec<(String, bool)>, WalkEnd) {
         let mut seen = Vec::new();
-        let end = walk_sorted(root, &CancellationToken::new(), |e| {
+        let end = walk(root, &CancellationToken::new(), helpers, help_after, |e| {
+            assert_eq!(e.path, root.join(&e.rel), "path and rel agree");
             seen.push((e.rel, e.is_dir));
             if stop_after.is_some_and(|n| seen.len() >= n) {
                 ControlFlow::Break(())
@@ -299,11 +600,103 @@ mod tests {
         (seen, end)
     }
 
+    /// The same walk by ripgrep's own sorted walker, configured as ours behaves.
+    fn oracle(root: &Path) -> Vec<(String, bool)> {
+        let mut builder = ignore::WalkBuilder::new(root);
+        builder
+            .hidden(false)
+            .parents(true)
+            .ignore(true)
+            .git_ignore(true)
+            .git_exclude(true)
+            .git_global(false)
+            .require_git(false)
+            .follow_links(false)
+            .sort_by_file_name(|a, b| a.cmp(b))
+            .filter_entry(|entry| entry.file_name() != ".git");
+        builder
+            .build()
+            .filter_map(Result::ok)
+            .filter(|e| e.depth() > 0)
+            .map(|e| {
+                let rel = relative_string(e.path().strip_prefix(root).expect("below root"));
+                (rel, e.file_type().is_some_and(|t| t.is_dir()))
+            })
+            .collect()
+    }
+
+    #[test]
+    fn every_helper_count_walks_exactly_as_ripgreps_sorted_walker() {
+        let top = deep_tree();
+        let root = top.path().join("root");
+        let expected = oracle(&root);
+        assert!(expected.len() > 500, "{}", expected.len());
+        for helpers in [0, 1, 2, 3, 8] {
+            for help_after in [0, 1, 100] {
+                let (seen, end) = collect(&root, helpers, help_after, None);
+                assert_eq!(end, WalkEnd::Completed);
+                assert_eq!(seen, expected, "{helpers} helpers after {help_after}");
+            }
+        }
+        // Below the top too, where the rules of the directories above still apply.
+        let sub = root.join("d1");
+        let (seen, _) = collect(&sub, 2, 0, None);
+        assert_eq!(seen, oracle(&sub));
+    }
+
+    /// On a real tree: `PI_TOOLS_CORPUS=<dir> cargo test -p pi-tools --lib -- --ignored corpus`.
+    #[test]
+    #[ignore = "needs PI_TOOLS_CORPUS (see scripts/bench-search.sh)"]
+    fn the_corpus_is_walked_exactly_as_ripgreps_sorted_walker() {
+        let root = PathBuf::from(std::env::var("PI_TOOLS_CORPUS").expect("PI_TOOLS_CORPUS"));
+        let expected = oracle(&root);
+        assert!(!expected.is_empty(), "the corpus is empty");
+        for helpers in [0, 1, 3] {
+            let (seen, _) = collect(&root, helpers, 0, None);
+            assert_eq!(seen.len(), expected.len());
+            assert!(seen == expected, "{helpers} helpers");
+        }
+    }
+
+    #[test]
+    fn a_cancelled_walk_stops_and_says_so() {
+        let top = deep_tree();
+        let cancel = CancellationToken::new();
+        let mut seen = 0;
+        let end = walk(&top.path().join("root"), &cancel, 2, 0, |_| {
+            seen += 1;
+            if seen == 10 {
+                cancel.cancel();
+            }
+            ControlFlow::Continue(())
+        });
+        assert_eq!(end, WalkEnd::Cancelled);
+        assert!(seen < 10 + CANCEL_CHECK_EVERY, "{seen}");
+    }
+
+    #[test]
+    fn a_git_worktree_file_leads_to_the_common_exclude_file() {
+        let top = tempfile::tempdir().expect("tempdir");
+        let main = top.path().join("main");
+        std::fs::create_dir_all(main.join(".git/info")).expect("mkdir");
+        std::fs::write(main.join(".git/info/exclude"), "*.tmp\n").expect("write");
+        let admin = main.join(".git/worktrees/wt");
+        std::fs::create_dir_all(&admin).expect("mkdir");
+        std::fs::write(admin.join("commondir"), "../..\n").expect("write");
+        let wt = top.path().join("wt");
+        std::fs::create_dir_all(&wt).expect("mkdir");
+        std::fs::write(wt.join(".git"), format!("gitdir: {}\n", admin.display())).expect("write");
+        std::fs::write(wt.join("a.tmp"), "x").expect("write");
+        std::fs::write(wt.join("b.rs"), "x").expect("write");
+        let (seen, _) = collect(&wt, 1, 0, None);
+        assert_eq!(seen, vec![("b.rs".to_string(), false)]);
+    }
+
     #[test]
     fn a_deep_tree_is_walked_sorted_with_every_ignore_rule_and_the_same_twice() {
         let top = deep_tree();
         let root = top.path().join("root");
-        let (first, end) = collect(&root, None);
+        let (first, end) = collect(&root, 2, 0, None);
         assert_eq!(end, WalkEnd::Completed);
         let rels: Vec<&str> = first.iter().map(|(r, _)| r.as_str()).collect();
         assert!(rels.contains(&".hidden"));
@@ -337,10 +730,10 @@ mod tests {
         assert!(pos("d0/e4/f3/x.rs") < pos("d1"));
         assert!(pos("d0/e0/f0/keep.log") < pos("d0/e0/f0/tests"));
         assert!(pos("d0/e0/f0/tests/t0.rs") < pos("d0/e0/f0/x.rs"));
-        let (second, _) = collect(&root, None);
+        let (second, _) = collect(&root, 1, 0, None);
         assert_eq!(first, second);
         for n in [1, 100, first.len() - 1] {
-            let (prefix, end) = collect(&root, Some(n));
+            let (prefix, end) = collect(&root, 2, 0, Some(n));
             assert_eq!(end, WalkEnd::Stopped);
             assert_eq!(prefix, first[..n]);
         }

@@ -1,0 +1,154 @@
+//! The ignore rules in force in one directory of a walk: the directory's own `.ignore`,
+//! `.gitignore` and `.git/info/exclude` files, and through its parent those of every
+//! directory above it, up to the file system's root.
+//!
+//! Each file is compiled by ripgrep's own `ignore::gitignore` matcher; this module only
+//! decides which files apply and in what precedence, the way ripgrep does with repositories
+//! not required: for each kind of file the deepest directory whose file says anything about a
+//! path decides (so a `!negation` deeper down re-includes what a parent ignored), and a
+//! `.ignore` file's verdict beats a `.gitignore` file's, which beats `info/exclude`.
+
+use std::ffi::OsStr;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use ignore::Match;
+use ignore::gitignore::{Gitignore, GitignoreBuilder};
+
+/// The ignore rules of one directory, linked to those of its parent.
+#[derive(Debug)]
+pub(crate) struct Rules {
+    parent: Option<Arc<Rules>>,
+    ignore: Option<Gitignore>,
+    gitignore: Option<Gitignore>,
+    exclude: Option<Gitignore>,
+}
+
+/// Which ignore-related names a directory listing showed.
+#[derive(Debug, Default, Clone, Copy)]
+pub(crate) struct IgnoreFiles {
+    ignore: bool,
+    gitignore: bool,
+    git: bool,
+}
+
+impl IgnoreFiles {
+    /// Every kind, for a directory that was not listed (the ones above a walk's root).
+    fn all() -> IgnoreFiles {
+        IgnoreFiles {
+            ignore: true,
+            gitignore: true,
+            git: true,
+        }
+    }
+
+    /// Notes one name from a directory listing.
+    pub(crate) fn note(&mut self, name: &OsStr) {
+        match name.as_encoded_bytes() {
+            b".ignore" => self.ignore = true,
+            b".gitignore" => self.gitignore = true,
+            b".git" => self.git = true,
+            _ => {}
+        }
+    }
+
+    fn any(self) -> bool {
+        self.ignore || self.gitignore || self.git
+    }
+}
+
+impl Rules {
+    /// The rules the directories above `root` (not `root` itself) put in force there.
+    /// `root` must be absolute.
+    pub(crate) fn above(root: &Path) -> Option<Arc<Rules>> {
+        let ancestors: Vec<&Path> = root.ancestors().skip(1).collect();
+        ancestors.into_iter().rev().fold(None, |chain, dir| {
+            Rules::within(dir, chain, IgnoreFiles::all())
+        })
+    }
+
+    /// The rules in force inside `dir`: `parent`'s, plus those of the ignore files `dir`
+    /// holds. Without any, this is `parent` itself.
+    pub(crate) fn within(
+        dir: &Path,
+        parent: Option<Arc<Rules>>,
+        files: IgnoreFiles,
+    ) -> Option<Arc<Rules>> {
+        if !files.any() {
+            return parent;
+        }
+        let ignore = files
+            .ignore
+            .then(|| compile(dir, &dir.join(".ignore")))
+            .flatten();
+        let gitignore = files
+            .gitignore
+            .then(|| compile(dir, &dir.join(".gitignore")))
+            .flatten();
+        let exclude = files
+            .git
+            .then(|| git_exclude_file(dir))
+            .flatten()
+            .and_then(|file| compile(dir, &file));
+        if ignore.is_none() && gitignore.is_none() && exclude.is_none() {
+            return parent;
+        }
+        Some(Arc::new(Rules {
+            parent,
+            ignore,
+            gitignore,
+            exclude,
+        }))
+    }
+
+    /// Whether `path` (absolute, below the directory these rules belong to) is ignored.
+    pub(crate) fn is_ignored(&self, path: &Path, is_dir: bool) -> bool {
+        let (mut ignore, mut gitignore, mut exclude) = (Match::None, Match::None, Match::None);
+        let mut level = Some(self);
+        while let Some(rules) = level {
+            decide(&mut ignore, rules.ignore.as_ref(), path, is_dir);
+            decide(&mut gitignore, rules.gitignore.as_ref(), path, is_dir);
+            decide(&mut exclude, rules.exclude.as_ref(), path, is_dir);
+            if !ignore.is_none() {
+                break;
+            }
+            level = rules.parent.as_deref();
+        }
+        ignore.or(gitignore).or(exclude).is_ignore()
+    }
+}
+
+/// Lets `matcher` decide `verdict` unless a deeper file already did.
+fn decide(verdict: &mut Match<()>, matcher: Option<&Gitignore>, path: &Path, is_dir: bool) {
+    if let (true, Some(matcher)) = (verdict.is_none(), matcher) {
+        *verdict = matcher.matched(path, is_dir).map(|_| ());
+    }
+}
+
+/// Compiles one ignore file whose patterns are relative to `dir`. A missing or empty file
+/// gives nothing; lines that are not valid globs are skipped, as git does.
+fn compile(dir: &Path, file: &Path) -> Option<Gitignore> {
+    let mut builder = GitignoreBuilder::new(dir);
+    // A partial error still keeps every valid line.
+    let _ = builder.add(file);
+    let matcher = builder.build().ok()?;
+    (!matcher.is_empty()).then_some(matcher)
+}
+
+/// Where the `info/exclude` file of the repository whose top is `dir` lives: inside `.git`
+/// when it is a directory, and for a worktree or submodule (`.git` is then a file saying
+/// `gitdir: …`) in the repository's common directory.
+fn git_exclude_file(dir: &Path) -> Option<PathBuf> {
+    let git = dir.join(".git");
+    let meta = std::fs::metadata(&git).ok()?;
+    if meta.is_dir() {
+        return Some(git.join("info").join("exclude"));
+    }
+    let text = std::fs::read_to_string(&git).ok()?;
+    let git_dir = dir.join(text.trim().strip_prefix("gitdir:")?.trim());
+    let common = match std::fs::read_to_string(git_dir.join("commondir")) {
+        Ok(common) => git_dir.join(common.trim()),
+        Err(_) => git_dir,
+    };
+    Some(common.join("info").join("exclude"))
+}
