@@ -263,3 +263,38 @@ async fn the_byte_limit_cuts_with_a_notice() {
     assert!(body.len() <= 50 * 1024);
     assert_eq!(details.matches, body.lines().count());
 }
+
+#[tokio::test]
+async fn big_files_byte_order_marks_and_binary_files() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    // Bigger than what is read whole: streamed, and still searched to the end.
+    let mut big = String::from("needle first\n");
+    for i in 0..200_000 {
+        big.push_str(&format!("filler line {i}\n"));
+    }
+    big.push_str("needle last\n");
+    assert!(big.len() > 2 << 20);
+    write(tmp.path(), "a_big.txt", &big);
+    // UTF-16 with a byte-order mark is transcoded; a UTF-8 mark is dropped.
+    let mut utf16 = vec![0xFF, 0xFE];
+    for unit in "x\nneedle in utf-16\n".encode_utf16() {
+        utf16.extend_from_slice(&unit.to_le_bytes());
+    }
+    fs::write(tmp.path().join("b_utf16.txt"), utf16).expect("write");
+    fs::write(
+        tmp.path().join("c_bom.txt"),
+        b"\xEF\xBB\xBFneedle after a mark\n",
+    )
+    .expect("write");
+    // A NUL byte makes a file binary: not searched.
+    fs::write(tmp.path().join("d.bin"), b"needle\0binary\n").expect("write");
+    let (text, details) = run(tmp.path(), args("needle")).await;
+    assert_eq!(
+        text,
+        "a_big.txt:1: needle first\n\
+         a_big.txt:200002: needle last\n\
+         b_utf16.txt:2: needle in utf-16\n\
+         c_bom.txt:1: needle after a mark"
+    );
+    assert_eq!((details.matches, details.files), (4, 3));
+}

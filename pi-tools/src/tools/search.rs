@@ -1,16 +1,18 @@
-//! The content search behind grep: one thread walks the tree in sorted order, a few threads
-//! search files in parallel, and the calling thread puts their results back in walk order.
+//! The content search behind grep: the calling thread walks the tree in sorted order and
+//! hands files to a few searcher threads, and puts their results back in walk order as they
+//! come.
 //!
-//! The order of the output therefore never depends on thread timing. The walker runs at most
+//! The order of the output therefore never depends on thread timing. The walk runs at most
 //! [`WINDOW`] files ahead of the ordered results, which bounds memory whatever the size of
 //! the tree, and everything stops once the limit of matches (plus one, to know that more
 //! exist) or the output budget is reached.
 
-use std::collections::BTreeMap;
+use std::collections::VecDeque;
+use std::fs::File;
+use std::io::Read;
 use std::ops::ControlFlow;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Condvar, Mutex};
 
 use grep_regex::RegexMatcher;
 use grep_searcher::{BinaryDetection, Searcher, SearcherBuilder, Sink, SinkContext, SinkMatch};
@@ -20,6 +22,9 @@ use super::walk::{PathGlob, WalkEnd, walk_sorted};
 
 /// How many files the walker may run ahead of the ordered results.
 const WINDOW: u64 = 512;
+
+/// Files up to this size are read whole and searched in memory; bigger ones are streamed.
+const READ_WHOLE: u64 = 1 << 20;
 
 /// Grep clips every output line to this many characters.
 pub(crate) const MAX_LINE_CHARS: usize = 500;
@@ -116,7 +121,7 @@ pub(crate) fn search(spec: &SearchSpec, cancel: &CancellationToken) -> SearchOut
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_else(|| spec.root.to_string_lossy().into_owned());
         let mut searcher = new_searcher(spec);
-        if let Some(hits) = search_file(&mut searcher, spec, &spec.root, name) {
+        if let Some(hits) = search_file(&mut searcher, &mut Vec::new(), spec, &spec.root, name) {
             collector.accept(hits);
         }
         collector.outcome.cancelled = cancel.is_cancelled();
@@ -129,7 +134,6 @@ pub(crate) fn search(spec: &SearchSpec, cancel: &CancellationToken) -> SearchOut
     let (work_tx, work_rx) = crossbeam_channel::bounded::<(u64, PathBuf, String)>(256);
     let (done_tx, done_rx) = crossbeam_channel::unbounded::<(u64, Option<FileHits>)>();
     let stop = AtomicBool::new(false);
-    let window = Window::default();
 
     std::thread::scope(|scope| {
         for _ in 0..workers {
@@ -138,11 +142,12 @@ pub(crate) fn search(spec: &SearchSpec, cancel: &CancellationToken) -> SearchOut
             let stop = &stop;
             scope.spawn(move || {
                 let mut searcher = new_searcher(spec);
+                let mut buffer = Vec::with_capacity(64 * 1024);
                 for (seq, path, rel) in work_rx {
                     let hits = if stop.load(Ordering::Relaxed) || cancel.is_cancelled() {
                         None
                     } else {
-                        search_file(&mut searcher, spec, &path, rel)
+                        search_file(&mut searcher, &mut buffer, spec, &path, rel)
                     };
                     if done_tx.send((seq, hits)).is_err() {
                         break;
@@ -153,50 +158,46 @@ pub(crate) fn search(spec: &SearchSpec, cancel: &CancellationToken) -> SearchOut
         drop(work_rx);
         drop(done_tx);
 
-        let (stop, window) = (&stop, &window);
-        scope.spawn(move || {
-            let mut seq = 0u64;
-            // The searchers keep the cores busy; the walk needs no helpers of its own.
-            let end = walk_sorted(&spec.root, cancel, 0, |entry| {
-                if entry.is_dir {
-                    return ControlFlow::Continue(());
-                }
-                if let Some(glob) = &spec.glob
-                    && !glob.is_match(&entry.rel, false)
-                {
-                    return ControlFlow::Continue(());
-                }
-                if !window.wait_for(seq, stop)
-                    || work_tx.send((seq, entry.path, entry.rel)).is_err()
-                {
-                    return ControlFlow::Break(());
-                }
-                seq += 1;
-                ControlFlow::Continue(())
-            });
-            if end == WalkEnd::Cancelled {
-                stop.store(true, Ordering::Relaxed);
+        // This thread walks, hands files out, and puts the results back in order as they
+        // come, never more than WINDOW files ahead of them.
+        let mut order = InOrder::default();
+        let mut handed_out = 0u64;
+        // The searchers keep the cores busy; the walk needs no helpers of its own.
+        let end = walk_sorted(&spec.root, cancel, 0, |entry| {
+            if entry.is_dir {
+                return ControlFlow::Continue(());
             }
+            if let Some(glob) = &spec.glob
+                && !glob.is_match(&entry.rel, false)
+            {
+                return ControlFlow::Continue(());
+            }
+            while handed_out >= order.next + WINDOW && !collector.done {
+                match done_rx.recv() {
+                    Ok(result) => order.take(result, &mut collector),
+                    Err(_) => return ControlFlow::Break(()),
+                }
+            }
+            while let Ok(result) = done_rx.try_recv() {
+                order.take(result, &mut collector);
+            }
+            if collector.done || work_tx.send((handed_out, entry.path, entry.rel)).is_err() {
+                return ControlFlow::Break(());
+            }
+            handed_out += 1;
+            ControlFlow::Continue(())
         });
-
-        let mut pending: BTreeMap<u64, Option<FileHits>> = BTreeMap::new();
-        let mut next = 0u64;
-        for (seq, hits) in done_rx {
-            pending.insert(seq, hits);
-            while let Some(hits) = pending.remove(&next) {
-                next += 1;
-                if let Some(hits) = hits
-                    && !collector.done
-                {
-                    collector.accept(hits);
-                    if collector.done {
-                        stop.store(true, Ordering::Relaxed);
-                    }
-                }
-            }
-            window.advance(next);
+        if end != WalkEnd::Completed || collector.done {
+            stop.store(true, Ordering::Relaxed);
         }
-        window.release();
+        drop(work_tx);
+        while order.next < handed_out && !collector.done {
+            match done_rx.recv() {
+                Ok(result) => order.take(result, &mut collector),
+                Err(_) => break,
+            }
+        }
+        stop.store(true, Ordering::Relaxed);
     });
     collector.outcome.cancelled = cancel.is_cancelled();
     collector.outcome
@@ -281,8 +282,14 @@ fn new_searcher(spec: &SearchSpec) -> Searcher {
 }
 
 /// Searches one file; `None` when it has no match or cannot be read.
+///
+/// A file of up to [`READ_WHOLE`] bytes is read whole into `buffer` (two reads) and searched
+/// there; a bigger one is streamed. Either way the searcher sees the same bytes and the same
+/// rules: text with a UTF-16 byte-order mark is transcoded, and a NUL byte makes the file
+/// binary, which stops the search there; a UTF-8 byte-order mark is dropped.
 fn search_file(
     searcher: &mut Searcher,
+    buffer: &mut Vec<u8>,
     spec: &SearchSpec,
     path: &Path,
     rel: String,
@@ -293,11 +300,23 @@ fn search_file(
         // One more than the limit, so the ordered collector can tell that more exist.
         cap: spec.limit.saturating_add(1),
     };
-    if searcher
-        .search_path(&spec.matcher, path, &mut sink)
-        .is_err()
-        || sink.matches == 0
+    let mut file = File::open(path).ok()?;
+    buffer.clear();
+    (&mut file).take(READ_WHOLE + 1).read_to_end(buffer).ok()?;
+    let searched = if buffer.len() as u64 > READ_WHOLE {
+        let head = std::io::Cursor::new(&buffer[..]);
+        searcher.search_reader(&spec.matcher, head.chain(file), &mut sink)
+    } else if buffer.starts_with(&[0xFF, 0xFE])
+        || buffer.starts_with(&[0xFE, 0xFF])
+        || buffer.starts_with(&[0xEF, 0xBB, 0xBF])
+        || memchr::memchr(0, buffer).is_some()
     {
+        // The streaming path is the one that transcodes and stops at a NUL byte.
+        searcher.search_reader(&spec.matcher, &buffer[..], &mut sink)
+    } else {
+        searcher.search_slice(&spec.matcher, buffer, &mut sink)
+    };
+    if searched.is_err() || sink.matches == 0 {
         return None;
     }
     Some(FileHits {
@@ -359,45 +378,33 @@ pub(crate) fn clip_line(bytes: &[u8]) -> (String, bool) {
     }
 }
 
-/// Lets the walker run at most [`WINDOW`] files ahead of the ordered results.
+/// Files' results as they arrive, released to the collector in walk order.
 #[derive(Default)]
-struct Window {
-    next: Mutex<(u64, bool)>,
-    moved: Condvar,
+struct InOrder {
+    /// The number of the next file the collector is owed.
+    next: u64,
+    /// Results of files `next`, `next + 1`, … that arrived early (`None` slots: not yet).
+    early: VecDeque<Option<Option<FileHits>>>,
 }
 
-impl Window {
-    /// Waits until file `seq` may be handed out; false when the search is over.
-    fn wait_for(&self, seq: u64, stop: &AtomicBool) -> bool {
-        let Ok(mut state) = self.next.lock() else {
-            return false;
+impl InOrder {
+    fn take(&mut self, (seq, hits): (u64, Option<FileHits>), collector: &mut Collector<'_>) {
+        let Some(slot) = seq.checked_sub(self.next).map(|s| s as usize) else {
+            return;
         };
-        loop {
-            if state.1 || stop.load(Ordering::Relaxed) {
-                return false;
+        if self.early.len() <= slot {
+            self.early.resize_with(slot + 1, || None);
+        }
+        self.early[slot] = Some(hits);
+        while let Some(Some(hits)) = self.early.front_mut().map(Option::take) {
+            self.early.pop_front();
+            self.next += 1;
+            if let Some(hits) = hits
+                && !collector.done
+            {
+                collector.accept(hits);
             }
-            if seq < state.0 + WINDOW {
-                return true;
-            }
-            state = match self.moved.wait(state) {
-                Ok(state) => state,
-                Err(_) => return false,
-            };
         }
-    }
-
-    fn advance(&self, next: u64) {
-        if let Ok(mut state) = self.next.lock() {
-            state.0 = next;
-        }
-        self.moved.notify_all();
-    }
-
-    fn release(&self) {
-        if let Ok(mut state) = self.next.lock() {
-            state.1 = true;
-        }
-        self.moved.notify_all();
     }
 }
 
