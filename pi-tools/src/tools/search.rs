@@ -131,16 +131,28 @@ pub(crate) fn search(spec: &SearchSpec, cancel: &CancellationToken) -> SearchOut
     let workers = std::thread::available_parallelism()
         .map_or(2, |n| n.get())
         .clamp(1, 8);
+    search_tree(spec, cancel, workers, collector)
+}
+
+/// Searches a directory with `workers` searcher threads (none: the calling thread searches
+/// each file itself).
+fn search_tree(
+    spec: &SearchSpec,
+    cancel: &CancellationToken,
+    workers: usize,
+    mut collector: Collector<'_>,
+) -> SearchOutcome {
     let (work_tx, work_rx) = crossbeam_channel::bounded::<(u64, PathBuf, String)>(256);
     let (done_tx, done_rx) = crossbeam_channel::unbounded::<(u64, Option<FileHits>)>();
     let stop = AtomicBool::new(false);
 
     std::thread::scope(|scope| {
+        let mut spawned = 0;
         for _ in 0..workers {
             let work_rx = work_rx.clone();
             let done_tx = done_tx.clone();
             let stop = &stop;
-            scope.spawn(move || {
+            let worker = move || {
                 let mut searcher = new_searcher(spec);
                 let mut buffer = Vec::with_capacity(64 * 1024);
                 for (seq, path, rel) in work_rx {
@@ -153,8 +165,18 @@ pub(crate) fn search(spec: &SearchSpec, cancel: &CancellationToken) -> SearchOut
                         break;
                     }
                 }
-            });
+            };
+            // Without threads to spare (a process limit), the search goes on with fewer.
+            if std::thread::Builder::new()
+                .name("pi-tools-grep".into())
+                .spawn_scoped(scope, worker)
+                .is_ok()
+            {
+                spawned += 1;
+            }
         }
+        // With none at all, this thread searches each file itself as it hands it out.
+        let mut alone = (spawned == 0).then(|| (new_searcher(spec), Vec::new()));
         drop(work_rx);
         drop(done_tx);
 
@@ -181,7 +203,13 @@ pub(crate) fn search(spec: &SearchSpec, cancel: &CancellationToken) -> SearchOut
             while let Ok(result) = done_rx.try_recv() {
                 order.take(result, &mut collector);
             }
-            if collector.done || work_tx.send((handed_out, entry.path, entry.rel)).is_err() {
+            if collector.done {
+                return ControlFlow::Break(());
+            }
+            if let Some((searcher, buffer)) = &mut alone {
+                let hits = search_file(searcher, buffer, spec, &entry.path, entry.rel);
+                order.take((handed_out, hits), &mut collector);
+            } else if work_tx.send((handed_out, entry.path, entry.rel)).is_err() {
                 return ControlFlow::Break(());
             }
             handed_out += 1;
@@ -418,6 +446,48 @@ mod tests {
             text: format!("l{number}"),
             is_match,
             clipped: false,
+        }
+    }
+
+    #[test]
+    fn every_worker_count_finds_the_same_in_the_same_order() {
+        let top = tempfile::tempdir().expect("tempdir");
+        for d in 0..7 {
+            for f in 0..40 {
+                let text = format!("a\nneedle {d} {f}\nb\n{}\n", "needle ".repeat(f % 3));
+                let dir = top.path().join(format!("d{d}"));
+                std::fs::create_dir_all(&dir).expect("mkdir");
+                std::fs::write(dir.join(format!("f{f:02}.txt")), text).expect("write");
+            }
+        }
+        let spec = |limit| SearchSpec {
+            root: top.path().to_path_buf(),
+            single_file: false,
+            matcher: RegexMatcher::new("needle").expect("regex"),
+            glob: None,
+            context: 1,
+            limit,
+            max_lines: usize::MAX,
+            max_bytes: usize::MAX,
+        };
+        for limit in [1, 50, 333, 10_000] {
+            let spec = spec(limit);
+            let run = |workers| {
+                let outcome = search_tree(
+                    &spec,
+                    &CancellationToken::new(),
+                    workers,
+                    Collector::new(&spec),
+                );
+                (outcome.files, outcome.matches, outcome.more_matches)
+            };
+            let alone = run(0);
+            // Per file: line 2, and line 4 when f % 3 > 0 (26 of 40 files): 7 × 66 lines.
+            assert_eq!(alone.1, limit.min(462));
+            assert_eq!(alone.2, limit < 462);
+            for workers in [1, 3] {
+                assert_eq!(run(workers), alone, "{workers} workers, limit {limit}");
+            }
         }
     }
 

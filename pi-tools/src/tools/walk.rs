@@ -101,7 +101,11 @@ fn walk(
         let _finish = Finish(&shared);
         let start_helpers = || {
             for _ in 0..helpers {
-                scope.spawn(|| shared.help());
+                // A helper the system cannot start is simply missing: the visitor lists
+                // whatever nobody else does.
+                let _ = std::thread::Builder::new()
+                    .name("pi-tools-walk".into())
+                    .spawn_scoped(scope, || shared.help());
             }
         };
         if help_after == 0 {
