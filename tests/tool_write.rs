@@ -136,3 +136,52 @@ async fn writing_over_a_directory_is_an_error() {
         err.message()
     );
 }
+
+#[cfg(unix)]
+#[tokio::test]
+async fn a_link_whose_target_does_not_exist_yet_stays_a_link_and_the_target_is_created() {
+    let dir = tempfile::tempdir().unwrap();
+    std::os::unix::fs::symlink("later.txt", dir.path().join("link.txt")).unwrap();
+    write_ok(&ctx_in(dir.path()), "link.txt", "made through the link\n").await;
+    assert!(
+        std::fs::symlink_metadata(dir.path().join("link.txt"))
+            .unwrap()
+            .file_type()
+            .is_symlink()
+    );
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("later.txt")).unwrap(),
+        "made through the link\n"
+    );
+}
+
+#[cfg(unix)]
+#[tokio::test]
+async fn a_dangling_link_out_of_the_allowed_directories_is_refused() {
+    let outside = tempfile::tempdir().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    std::os::unix::fs::symlink(outside.path().join("new.txt"), dir.path().join("link.txt"))
+        .unwrap();
+    let env: Arc<dyn ExecutionEnv> = Arc::new(
+        LocalEnv::new(dir.path())
+            .with_allowed_roots([dir.path()])
+            .unwrap(),
+    );
+    let ctx = ToolContext::new("call", CancellationToken::new())
+        .with_extensions(Extensions::new().with(env));
+    let err = write(
+        &ctx,
+        WriteArgs {
+            path: "link.txt".into(),
+            content: "escape\n".into(),
+        },
+    )
+    .await
+    .expect_err("outside the allowed directories");
+    assert!(
+        err.message().contains("outside the allowed directories"),
+        "{}",
+        err.message()
+    );
+    assert!(!outside.path().join("new.txt").exists());
+}

@@ -261,11 +261,16 @@ fn mode_of(_meta: &fs::Metadata) -> Option<u32> {
 
 /// The canonical path, or for a path that does not exist yet, its nearest existing
 /// ancestor canonicalised plus the rest (resolved lexically).
+/// A symbolic link whose target does not exist yet stands for that target.
 fn canonical_lenient(path: &Path) -> io::Result<PathBuf> {
     match fs::canonicalize(path) {
         Ok(c) => return Ok(c),
         Err(err) if err.kind() != io::ErrorKind::NotFound => return Err(err),
         Err(_) => {}
+    }
+    let followed = follow_final_links(path)?;
+    if followed != path {
+        return canonical_lenient(&followed);
     }
     let mut rest: Vec<Component<'_>> = Vec::new();
     let mut ancestor = path;
@@ -290,13 +295,39 @@ fn canonical_lenient(path: &Path) -> io::Result<PathBuf> {
     Ok(path.to_path_buf())
 }
 
+/// Follows the symbolic links `path` itself is (its parents are left alone) as far as they
+/// go: for a link whose target does not exist yet, that target. Stops after 40 links, as the
+/// kernel does.
+fn follow_final_links(path: &Path) -> io::Result<PathBuf> {
+    let mut current = path.to_path_buf();
+    for _ in 0..40 {
+        match fs::symlink_metadata(&current) {
+            Ok(meta) if meta.file_type().is_symlink() => {
+                let target = fs::read_link(&current)?;
+                current = match current.parent() {
+                    Some(parent) => parent.join(target),
+                    None => target,
+                };
+            }
+            Ok(_) => return Ok(current),
+            Err(err) if err.kind() == io::ErrorKind::NotFound => return Ok(current),
+            Err(err) => return Err(err),
+        }
+    }
+    Err(io::Error::other(format!(
+        "{} goes through more than 40 symbolic links (a loop?)",
+        path.display()
+    )))
+}
+
 /// Writes `data` to a temporary file beside the target, then renames it over the target, so
 /// a reader sees either the old or the new file. The target's permissions are kept; a
-/// symbolic link is followed so the link stays and its target is replaced.
+/// symbolic link is followed so the link stays and its target is replaced (or, for a link
+/// whose target does not exist yet, created).
 fn atomic_write(path: &Path, data: &[u8], fsync: bool) -> io::Result<()> {
     let target = match fs::canonicalize(path) {
         Ok(real) => real,
-        Err(err) if err.kind() == io::ErrorKind::NotFound => path.to_path_buf(),
+        Err(err) if err.kind() == io::ErrorKind::NotFound => follow_final_links(path)?,
         Err(err) => return Err(err),
     };
     let existing = fs::metadata(&target).ok();
