@@ -438,6 +438,27 @@ async fn a_sequential_tool_never_overlaps_another_call() {
 }
 
 #[tokio::test]
+async fn max_concurrency_bounds_the_calls_of_the_whole_session() {
+    let spans = Spans::default();
+    let config = RunnerConfig {
+        max_concurrency: Some(2),
+        ..RunnerConfig::default()
+    };
+    let session = connect(tools([timed("par", &spans, false)]), config).await;
+    let calls = (0..6).map(|_| session.client.call_tool(params("par", json!({"i": 1}))));
+    for result in futures::future::join_all(calls).await {
+        assert_eq!(only_text(&result.expect("tools/call answers")), "ok");
+    }
+    let spans = spans.0.lock().unwrap().clone();
+    assert_eq!(spans.len(), 6);
+    let peak = spans
+        .iter()
+        .map(|a| spans.iter().filter(|b| b.1 <= a.1 && a.1 < b.2).count())
+        .max();
+    assert_eq!(peak, Some(2), "{spans:?}");
+}
+
+#[tokio::test]
 async fn garbage_before_the_handshake_does_not_stop_the_server() {
     let mut garbage = vec![0u8, 0xff, 0xfe, b'\n'];
     garbage.extend_from_slice(b"{this is not json\n\n   \n");

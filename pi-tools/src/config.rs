@@ -59,7 +59,8 @@ pub struct Config {
     pub active: Vec<String>,
     /// How batches run.
     pub execution: ExecutionMode,
-    /// Bound on concurrently executing calls (`None`: unbounded).
+    /// Bound on concurrently executing calls, per batch and across an MCP session (`None`:
+    /// unbounded).
     pub max_concurrency: Option<usize>,
     /// Per-call timeout (`None`: none).
     pub timeout: Option<Duration>,

@@ -53,11 +53,15 @@
 //! - `notifications/cancelled` cancels that call's token; the end of the input cancels every
 //!   call in flight and ends the session.
 //! - Calls of parallel-mode tools run concurrently; a sequential-mode tool runs alone (a
-//!   shared/exclusive lock across requests). File mutations stay serialised per file by the
-//!   execution environment in [`RunnerConfig::extensions`].
+//!   shared/exclusive lock across requests). With [`RunnerConfig::max_concurrency`] set
+//!   (`[tools] max_concurrency` in the configuration), at most that many calls execute at
+//!   once across the whole session, and the others wait their turn; a call cancelled while
+//!   it waits ends at once. File mutations stay serialised per file by the execution
+//!   environment in [`RunnerConfig::extensions`].
 //!
 //! [`execute_tool_calls`]: crate::execute_tool_calls
 //! [`RunnerConfig::extensions`]: crate::RunnerConfig::extensions
+//! [`RunnerConfig::max_concurrency`]: crate::RunnerConfig::max_concurrency
 
 mod eof;
 mod error;

@@ -8,7 +8,7 @@ use rmcp::model::{
 };
 use rmcp::service::{RequestContext, RoleServer};
 use serde_json::Value;
-use tokio::sync::RwLock;
+use tokio::sync::{RwLock, Semaphore};
 use tokio_util::sync::CancellationToken;
 
 use super::error::McpError;
@@ -31,6 +31,9 @@ pub(crate) struct ToolServer {
     /// Parallel-mode calls share it; a sequential-mode call holds it alone, so it never
     /// overlaps another call of the session.
     exclusive: RwLock<()>,
+    /// At most `max_concurrency` calls execute at once across the session (the runner's
+    /// bound is per batch, and every call here is a batch of its own); more wait their turn.
+    in_flight: Option<Semaphore>,
     /// Cancelled when the session's input ends: every call in flight is then cancelled.
     shutdown: CancellationToken,
 }
@@ -42,11 +45,13 @@ impl ToolServer {
         shutdown: CancellationToken,
     ) -> Result<Self, McpError> {
         let listing = tools.listing()?;
+        let in_flight = config.max_concurrency.map(|n| Semaphore::new(n.max(1)));
         Ok(ToolServer {
             tools: ToolSet::new(tools.agent_tools()),
             listing,
             config,
             exclusive: RwLock::new(()),
+            in_flight,
             shutdown,
         })
     }
@@ -71,12 +76,23 @@ impl ToolServer {
     ) -> Option<crate::core::ToolResultMessage> {
         let cancel = self.shutdown.child_token();
         let work = async {
-            // A call cancelled while it waits for the lock still goes through the runner,
-            // which answers it with the usual "Operation aborted" result.
-            let _guard = if self.runs_alone(&call.name) {
-                Guard::Exclusive(self.exclusive.write().await)
-            } else {
-                Guard::Shared(self.exclusive.read().await)
+            // A call cancelled while it waits for its turn stops waiting and still goes
+            // through the runner, which answers it "Operation aborted" without executing it.
+            let turn = async {
+                let permit = match &self.in_flight {
+                    Some(slots) => Some(slots.acquire().await),
+                    None => None,
+                };
+                let guard = if self.runs_alone(&call.name) {
+                    Guard::Exclusive(self.exclusive.write().await)
+                } else {
+                    Guard::Shared(self.exclusive.read().await)
+                };
+                (permit, guard)
+            };
+            let _turn = tokio::select! {
+                turn = turn => Some(turn),
+                _ = cancel.cancelled() => None,
             };
             execute_tool_calls(
                 &self.tools,
