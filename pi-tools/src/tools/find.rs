@@ -89,15 +89,12 @@ pub async fn find(
     let (found, more, end) = tokio::task::spawn_blocking(move || {
         let mut found: Vec<String> = Vec::new();
         let (mut bytes, mut more) = (0usize, false);
-        let end = walk_sorted(&root, &cancel, spare_cores(), |entry| {
-            if !glob.is_match(&entry.rel, entry.is_dir) {
-                return ControlFlow::Continue(());
-            }
+        let end = walk_sorted(&root, &cancel, spare_cores(), Some(&glob), |entry| {
             if found.len() == limit {
                 more = true;
                 return ControlFlow::Break(());
             }
-            let mut line = entry.rel;
+            let mut line = entry.rel.to_owned();
             if entry.is_dir {
                 line.push('/');
             }

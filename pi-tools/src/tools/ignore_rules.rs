@@ -8,7 +8,6 @@
 //! path decides (so a `!negation` deeper down re-includes what a parent ignored), and a
 //! `.ignore` file's verdict beats a `.gitignore` file's, which beats `info/exclude`.
 
-use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -42,9 +41,9 @@ impl IgnoreFiles {
         }
     }
 
-    /// Notes one name from a directory listing.
-    pub(crate) fn note(&mut self, name: &OsStr) {
-        match name.as_encoded_bytes() {
+    /// Notes one name (its bytes) from a directory listing.
+    pub(crate) fn note(&mut self, name: &[u8]) {
+        match name {
             b".ignore" => self.ignore = true,
             b".gitignore" => self.gitignore = true,
             b".git" => self.git = true,

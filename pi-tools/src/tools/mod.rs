@@ -12,6 +12,7 @@ mod edit_match;
 pub mod find;
 pub mod grep;
 mod ignore_rules;
+mod listing;
 pub mod ls;
 pub mod preview;
 pub mod read;

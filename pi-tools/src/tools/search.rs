@@ -185,13 +185,8 @@ fn search_tree(
         let mut order = InOrder::default();
         let mut handed_out = 0u64;
         // The searchers keep the cores busy; the walk needs no helpers of its own.
-        let end = walk_sorted(&spec.root, cancel, 0, |entry| {
+        let end = walk_sorted(&spec.root, cancel, 0, spec.glob.as_ref(), |entry| {
             if entry.is_dir {
-                return ControlFlow::Continue(());
-            }
-            if let Some(glob) = &spec.glob
-                && !glob.is_match(&entry.rel, false)
-            {
                 return ControlFlow::Continue(());
             }
             while handed_out >= order.next + WINDOW && !collector.done {
@@ -206,10 +201,11 @@ fn search_tree(
             if collector.done {
                 return ControlFlow::Break(());
             }
+            let (path, rel) = (entry.path(), entry.rel.to_owned());
             if let Some((searcher, buffer)) = &mut alone {
-                let hits = search_file(searcher, buffer, spec, &entry.path, entry.rel);
+                let hits = search_file(searcher, buffer, spec, &path, rel);
                 order.take((handed_out, hits), &mut collector);
-            } else if work_tx.send((handed_out, entry.path, entry.rel)).is_err() {
+            } else if work_tx.send((handed_out, path, rel)).is_err() {
                 return ControlFlow::Break(());
             }
             handed_out += 1;

@@ -19,8 +19,7 @@
 //! walker has no order; its sorted walker has no parallelism.)
 
 use std::collections::VecDeque;
-use std::ffi::OsString;
-use std::fs::FileType;
+use std::ffi::OsStr;
 use std::ops::ControlFlow;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU8, Ordering};
@@ -29,7 +28,8 @@ use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
 use globset::{GlobBuilder, GlobMatcher};
 use tokio_util::sync::CancellationToken;
 
-use super::ignore_rules::{IgnoreFiles, Rules};
+use super::ignore_rules::Rules;
+use super::listing::{self, Listing, Scratch};
 use crate::core::{ToolContext, ToolError};
 use crate::env::{Metadata, ToolContextExt, resolve_path};
 
@@ -44,15 +44,22 @@ const HELP_AFTER: usize = 2_048;
 /// How many entries the visitor takes between two looks at the cancellation token.
 const CANCEL_CHECK_EVERY: usize = 256;
 
-/// One path the walk yields (never the root itself).
-#[derive(Debug, Clone)]
-pub(crate) struct WalkEntry {
-    /// The path as the file system knows it.
-    pub path: PathBuf,
+/// One path the walk yields (never the root itself), borrowed for the visit.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct WalkEntry<'a> {
     /// The path relative to the walk's root, with `/` separators.
-    pub rel: String,
+    pub rel: &'a str,
     /// Whether the entry is a directory (symlinks are not followed).
     pub is_dir: bool,
+    dir: &'a Path,
+    name: &'a OsStr,
+}
+
+impl WalkEntry<'_> {
+    /// The path as the file system knows it.
+    pub(crate) fn path(&self) -> PathBuf {
+        self.dir.join(self.name)
+    }
 }
 
 /// How a walk ended.
@@ -73,15 +80,17 @@ pub(crate) fn spare_cores() -> usize {
 }
 
 /// Walks `root` in sorted order, calling `visit` for every file and directory below it that
-/// the ignore rules let through. Unreadable entries are skipped. `helpers` threads (0: none)
-/// list directories ahead of the visitor on a big tree; the order is the same either way.
+/// the ignore rules let through and `only` (when given) matches. Unreadable entries are
+/// skipped. `helpers` threads (0: none) list directories ahead of the visitor on a big
+/// tree (and match them against `only`); the order is the same either way.
 pub(crate) fn walk_sorted(
     root: &Path,
     cancel: &CancellationToken,
     helpers: usize,
-    visit: impl FnMut(WalkEntry) -> ControlFlow<()>,
+    only: Option<&PathGlob>,
+    visit: impl FnMut(WalkEntry<'_>) -> ControlFlow<()>,
 ) -> WalkEnd {
-    walk(root, cancel, helpers, HELP_AFTER, visit)
+    walk(root, cancel, helpers, HELP_AFTER, only, visit)
 }
 
 /// [`walk_sorted`], with helpers starting once the visitor has taken `help_after` entries.
@@ -90,12 +99,13 @@ fn walk(
     cancel: &CancellationToken,
     helpers: usize,
     help_after: usize,
-    mut visit: impl FnMut(WalkEntry) -> ControlFlow<()>,
+    only: Option<&PathGlob>,
+    mut visit: impl FnMut(WalkEntry<'_>) -> ControlFlow<()>,
 ) -> WalkEnd {
     let root = std::path::absolute(root).unwrap_or_else(|_| root.to_path_buf());
     let rules = Rules::above(&root);
     let top = Arc::new(DirJob::new(root, String::new(), rules));
-    let shared = Shared::new(helpers > 0);
+    let shared = Shared::new(helpers > 0, only);
     std::thread::scope(|scope| {
         // However the visit ends (even by a panic), the helpers are told to stop.
         let _finish = Finish(&shared);
@@ -111,10 +121,11 @@ fn walk(
         if help_after == 0 {
             start_helpers();
         }
-        let mut open = vec![shared.listing(&top).into_iter()];
+        let mut scratch = Scratch::default();
+        let mut open = vec![Open::new(&shared, top, &mut scratch)];
         let mut visited = 0usize;
-        while let Some(entries) = open.last_mut() {
-            let Some(child) = entries.next() else {
+        while let Some(dir) = open.last_mut() {
+            let Some(index) = dir.next_entry() else {
                 open.pop();
                 continue;
             };
@@ -125,24 +136,63 @@ fn walk(
             if visited == help_after {
                 start_helpers();
             }
-            let Child {
-                path,
-                rel,
-                is_dir,
-                job,
-            } = child;
-            if visit(WalkEntry { path, rel, is_dir }).is_break() {
-                return WalkEnd::Stopped;
+            let entry = dir.listed.listing.entry(index);
+            if entry.selected {
+                let entry = WalkEntry {
+                    rel: entry.rel,
+                    is_dir: entry.is_dir,
+                    dir: &dir.job.path,
+                    name: entry.name,
+                };
+                if visit(entry).is_break() {
+                    return WalkEnd::Stopped;
+                }
             }
-            if let Some(job) = job {
+            if entry.is_dir {
+                let job = dir.next_dir();
                 if cancel.is_cancelled() {
                     return WalkEnd::Cancelled;
                 }
-                open.push(shared.listing(&job).into_iter());
+                open.push(Open::new(&shared, job, &mut scratch));
             }
         }
         WalkEnd::Completed
     })
+}
+
+/// A directory the visitor is going through.
+struct Open {
+    job: Arc<DirJob>,
+    listed: Listed,
+    next: usize,
+    next_dir: usize,
+}
+
+impl Open {
+    fn new(shared: &Shared<'_>, job: Arc<DirJob>, scratch: &mut Scratch) -> Open {
+        let listed = shared.listing(&job, scratch);
+        Open {
+            job,
+            listed,
+            next: 0,
+            next_dir: 0,
+        }
+    }
+
+    fn next_entry(&mut self) -> Option<usize> {
+        let index = self.next;
+        (index < self.listed.listing.len()).then(|| {
+            self.next += 1;
+            index
+        })
+    }
+
+    /// The job of the next subdirectory, in listing order.
+    fn next_dir(&mut self) -> Arc<DirJob> {
+        let job = Arc::clone(&self.listed.dirs[self.next_dir]);
+        self.next_dir += 1;
+        job
+    }
 }
 
 /// A directory to list.
@@ -152,7 +202,7 @@ struct DirJob {
     /// The rules in force in the directory holding this one.
     rules: Option<Arc<Rules>>,
     state: AtomicU8,
-    listing: Mutex<Option<Vec<Child>>>,
+    listing: Mutex<Option<Listed>>,
 }
 
 const PENDING: u8 = 0;
@@ -181,74 +231,38 @@ impl DirJob {
         self.state.load(Ordering::Acquire) == LISTED
     }
 
-    /// The directory's entries the ignore rules let through, sorted by name, each directory
-    /// among them with the job that lists it. An unreadable directory has none.
-    fn list(&self) -> Vec<Child> {
-        let Ok(read) = std::fs::read_dir(&self.path) else {
-            return Vec::new();
-        };
-        let mut files = IgnoreFiles::default();
-        let mut names: Vec<(OsString, FileType)> = read
-            .filter_map(|item| {
-                let item = item.ok()?;
-                let kind = item.file_type().ok()?;
-                let name = item.file_name();
-                files.note(&name);
-                Some((name, kind))
+    /// Lists the directory: its entries (see [`listing::list`]), and a job for each
+    /// subdirectory among them, in order.
+    fn list(&self, only: Option<&PathGlob>, scratch: &mut Scratch) -> Listed {
+        let listing = listing::list(&self.path, &self.rel, self.rules.clone(), only, scratch);
+        let dirs = (0..listing.len())
+            .map(|i| listing.entry(i))
+            .filter(|entry| entry.is_dir)
+            .map(|entry| {
+                Arc::new(DirJob::new(
+                    self.path.join(entry.name),
+                    entry.rel.to_owned(),
+                    listing.rules.clone(),
+                ))
             })
             .collect();
-        names.sort_unstable_by(|a, b| a.0.cmp(&b.0));
-        let rules = Rules::within(&self.path, self.rules.clone(), files);
-        names
-            .into_iter()
-            .filter_map(|(name, kind)| {
-                if name == ".git" {
-                    return None;
-                }
-                let path = self.path.join(&name);
-                let is_dir = kind.is_dir();
-                if rules
-                    .as_deref()
-                    .is_some_and(|r| r.is_ignored(&path, is_dir))
-                {
-                    return None;
-                }
-                let name = name.to_string_lossy();
-                let rel = if self.rel.is_empty() {
-                    name.into_owned()
-                } else {
-                    let mut rel = String::with_capacity(self.rel.len() + 1 + name.len());
-                    rel.push_str(&self.rel);
-                    rel.push('/');
-                    rel.push_str(&name);
-                    rel
-                };
-                let job =
-                    is_dir.then(|| Arc::new(DirJob::new(path.clone(), rel.clone(), rules.clone())));
-                Some(Child {
-                    path,
-                    rel,
-                    is_dir,
-                    job,
-                })
-            })
-            .collect()
+        Listed { listing, dirs }
     }
 }
 
-/// One entry of a listing.
-struct Child {
-    path: PathBuf,
-    rel: String,
-    is_dir: bool,
-    /// For a directory, the job that lists it.
-    job: Option<Arc<DirJob>>,
+/// A directory's listing and the jobs of its subdirectories.
+#[derive(Default)]
+struct Listed {
+    listing: Listing,
+    dirs: Vec<Arc<DirJob>>,
 }
 
 /// What the visitor and the helpers share.
-struct Shared {
+struct Shared<'g> {
     /// Whether helpers run (otherwise nothing is queued for them).
     helped: bool,
+    /// The glob that selects the entries to visit.
+    only: Option<&'g PathGlob>,
     work: Mutex<Work>,
     /// Helpers wait here for work or for room ahead.
     work_moved: Condvar,
@@ -270,9 +284,9 @@ struct Work {
 }
 
 /// Ends the walk for the helpers when dropped.
-struct Finish<'a>(&'a Shared);
+struct Finish<'a, 'g>(&'a Shared<'g>);
 
-impl Drop for Finish<'_> {
+impl Drop for Finish<'_, '_> {
     fn drop(&mut self) {
         lock(&self.0.work).over = true;
         self.0.work_moved.notify_all();
@@ -283,10 +297,11 @@ fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
     mutex.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
-impl Shared {
-    fn new(helped: bool) -> Shared {
+impl<'g> Shared<'g> {
+    fn new(helped: bool, only: Option<&'g PathGlob>) -> Shared<'g> {
         Shared {
             helped,
+            only,
             work: Mutex::new(Work {
                 found: VecDeque::new(),
                 ahead: 0,
@@ -301,6 +316,7 @@ impl Shared {
 
     /// A helper: lists the last unlisted directory, again and again, until the walk is over.
     fn help(&self) {
+        let mut scratch = Scratch::default();
         loop {
             let job = {
                 let mut work = lock(&self.work);
@@ -324,13 +340,13 @@ impl Shared {
             if !job.claim() {
                 continue;
             }
-            let children = job.list();
+            let listed = job.list(self.only, &mut scratch);
             {
                 // Its subdirectories are now the last of the walk: front, last first.
                 let mut work = lock(&self.work);
-                work.ahead += children.len();
+                work.ahead += listed.listing.len();
                 let before = work.found.len();
-                for dir in children.iter().filter_map(|c| c.job.as_ref()) {
+                for dir in &listed.dirs {
                     work.found.push_front(Arc::clone(dir));
                 }
                 let wake = work.idle > 0 && work.found.len() > before;
@@ -339,7 +355,7 @@ impl Shared {
                     self.work_moved.notify_all();
                 }
             }
-            *lock(&job.listing) = Some(children);
+            *lock(&job.listing) = Some(listed);
             job.state.store(LISTED, Ordering::Release);
             drop(lock(&self.listed_lock));
             self.listed.notify_all();
@@ -347,25 +363,20 @@ impl Shared {
     }
 
     /// The visitor: `job`'s listing, made here unless a helper has it.
-    fn listing(&self, job: &DirJob) -> Vec<Child> {
+    fn listing(&self, job: &DirJob, scratch: &mut Scratch) -> Listed {
         if job.claim() {
-            let children = job.list();
-            if self.helped {
+            let listed = job.list(self.only, scratch);
+            if self.helped && !listed.dirs.is_empty() {
                 // The visitor reaches these next: back of the queue, first last.
                 let mut work = lock(&self.work);
-                work.found.extend(
-                    children
-                        .iter()
-                        .rev()
-                        .filter_map(|c| c.job.as_ref().map(Arc::clone)),
-                );
+                work.found.extend(listed.dirs.iter().rev().map(Arc::clone));
                 let wake = work.idle > 0;
                 drop(work);
                 if wake {
                     self.work_moved.notify_all();
                 }
             }
-            return children;
+            return listed;
         }
         if !job.is_listed() {
             let mut guard = lock(&self.listed_lock);
@@ -376,15 +387,15 @@ impl Shared {
                     .unwrap_or_else(PoisonError::into_inner);
             }
         }
-        let children = lock(&job.listing).take().unwrap_or_default();
+        let listed = lock(&job.listing).take().unwrap_or_default();
         let mut work = lock(&self.work);
-        work.ahead -= children.len();
+        work.ahead -= listed.listing.len();
         let wake = work.idle > 0 && work.ahead < MAX_AHEAD;
         drop(work);
         if wake {
             self.work_moved.notify_all();
         }
-        children
+        listed
     }
 }
 
@@ -592,15 +603,22 @@ mod tests {
         stop_after: Option<usize>,
     ) -> (Vec<(String, bool)>, WalkEnd) {
         let mut seen = Vec::new();
-        let end = walk(root, &CancellationToken::new(), helpers, help_after, |e| {
-            assert_eq!(e.path, root.join(&e.rel), "path and rel agree");
-            seen.push((e.rel, e.is_dir));
-            if stop_after.is_some_and(|n| seen.len() >= n) {
-                ControlFlow::Break(())
-            } else {
-                ControlFlow::Continue(())
-            }
-        });
+        let end = walk(
+            root,
+            &CancellationToken::new(),
+            helpers,
+            help_after,
+            None,
+            |e| {
+                assert_eq!(e.path(), root.join(e.rel), "path and rel agree");
+                seen.push((e.rel.to_owned(), e.is_dir));
+                if stop_after.is_some_and(|n| seen.len() >= n) {
+                    ControlFlow::Break(())
+                } else {
+                    ControlFlow::Continue(())
+                }
+            },
+        );
         (seen, end)
     }
 
@@ -663,11 +681,58 @@ mod tests {
     }
 
     #[test]
+    fn a_glob_selects_what_is_visited_and_the_rest_is_still_walked() {
+        let top = deep_tree();
+        let root = top.path().join("root");
+        for pattern in ["**/tests/**/*.rs", "*.log", "e1/", "/d0/e0/*"] {
+            let glob = glob(pattern);
+            let expected: Vec<_> = oracle(&root)
+                .into_iter()
+                .filter(|(rel, is_dir)| glob.is_match(rel, *is_dir))
+                .collect();
+            assert!(!expected.is_empty(), "{pattern}");
+            for helpers in [0, 2] {
+                let mut seen = Vec::new();
+                walk(
+                    &root,
+                    &CancellationToken::new(),
+                    helpers,
+                    0,
+                    Some(&glob),
+                    |e| {
+                        seen.push((e.rel.to_owned(), e.is_dir));
+                        ControlFlow::Continue(())
+                    },
+                );
+                assert_eq!(seen, expected, "{pattern} with {helpers} helpers");
+            }
+        }
+    }
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn names_that_are_not_utf8_keep_their_bytes_in_the_path() {
+        use std::os::unix::ffi::OsStrExt;
+        let top = tempfile::tempdir().expect("tempdir");
+        let odd = OsStr::from_bytes(b"caf\xe9");
+        std::fs::create_dir(top.path().join(odd)).expect("mkdir");
+        std::fs::write(top.path().join(odd).join("x.txt"), "x").expect("write");
+        std::fs::write(top.path().join("b.txt"), "b").expect("write");
+        let mut seen = Vec::new();
+        walk(top.path(), &CancellationToken::new(), 0, 0, None, |e| {
+            assert!(std::fs::symlink_metadata(e.path()).is_ok(), "{}", e.rel);
+            seen.push(e.rel.to_owned());
+            ControlFlow::Continue(())
+        });
+        assert_eq!(seen, ["b.txt", "caf\u{fffd}", "caf\u{fffd}/x.txt"]);
+    }
+
+    #[test]
     fn a_cancelled_walk_stops_and_says_so() {
         let top = deep_tree();
         let cancel = CancellationToken::new();
         let mut seen = 0;
-        let end = walk(&top.path().join("root"), &cancel, 2, 0, |_| {
+        let end = walk(&top.path().join("root"), &cancel, 2, 0, None, |_| {
             seen += 1;
             if seen == 10 {
                 cancel.cancel();

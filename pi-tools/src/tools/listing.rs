@@ -1,0 +1,249 @@
+//! One directory's listing for the walk: the entries the ignore rules let through, sorted by
+//! name, their paths relative to the walk's root packed into one string, and which of them
+//! the walk's glob selects.
+//!
+//! A listing costs a handful of allocations whatever the number of its entries: names are
+//! read into buffers the listing thread reuses (on Linux straight from `getdents64`), and the
+//! relative paths share one string. Listings are made on helper threads and dropped on the
+//! visitor's, where per-entry allocations freed on another thread were most of the cost of
+//! a parallel walk.
+
+use std::borrow::Cow;
+use std::ffi::{OsStr, OsString};
+use std::io;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use super::ignore_rules::{IgnoreFiles, Rules};
+use super::walk::PathGlob;
+
+/// A directory's entries, sorted by name.
+#[derive(Default)]
+pub(crate) struct Listing {
+    /// Every entry's path relative to the walk's root, back to back.
+    text: String,
+    entries: Vec<Slot>,
+    /// The raw names of entries whose names are not UTF-8 (by entry index); their relative
+    /// paths in `text` are lossy.
+    odd_names: Vec<(usize, OsString)>,
+    /// The ignore rules in force inside the listed directory.
+    pub rules: Option<Arc<Rules>>,
+}
+
+struct Slot {
+    start: usize,
+    name: usize,
+    end: usize,
+    is_dir: bool,
+    selected: bool,
+}
+
+/// One entry of a listing, as the walk's visitor sees it.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct ListedEntry<'a> {
+    /// The path relative to the walk's root, with `/` separators.
+    pub rel: &'a str,
+    /// The entry's own name.
+    pub name: &'a OsStr,
+    /// Whether the entry is a directory (symbolic links are not followed).
+    pub is_dir: bool,
+    /// Whether the walk's glob (if any) matches it.
+    pub selected: bool,
+}
+
+impl Listing {
+    /// The number of entries.
+    pub(crate) fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    /// Entry `index`.
+    pub(crate) fn entry(&self, index: usize) -> ListedEntry<'_> {
+        let slot = &self.entries[index];
+        let name = if self.odd_names.is_empty() {
+            None
+        } else {
+            self.odd_names
+                .iter()
+                .find(|(i, _)| *i == index)
+                .map(|(_, name)| name.as_os_str())
+        };
+        ListedEntry {
+            rel: &self.text[slot.start..slot.end],
+            name: name.unwrap_or_else(|| OsStr::new(&self.text[slot.name..slot.end])),
+            is_dir: slot.is_dir,
+            selected: slot.selected,
+        }
+    }
+}
+
+/// Buffers a listing thread reuses from one directory to the next.
+#[derive(Default)]
+pub(crate) struct Scratch {
+    /// Raw directory records.
+    #[cfg(target_os = "linux")]
+    records: Vec<u8>,
+    /// The names read, back to back.
+    names: Vec<u8>,
+    found: Vec<Found>,
+    /// A path to check against the ignore rules.
+    path: PathBuf,
+}
+
+/// A name as read: its bytes in `Scratch::names`.
+struct Found {
+    start: usize,
+    len: usize,
+    is_dir: bool,
+    /// The name itself when it is not UTF-8.
+    odd: Option<OsString>,
+}
+
+impl Scratch {
+    fn note(&mut self, name: &[u8], is_dir: bool, odd: impl FnOnce() -> OsString) {
+        let start = self.names.len();
+        self.names.extend_from_slice(name);
+        let odd = std::str::from_utf8(name).is_err().then(odd);
+        self.found.push(Found {
+            start,
+            len: name.len(),
+            is_dir,
+            odd,
+        });
+    }
+
+    fn name(&self, found: &Found) -> &[u8] {
+        &self.names[found.start..found.start + found.len]
+    }
+}
+
+/// Lists `dir`, whose path relative to the walk's root is `rel` and in which `parent_rules`
+/// are in force. `.git` is left out, and so is whatever the rules ignore. An unreadable
+/// directory lists as empty (or with what could be read).
+pub(crate) fn list(
+    dir: &Path,
+    rel: &str,
+    parent_rules: Option<Arc<Rules>>,
+    glob: Option<&PathGlob>,
+    scratch: &mut Scratch,
+) -> Listing {
+    scratch.names.clear();
+    scratch.found.clear();
+    let _ = read_names(dir, scratch);
+    let mut files = IgnoreFiles::default();
+    for found in &scratch.found {
+        files.note(scratch.name(found));
+    }
+    let rules = Rules::within(dir, parent_rules, files);
+
+    let mut found = std::mem::take(&mut scratch.found);
+    found.sort_unstable_by(|a, b| scratch.name(a).cmp(scratch.name(b)));
+    let Scratch { names, path, .. } = &mut *scratch;
+    let per_entry = rel.len() + 1 + names.len() / found.len().max(1);
+    let mut listing = Listing {
+        text: String::with_capacity(found.len() * per_entry),
+        entries: Vec::with_capacity(found.len()),
+        odd_names: Vec::new(),
+        rules,
+    };
+    for entry in &mut found {
+        let bytes = &names[entry.start..entry.start + entry.len];
+        if bytes == b".git" {
+            continue;
+        }
+        let name: Cow<'_, str> = match &entry.odd {
+            Some(raw) => raw.to_string_lossy(),
+            None => Cow::Borrowed(std::str::from_utf8(bytes).unwrap_or_default()),
+        };
+        if let Some(rules) = &listing.rules {
+            path.as_mut_os_string().clear();
+            path.push(dir);
+            match &entry.odd {
+                Some(raw) => path.push(raw),
+                None => path.push(&*name),
+            }
+            if rules.is_ignored(path, entry.is_dir) {
+                continue;
+            }
+        }
+        let start = listing.text.len();
+        if !rel.is_empty() {
+            listing.text.push_str(rel);
+            listing.text.push('/');
+        }
+        let name_at = listing.text.len();
+        listing.text.push_str(&name);
+        let end = listing.text.len();
+        let selected = glob.is_none_or(|g| g.is_match(&listing.text[start..end], entry.is_dir));
+        if let Some(raw) = entry.odd.take() {
+            listing.odd_names.push((listing.entries.len(), raw));
+        }
+        listing.entries.push(Slot {
+            start,
+            name: name_at,
+            end,
+            is_dir: entry.is_dir,
+            selected,
+        });
+    }
+    found.clear();
+    scratch.found = found;
+    listing
+}
+
+/// Reads the names in `dir` (without `.` and `..`) into `scratch`, each with whether it is a
+/// directory.
+#[cfg(target_os = "linux")]
+fn read_names(dir: &Path, scratch: &mut Scratch) -> io::Result<()> {
+    use rustix::fs::{AtFlags, FileType, Mode, OFlags, RawDir};
+    use std::os::unix::ffi::OsStrExt;
+
+    let fd = rustix::fs::open(
+        dir,
+        OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
+        Mode::empty(),
+    )?;
+    let mut records = std::mem::take(&mut scratch.records);
+    records.clear();
+    records.reserve(32 * 1024);
+    let mut raw = RawDir::new(&fd, records.spare_capacity_mut());
+    let mut outcome = Ok(());
+    while let Some(entry) = raw.next() {
+        let entry = match entry {
+            Ok(entry) => entry,
+            Err(err) => {
+                outcome = Err(err.into());
+                break;
+            }
+        };
+        let name = entry.file_name();
+        let bytes = name.to_bytes();
+        if bytes == b"." || bytes == b".." {
+            continue;
+        }
+        let is_dir = match entry.file_type() {
+            FileType::Directory => true,
+            // Some file systems do not say; ask (without following a link).
+            FileType::Unknown => rustix::fs::statat(&fd, name, AtFlags::SYMLINK_NOFOLLOW)
+                .is_ok_and(|st| FileType::from_raw_mode(st.st_mode) == FileType::Directory),
+            _ => false,
+        };
+        scratch.note(bytes, is_dir, || OsStr::from_bytes(bytes).to_os_string());
+    }
+    scratch.records = records;
+    outcome
+}
+
+/// Reads the names in `dir` into `scratch`, each with whether it is a directory.
+#[cfg(not(target_os = "linux"))]
+fn read_names(dir: &Path, scratch: &mut Scratch) -> io::Result<()> {
+    for entry in std::fs::read_dir(dir)? {
+        let entry = entry?;
+        let Ok(kind) = entry.file_type() else {
+            continue;
+        };
+        let name = entry.file_name();
+        scratch.note(name.as_encoded_bytes(), kind.is_dir(), || name.clone());
+    }
+    Ok(())
+}
