@@ -858,14 +858,8 @@ async fn end_of_input_ends_the_process_cleanly_and_leaves_no_processes_behind() 
 
     let closed = Instant::now();
     raw.close_stdin();
-    // The call in flight is cancelled and still answered, then stdout closes.
-    assert_eq!(
-        raw.recv().await,
-        json!({"jsonrpc": "2.0", "id": 1, "result": {
-            "content": [{"type": "text", "text": "(no output)\n\nCommand aborted"}],
-            "isError": true
-        }})
-    );
+    // The call in flight is cancelled; its answer has no reader left and is not written
+    // (some clients fail on a message after they closed the session), and stdout closes.
     assert_eq!(raw.recv_or_end(PATIENCE).await, None);
     let status = raw.server.exit_status().await;
     assert!(status.success(), "{status}");

@@ -496,9 +496,44 @@ async fn bad_lines_and_unknown_methods_are_answered_or_ignored_and_serving_goes_
     // An unknown method: "Method not found" for its id.
     pipe.send(json!({"jsonrpc": "2.0", "id": 1, "method": "no/such/method"}))
         .await;
-    let unknown = pipe.recv().await;
-    assert_eq!(unknown["id"], 1);
-    assert_eq!(unknown["error"]["code"], -32601);
+    assert_eq!(
+        pipe.recv().await,
+        json!({"jsonrpc": "2.0", "id": 1, "error": {"code": -32601, "message":
+            "Method not found: no/such/method. This server offers initialize, ping, tools/list and tools/call."}})
+    );
+    // A known method with unusable params: "Invalid params", saying what is wrong.
+    for (id, params) in [
+        (11, json!({"arguments": {"i": 1}})),
+        (12, json!({"name": "echo", "arguments": [1]})),
+    ] {
+        pipe.send(json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": params}))
+            .await;
+        let answer = pipe.recv().await;
+        assert_eq!(answer["id"], id);
+        assert_eq!(answer["error"]["code"], -32602, "{answer}");
+        let message = answer["error"]["message"].as_str().expect("a message");
+        assert!(
+            message.starts_with("Invalid params for tools/call: "),
+            "{message}"
+        );
+        assert!(
+            message.ends_with("with the arguments as an object."),
+            "{message}"
+        );
+    }
+    pipe.send(json!({"jsonrpc": "2.0", "id": 13, "method": "tools/call"}))
+        .await;
+    assert_eq!(
+        pipe.recv().await["error"]["message"],
+        "Invalid params for tools/call: there are none. Send {\"name\": \"<tool>\", \"arguments\": {...}}, with the arguments as an object."
+    );
+    // tools/list has one page: a cursor cannot come from this server.
+    pipe.send(
+        json!({"jsonrpc": "2.0", "id": 14, "method": "tools/list", "params": {"cursor": "bogus"}}),
+    )
+    .await;
+    let answer = pipe.recv().await;
+    assert_eq!(answer["error"]["code"], -32602, "{answer}");
     // An unknown notification: ignored.
     pipe.send(json!({"jsonrpc": "2.0", "method": "notifications/no_such_thing"}))
         .await;
@@ -527,11 +562,15 @@ async fn bad_lines_and_unknown_methods_are_answered_or_ignored_and_serving_goes_
 async fn end_of_input_cancels_calls_in_flight_and_ends_the_session_cleanly() {
     let entered = Arc::new(Notify::new());
     let signal = entered.clone();
+    let stopped = Arc::new(Notify::new());
+    let stop_signal = stopped.clone();
     let waiter = Scripted::new("wait", move |_args, ctx| {
         let signal = signal.clone();
+        let stopped = stop_signal.clone();
         async move {
             signal.notify_one();
             ctx.cancellation().cancelled().await;
+            stopped.notify_one();
             Ok(ToolResult::text("stopped at end of input"))
         }
     })
@@ -549,13 +588,16 @@ async fn end_of_input_cancels_calls_in_flight_and_ends_the_session_cleanly() {
 
     let closed = Instant::now();
     pipe.close_input();
-    let answer = pipe.recv().await;
-    assert_eq!(answer["id"], 1);
+    // Closing the input ends a stdio session: the cancelled call's answer has no reader,
+    // and nothing more is written.
     assert_eq!(
-        answer["result"]["content"],
-        json!([{"type": "text", "text": "stopped at end of input"}])
+        pipe.recv_or_end().await,
+        None,
+        "the output closes unwritten"
     );
-    assert_eq!(pipe.recv_or_end().await, None, "the output closes");
+    tokio::time::timeout(PATIENCE, stopped.notified())
+        .await
+        .expect("the tool saw its call cancelled");
     let ended = tokio::time::timeout(PATIENCE, &mut pipe.server)
         .await
         .expect("the server ends in time")

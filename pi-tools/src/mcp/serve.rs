@@ -5,7 +5,7 @@ use rmcp::service::{QuitReason, ServerInitializeError};
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio_util::sync::CancellationToken;
 
-use super::eof::EofSignal;
+use super::eof::{EofSignal, QuietAfterEnd};
 use super::error::McpError;
 use super::server::ToolServer;
 use super::tools::McpTools;
@@ -42,9 +42,10 @@ where
 ///
 /// One JSON-RPC message per line. A line that is not JSON is ignored and well-formed JSON
 /// that is not a JSON-RPC message is answered with an "Invalid request" error; either way
-/// the session goes on. At end of input every call in flight is cancelled, its answer is
-/// written if it finishes in time, and the function returns `Ok(())`. A client that
-/// disconnects before `initialize` also ends the session cleanly.
+/// the session goes on. End of input ends the session, as MCP's stdio transport defines:
+/// every call in flight is cancelled, nothing more is written (its reader is gone), and the
+/// function returns `Ok(())`. A client that disconnects before `initialize` also ends the
+/// session cleanly.
 ///
 /// # Errors
 ///
@@ -64,6 +65,7 @@ where
     let input_ended = CancellationToken::new();
     let server = ToolServer::new(tools, config, input_ended.clone())?;
     let reader = EofSignal::new(reader, input_ended.clone());
+    let writer = QuietAfterEnd::new(writer, input_ended.clone());
     let running = match server.serve((reader, writer)).await {
         Ok(running) => running,
         Err(ServerInitializeError::ConnectionClosed(_)) => {

@@ -3,8 +3,9 @@
 use rmcp::ErrorData;
 use rmcp::handler::server::ServerHandler;
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, Implementation, ListToolsResult,
-    PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
+    CallToolRequestParams, CallToolResponse, CustomRequest, CustomResult, ErrorCode,
+    Implementation, ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig,
+    Tool,
 };
 use rmcp::service::{RequestContext, RoleServer};
 use serde_json::Value;
@@ -131,10 +132,57 @@ impl ServerHandler for ToolServer {
 
     async fn list_tools(
         &self,
-        _request: Option<PaginatedRequestParams>,
+        request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
+        if let Some(cursor) = request.and_then(|r| r.cursor) {
+            return Err(ErrorData::invalid_params(
+                format!(
+                    "tools/list has a single page and gives no cursor; `{cursor}` is not one. Ask again without a cursor."
+                ),
+                None,
+            ));
+        }
         Ok(ListToolsResult::with_all_items(self.listing.clone()))
+    }
+
+    /// Requests the protocol layer could not read as one of the methods it knows: a known
+    /// method with unusable parameters, or an unknown method.
+    async fn on_custom_request(
+        &self,
+        request: CustomRequest,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<CustomResult, ErrorData> {
+        let method = request.method.as_str();
+        let error = match method {
+            "tools/call" => {
+                let problem = match request.params_as::<CallToolRequestParams>() {
+                    Err(err) => err.to_string(),
+                    Ok(None) => "there are none".to_owned(),
+                    Ok(Some(_)) => "they do not fit this method".to_owned(),
+                };
+                ErrorData::invalid_params(
+                    format!(
+                        "Invalid params for tools/call: {problem}. Send {{\"name\": \"<tool>\", \"arguments\": {{...}}}}, with the arguments as an object."
+                    ),
+                    None,
+                )
+            }
+            "initialize" | "ping" | "tools/list" => ErrorData::invalid_params(
+                format!(
+                    "Invalid params for {method}; see the MCP specification for its parameters."
+                ),
+                None,
+            ),
+            _ => ErrorData::new(
+                ErrorCode::METHOD_NOT_FOUND,
+                format!(
+                    "Method not found: {method}. This server offers initialize, ping, tools/list and tools/call."
+                ),
+                None,
+            ),
+        };
+        Err(error)
     }
 
     async fn call_tool(
