@@ -13,11 +13,12 @@ use crate::core::{ToolContext, ToolError, ToolResult};
 use crate::output::ToolOutput;
 use crate::render::{Color, Style, Styled};
 use crate::tool;
+use crate::tools::path_glob::PathGlob;
 use crate::tools::preview::{arg_str, detail_u64, preview};
 use crate::tools::truncate::{
     DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, TruncatedBy, TruncationLimits, format_size, truncate_head,
 };
-use crate::tools::walk::{PathGlob, WalkEnd, search_root, spare_cores, walk_sorted};
+use crate::tools::walk::{WalkEnd, search_root, spare_cores, walk_sorted};
 
 /// Results returned when the caller gives no limit.
 pub const DEFAULT_LIMIT: usize = 1000;

@@ -12,13 +12,14 @@ use crate::core::{ToolContext, ToolError, ToolResult};
 use crate::output::ToolOutput;
 use crate::render::{Color, Style, Styled};
 use crate::tool;
+use crate::tools::path_glob::PathGlob;
 use crate::tools::preview::{arg_str, detail_u64, preview};
 use crate::tools::search::{FileHits, SearchSpec, search};
 use crate::tools::truncate::{
     DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, GREP_MAX_LINE_CHARS, TruncatedBy, TruncationLimits,
     format_size, truncate_head,
 };
-use crate::tools::walk::{PathGlob, search_root};
+use crate::tools::walk::search_root;
 
 /// Matches returned when the caller gives no limit.
 pub const DEFAULT_LIMIT: usize = 100;

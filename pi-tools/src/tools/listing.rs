@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use super::ignore_rules::{IgnoreFiles, Rules};
-use super::walk::PathGlob;
+use super::path_glob::PathGlob;
 
 /// A directory's entries, sorted by name.
 #[derive(Default)]

@@ -14,6 +14,7 @@ pub mod grep;
 mod ignore_rules;
 mod listing;
 pub mod ls;
+mod path_glob;
 pub mod preview;
 pub mod read;
 pub mod read_image;

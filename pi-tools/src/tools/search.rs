@@ -18,7 +18,8 @@ use grep_regex::RegexMatcher;
 use grep_searcher::{BinaryDetection, Searcher, SearcherBuilder, Sink, SinkContext, SinkMatch};
 use tokio_util::sync::CancellationToken;
 
-use super::walk::{PathGlob, WalkEnd, walk_sorted};
+use super::path_glob::PathGlob;
+use super::walk::{WalkEnd, walk_sorted};
 
 /// How many files the walker may run ahead of the ordered results.
 const WINDOW: u64 = 512;

@@ -1,5 +1,5 @@
-//! The ordered, ignore-aware directory walk shared by grep and find, and the glob rule both
-//! use to pick paths.
+//! The ordered, ignore-aware directory walk shared by grep and find, and where their
+//! searches start.
 //!
 //! Hidden files are included, `.gitignore` and `.ignore` files are respected hierarchically
 //! (also in the search directory's parents, and also outside a git repository; see
@@ -25,11 +25,11 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
 
-use globset::{GlobBuilder, GlobMatcher};
 use tokio_util::sync::CancellationToken;
 
 use super::ignore_rules::Rules;
 use super::listing::{self, Listing, Scratch};
+use super::path_glob::PathGlob;
 use crate::core::{ToolContext, ToolError};
 use crate::env::{Metadata, ToolContextExt, resolve_path};
 
@@ -399,77 +399,6 @@ impl<'g> Shared<'g> {
     }
 }
 
-/// A glob over paths relative to the search directory.
-///
-/// A pattern without `/` matches the file name at any depth (`*.rs`). A pattern with `/`
-/// matches the whole relative path, with a leading `**/` implied unless the pattern is
-/// anchored by a leading `/` or `./` (`src/**/mod.rs` also matches `crates/a/src/mod.rs`;
-/// `/src/*.rs` only the top-level `src`). `*` never crosses a `/`; `**` does. A trailing `/`
-/// matches directories only.
-#[derive(Debug, Clone)]
-pub(crate) struct PathGlob {
-    matcher: GlobMatcher,
-    whole_path: bool,
-    dirs_only: bool,
-}
-
-impl PathGlob {
-    /// Compiles a pattern; the error is a sentence for the model.
-    pub(crate) fn new(pattern: &str) -> Result<PathGlob, String> {
-        let mut text = pattern.trim();
-        let dirs_only = text.len() > 1 && text.ends_with('/');
-        if dirs_only {
-            text = text.trim_end_matches('/');
-        }
-        if text.is_empty() {
-            return Err(
-                "The glob pattern is empty. Give a pattern such as `*.rs` or `src/**/*.ts`."
-                    .to_string(),
-            );
-        }
-        let whole_path = text.contains('/');
-        let effective = if !whole_path {
-            text.to_string()
-        } else if let Some(anchored) = text.strip_prefix("./") {
-            anchored.to_string()
-        } else if let Some(anchored) = text.strip_prefix('/') {
-            anchored.to_string()
-        } else if text.starts_with("**/") {
-            text.to_string()
-        } else {
-            format!("**/{text}")
-        };
-        let glob = GlobBuilder::new(&effective)
-            .literal_separator(true)
-            .backslash_escape(true)
-            .build()
-            .map_err(|e| {
-                format!(
-                    "The glob pattern `{pattern}` is invalid: {}. Fix the pattern (e.g. `*.rs`, `**/*.spec.ts`, `src/**/mod.rs`).",
-                    e.kind()
-                )
-            })?;
-        Ok(PathGlob {
-            matcher: glob.compile_matcher(),
-            whole_path,
-            dirs_only,
-        })
-    }
-
-    /// Whether an entry with this relative path matches.
-    pub(crate) fn is_match(&self, rel: &str, is_dir: bool) -> bool {
-        if self.dirs_only && !is_dir {
-            return false;
-        }
-        if self.whole_path {
-            self.matcher.is_match(rel)
-        } else {
-            let name = rel.rsplit('/').next().unwrap_or(rel);
-            self.matcher.is_match(name)
-        }
-    }
-}
-
 /// Where grep and find start: `raw_path` (default `.`) resolved against the env's cwd, with
 /// its metadata. Both walk the file system in-process, so the env must be local; `elsewhere`
 /// finishes the sentence that says what to do instead.
@@ -501,43 +430,6 @@ mod tests {
 
     fn glob(p: &str) -> PathGlob {
         PathGlob::new(p).expect("valid glob")
-    }
-
-    #[test]
-    fn name_patterns_match_at_any_depth() {
-        let g = glob("*.rs");
-        assert!(g.is_match("a.rs", false));
-        assert!(g.is_match("src/deep/a.rs", false));
-        assert!(!g.is_match("a.rs.txt", false));
-    }
-
-    #[test]
-    fn slash_patterns_match_the_whole_path_with_implied_prefix() {
-        let g = glob("src/**/x");
-        assert!(g.is_match("src/x", false));
-        assert!(g.is_match("src/a/b/x", true));
-        assert!(g.is_match("crate/src/a/x", false));
-        assert!(!g.is_match("src/a/xy", false));
-        let g = glob("**/*.spec.ts");
-        assert!(g.is_match("a.spec.ts", false));
-        assert!(g.is_match("web/app/a.spec.ts", false));
-    }
-
-    #[test]
-    fn anchored_patterns_start_at_the_root() {
-        let g = glob("/src/*.rs");
-        assert!(g.is_match("src/a.rs", false));
-        assert!(!g.is_match("x/src/a.rs", false));
-        assert!(!g.is_match("src/a/b.rs", false));
-        assert!(glob("./src/*.rs").is_match("src/a.rs", false));
-        assert!(!glob("./src/*.rs").is_match("y/src/a.rs", false));
-    }
-
-    #[test]
-    fn trailing_slash_means_directories() {
-        let g = glob("tests/");
-        assert!(g.is_match("a/tests", true));
-        assert!(!g.is_match("a/tests", false));
     }
 
     /// A tree with many directories and ignore rules at several levels: `.gitignore` and
@@ -806,15 +698,5 @@ mod tests {
             assert_eq!(end, WalkEnd::Stopped);
             assert_eq!(prefix, first[..n]);
         }
-    }
-
-    #[test]
-    fn bad_and_empty_globs_are_sentences() {
-        let err = PathGlob::new("a[").expect_err("unclosed class");
-        assert!(
-            err.starts_with("The glob pattern `a[` is invalid:"),
-            "{err}"
-        );
-        assert!(PathGlob::new("  ").is_err());
     }
 }
