@@ -340,7 +340,12 @@ impl<'g> Shared<'g> {
             if !job.claim() {
                 continue;
             }
-            let listed = job.list(self.only, &mut scratch);
+            // The visitor may be waiting for this listing: even a panic must not leave the
+            // job claimed and unlisted (the directory then lists as empty).
+            let listed = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                job.list(self.only, &mut scratch)
+            }))
+            .unwrap_or_default();
             {
                 // Its subdirectories are now the last of the walk: front, last first.
                 let mut work = lock(&self.work);
