@@ -804,11 +804,11 @@ async fn garbage_and_bad_messages_mid_session_do_not_stop_the_server() {
     // Not JSON: ignored, there is no id to answer.
     raw.send_bytes(b"\x00\xff garbage {{{\n").await;
     raw.send_bytes(b"this is not json either\n").await;
-    // JSON but not JSON-RPC: "Invalid request".
+    // JSON but not JSON-RPC: "Invalid request", with the null id JSON-RPC asks for.
     raw.send(json!({"hello": "world"})).await;
     assert_eq!(
         raw.recv().await,
-        json!({"jsonrpc": "2.0", "error": {"code": -32600, "message": "Invalid request"}})
+        json!({"jsonrpc": "2.0", "id": null, "error": {"code": -32600, "message": "Invalid request"}})
     );
     // An unknown method: "Method not found" for its id.
     raw.send(json!({"jsonrpc": "2.0", "id": 1, "method": "no/such/method"}))

@@ -487,11 +487,11 @@ async fn bad_lines_and_unknown_methods_are_answered_or_ignored_and_serving_goes_
 
     // Not JSON: ignored (there is no id to answer).
     pipe.send_bytes(b"\x00\xff garbage {{{\n").await;
-    // JSON but not JSON-RPC: "Invalid request" (the SDK leaves out the unknown id).
+    // JSON but not JSON-RPC: "Invalid request", with the null id JSON-RPC asks for.
     pipe.send(json!({"hello": "world"})).await;
     assert_eq!(
         pipe.recv().await,
-        json!({"jsonrpc": "2.0", "error": {"code": -32600, "message": "Invalid request"}})
+        json!({"jsonrpc": "2.0", "id": null, "error": {"code": -32600, "message": "Invalid request"}})
     );
     // An unknown method: "Method not found" for its id.
     pipe.send(json!({"jsonrpc": "2.0", "id": 1, "method": "no/such/method"}))

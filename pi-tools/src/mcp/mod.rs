@@ -66,6 +66,7 @@
 mod eof;
 mod error;
 mod logging;
+mod null_id;
 mod progress;
 mod result;
 mod serve;

@@ -7,6 +7,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::eof::{EofSignal, QuietAfterEnd};
 use super::error::McpError;
+use super::null_id::NullIdOnErrors;
 use super::server::ToolServer;
 use super::tools::McpTools;
 use crate::core::RunnerConfig;
@@ -40,9 +41,10 @@ where
 /// Serves `tools`, reading requests from `reader` and writing answers to `writer`, until
 /// `reader` ends.
 ///
-/// One JSON-RPC message per line. A line that is not JSON is ignored and well-formed JSON
-/// that is not a JSON-RPC message is answered with an "Invalid request" error; either way
-/// the session goes on. End of input ends the session, as MCP's stdio transport defines:
+/// One JSON-RPC message per line. A line that is not JSON is ignored (as the official MCP
+/// SDKs do: answering garbage can start an error storm with a peer that echoes it), and
+/// well-formed JSON that is not a JSON-RPC message is answered with an "Invalid request"
+/// error with `"id": null`; either way the session goes on. End of input ends the session, as MCP's stdio transport defines:
 /// every call in flight is cancelled, nothing more is written (its reader is gone), and the
 /// function returns `Ok(())`. A client that disconnects before `initialize` also ends the
 /// session cleanly.
@@ -65,7 +67,7 @@ where
     let input_ended = CancellationToken::new();
     let server = ToolServer::new(tools, config, input_ended.clone())?;
     let reader = EofSignal::new(reader, input_ended.clone());
-    let writer = QuietAfterEnd::new(writer, input_ended.clone());
+    let writer = QuietAfterEnd::new(NullIdOnErrors::new(writer), input_ended.clone());
     let running = match server.serve((reader, writer)).await {
         Ok(running) => running,
         Err(ServerInitializeError::ConnectionClosed(_)) => {
