@@ -83,37 +83,45 @@ pub(crate) struct Scratch {
     /// Raw directory records.
     #[cfg(target_os = "linux")]
     records: Vec<u8>,
-    /// The names read, back to back.
-    names: Vec<u8>,
+    /// The UTF-8 names read, back to back (validated once, as they are read).
+    names: String,
     found: Vec<Found>,
     /// A path to check against the ignore rules.
     path: PathBuf,
 }
 
-/// A name as read: its bytes in `Scratch::names`.
+/// A name as read: in `Scratch::names`, or when it is not UTF-8, kept as it is.
 struct Found {
     start: usize,
     len: usize,
     is_dir: bool,
-    /// The name itself when it is not UTF-8.
     odd: Option<OsString>,
 }
 
 impl Scratch {
     fn note(&mut self, name: &[u8], is_dir: bool, odd: impl FnOnce() -> OsString) {
         let start = self.names.len();
-        self.names.extend_from_slice(name);
-        let odd = std::str::from_utf8(name).is_err().then(odd);
+        let odd = match std::str::from_utf8(name) {
+            Ok(text) => {
+                self.names.push_str(text);
+                None
+            }
+            Err(_) => Some(odd()),
+        };
         self.found.push(Found {
             start,
-            len: name.len(),
+            len: if odd.is_some() { 0 } else { name.len() },
             is_dir,
             odd,
         });
     }
 
-    fn name(&self, found: &Found) -> &[u8] {
-        &self.names[found.start..found.start + found.len]
+    /// A name's bytes, by which entries are sorted.
+    fn bytes<'a>(names: &'a str, found: &'a Found) -> &'a [u8] {
+        match &found.odd {
+            Some(raw) => raw.as_encoded_bytes(),
+            None => &names.as_bytes()[found.start..found.start + found.len],
+        }
     }
 }
 
@@ -132,12 +140,14 @@ pub(crate) fn list(
     let _ = read_names(dir, scratch);
     let mut files = IgnoreFiles::default();
     for found in &scratch.found {
-        files.note(scratch.name(found));
+        files.note(Scratch::bytes(&scratch.names, found));
     }
     let rules = Rules::within(dir, parent_rules, files);
 
     let mut found = std::mem::take(&mut scratch.found);
-    found.sort_unstable_by(|a, b| scratch.name(a).cmp(scratch.name(b)));
+    found.sort_unstable_by(|a, b| {
+        Scratch::bytes(&scratch.names, a).cmp(Scratch::bytes(&scratch.names, b))
+    });
     let Scratch { names, path, .. } = &mut *scratch;
     let per_entry = rel.len() + 1 + names.len() / found.len().max(1);
     let mut listing = Listing {
@@ -147,14 +157,13 @@ pub(crate) fn list(
         rules,
     };
     for entry in &mut found {
-        let bytes = &names[entry.start..entry.start + entry.len];
-        if bytes == b".git" {
-            continue;
-        }
         let name: Cow<'_, str> = match &entry.odd {
             Some(raw) => raw.to_string_lossy(),
-            None => Cow::Borrowed(std::str::from_utf8(bytes).unwrap_or_default()),
+            None => Cow::Borrowed(&names[entry.start..entry.start + entry.len]),
         };
+        if entry.odd.is_none() && name == ".git" {
+            continue;
+        }
         if let Some(rules) = &listing.rules {
             path.as_mut_os_string().clear();
             path.push(dir);
