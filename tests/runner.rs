@@ -754,6 +754,44 @@ async fn cancellation_while_running_reaches_every_call() {
 }
 
 #[tokio::test]
+async fn a_tool_that_cancels_its_own_token_stops_only_itself() {
+    for timeout in [None, Some(Duration::from_secs(30))] {
+        let quitter = Scripted::new("quit", |_a, ctx| async move {
+            ctx.cancellation().cancel();
+            assert!(ctx.is_cancelled());
+            Ok(ToolResult::text("quit"))
+        })
+        .arc();
+        let sibling = Scripted::new("wait", |_a, ctx| async move {
+            tokio::time::sleep(Duration::from_millis(50)).await;
+            assert!(!ctx.is_cancelled());
+            assert!(!ctx.cancellation().is_cancelled());
+            Ok(ToolResult::text("done"))
+        })
+        .arc();
+        let config = RunnerConfig {
+            timeout,
+            ..RunnerConfig::default()
+        };
+        let cancel = CancellationToken::new();
+        let outcome = execute_tool_calls(
+            &ToolSet::new([quitter, sibling]),
+            &[
+                call("1", "quit", json!({"i": 1})),
+                call("2", "wait", json!({"i": 2})),
+            ],
+            &config,
+            &cancel,
+            &support::LogSink::default(),
+        )
+        .await;
+        assert_eq!(text_of(&outcome.messages[0]), "quit", "{timeout:?}");
+        assert_eq!(text_of(&outcome.messages[1]), "done", "{timeout:?}");
+        assert!(!cancel.is_cancelled());
+    }
+}
+
+#[tokio::test]
 async fn cancellation_in_a_sequential_batch_skips_the_rest() {
     let cancel = CancellationToken::new();
     let tool_cancel = cancel.clone();

@@ -2,8 +2,8 @@
 
 use std::any::{Any, TypeId};
 use std::collections::HashMap;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, OnceLock};
 
 use tokio::sync::mpsc::UnboundedSender;
 use tokio_util::sync::CancellationToken;
@@ -116,7 +116,7 @@ impl ProgressUpdater {
 #[derive(Clone)]
 pub struct ToolContext {
     call_id: Arc<str>,
-    cancel: CancellationToken,
+    cancel: CallCancel,
     updater: ProgressUpdater,
     extensions: Extensions,
     tool_config: Option<Arc<dyn Any + Send + Sync>>,
@@ -127,7 +127,26 @@ impl ToolContext {
     pub fn new(call_id: impl Into<Arc<str>>, cancel: CancellationToken) -> Self {
         ToolContext {
             call_id: call_id.into(),
-            cancel,
+            cancel: CallCancel {
+                own: OnceLock::from(cancel),
+                batch: None,
+            },
+            updater: ProgressUpdater::disabled(),
+            extensions: Extensions::default(),
+            tool_config: None,
+        }
+    }
+
+    /// A context for a call of a batch without a timeout: the call's token is made from the
+    /// batch's only if the tool asks for it (most calls never do, and making one takes the
+    /// batch token's lock twice).
+    pub(crate) fn in_batch(call_id: impl Into<Arc<str>>, batch: &CancellationToken) -> Self {
+        ToolContext {
+            call_id: call_id.into(),
+            cancel: CallCancel {
+                own: OnceLock::new(),
+                batch: Some(batch.clone()),
+            },
             updater: ProgressUpdater::disabled(),
             extensions: Extensions::default(),
             tool_config: None,
@@ -157,14 +176,24 @@ impl ToolContext {
         &self.call_id
     }
 
-    /// Cancelled when the batch is aborted or the call times out.
+    /// Cancelled when the batch is aborted or the call times out. Cancelling it stops this
+    /// call only, never its siblings.
     pub fn cancellation(&self) -> &CancellationToken {
-        &self.cancel
+        self.cancel.own.get_or_init(|| {
+            self.cancel
+                .batch
+                .as_ref()
+                .map_or_else(CancellationToken::new, CancellationToken::child_token)
+        })
     }
 
     /// Whether the call has been cancelled.
     pub fn is_cancelled(&self) -> bool {
-        self.cancel.is_cancelled()
+        match (self.cancel.own.get(), &self.cancel.batch) {
+            (Some(own), _) => own.is_cancelled(),
+            (None, Some(batch)) => batch.is_cancelled(),
+            (None, None) => false,
+        }
     }
 
     /// Reports a partial result (becomes a `tool_execution_update` event).
@@ -188,11 +217,19 @@ impl ToolContext {
     }
 }
 
+/// A call's cancellation token: its own, or made on first use as a child of the batch's.
+#[derive(Clone)]
+struct CallCancel {
+    own: OnceLock<CancellationToken>,
+    /// The batch's token, while the call has no token of its own yet.
+    batch: Option<CancellationToken>,
+}
+
 impl std::fmt::Debug for ToolContext {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("ToolContext")
             .field("call_id", &self.call_id)
-            .field("cancelled", &self.cancel.is_cancelled())
+            .field("cancelled", &self.is_cancelled())
             .finish_non_exhaustive()
     }
 }

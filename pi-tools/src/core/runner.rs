@@ -421,14 +421,22 @@ impl<'a> Batch<'a> {
         if self.cancel.is_cancelled() {
             return (index, Finalized::error(ABORTED));
         }
-        let token = self.cancel.child_token();
+        // A call with a timeout has a token of its own, which the runner cancels when the
+        // time is up; without one, the call's token is made from the batch's only if the
+        // tool asks for it.
+        let own = self.config.timeout.map(|_| self.cancel.child_token());
         let updater = ProgressUpdater::new(channel, index);
-        let ctx = ToolContext::new(call.id.as_str(), token.clone())
-            .with_updater(updater.clone())
-            .with_extensions(self.config.extensions.clone());
+        let ctx = match &own {
+            Some(token) => ToolContext::new(call.id.as_str(), token.clone()),
+            None => ToolContext::in_batch(call.id.as_str(), self.cancel),
+        }
+        .with_updater(updater.clone())
+        .with_extensions(self.config.extensions.clone());
         let hook_args = self.config.after_tool_call.as_ref().map(|_| args.clone());
         let run = AssertUnwindSafe(entry.tool.execute(args, ctx)).catch_unwind();
-        let outcome = self.supervise(run, &token).await;
+        let outcome = self
+            .supervise(run, own.as_ref().unwrap_or(self.cancel))
+            .await;
         updater.close();
         let executed = match outcome {
             Supervised::Done(Ok(Ok(result))) => Finalized {
