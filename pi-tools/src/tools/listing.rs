@@ -23,8 +23,8 @@ pub(crate) struct Listing {
     /// Every entry's path relative to the walk's root, back to back.
     text: String,
     entries: Vec<Slot>,
-    /// The raw names of entries whose names are not UTF-8 (by entry index); their relative
-    /// paths in `text` are lossy.
+    /// The raw names of entries whose names are not UTF-8, by entry index in increasing
+    /// order; their relative paths in `text` are lossy.
     odd_names: Vec<(usize, OsString)>,
     /// The ignore rules in force inside the listed directory.
     pub rules: Option<Arc<Rules>>,
@@ -60,14 +60,12 @@ impl Listing {
     /// Entry `index`.
     pub(crate) fn entry(&self, index: usize) -> ListedEntry<'_> {
         let slot = &self.entries[index];
-        let name = if self.odd_names.is_empty() {
-            None
-        } else {
-            self.odd_names
-                .iter()
-                .find(|(i, _)| *i == index)
-                .map(|(_, name)| name.as_os_str())
-        };
+        // Kept in entry order, so a binary search finds an entry's raw name.
+        let name = self
+            .odd_names
+            .binary_search_by_key(&index, |(i, _)| *i)
+            .ok()
+            .map(|at| self.odd_names[at].1.as_os_str());
         ListedEntry {
             rel: &self.text[slot.start..slot.end],
             name: name.unwrap_or_else(|| OsStr::new(&self.text[slot.name..slot.end])),

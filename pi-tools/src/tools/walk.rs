@@ -615,13 +615,24 @@ mod tests {
         std::fs::create_dir(top.path().join(odd)).expect("mkdir");
         std::fs::write(top.path().join(odd).join("x.txt"), "x").expect("write");
         std::fs::write(top.path().join("b.txt"), "b").expect("write");
+        std::fs::write(top.path().join(OsStr::from_bytes(b"z\xff.txt")), "z").expect("write");
+        std::fs::write(top.path().join("d.txt"), "d").expect("write");
         let mut seen = Vec::new();
         walk(top.path(), &CancellationToken::new(), 0, 0, None, |e| {
             assert!(std::fs::symlink_metadata(e.path()).is_ok(), "{}", e.rel);
             seen.push(e.rel.to_owned());
             ControlFlow::Continue(())
         });
-        assert_eq!(seen, ["b.txt", "caf\u{fffd}", "caf\u{fffd}/x.txt"]);
+        assert_eq!(
+            seen,
+            [
+                "b.txt",
+                "caf\u{fffd}",
+                "caf\u{fffd}/x.txt",
+                "d.txt",
+                "z\u{fffd}.txt"
+            ]
+        );
     }
 
     #[test]
