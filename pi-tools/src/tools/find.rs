@@ -16,7 +16,7 @@ use crate::tool;
 use crate::tools::path_glob::PathGlob;
 use crate::tools::preview::{arg_str, detail_u64, preview};
 use crate::tools::truncate::{
-    DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, TruncatedBy, TruncationLimits, format_size, truncate_head,
+    DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, TruncatedBy, TruncationLimits, truncate_head,
 };
 use crate::tools::walk::{WalkEnd, search_root, spare_cores, walk_sorted};
 
@@ -127,10 +127,7 @@ pub async fn find(
     };
     if truncation.truncated {
         let by = truncation.truncated_by.unwrap_or(TruncatedBy::Bytes);
-        let what = match by {
-            TruncatedBy::Lines => format!("{DEFAULT_MAX_LINES} lines"),
-            TruncatedBy::Bytes => format_size(DEFAULT_MAX_BYTES as u64),
-        };
+        let what = by.default_limit();
         out.push_str(&format!(
             "\n\n[Output limit of {what} reached. Use a more specific pattern or path to see the rest]"
         ));

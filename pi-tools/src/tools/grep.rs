@@ -17,7 +17,7 @@ use crate::tools::preview::{arg_str, detail_u64, preview};
 use crate::tools::search::{FileHits, SearchSpec, search};
 use crate::tools::truncate::{
     DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, GREP_MAX_LINE_CHARS, TruncatedBy, TruncationLimits,
-    format_size, truncate_head,
+    truncate_head,
 };
 use crate::tools::walk::search_root;
 
@@ -161,10 +161,7 @@ pub async fn grep(
     }
     if truncation.truncated || outcome.output_full {
         let by = truncation.truncated_by.unwrap_or(TruncatedBy::Bytes);
-        let what = match by {
-            TruncatedBy::Lines => format!("{DEFAULT_MAX_LINES} lines"),
-            TruncatedBy::Bytes => format_size(DEFAULT_MAX_BYTES as u64),
-        };
+        let what = by.default_limit();
         notices.push(format!(
             "Output limit of {what} reached. Narrow the search with a more specific pattern, path or glob, or a lower context"
         ));

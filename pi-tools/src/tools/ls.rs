@@ -13,9 +13,7 @@ use crate::output::ToolOutput;
 use crate::render::{Color, Style, Styled};
 use crate::tool;
 use crate::tools::preview::{arg_str, detail_u64, preview};
-use crate::tools::truncate::{
-    DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, TruncatedBy, TruncationLimits, format_size, truncate_head,
-};
+use crate::tools::truncate::{TruncatedBy, TruncationLimits, truncate_head};
 
 /// Entries returned when the caller gives no limit.
 pub const DEFAULT_LIMIT: usize = 500;
@@ -134,10 +132,7 @@ pub async fn ls(
     }
     if truncation.truncated {
         let by = truncation.truncated_by.unwrap_or(TruncatedBy::Bytes);
-        let what = match by {
-            TruncatedBy::Lines => format!("{DEFAULT_MAX_LINES} lines"),
-            TruncatedBy::Bytes => format_size(DEFAULT_MAX_BYTES as u64),
-        };
+        let what = by.default_limit();
         notices.push(format!("Output limit of {what} reached"));
         details.truncated_by = Some(by);
     }

@@ -38,6 +38,16 @@ pub enum TruncatedBy {
     Bytes,
 }
 
+impl TruncatedBy {
+    /// The default limit this names, in words for a notice: `2000 lines` or `50KB`.
+    pub fn default_limit(self) -> String {
+        match self {
+            TruncatedBy::Lines => format!("{DEFAULT_MAX_LINES} lines"),
+            TruncatedBy::Bytes => format_size(DEFAULT_MAX_BYTES as u64),
+        }
+    }
+}
+
 /// What a truncation kept.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Truncation {
