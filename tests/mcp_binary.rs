@@ -15,7 +15,7 @@ use rmcp::model::{
     CallToolRequest, CallToolRequestParams, CallToolResult, ClientRequest,
     ProgressNotificationParam, ServerResult,
 };
-use rmcp::service::{PeerRequestOptions, RoleClient, RunningService};
+use rmcp::service::{PeerRequestOptions, RequestHandle, RoleClient, RunningService};
 use serde_json::{Value, json};
 use tempfile::TempDir;
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, Lines};
@@ -146,6 +146,17 @@ impl Session {
     }
 
     /// One `tools/call`.
+    /// Sends a `tools/call` without waiting for it, so that it can be watched or cancelled.
+    async fn start_call(&self, tool: &str, arguments: Value) -> RequestHandle<RoleClient> {
+        self.client
+            .send_cancellable_request(
+                ClientRequest::CallToolRequest(CallToolRequest::new(params(tool, arguments))),
+                PeerRequestOptions::no_options(),
+            )
+            .await
+            .expect("the request is sent")
+    }
+
     async fn call(&self, tool: &str, arguments: Value) -> CallToolResult {
         tokio::time::timeout(PATIENCE, self.client.call_tool(params(tool, arguments)))
             .await
@@ -487,16 +498,8 @@ async fn a_long_bash_command_reports_progress_for_the_requests_token() {
     let mut session = Session::start(None).await;
     let command = "for i in 1 2 3 4 5; do echo $i; sleep 0.3; done";
     let handle = session
-        .client
-        .send_cancellable_request(
-            ClientRequest::CallToolRequest(CallToolRequest::new(params(
-                "bash",
-                json!({"command": command}),
-            ))),
-            PeerRequestOptions::no_options(),
-        )
-        .await
-        .expect("the request is sent");
+        .start_call("bash", json!({"command": command}))
+        .await;
     let token = handle.progress_token.clone();
     let result = match tokio::time::timeout(PATIENCE, handle.await_response())
         .await
@@ -541,16 +544,8 @@ async fn a_cancelled_bash_call_ends_and_its_processes_are_gone() {
     let session = Session::start(Some(SEQUENTIAL_BASH_TOML)).await;
     let command = "sleep 30 & echo $! > sleep.pid; echo $$ > shell.pid; wait";
     let handle = session
-        .client
-        .send_cancellable_request(
-            ClientRequest::CallToolRequest(CallToolRequest::new(params(
-                "bash",
-                json!({"command": command}),
-            ))),
-            PeerRequestOptions::no_options(),
-        )
-        .await
-        .expect("the request is sent");
+        .start_call("bash", json!({"command": command}))
+        .await;
     let shell = wait_pid(&session.server.path("shell.pid")).await;
     let sleep = wait_pid(&session.server.path("sleep.pid")).await;
     assert!(running(shell) && running(sleep));
