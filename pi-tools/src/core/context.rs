@@ -125,28 +125,32 @@ pub struct ToolContext {
 impl ToolContext {
     /// A context for running a tool directly (tests, custom drivers).
     pub fn new(call_id: impl Into<Arc<str>>, cancel: CancellationToken) -> Self {
-        ToolContext {
-            call_id: call_id.into(),
-            cancel: CallCancel {
+        ToolContext::with_cancel(
+            call_id.into(),
+            CallCancel {
                 own: OnceLock::from(cancel),
                 batch: None,
             },
-            updater: ProgressUpdater::disabled(),
-            extensions: Extensions::default(),
-            tool_config: None,
-        }
+        )
     }
 
     /// A context for a call of a batch without a timeout: the call's token is made from the
     /// batch's only if the tool asks for it (most calls never do, and making one takes the
     /// batch token's lock twice).
     pub(crate) fn in_batch(call_id: impl Into<Arc<str>>, batch: &CancellationToken) -> Self {
-        ToolContext {
-            call_id: call_id.into(),
-            cancel: CallCancel {
+        ToolContext::with_cancel(
+            call_id.into(),
+            CallCancel {
                 own: OnceLock::new(),
                 batch: Some(batch.clone()),
             },
+        )
+    }
+
+    fn with_cancel(call_id: Arc<str>, cancel: CallCancel) -> Self {
+        ToolContext {
+            call_id,
+            cancel,
             updater: ProgressUpdater::disabled(),
             extensions: Extensions::default(),
             tool_config: None,
