@@ -7,9 +7,9 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use pi_tools::builtins::edit::{EditArgs, Replacement, apply_edits, edit};
+use pi_tools::builtins::read::{ReadArgs, read};
 use pi_tools::env::{ExecutionEnv, LocalEnv};
-use pi_tools::tools::edit::{EditArgs, Replacement, apply_edits, edit};
-use pi_tools::tools::read::{ReadArgs, read};
 use pi_tools::{Extensions, IntoToolResult, ToolContext};
 use tokio_util::sync::CancellationToken;
 

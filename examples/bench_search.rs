@@ -11,10 +11,10 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use pi_tools::builtins::bash::{BashArgs, bash};
+use pi_tools::builtins::find::{FindArgs, find};
+use pi_tools::builtins::grep::{GrepArgs, grep};
 use pi_tools::env::{ExecutionEnv, LocalEnv};
-use pi_tools::tools::bash::{BashArgs, bash};
-use pi_tools::tools::find::{FindArgs, find};
-use pi_tools::tools::grep::{GrepArgs, grep};
 use pi_tools::{Extensions, ToolContext};
 use tokio_util::sync::CancellationToken;
 

@@ -3,8 +3,8 @@
 
 use std::sync::Arc;
 
+use pi_tools::builtins::edit::{EditArgs, Replacement, edit};
 use pi_tools::env::{ExecutionEnv, LocalEnv};
-use pi_tools::tools::edit::{EditArgs, Replacement, edit};
 use pi_tools::{Extensions, ToolContext};
 use proptest::prelude::*;
 use tokio_util::sync::CancellationToken;

@@ -119,8 +119,8 @@ async fn aliases_of_one_file_share_one_key() {
 
 // ---- Through the tools and the runner ----
 
-use pi_tools::tools::edit::{EditArgs, edit};
-use pi_tools::tools::write::{WriteArgs, write};
+use pi_tools::builtins::edit::{EditArgs, edit};
+use pi_tools::builtins::write::{WriteArgs, write};
 use pi_tools::{
     AgentTool, BoxFuture, Extensions, IntoToolResult, NoopSink, RunnerConfig, ToolCall,
     ToolContext, ToolError, ToolResult, ToolSet, execute_tool_calls,
@@ -253,7 +253,7 @@ async fn edit_and_write_share_the_queue_of_a_file_and_its_aliases() {
         &ctx,
         EditArgs {
             path: "f.txt".into(),
-            edits: vec![pi_tools::tools::edit::Replacement {
+            edits: vec![pi_tools::builtins::edit::Replacement {
                 old_text: "x = 1".into(),
                 new_text: "x = 2".into(),
             }],

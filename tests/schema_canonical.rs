@@ -2,7 +2,7 @@
 //! serde produces and what the schema accepts.
 
 use pi_tools::ArgumentValidator;
-use pi_tools::schema::{canonical_schema, canonicalize};
+use pi_tools::tool::schema::{canonical_schema, canonicalize};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::json;

@@ -5,8 +5,8 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use pi_tools::builtins::bash::{BashArgs, BashConfig, BashDetails, bash};
 use pi_tools::env::{ExecutionEnv, LocalEnv};
-use pi_tools::tools::bash::{BashArgs, BashConfig, BashDetails, bash};
 use pi_tools::{
     AgentTool, BoxFuture, CollectingSink, Extensions, IntoToolResult, RunnerConfig, ToolCall,
     ToolContext, ToolError, ToolEvent, ToolResult, ToolSet, execute_tool_calls,

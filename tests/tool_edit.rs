@@ -4,8 +4,8 @@
 use std::path::Path;
 use std::sync::Arc;
 
+use pi_tools::builtins::edit::{EditArgs, Replacement, edit, prepare_arguments, render_result};
 use pi_tools::env::{ExecutionEnv, LocalEnv};
-use pi_tools::tools::edit::{EditArgs, Replacement, edit, prepare_arguments, render_result};
 use pi_tools::{Extensions, IntoToolResult, ToolContext, ToolResult};
 use tokio_util::sync::CancellationToken;
 
@@ -249,7 +249,7 @@ async fn details_carry_numbered_diff_patch_first_line_and_fuzzy_flag() {
     let red: Vec<_> = styled
         .spans
         .iter()
-        .filter(|s| s.style.fg == Some(pi_tools::render::Color::Red))
+        .filter(|s| s.style.fg == Some(pi_tools::tool::render::Color::Red))
         .map(|s| s.text.as_str())
         .collect();
     assert_eq!(red, vec!["- 6 line 6"]);

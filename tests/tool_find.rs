@@ -4,8 +4,8 @@ use std::fs;
 use std::path::Path;
 use std::sync::Arc;
 
+use pi_tools::builtins::find::{FindArgs, find};
 use pi_tools::env::{ExecutionEnv, LocalEnv};
-use pi_tools::tools::find::{FindArgs, find};
 use pi_tools::{Extensions, ToolContext};
 use tokio_util::sync::CancellationToken;
 

@@ -5,8 +5,8 @@ use std::fs;
 use std::path::Path;
 use std::sync::Arc;
 
+use pi_tools::builtins::grep::{GrepArgs, GrepDetails, grep};
 use pi_tools::env::{ExecutionEnv, LocalEnv};
-use pi_tools::tools::grep::{GrepArgs, GrepDetails, grep};
 use pi_tools::{Extensions, ToolContext};
 use tokio_util::sync::CancellationToken;
 

@@ -4,8 +4,8 @@ use std::fs;
 use std::path::Path;
 use std::sync::Arc;
 
+use pi_tools::builtins::ls::{LsArgs, ls};
 use pi_tools::env::{ExecutionEnv, LocalEnv};
-use pi_tools::tools::ls::{LsArgs, ls};
 use pi_tools::{Extensions, ToolContext};
 use tokio_util::sync::CancellationToken;
 

@@ -4,8 +4,8 @@ use std::io::Cursor;
 use std::path::Path;
 use std::sync::Arc;
 
+use pi_tools::builtins::read::{ReadArgs, ReadStop, read};
 use pi_tools::env::{ExecutionEnv, LocalEnv};
-use pi_tools::tools::read::{ReadArgs, ReadStop, read};
 use pi_tools::{ContentBlock, Extensions, IntoToolResult, ToolContext, ToolResult};
 use tokio_util::sync::CancellationToken;
 

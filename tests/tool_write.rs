@@ -4,8 +4,8 @@ use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
+use pi_tools::builtins::write::{WriteArgs, write};
 use pi_tools::env::{ExecutionEnv, LocalEnv};
-use pi_tools::tools::write::{WriteArgs, write};
 use pi_tools::{Extensions, IntoToolResult, ToolContext, ToolResult};
 use tokio_util::sync::CancellationToken;
 

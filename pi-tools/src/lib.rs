@@ -10,33 +10,27 @@
 // built-in tools are ordinary `#[tool]` functions).
 extern crate self as pi_tools;
 
+pub mod builtins;
 pub mod catalog;
 #[cfg(feature = "cli")]
 pub mod cli;
 pub mod config;
 pub mod core;
-pub mod definition;
 pub mod dialect;
 pub mod env;
 #[cfg(feature = "mcp")]
 pub mod mcp;
-pub mod output;
 pub mod prompt;
-pub mod registry;
-pub mod render;
-pub mod schema;
+mod search;
+pub mod tool;
 pub mod toolbox;
-pub mod tools;
 
 #[doc(hidden)]
-#[path = "private.rs"]
-pub mod __private;
+pub use crate::tool::private as __private;
 
 pub use crate::core::*;
-pub use crate::definition::{
-    SourceLocation, ToolConfigSpec, ToolDefinition, ToolRenderer, from_agent_tool, wrap,
-    wrap_with_mode,
+pub use crate::tool::{
+    IntoToolResult, Json, Registry, RegistryError, SourceLocation, ToolConfigSpec, ToolDefinition,
+    ToolOutput, ToolRenderer, from_agent_tool, wrap, wrap_with_mode,
 };
-pub use crate::output::{IntoToolResult, Json, ToolOutput};
-pub use crate::registry::{Registry, RegistryError};
 pub use pi_tools_derive::tool;

@@ -11,7 +11,7 @@
 
 use std::sync::Arc;
 
-use crate::definition::ToolDefinition;
+use crate::tool::ToolDefinition;
 
 /// The tools whose presence changes how the model should explore files.
 const EXPLORATION_TOOLS: [&str; 3] = ["grep", "find", "ls"];

@@ -20,9 +20,9 @@ use serde_json::Value;
 use crate::catalog::Catalog;
 use crate::config::Config;
 use crate::core::{AgentTool, BatchOutcome, Extensions, RunnerConfig, ToolSet};
-use crate::definition::{ToolDefinition, wrap_with_mode};
 use crate::dialect::{self, Dialect, DialectError};
 use crate::prompt::PromptSections;
+use crate::tool::{ToolDefinition, wrap_with_mode};
 
 /// The tools a session works with, in the configured order, ready for the runner.
 pub struct Toolbox {

@@ -12,7 +12,7 @@ use serde_json::Value;
 
 use crate::config::Config;
 use crate::core::ExecutionMode;
-use crate::definition::ToolDefinition;
+use crate::tool::ToolDefinition;
 
 /// The documented tools.
 #[derive(Debug, Clone, PartialEq, Serialize)]

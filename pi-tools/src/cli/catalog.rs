@@ -2,16 +2,16 @@
 
 use std::process::ExitCode;
 
-use super::{CatalogArgs, CatalogFormat, Failure, output, setup};
+use super::{CatalogArgs, CatalogFormat, Failure, emit, setup};
 
 pub(super) fn catalog(args: CatalogArgs) -> Result<ExitCode, Failure> {
     let toolbox = setup::describing_toolbox(args.config.config.as_deref())?;
     let catalog = toolbox.catalog(args.all);
     let text = match args.format {
         CatalogFormat::Markdown => catalog.to_markdown(),
-        CatalogFormat::Json => output::json(&catalog.to_json()),
+        CatalogFormat::Json => emit::json(&catalog.to_json()),
         CatalogFormat::Html => catalog.to_html(),
     };
-    output::write(args.output.as_deref(), &text)?;
+    emit::write(args.output.as_deref(), &text)?;
     Ok(ExitCode::SUCCESS)
 }

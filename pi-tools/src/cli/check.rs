@@ -6,11 +6,11 @@ use std::process::ExitCode;
 use crate::config::Config;
 use crate::toolbox::Toolbox;
 
-use super::{ConfigArg, Failure, output, setup};
+use super::{ConfigArg, Failure, emit, setup};
 
 pub(super) fn check(args: ConfigArg) -> Result<ExitCode, Failure> {
     let toolbox = setup::describing_toolbox(args.config.as_deref())?;
-    output::print(&summary(&toolbox))?;
+    emit::print(&summary(&toolbox))?;
     Ok(ExitCode::SUCCESS)
 }
 

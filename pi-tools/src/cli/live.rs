@@ -15,8 +15,8 @@ use serde_json::Value;
 use tokio::task::JoinHandle;
 
 use crate::core::{BatchOutcome, EventSink, ToolEvent, ToolResult};
-use crate::definition::ToolDefinition;
-use crate::render::{Color, Style, Styled};
+use crate::tool::ToolDefinition;
+use crate::tool::render::{Color, Style, Styled};
 
 const SPINNER: [char; 10] = ['⠋', '⠙', '⠹', '⠸', '⠼', '⠴', '⠦', '⠧', '⠇', '⠏'];
 const TICK: Duration = Duration::from_millis(100);

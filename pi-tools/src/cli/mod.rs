@@ -19,12 +19,12 @@
 
 mod catalog;
 mod check;
+mod emit;
 mod failure;
 mod input;
 mod jsonl;
 mod live;
 mod mcp;
-mod output;
 mod prompt;
 mod run;
 mod schema;

@@ -2,10 +2,10 @@
 
 use std::process::ExitCode;
 
-use super::{ConfigArg, Failure, output, setup};
+use super::{ConfigArg, Failure, emit, setup};
 
 pub(super) fn prompt(args: ConfigArg) -> Result<ExitCode, Failure> {
     let toolbox = setup::describing_toolbox(args.config.as_deref())?;
-    output::print(&toolbox.prompt().to_string())?;
+    emit::print(&toolbox.prompt().to_string())?;
     Ok(ExitCode::SUCCESS)
 }

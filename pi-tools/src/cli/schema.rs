@@ -6,7 +6,7 @@ use serde_json::Value;
 
 use crate::dialect;
 
-use super::{Failure, SchemaArgs, output, setup};
+use super::{Failure, SchemaArgs, emit, setup};
 
 pub(super) fn schema(args: SchemaArgs) -> Result<ExitCode, Failure> {
     let toolbox = setup::describing_toolbox(args.config.config.as_deref())?;
@@ -20,6 +20,6 @@ pub(super) fn schema(args: SchemaArgs) -> Result<ExitCode, Failure> {
         .map(|tool| dialect::tool_schema(tool.as_ref(), args.dialect))
         .collect::<Result<Vec<Value>, _>>()
         .map_err(|e| Failure::general(e.to_string()))?;
-    output::print(&output::json(&Value::Array(schemas)))?;
+    emit::print(&emit::json(&Value::Array(schemas)))?;
     Ok(ExitCode::SUCCESS)
 }

@@ -7,9 +7,9 @@ use std::sync::Arc;
 
 use crate::config::Config;
 use crate::core::Extensions;
-use crate::definition::ToolDefinition;
 use crate::env::{ExecutionEnv, LocalEnv};
-use crate::registry::Registry;
+use crate::tool::Registry;
+use crate::tool::ToolDefinition;
 use crate::toolbox::Toolbox;
 
 use super::Failure;

@@ -13,6 +13,7 @@ mod message;
 mod result;
 mod runner;
 mod tool;
+mod toolset;
 mod validate;
 
 pub use content::ContentBlock;
@@ -25,6 +26,7 @@ pub use hooks::{
 };
 pub use message::{ToolCall, ToolResultMessage};
 pub use result::{ToolResult, Usage, UsageCost};
-pub use runner::{BatchOutcome, RunnerConfig, ToolSet, execute_tool_calls};
+pub use runner::{BatchOutcome, RunnerConfig, execute_tool_calls};
 pub use tool::{AgentTool, BoxFuture, ExecutionMode};
+pub use toolset::ToolSet;
 pub use validate::{ArgumentValidator, coerce_arguments};

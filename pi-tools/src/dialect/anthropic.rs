@@ -4,7 +4,7 @@
 use serde_json::{Map, Value, json};
 
 use super::DialectError;
-use super::walk::{children_mut, visit_all};
+use super::visit::{children_mut, visit_all};
 
 pub(super) fn transform(canonical: &Value) -> Result<Value, DialectError> {
     let mut out = canonical.clone();

@@ -4,7 +4,7 @@
 
 use serde_json::{Map, Value, json};
 
-use super::walk::{self, children_mut, is_null_schema, visit_all};
+use super::visit::{self, children_mut, is_null_schema, visit_all};
 use super::{Dialect, DialectError};
 
 const D: Dialect = Dialect::Gemini;
@@ -123,7 +123,7 @@ fn fix(node: &mut Value, path: &str) -> Result<(), DialectError> {
             Some(_) => {
                 return Err(DialectError::new(
                     D,
-                    &walk::join(path, "additionalProperties"),
+                    &visit::join(path, "additionalProperties"),
                     "a map with arbitrary keys has no Gemini form; use a list of `{key, value}` objects instead",
                 ));
             }
@@ -143,7 +143,7 @@ fn fix(node: &mut Value, path: &str) -> Result<(), DialectError> {
         if object.contains_key(key) {
             return Err(DialectError::new(
                 D,
-                &walk::join(path, key),
+                &visit::join(path, key),
                 format!("`{key}` has no Gemini form; describe the value with one schema"),
             ));
         }
@@ -194,7 +194,7 @@ fn fix(node: &mut Value, path: &str) -> Result<(), DialectError> {
         if values.iter().any(|v| !v.is_string()) {
             return Err(DialectError::new(
                 D,
-                &walk::join(path, "enum"),
+                &visit::join(path, "enum"),
                 "Gemini enums hold only strings; use string values (e.g. serde renames)",
             ));
         }

@@ -30,11 +30,11 @@
 mod anthropic;
 mod gemini;
 mod openai_strict;
-mod walk;
+mod visit;
 
 use serde_json::{Map, Value, json};
 
-use crate::definition::ToolDefinition;
+use crate::tool::ToolDefinition;
 
 /// A provider's way of describing tools.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -154,7 +154,7 @@ pub fn transform(canonical: &Value, dialect: Dialect) -> Result<Value, DialectEr
             ));
         }
     }
-    if walk::types(canonical) != ["object"] {
+    if visit::types(canonical) != ["object"] {
         return Err(DialectError::new(
             dialect,
             "",
@@ -269,7 +269,7 @@ pub fn check(dialect: Dialect, wire: &Value) -> Result<(), Vec<String>> {
         return Err(problems);
     };
     let path = format!("{prefix}/{schema_key}");
-    if walk::types(schema) != ["object"] {
+    if visit::types(schema) != ["object"] {
         problems.push(format!("{path}: the root must be `\"type\": \"object\"`"));
     }
     match dialect {

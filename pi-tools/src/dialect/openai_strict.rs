@@ -3,7 +3,7 @@
 
 use serde_json::{Map, Value, json};
 
-use super::walk::{self, children_mut, is_null_schema, is_object, visit_all};
+use super::visit::{self, children_mut, is_null_schema, is_object, visit_all};
 use super::{Dialect, DialectError};
 
 const D: Dialect = Dialect::OpenAiStrict;
@@ -55,7 +55,7 @@ fn fix(node: &mut Value, path: &str) -> Result<(), DialectError> {
     }
     for (key, reason) in FORBIDDEN {
         if object.contains_key(*key) {
-            return Err(DialectError::new(D, &walk::join(path, key), *reason));
+            return Err(DialectError::new(D, &visit::join(path, key), *reason));
         }
     }
     for (child_path, child) in children_mut(node, path) {
@@ -110,7 +110,7 @@ fn close_object(node: &mut Value, path: &str) -> Result<(), DialectError> {
         Some(_) => {
             return Err(DialectError::new(
                 D,
-                &walk::join(path, "additionalProperties"),
+                &visit::join(path, "additionalProperties"),
                 "a map with arbitrary keys has no strict-mode form; use a list of `{key, value}` objects instead, or use the openai dialect",
             ));
         }
@@ -173,7 +173,7 @@ fn make_nullable(property: &mut Value) {
 }
 
 fn accepts_null(node: &Value) -> bool {
-    walk::types(node).contains(&"null")
+    visit::types(node).contains(&"null")
         || node
             .get("anyOf")
             .and_then(Value::as_array)

@@ -8,7 +8,7 @@ use serde_json::Value;
 
 use super::error::McpError;
 use crate::core::AgentTool;
-use crate::definition::ToolDefinition;
+use crate::tool::ToolDefinition;
 
 /// One tool as the MCP server serves it: the kernel's lean face plus the hints MCP lists
 /// (`title`, `readOnlyHint`, `destructiveHint`).

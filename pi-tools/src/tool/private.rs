@@ -17,12 +17,12 @@ pub use std::string::String;
 pub use std::sync::OnceLock;
 pub use std::vec::Vec;
 
+pub use super::registry::ToolRegistration;
 pub use crate::core::{BoxFuture, ExecutionMode, ToolContext, ToolError, ToolResult};
-pub use crate::definition::{SourceLocation, ToolConfigSpec, ToolDefinition, ToolRenderer};
-pub use crate::output::{IntoToolResult, Json};
-pub use crate::registry::ToolRegistration;
-pub use crate::render::Styled;
-pub use crate::schema::canonical_schema;
+pub use crate::tool::render::Styled;
+pub use crate::tool::schema::canonical_schema;
+pub use crate::tool::{IntoToolResult, Json};
+pub use crate::tool::{SourceLocation, ToolConfigSpec, ToolDefinition, ToolRenderer};
 
 use serde::de::DeserializeOwned;
 use serde_json::Value;

@@ -14,7 +14,7 @@ use std::collections::HashMap;
 use std::fmt;
 use std::sync::Arc;
 
-use crate::definition::{SourceLocation, ToolDefinition};
+use super::definition::{SourceLocation, ToolDefinition};
 
 /// One `#[tool]` registration, as submitted by the generated code.
 #[doc(hidden)]

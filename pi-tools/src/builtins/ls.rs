@@ -7,13 +7,13 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use crate::builtins::preview::{arg_str, detail_u64, preview};
+use crate::builtins::truncate::{TruncatedBy, TruncationLimits, truncate_head};
 use crate::core::{ToolContext, ToolError, ToolResult};
 use crate::env::{ToolContextExt, resolve_path};
-use crate::output::ToolOutput;
-use crate::render::{Color, Style, Styled};
 use crate::tool;
-use crate::tools::preview::{arg_str, detail_u64, preview};
-use crate::tools::truncate::{TruncatedBy, TruncationLimits, truncate_head};
+use crate::tool::ToolOutput;
+use crate::tool::render::{Color, Style, Styled};
 
 /// Entries returned when the caller gives no limit.
 pub const DEFAULT_LIMIT: usize = 500;
@@ -162,11 +162,15 @@ pub fn render_result(result: &ToolResult, is_error: bool) -> Styled {
 pub struct LsRenderer;
 
 impl crate::ToolRenderer for LsRenderer {
-    fn render_call(&self, args: &serde_json::Value) -> crate::render::Styled {
+    fn render_call(&self, args: &serde_json::Value) -> crate::tool::render::Styled {
         render_call(args)
     }
 
-    fn render_result(&self, result: &crate::ToolResult, is_error: bool) -> crate::render::Styled {
+    fn render_result(
+        &self,
+        result: &crate::ToolResult,
+        is_error: bool,
+    ) -> crate::tool::render::Styled {
         render_result(result, is_error)
     }
 }

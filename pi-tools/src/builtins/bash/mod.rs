@@ -14,12 +14,14 @@ use serde_json::Value;
 
 use crate::core::{ToolContext, ToolError, ToolResult};
 use crate::env::{ExecRequest, ToolContextExt};
-use crate::output::ToolOutput;
-use crate::render::{Color, Style, Styled};
 use crate::tool;
-use crate::tools::bash_output::OutputBuffer;
-use crate::tools::preview::arg_str;
-use crate::tools::truncate::{DEFAULT_MAX_BYTES, TruncatedBy, format_size};
+use crate::tool::ToolOutput;
+use crate::tool::render::{Color, Style, Styled};
+mod capture;
+
+use crate::builtins::preview::arg_str;
+use crate::builtins::truncate::{DEFAULT_MAX_BYTES, TruncatedBy, format_size};
+use capture::OutputBuffer;
 
 /// How often, at most, a running command reports its output.
 pub const UPDATE_INTERVAL: Duration = Duration::from_millis(100);
@@ -295,11 +297,15 @@ pub fn render_result(result: &ToolResult, is_error: bool) -> Styled {
 pub struct BashRenderer;
 
 impl crate::ToolRenderer for BashRenderer {
-    fn render_call(&self, args: &serde_json::Value) -> crate::render::Styled {
+    fn render_call(&self, args: &serde_json::Value) -> crate::tool::render::Styled {
         render_call(args)
     }
 
-    fn render_result(&self, result: &crate::ToolResult, is_error: bool) -> crate::render::Styled {
+    fn render_result(
+        &self,
+        result: &crate::ToolResult,
+        is_error: bool,
+    ) -> crate::tool::render::Styled {
         render_result(result, is_error)
     }
 }

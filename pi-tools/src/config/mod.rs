@@ -35,7 +35,7 @@ use toml::Spanned;
 use toml::de::{DeTable, DeValue};
 
 use crate::core::ExecutionMode;
-use crate::definition::ToolDefinition;
+use crate::tool::ToolDefinition;
 
 /// The embedded default configuration, used when no file is given.
 pub const DEFAULT_TOML: &str = include_str!("default-config.toml");

@@ -13,15 +13,18 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
-use super::edit_diff::diff;
-use super::edit_match::{LfText, LocateError, closest_region, locate};
-use super::preview::arg_str;
-use super::sentence;
+mod diff;
+mod matching;
+
+use crate::builtins::preview::arg_str;
+use crate::builtins::sentence;
 use crate::core::{ToolContext, ToolError, ToolResult};
 use crate::env::{ExecutionEnv, ToolContextExt, mutation_key, resolve_path};
-use crate::output::ToolOutput;
-use crate::render::{Color, Style, Styled};
 use crate::tool;
+use crate::tool::ToolOutput;
+use crate::tool::render::{Color, Style, Styled};
+use diff::diff;
+use matching::{LfText, LocateError, closest_region, locate};
 
 /// Arguments of `edit`.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
@@ -175,7 +178,7 @@ impl EditJob {
     }
 }
 
-pub use super::edit_diff::EditDiff;
+pub use diff::EditDiff;
 
 /// The outcome of applying edits to a file's text.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -353,11 +356,15 @@ mod tests {
 pub struct EditRenderer;
 
 impl crate::ToolRenderer for EditRenderer {
-    fn render_call(&self, args: &serde_json::Value) -> crate::render::Styled {
+    fn render_call(&self, args: &serde_json::Value) -> crate::tool::render::Styled {
         render_call(args)
     }
 
-    fn render_result(&self, result: &crate::ToolResult, is_error: bool) -> crate::render::Styled {
+    fn render_result(
+        &self,
+        result: &crate::ToolResult,
+        is_error: bool,
+    ) -> crate::tool::render::Styled {
         render_result(result, is_error)
     }
 }

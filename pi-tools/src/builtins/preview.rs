@@ -4,7 +4,7 @@
 use serde_json::Value;
 
 use crate::core::ToolResult;
-use crate::render::{Color, Style, Styled};
+use crate::tool::render::{Color, Style, Styled};
 
 /// Lines of output a result preview shows before `… N more lines`.
 pub const PREVIEW_LINES: usize = 10;

@@ -17,7 +17,7 @@ use serde_json::{Map, Value};
 ///     path: String,
 ///     limit: Option<u32>,
 /// }
-/// let schema = pi_tools::schema::canonical_schema::<Args>();
+/// let schema = pi_tools::tool::schema::canonical_schema::<Args>();
 /// assert_eq!(
 ///     schema,
 ///     serde_json::json!({

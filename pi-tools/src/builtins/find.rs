@@ -9,16 +9,16 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::core::{ToolContext, ToolError, ToolResult};
-use crate::output::ToolOutput;
-use crate::render::{Color, Style, Styled};
-use crate::tool;
-use crate::tools::path_glob::PathGlob;
-use crate::tools::preview::{arg_str, detail_u64, preview};
-use crate::tools::truncate::{
+use crate::builtins::preview::{arg_str, detail_u64, preview};
+use crate::builtins::truncate::{
     DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, TruncatedBy, TruncationLimits, truncate_head,
 };
-use crate::tools::walk::{WalkEnd, search_root, spare_cores, walk_sorted};
+use crate::core::{ToolContext, ToolError, ToolResult};
+use crate::search::path_glob::PathGlob;
+use crate::search::walk::{WalkEnd, search_root, spare_cores, walk_sorted};
+use crate::tool;
+use crate::tool::ToolOutput;
+use crate::tool::render::{Color, Style, Styled};
 
 /// Results returned when the caller gives no limit.
 pub const DEFAULT_LIMIT: usize = 1000;
@@ -169,11 +169,15 @@ pub fn render_result(result: &ToolResult, is_error: bool) -> Styled {
 pub struct FindRenderer;
 
 impl crate::ToolRenderer for FindRenderer {
-    fn render_call(&self, args: &serde_json::Value) -> crate::render::Styled {
+    fn render_call(&self, args: &serde_json::Value) -> crate::tool::render::Styled {
         render_call(args)
     }
 
-    fn render_result(&self, result: &crate::ToolResult, is_error: bool) -> crate::render::Styled {
+    fn render_result(
+        &self,
+        result: &crate::ToolResult,
+        is_error: bool,
+    ) -> crate::tool::render::Styled {
         render_result(result, is_error)
     }
 }

@@ -8,18 +8,18 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::core::{ToolContext, ToolError, ToolResult};
-use crate::output::ToolOutput;
-use crate::render::{Color, Style, Styled};
-use crate::tool;
-use crate::tools::path_glob::PathGlob;
-use crate::tools::preview::{arg_str, detail_u64, preview};
-use crate::tools::search::{FileHits, SearchSpec, search};
-use crate::tools::truncate::{
+use crate::builtins::preview::{arg_str, detail_u64, preview};
+use crate::builtins::truncate::{
     DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, GREP_MAX_LINE_CHARS, TruncatedBy, TruncationLimits,
     truncate_head,
 };
-use crate::tools::walk::search_root;
+use crate::core::{ToolContext, ToolError, ToolResult};
+use crate::search::path_glob::PathGlob;
+use crate::search::scan::{FileHits, SearchSpec, search};
+use crate::search::walk::search_root;
+use crate::tool;
+use crate::tool::ToolOutput;
+use crate::tool::render::{Color, Style, Styled};
 
 /// Matches returned when the caller gives no limit.
 pub const DEFAULT_LIMIT: usize = 100;
@@ -235,7 +235,7 @@ pub fn render_result(result: &ToolResult, is_error: bool) -> Styled {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::tools::search::HitLine;
+    use crate::search::scan::HitLine;
 
     #[test]
     fn shown_counts_follow_the_cut() {
@@ -266,11 +266,15 @@ mod tests {
 pub struct GrepRenderer;
 
 impl crate::ToolRenderer for GrepRenderer {
-    fn render_call(&self, args: &serde_json::Value) -> crate::render::Styled {
+    fn render_call(&self, args: &serde_json::Value) -> crate::tool::render::Styled {
         render_call(args)
     }
 
-    fn render_result(&self, result: &crate::ToolResult, is_error: bool) -> crate::render::Styled {
+    fn render_result(
+        &self,
+        result: &crate::ToolResult,
+        is_error: bool,
+    ) -> crate::tool::render::Styled {
         render_result(result, is_error)
     }
 }

@@ -6,13 +6,13 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::preview::arg_str;
-use super::sentence;
+use crate::builtins::preview::arg_str;
+use crate::builtins::sentence;
 use crate::core::{ToolContext, ToolError, ToolResult};
 use crate::env::{ExecutionEnv, ToolContextExt, mutation_key, resolve_path};
-use crate::output::ToolOutput;
-use crate::render::{Color, Style, Styled};
 use crate::tool;
+use crate::tool::ToolOutput;
+use crate::tool::render::{Color, Style, Styled};
 
 /// Arguments of `write`.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
@@ -112,11 +112,15 @@ pub fn render_result(result: &ToolResult, is_error: bool) -> Styled {
 pub struct WriteRenderer;
 
 impl crate::ToolRenderer for WriteRenderer {
-    fn render_call(&self, args: &serde_json::Value) -> crate::render::Styled {
+    fn render_call(&self, args: &serde_json::Value) -> crate::tool::render::Styled {
         render_call(args)
     }
 
-    fn render_result(&self, result: &crate::ToolResult, is_error: bool) -> crate::render::Styled {
+    fn render_result(
+        &self,
+        result: &crate::ToolResult,
+        is_error: bool,
+    ) -> crate::tool::render::Styled {
         render_result(result, is_error)
     }
 }

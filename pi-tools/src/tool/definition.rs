@@ -7,7 +7,7 @@ use std::sync::Arc;
 use serde_json::Value;
 
 use crate::core::{AgentTool, BoxFuture, ExecutionMode, ToolContext, ToolError, ToolResult};
-use crate::render::{Color, Style, Styled};
+use crate::tool::render::{Color, Style, Styled};
 
 /// Where a tool was declared (for duplicate-name errors and docs).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

@@ -9,15 +9,17 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use tokio::io::AsyncReadExt;
 
-use super::preview::{arg_str, preview};
-use super::read_image::{prepare_image, sniff_image_mime};
-use super::sentence;
-use super::truncate::{DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, format_size};
+use crate::builtins::preview::{arg_str, preview};
+mod image;
+
+use crate::builtins::sentence;
+use crate::builtins::truncate::{DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, format_size};
 use crate::core::{ContentBlock, ToolContext, ToolError, ToolResult};
 use crate::env::{ToolContextExt, resolve_read_path};
-use crate::output::ToolOutput;
-use crate::render::{Color, Style, Styled};
 use crate::tool;
+use crate::tool::ToolOutput;
+use crate::tool::render::{Color, Style, Styled};
+use image::{prepare_image, sniff_image_mime};
 
 /// Arguments of `read`.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
@@ -504,11 +506,15 @@ mod tests {
 pub struct ReadRenderer;
 
 impl crate::ToolRenderer for ReadRenderer {
-    fn render_call(&self, args: &serde_json::Value) -> crate::render::Styled {
+    fn render_call(&self, args: &serde_json::Value) -> crate::tool::render::Styled {
         render_call(args)
     }
 
-    fn render_result(&self, result: &crate::ToolResult, is_error: bool) -> crate::render::Styled {
+    fn render_result(
+        &self,
+        result: &crate::ToolResult,
+        is_error: bool,
+    ) -> crate::tool::render::Styled {
         render_result(result, is_error)
     }
 }

@@ -1,0 +1,89 @@
+//! The set of tools a batch may call: lookup by name, and each tool's compiled argument
+//! validator, kept for every later call and batch.
+
+use std::collections::HashMap;
+use std::sync::{Arc, OnceLock};
+
+use super::tool::AgentTool;
+use super::validate::ArgumentValidator;
+
+/// The tools a batch may call, each with its compiled argument validator (compiled on first
+/// use, then reused for every later call and batch).
+pub struct ToolSet {
+    entries: Vec<Entry>,
+    by_name: HashMap<String, usize>,
+}
+
+pub(super) struct Entry {
+    pub(super) tool: Arc<dyn AgentTool>,
+    validator: OnceLock<Result<ArgumentValidator, String>>,
+}
+
+impl ToolSet {
+    /// A set of tools. When two share a name, the first wins (as lookups do in the original).
+    pub fn new(tools: impl IntoIterator<Item = Arc<dyn AgentTool>>) -> Self {
+        let mut set = ToolSet {
+            entries: Vec::new(),
+            by_name: HashMap::new(),
+        };
+        for tool in tools {
+            set.push(tool);
+        }
+        set
+    }
+
+    /// Adds a tool (ignored for lookups if an earlier tool has the same name).
+    pub fn push(&mut self, tool: Arc<dyn AgentTool>) {
+        let index = self.entries.len();
+        self.by_name.entry(tool.name().to_owned()).or_insert(index);
+        self.entries.push(Entry {
+            tool,
+            validator: OnceLock::new(),
+        });
+    }
+
+    /// The tool called `name`, if any.
+    pub fn get(&self, name: &str) -> Option<&Arc<dyn AgentTool>> {
+        self.entry(name).map(|e| &e.tool)
+    }
+
+    /// Every tool, in insertion order.
+    pub fn iter(&self) -> impl Iterator<Item = &Arc<dyn AgentTool>> {
+        self.entries.iter().map(|e| &e.tool)
+    }
+
+    /// Number of tools.
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    /// Whether there are no tools.
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
+    pub(super) fn entry(&self, name: &str) -> Option<&Entry> {
+        self.by_name.get(name).map(|&i| &self.entries[i])
+    }
+}
+
+impl std::fmt::Debug for ToolSet {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_list()
+            .entries(self.entries.iter().map(|e| e.tool.name()))
+            .finish()
+    }
+}
+
+impl FromIterator<Arc<dyn AgentTool>> for ToolSet {
+    fn from_iter<I: IntoIterator<Item = Arc<dyn AgentTool>>>(iter: I) -> Self {
+        ToolSet::new(iter)
+    }
+}
+
+impl Entry {
+    pub(super) fn validator(&self) -> &Result<ArgumentValidator, String> {
+        self.validator
+            .get_or_init(|| ArgumentValidator::new(self.tool.parameters()))
+    }
+}

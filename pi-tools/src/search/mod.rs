@@ -1,0 +1,11 @@
+//! The search engine grep and find share: an ordered, ignore-aware directory walk over
+//! allocation-light listings, ripgrep's gitignore matchers, the path glob, and the parallel
+//! content scan behind grep.
+//!
+//! Used only by the built-in tools; nothing here knows a tool.
+
+mod ignore_rules;
+mod listing;
+pub(crate) mod path_glob;
+pub(crate) mod scan;
+pub(crate) mod walk;

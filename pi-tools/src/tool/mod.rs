@@ -1,0 +1,21 @@
+//! The API every tool is written against: the rich [`ToolDefinition`] face and its projection
+//! onto the kernel's lean `AgentTool` ([`wrap`], [`from_agent_tool`]), the inventory
+//! [`Registry`], typed tool output, styled rendering, the canonical parameter schema, and
+//! `__private`, the only road from code the `#[tool]` macro generates into the library.
+//!
+//! Imports only the kernel ([`crate::core`]).
+
+mod definition;
+mod output;
+#[doc(hidden)]
+pub mod private;
+mod registry;
+pub mod render;
+pub mod schema;
+
+pub use definition::{
+    SourceLocation, ToolConfigSpec, ToolDefinition, ToolRenderer, from_agent_tool, wrap,
+    wrap_with_mode,
+};
+pub use output::{IntoToolResult, Json, ToolOutput};
+pub use registry::{Registry, RegistryError};
