@@ -352,7 +352,7 @@ async fn read_returns_the_files_text() {
     let session = Session::start(None).await;
     session.server.put("a.txt", "one\ntwo\nthree\nfour\n");
     let result = session.call("read", json!({"path": "a.txt"})).await;
-    assert_eq!(ok_text(&result), "one\ntwo\nthree\nfour");
+    assert_eq!(ok_text(&result), "one\ntwo\nthree\nfour\n");
     let result = session
         .call("read", json!({"path": "a.txt", "offset": 2, "limit": 2}))
         .await;
@@ -489,7 +489,7 @@ async fn an_unknown_tool_is_an_error_result() {
     // The session goes on.
     session.server.put("a.txt", "still here\n");
     let result = session.call("read", json!({"path": "a.txt"})).await;
-    assert_eq!(ok_text(&result), "still here");
+    assert_eq!(ok_text(&result), "still here\n");
     assert!(session.finish().await.success());
 }
 
@@ -650,7 +650,7 @@ async fn a_sequential_bash_call_never_overlaps_another_call() {
     // The reads were sent while the first bash call ran, so none may have run (and
     // answered) before it ended.
     for (text, answered) in reads {
-        assert_eq!(text, "content");
+        assert_eq!(text, "content\n");
         assert!(
             answered > spans[0].1,
             "a read answered at {answered}, before bash 0 ended at {}",
@@ -675,7 +675,7 @@ async fn parallel_bash_calls_overlap_without_a_sequential_mode() {
     let read_answered = async {
         wait_line(&session.server.path("start0")).await;
         let result = session.call("read", json!({"path": "f.txt"})).await;
-        assert_eq!(ok_text(&result), "content");
+        assert_eq!(ok_text(&result), "content\n");
         now_nanos()
     };
     let (results, read_answered) =
@@ -713,7 +713,7 @@ async fn garbage_before_the_handshake_does_not_stop_the_server() {
     let session = Session::start_after(None, &garbage).await;
     session.server.put("a.txt", "served\n");
     let result = session.call("read", json!({"path": "a.txt"})).await;
-    assert_eq!(ok_text(&result), "served");
+    assert_eq!(ok_text(&result), "served\n");
     assert!(session.finish().await.success());
 }
 
@@ -826,7 +826,7 @@ async fn garbage_and_bad_messages_mid_session_do_not_stop_the_server() {
     assert_eq!(
         raw.recv().await,
         json!({"jsonrpc": "2.0", "id": 3, "result": {
-            "content": [{"type": "text", "text": "served"}],
+            "content": [{"type": "text", "text": "served\n"}],
             "isError": false
         }})
     );

@@ -48,11 +48,53 @@ async fn whole_small_file_is_returned_as_is() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("f.txt"), "a\nb\nc\n").unwrap();
     let result = read_ok(dir.path(), args("f.txt", None, None)).await;
-    assert_eq!(result.text_content(), "a\nb\nc");
+    assert_eq!(result.text_content(), "a\nb\nc\n");
     assert_eq!(result.details["totalLines"], 3);
     assert_eq!(result.details["startLine"], 1);
     assert_eq!(result.details["endLine"], 3);
     assert!(result.details.get("nextOffset").is_none());
+}
+
+#[tokio::test]
+async fn the_text_comes_back_with_its_line_endings() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let cases: [(&str, &[u8], &str, u64); 5] = [
+        ("lf.txt", b"a\nb\n", "a\nb\n", 2),
+        ("crlf.txt", b"a\r\nb\r\n", "a\r\nb\r\n", 2),
+        ("open.txt", b"a\nb", "a\nb", 2),
+        ("open_crlf.txt", b"a\r\nb", "a\r\nb", 2),
+        ("empty.txt", b"", "", 0),
+    ];
+    for (name, bytes, text, lines) in cases {
+        std::fs::write(d.join(name), bytes).unwrap();
+        let result = read_ok(d, args(name, None, None)).await;
+        assert_eq!(result.text_content(), text, "{name}");
+        assert_eq!(result.details["totalLines"], lines, "{name}");
+        assert!(result.details.get("nextOffset").is_none(), "{name}");
+    }
+    // A window keeps the line ending of its last line; the notice follows one empty line.
+    std::fs::write(d.join("w.txt"), "a\r\nb\r\nc\r\n").unwrap();
+    assert_eq!(
+        read_ok(d, args("w.txt", Some(2), Some(1)))
+            .await
+            .text_content(),
+        "b\r\n\n[1 more line in the file. Use offset=3 to continue.]"
+    );
+    assert_eq!(
+        read_ok(d, args("w.txt", Some(3), None))
+            .await
+            .text_content(),
+        "c\r\n"
+    );
+    // Blank lines at the end are lines of the text too.
+    std::fs::write(d.join("blank.txt"), "a\n\n").unwrap();
+    assert_eq!(
+        read_ok(d, args("blank.txt", None, None))
+            .await
+            .text_content(),
+        "a\n\n"
+    );
 }
 
 #[tokio::test]
@@ -131,7 +173,7 @@ async fn offset_and_limit_select_a_window() {
         read_ok(d, args("f.txt", Some(3), None))
             .await
             .text_content(),
-        "c\nd\ne"
+        "c\nd\ne\n"
     );
     assert_eq!(
         read_ok(d, args("f.txt", None, Some(2)))
@@ -150,7 +192,7 @@ async fn offset_and_limit_select_a_window() {
         read_ok(d, args("f.txt", Some(4), Some(2)))
             .await
             .text_content(),
-        "d\ne"
+        "d\ne\n"
     );
     // Zero and negative offsets mean the start.
     assert_eq!(
@@ -163,7 +205,7 @@ async fn offset_and_limit_select_a_window() {
         read_ok(d, args("f.txt", Some(-5), None))
             .await
             .text_content(),
-        "a\nb\nc\nd\ne"
+        "a\nb\nc\nd\ne\n"
     );
 }
 
@@ -196,7 +238,7 @@ async fn a_first_line_over_the_byte_limit_explains_how_to_slice_it() {
         read_ok(dir.path(), args("big.txt", Some(2), None))
             .await
             .text_content(),
-        "short"
+        "short\n"
     );
 }
 
@@ -233,7 +275,7 @@ async fn images_are_recognised_by_magic_bytes_not_extension() {
     assert_eq!(result.details["imageSize"]["width"], 4);
 
     let text = read_ok(dir.path(), args("notes.png", None, None)).await;
-    assert_eq!(text.content, vec![ContentBlock::text("just text")]);
+    assert_eq!(text.content, vec![ContentBlock::text("just text\n")]);
 }
 
 #[tokio::test]

@@ -257,6 +257,11 @@ fn text_output(
     }
     let end = start + window.kept - 1;
     let mut text = String::from_utf8_lossy(&window.out).into_owned();
+    // The last line shown keeps its line ending when it had one: the window stopped before
+    // a later line, or the file ends with a newline. A CRLF line already kept its `\r`.
+    if window.kept > 0 && (window.stop.is_some() || window.ends_with_newline) {
+        text.push('\n');
+    }
     let next = end + 1;
     let notice = match window.stop {
         None => None,
@@ -279,8 +284,9 @@ fn text_output(
         )),
     };
     if let Some(notice) = notice {
+        // One empty line between the text (which ends with its newline) and the notice.
         if !text.is_empty() {
-            text.push_str("\n\n");
+            text.push('\n');
         }
         text.push_str(&notice);
     }
