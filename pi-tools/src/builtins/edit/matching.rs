@@ -123,6 +123,13 @@ impl FuzzyText {
     pub fn original_range(&self, start: usize, end: usize) -> (usize, usize) {
         (self.spans[start].0, self.spans[end - 1].1)
     }
+
+    /// Whether fuzzy byte offset `at` lies between the expansions of two original
+    /// characters, not inside the expansion of one (`ﬁ` expands to `fi`: no boundary between
+    /// the `f` and the `i`).
+    fn is_boundary(&self, at: usize) -> bool {
+        at == 0 || at >= self.spans.len() || self.spans[at - 1] != self.spans[at]
+    }
 }
 
 /// Where an edit's `oldText` is, in the LF-normalised text.
@@ -134,14 +141,31 @@ pub(crate) struct Located {
 }
 
 /// Why an `oldText` could not be located.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum LocateError {
     NotFound,
     Ambiguous(usize),
+    /// The only fuzzy matches begin or end inside the compatibility expansion of one
+    /// character; replacing the whole character would change bytes nobody asked to change.
+    SplitsCharacter(SplitCharacter),
+}
+
+/// The character a fuzzy match would have cut in two.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct SplitCharacter {
+    /// The character (with its combining marks) as it is in the file.
+    pub character: String,
+    /// What it reads as after normalisation.
+    pub reads_as: String,
+    /// Its line, 1-based.
+    pub line: usize,
+    /// Whether the match would have begun (rather than ended) inside it.
+    pub at_start: bool,
 }
 
 /// Finds `old` (LF-only) in `content`: an exact, unique match first; otherwise a unique
-/// match of the fuzzy forms. `fuzzy` caches the content's fuzzy form across edits.
+/// match of the fuzzy forms whose ends fall between original characters. `fuzzy` caches
+/// the content's fuzzy form across edits.
 pub(crate) fn locate(
     content: &str,
     fuzzy: &mut Option<FuzzyText>,
@@ -163,20 +187,56 @@ pub(crate) fn locate(
         return Err(LocateError::NotFound);
     }
     let haystack = fuzzy.get_or_insert_with(|| FuzzyText::new(content));
-    let Some(start) = haystack.text.find(&needle) else {
-        return Err(LocateError::NotFound);
-    };
-    if haystack.text[start + needle.len()..].contains(&needle) {
-        return Err(LocateError::Ambiguous(
-            haystack.text.matches(&needle).count(),
-        ));
+    // Every occurrence, overlapping ones included: one that cuts a character in two does
+    // not count, and must not hide a whole-character one that overlaps it.
+    let mut whole = Vec::new();
+    let mut split = None;
+    let mut from = 0;
+    while let Some(i) = haystack.text[from..].find(&needle) {
+        let start = from + i;
+        let end = start + needle.len();
+        match (haystack.is_boundary(start), haystack.is_boundary(end)) {
+            (true, true) => whole.push(start),
+            (starts, _) => {
+                split.get_or_insert((if starts { end - 1 } else { start }, !starts));
+            }
+        }
+        from = start + haystack.text[start..].chars().next().map_or(1, char::len_utf8);
     }
-    let (start, end) = haystack.original_range(start, start + needle.len());
-    Ok(Located {
-        start,
-        end,
-        fuzzy: true,
-    })
+    // Count as the exact stage does: occurrences that do not overlap, from the left.
+    let mut count = 0;
+    let mut taken_end = 0;
+    for &start in &whole {
+        if count == 0 || start >= taken_end {
+            count += 1;
+            taken_end = start + needle.len();
+        }
+    }
+    match (whole.first(), count) {
+        (Some(&start), 1) => {
+            let (start, end) = haystack.original_range(start, start + needle.len());
+            Ok(Located {
+                start,
+                end,
+                fuzzy: true,
+            })
+        }
+        (Some(_), count) => Err(LocateError::Ambiguous(count)),
+        (None, _) => match split {
+            Some((at, at_start)) => {
+                let (s, e) = haystack.original_range(at, at + 1);
+                let first = haystack.spans.partition_point(|span| span.0 < s);
+                let last = haystack.spans.partition_point(|span| span.0 <= s);
+                Err(LocateError::SplitsCharacter(SplitCharacter {
+                    character: content[s..e].to_string(),
+                    reads_as: haystack.text[first..last].to_string(),
+                    line: content[..s].matches('\n').count() + 1,
+                    at_start,
+                }))
+            }
+            None => Err(LocateError::NotFound),
+        },
+    }
 }
 
 /// The part of `content` that looks most like the start of `old`, with line numbers, to

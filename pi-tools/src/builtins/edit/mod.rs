@@ -14,6 +14,7 @@ use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 mod diff;
+mod indent;
 mod matching;
 
 use crate::builtins::preview::arg_str;
@@ -24,7 +25,9 @@ use crate::tool;
 use crate::tool::ToolOutput;
 use crate::tool::render::{Color, Style, Styled};
 use diff::diff;
-use matching::{LfText, LocateError, closest_region, locate};
+use indent::{IndentFit, IndentIndex, IndentMatch, default_width, locate_indented};
+pub use indent::{IndentAdjustment, IndentShift, IndentStyle};
+use matching::{LfText, LocateError, Located, SplitCharacter, closest_region, locate};
 
 /// Arguments of `edit`.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
@@ -62,8 +65,12 @@ pub struct EditDetails {
     pub patch: String,
     /// The first changed line, numbered in the new file.
     pub first_changed_line: Option<usize>,
-    /// Whether any edit was located by the forgiving (fuzzy) match.
+    /// Whether any edit was located by a forgiving match (normalised text or adjusted
+    /// indentation).
     pub fuzzy_match: bool,
+    /// The edits whose indentation was adjusted, and how (absent when none was).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub indentation: Vec<IndentAdjustment>,
 }
 
 /// Accepts the older single-replacement layout (`oldText`/`newText` beside `path`) by moving
@@ -163,10 +170,21 @@ impl EditJob {
             .await
             .map_err(|e| ToolError::new(format!("Could not write {shown}: {}", sentence(&e))))?;
         let n = self.edits.len();
-        let message = format!(
+        let mut message = format!(
             "Successfully replaced {n} block{} in {shown}.",
             if n == 1 { "" } else { "s" }
         );
+        for adjustment in &edited.indentation {
+            if n == 1 {
+                message.push_str("\nApplied with indentation adjusted: ");
+            } else {
+                message.push_str(&format!(
+                    "\nedits[{}] was applied with indentation adjusted: ",
+                    adjustment.edit
+                ));
+            }
+            message.push_str(&adjustment.note);
+        }
         Ok(ToolOutput::text(message).with_details(EditDetails {
             path: self.path.display().to_string(),
             replacements: n,
@@ -174,6 +192,7 @@ impl EditJob {
             patch: edited.diff.patch,
             first_changed_line: edited.diff.first_changed_line,
             fuzzy_match: edited.fuzzy,
+            indentation: edited.indentation,
         }))
     }
 }
@@ -187,14 +206,19 @@ pub struct Edited {
     pub content: String,
     /// The diffs of the change (computed on the LF-normalised text).
     pub diff: EditDiff,
-    /// Whether any edit was located by the fuzzy match.
+    /// Whether any edit was located by a forgiving match (normalised text or adjusted
+    /// indentation).
     pub fuzzy: bool,
+    /// The edits whose oldText matched once its indentation was adjusted, and how.
+    pub indentation: Vec<IndentAdjustment>,
 }
 
 /// Applies all edits to the text of a file, in memory: each `oldText` located (exactly, else
-/// fuzzily) in the original, checked for uniqueness and overlap, and its `newText` spliced
-/// into the original text, whose BOM, line endings and other bytes stay as they were. All or
-/// nothing: the error (naming the file as `shown`) says why no edit was applied.
+/// through normalisation, else line by line with one consistent indentation mistake
+/// forgiven) in the original, checked for uniqueness and overlap, and its `newText` (its
+/// indentation transformed like oldText's, when that was adjusted) spliced into the original
+/// text, whose BOM, line endings and other bytes stay as they were. All or nothing: the error
+/// (naming the file as `shown`) says why no edit was applied.
 ///
 /// This is the whole of `edit` except the file IO, for tools that keep text elsewhere.
 pub fn apply_edits(
@@ -220,9 +244,12 @@ pub fn apply_edits(
     };
 
     let mut fuzzy_cache = None;
+    let mut indent_cache = None;
     let mut located = Vec::with_capacity(edits.len());
+    let mut indentation = Vec::new();
     for (i, edit) in edits.iter().enumerate() {
         let old = edit.old_text.replace("\r\n", "\n");
+        let new_text = edit.new_text.replace("\r\n", "\n");
         if old.is_empty() {
             return Err(ToolError::new(format!(
                 "{} is empty. Give the exact text to replace, with enough surrounding lines to make it unique.",
@@ -230,17 +257,45 @@ pub fn apply_edits(
             )));
         }
         match locate(&lf.text, &mut fuzzy_cache, &old) {
-            Ok(at) => located.push((i, at)),
+            Ok(at) => located.push((i, at, new_text)),
             Err(LocateError::NotFound) => {
-                let mut message = format!(
-                    "Could not find {} in {shown}. It must match the file exactly, including whitespace and indentation: read the file again and copy the text from it.",
-                    label(i)
-                );
-                if let Some(region) = closest_region(&lf.text, &old) {
-                    message.push_str("\n\nThe most similar part of the file:\n");
-                    message.push_str(&region);
+                let index = indent_cache.get_or_insert_with(|| IndentIndex::new(&lf.text));
+                let fit = match locate_indented(index, &old) {
+                    IndentMatch::Fit(fit) => fit,
+                    IndentMatch::Ambiguous(lines) => {
+                        return Err(ToolError::new(ambiguous_indented(&label(i), &lines, shown)));
+                    }
+                    IndentMatch::Inconsistent(windows) => {
+                        return Err(ToolError::new(not_found(
+                            &label(i),
+                            &lf.text,
+                            &old,
+                            shown,
+                            Some(windows[0]),
+                        )));
+                    }
+                    IndentMatch::NotFound => {
+                        return Err(ToolError::new(not_found(
+                            &label(i),
+                            &lf.text,
+                            &old,
+                            shown,
+                            None,
+                        )));
+                    }
+                };
+                let new_text = fit.transform.apply_to_text(&new_text).map_err(|line| {
+                    ToolError::new(too_shallow(&new_label(edits.len(), i), line, &fit, shown))
+                })?;
+                if !fit.is_identity() {
+                    indentation.push(fit.adjustment(i, default_width(index)));
                 }
-                return Err(ToolError::new(message));
+                let at = Located {
+                    start: fit.start,
+                    end: fit.end,
+                    fuzzy: true,
+                };
+                located.push((i, at, new_text));
             }
             Err(LocateError::Ambiguous(count)) => {
                 return Err(ToolError::new(format!(
@@ -248,11 +303,15 @@ pub fn apply_edits(
                     label(i)
                 )));
             }
+            Err(LocateError::SplitsCharacter(split)) => {
+                return Err(ToolError::new(splits_character(&label(i), &split, shown)));
+            }
         }
     }
-    located.sort_by_key(|(_, at)| at.start);
+    located.sort_by_key(|(_, at, _)| at.start);
     for pair in located.windows(2) {
-        let ((a, first), (b, second)) = (pair[0], pair[1]);
+        let ((a, first, _), (b, second, _)) = (&pair[0], &pair[1]);
+        let (a, b) = (*a, *b);
         if second.start < first.end {
             let (a, b) = (a.min(b), a.max(b));
             return Err(ToolError::new(format!(
@@ -266,17 +325,16 @@ pub fn apply_edits(
     let mut new_lf = String::with_capacity(lf.text.len() + 64);
     content.push_str(bom);
     let (mut orig_pos, mut lf_pos) = (0, 0);
-    for (i, at) in &located {
-        let new_text = edits[*i].new_text.replace("\r\n", "\n");
+    for (_, at, new_text) in &located {
         let (orig_start, orig_end) = (lf.original_offset(at.start), lf.original_offset(at.end));
         content.push_str(&body[orig_pos..orig_start]);
         if ending == "\n" {
-            content.push_str(&new_text);
+            content.push_str(new_text);
         } else {
             content.push_str(&new_text.replace('\n', ending));
         }
         new_lf.push_str(&lf.text[lf_pos..at.start]);
-        new_lf.push_str(&new_text);
+        new_lf.push_str(new_text);
         orig_pos = orig_end;
         lf_pos = at.end;
     }
@@ -291,8 +349,76 @@ pub fn apply_edits(
     Ok(Edited {
         content,
         diff: diff(&lf.text, &new_lf, shown),
-        fuzzy: located.iter().any(|(_, at)| at.fuzzy),
+        fuzzy: located.iter().any(|(_, at, _)| at.fuzzy),
+        indentation,
     })
+}
+
+fn new_label(count: usize, i: usize) -> String {
+    if count > 1 {
+        format!("edits[{i}].newText")
+    } else {
+        "newText".to_string()
+    }
+}
+
+/// Not found at all: the rule, a note on windows whose indentation was almost right, and
+/// the most similar part of the file.
+fn not_found(
+    label: &str,
+    text: &str,
+    old: &str,
+    shown: &str,
+    inconsistent: Option<(usize, usize)>,
+) -> String {
+    let mut message = format!(
+        "Could not find {label} in {shown}. It must match the file exactly, including whitespace and indentation: read the file again and copy the text from it."
+    );
+    if let Some((first, last)) = inconsistent {
+        let lines = if first == last {
+            format!("Line {first} of the file has")
+        } else {
+            format!("Lines {first}-{last} of the file have")
+        };
+        message.push_str(&format!(
+            " {lines} the same text, but its indentation differs from {label}'s in a way no single shift or tabs-for-spaces conversion explains; copy the indentation from the file."
+        ));
+    }
+    if let Some(region) = closest_region(text, old) {
+        message.push_str("\n\nThe most similar part of the file:\n");
+        message.push_str(&region);
+    }
+    message
+}
+
+fn ambiguous_indented(label: &str, lines: &[usize], shown: &str) -> String {
+    let named = lines
+        .iter()
+        .map(usize::to_string)
+        .collect::<Vec<_>>()
+        .join(", ");
+    format!(
+        "{label} does not match {shown} exactly, and once its indentation is set aside it matches several places (starting at lines {named}); it must match exactly one. Copy the text with its indentation from the file, and add surrounding lines to make it unique."
+    )
+}
+
+fn too_shallow(new_label: &str, line: usize, fit: &IndentFit, shown: &str) -> String {
+    format!(
+        "{new_label} could not be re-indented for {shown}: {}, but line {line} of {new_label} is indented too little to be adjusted the same way. Indent newText the way oldText is indented, or copy the indentation from the file exactly.",
+        fit.mistake()
+    )
+}
+
+fn splits_character(label: &str, split: &SplitCharacter, shown: &str) -> String {
+    let (which, advice) = if split.at_start {
+        ("begins", "Start")
+    } else {
+        ("ends", "End")
+    };
+    format!(
+        "{label} matches {shown} only if it {which} inside the character \"{}\" on line {}, which reads as \"{}\"; edit does not replace part of a character. {advice} {label} before or after that character, copying it from the file as it is.",
+        split.character, split.line, split.reads_as
+    )
 }
 
 /// How an `edit` call looks: the path and the number of replacements.
