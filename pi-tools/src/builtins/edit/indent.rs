@@ -241,7 +241,9 @@ pub(crate) fn locate_indented(index: &IndentIndex<'_>, old: &str) -> IndentMatch
         // One line shows nothing of the structure around it: its text must be unique.
         return IndentMatch::Ambiguous(same_text.iter().take(MAX_NAMED).map(|i| i + 1).collect());
     }
-    let old_tabs = old_lines.iter().any(|l| !l.is_blank() && l.indent.contains('\t'));
+    let old_tabs = old_lines
+        .iter()
+        .any(|l| !l.is_blank() && l.indent.contains('\t'));
     let m = old_lines.len();
     let mut fits = Vec::new();
     let mut inconsistent = Vec::new();

@@ -201,7 +201,11 @@ pub(crate) fn locate(
                 split.get_or_insert((if starts { end - 1 } else { start }, !starts));
             }
         }
-        from = start + haystack.text[start..].chars().next().map_or(1, char::len_utf8);
+        from = start
+            + haystack.text[start..]
+                .chars()
+                .next()
+                .map_or(1, char::len_utf8);
     }
     // Count as the exact stage does: occurrences that do not overlap, from the left.
     let mut count = 0;

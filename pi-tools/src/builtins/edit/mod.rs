@@ -25,8 +25,8 @@ use crate::tool;
 use crate::tool::ToolOutput;
 use crate::tool::render::{Color, Style, Styled};
 use diff::diff;
-use indent::{IndentFit, IndentIndex, IndentMatch, default_width, locate_indented};
 pub use indent::{IndentAdjustment, IndentShift, IndentStyle};
+use indent::{IndentFit, IndentIndex, IndentMatch, default_width, locate_indented};
 use matching::{LfText, LocateError, Located, SplitCharacter, closest_region, locate};
 
 /// Arguments of `edit`.
@@ -381,7 +381,7 @@ fn not_found(
             format!("Lines {first}-{last} of the file have")
         };
         message.push_str(&format!(
-            " {lines} the same text, but its indentation differs from {label}'s in a way no single shift or tabs-for-spaces conversion explains; copy the indentation from the file."
+            " {lines} the same text, but the indentation differs from {label}'s in a way no single shift or tabs-for-spaces conversion explains; copy the indentation from the file."
         ));
     }
     if let Some(region) = closest_region(text, old) {
