@@ -1,13 +1,32 @@
-//! Property: applying random unique, non-overlapping edits and then their inverses restores
-//! the file byte for byte, whatever its line endings, BOM or Unicode.
+//! Properties of edit:
+//! - applying random unique, non-overlapping edits and then their inverses restores the file
+//!   byte for byte, whatever its line endings, BOM or Unicode;
+//! - a fuzzy oldText cut anywhere from the file's normalised form (inside the expansion of a
+//!   ligature or an ellipsis too) either replaces exactly a region that reads as oldText, or
+//!   is refused;
+//! - an oldText whose indentation is shifted or converted between tabs and spaces either
+//!   applies with exactly the expected bytes (newText in the file's indentation) or is
+//!   refused, and applies whenever the window is unique.
+//!
+//! `PROPTEST_CASES` raises the number of cases (the default keeps the suite fast).
 
 use std::sync::Arc;
 
-use pi_tools::builtins::edit::{EditArgs, Replacement, edit};
+use pi_tools::builtins::edit::{EditArgs, Replacement, apply_edits, edit};
 use pi_tools::env::{ExecutionEnv, LocalEnv};
 use pi_tools::{Extensions, ToolContext};
 use proptest::prelude::*;
 use tokio_util::sync::CancellationToken;
+use unicode_normalization::UnicodeNormalization;
+use unicode_normalization::char::canonical_combining_class;
+
+/// Cases per property: `PROPTEST_CASES` when set, else a number that keeps CI fast.
+fn cases(default: u32) -> u32 {
+    std::env::var("PROPTEST_CASES")
+        .ok()
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(default)
+}
 
 const PIECES: &[&str] = &[
     "a", "b", "fn", " ", "  ", "\t", "\n", "\r\n", "é", "e\u{301}", "\u{201C}", "\u{201D}",
@@ -51,7 +70,7 @@ fn replacement(case: &Case, i: usize) -> String {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(128))]
+    #![proptest_config(ProptestConfig::with_cases(cases(128)))]
     #[test]
     fn edits_then_inverse_edits_restore_the_bytes(case in case()) {
         let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
@@ -91,5 +110,329 @@ proptest! {
             Ok(())
         })?;
         prop_assert_eq!(std::fs::read(&path).unwrap(), original.into_bytes());
+    }
+}
+
+// --- Fuzzy matches and characters that expand under NFKC ---
+
+const FUZZY_PIECES: &[&str] = &[
+    "a",
+    "b",
+    "i",
+    "le",
+    " ",
+    "  ",
+    "\n",
+    "\r\n",
+    "=",
+    ".",
+    "\u{FB01}",
+    "\u{2026}",
+    "\u{2026}\u{2026}",
+    "\u{00BD}",
+    "\u{201C}",
+    "\u{2014}",
+    "\u{00A0}",
+    "e\u{301}",
+    "\u{FF58}",
+    "fi",
+    "...",
+];
+
+/// The reference of the fuzzy form: per line, NFKC of each character with its combining
+/// marks, quotes, dashes and odd spaces unified, trailing whitespace dropped.
+fn normalise(text: &str) -> String {
+    let text = text.replace("\r\n", "\n");
+    let mut out = String::new();
+    for (i, line) in text.split('\n').enumerate() {
+        if i > 0 {
+            out.push('\n');
+        }
+        let mut normal = String::new();
+        let mut segment = String::new();
+        for c in line.chars() {
+            if canonical_combining_class(c) == 0 && !segment.is_empty() {
+                normal.extend(segment.nfkc().map(unify));
+                segment.clear();
+            }
+            segment.push(c);
+        }
+        normal.extend(segment.nfkc().map(unify));
+        out.push_str(normal.trim_end());
+    }
+    out
+}
+
+fn unify(c: char) -> char {
+    match c {
+        '\u{2018}' | '\u{2019}' | '\u{201A}' | '\u{201B}' => '\'',
+        '\u{201C}' | '\u{201D}' | '\u{201E}' | '\u{201F}' => '"',
+        '\u{2010}'..='\u{2015}' | '\u{2212}' => '-',
+        '\u{00A0}' | '\u{2002}'..='\u{200A}' | '\u{202F}' | '\u{205F}' | '\u{3000}' => ' ',
+        c => c,
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(cases(256)))]
+    #[test]
+    fn fuzzy_matches_replace_whole_characters_or_nothing(
+        pieces in prop::collection::vec(prop::sample::select(FUZZY_PIECES), 1..24),
+        from in any::<prop::sample::Index>(),
+        len in 1usize..12,
+        trailing_space in any::<bool>(),
+    ) {
+        let original = pieces.concat();
+        let normal: Vec<char> = normalise(&original).chars().collect();
+        prop_assume!(!normal.is_empty());
+        let start = from.index(normal.len());
+        let end = (start + len).min(normal.len());
+        let mut old: String = normal[start..end].iter().collect();
+        if trailing_space {
+            old.push(' ');
+        }
+        let new = "\u{27EA}new\u{27EB}";
+        let edits = [Replacement { old_text: old.clone(), new_text: new.into() }];
+        if let Ok(edited) = apply_edits(&original, &edits, "f") {
+            let content = edited.content;
+            let at = content.find(new).expect("newText is in the result");
+            let (before, after) = (&content[..at], &content[at + new.len()..]);
+            prop_assert!(original.starts_with(before), "{content:?}");
+            prop_assert!(original.ends_with(after), "{content:?}");
+            prop_assert!(before.len() + after.len() <= original.len());
+            let removed = &original[before.len()..original.len() - after.len()];
+            prop_assert_eq!(normalise(removed), normalise(&old), "replaced {:?} in {:?}", removed, original);
+        }
+    }
+}
+
+#[test]
+fn the_two_reported_cuts_are_refused() {
+    for (original, old) in [
+        ("pro\u{FB01}le = 1", "ile = 1 "),
+        ("msg = \"Loading\u{2026}\"", "msg = \"Loading. "),
+    ] {
+        let edits = [Replacement {
+            old_text: old.into(),
+            new_text: "X".into(),
+        }];
+        assert!(apply_edits(original, &edits, "f").is_err(), "{original:?}");
+    }
+}
+
+// --- Indentation ---
+
+/// How the file indents: spaces with a step, or tabs.
+#[derive(Debug, Clone, Copy)]
+enum Style {
+    Spaces(usize),
+    Tabs,
+}
+
+impl Style {
+    fn indent(self, level: usize) -> String {
+        match self {
+            Style::Spaces(step) => " ".repeat(step * level),
+            Style::Tabs => "\t".repeat(level),
+        }
+    }
+}
+
+/// The indentation mistake the model makes.
+#[derive(Debug, Clone, Copy)]
+enum Mistake {
+    /// Every line this many levels deeper (negative: less deep).
+    Levels(i64),
+    /// Every line this many spaces deeper (spaces files only).
+    Spaces(usize),
+    /// Tabs for a spaces file, or spaces at this width for a tab file; and a level shift.
+    Restyle { width: usize, levels: i64 },
+}
+
+impl Mistake {
+    /// The model's indentation of a line at `level` of the file, if it has one.
+    fn indent(self, style: Style, level: usize) -> Option<String> {
+        let shifted = |levels: i64| usize::try_from(level as i64 + levels).ok();
+        match (self, style) {
+            (Mistake::Levels(k), _) => shifted(k).map(|l| style.indent(l)),
+            (Mistake::Spaces(d), _) => Some(format!("{}{}", " ".repeat(d), style.indent(level))),
+            (Mistake::Restyle { levels, .. }, Style::Spaces(_)) => {
+                shifted(levels).map(|l| "\t".repeat(l))
+            }
+            (Mistake::Restyle { width, levels }, Style::Tabs) => {
+                shifted(levels).map(|l| " ".repeat(width * l))
+            }
+        }
+    }
+}
+
+#[derive(Debug, Clone)]
+struct IndentCase {
+    style: Style,
+    /// (level, text) per line; empty text is a blank line.
+    lines: Vec<(usize, String)>,
+    block: (usize, usize),
+    mistake: Mistake,
+    crlf: bool,
+    bom: bool,
+    final_newline: bool,
+    /// Whitespace the model leaves on blank lines of oldText.
+    blank_ws: &'static str,
+}
+
+const WORDS: &[&str] = &["a();", "b = 1;", "if x {", "}", "return y;", "// note", ""];
+
+fn indent_case() -> impl Strategy<Value = IndentCase> {
+    let style = prop_oneof![
+        Just(Style::Spaces(2)),
+        Just(Style::Spaces(4)),
+        Just(Style::Spaces(8)),
+        Just(Style::Tabs)
+    ];
+    let line = (
+        0usize..4,
+        prop::sample::select(WORDS),
+        prop::option::weighted(0.4, 0u32..1000),
+    );
+    (
+        style,
+        prop::collection::vec(line, 3..24),
+        any::<(prop::sample::Index, prop::sample::Index)>(),
+        0usize..7,
+        prop::sample::select(vec![-2i64, -1, 1, 2]),
+        prop::sample::select(vec![2usize, 4, 8]),
+        any::<(bool, bool, bool)>(),
+        prop::sample::select(vec!["", "  ", "\t"]),
+    )
+        .prop_map(
+            |(style, raw, (a, b), kind, k, width, (crlf, bom, final_newline), blank_ws)| {
+                let lines: Vec<(usize, String)> = raw
+                    .into_iter()
+                    .map(|(level, word, tag)| match (word, tag) {
+                        ("", _) => (0, String::new()),
+                        (w, Some(tag)) => (level, format!("{w} // {tag}")),
+                        (w, None) => (level, w.to_string()),
+                    })
+                    .collect();
+                let (x, y) = (a.index(lines.len()), b.index(lines.len()));
+                let block = (x.min(y), x.max(y) + 1);
+                let mistake = match (kind, style) {
+                    (0 | 1, _) => Mistake::Levels(k),
+                    (2, Style::Spaces(_)) => Mistake::Spaces(1 + width / 4),
+                    (2, Style::Tabs) => Mistake::Levels(k.abs()),
+                    (3 | 4, _) => Mistake::Restyle { width, levels: 0 },
+                    _ => Mistake::Restyle { width, levels: k },
+                };
+                IndentCase {
+                    style,
+                    lines,
+                    block,
+                    mistake,
+                    crlf,
+                    bom,
+                    final_newline,
+                    blank_ws,
+                }
+            },
+        )
+}
+
+/// The lines as text (LF), indented by `indent`; blank lines from `blank`.
+fn render(
+    lines: &[(usize, String)],
+    indent: impl Fn(usize) -> Option<String>,
+    blank: &str,
+) -> Option<String> {
+    let mut out = Vec::new();
+    for (level, text) in lines {
+        if text.is_empty() {
+            out.push(blank.to_string());
+        } else {
+            out.push(format!("{}{text}", indent(*level)?));
+        }
+    }
+    Some(out.join("\n"))
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig {
+        max_global_rejects: 4 * cases(256),
+        ..ProptestConfig::with_cases(cases(256))
+    })]
+    #[test]
+    fn indentation_mistakes_apply_exactly_or_are_refused(case in indent_case()) {
+        let IndentCase { style, lines, block, mistake, crlf, bom, final_newline, blank_ws } = case;
+        let block_lines = &lines[block.0..block.1];
+        let text_lines: Vec<&(usize, String)> = block_lines.iter().filter(|(_, t)| !t.is_empty()).collect();
+        let levels: std::collections::BTreeSet<usize> = text_lines.iter().map(|(l, _)| *l).collect();
+        prop_assume!(!text_lines.is_empty());
+
+        // newText: every line with text marked, a line one level deeper after the first, and
+        // one a level shallower at the end when there is room.
+        let first_level = text_lines[0].0;
+        let mut new_lines: Vec<(usize, String)> = Vec::new();
+        for (level, text) in block_lines {
+            if text.is_empty() {
+                new_lines.push((0, String::new()));
+                continue;
+            }
+            new_lines.push((*level, format!("{text} \u{27EA}m\u{27EB}")));
+            if new_lines.iter().filter(|(_, t)| !t.is_empty()).count() == 1 {
+                new_lines.push((first_level + 1, "inserted();".into()));
+            }
+        }
+        if first_level > 0 {
+            new_lines.push((first_level - 1, "outdented();".into()));
+        }
+
+        // A negative shift the lines have no room for, or of a single line (which the exact
+        // stage finds as the tail of the line), becomes a positive one.
+        let lowest = new_lines.iter().chain(block_lines).filter(|(_, t)| !t.is_empty()).map(|(l, _)| *l).min().unwrap_or(0) as i64;
+        let mistake = match mistake {
+            Mistake::Levels(k) if k < 0 && (k + lowest < 0 || text_lines.len() < 2) => Mistake::Levels(-k),
+            Mistake::Restyle { width, levels } if levels + lowest < 0 => Mistake::Restyle { width, levels: -levels },
+            m => m,
+        };
+        // A conversion needs lines to go on: more than one, indented, and with a shift two
+        // levels to tell the tab width by.
+        if let Mistake::Restyle { levels: k, .. } = mistake {
+            prop_assume!(text_lines.len() >= 2 && levels.iter().any(|&l| l > 0));
+            prop_assume!(k == 0 || levels.len() >= 2);
+        }
+        let model = |level: usize| mistake.indent(style, level);
+        let old = render(block_lines, model, blank_ws).expect("every level has room");
+        let new = render(&new_lines, model, "").expect("every level has room");
+
+        let ending = if crlf { "\r\n" } else { "\n" };
+        let file_text = |lines: &[(usize, String)]| {
+            let mut text = render(lines, |l| Some(style.indent(l)), "").unwrap().replace('\n', ending);
+            if final_newline {
+                text.push_str(ending);
+            }
+            if bom {
+                text.insert(0, '\u{FEFF}');
+            }
+            text
+        };
+        let original = file_text(&lines);
+        let mut expected_lines = lines[..block.0].to_vec();
+        expected_lines.extend(new_lines.iter().cloned());
+        expected_lines.extend(lines[block.1..].iter().cloned());
+        let expected = file_text(&expected_lines);
+
+        // An oldText that reads as some other place of the file is that place's business
+        // (the exact and normalised stages come first).
+        prop_assume!(!normalise(&original).contains(&normalise(&old)));
+        let edits = [Replacement { old_text: old.clone(), new_text: new.clone() }];
+        match apply_edits(&original, &edits, "f") {
+            Ok(edited) => prop_assert_eq!(edited.content, expected, "old {:?} new {:?}", old, new),
+            Err(e) => {
+                // Refused: only when another window could be meant.
+                let unique = text_lines.iter().any(|(_, t)| {
+                    lines.iter().filter(|(_, other)| other == t).count() == 1
+                });
+                prop_assert!(!unique, "refused a unique window: {} (old {:?})", e.message(), old);
+            }
+        }
     }
 }

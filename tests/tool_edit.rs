@@ -300,11 +300,14 @@ fn reindent(text: &str, f: impl Fn(&str) -> String) -> String {
         .join("\n")
 }
 
+/// A change to one line's indentation.
+type Reindent = fn(&str) -> String;
+
 #[tokio::test]
 async fn uniform_shifts_are_undone_in_new_text() {
     let old = "    if a {\n        b();\n    }";
     let new = "    if a {\n        c();\n    }";
-    let cases: [(&str, &str, fn(&str) -> String, &str); 6] = [
+    let cases: [(&str, &str, Reindent, &str); 6] = [
         (SPACES, "+2", |i| format!("  {i}"), "2 spaces deeper"),
         (SPACES, "+4", |i| format!("    {i}"), "4 spaces deeper"),
         (SPACES, "-2", |i| i[2..].to_string(), "2 spaces less deeply"),

@@ -47,10 +47,9 @@ impl<'a> Line<'a> {
 /// The file's lines, indexed for the indentation stage; built once per call, on first need.
 pub(crate) struct IndentIndex<'a> {
     lines: Vec<Line<'a>>,
-    /// Byte offset of each line's start in the LF text, plus one past the end.
+    /// Byte offset of each line's start in the LF text, plus one past the end (counting a
+    /// newline after the last line).
     starts: Vec<usize>,
-    /// Whether the text ends without a newline (its last line has none).
-    open_end: bool,
     /// The file's own indent step in spaces, when it indents with spaces.
     step: Option<usize>,
     /// Whether the file indents mostly with tabs.
@@ -59,18 +58,18 @@ pub(crate) struct IndentIndex<'a> {
 
 impl<'a> IndentIndex<'a> {
     pub fn new(text: &'a str) -> Self {
+        // After a final newline comes an empty last line, as an editor shows it: oldText
+        // may end with it (a blank line with nothing after it).
         let mut lines = Vec::new();
         let mut starts = vec![0];
-        for line in text.split_inclusive('\n') {
-            lines.push(Line::new(line.strip_suffix('\n').unwrap_or(line)));
-            starts.push(starts[starts.len() - 1] + line.len());
+        for line in text.split('\n') {
+            lines.push(Line::new(line));
+            starts.push(starts[starts.len() - 1] + line.len() + 1);
         }
-        let open_end = !text.is_empty() && !text.ends_with('\n');
         let (step, tabs) = indent_style(&lines);
         IndentIndex {
             lines,
             starts,
-            open_end,
             step,
             tabs,
         }
@@ -78,7 +77,7 @@ impl<'a> IndentIndex<'a> {
 
     /// Whether line `i` (0-based) ends with a newline.
     fn has_newline(&self, i: usize) -> bool {
-        i + 1 < self.lines.len() || !self.open_end
+        i + 1 < self.lines.len()
     }
 }
 
@@ -276,11 +275,9 @@ pub(crate) fn locate_indented(index: &IndentIndex<'_>, old: &str) -> IndentMatch
         1 => {
             let (first, transform) = fits.remove(0);
             let last = first + m - 1;
-            let end = if trailing_newline {
-                index.starts[last + 1]
-            } else {
-                index.starts[last + 1] - usize::from(index.has_newline(last))
-            };
+            // `starts` counts a newline after every line; the window takes it only when
+            // oldText ends with one (and then the line has one).
+            let end = index.starts[last + 1] - usize::from(!trailing_newline);
             IndentMatch::Fit(IndentFit {
                 start: index.starts[first],
                 end,
@@ -333,15 +330,22 @@ fn transform_for(
     };
     let mut widths: Vec<usize> = index.step.into_iter().collect();
     widths.extend(WIDTHS.iter().filter(|w| Some(**w) != index.step));
-    widths.into_iter().find_map(|width| {
+    let restyle = |width: usize| {
         let shift = columns(file0, width) as i64 - columns(old0, width) as i64;
-        let t = Transform::Restyle {
+        Transform::Restyle {
             width,
             shift,
             to_tabs,
-        };
-        fits(&t).then_some(t)
-    })
+        }
+    };
+    // A conversion alone explains more than a conversion and a shift: only when no width
+    // converts without shifting is a shift assumed (a flat block of 2-space lines in a tab
+    // file is a tab per 2 spaces, not a tab per 4 spaces shifted by 2).
+    let plain = widths
+        .iter()
+        .map(|&width| restyle(width))
+        .find(|t| matches!(t, Transform::Restyle { shift: 0, .. }) && fits(t));
+    plain.or_else(|| widths.iter().map(|&width| restyle(width)).find(|t| fits(t)))
 }
 
 /// What the indentation stage did to one edit, as data.
