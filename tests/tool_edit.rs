@@ -466,7 +466,7 @@ async fn a_window_needing_different_shifts_is_refused() {
     let message = run_err(SPACES, &[("      if a {\n        b();\n    }", "x")]).await;
     assert_eq!(
         message,
-        "Could not find oldText in f.txt. It must match the file exactly, including whitespace and indentation: read the file again and copy the text from it. Lines 2-4 of the file have the same text, but the indentation differs from oldText's in a way no single shift or tabs-for-spaces conversion explains; copy the indentation from the file.\n\nThe most similar part of the file:\n1 | fn f() {\n2 |     if a {\n3 |         b();\n4 |     }\n5 | }"
+        "Could not find oldText in f.txt. It must match the file exactly, including whitespace and indentation: read the file again and copy the text from it. Lines 2-4 of the file have the same text, but the indentation differs from line to line in a way no single shift or tabs-for-spaces conversion explains; copy the indentation from the file.\n\nThe most similar part of the file:\n1 | fn f() {\n2 |     if a {\n3 |         b();\n4 |     }\n5 | }"
     );
     // Tabs and spaces mixed so that no one tab width converts them (6 spaces for a level).
     let message = run_err(TABS, &[("\tif a {\n      b();\n\t}", "x")]).await;
@@ -487,6 +487,15 @@ async fn one_line_sent_with_spaces_in_a_tab_block_is_converted() {
     assert_eq!(
         result.details["indentation"][0]["note"],
         "your oldText was indented with tabs and spaces where lines 2-4 of the file are indented with tabs (a tab is 4 columns); newText was converted to the file's indentation the same way."
+    );
+}
+
+#[tokio::test]
+async fn one_line_with_spaces_for_a_tab_is_not_converted() {
+    // One line cannot tell the tab width, so it is refused rather than guessed.
+    assert_eq!(
+        run_err("\tindented();\n", &[("    indented();", "x")]).await,
+        "Could not find oldText in f.txt. It must match the file exactly, including whitespace and indentation: read the file again and copy the text from it. Line 1 of the file has the same text, but the indentation is not the same whitespace with some added or removed (tabs and spaces are converted only in blocks of several lines); copy the indentation from the file.\n\nThe most similar part of the file:\n1 | \tindented();"
     );
 }
 

@@ -217,8 +217,9 @@ pub(crate) enum IndentMatch {
     /// Several windows qualify: their first lines (1-based), the first few.
     Ambiguous(Vec<usize>),
     /// Windows whose text matches but whose indentation differs by no single
-    /// transformation: their first and last lines (1-based).
-    Inconsistent(Vec<(usize, usize)>),
+    /// transformation: their first and last lines (1-based), and whether oldText had only
+    /// one line of text (for which tabs and spaces are not converted).
+    Inconsistent(Vec<(usize, usize)>, bool),
     NotFound,
 }
 
@@ -271,7 +272,7 @@ pub(crate) fn locate_indented(index: &IndentIndex<'_>, old: &str) -> IndentMatch
     }
     match fits.len() {
         0 if inconsistent.is_empty() => IndentMatch::NotFound,
-        0 => IndentMatch::Inconsistent(inconsistent),
+        0 => IndentMatch::Inconsistent(inconsistent, non_blank == 1),
         1 => {
             let (first, transform) = fits.remove(0);
             let last = first + m - 1;
@@ -389,7 +390,9 @@ pub enum IndentShift {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "camelCase")]
 pub enum IndentStyle {
+    /// Tabs (spaces after them only to reach a column between two tab stops).
     Tabs,
+    /// Spaces only.
     Spaces,
 }
 

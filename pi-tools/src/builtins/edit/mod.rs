@@ -1,9 +1,12 @@
 //! The `edit` tool: exact, unique, non-overlapping text replacements, applied all or nothing
 //! inside the file's mutation queue.
 //!
-//! Only the replaced regions change: a fuzzy match locates a region, and the new text is
-//! spliced into the file's original bytes, so line endings, a byte-order mark, trailing
-//! spaces and typographic characters elsewhere stay exactly as they were.
+//! An `oldText` is located in three stages: exactly; else through a normalisation of
+//! Unicode forms, quotes, dashes, odd spaces and trailing blanks (`matching.rs`); else line by
+//! line with one consistent indentation mistake forgiven, `newText` then re-indented the
+//! same way (`indent.rs`). Only the replaced regions change: a match locates a region, and
+//! the new text is spliced into the file's original bytes, so line endings, a byte-order mark,
+//! trailing spaces and typographic characters elsewhere stay exactly as they were.
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -265,13 +268,13 @@ pub fn apply_edits(
                     IndentMatch::Ambiguous(lines) => {
                         return Err(ToolError::new(ambiguous_indented(&label(i), &lines, shown)));
                     }
-                    IndentMatch::Inconsistent(windows) => {
+                    IndentMatch::Inconsistent(windows, one_line) => {
                         return Err(ToolError::new(not_found(
                             &label(i),
                             &lf.text,
                             &old,
                             shown,
-                            Some(windows[0]),
+                            Some((windows[0], one_line)),
                         )));
                     }
                     IndentMatch::NotFound => {
@@ -369,19 +372,24 @@ fn not_found(
     text: &str,
     old: &str,
     shown: &str,
-    inconsistent: Option<(usize, usize)>,
+    inconsistent: Option<((usize, usize), bool)>,
 ) -> String {
     let mut message = format!(
         "Could not find {label} in {shown}. It must match the file exactly, including whitespace and indentation: read the file again and copy the text from it."
     );
-    if let Some((first, last)) = inconsistent {
+    if let Some(((first, last), one_line)) = inconsistent {
         let lines = if first == last {
             format!("Line {first} of the file has")
         } else {
             format!("Lines {first}-{last} of the file have")
         };
+        let why = if one_line {
+            "is not the same whitespace with some added or removed (tabs and spaces are converted only in blocks of several lines)"
+        } else {
+            "differs from line to line in a way no single shift or tabs-for-spaces conversion explains"
+        };
         message.push_str(&format!(
-            " {lines} the same text, but the indentation differs from {label}'s in a way no single shift or tabs-for-spaces conversion explains; copy the indentation from the file."
+            " {lines} the same text, but the indentation {why}; copy the indentation from the file."
         ));
     }
     if let Some(region) = closest_region(text, old) {
