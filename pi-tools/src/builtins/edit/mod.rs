@@ -259,46 +259,10 @@ pub fn apply_edits(
                 label(i)
             )));
         }
-        match locate(&lf.text, &mut fuzzy_cache, &old) {
-            Ok(at) => located.push((i, at, new_text)),
-            Err(LocateError::NotFound) => {
-                let index = indent_cache.get_or_insert_with(|| IndentIndex::new(&lf.text));
-                let fit = match locate_indented(index, &old) {
-                    IndentMatch::Fit(fit) => fit,
-                    IndentMatch::Ambiguous(lines) => {
-                        return Err(ToolError::new(ambiguous_indented(&label(i), &lines, shown)));
-                    }
-                    IndentMatch::Inconsistent(windows, one_line) => {
-                        return Err(ToolError::new(not_found(
-                            &label(i),
-                            &lf.text,
-                            &old,
-                            shown,
-                            Some((windows[0], one_line)),
-                        )));
-                    }
-                    IndentMatch::NotFound => {
-                        return Err(ToolError::new(not_found(
-                            &label(i),
-                            &lf.text,
-                            &old,
-                            shown,
-                            None,
-                        )));
-                    }
-                };
-                let new_text = fit.transform.apply_to_text(&new_text).map_err(|line| {
-                    ToolError::new(too_shallow(&new_label(edits.len(), i), line, &fit, shown))
-                })?;
-                if !fit.is_identity() {
-                    indentation.push(fit.adjustment(i, default_width(index)));
-                }
-                let at = Located {
-                    start: fit.start,
-                    end: fit.end,
-                    fuzzy: true,
-                };
+        let split = match locate(&lf.text, &mut fuzzy_cache, &old) {
+            Ok(at) => {
                 located.push((i, at, new_text));
+                continue;
             }
             Err(LocateError::Ambiguous(count)) => {
                 return Err(ToolError::new(format!(
@@ -306,10 +270,50 @@ pub fn apply_edits(
                     label(i)
                 )));
             }
-            Err(LocateError::SplitsCharacter(split)) => {
+            Err(LocateError::NotFound) => None,
+            Err(LocateError::SplitsCharacter(split)) => Some(split),
+        };
+        let index = indent_cache.get_or_insert_with(|| IndentIndex::new(&lf.text));
+        let fit = match (locate_indented(index, &old), split) {
+            (IndentMatch::Fit(fit), _) => fit,
+            (IndentMatch::Ambiguous(lines), _) => {
+                return Err(ToolError::new(ambiguous_indented(&label(i), &lines, shown)));
+            }
+            (_, Some(split)) => {
                 return Err(ToolError::new(splits_character(&label(i), &split, shown)));
             }
+            (IndentMatch::Inconsistent(windows, one_line), None) => {
+                let near = Some((windows[0], one_line));
+                return Err(ToolError::new(not_found(
+                    &label(i),
+                    &lf.text,
+                    &old,
+                    shown,
+                    near,
+                )));
+            }
+            (IndentMatch::NotFound, None) => {
+                return Err(ToolError::new(not_found(
+                    &label(i),
+                    &lf.text,
+                    &old,
+                    shown,
+                    None,
+                )));
+            }
+        };
+        let new_text = fit.transform.apply_to_text(&new_text).map_err(|line| {
+            ToolError::new(too_shallow(&new_label(edits.len(), i), line, &fit, shown))
+        })?;
+        if !fit.is_identity() {
+            indentation.push(fit.adjustment(i, default_width(index)));
         }
+        let at = Located {
+            start: fit.start,
+            end: fit.end,
+            fuzzy: true,
+        };
+        located.push((i, at, new_text));
     }
     located.sort_by_key(|(_, at, _)| at.start);
     for pair in located.windows(2) {
