@@ -9,6 +9,10 @@ use pi_tools::{
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
+// The dependency under another name, as `pi-tools = { package = ..., }` renames would give;
+// `crate = "renamed"` routes the generated code through it.
+extern crate pi_tools as renamed;
+
 /// Count down from a number, reporting each step.
 #[tool(snippet = "Count down", guidelines = ["Count down only from small numbers."])]
 async fn countdown(
@@ -38,10 +42,47 @@ async fn divide(a: f64, b: f64) -> Result<f64, String> {
     Ok(a / b)
 }
 
+/// Repeat a word.
+///
+/// Use it when a word must appear several times; the
+/// separator goes between the copies.
+///
+/// - `times` copies
+/// - joined by `separator`
+#[tool(role = explore)]
+async fn repeat(
+    /// The word.
+    word: String,
+    /// How many copies.
+    #[default = 2]
+    times: usize,
+    /// What goes between copies.
+    #[default = "-"]
+    separator: String,
+) -> Result<String, ToolError> {
+    Ok(vec![word; times].join(&separator))
+}
+
+/// Shout a word, through the renamed dependency.
+#[tool(crate = "renamed", snippet = "")]
+async fn shout(
+    ctx: &renamed::ToolContext,
+    /// The word.
+    word: String,
+    /// How many exclamation marks.
+    #[default = 1]
+    marks: usize,
+) -> Result<String, renamed::ToolError> {
+    let _ = ctx.call_id();
+    Ok(format!("{}{}", word.to_uppercase(), "!".repeat(marks)))
+}
+
 fn tools() -> ToolSet {
     ToolSet::new([
         wrap(Arc::new(CountdownTool), None),
         wrap(Arc::new(DivideTool), None),
+        wrap(Arc::new(RepeatTool), None),
+        wrap(Arc::new(ShoutTool), None),
     ])
 }
 
@@ -178,5 +219,76 @@ fn the_definition_carries_the_attribute_metadata() {
     let location = tool.source_location().expect("a location");
     assert!(location.file.ends_with("macro_e2e.rs"), "{location}");
     // The line of the fn.
-    assert_eq!(location.line, 14);
+    assert_eq!(location.line, 18);
+}
+
+#[tokio::test]
+async fn an_absent_parameter_with_a_default_reaches_the_fn_as_the_default() {
+    let calls = [
+        ToolCall::new("c1", "repeat", json!({"word": "ab"})),
+        ToolCall::new("c2", "repeat", json!({"word": "ab", "times": 3, "separator": "+"})),
+        // `null` is absent, as for any optional property.
+        ToolCall::new("c3", "repeat", json!({"word": "ab", "times": null})),
+    ];
+    let (outcome, _) = run(&calls).await;
+    let texts: Vec<String> = outcome
+        .messages
+        .iter()
+        .map(|m| {
+            assert!(!m.is_error, "{m:?}");
+            m.content[0].as_text().unwrap_or_default().to_owned()
+        })
+        .collect();
+    assert_eq!(texts, ["ab-ab", "ab+ab+ab", "ab-ab"]);
+}
+
+#[test]
+fn a_default_is_in_the_schema_and_the_parameter_is_optional() {
+    assert_eq!(
+        RepeatTool.parameters(),
+        &json!({
+            "type": "object",
+            "properties": {
+                "word": {"type": "string", "description": "The word."},
+                "times": {"type": "integer", "minimum": 0, "default": 2, "description": "How many copies."},
+                "separator": {"type": "string", "default": "-", "description": "What goes between copies."}
+            },
+            "required": ["word"]
+        })
+    );
+}
+
+#[test]
+fn the_whole_doc_comment_is_the_description_and_its_first_paragraph_the_snippet() {
+    assert_eq!(
+        RepeatTool.description(),
+        "Repeat a word.\n\nUse it when a word must appear several times; the separator goes \
+         between the copies.\n\n- `times` copies\n- joined by `separator`"
+    );
+    assert_eq!(RepeatTool.prompt_snippet(), Some("Repeat a word."));
+    assert_eq!(DivideTool.prompt_snippet(), Some("Divide two numbers."));
+    // `snippet = ""` keeps a tool out of the "Available tools" list.
+    assert_eq!(ShoutTool.prompt_snippet(), Some(""));
+    assert_eq!(
+        pi_tools::prompt::available_tools(&[Arc::new(ShoutTool), Arc::new(DivideTool)]),
+        ["- divide: Divide two numbers."]
+    );
+}
+
+#[test]
+fn the_role_key_sets_the_definitions_role() {
+    assert_eq!(RepeatTool.role(), pi_tools::ToolRole::Explore);
+    assert_eq!(DivideTool.role(), pi_tools::ToolRole::General);
+}
+
+#[tokio::test]
+async fn a_tool_declared_through_a_renamed_crate_runs() {
+    let calls = [
+        ToolCall::new("c1", "shout", json!({"word": "hey"})),
+        ToolCall::new("c2", "shout", json!({"word": "hey", "marks": 3})),
+    ];
+    let (outcome, _) = run(&calls).await;
+    assert_eq!(outcome.messages[0].content, vec![ContentBlock::text("HEY!")]);
+    assert_eq!(outcome.messages[1].content, vec![ContentBlock::text("HEY!!!")]);
+    assert_eq!(ShoutTool.parameters()["properties"]["marks"]["default"], 1);
 }

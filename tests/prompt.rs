@@ -4,12 +4,22 @@ mod support;
 
 use std::sync::Arc;
 
-use pi_tools::ToolDefinition;
 use pi_tools::prompt::{PromptSections, available_tools, guidelines};
+use pi_tools::{ToolDefinition, ToolRole, tool};
 use support::FakeTool;
 
 fn tools(list: Vec<FakeTool>) -> Vec<Arc<dyn ToolDefinition>> {
     list.into_iter().map(FakeTool::arc).collect()
+}
+
+/// A tool that runs shell commands, as bash declares itself.
+fn shell(name: &str) -> FakeTool {
+    FakeTool::new(name).role(ToolRole::Shell)
+}
+
+/// A tool that explores files, as grep, find and ls declare themselves.
+fn explorer(name: &str) -> FakeTool {
+    FakeTool::new(name).role(ToolRole::Explore)
 }
 
 #[test]
@@ -40,7 +50,7 @@ fn snippets_are_listed_in_active_order_on_one_line_and_snippetless_tools_are_ski
 
 #[test]
 fn bash_without_exploration_tools_is_told_to_do_file_operations() {
-    let active = tools(vec![FakeTool::new("read"), FakeTool::new("bash")]);
+    let active = tools(vec![FakeTool::new("read"), shell("bash")]);
     assert_eq!(
         guidelines(&active, &[]),
         vec![
@@ -51,24 +61,39 @@ fn bash_without_exploration_tools_is_told_to_do_file_operations() {
 }
 
 #[test]
+fn the_rule_names_tools_by_their_role_not_their_name() {
+    // A "grep" without the role is not an exploration tool; a shell under another name is
+    // the shell.
+    let active = tools(vec![FakeTool::new("grep"), shell("sh")]);
+    assert_eq!(
+        guidelines(&active, &[]),
+        vec![
+            "Use sh for file operations such as listing directories, finding files and \
+             searching their contents (ls, find, rg)."
+        ]
+    );
+}
+
+#[test]
 fn bash_with_exploration_tools_prefers_them() {
-    let active = tools(vec![FakeTool::new("bash"), FakeTool::new("ls")]);
+    let active = tools(vec![shell("bash"), explorer("ls")]);
     assert_eq!(
         guidelines(&active, &[]),
         vec![
             "Prefer the ls tool over bash for exploring files: it is faster and respects .gitignore."
         ]
     );
+    // Named in active order, as the "Available tools" section lists them.
     let active = tools(vec![
-        FakeTool::new("ls"),
-        FakeTool::new("bash"),
-        FakeTool::new("grep"),
-        FakeTool::new("find"),
+        explorer("ls"),
+        shell("bash"),
+        explorer("grep"),
+        explorer("find"),
     ]);
     assert_eq!(
         guidelines(&active, &[]),
         vec![
-            "Prefer the grep, find and ls tools over bash for exploring files: they are faster \
+            "Prefer the ls, grep and find tools over bash for exploring files: they are faster \
              and respect .gitignore."
         ]
     );
@@ -76,7 +101,7 @@ fn bash_with_exploration_tools_prefers_them() {
 
 #[test]
 fn no_exploration_rule_without_bash() {
-    let active = tools(vec![FakeTool::new("grep"), FakeTool::new("read")]);
+    let active = tools(vec![explorer("grep"), FakeTool::new("read")]);
     assert!(guidelines(&active, &[]).is_empty());
 }
 
@@ -88,8 +113,8 @@ fn guidelines_are_ordered_trimmed_and_deduplicated() {
             "  ",
             "Keep edits small.",
         ]),
-        FakeTool::new("bash").guidelines(&["  Read a file before editing it.  ", "Quote paths."]),
-        FakeTool::new("grep").guidelines(&["Keep edits small"]),
+        shell("bash").guidelines(&["  Read a file before editing it.  ", "Quote paths."]),
+        explorer("grep").guidelines(&["Keep edits small"]),
     ]);
     let closing = vec![
         "Be concise.".to_owned(),
@@ -113,7 +138,7 @@ fn guidelines_are_ordered_trimmed_and_deduplicated() {
 fn sections_render_as_prompt_text() {
     let active = tools(vec![
         FakeTool::new("read").snippet("Read file contents"),
-        FakeTool::new("bash")
+        shell("bash")
             .snippet("Run shell commands")
             .guidelines(&["Avoid interactive commands."]),
     ]);
@@ -128,5 +153,39 @@ fn sections_render_as_prompt_text() {
          - Use bash for file operations such as listing directories, finding files and searching their contents (ls, find, rg).\n\
          - Avoid interactive commands.\n\
          - Be concise."
+    );
+}
+
+/// Search the code base for a symbol's definition.
+#[tool(role = explore)]
+async fn find_symbol(
+    /// The symbol's name.
+    name: String,
+) -> Result<String, String> {
+    Ok(name)
+}
+
+#[test]
+fn a_user_tool_declaring_the_explore_role_joins_the_rule() {
+    let active: Vec<Arc<dyn ToolDefinition>> = vec![
+        shell("bash").arc(),
+        explorer("grep").arc(),
+        Arc::new(FindSymbolTool),
+    ];
+    assert_eq!(FindSymbolTool.role(), ToolRole::Explore);
+    assert_eq!(
+        guidelines(&active, &[]),
+        vec![
+            "Prefer the grep and find_symbol tools over bash for exploring files: they are \
+             faster and respect .gitignore."
+        ]
+    );
+    let alone: Vec<Arc<dyn ToolDefinition>> = vec![shell("bash").arc(), Arc::new(FindSymbolTool)];
+    assert_eq!(
+        guidelines(&alone, &[]),
+        vec![
+            "Prefer the find_symbol tool over bash for exploring files: it is faster and \
+             respects .gitignore."
+        ]
     );
 }

@@ -33,8 +33,20 @@ pub struct Param {
     pub docs: Vec<Attribute>,
     /// `#[serde(..)]` / `#[schemars(..)]`, moved to the generated field.
     pub field_attrs: Vec<Attribute>,
+    /// `#[default = value]` attributes (more than one is a mistake `check` reports).
+    pub defaults: Vec<Attribute>,
     /// The parameter's name (or pattern), for spans.
     pub span: Span,
+}
+
+impl Param {
+    /// The value of the first `#[default = value]`, when it is written in that form.
+    pub fn default_value(&self) -> Option<&Expr> {
+        match &self.defaults.first()?.meta {
+            Meta::NameValue(nv) => Some(&nv.value),
+            _ => None,
+        }
+    }
 }
 
 /// How the function's `Ok` value becomes a result.
@@ -64,7 +76,7 @@ pub struct ToolFn {
     /// `self` parameters.
     pub receivers: Vec<Span>,
     pub ret: Return,
-    /// The first paragraph of the doc comment, lines joined with spaces.
+    /// The whole doc comment as the model reads it (see [`doc_text`]); `None` without one.
     pub doc_description: Option<String>,
 }
 
@@ -80,6 +92,7 @@ impl ToolFn {
                     let span = pat_ty.pat.span();
                     let mut docs = Vec::new();
                     let mut field_attrs = Vec::new();
+                    let mut defaults = Vec::new();
                     let mut kind = None;
                     let mut kept = Vec::new();
                     for attr in pat_ty.attrs.drain(..) {
@@ -88,6 +101,8 @@ impl ToolFn {
                             docs.push(attr);
                         } else if path.is_ident("serde") || path.is_ident("schemars") {
                             field_attrs.push(attr);
+                        } else if path.is_ident("default") {
+                            defaults.push(attr);
                         } else if path.is_ident("ctx") {
                             kind = Some(ParamKind::Ctx);
                         } else if path.is_ident("args") {
@@ -116,6 +131,7 @@ impl ToolFn {
                         ty,
                         docs,
                         field_attrs,
+                        defaults,
                         span,
                     });
                 }
@@ -125,7 +141,7 @@ impl ToolFn {
             ReturnType::Default => Return::Missing(func.sig.paren_token.span.close()),
             ReturnType::Type(_, ty) => classify_return(ty),
         };
-        let doc_description = first_paragraph(&func.attrs);
+        let doc_description = doc_text(&doc_lines(&func.attrs));
         ToolFn {
             func,
             params,
@@ -213,20 +229,69 @@ pub fn doc_lines(attrs: &[Attribute]) -> Vec<String> {
         .collect()
 }
 
-/// The first paragraph of the doc comment, its lines joined with spaces (`None` without one).
-fn first_paragraph(attrs: &[Attribute]) -> Option<String> {
-    let lines = doc_lines(attrs);
-    let paragraph: Vec<&str> = lines
-        .iter()
-        .map(|l| l.trim())
-        .skip_while(|l| l.is_empty())
-        .take_while(|l| !l.is_empty())
-        .collect();
-    if paragraph.is_empty() {
-        None
-    } else {
-        Some(paragraph.join(" "))
+/// The doc comment as Markdown text for the model: paragraphs separated by a blank line,
+/// the lines of a paragraph joined with spaces (as Markdown renders them), except that list
+/// items and headings start a new line and fenced code blocks keep their lines as written.
+/// `None` when there is no text.
+pub fn doc_text(lines: &[String]) -> Option<String> {
+    let mut paragraphs: Vec<String> = Vec::new();
+    let mut current = String::new();
+    let mut fence: Option<&str> = None;
+    for line in lines {
+        let trimmed = line.trim();
+        if let Some(marker) = fence {
+            current.push('\n');
+            current.push_str(line);
+            if trimmed.starts_with(marker) {
+                fence = None;
+            }
+            continue;
+        }
+        if trimmed.is_empty() {
+            if !current.is_empty() {
+                paragraphs.push(std::mem::take(&mut current));
+            }
+            continue;
+        }
+        let opens_fence = ["```", "~~~"].into_iter().find(|m| trimmed.starts_with(m));
+        let text = if opens_fence.is_some() {
+            line.as_str()
+        } else {
+            trimmed
+        };
+        if current.is_empty() {
+            current.push_str(text);
+        } else if opens_fence.is_some() || starts_block_line(trimmed) {
+            current.push('\n');
+            current.push_str(text);
+        } else {
+            current.push(' ');
+            current.push_str(text);
+        }
+        fence = opens_fence;
     }
+    if !current.is_empty() {
+        paragraphs.push(current);
+    }
+    (!paragraphs.is_empty()).then(|| paragraphs.join("\n\n"))
+}
+
+/// A list item (`- `, `* `, `+ `, `1. `) or a heading (`# `): Markdown starts a new line.
+fn starts_block_line(line: &str) -> bool {
+    let digits = line.chars().take_while(char::is_ascii_digit).count();
+    ["- ", "* ", "+ ", "#"].iter().any(|m| line.starts_with(m))
+        || (digits > 0 && line[digits..].starts_with(". "))
+}
+
+/// The first paragraph of a description, on one line.
+pub fn first_paragraph(text: &str) -> String {
+    let first = text.split("\n\n").next().unwrap_or_default();
+    first.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// Whether `ty` is written `Option<..>` (any path ending in `Option`).
+pub fn is_option(ty: &Type) -> bool {
+    matches!(ty, Type::Path(p) if p.path.segments.last().is_some_and(|s| s.ident == "Option"))
 }
 
 /// `read_file` / `read-file` → `ReadFile`.

@@ -1,5 +1,9 @@
 //! The `#[tool(...)]` key grammar: each key parsed into its typed value, unknown and
 //! duplicate keys reported at their own token.
+//!
+//! Every key is declared once, in the `keys!` list below: its field in [`Attrs`], the type
+//! of its value (which says how the value is written and parsed, see [`KeyValue`]) and its
+//! name in the attribute. Adding a key is one line there.
 
 use proc_macro2::{Span, TokenStream};
 use syn::parse::{ParseStream, Parser};
@@ -8,20 +12,64 @@ use syn::{Expr, ExprArray, ExprLit, ExprPath, Ident, Lit, LitStr, Path, Token, T
 
 use crate::ctxt::Ctxt;
 
-/// Every key the attribute accepts, in the order the rustdoc lists them.
-pub const KEYS: &[&str] = &[
-    "name",
-    "label",
-    "description",
-    "snippet",
-    "guidelines",
-    "mode",
-    "config",
-    "renderer",
-    "prepare",
-    "read_only",
-    "destructive",
-];
+/// Declares [`Attrs`] (one `Option` field per key), [`KEYS`] and the dispatch from a key's
+/// name to its parser, from one list.
+macro_rules! keys {
+    ($($(#[doc = $doc:literal])* $field:ident: $ty:ty = $key:literal,)*) => {
+        /// The parsed keys; `None` when absent.
+        #[derive(Default)]
+        pub struct Attrs {
+            $($(#[doc = $doc])* pub $field: Option<$ty>,)*
+        }
+
+        /// Every key the attribute accepts, in the order the rustdoc lists them.
+        pub const KEYS: &[&str] = &[$($key),*];
+
+        /// Parses `value` into the field of `key`; `false` when the key is unknown.
+        fn set(cx: &Ctxt, attrs: &mut Attrs, key: &Ident, value: Option<Expr>) -> bool {
+            match key.to_string().as_str() {
+                $($key => {
+                    if attrs.$field.is_some() {
+                        duplicate(cx, key);
+                    } else {
+                        attrs.$field = <$ty as KeyValue>::parse(cx, key, value);
+                    }
+                })*
+                _ => return false,
+            }
+            true
+        }
+    };
+}
+
+keys! {
+    /// `name = "..."`.
+    name: LitStr = "name",
+    /// `label = "..."`.
+    label: LitStr = "label",
+    /// `description = "..."`.
+    description: LitStr = "description",
+    /// `snippet = "..."`.
+    snippet: LitStr = "snippet",
+    /// `guidelines = ["...", ...]`.
+    guidelines: Vec<LitStr> = "guidelines",
+    /// `mode = parallel | sequential`.
+    mode: Mode = "mode",
+    /// `role = explore | shell`.
+    role: Role = "role",
+    /// `config = Type`.
+    config: Type = "config",
+    /// `renderer = Type`.
+    renderer: Type = "renderer",
+    /// `prepare = path`.
+    prepare: Path = "prepare",
+    /// The `read_only` flag.
+    read_only: Flag = "read_only",
+    /// The `destructive` flag.
+    destructive: Flag = "destructive",
+    /// `crate = "path"`: where generated code finds pi-tools.
+    krate: CratePath = "crate",
+}
 
 /// `parallel` or `sequential`.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -30,30 +78,203 @@ pub enum Mode {
     Sequential,
 }
 
-/// The parsed keys; `None` when absent.
-#[derive(Default)]
-pub struct Attrs {
-    pub name: Option<LitStr>,
-    pub label: Option<LitStr>,
-    pub description: Option<LitStr>,
-    pub snippet: Option<LitStr>,
-    pub guidelines: Option<Vec<LitStr>>,
-    pub mode: Option<Mode>,
-    pub config: Option<Type>,
-    pub renderer: Option<Type>,
-    pub prepare: Option<Path>,
-    pub read_only: bool,
-    pub destructive: bool,
+/// The tool's part in the prompt's exploration rule (`pi_tools::ToolRole`).
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Role {
+    Explore,
+    Shell,
+}
+
+/// A flag key, present without a value.
+#[derive(Clone, Copy, Debug)]
+pub struct Flag;
+
+/// The path generated code reaches pi-tools through (`crate = "..."`).
+pub struct CratePath(pub Path);
+
+/// How a key's value is written and read.
+trait KeyValue: Sized {
+    /// Parses the value written after `key =` (`None` for a bare key), recording mistakes.
+    fn parse(cx: &Ctxt, key: &Ident, value: Option<Expr>) -> Option<Self> {
+        match value {
+            Some(value) => Self::parse_value(cx, key, &value),
+            None => {
+                cx.error_spanned_by(key, format!("`{key}` needs a value: write `{key} = ...`"));
+                None
+            }
+        }
+    }
+
+    /// Parses a given value.
+    fn parse_value(cx: &Ctxt, key: &Ident, value: &Expr) -> Option<Self>;
+}
+
+impl KeyValue for LitStr {
+    fn parse_value(cx: &Ctxt, key: &Ident, value: &Expr) -> Option<Self> {
+        match value {
+            Expr::Lit(ExprLit {
+                lit: Lit::Str(s), ..
+            }) => Some(s.clone()),
+            other => {
+                cx.error_spanned_by(
+                    other,
+                    format!("`{key}` takes a string literal: write `{key} = \"...\"`"),
+                );
+                None
+            }
+        }
+    }
+}
+
+impl KeyValue for Vec<LitStr> {
+    fn parse_value(cx: &Ctxt, key: &Ident, value: &Expr) -> Option<Self> {
+        match value {
+            Expr::Array(ExprArray { elems, .. }) => Some(
+                elems
+                    .iter()
+                    .filter_map(|e| LitStr::parse_value(cx, key, e))
+                    .collect(),
+            ),
+            other => {
+                cx.error_spanned_by(
+                    other,
+                    format!("`{key}` takes a list of strings: write `{key} = [\"...\", \"...\"]`"),
+                );
+                None
+            }
+        }
+    }
+}
+
+impl KeyValue for Type {
+    fn parse_value(cx: &Ctxt, key: &Ident, value: &Expr) -> Option<Self> {
+        match syn::parse2::<Type>(quote::quote!(#value)) {
+            Ok(ty) => Some(ty),
+            Err(_) => {
+                cx.error_spanned_by(
+                    value,
+                    format!("`{key}` takes a type: write `{key} = MyType`"),
+                );
+                None
+            }
+        }
+    }
+}
+
+impl KeyValue for Path {
+    fn parse_value(cx: &Ctxt, key: &Ident, value: &Expr) -> Option<Self> {
+        match value {
+            Expr::Path(ExprPath { path, .. }) => Some(path.clone()),
+            other => {
+                cx.error_spanned_by(
+                    other,
+                    format!(
+                        "`{key}` takes the path of a `fn(serde_json::Value) -> Result<serde_json::Value, ToolError>`: write `{key} = my_prepare`"
+                    ),
+                );
+                None
+            }
+        }
+    }
+}
+
+impl KeyValue for Flag {
+    fn parse(cx: &Ctxt, key: &Ident, value: Option<Expr>) -> Option<Self> {
+        match value {
+            None => Some(Flag),
+            Some(value) => Self::parse_value(cx, key, &value),
+        }
+    }
+
+    fn parse_value(cx: &Ctxt, key: &Ident, value: &Expr) -> Option<Self> {
+        cx.error_spanned_by(
+            value,
+            format!("`{key}` is a flag and takes no value: write just `{key}`"),
+        );
+        None
+    }
+}
+
+impl KeyValue for Mode {
+    fn parse_value(cx: &Ctxt, key: &Ident, value: &Expr) -> Option<Self> {
+        match word(value) {
+            (w, _) if w == "parallel" => Some(Mode::Parallel),
+            (w, _) if w == "sequential" => Some(Mode::Sequential),
+            (w, span) => {
+                cx.error_at(
+                    span,
+                    format!("invalid {key} `{w}`: use `{key} = parallel` or `{key} = sequential`"),
+                );
+                None
+            }
+        }
+    }
+}
+
+impl KeyValue for Role {
+    fn parse_value(cx: &Ctxt, key: &Ident, value: &Expr) -> Option<Self> {
+        match word(value) {
+            (w, _) if w == "explore" => Some(Role::Explore),
+            (w, _) if w == "shell" => Some(Role::Shell),
+            (w, span) => {
+                cx.error_at(
+                    span,
+                    format!(
+                        "invalid {key} `{w}`: use `{key} = explore` (the tool lists, finds or searches files) or `{key} = shell` (the tool runs shell commands)"
+                    ),
+                );
+                None
+            }
+        }
+    }
+}
+
+impl KeyValue for CratePath {
+    fn parse_value(cx: &Ctxt, key: &Ident, value: &Expr) -> Option<Self> {
+        let lit = LitStr::parse_value(cx, key, value)?;
+        match lit.parse::<Path>() {
+            Ok(path) => Some(CratePath(path)),
+            Err(_) => {
+                cx.error_spanned_by(
+                    &lit,
+                    format!(
+                        "`{key}` takes the path of the pi-tools crate as your crate names it, e.g. `{key} = \"my_pi_tools\"`"
+                    ),
+                );
+                None
+            }
+        }
+    }
+}
+
+/// The word of `mode = parallel` or `mode = "parallel"`, with its span.
+fn word(value: &Expr) -> (String, Span) {
+    match value {
+        Expr::Path(ExprPath { path, .. }) if path.get_ident().is_some() => {
+            let ident = path.get_ident().map_or_else(String::new, Ident::to_string);
+            (ident, path.span())
+        }
+        Expr::Lit(ExprLit {
+            lit: Lit::Str(s), ..
+        }) => (s.value(), s.span()),
+        other => (quote::quote!(#other).to_string(), other.span()),
+    }
+}
+
+fn duplicate(cx: &Ctxt, key: &Ident) {
+    cx.error_spanned_by(
+        key,
+        format!("duplicate key `{key}` in #[tool]: remove one of them"),
+    );
 }
 
 /// Parses the attribute's arguments, recording every mistake in `cx`.
-pub fn parse(cx: &mut Ctxt, args: TokenStream) -> Attrs {
+pub fn parse(cx: &Ctxt, args: TokenStream) -> Attrs {
     let mut attrs = Attrs::default();
-    let mut seen: Vec<String> = Vec::new();
     let parser = |input: ParseStream| {
         while !input.is_empty() {
-            let key: Ident = input.call(Ident::parse_any_key)?;
-            let key_name = key.to_string();
+            // `crate` is a keyword: read any identifier.
+            let key: Ident = input.call(syn::ext::IdentExt::parse_any)?;
             let value: Option<Expr> = if input.peek(Token![=]) {
                 input.parse::<Token![=]>()?;
                 Some(input.parse()?)
@@ -63,25 +284,15 @@ pub fn parse(cx: &mut Ctxt, args: TokenStream) -> Attrs {
             if !input.is_empty() {
                 input.parse::<Token![,]>()?;
             }
-            if !KEYS.contains(&key_name.as_str()) {
+            if !set(cx, &mut attrs, &key, value) {
                 cx.error_spanned_by(
                     &key,
                     format!(
-                        "unknown key `{key_name}` in #[tool]: expected one of {}",
+                        "unknown key `{key}` in #[tool]: expected one of {}",
                         KEYS.join(", ")
                     ),
                 );
-                continue;
             }
-            if seen.contains(&key_name) {
-                cx.error_spanned_by(
-                    &key,
-                    format!("duplicate key `{key_name}` in #[tool]: remove one of them"),
-                );
-                continue;
-            }
-            seen.push(key_name.clone());
-            apply(cx, &mut attrs, &key, value);
         }
         Ok(())
     };
@@ -89,117 +300,4 @@ pub fn parse(cx: &mut Ctxt, args: TokenStream) -> Attrs {
         cx.syn_error(e);
     }
     attrs
-}
-
-trait ParseAnyKey {
-    fn parse_any_key(input: ParseStream) -> syn::Result<Ident>;
-}
-
-impl ParseAnyKey for Ident {
-    fn parse_any_key(input: ParseStream) -> syn::Result<Ident> {
-        use syn::ext::IdentExt;
-        Ident::parse_any(input)
-    }
-}
-
-fn apply(cx: &mut Ctxt, attrs: &mut Attrs, key: &Ident, value: Option<Expr>) {
-    let key_name = key.to_string();
-    let flag = matches!(key_name.as_str(), "read_only" | "destructive");
-    let value = match (value, flag) {
-        (None, true) => {
-            match key_name.as_str() {
-                "read_only" => attrs.read_only = true,
-                _ => attrs.destructive = true,
-            }
-            return;
-        }
-        (Some(v), true) => {
-            cx.error_spanned_by(
-                &v,
-                format!("`{key_name}` is a flag and takes no value: write just `{key_name}`"),
-            );
-            return;
-        }
-        (None, false) => {
-            cx.error_spanned_by(
-                key,
-                format!("`{key_name}` needs a value: write `{key_name} = ...`"),
-            );
-            return;
-        }
-        (Some(v), false) => v,
-    };
-    match key_name.as_str() {
-        "name" => attrs.name = string(cx, key, &value),
-        "label" => attrs.label = string(cx, key, &value),
-        "description" => attrs.description = string(cx, key, &value),
-        "snippet" => attrs.snippet = string(cx, key, &value),
-        "guidelines" => match &value {
-            Expr::Array(ExprArray { elems, .. }) => {
-                attrs.guidelines = Some(elems.iter().filter_map(|e| string(cx, key, e)).collect());
-            }
-            other => cx.error_spanned_by(
-                other,
-                "`guidelines` takes a list of strings: write `guidelines = [\"...\", \"...\"]`",
-            ),
-        },
-        "mode" => attrs.mode = mode(cx, &value),
-        "config" | "renderer" => match syn::parse2::<Type>(quote::quote!(#value)) {
-            Ok(ty) => {
-                if key_name == "config" {
-                    attrs.config = Some(ty);
-                } else {
-                    attrs.renderer = Some(ty);
-                }
-            }
-            Err(_) => cx.error_spanned_by(&value, format!("`{key_name}` takes a type: write `{key_name} = MyType`")),
-        },
-        "prepare" => match &value {
-            Expr::Path(ExprPath { path, .. }) => attrs.prepare = Some(path.clone()),
-            other => cx.error_spanned_by(
-                other,
-                "`prepare` takes the path of a `fn(serde_json::Value) -> Result<serde_json::Value, ToolError>`: write `prepare = my_prepare`",
-            ),
-        },
-        _ => {}
-    }
-}
-
-fn string(cx: &mut Ctxt, key: &Ident, value: &Expr) -> Option<LitStr> {
-    match value {
-        Expr::Lit(ExprLit {
-            lit: Lit::Str(s), ..
-        }) => Some(s.clone()),
-        other => {
-            cx.error_spanned_by(
-                other,
-                format!("`{key}` takes a string literal: write `{key} = \"...\"`"),
-            );
-            None
-        }
-    }
-}
-
-fn mode(cx: &mut Ctxt, value: &Expr) -> Option<Mode> {
-    let (word, span): (String, Span) = match value {
-        Expr::Path(ExprPath { path, .. }) if path.get_ident().is_some() => {
-            let ident = path.get_ident()?;
-            (ident.to_string(), ident.span())
-        }
-        Expr::Lit(ExprLit {
-            lit: Lit::Str(s), ..
-        }) => (s.value(), s.span()),
-        other => (quote::quote!(#other).to_string(), other.span()),
-    };
-    match word.as_str() {
-        "parallel" => Some(Mode::Parallel),
-        "sequential" => Some(Mode::Sequential),
-        _ => {
-            cx.error_at(
-                span,
-                format!("invalid mode `{word}`: use `mode = parallel` or `mode = sequential`"),
-            );
-            None
-        }
-    }
 }

@@ -1,6 +1,9 @@
-//! Semantic checks of a parsed `#[tool]`: every mistake is recorded, at its own token.
+//! Semantic checks of a parsed `#[tool]`: every mistake is recorded, at its own token. Each
+//! `check_*` judges one aspect; [`check`] runs them all.
 
-use crate::ast::{ParamKind, Return, ToolFn};
+use syn::Meta;
+
+use crate::ast::{Param, ParamKind, Return, ToolFn, is_option};
 use crate::attr::Attrs;
 use crate::ctxt::Ctxt;
 
@@ -14,8 +17,18 @@ pub fn valid_tool_name(name: &str) -> bool {
 }
 
 /// Records every mistake in the attribute and the function.
-pub fn check(cx: &mut Ctxt, attrs: &Attrs, tool: &ToolFn) {
-    let sig = &tool.func.sig;
+pub fn check(cx: &Ctxt, attrs: &Attrs, tool: &ToolFn) {
+    check_name(cx, attrs);
+    check_signature(cx, tool);
+    check_description(cx, attrs, tool);
+    check_params(cx, attrs, tool);
+    for param in &tool.params {
+        check_default(cx, param);
+    }
+    check_return(cx, tool);
+}
+
+fn check_name(cx: &Ctxt, attrs: &Attrs) {
     if let Some(name) = &attrs.name
         && !valid_tool_name(&name.value())
     {
@@ -27,6 +40,10 @@ pub fn check(cx: &mut Ctxt, attrs: &Attrs, tool: &ToolFn) {
             ),
         );
     }
+}
+
+fn check_signature(cx: &Ctxt, tool: &ToolFn) {
+    let sig = &tool.func.sig;
     if sig.asyncness.is_none() {
         cx.error_spanned_by(
             sig.fn_token,
@@ -45,12 +62,19 @@ pub fn check(cx: &mut Ctxt, attrs: &Attrs, tool: &ToolFn) {
             "#[tool] functions cannot be generic: the arguments struct and the schema need concrete types; remove the generic parameters",
         );
     }
+}
+
+fn check_description(cx: &Ctxt, attrs: &Attrs, tool: &ToolFn) {
     if attrs.description.is_none() && tool.doc_description.is_none() {
         cx.error_spanned_by(
-            &sig.ident,
+            &tool.func.sig.ident,
             "a tool needs a description for the model: add a `///` doc comment to the fn or `description = \"...\"` to #[tool]",
         );
     }
+}
+
+/// At most one context, configuration and `#[args]` parameter; `#[args]` alone.
+fn check_params(cx: &Ctxt, attrs: &Attrs, tool: &ToolFn) {
     let mut ctx_seen = false;
     let mut config_seen = false;
     let mut args_seen = false;
@@ -104,11 +128,80 @@ pub fn check(cx: &mut Ctxt, attrs: &Attrs, tool: &ToolFn) {
                     );
                 }
                 if param.ident.is_none() {
-                    cx.error_at(param.span, "a tool parameter needs a plain name (it becomes a JSON property): write `name: Type`");
+                    cx.error_at(
+                        param.span,
+                        "a tool parameter needs a plain name (it becomes a JSON property): write `name: Type`",
+                    );
                 }
             }
         }
     }
+}
+
+/// `#[default = value]`: once, in that form, on a plain parameter whose type is not `Option`
+/// and that has no serde default of its own.
+fn check_default(cx: &Ctxt, param: &Param) {
+    let Some(first) = param.defaults.first() else {
+        return;
+    };
+    for extra in &param.defaults[1..] {
+        cx.error_spanned_by(
+            extra,
+            "a parameter takes at most one #[default = ...]: remove this one",
+        );
+    }
+    if !matches!(first.meta, Meta::NameValue(_)) {
+        cx.error_spanned_by(
+            first,
+            "write the default as `#[default = value]`, e.g. `#[default = 100] limit: u64`",
+        );
+    }
+    if param.kind != ParamKind::Plain {
+        cx.error_spanned_by(
+            first,
+            "#[default = ...] goes on a plain parameter (a property of the arguments); in an #[args] struct use `#[serde(default = \"path\")]` on the field",
+        );
+        return;
+    }
+    if is_option(&param.ty) {
+        cx.error_spanned_by(
+            &param.ty,
+            "a parameter with a #[default] is not optional to the fn: write the inner type (e.g. `limit: u64`, not `Option<u64>`); the fn receives the default when the argument is absent",
+        );
+    }
+    if param.field_attrs.iter().any(has_serde_default) {
+        cx.error_spanned_by(
+            first,
+            "#[default = ...] and #[serde(default)] both give this parameter a default: keep one",
+        );
+    }
+}
+
+/// `#[serde(default)]` or `#[serde(default = "...")]`.
+fn has_serde_default(attr: &syn::Attribute) -> bool {
+    if !attr.path().is_ident("serde") {
+        return false;
+    }
+    let mut found = false;
+    // A malformed list is serde's to report; here it only means "no default seen".
+    let _ = attr.parse_nested_meta(|meta| {
+        if meta.path.is_ident("default") {
+            found = true;
+        }
+        if meta.input.peek(syn::Token![=]) {
+            meta.value()?.parse::<syn::Expr>()?;
+        } else if meta.input.peek(syn::token::Paren) {
+            // `rename(serialize = "..")` and the like: skip the list.
+            let list;
+            syn::parenthesized!(list in meta.input);
+            list.parse::<proc_macro2::TokenStream>()?;
+        }
+        Ok(())
+    });
+    found
+}
+
+fn check_return(cx: &Ctxt, tool: &ToolFn) {
     match &tool.ret {
         Return::Result(_) => {}
         Return::Missing(span) => cx.error_at(

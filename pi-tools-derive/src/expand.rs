@@ -1,13 +1,16 @@
-//! Code generation: the arguments struct, the definition struct, its `ToolDefinition` impl
-//! and the registration; or, when the input has mistakes, the errors plus placeholders.
+//! Code generation: one function per generated item (the arguments struct, the definition
+//! struct, each method of its `ToolDefinition` impl, the registration), composed by
+//! [`Gen::tool`]; or, when the input has mistakes, the errors plus placeholders
+//! ([`Gen::fallback`]).
 
 use proc_macro2::TokenStream;
-use quote::{quote, quote_spanned};
+use quote::{ToTokens, format_ident, quote, quote_spanned};
+use syn::ext::IdentExt;
 use syn::spanned::Spanned;
-use syn::{Ident, ItemFn};
+use syn::{Expr, ExprLit, Ident, ItemFn, Lit};
 
-use crate::ast::{OkKind, ParamKind, Return, ToolFn, pascal_case};
-use crate::attr::{self, Attrs, Mode};
+use crate::ast::{OkKind, Param, ParamKind, Return, ToolFn, first_paragraph, pascal_case};
+use crate::attr::{self, Attrs, Mode, Role};
 use crate::check::{check, valid_tool_name};
 use crate::ctxt::Ctxt;
 
@@ -21,28 +24,31 @@ pub fn expand(args: TokenStream, item: TokenStream) -> TokenStream {
             return quote!(#item #error);
         }
     };
-    let mut cx = Ctxt::default();
-    let attrs = attr::parse(&mut cx, args);
+    let cx = Ctxt::new();
+    let attrs = attr::parse(&cx, args);
     let tool = ToolFn::from_fn(func);
-    check(&mut cx, &attrs, &tool);
-    let names = Names::new(&attrs, &tool);
-    if cx.has_errors() {
-        return fallback(&cx, &tool, &names);
+    check(&cx, &attrs, &tool);
+    let generator = Gen::new(&attrs, &tool);
+    match cx.check() {
+        Ok(()) => generator.tool(),
+        Err(errors) => generator.fallback(&errors),
     }
-    generate(&attrs, &tool, &names)
 }
 
-/// The names of the tool and the generated items.
-struct Names {
+/// What every generated item needs: the input, the names, and the road into pi-tools.
+struct Gen<'a> {
+    attrs: &'a Attrs,
+    tool: &'a ToolFn,
+    /// `::pi_tools::__private`, or `<crate>::__private` with `crate = "..."`.
+    private: TokenStream,
     tool_name: String,
     tool_struct: Ident,
     args_struct: Ident,
 }
 
-impl Names {
-    fn new(attrs: &Attrs, tool: &ToolFn) -> Names {
-        let fn_name = tool.func.sig.ident.to_string();
-        let fn_name = fn_name.strip_prefix("r#").unwrap_or(&fn_name).to_owned();
+impl<'a> Gen<'a> {
+    fn new(attrs: &'a Attrs, tool: &'a ToolFn) -> Self {
+        let fn_name = tool.func.sig.ident.unraw().to_string();
         let tool_name = attrs
             .name
             .as_ref()
@@ -54,229 +60,257 @@ impl Names {
             base = pascal_case(&fn_name);
         }
         let span = tool.func.sig.ident.span();
-        Names {
+        let krate = match &attrs.krate {
+            Some(path) => {
+                let path = &path.0;
+                quote!(#path)
+            }
+            None => quote!(::pi_tools),
+        };
+        Gen {
+            attrs,
+            tool,
+            private: quote!(#krate::__private),
+            tool_name,
             tool_struct: Ident::new(&format!("{base}Tool"), span),
             args_struct: Ident::new(&format!("{base}Args"), span),
-            tool_name,
         }
     }
-}
 
-/// On error: the function itself (so calls to it still resolve), the errors, and a
-/// placeholder definition struct (so uses of it do not add errors of their own).
-fn fallback(cx: &Ctxt, tool: &ToolFn, names: &Names) -> TokenStream {
-    let errors = cx.to_compile_errors();
-    let func = &tool.func;
-    if !tool.receivers.is_empty() {
-        // Inside an `impl` block only the fn may be emitted.
-        return quote!(#errors #func);
+    /// Everything, when the input is sound.
+    fn tool(&self) -> TokenStream {
+        let func = &self.tool.func;
+        let args = self.args_items();
+        let tool_struct = self.tool_struct();
+        let definition = self.definition_impl();
+        let registration = self.registration();
+        quote! {
+            #func
+            #args
+            #tool_struct
+            #definition
+            #registration
+        }
     }
-    let vis = &func.vis;
-    let tool_struct = &names.tool_struct;
-    quote! {
-        #errors
-        #func
-        #[derive(Debug, Clone, Copy, Default)]
-        #vis struct #tool_struct;
-        impl ::pi_tools::__private::ToolDefinition for #tool_struct {
-            fn name(&self) -> &str { ::core::unreachable!() }
-            fn description(&self) -> &str { ::core::unreachable!() }
-            fn parameters(&self) -> &::pi_tools::__private::serde_json::Value { ::core::unreachable!() }
-            fn execute(
-                &self,
-                _: ::pi_tools::__private::serde_json::Value,
-                _: ::pi_tools::__private::ToolContext,
-            ) -> ::pi_tools::__private::BoxFuture<'_, ::pi_tools::__private::Result<::pi_tools::__private::ToolResult, ::pi_tools::__private::ToolError>> {
-                ::core::unreachable!()
+
+    /// On error: the function itself (so calls to it still resolve), the errors, and a
+    /// placeholder definition struct (so uses of it do not add errors of their own).
+    fn fallback(&self, errors: &syn::Error) -> TokenStream {
+        let errors = errors.to_compile_error();
+        let func = &self.tool.func;
+        if !self.tool.receivers.is_empty() {
+            // Inside an `impl` block only the fn may be emitted.
+            return quote!(#errors #func);
+        }
+        let p = &self.private;
+        let vis = &func.vis;
+        let tool_struct = &self.tool_struct;
+        quote! {
+            #errors
+            #func
+            #[derive(Debug, Clone, Copy, Default)]
+            #vis struct #tool_struct;
+            impl #p::ToolDefinition for #tool_struct {
+                fn name(&self) -> &str { ::core::unreachable!() }
+                fn description(&self) -> &str { ::core::unreachable!() }
+                fn parameters(&self) -> &#p::serde_json::Value { ::core::unreachable!() }
+                fn execute(
+                    &self,
+                    _: #p::serde_json::Value,
+                    _: #p::ToolContext,
+                ) -> #p::BoxFuture<'_, #p::Result<#p::ToolResult, #p::ToolError>> {
+                    ::core::unreachable!()
+                }
             }
         }
     }
-}
 
-fn lit_opt(value: Option<String>) -> TokenStream {
-    match value {
-        Some(v) => quote!(::pi_tools::__private::Option::Some(#v)),
-        None => quote!(::pi_tools::__private::Option::None),
+    fn plain_params(&self) -> impl Iterator<Item = &'a Param> {
+        self.tool
+            .params
+            .iter()
+            .filter(|p| p.kind == ParamKind::Plain)
     }
-}
 
-fn generate(attrs: &Attrs, tool: &ToolFn, names: &Names) -> TokenStream {
-    let func = &tool.func;
-    let vis = &func.vis;
-    let fn_ident = &func.sig.ident;
-    let fn_span = fn_ident.span();
-    let tool_name = &names.tool_name;
-    let tool_struct = &names.tool_struct;
-    let p = quote!(::pi_tools::__private);
+    fn args_param(&self) -> Option<&'a Param> {
+        self.tool.params.iter().find(|p| p.kind == ParamKind::Args)
+    }
 
-    // The arguments: a generated struct of the plain parameters, or the #[args] type.
-    let plain: Vec<_> = tool
-        .params
-        .iter()
-        .filter(|p| p.kind == ParamKind::Plain)
-        .collect();
-    let args_param = tool.params.iter().find(|p| p.kind == ParamKind::Args);
-    let (args_struct_def, args_ty, bind_args) = match args_param {
-        Some(param) => {
-            let ty = &param.ty;
-            let bind = quote!(let __pi_parsed: #ty = match #p::parse_args::<#ty>(#tool_name, __pi_args) {
-                #p::Result::Ok(v) => v,
-                #p::Result::Err(e) => return #p::Result::Err(e),
-            };);
-            let check = quote_spanned! {ty.span()=>
-                const _: () = #p::assert_tool_argument::<#ty>();
-            };
-            (check, quote!(#ty), bind)
+    /// The type the arguments deserialise into: the `#[args]` type or the generated struct.
+    fn args_type(&self) -> TokenStream {
+        match self.args_param() {
+            Some(param) => param.ty.to_token_stream(),
+            None => self.args_struct.to_token_stream(),
         }
-        None => {
-            let args_struct = &names.args_struct;
-            let fields = plain.iter().map(|param| {
-                let ident = &param.ident;
-                let ty = &param.ty;
-                let docs = &param.docs;
-                let field_attrs = &param.field_attrs;
-                quote!(#(#docs)* #(#field_attrs)* #vis #ident: #ty,)
-            });
-            let checks = plain.iter().map(|param| {
-                let ty = &param.ty;
-                quote_spanned! {ty.span()=>
-                    const _: () = #p::assert_tool_argument::<#ty>();
-                }
-            });
-            let idents = plain.iter().map(|param| &param.ident);
-            let doc = format!(
-                "The arguments of the `{tool_name}` tool (generated by `#[tool]` from [`{fn_ident}`])."
-            );
-            let def = quote! {
-                #(#checks)*
-                #[doc = #doc]
-                #[derive(#p::serde::Deserialize, #p::schemars::JsonSchema)]
-                #[serde(crate = "::pi_tools::__private::serde")]
-                #[schemars(crate = "::pi_tools::__private::schemars")]
-                #vis struct #args_struct {
-                    #(#fields)*
-                }
-            };
-            let bind = quote! {
-                let #args_struct { #(#idents),* } = match #p::parse_args::<#args_struct>(#tool_name, __pi_args) {
-                    #p::Result::Ok(v) => v,
-                    #p::Result::Err(e) => return #p::Result::Err(e),
-                };
-            };
-            (def, quote!(#args_struct), bind)
-        }
-    };
+    }
 
-    // The call of the user's fn, with each parameter in place.
-    let config_ty = attrs.config.as_ref();
-    let call_args = tool.params.iter().map(|param| match param.kind {
-        ParamKind::Ctx if param.by_ref => quote!(&__pi_ctx),
-        ParamKind::Ctx => quote!(::core::clone::Clone::clone(&__pi_ctx)),
-        ParamKind::Config => quote!(__pi_config),
-        ParamKind::Args => quote!(__pi_parsed),
-        ParamKind::Plain => {
+    /// The arguments' items: for `#[args]`, the check of its type; otherwise the checks of
+    /// each parameter type, the generated struct and the functions giving its defaults.
+    fn args_items(&self) -> TokenStream {
+        if let Some(param) = self.args_param() {
+            return self.argument_check(param);
+        }
+        let checks = self.plain_params().map(|param| self.argument_check(param));
+        let args_struct = self.args_struct();
+        let defaults = self.default_fns();
+        quote! {
+            #(#checks)*
+            #args_struct
+            #defaults
+        }
+    }
+
+    /// `Deserialize + JsonSchema` (and `Serialize` with a default, for the schema's
+    /// `default`), checked at the parameter's type.
+    fn argument_check(&self, param: &Param) -> TokenStream {
+        let p = &self.private;
+        let ty = &param.ty;
+        let check = if param.default_value().is_some() {
+            quote!(assert_default_argument)
+        } else {
+            quote!(assert_tool_argument)
+        };
+        quote_spanned! {ty.span()=>
+            const _: () = #p::#check::<#ty>();
+        }
+    }
+
+    /// `struct <Pascal>Args { ... }`, deriving `Deserialize` and `JsonSchema` through
+    /// pi-tools' own re-exports.
+    fn args_struct(&self) -> TokenStream {
+        let p = &self.private;
+        let vis = &self.tool.func.vis;
+        let args_struct = &self.args_struct;
+        // The path as text for `crate = "..."` (token spacing removed).
+        let serde_crate = format!("{p}::serde").replace(' ', "");
+        let schemars_crate = format!("{p}::schemars").replace(' ', "");
+        let fields = self.plain_params().map(|param| {
             let ident = &param.ident;
-            quote!(#ident)
-        }
-    });
-    let bind_config = match (
-        config_ty,
-        tool.params.iter().any(|p| p.kind == ParamKind::Config),
-    ) {
-        (Some(ty), true) => quote! {
-            let __pi_config: &#ty = match #p::expect_config::<#ty>(&__pi_ctx) {
-                #p::Result::Ok(v) => v,
-                #p::Result::Err(e) => return #p::Result::Err(e),
-            };
-        },
-        _ => quote!(),
-    };
-    let call = quote_spanned! {fn_span=>
-        #p::assert_send(#fn_ident(#(#call_args),*))
-    };
-    let ok = match tool.ret {
-        Return::Result(OkKind::Json) => quote!(#p::IntoToolResult::into_tool_result(#p::Json(v))),
-        _ => quote!(#p::IntoToolResult::into_tool_result(v)),
-    };
-
-    let label = attrs
-        .label
-        .as_ref()
-        .map_or_else(|| tool_name.clone(), |l| l.value());
-    let description = attrs
-        .description
-        .as_ref()
-        .map(|d| d.value())
-        .or_else(|| tool.doc_description.clone())
-        .unwrap_or_default();
-    let snippet = lit_opt(attrs.snippet.as_ref().map(|s| s.value()));
-    let guidelines: Vec<String> = attrs
-        .guidelines
-        .iter()
-        .flatten()
-        .map(|g| g.value())
-        .collect();
-    let mode = match attrs.mode {
-        Some(Mode::Sequential) => quote!(#p::ExecutionMode::Sequential),
-        _ => quote!(#p::ExecutionMode::Parallel),
-    };
-    let prepare = attrs.prepare.as_ref().map(|path| {
+            let ty = &param.ty;
+            let docs = &param.docs;
+            let field_attrs = &param.field_attrs;
+            let default = param.default_value().map(|_| {
+                let path = format!("{args_struct}::{}", default_fn(param));
+                quote!(#[serde(default = #path)])
+            });
+            quote!(#(#docs)* #(#field_attrs)* #default #vis #ident: #ty,)
+        });
+        let doc = format!(
+            "The arguments of the `{}` tool (generated by `#[tool]` from [`{}`]).",
+            self.tool_name, self.tool.func.sig.ident
+        );
         quote! {
-            fn prepare_arguments(
-                &self,
-                args: #p::serde_json::Value,
-            ) -> #p::Result<#p::serde_json::Value, #p::ToolError> {
-                #path(args)
+            #[doc = #doc]
+            #[derive(#p::serde::Deserialize, #p::schemars::JsonSchema)]
+            #[serde(crate = #serde_crate)]
+            #[schemars(crate = #schemars_crate)]
+            #vis struct #args_struct {
+                #(#fields)*
             }
         }
-    });
-    let config = config_ty.map(|ty| {
+    }
+
+    /// One function per `#[default = value]`, named by the field's `#[serde(default)]`: a
+    /// string literal goes through `From<&str>` (so `"."` gives a `String`), any other
+    /// value is used as written.
+    fn default_fns(&self) -> TokenStream {
+        let fns: Vec<TokenStream> = self
+            .plain_params()
+            .filter_map(|param| {
+                let value = param.default_value()?;
+                let name = default_fn(param);
+                let ty = &param.ty;
+                let value = match value {
+                    Expr::Lit(ExprLit {
+                        lit: Lit::Str(s), ..
+                    }) => quote_spanned!(s.span()=> ::core::convert::From::from(#s)),
+                    other => quote_spanned!(other.span()=> #other),
+                };
+                Some(quote! {
+                    #[doc(hidden)]
+                    fn #name() -> #ty {
+                        #value
+                    }
+                })
+            })
+            .collect();
+        if fns.is_empty() {
+            return TokenStream::new();
+        }
+        let args_struct = &self.args_struct;
         quote! {
-            fn config(&self) -> #p::Option<#p::ToolConfigSpec> {
-                #p::Option::Some(#p::config_spec::<#ty>())
+            impl #args_struct {
+                #(#fns)*
             }
         }
-    });
-    let renderer = attrs.renderer.as_ref().map(|ty| {
+    }
+
+    /// The unit struct named after the tool.
+    fn tool_struct(&self) -> TokenStream {
+        let vis = &self.tool.func.vis;
+        let tool_struct = &self.tool_struct;
+        let doc = format!(
+            "The `{}` tool (generated by `#[tool]` from [`{}`]).",
+            self.tool_name, self.tool.func.sig.ident
+        );
         quote! {
-            fn render_call(&self, args: &#p::serde_json::Value) -> #p::Styled {
-                #p::ToolRenderer::render_call(&<#ty as ::core::default::Default>::default(), args)
-            }
-            fn render_result(&self, result: &#p::ToolResult, is_error: bool) -> #p::Styled {
-                #p::ToolRenderer::render_result(&<#ty as ::core::default::Default>::default(), result, is_error)
+            #[doc = #doc]
+            #[derive(Debug, Clone, Copy, Default)]
+            #vis struct #tool_struct;
+        }
+    }
+
+    /// `impl ToolDefinition for <Pascal>Tool`, one method per generator below.
+    fn definition_impl(&self) -> TokenStream {
+        let p = &self.private;
+        let tool_struct = &self.tool_struct;
+        let methods = [
+            self.text_methods(),
+            self.parameters_method(),
+            self.mode_method(),
+            self.prepare_method(),
+            self.execute_method(),
+            self.config_method(),
+            self.flag_methods(),
+            self.role_method(),
+            self.source_location_method(),
+            self.renderer_methods(),
+        ];
+        quote! {
+            impl #p::ToolDefinition for #tool_struct {
+                #(#methods)*
             }
         }
-    });
-    let read_only = attrs.read_only.then(|| {
-        quote!(
-            fn read_only(&self) -> bool {
-                true
-            }
-        )
-    });
-    let destructive = attrs.destructive.then(|| {
-        quote!(
-            fn destructive(&self) -> bool {
-                true
-            }
-        )
-    });
-    let location = quote_spanned! {fn_span=>
-        #p::SourceLocation { file: ::core::file!(), line: ::core::line!() }
-    };
-    let struct_doc =
-        format!("The `{tool_name}` tool (generated by `#[tool]` from [`{fn_ident}`]).");
+    }
 
-    quote! {
-        #func
+    /// The description: `description = "..."`, else the whole doc comment.
+    fn description(&self) -> String {
+        self.attrs
+            .description
+            .as_ref()
+            .map(|d| d.value())
+            .or_else(|| self.tool.doc_description.clone())
+            .unwrap_or_default()
+    }
 
-        #args_struct_def
-
-        #[doc = #struct_doc]
-        #[derive(Debug, Clone, Copy, Default)]
-        #vis struct #tool_struct;
-
-        impl #p::ToolDefinition for #tool_struct {
+    /// `name`, `label`, `description`, `prompt_snippet` (by default the description's first
+    /// paragraph) and `prompt_guidelines`.
+    fn text_methods(&self) -> TokenStream {
+        let p = &self.private;
+        let tool_name = &self.tool_name;
+        let label = self
+            .attrs
+            .label
+            .as_ref()
+            .map_or_else(|| tool_name.clone(), |l| l.value());
+        let description = self.description();
+        let snippet = self
+            .attrs
+            .snippet
+            .as_ref()
+            .map_or_else(|| first_paragraph(&description), |s| s.value());
+        let guidelines = self.attrs.guidelines.iter().flatten().map(|g| g.value());
+        quote! {
             fn name(&self) -> &str {
                 #tool_name
             }
@@ -287,19 +321,67 @@ fn generate(attrs: &Attrs, tool: &ToolFn, names: &Names) -> TokenStream {
                 #description
             }
             fn prompt_snippet(&self) -> #p::Option<&str> {
-                #snippet
+                #p::Option::Some(#snippet)
             }
             fn prompt_guidelines(&self) -> #p::Vec<#p::String> {
                 #p::Vec::from([#(#p::String::from(#guidelines)),*])
             }
+        }
+    }
+
+    /// The canonical schema, computed once.
+    fn parameters_method(&self) -> TokenStream {
+        let p = &self.private;
+        let args_ty = self.args_type();
+        quote! {
             fn parameters(&self) -> &#p::serde_json::Value {
                 static SCHEMA: #p::OnceLock<#p::serde_json::Value> = #p::OnceLock::new();
                 SCHEMA.get_or_init(#p::canonical_schema::<#args_ty>)
             }
+        }
+    }
+
+    fn mode_method(&self) -> TokenStream {
+        let p = &self.private;
+        let mode = match self.attrs.mode {
+            Some(Mode::Sequential) => quote!(#p::ExecutionMode::Sequential),
+            Some(Mode::Parallel) | None => quote!(#p::ExecutionMode::Parallel),
+        };
+        quote! {
             fn execution_mode(&self) -> #p::ExecutionMode {
                 #mode
             }
-            #prepare
+        }
+    }
+
+    fn prepare_method(&self) -> TokenStream {
+        let p = &self.private;
+        let Some(path) = &self.attrs.prepare else {
+            return TokenStream::new();
+        };
+        quote! {
+            fn prepare_arguments(
+                &self,
+                args: #p::serde_json::Value,
+            ) -> #p::Result<#p::serde_json::Value, #p::ToolError> {
+                #path(args)
+            }
+        }
+    }
+
+    /// Parses the arguments, reads the configuration, calls the fn and converts its result.
+    fn execute_method(&self) -> TokenStream {
+        let p = &self.private;
+        let bind_args = self.bind_args();
+        let bind_config = self.bind_config();
+        let call = self.call();
+        let ok = match self.tool.ret {
+            Return::Result(OkKind::Json) => {
+                quote!(#p::IntoToolResult::into_tool_result(#p::Json(v)))
+            }
+            _ => quote!(#p::IntoToolResult::into_tool_result(v)),
+        };
+        quote! {
             fn execute(
                 &self,
                 __pi_args: #p::serde_json::Value,
@@ -316,20 +398,162 @@ fn generate(attrs: &Attrs, tool: &ToolFn, names: &Names) -> TokenStream {
                     }
                 })
             }
-            #config
-            #read_only
-            #destructive
+        }
+    }
+
+    /// `__pi_parsed` (the `#[args]` value) or one binding per plain parameter.
+    fn bind_args(&self) -> TokenStream {
+        let p = &self.private;
+        let tool_name = &self.tool_name;
+        let args_ty = self.args_type();
+        let pattern = match self.args_param() {
+            Some(_) => quote!(__pi_parsed),
+            None => {
+                let idents = self.plain_params().map(|param| &param.ident);
+                quote!(#args_ty { #(#idents),* })
+            }
+        };
+        quote! {
+            let #pattern = match #p::parse_args::<#args_ty>(#tool_name, __pi_args) {
+                #p::Result::Ok(v) => v,
+                #p::Result::Err(e) => return #p::Result::Err(e),
+            };
+        }
+    }
+
+    /// `__pi_config`, when the fn takes a `#[config]` parameter.
+    fn bind_config(&self) -> TokenStream {
+        let p = &self.private;
+        let takes_config = self.tool.params.iter().any(|p| p.kind == ParamKind::Config);
+        match &self.attrs.config {
+            Some(ty) if takes_config => quote! {
+                let __pi_config: &#ty = match #p::expect_config::<#ty>(&__pi_ctx) {
+                    #p::Result::Ok(v) => v,
+                    #p::Result::Err(e) => return #p::Result::Err(e),
+                };
+            },
+            _ => TokenStream::new(),
+        }
+    }
+
+    /// The call of the user's fn with each parameter in place, its future checked `Send`
+    /// at the fn's name.
+    fn call(&self) -> TokenStream {
+        let p = &self.private;
+        let fn_ident = &self.tool.func.sig.ident;
+        let args = self.tool.params.iter().map(|param| match param.kind {
+            ParamKind::Ctx if param.by_ref => quote!(&__pi_ctx),
+            ParamKind::Ctx => quote!(::core::clone::Clone::clone(&__pi_ctx)),
+            ParamKind::Config => quote!(__pi_config),
+            ParamKind::Args => quote!(__pi_parsed),
+            ParamKind::Plain => {
+                let ident = &param.ident;
+                quote!(#ident)
+            }
+        });
+        quote_spanned! {fn_ident.span()=>
+            #p::assert_send(#fn_ident(#(#args),*))
+        }
+    }
+
+    fn config_method(&self) -> TokenStream {
+        let p = &self.private;
+        let Some(ty) = &self.attrs.config else {
+            return TokenStream::new();
+        };
+        quote! {
+            fn config(&self) -> #p::Option<#p::ToolConfigSpec> {
+                #p::Option::Some(#p::config_spec::<#ty>())
+            }
+        }
+    }
+
+    /// `read_only` and `destructive`, when set.
+    fn flag_methods(&self) -> TokenStream {
+        let read_only = self.attrs.read_only.map(|_| {
+            quote! {
+                fn read_only(&self) -> bool {
+                    true
+                }
+            }
+        });
+        let destructive = self.attrs.destructive.map(|_| {
+            quote! {
+                fn destructive(&self) -> bool {
+                    true
+                }
+            }
+        });
+        quote!(#read_only #destructive)
+    }
+
+    fn role_method(&self) -> TokenStream {
+        let p = &self.private;
+        let role = match self.attrs.role {
+            Some(Role::Explore) => quote!(#p::ToolRole::Explore),
+            Some(Role::Shell) => quote!(#p::ToolRole::Shell),
+            None => return TokenStream::new(),
+        };
+        quote! {
+            fn role(&self) -> #p::ToolRole {
+                #role
+            }
+        }
+    }
+
+    /// `file!()` and `line!()` at the fn's name.
+    fn location(&self) -> TokenStream {
+        let p = &self.private;
+        quote_spanned! {self.tool.func.sig.ident.span()=>
+            #p::SourceLocation { file: ::core::file!(), line: ::core::line!() }
+        }
+    }
+
+    fn source_location_method(&self) -> TokenStream {
+        let p = &self.private;
+        let location = self.location();
+        quote! {
             fn source_location(&self) -> #p::Option<#p::SourceLocation> {
                 #p::Option::Some(#location)
             }
-            #renderer
         }
+    }
 
-        #p::inventory::submit! {
-            #p::ToolRegistration {
-                make: #p::make_tool::<#tool_struct>,
-                location: #location,
+    fn renderer_methods(&self) -> TokenStream {
+        let p = &self.private;
+        let Some(ty) = &self.attrs.renderer else {
+            return TokenStream::new();
+        };
+        quote! {
+            fn render_call(&self, args: &#p::serde_json::Value) -> #p::Styled {
+                #p::ToolRenderer::render_call(&<#ty as ::core::default::Default>::default(), args)
+            }
+            fn render_result(&self, result: &#p::ToolResult, is_error: bool) -> #p::Styled {
+                #p::ToolRenderer::render_result(&<#ty as ::core::default::Default>::default(), result, is_error)
             }
         }
+    }
+
+    /// The `inventory` registration `Registry::from_inventory` finds.
+    fn registration(&self) -> TokenStream {
+        let p = &self.private;
+        let tool_struct = &self.tool_struct;
+        let location = self.location();
+        quote! {
+            #p::inventory::submit! {
+                #p::ToolRegistration {
+                    make: #p::make_tool::<#tool_struct>,
+                    location: #location,
+                }
+            }
+        }
+    }
+}
+
+/// The name of the function giving a parameter's default (`__pi_default_limit`).
+fn default_fn(param: &Param) -> Ident {
+    match &param.ident {
+        Some(ident) => format_ident!("__pi_default_{}", ident.unraw()),
+        None => format_ident!("__pi_default"),
     }
 }

@@ -1,4 +1,4 @@
-//! Snapshots of the expansion of three representative tools (formatted with prettyplease).
+//! Snapshots of the expansion of representative tools (formatted with prettyplease).
 
 use quote::quote;
 
@@ -23,13 +23,20 @@ fn plain_parameters_with_context_and_metadata() {
         quote! {
             /// Read the contents of a file.
             ///
-            /// Not part of the description.
+            /// The second paragraph, part of the description
+            /// (its lines joined).
             pub async fn read(
                 ctx: &ToolContext,
                 /// Path to the file to read
                 path: String,
                 /// Line to start from (1-indexed)
-                offset: Option<u64>,
+                #[default = 1]
+                offset: u64,
+                /// The text encoding
+                #[default = "utf-8"]
+                encoding: String,
+                /// Stop after this many lines
+                limit: Option<u64>,
             ) -> Result<ToolOutput<ReadDetails>, ToolError> {
                 todo!()
             }
@@ -61,6 +68,7 @@ fn config_renderer_and_json_output() {
         quote!(
             name = "run-shell",
             label = "Shell",
+            role = shell,
             config = ShellConfig,
             renderer = ShellRenderer
         ),
@@ -88,4 +96,19 @@ fn on_error_only_the_fn_the_errors_and_a_placeholder_are_emitted() {
             }
         }
     ));
+}
+
+#[test]
+fn a_renamed_crate_is_the_only_road_into_pi_tools() {
+    let expansion = pretty(
+        quote!(crate = "renamed", role = explore),
+        quote! {
+            /// Search the code.
+            async fn search(#[default = 10] limit: u32) -> Result<String, String> {
+                todo!()
+            }
+        },
+    );
+    assert!(!expansion.contains("pi_tools"), "{expansion}");
+    insta::assert_snapshot!(expansion);
 }

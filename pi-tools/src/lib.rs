@@ -29,6 +29,7 @@ pub mod toolbox;
 pub use crate::tool::private as __private;
 
 pub use crate::core::*;
+pub use crate::tool::ToolRole;
 pub use crate::tool::{
     IntoToolResult, Json, Registry, RegistryError, SourceLocation, ToolConfigSpec, ToolDefinition,
     ToolOutput, ToolRenderer, from_agent_tool, wrap, wrap_with_mode,

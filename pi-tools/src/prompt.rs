@@ -11,10 +11,7 @@
 
 use std::sync::Arc;
 
-use crate::tool::ToolDefinition;
-
-/// The tools whose presence changes how the model should explore files.
-const EXPLORATION_TOOLS: [&str; 3] = ["grep", "find", "ls"];
+use crate::tool::{ToolDefinition, ToolRole};
 
 /// The two prompt sections for a set of active tools.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -74,8 +71,10 @@ pub fn available_tools(active: &[Arc<dyn ToolDefinition>]) -> Vec<String> {
 /// order, then the closing guidelines; trimmed, empties dropped, and each exact string kept
 /// only the first time it appears.
 ///
-/// The exploration rule applies when bash is active: without grep, find or ls it says to
-/// use bash for file operations; with any of them it says to prefer those tools.
+/// The exploration rule applies when a tool with the [`ToolRole::Shell`] role (bash) is
+/// active: without a [`ToolRole::Explore`] tool (grep, find, ls, or any tool declaring
+/// `role = explore`) it says to use the shell for file operations; with some, it says to
+/// prefer those, named in active order.
 pub fn guidelines(active: &[Arc<dyn ToolDefinition>], closing: &[String]) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
     let mut add = |line: &str| {
@@ -99,21 +98,23 @@ pub fn guidelines(active: &[Arc<dyn ToolDefinition>], closing: &[String]) -> Vec
 }
 
 fn exploration_rule(active: &[Arc<dyn ToolDefinition>]) -> Option<String> {
-    let has = |name: &str| active.iter().any(|t| t.name() == name);
-    if !has("bash") {
-        return None;
-    }
-    let explorers: Vec<&str> = EXPLORATION_TOOLS.into_iter().filter(|n| has(n)).collect();
+    let shell = active.iter().find(|t| t.role() == ToolRole::Shell)?.name();
+    let explorers: Vec<&str> = active
+        .iter()
+        .filter(|t| t.role() == ToolRole::Explore)
+        .map(|t| t.name())
+        .collect();
     Some(match explorers.as_slice() {
-        [] => "Use bash for file operations such as listing directories, finding files and \
-               searching their contents (ls, find, rg)."
-            .to_owned(),
+        [] => format!(
+            "Use {shell} for file operations such as listing directories, finding files and \
+             searching their contents (ls, find, rg)."
+        ),
         [one] => format!(
-            "Prefer the {one} tool over bash for exploring files: it is faster and respects \
+            "Prefer the {one} tool over {shell} for exploring files: it is faster and respects \
              .gitignore."
         ),
         [init @ .., last] => format!(
-            "Prefer the {} and {last} tools over bash for exploring files: they are faster \
+            "Prefer the {} and {last} tools over {shell} for exploring files: they are faster \
              and respect .gitignore.",
             init.join(", ")
         ),

@@ -4,6 +4,7 @@ use std::sync::Arc;
 
 use pi_tools::{
     BoxFuture, ExecutionMode, ToolConfigSpec, ToolContext, ToolDefinition, ToolError, ToolResult,
+    ToolRole,
 };
 use serde_json::{Value, json};
 
@@ -21,6 +22,7 @@ pub struct FakeTool {
     pub mode: ExecutionMode,
     pub read_only: bool,
     pub destructive: bool,
+    pub role: ToolRole,
     pub config: Option<ToolConfigSpec>,
     pub behaviour: Arc<Behaviour>,
     pub delay: Option<std::time::Duration>,
@@ -40,6 +42,7 @@ impl FakeTool {
             mode: ExecutionMode::Parallel,
             read_only: false,
             destructive: false,
+            role: ToolRole::General,
             config: None,
             behaviour: Arc::new(move |_, _| Ok(ToolResult::text(answer.clone()))),
             delay: None,
@@ -83,6 +86,11 @@ impl FakeTool {
 
     pub fn destructive(mut self) -> Self {
         self.destructive = true;
+        self
+    }
+
+    pub fn role(mut self, role: ToolRole) -> Self {
+        self.role = role;
         self
     }
 
@@ -165,6 +173,10 @@ impl ToolDefinition for FakeTool {
     fn destructive(&self) -> bool {
         self.destructive
     }
+
+    fn role(&self) -> ToolRole {
+        self.role
+    }
 }
 
 /// A typed tool configuration, as `config = ShellConfig` would declare it.
@@ -212,11 +224,21 @@ pub fn builtin_like() -> Vec<Arc<dyn ToolDefinition>> {
         FakeTool::new("bash")
             .snippet("Run shell commands")
             .config(shell_config_spec())
+            .role(ToolRole::Shell)
             .arc(),
         FakeTool::new("edit").snippet("Edit files").arc(),
-        FakeTool::new("find").snippet("Find files").arc(),
-        FakeTool::new("grep").snippet("Search file contents").arc(),
-        FakeTool::new("ls").snippet("List directories").arc(),
+        FakeTool::new("find")
+            .snippet("Find files")
+            .role(ToolRole::Explore)
+            .arc(),
+        FakeTool::new("grep")
+            .snippet("Search file contents")
+            .role(ToolRole::Explore)
+            .arc(),
+        FakeTool::new("ls")
+            .snippet("List directories")
+            .role(ToolRole::Explore)
+            .arc(),
         FakeTool::new("read").snippet("Read file contents").arc(),
         FakeTool::new("write").snippet("Write files").arc(),
     ]

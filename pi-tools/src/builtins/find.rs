@@ -29,11 +29,19 @@ pub struct FindArgs {
     /// Glob pattern to match, e.g. `*.rs`, `**/*.spec.ts` or `src/**/mod.rs`.
     pub pattern: String,
     /// The directory to search (default: the current directory).
-    #[serde(default)]
+    #[serde(default = "current_dir")]
     pub path: Option<String>,
     /// The maximum number of results (default: 1000).
-    #[serde(default)]
+    #[serde(default = "default_limit")]
     pub limit: Option<u64>,
+}
+
+// The defaults the fields get when the model leaves them out; the schema shows them.
+fn current_dir() -> Option<String> {
+    Some(".".to_owned())
+}
+fn default_limit() -> Option<u64> {
+    Some(DEFAULT_LIMIT as u64)
 }
 
 /// What a find result tells a user interface.
@@ -63,6 +71,7 @@ Stops after `limit` results (default 1000) or 50KB of output.",
     snippet = "Find files by glob pattern (respects .gitignore)",
     guidelines = ["Use find to locate files by name instead of running find or fd through bash."],
     renderer = FindRenderer,
+    role = explore,
     read_only
 )]
 pub async fn find(

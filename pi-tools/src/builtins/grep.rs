@@ -31,23 +31,37 @@ pub struct GrepArgs {
     /// `literal` is true.
     pub pattern: String,
     /// The directory or file to search (default: the current directory).
-    #[serde(default)]
+    #[serde(default = "current_dir")]
     pub path: Option<String>,
     /// Only search files whose path matches this glob, e.g. `*.rs` or `**/*.spec.ts`.
     #[serde(default)]
     pub glob: Option<String>,
     /// Match regardless of case (default: false).
-    #[serde(default, rename = "ignoreCase")]
+    #[serde(default = "no", rename = "ignoreCase")]
     pub ignore_case: Option<bool>,
     /// Treat the pattern as literal text instead of a regular expression (default: false).
-    #[serde(default)]
+    #[serde(default = "no")]
     pub literal: Option<bool>,
     /// Lines of context to show before and after each match (default: 0).
-    #[serde(default)]
+    #[serde(default = "no_context")]
     pub context: Option<u64>,
     /// The maximum number of matches to return (default: 100).
-    #[serde(default)]
+    #[serde(default = "default_limit")]
     pub limit: Option<u64>,
+}
+
+// The defaults the fields get when the model leaves them out; the schema shows them.
+fn current_dir() -> Option<String> {
+    Some(".".to_owned())
+}
+fn no() -> Option<bool> {
+    Some(false)
+}
+fn no_context() -> Option<u64> {
+    Some(0)
+}
+fn default_limit() -> Option<u64> {
+    Some(DEFAULT_LIMIT as u64)
 }
 
 /// What a grep result tells a user interface.
@@ -82,6 +96,7 @@ clipped.",
     snippet = "Search file contents by regex or literal text (respects .gitignore)",
     guidelines = ["Use grep to search file contents instead of running grep or rg through bash."],
     renderer = GrepRenderer,
+    role = explore,
     read_only
 )]
 pub async fn grep(

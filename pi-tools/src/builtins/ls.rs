@@ -22,11 +22,19 @@ pub const DEFAULT_LIMIT: usize = 500;
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 pub struct LsArgs {
     /// The directory to list (default: the current directory).
-    #[serde(default)]
+    #[serde(default = "current_dir")]
     pub path: Option<String>,
     /// The maximum number of entries to return (default: 500).
-    #[serde(default)]
+    #[serde(default = "default_limit")]
     pub limit: Option<u64>,
+}
+
+// The defaults the fields get when the model leaves them out; the schema shows them.
+fn current_dir() -> Option<String> {
+    Some(".".to_owned())
+}
+fn default_limit() -> Option<u64> {
+    Some(DEFAULT_LIMIT as u64)
 }
 
 /// What an ls result tells a user interface.
@@ -53,6 +61,7 @@ pub struct LsDetails {
     snippet = "List a directory's contents",
     guidelines = ["Use ls to see what a directory holds instead of running ls through bash."],
     renderer = LsRenderer,
+    role = explore,
     read_only
 )]
 pub async fn ls(

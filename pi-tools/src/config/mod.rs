@@ -3,7 +3,7 @@
 //!
 //! ```toml
 //! [tools]
-//! active = ["read", "bash", "edit", "write"]   # the default set, in prompt order
+//! active = ["read", "bash", "grep"]           # in prompt order (default: the embedded file's)
 //! execution = "parallel"                       # or "sequential"
 //! max_concurrency = 16                         # optional
 //! timeout_secs = 180                           # per call; 0 = none
@@ -42,9 +42,6 @@ pub const DEFAULT_TOML: &str = include_str!("default-config.toml");
 
 /// Where the embedded default says it comes from in error messages.
 pub const DEFAULT_ORIGIN: &str = "<embedded default pi-tools.toml>";
-
-/// The tools active when `[tools] active` is absent.
-pub const DEFAULT_ACTIVE: [&str; 4] = ["read", "bash", "edit", "write"];
 
 /// The per-call timeout when `[tools] timeout_secs` is absent.
 pub const DEFAULT_TIMEOUT_SECS: u64 = 180;
@@ -284,11 +281,7 @@ impl<'a> Loader<'a> {
         }
         config.active = match active {
             Some(list) => list,
-            None => DEFAULT_ACTIVE
-                .iter()
-                .filter(|n| self.is_registered(n))
-                .map(|n| (*n).to_owned())
-                .collect(),
+            None => self.default_active(),
         };
         if self.problems.is_empty() {
             Ok(config)
@@ -385,6 +378,26 @@ impl<'a> Loader<'a> {
             }
         }
         active
+    }
+
+    /// `[tools] active` of the embedded default (its one home), without the tools this
+    /// binary does not register.
+    fn default_active(&self) -> Vec<String> {
+        let Ok(root) = DeTable::parse(DEFAULT_TOML) else {
+            return Vec::new();
+        };
+        let Some(DeValue::Table(tools)) = root.get_ref().get("tools").map(Spanned::get_ref) else {
+            return Vec::new();
+        };
+        let Some(DeValue::Array(names)) = tools.get("active").map(Spanned::get_ref) else {
+            return Vec::new();
+        };
+        names
+            .iter()
+            .filter_map(|name| name.get_ref().as_str())
+            .filter(|name| self.is_registered(name))
+            .map(str::to_owned)
+            .collect()
     }
 
     fn active_list(&mut self, value: &Spanned<DeValue<'a>>) -> Option<Vec<String>> {

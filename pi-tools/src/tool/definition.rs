@@ -42,6 +42,23 @@ impl std::fmt::Debug for ToolConfigSpec {
     }
 }
 
+/// A tool's part in the system prompt's rule on exploring files (`#[tool(role = ...)]`).
+/// The rule names the tools by these roles, so a user's own search tool takes part in it
+/// as the built-in ones do.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+#[non_exhaustive]
+pub enum ToolRole {
+    /// No part in the rule.
+    #[default]
+    General,
+    /// Lists, finds or searches files (the built-in grep, find and ls): with a shell
+    /// active, the prompt tells the model to prefer these tools over it for exploring.
+    Explore,
+    /// Runs shell commands (the built-in bash): with it active, the prompt tells the model
+    /// how to explore files, with the exploration tools or, without any, with the shell.
+    Shell,
+}
+
 /// A tool as the product sees it: everything the kernel needs plus prompt metadata,
 /// renderers, typed configuration and its source location. `#[tool]` implements this for a
 /// generated unit struct; [`wrap`] turns it into an [`AgentTool`] for the runner.
@@ -101,6 +118,11 @@ pub trait ToolDefinition: Send + Sync + 'static {
     /// Whether the tool may destroy data (MCP's `destructiveHint`).
     fn destructive(&self) -> bool {
         false
+    }
+
+    /// The tool's part in the prompt's rule on exploring files.
+    fn role(&self) -> ToolRole {
+        ToolRole::General
     }
 
     /// Where the tool was declared.

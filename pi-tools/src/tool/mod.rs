@@ -14,7 +14,7 @@ pub mod render;
 pub mod schema;
 
 pub use definition::{
-    SourceLocation, ToolConfigSpec, ToolDefinition, ToolRenderer, from_agent_tool, wrap,
+    SourceLocation, ToolConfigSpec, ToolDefinition, ToolRenderer, ToolRole, from_agent_tool, wrap,
     wrap_with_mode,
 };
 pub use output::{IntoToolResult, Json, ToolOutput};

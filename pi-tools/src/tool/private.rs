@@ -22,7 +22,7 @@ pub use crate::core::{BoxFuture, ExecutionMode, ToolContext, ToolError, ToolResu
 pub use crate::tool::render::Styled;
 pub use crate::tool::schema::canonical_schema;
 pub use crate::tool::{IntoToolResult, Json};
-pub use crate::tool::{SourceLocation, ToolConfigSpec, ToolDefinition, ToolRenderer};
+pub use crate::tool::{SourceLocation, ToolConfigSpec, ToolDefinition, ToolRenderer, ToolRole};
 
 use serde::de::DeserializeOwned;
 use serde_json::Value;
@@ -39,6 +39,20 @@ impl<T: DeserializeOwned + schemars::JsonSchema> ToolArgument for T {}
 
 /// Compile-time check that a parameter type is a [`ToolArgument`].
 pub const fn assert_tool_argument<T: ToolArgument>() {}
+
+/// What a parameter with `#[default = value]` must be: a tool argument whose default can be
+/// written into the schema.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be a parameter with a default: it must implement `serde::Deserialize`, `schemars::JsonSchema` and `serde::Serialize`",
+    label = "this parameter's type cannot show its default in the schema",
+    note = "`Serialize` writes the default into the schema: derive `serde::Serialize` on the type as well"
+)]
+pub trait DefaultArgument: ToolArgument + serde::Serialize {}
+
+impl<T: ToolArgument + serde::Serialize> DefaultArgument for T {}
+
+/// Compile-time check that a parameter type with a default is a [`DefaultArgument`].
+pub const fn assert_default_argument<T: DefaultArgument>() {}
 
 /// Passes a future through, requiring it to be `Send` (the error points at the tool fn).
 pub fn assert_send<F: Future + Send>(future: F) -> F {

@@ -87,6 +87,7 @@ seconds, after which the command and every process it started are killed.",
     guidelines = ["Give long-running commands a timeout, and start servers or watchers in the background with their output redirected to a file."],
     renderer = BashRenderer,
     config = BashConfig,
+    role = shell,
     destructive
 )]
 pub async fn bash(

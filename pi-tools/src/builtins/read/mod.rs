@@ -27,11 +27,16 @@ pub struct ReadArgs {
     /// Path of the file to read, relative to the working directory or absolute.
     pub path: String,
     /// First line to read, counting from 1 (default: the first line).
-    #[serde(default)]
+    #[serde(default = "first_line")]
     pub offset: Option<i64>,
     /// Maximum number of lines to read (default: as many as the output limit allows).
     #[serde(default)]
     pub limit: Option<u64>,
+}
+
+/// `offset` when the model leaves it out; the schema shows it as the default.
+fn first_line() -> Option<i64> {
+    Some(1)
 }
 
 /// Why a text read stopped before the end of the file.
