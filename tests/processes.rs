@@ -3,8 +3,9 @@
 //! cancelled; background jobs (`cmd &`, double forks) outlive the call but not the session.
 //! Survivors are counted in /proc, for both ways of tracking processes.
 
+mod procfs;
+
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{Duration, Instant};
 
 use pi_tools::builtins::bash::{BashArgs, BashConfig, BashTool, bash};
@@ -15,40 +16,7 @@ use pi_tools::{
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
-/// A `sleep` argument no other test uses, so its processes can be counted in /proc.
-fn tag() -> String {
-    static N: AtomicU32 = AtomicU32::new(0);
-    format!(
-        "300.{}{:03}",
-        std::process::id(),
-        N.fetch_add(1, Ordering::Relaxed)
-    )
-}
-
-/// Live (not zombie) processes whose command line holds `tag`.
-fn alive(tag: &str) -> Vec<i32> {
-    let mut found = Vec::new();
-    for entry in std::fs::read_dir("/proc").expect("/proc").flatten() {
-        let Ok(pid) = entry.file_name().to_string_lossy().parse::<i32>() else {
-            continue;
-        };
-        let Ok(cmdline) = std::fs::read(entry.path().join("cmdline")) else {
-            continue;
-        };
-        let zombie = std::fs::read_to_string(entry.path().join("stat"))
-            .ok()
-            .and_then(|s| {
-                s.rsplit_once(')')
-                    .map(|(_, r)| r.trim_start().starts_with('Z'))
-            })
-            .unwrap_or(true);
-        let holds = cmdline.split(|&b| b == 0).any(|arg| arg == tag.as_bytes());
-        if holds && !zombie {
-            found.push(pid);
-        }
-    }
-    found
-}
+use procfs::{alive, tag};
 
 /// Waits (up to 3 s) until no process holds `tag`; fails naming the survivors.
 async fn assert_none_survive(tag: &str) {
