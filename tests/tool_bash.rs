@@ -305,3 +305,47 @@ async fn many_lines_produce_few_throttled_updates() {
         .count();
     assert!((1..25).contains(&updates), "{updates} updates");
 }
+
+/// A flood of output is capped on disk: the spill file keeps the output's end, at most
+/// `max_spill_bytes`, and the result says how much was dropped.
+#[tokio::test]
+async fn the_spill_file_is_capped_and_keeps_the_end() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let config = BashConfig {
+        max_spill_bytes: 100_000,
+        ..BashConfig::default()
+    };
+    let out = bash(
+        &ctx_with(tmp.path(), CancellationToken::new()),
+        &config,
+        args("seq 1 100000", None),
+    )
+    .await
+    .expect("command succeeds");
+    let details = out.details.expect("details");
+    let path = details.full_output_path.clone().expect("spill file");
+    let kept = std::fs::read_to_string(&path).expect("spill");
+    let _ = std::fs::remove_file(&path);
+    let whole: String = (1..=100_000).map(|i| format!("{i}\n")).collect();
+    assert!(
+        (50_000..=100_000).contains(&kept.len()),
+        "{} bytes kept",
+        kept.len()
+    );
+    assert!(whole.ends_with(&kept));
+    assert_eq!(details.total_bytes, whole.len() as u64);
+    assert_eq!(
+        details.spill_dropped_bytes,
+        (whole.len() - kept.len()) as u64
+    );
+    let text = out.content[0].as_text().expect("text");
+    let notice = text.rsplit_once("\n\n").expect("a notice").1;
+    assert_eq!(
+        notice,
+        format!(
+            "[Showing lines 98001-100000 of 100000. Output's last {} (the first {} were dropped at the 97.7KB spill limit): {path}]",
+            pi_tools::builtins::truncate::format_size(kept.len() as u64),
+            pi_tools::builtins::truncate::format_size(details.spill_dropped_bytes),
+        )
+    );
+}
