@@ -11,7 +11,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use pi_tools::builtins::bash::{BashArgs, bash};
+use pi_tools::builtins::bash::{BashArgs, BashConfig, bash};
 use pi_tools::builtins::find::{FindArgs, find};
 use pi_tools::builtins::grep::{GrepArgs, grep};
 use pi_tools::env::{ExecutionEnv, LocalEnv};
@@ -134,7 +134,7 @@ async fn main() {
                 command: "echo hi".into(),
                 timeout: None,
             };
-            bash(&ctx, args)
+            bash(&ctx, &BashConfig::default(), args)
                 .await
                 .map(|o| format!("{:?}", o.content))
                 .unwrap_or_default()

@@ -12,6 +12,8 @@ use std::sync::OnceLock;
 
 use serde_json::{Value, json};
 
+mod procfs;
+
 /// The configuration the output checks use: the example's tools, in this order.
 const MY_TOOLS_TOML: &str = r#"[tools]
 active = ["sleep_ms", "shout"]
@@ -272,7 +274,7 @@ fn run_cancels_the_batch_on_ctrl_c() {
     assert_eq!(output.status.code(), Some(130));
     assert_eq!(
         stderr(&output),
-        "Interrupted: cancelling the batch; press Ctrl-C again to quit at once.\n"
+        "Interrupted by SIGINT: cancelling the batch; a second signal (Ctrl-C) quits at once.\n"
     );
     let kinds: Vec<&str> = events.iter().filter_map(|e| e["type"].as_str()).collect();
     assert_eq!(
@@ -291,6 +293,115 @@ fn run_cancels_the_batch_on_ctrl_c() {
         events[2]["result"]["content"][0]["text"],
         "cancelled before 60000 ms had passed"
     );
+}
+
+/// A batch of one bash call that leaves processes in every way (background jobs, a double
+/// fork, `setsid`, `setsid -f`, `set -m`), prints `started` and then runs `last`.
+fn leaving_batch(name: &str, tag: &str, last: &str) -> PathBuf {
+    let command = format!(
+        "sleep {tag} >/dev/null 2>&1 & (sleep {tag} >/dev/null 2>&1 &); \
+         setsid sleep {tag} >/dev/null 2>&1 & setsid -f sleep {tag} >/dev/null 2>&1; \
+         (set -m; sleep {tag} >/dev/null 2>&1 &); echo started; {last}"
+    );
+    let batch = json!([{"id": "1", "name": "bash", "arguments": {"command": command}}]);
+    scratch_file(name, &batch.to_string())
+}
+
+/// Waits (up to 3 s) until no process holds `tag`; fails naming the survivors.
+fn assert_none_survive(tag: &str) {
+    let start = std::time::Instant::now();
+    while !procfs::alive(tag).is_empty() {
+        assert!(
+            start.elapsed() < std::time::Duration::from_secs(3),
+            "processes survived: {:?}",
+            procfs::alive(tag)
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}
+
+/// Background jobs of finished bash calls end when `pi-tools run` exits.
+#[cfg(unix)]
+#[test]
+fn run_ends_the_background_jobs_of_its_calls_at_exit() {
+    let tag = procfs::tag();
+    let output = run(
+        {
+            let mut command = pi_tools();
+            command
+                .args(["run", "--json"])
+                .arg(leaving_batch("leaving.json", &tag, "echo done"));
+            command
+        },
+        "",
+    );
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let lines = json_lines(&stdout(&output));
+    let end = lines
+        .iter()
+        .find(|e| e["type"] == "tool_execution_end")
+        .expect("an end event");
+    assert_eq!(end["isError"], false);
+    assert_eq!(end["result"]["content"][0]["text"], "started\ndone");
+    assert_none_survive(&tag);
+}
+
+/// SIGTERM, SIGHUP and SIGINT end a run as the end of its batch does: the running command
+/// and every process it started are killed, and the exit code is 128 + the signal.
+#[cfg(unix)]
+#[test]
+fn run_ends_every_process_on_sigterm_sighup_and_sigint() {
+    use std::io::{BufRead, BufReader};
+
+    for (signal, code) in [("TERM", 143), ("HUP", 129), ("INT", 130)] {
+        let tag = procfs::tag();
+        let batch = leaving_batch(
+            &format!("signal-{signal}.json"),
+            &tag,
+            &format!("sleep {tag}"),
+        );
+        let mut child = pi_tools()
+            .args(["run", "--json"])
+            .arg(batch)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("the binary starts");
+        let mut lines = BufReader::new(child.stdout.take().expect("stdout is piped")).lines();
+        // Wait until the command printed `started` (its progress update arrived).
+        for line in lines.by_ref() {
+            let event: Value = serde_json::from_str(&line.expect("a line")).expect("JSON");
+            if event["type"] == "tool_execution_update" {
+                break;
+            }
+        }
+        let status = Command::new("kill")
+            .args([&format!("-{signal}"), &child.id().to_string()])
+            .status()
+            .expect("kill runs");
+        assert!(status.success());
+        let events: Vec<Value> = lines
+            .map(|l| serde_json::from_str(&l.expect("a line")).expect("JSON"))
+            .collect();
+        let output = child.wait_with_output().expect("the binary finishes");
+        assert_eq!(output.status.code(), Some(code), "SIG{signal}");
+        assert_eq!(
+            stderr(&output),
+            format!(
+                "Interrupted by SIG{signal}: cancelling the batch; a second signal (Ctrl-C) quits at once.\n"
+            )
+        );
+        let end = events
+            .iter()
+            .find(|e| e["type"] == "tool_execution_end")
+            .expect("an end event");
+        assert_eq!(end["isError"], true);
+        assert_eq!(
+            end["result"]["content"][0]["text"],
+            "started\n\nCommand aborted"
+        );
+        assert_none_survive(&tag);
+    }
 }
 
 #[test]

@@ -5,13 +5,13 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use pi_tools::builtins::bash::{BashArgs, BashConfig, BashDetails, bash};
+use pi_tools::builtins::bash::{BashArgs, BashConfig, BashDetails, BashTool, bash};
 use pi_tools::env::{ExecutionEnv, LocalEnv};
 use pi_tools::{
-    AgentTool, BoxFuture, CollectingSink, Extensions, IntoToolResult, RunnerConfig, ToolCall,
-    ToolContext, ToolError, ToolEvent, ToolResult, ToolSet, execute_tool_calls,
+    CollectingSink, Extensions, RunnerConfig, ToolCall, ToolContext, ToolError, ToolEvent, ToolSet,
+    execute_tool_calls, wrap,
 };
-use serde_json::{Value, json};
+use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
 fn extensions(dir: &Path) -> Extensions {
@@ -34,6 +34,7 @@ async fn ok(command: &str) -> (String, BashDetails) {
     let tmp = tempfile::tempdir().expect("tempdir");
     let out = bash(
         &ctx_with(tmp.path(), CancellationToken::new()),
+        &BashConfig::default(),
         args(command, None),
     )
     .await
@@ -48,6 +49,7 @@ async fn failed(command: &str, timeout: Option<f64>) -> ToolError {
     let tmp = tempfile::tempdir().expect("tempdir");
     bash(
         &ctx_with(tmp.path(), CancellationToken::new()),
+        &BashConfig::default(),
         args(command, timeout),
     )
     .await
@@ -107,6 +109,7 @@ async fn the_command_runs_in_the_working_directory() {
     std::fs::write(tmp.path().join("marker.txt"), "").expect("write");
     let out = bash(
         &ctx_with(tmp.path(), CancellationToken::new()),
+        &BashConfig::default(),
         args("ls; cat", None),
     )
     .await
@@ -138,6 +141,7 @@ async fn a_timeout_kills_the_whole_group_and_keeps_the_output() {
     let started = Instant::now();
     let err = bash(
         &ctx_with(tmp.path(), CancellationToken::new()),
+        &BashConfig::default(),
         args("echo $$; sleep 30 & sleep 30", Some(0.5)),
     )
     .await
@@ -152,16 +156,17 @@ async fn a_timeout_kills_the_whole_group_and_keeps_the_output() {
 #[tokio::test]
 async fn the_configured_timeout_applies_when_the_call_gives_none() {
     let tmp = tempfile::tempdir().expect("tempdir");
-    let config: Arc<dyn std::any::Any + Send + Sync> = Arc::new(BashConfig {
-        timeout_secs: Some(0.3),
-    });
-    let ctx = ctx_with(tmp.path(), CancellationToken::new()).with_tool_config(config);
-    let err = bash(&ctx, args("sleep 30", None))
+    let config = BashConfig {
+        timeout_secs: 1,
+        ..BashConfig::default()
+    };
+    let ctx = ctx_with(tmp.path(), CancellationToken::new());
+    let err = bash(&ctx, &config, args("sleep 30", None))
         .await
         .expect_err("timeout");
     assert_eq!(
         err.message(),
-        "(no output)\n\nCommand timed out after 0.3 seconds"
+        "(no output)\n\nCommand timed out after 1 seconds"
     );
 }
 
@@ -176,6 +181,7 @@ async fn cancelling_kills_the_whole_group() {
     });
     let err = bash(
         &ctx_with(tmp.path(), cancel),
+        &BashConfig::default(),
         args("echo $$; (sleep 30; echo never) & sleep 30", None),
     )
     .await
@@ -260,6 +266,7 @@ async fn a_missing_cwd_is_a_clear_error() {
     let gone = tmp.path().join("gone");
     let err = bash(
         &ctx_with(&gone, CancellationToken::new()),
+        &BashConfig::default(),
         args("echo hi", None),
     )
     .await
@@ -274,37 +281,10 @@ async fn a_missing_cwd_is_a_clear_error() {
     );
 }
 
-/// bash as a kernel tool, to run it through the runner and watch its events.
-struct BashTool(Value);
-
-impl AgentTool for BashTool {
-    fn name(&self) -> &str {
-        "bash"
-    }
-    fn description(&self) -> &str {
-        "bash"
-    }
-    fn parameters(&self) -> &Value {
-        &self.0
-    }
-    fn execute(
-        &self,
-        args: Value,
-        ctx: ToolContext,
-    ) -> BoxFuture<'_, Result<ToolResult, ToolError>> {
-        Box::pin(async move {
-            let args: BashArgs =
-                serde_json::from_value(args).map_err(|e| ToolError::new(e.to_string()))?;
-            bash(&ctx, args).await?.into_tool_result()
-        })
-    }
-}
-
 #[tokio::test]
 async fn many_lines_produce_few_throttled_updates() {
     let tmp = tempfile::tempdir().expect("tempdir");
-    let schema = serde_json::to_value(schemars::schema_for!(BashArgs)).expect("schema");
-    let tools = ToolSet::new([Arc::new(BashTool(schema)) as Arc<dyn AgentTool>]);
+    let tools = ToolSet::new([wrap(Arc::new(BashTool), None)]);
     let config = RunnerConfig {
         extensions: extensions(tmp.path()),
         ..RunnerConfig::default()
@@ -324,4 +304,48 @@ async fn many_lines_produce_few_throttled_updates() {
         .filter(|e| matches!(e, ToolEvent::ToolExecutionUpdate { .. }))
         .count();
     assert!((1..25).contains(&updates), "{updates} updates");
+}
+
+/// A flood of output is capped on disk: the spill file keeps the output's end, at most
+/// `max_spill_bytes`, and the result says how much was dropped.
+#[tokio::test]
+async fn the_spill_file_is_capped_and_keeps_the_end() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let config = BashConfig {
+        max_spill_bytes: 100_000,
+        ..BashConfig::default()
+    };
+    let out = bash(
+        &ctx_with(tmp.path(), CancellationToken::new()),
+        &config,
+        args("seq 1 100000", None),
+    )
+    .await
+    .expect("command succeeds");
+    let details = out.details.expect("details");
+    let path = details.full_output_path.clone().expect("spill file");
+    let kept = std::fs::read_to_string(&path).expect("spill");
+    let _ = std::fs::remove_file(&path);
+    let whole: String = (1..=100_000).map(|i| format!("{i}\n")).collect();
+    assert!(
+        (50_000..=100_000).contains(&kept.len()),
+        "{} bytes kept",
+        kept.len()
+    );
+    assert!(whole.ends_with(&kept));
+    assert_eq!(details.total_bytes, whole.len() as u64);
+    assert_eq!(
+        details.spill_dropped_bytes,
+        (whole.len() - kept.len()) as u64
+    );
+    let text = out.content[0].as_text().expect("text");
+    let notice = text.rsplit_once("\n\n").expect("a notice").1;
+    assert_eq!(
+        notice,
+        format!(
+            "[Showing lines 98001-100000 of 100000. Output's last {} (the first {} were dropped at the 97.7KB spill limit): {path}]",
+            pi_tools::builtins::truncate::format_size(kept.len() as u64),
+            pi_tools::builtins::truncate::format_size(details.spill_dropped_bytes),
+        )
+    );
 }

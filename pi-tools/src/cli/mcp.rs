@@ -16,10 +16,17 @@ pub(super) async fn mcp(args: McpArgs) -> Result<ExitCode, Failure> {
     for (definition, tool) in toolbox.active().iter().zip(toolbox.agent_tools()) {
         tools.push(McpTool::with_definition(tool, definition.as_ref()));
     }
-    let served = serve_stdio(tools, toolbox.runner_config()).await;
-    // Calls in flight were cancelled with their process groups; background jobs that
-    // outlived their calls must not outlive the server either.
-    crate::env::kill_background_processes();
+    let runner_config = toolbox.runner_config();
+    let env = runner_config
+        .extensions
+        .get::<std::sync::Arc<dyn crate::env::ExecutionEnv>>()
+        .cloned();
+    let served = serve_stdio(tools, runner_config).await;
+    // Calls in flight were cancelled with their processes; background jobs that outlived
+    // their calls must not outlive the server either.
+    if let Some(env) = env {
+        env.end_session();
+    }
     served.map_err(|e| Failure::general(format!("the MCP session failed: {e}")))?;
     Ok(ExitCode::SUCCESS)
 }

@@ -2,49 +2,34 @@
 //!
 //! The command runs under `bash -c` (or `sh -c` where there is no bash) in its own process
 //! group, with stdin from `/dev/null` and stdout and stderr writing into one pipe, so their
-//! output arrives in the order it was written. On timeout or cancellation the whole group
-//! gets SIGKILL, so no grandchild outlives the call. Once the shell itself has exited, the
-//! pipe gets a short grace period to drain; a background job that keeps it open does not
-//! hold the call up. Such a job keeps running after the call (it may be a server the model
-//! started on purpose) until [`kill_background_processes`] ends it.
+//! output arrives in the order it was written. Every process it starts is tracked, including
+//! those that leave the group (see [`super::procs`]):
+//!
+//! - on timeout or cancellation, all of them get SIGKILL;
+//! - when the shell exits by itself, those outside its process group get SIGKILL, while the
+//!   jobs it put in the background (`cmd &`, still in its group) may keep running (a server
+//!   the model started on purpose) until the environment's session ends.
+//!
+//! Once the shell has exited, the pipe gets a short grace period to drain; a background job
+//! that keeps it open does not hold the call up.
 
 use std::io;
+use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
-use std::sync::{Mutex, OnceLock};
+use std::sync::OnceLock;
 use std::time::Duration;
 
 use tokio::io::AsyncReadExt;
 use tokio::net::unix::pipe;
-use tokio::process::Command;
+use tokio::process::{Child, Command};
 use tokio_util::sync::CancellationToken;
 
+use super::procs::{CallProcs, Tracker, enter_cgroup};
 use super::{ExecOutcome, ExecRequest};
 
 /// How long the pipe may stay open after the shell has exited (or been killed).
 pub(crate) const PIPE_GRACE: Duration = Duration::from_millis(100);
-
-/// Process groups of the commands this process started that may still have members.
-static GROUPS: Mutex<Vec<i32>> = Mutex::new(Vec::new());
-
-/// Remembers a command's process group, forgetting the groups that have emptied.
-fn remember_group(pgid: i32) {
-    let mut groups = GROUPS.lock().unwrap_or_else(|e| e.into_inner());
-    // SAFETY: signal 0 only checks that the group exists.
-    groups.retain(|&g| unsafe { libc::killpg(g, 0) } == 0);
-    groups.push(pgid);
-}
-
-/// Sends SIGKILL to the process groups of every command this process started, so that
-/// background jobs (`sleep 100 &`) that outlived their calls do not outlive the process.
-/// Call it when a program that ran commands is about to exit, as `pi-tools mcp` does at
-/// the end of its session.
-pub fn kill_background_processes() {
-    let groups = std::mem::take(&mut *GROUPS.lock().unwrap_or_else(|e| e.into_inner()));
-    for pgid in groups {
-        kill_group(Some(pgid));
-    }
-}
 
 /// The shell commands run under: the first `bash` found, else `sh`.
 pub(crate) fn shell() -> &'static Path {
@@ -67,56 +52,21 @@ pub(crate) fn shell() -> &'static Path {
 }
 
 /// Runs `request`, handing every chunk of merged output to `on_chunk`, until the shell exits
-/// (plus [`PIPE_GRACE`]), the timeout passes or `cancel` fires.
+/// (plus [`PIPE_GRACE`]), the timeout passes or `cancel` fires. The command's processes are
+/// followed by `tracker`.
 pub(crate) async fn run(
     request: ExecRequest,
     cancel: CancellationToken,
     mut on_chunk: super::OutputSink,
+    tracker: &Tracker,
 ) -> io::Result<ExecOutcome> {
-    match std::fs::metadata(&request.cwd) {
-        Ok(meta) if meta.is_dir() => {}
-        Ok(_) => {
-            return Err(io::Error::new(
-                io::ErrorKind::NotADirectory,
-                format!(
-                    "the working directory {} is not a directory",
-                    request.cwd.display()
-                ),
-            ));
-        }
-        Err(e) => {
-            return Err(io::Error::new(
-                e.kind(),
-                format!(
-                    "the working directory {} does not exist or cannot be read ({e})",
-                    request.cwd.display()
-                ),
-            ));
-        }
-    }
+    check_request(&request)?;
+    let (mut child, call, mut output) = spawn(&request, tracker)?;
 
-    let (reader, writer) = io::pipe()?;
-    let mut command = Command::new(shell());
-    command
-        .arg("-c")
-        .arg(&request.command)
-        .current_dir(&request.cwd)
-        .envs(request.env.iter().map(|(k, v)| (k.as_str(), v.as_str())))
-        .stdin(Stdio::null())
-        .stdout(writer.try_clone()?)
-        .stderr(writer)
-        .process_group(0)
-        .kill_on_drop(false);
-    let mut child = command.spawn()?;
-    // The parent's copies of the pipe's write end must go, or the pipe never reports EOF.
-    drop(command);
-    let pgid = child.id().and_then(|id| i32::try_from(id).ok());
-    if let Some(pgid) = pgid {
-        remember_group(pgid);
-    }
-    let mut output = pipe::Receiver::from_owned_fd(reader.into())?;
-
-    let deadline = request.timeout.map(|t| tokio::time::Instant::now() + t);
+    // A deadline past what the clock can hold is no deadline.
+    let deadline = request
+        .timeout
+        .and_then(|t| tokio::time::Instant::now().checked_add(t));
     let sleep_until = async {
         match deadline {
             Some(at) => tokio::time::sleep_until(at).await,
@@ -144,16 +94,21 @@ pub(crate) async fn run(
                 Ok(0) | Err(_) => pipe_open = false,
                 Ok(n) => on_chunk(&buf[..n]),
             },
-            status = child.wait() => break Some(status?),
+            status = child.wait() => break Some(status),
         }
     };
     let status = match status {
-        Some(status) => status,
+        Some(status) => {
+            call.kill_escaped();
+            status
+        }
         None => {
-            kill_group(pgid);
-            child.wait().await?
+            call.kill_all();
+            child.wait().await
         }
     };
+    call.finish();
+    let status = status?;
 
     // Drain what is left, but never wait long for a pipe a background job keeps open.
     let grace = tokio::time::sleep(PIPE_GRACE);
@@ -169,18 +124,114 @@ pub(crate) async fn run(
         }
     }
 
-    use std::os::unix::process::ExitStatusExt;
     outcome.exit_code = status.code();
     outcome.signal = status.signal();
     Ok(outcome)
 }
 
-/// Sends SIGKILL to every process of the group.
-fn kill_group(pgid: Option<i32>) {
-    if let Some(pgid) = pgid.filter(|&p| p > 0) {
-        // SAFETY: killpg only sends a signal; a group that is already gone yields ESRCH.
-        unsafe {
-            libc::killpg(pgid, libc::SIGKILL);
+/// Refuses a request that cannot run, with the reason: a command line or variable holding a
+/// NUL byte (no process can receive one), a working directory that is missing or not a
+/// directory.
+fn check_request(request: &ExecRequest) -> io::Result<()> {
+    if request.command.contains('\0') {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            "the command contains a NUL byte (\\0), which no command line can carry; remove it \
+             (to print one, write printf '\\0')",
+        ));
+    }
+    if let Some((name, _)) = request
+        .env
+        .iter()
+        .find(|(k, v)| k.contains('\0') || v.contains('\0') || k.contains('='))
+    {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!("the environment variable {name:?} has a NUL byte or `=` in its name or value"),
+        ));
+    }
+    match std::fs::metadata(&request.cwd) {
+        Ok(meta) if meta.is_dir() => Ok(()),
+        Ok(_) => Err(io::Error::new(
+            io::ErrorKind::NotADirectory,
+            format!(
+                "the working directory {} is not a directory",
+                request.cwd.display()
+            ),
+        )),
+        Err(e) => Err(io::Error::new(
+            e.kind(),
+            format!(
+                "the working directory {} does not exist or cannot be read ({e})",
+                request.cwd.display()
+            ),
+        )),
+    }
+}
+
+/// Starts the shell in a process group of its own, tracked by a new [`CallProcs`] (in a
+/// cgroup of its own when possible); returns it with the read end of its output pipe.
+fn spawn(
+    request: &ExecRequest,
+    tracker: &Tracker,
+) -> io::Result<(Child, std::sync::Arc<CallProcs>, pipe::Receiver)> {
+    let mut use_cgroup = true;
+    loop {
+        let call = tracker.begin(use_cgroup);
+        let (reader, writer) = io::pipe()?;
+        let mut command = Command::new(shell());
+        command
+            .arg("-c")
+            .arg(&request.command)
+            .current_dir(&request.cwd)
+            .envs(request.env.iter().map(|(k, v)| (k.as_str(), v.as_str())))
+            .stdin(Stdio::null())
+            .stdout(writer.try_clone()?)
+            .stderr(writer)
+            .process_group(0)
+            .kill_on_drop(false);
+        let procs_file = match call.open_procs_file() {
+            Ok(file) => file,
+            Err(_) => {
+                tracker.cgroup_failed(&call);
+                use_cgroup = false;
+                continue;
+            }
+        };
+        match &procs_file {
+            Some(fd) => {
+                let fd = fd.try_clone()?;
+                // SAFETY: the closure only makes the `write` system call (async-signal-safe).
+                unsafe {
+                    command.pre_exec(move || enter_cgroup(&fd));
+                }
+            }
+            None => {
+                let (name, value) = call.marker();
+                command.env(name, value);
+            }
         }
+        let spawned = command.spawn();
+        // The parent's copies of the pipe's write end must go, or the pipe never reports EOF.
+        drop(command);
+        drop(procs_file);
+        let child = match spawned {
+            Ok(child) => child,
+            // The child could not enter its cgroup: run without one from now on.
+            Err(_) if call.cgroup().is_some() => {
+                tracker.cgroup_failed(&call);
+                use_cgroup = false;
+                continue;
+            }
+            Err(e) => {
+                call.finish();
+                return Err(e);
+            }
+        };
+        if let Some(pgid) = child.id().and_then(|id| i32::try_from(id).ok()) {
+            call.started(pgid);
+        }
+        let output = pipe::Receiver::from_owned_fd(reader.into())?;
+        return Ok((child, call, output));
     }
 }

@@ -7,10 +7,15 @@ use std::path::{Component, Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use super::path::lexical_join;
+use super::procs::{ProcessTracking, Tracker};
 use super::{DirEntry, ExecutionEnv, FileReader, Metadata, MutationQueue, OutputSink};
 use crate::core::BoxFuture;
 
-/// The local file system (and, once the process runner is attached, local processes).
+/// The local file system and local processes.
+///
+/// The environment owns the processes its commands start: those a command leaves running
+/// in the background outlive the call, but not the environment. [`ExecutionEnv::end_session`]
+/// ends them, and so does dropping the environment.
 ///
 /// ```
 /// use std::sync::Arc;
@@ -26,6 +31,7 @@ pub struct LocalEnv {
     canonical_roots: Vec<PathBuf>,
     fsync: bool,
     queue: MutationQueue,
+    processes: Tracker,
 }
 
 /// An allowed directory as configured and as canonicalised (they differ when it was given
@@ -56,6 +62,7 @@ impl LocalEnv {
             canonical_roots: Vec::new(),
             fsync: true,
             queue: MutationQueue::new(),
+            processes: Tracker::new(ProcessTracking::Auto),
         }
     }
 
@@ -91,6 +98,13 @@ impl LocalEnv {
     /// empty one). Turning it off trades that for speed on slow disks.
     pub fn with_fsync(mut self, fsync: bool) -> Self {
         self.fsync = fsync;
+        self
+    }
+
+    /// How the processes of commands are found (default [`ProcessTracking::Auto`]: a
+    /// cgroup per command where the system allows it, else a scan of `/proc`).
+    pub fn with_process_tracking(mut self, tracking: ProcessTracking) -> Self {
+        self.processes = Tracker::new(tracking);
         self
     }
 
@@ -243,8 +257,19 @@ impl ExecutionEnv for LocalEnv {
     ) -> BoxFuture<'a, io::Result<super::ExecOutcome>> {
         Box::pin(async move {
             self.check_allowed(&request.cwd)?;
-            super::exec::run(request, cancel, on_chunk).await
+            super::exec::run(request, cancel, on_chunk, &self.processes).await
         })
+    }
+
+    fn end_session(&self) {
+        self.processes.end_session();
+    }
+}
+
+impl Drop for LocalEnv {
+    /// Nothing can end the environment's processes once it is gone, so they end with it.
+    fn drop(&mut self) {
+        self.processes.end_session();
     }
 }
 

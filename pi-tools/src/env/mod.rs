@@ -9,6 +9,7 @@
 mod exec;
 mod local;
 mod path;
+mod procs;
 mod queue;
 
 use std::io;
@@ -21,9 +22,9 @@ use tokio_util::sync::CancellationToken;
 
 use crate::core::{BoxFuture, ToolContext};
 
-pub use exec::kill_background_processes;
 pub use local::LocalEnv;
 pub use path::{expand_tilde, mutation_key, normalize_path_input, resolve_path, resolve_read_path};
+pub use procs::ProcessTracking;
 pub use queue::MutationQueue;
 
 /// What a stat of a path tells (symbolic links followed, except for `is_symlink`).
@@ -138,7 +139,7 @@ pub trait ExecutionEnv: Send + Sync + 'static {
     fn canonicalize<'a>(&'a self, path: &'a Path) -> BoxFuture<'a, io::Result<PathBuf>>;
 
     /// Runs a shell command, streaming its merged output to `on_chunk` as it arrives, until
-    /// it exits, times out or `cancel` fires (then the whole process group is killed).
+    /// it exits, times out or `cancel` fires (then every process it started is killed).
     ///
     /// The default refuses: not every environment can run processes.
     fn exec<'a>(
@@ -155,6 +156,10 @@ pub trait ExecutionEnv: Send + Sync + 'static {
             ))
         })
     }
+
+    /// Ends every process this environment started that is still running (background jobs
+    /// included); called when a session ends.
+    fn end_session(&self) {}
 }
 
 /// Gives tools their execution environment.

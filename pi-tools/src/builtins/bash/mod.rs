@@ -3,7 +3,8 @@
 //! The command runs through the execution environment's `exec`: in its own process group,
 //! with stdout and stderr merged in arrival order. The model sees the tail of the output
 //! (2000 lines or 50KB); past that, the full output is saved to a file whose path the notice
-//! gives. Progress updates with the current tail go out about every 100 ms.
+//! gives (the file keeps at most `[tool.bash] max_spill_bytes`, the output's end). Progress
+//! updates with the current tail go out about every 100 ms.
 
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -21,10 +22,14 @@ mod capture;
 
 use crate::builtins::preview::arg_str;
 use crate::builtins::truncate::{DEFAULT_MAX_BYTES, TruncatedBy, format_size};
+pub use capture::DEFAULT_MAX_SPILL_BYTES;
 use capture::OutputBuffer;
 
 /// How often, at most, a running command reports its output.
 pub const UPDATE_INTERVAL: Duration = Duration::from_millis(100);
+
+/// The longest timeout a call may give, in seconds (a day).
+pub const MAX_TIMEOUT_SECS: u32 = 86_400;
 
 /// bash's arguments.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
@@ -33,17 +38,35 @@ pub struct BashArgs {
     pub command: String,
     /// Seconds after which the command is killed (default: the configured timeout, if any).
     #[serde(default)]
+    #[schemars(range(min = 0, max = MAX_TIMEOUT_SECS))]
     pub timeout: Option<f64>,
 }
 
 /// bash's own configuration (`[tool.bash]` in the TOML file).
-#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct BashConfig {
-    /// Seconds after which a command is killed when the call gives no `timeout`
-    /// (default: none).
+    /// Seconds after which a command is killed when the call gives no `timeout`; 0 means
+    /// none (a whole number, as `[tools] timeout_secs` is).
     #[serde(default)]
-    pub timeout_secs: Option<f64>,
+    pub timeout_secs: u64,
+    /// The most bytes a command's spill file (its full output) keeps; past it, the file
+    /// keeps the output's end. 0 keeps no spill file.
+    #[serde(default = "default_max_spill_bytes")]
+    pub max_spill_bytes: u64,
+}
+
+impl Default for BashConfig {
+    fn default() -> Self {
+        BashConfig {
+            timeout_secs: 0,
+            max_spill_bytes: DEFAULT_MAX_SPILL_BYTES,
+        }
+    }
+}
+
+fn default_max_spill_bytes() -> u64 {
+    DEFAULT_MAX_SPILL_BYTES
 }
 
 /// What a bash result tells a user interface.
@@ -72,6 +95,13 @@ pub struct BashDetails {
     /// The file holding the whole output, once it passed the limits.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub full_output_path: Option<String>,
+    /// Bytes of the output's start the file dropped to stay under `max_spill_bytes`.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub spill_dropped_bytes: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 /// Runs a command. Registered as a built-in tool by `#[tool]`.
@@ -92,22 +122,22 @@ seconds, after which the command and every process it started are killed.",
 )]
 pub async fn bash(
     ctx: &ToolContext,
+    #[config] config: &BashConfig,
     #[args] args: BashArgs,
 ) -> Result<ToolOutput<BashDetails>, ToolError> {
     let env = ctx.env();
-    let timeout_secs = match args.timeout {
-        Some(t) => Some(t),
-        None => ctx.tool_config::<BashConfig>().and_then(|c| c.timeout_secs),
-    }
-    .filter(|t| *t > 0.0);
-    let timeout = match timeout_secs {
-        Some(secs) => Some(Duration::try_from_secs_f64(secs).map_err(|_| {
-            ToolError::new(format!(
-                "The timeout {secs} is not a usable number of seconds. Give a positive number such as 60."
-            ))
-        })?),
-        None => None,
+    // Checked before anything runs; from here on the timeout is a Duration (whose deadline
+    // exec adds with a checked add), never a float a conversion could panic on.
+    let timeout = match args.timeout {
+        Some(secs) => Duration::from_secs_f64(checked_timeout(secs)?),
+        None => Duration::from_secs(config.timeout_secs),
     };
+    let timeout = Some(timeout).filter(|t| !t.is_zero());
+    if args.command.contains('\0') {
+        return Err(ToolError::new(
+            "The command contains a NUL byte (\\0), which no command line can carry. Remove it; to print one, write printf '\\0'.",
+        ));
+    }
     let request = ExecRequest {
         command: args.command.clone(),
         cwd: env.cwd().to_path_buf(),
@@ -115,7 +145,9 @@ pub async fn bash(
         env: Vec::new(),
     };
 
-    let buffer = Arc::new(Mutex::new(OutputBuffer::new()));
+    let buffer = Arc::new(Mutex::new(OutputBuffer::with_max_spill_bytes(
+        config.max_spill_bytes,
+    )));
     let on_chunk = {
         let buffer = Arc::clone(&buffer);
         let updater = ctx.updater().clone();
@@ -136,9 +168,14 @@ pub async fn bash(
         .exec(request, ctx.cancellation().clone(), on_chunk)
         .await
         .map_err(|e| {
-            ToolError::new(format!(
-                "The command could not be run: {e}. Check that the working directory exists and the environment can run processes."
-            ))
+            let fix = match e.kind() {
+                std::io::ErrorKind::InvalidInput => "Change the command and run it again.",
+                std::io::ErrorKind::NotFound | std::io::ErrorKind::NotADirectory => {
+                    "Check that the working directory exists."
+                }
+                _ => "Check that the environment can run processes.",
+            };
+            ToolError::new(format!("The command could not be run: {e}. {fix}"))
         })?;
 
     let mut out = buffer
@@ -155,6 +192,7 @@ pub async fn bash(
         total_bytes: out.total_bytes(),
         truncated_by: shown.truncated_by,
         full_output_path: out.spill_path().map(|p| p.display().to_string()),
+        spill_dropped_bytes: out.spill_dropped_bytes(),
     };
     // The final newline ends the last line; it is not part of what the model needs to see.
     let body = shown.content.strip_suffix('\n').unwrap_or(&shown.content);
@@ -165,6 +203,13 @@ pub async fn bash(
     };
     if shown.truncated {
         let full = match (out.spill_path(), out.spill_error()) {
+            (Some(path), _) if out.spill_dropped_bytes() > 0 => format!(
+                "Output's last {} (the first {} were dropped at the {} spill limit): {}",
+                format_size(out.total_bytes() - out.spill_dropped_bytes()),
+                format_size(out.spill_dropped_bytes()),
+                format_size(out.max_spill_bytes()),
+                path.display()
+            ),
             (Some(path), _) => format!("Full output: {}", path.display()),
             (None, Some(err)) => format!("The full output could not be saved: {err}"),
             (None, None) => "The full output was not saved".to_string(),
@@ -195,7 +240,7 @@ pub async fn bash(
     let failure = if outcome.timed_out {
         Some(format!(
             "Command timed out after {} seconds",
-            format_secs(timeout_secs.unwrap_or(0.0))
+            format_secs(timeout.unwrap_or_default().as_secs_f64())
         ))
     } else if outcome.aborted {
         Some("Command aborted".to_string())
@@ -218,6 +263,18 @@ pub async fn bash(
         return Err(ToolError::new(text).with_details(details));
     }
     Ok(ToolOutput::text(text).with_details(details))
+}
+
+/// A call's timeout in seconds, refused with the fix when it is not one a clock can hold:
+/// negative, not finite or past [`MAX_TIMEOUT_SECS`]. (The schema says the same, so a
+/// validated call never gets here with one; a direct caller of [`bash`] may.)
+fn checked_timeout(secs: f64) -> Result<f64, ToolError> {
+    if secs.is_finite() && (0.0..=f64::from(MAX_TIMEOUT_SECS)).contains(&secs) {
+        return Ok(secs);
+    }
+    Err(ToolError::new(format!(
+        "The timeout {secs} is not a usable number of seconds. Give a number from 0 to {MAX_TIMEOUT_SECS} (a day), such as 60, or leave it out."
+    )))
 }
 
 /// Seconds as written by a person: `5`, `0.5`.

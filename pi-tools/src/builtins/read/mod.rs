@@ -456,7 +456,12 @@ pub fn render_call(args: &Value) -> Styled {
         (o, Some(l)) => {
             let from = o.unwrap_or(1).max(1);
             out.add(
-                format!(":{from}-{}", from + l as i64 - 1),
+                // Saturating: both numbers come from the model and may be huge.
+                format!(
+                    ":{from}-{}",
+                    from.saturating_add(i64::try_from(l).unwrap_or(i64::MAX))
+                        .saturating_sub(1)
+                ),
                 Style::fg(Color::Yellow),
             );
         }

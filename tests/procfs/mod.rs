@@ -1,0 +1,39 @@
+//! Counting a test's processes in /proc: each test starts `sleep <tag>` with a tag no other
+//! test uses, then counts the live processes whose command line holds it.
+
+use std::sync::atomic::{AtomicU32, Ordering};
+
+/// A `sleep` argument no other test uses, so its processes can be counted in /proc.
+pub fn tag() -> String {
+    static N: AtomicU32 = AtomicU32::new(0);
+    format!(
+        "300.{}{:03}",
+        std::process::id(),
+        N.fetch_add(1, Ordering::Relaxed)
+    )
+}
+
+/// Live (not zombie) processes whose command line holds `tag`.
+pub fn alive(tag: &str) -> Vec<i32> {
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir("/proc").expect("/proc").flatten() {
+        let Ok(pid) = entry.file_name().to_string_lossy().parse::<i32>() else {
+            continue;
+        };
+        let Ok(cmdline) = std::fs::read(entry.path().join("cmdline")) else {
+            continue;
+        };
+        let zombie = std::fs::read_to_string(entry.path().join("stat"))
+            .ok()
+            .and_then(|s| {
+                s.rsplit_once(')')
+                    .map(|(_, r)| r.trim_start().starts_with('Z'))
+            })
+            .unwrap_or(true);
+        let holds = cmdline.split(|&b| b == 0).any(|arg| arg == tag.as_bytes());
+        if holds && !zombie {
+            found.push(pid);
+        }
+    }
+    found
+}
