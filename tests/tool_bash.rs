@@ -5,13 +5,13 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use pi_tools::builtins::bash::{BashArgs, BashConfig, BashDetails, bash};
+use pi_tools::builtins::bash::{BashArgs, BashConfig, BashDetails, BashTool, bash};
 use pi_tools::env::{ExecutionEnv, LocalEnv};
 use pi_tools::{
-    AgentTool, BoxFuture, CollectingSink, Extensions, IntoToolResult, RunnerConfig, ToolCall,
-    ToolContext, ToolError, ToolEvent, ToolResult, ToolSet, execute_tool_calls,
+    CollectingSink, Extensions, RunnerConfig, ToolCall, ToolContext, ToolError, ToolEvent, ToolSet,
+    execute_tool_calls, wrap,
 };
-use serde_json::{Value, json};
+use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
 fn extensions(dir: &Path) -> Extensions {
@@ -274,37 +274,11 @@ async fn a_missing_cwd_is_a_clear_error() {
     );
 }
 
-/// bash as a kernel tool, to run it through the runner and watch its events.
-struct BashTool(Value);
-
-impl AgentTool for BashTool {
-    fn name(&self) -> &str {
-        "bash"
-    }
-    fn description(&self) -> &str {
-        "bash"
-    }
-    fn parameters(&self) -> &Value {
-        &self.0
-    }
-    fn execute(
-        &self,
-        args: Value,
-        ctx: ToolContext,
-    ) -> BoxFuture<'_, Result<ToolResult, ToolError>> {
-        Box::pin(async move {
-            let args: BashArgs =
-                serde_json::from_value(args).map_err(|e| ToolError::new(e.to_string()))?;
-            bash(&ctx, args).await?.into_tool_result()
-        })
-    }
-}
-
 #[tokio::test]
 async fn many_lines_produce_few_throttled_updates() {
     let tmp = tempfile::tempdir().expect("tempdir");
-    let schema = serde_json::to_value(schemars::schema_for!(BashArgs)).expect("schema");
-    let tools = ToolSet::new([Arc::new(BashTool(schema)) as Arc<dyn AgentTool>]);
+    // The tool as the macro generates it and the registry wraps it.
+    let tools = ToolSet::new([wrap(Arc::new(BashTool), None)]);
     let config = RunnerConfig {
         extensions: extensions(tmp.path()),
         ..RunnerConfig::default()
