@@ -119,63 +119,19 @@ async fn aliases_of_one_file_share_one_key() {
 
 // ---- Through the tools and the runner ----
 
-use pi_tools::builtins::edit::{EditArgs, edit};
-use pi_tools::builtins::write::{WriteArgs, write};
+use pi_tools::builtins::edit::{EditArgs, EditTool, edit};
+use pi_tools::builtins::write::{WriteArgs, WriteTool, write};
 use pi_tools::{
-    AgentTool, BoxFuture, Extensions, IntoToolResult, NoopSink, RunnerConfig, ToolCall,
-    ToolContext, ToolError, ToolResult, ToolSet, execute_tool_calls,
+    Extensions, NoopSink, RunnerConfig, ToolCall, ToolContext, ToolSet, execute_tool_calls, wrap,
 };
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
-/// A minimal adapter from the edit/write functions to the runner's tool interface.
-struct FileTool {
-    name: &'static str,
-    schema: Value,
-}
-
-impl AgentTool for FileTool {
-    fn name(&self) -> &str {
-        self.name
-    }
-    fn description(&self) -> &str {
-        "test adapter"
-    }
-    fn parameters(&self) -> &Value {
-        &self.schema
-    }
-    fn execute(
-        &self,
-        args: Value,
-        ctx: ToolContext,
-    ) -> BoxFuture<'_, Result<ToolResult, ToolError>> {
-        Box::pin(async move {
-            let bad = |e: serde_json::Error| ToolError::new(e.to_string());
-            match self.name {
-                "edit" => edit(&ctx, serde_json::from_value::<EditArgs>(args).map_err(bad)?)
-                    .await?
-                    .into_tool_result(),
-                _ => write(
-                    &ctx,
-                    serde_json::from_value::<WriteArgs>(args).map_err(bad)?,
-                )
-                .await?
-                .into_tool_result(),
-            }
-        })
-    }
-}
-
+/// edit and write as the macro generates them and the registry wraps them.
 fn file_tools() -> ToolSet {
     ToolSet::new([
-        Arc::new(FileTool {
-            name: "edit",
-            schema: serde_json::to_value(schemars::schema_for!(EditArgs)).unwrap(),
-        }) as Arc<dyn AgentTool>,
-        Arc::new(FileTool {
-            name: "write",
-            schema: serde_json::to_value(schemars::schema_for!(WriteArgs)).unwrap(),
-        }),
+        wrap(Arc::new(EditTool), None),
+        wrap(Arc::new(WriteTool), None),
     ])
 }
 

@@ -284,6 +284,7 @@ async fn a_missing_cwd_is_a_clear_error() {
 #[tokio::test]
 async fn many_lines_produce_few_throttled_updates() {
     let tmp = tempfile::tempdir().expect("tempdir");
+    // The tool as the macro generates it and the registry wraps it.
     let tools = ToolSet::new([wrap(Arc::new(BashTool), None)]);
     let config = RunnerConfig {
         extensions: extensions(tmp.path()),

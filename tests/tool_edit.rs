@@ -4,7 +4,8 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use pi_tools::builtins::edit::{EditArgs, Replacement, edit, prepare_arguments, render_result};
+use pi_tools::ToolRenderer;
+use pi_tools::builtins::edit::{EditArgs, EditRenderer, Replacement, edit, prepare_arguments};
 use pi_tools::env::{ExecutionEnv, LocalEnv};
 use pi_tools::{Extensions, IntoToolResult, ToolContext, ToolResult};
 use tokio_util::sync::CancellationToken;
@@ -245,7 +246,7 @@ async fn details_carry_numbered_diff_patch_first_line_and_fuzzy_flag() {
     );
     assert_eq!(result.details["firstChangedLine"], 6);
     assert_eq!(result.details["fuzzyMatch"], false);
-    let styled = render_result(&result, false);
+    let styled = EditRenderer.render_result(&result, false);
     let red: Vec<_> = styled
         .spans
         .iter()

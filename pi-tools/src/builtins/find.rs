@@ -151,42 +151,30 @@ pub async fn find(
     Ok(ToolOutput::text(out).with_details(details))
 }
 
-/// How a find call looks to a person: `find pattern in path`.
-pub fn render_call(args: &Value) -> Styled {
-    let mut out = Styled::new().push("find ", Style::fg(Color::Cyan).bold());
-    out.add(
-        arg_str(args, "pattern").unwrap_or("").to_string(),
-        Style::fg(Color::Magenta),
-    );
-    out.add(
-        format!(" in {}", arg_str(args, "path").unwrap_or(".")),
-        Style::fg(Color::Gray),
-    );
-    out
-}
-
-/// How a find result looks to a person: the number of paths, then the first of them.
-pub fn render_result(result: &ToolResult, is_error: bool) -> Styled {
-    let summary = detail_u64(result, "results")
-        .filter(|&n| n > 0)
-        .map(|n| format!("{n} path{}", if n == 1 { "" } else { "s" }));
-    preview(result, is_error, summary)
-}
-
 /// Draws find calls and results for a person.
 #[derive(Debug, Default, Clone, Copy)]
 pub struct FindRenderer;
 
-impl crate::ToolRenderer for FindRenderer {
-    fn render_call(&self, args: &serde_json::Value) -> crate::tool::render::Styled {
-        render_call(args)
+impl crate::tool::ToolRenderer for FindRenderer {
+    /// How a find call looks to a person: `find pattern in path`.
+    fn render_call(&self, args: &Value) -> Styled {
+        let mut out = Styled::new().push("find ", Style::fg(Color::Cyan).bold());
+        out.add(
+            arg_str(args, "pattern").unwrap_or("").to_string(),
+            Style::fg(Color::Magenta),
+        );
+        out.add(
+            format!(" in {}", arg_str(args, "path").unwrap_or(".")),
+            Style::fg(Color::Gray),
+        );
+        out
     }
 
-    fn render_result(
-        &self,
-        result: &crate::ToolResult,
-        is_error: bool,
-    ) -> crate::tool::render::Styled {
-        render_result(result, is_error)
+    /// How a find result looks to a person: the number of paths, then the first of them.
+    fn render_result(&self, result: &ToolResult, is_error: bool) -> Styled {
+        let summary = detail_u64(result, "results")
+            .filter(|&n| n > 0)
+            .map(|n| format!("{n} path{}", if n == 1 { "" } else { "s" }));
+        preview(result, is_error, summary)
     }
 }

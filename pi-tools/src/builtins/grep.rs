@@ -214,37 +214,43 @@ fn to_usize(n: u64) -> usize {
     usize::try_from(n).unwrap_or(usize::MAX)
 }
 
-/// How a grep call looks to a person: `grep /pattern/ in path (glob)`.
-pub fn render_call(args: &Value) -> Styled {
-    let mut out = Styled::new().push("grep ", Style::fg(Color::Cyan).bold());
-    out.add(
-        format!("/{}/", arg_str(args, "pattern").unwrap_or("")),
-        Style::fg(Color::Magenta),
-    );
-    if args.get("ignoreCase").and_then(Value::as_bool) == Some(true) {
-        out.add("i", Style::fg(Color::Magenta));
-    }
-    out.add(
-        format!(" in {}", arg_str(args, "path").unwrap_or(".")),
-        Style::fg(Color::Gray),
-    );
-    if let Some(glob) = arg_str(args, "glob") {
-        out.add(format!(" ({glob})"), Style::fg(Color::Gray));
-    }
-    out
-}
+/// Draws grep calls and results for a person.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct GrepRenderer;
 
-/// How a grep result looks to a person: match and file counts, then the first lines.
-pub fn render_result(result: &ToolResult, is_error: bool) -> Styled {
-    let summary = detail_u64(result, "matches").filter(|&m| m > 0).map(|m| {
-        let files = detail_u64(result, "files").unwrap_or(0);
-        format!(
-            "{m} match{} in {files} file{}",
-            if m == 1 { "" } else { "es" },
-            if files == 1 { "" } else { "s" }
-        )
-    });
-    preview(result, is_error, summary)
+impl crate::tool::ToolRenderer for GrepRenderer {
+    /// How a grep call looks to a person: `grep /pattern/ in path (glob)`.
+    fn render_call(&self, args: &Value) -> Styled {
+        let mut out = Styled::new().push("grep ", Style::fg(Color::Cyan).bold());
+        out.add(
+            format!("/{}/", arg_str(args, "pattern").unwrap_or("")),
+            Style::fg(Color::Magenta),
+        );
+        if args.get("ignoreCase").and_then(Value::as_bool) == Some(true) {
+            out.add("i", Style::fg(Color::Magenta));
+        }
+        out.add(
+            format!(" in {}", arg_str(args, "path").unwrap_or(".")),
+            Style::fg(Color::Gray),
+        );
+        if let Some(glob) = arg_str(args, "glob") {
+            out.add(format!(" ({glob})"), Style::fg(Color::Gray));
+        }
+        out
+    }
+
+    /// How a grep result looks to a person: match and file counts, then the first lines.
+    fn render_result(&self, result: &ToolResult, is_error: bool) -> Styled {
+        let summary = detail_u64(result, "matches").filter(|&m| m > 0).map(|m| {
+            let files = detail_u64(result, "files").unwrap_or(0);
+            format!(
+                "{m} match{} in {files} file{}",
+                if m == 1 { "" } else { "es" },
+                if files == 1 { "" } else { "s" }
+            )
+        });
+        preview(result, is_error, summary)
+    }
 }
 
 #[cfg(test)]
@@ -273,23 +279,5 @@ mod tests {
         assert_eq!(count_shown(&files, 2), (1, 1));
         assert_eq!(count_shown(&files, 3), (2, 1));
         assert_eq!(count_shown(&files, 4), (3, 2));
-    }
-}
-
-/// Draws grep calls and results for a person.
-#[derive(Debug, Default, Clone, Copy)]
-pub struct GrepRenderer;
-
-impl crate::ToolRenderer for GrepRenderer {
-    fn render_call(&self, args: &serde_json::Value) -> crate::tool::render::Styled {
-        render_call(args)
-    }
-
-    fn render_result(
-        &self,
-        result: &crate::ToolResult,
-        is_error: bool,
-    ) -> crate::tool::render::Styled {
-        render_result(result, is_error)
     }
 }

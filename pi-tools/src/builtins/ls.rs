@@ -151,35 +151,23 @@ pub async fn ls(
     Ok(ToolOutput::text(out).with_details(details))
 }
 
-/// How an ls call looks to a person: `ls path`.
-pub fn render_call(args: &Value) -> Styled {
-    Styled::new()
-        .push("ls ", Style::fg(Color::Cyan).bold())
-        .push(arg_str(args, "path").unwrap_or("."), Style::fg(Color::Gray))
-}
-
-/// How an ls result looks to a person: the number of entries, then the first of them.
-pub fn render_result(result: &ToolResult, is_error: bool) -> Styled {
-    let summary = detail_u64(result, "entries")
-        .filter(|&n| n > 0)
-        .map(|n| format!("{n} entr{}", if n == 1 { "y" } else { "ies" }));
-    preview(result, is_error, summary)
-}
-
 /// Draws ls calls and results for a person.
 #[derive(Debug, Default, Clone, Copy)]
 pub struct LsRenderer;
 
-impl crate::ToolRenderer for LsRenderer {
-    fn render_call(&self, args: &serde_json::Value) -> crate::tool::render::Styled {
-        render_call(args)
+impl crate::tool::ToolRenderer for LsRenderer {
+    /// How an ls call looks to a person: `ls path`.
+    fn render_call(&self, args: &Value) -> Styled {
+        Styled::new()
+            .push("ls ", Style::fg(Color::Cyan).bold())
+            .push(arg_str(args, "path").unwrap_or("."), Style::fg(Color::Gray))
     }
 
-    fn render_result(
-        &self,
-        result: &crate::ToolResult,
-        is_error: bool,
-    ) -> crate::tool::render::Styled {
-        render_result(result, is_error)
+    /// How an ls result looks to a person: the number of entries, then the first of them.
+    fn render_result(&self, result: &ToolResult, is_error: bool) -> Styled {
+        let summary = detail_u64(result, "entries")
+            .filter(|&n| n > 0)
+            .map(|n| format!("{n} entr{}", if n == 1 { "y" } else { "ies" }));
+        preview(result, is_error, summary)
     }
 }

@@ -85,42 +85,30 @@ async fn write_in_queue(
     Ok(existed)
 }
 
-/// How a `write` call looks: the path and the size of the content.
-pub fn render_call(args: &Value) -> Styled {
-    let mut out = Styled::new().push("write ", Style::fg(Color::Cyan).bold());
-    out.add(arg_str(args, "path").unwrap_or(""), Style::fg(Color::Cyan));
-    let content = arg_str(args, "content").unwrap_or("");
-    out.add(
-        format!(
-            " ({} lines, {} bytes)",
-            content.lines().count(),
-            content.len()
-        ),
-        Style::fg(Color::Gray),
-    );
-    out
-}
-
-/// How a `write` result looks: the confirmation in green, or the error in red.
-pub fn render_result(result: &ToolResult, is_error: bool) -> Styled {
-    let color = if is_error { Color::Red } else { Color::Green };
-    Styled::new().push(result.text_content(), Style::fg(color))
-}
-
 /// Draws write calls and results for a person.
 #[derive(Debug, Default, Clone, Copy)]
 pub struct WriteRenderer;
 
-impl crate::ToolRenderer for WriteRenderer {
-    fn render_call(&self, args: &serde_json::Value) -> crate::tool::render::Styled {
-        render_call(args)
+impl crate::tool::ToolRenderer for WriteRenderer {
+    /// How a `write` call looks: the path and the size of the content.
+    fn render_call(&self, args: &Value) -> Styled {
+        let mut out = Styled::new().push("write ", Style::fg(Color::Cyan).bold());
+        out.add(arg_str(args, "path").unwrap_or(""), Style::fg(Color::Cyan));
+        let content = arg_str(args, "content").unwrap_or("");
+        out.add(
+            format!(
+                " ({} lines, {} bytes)",
+                content.lines().count(),
+                content.len()
+            ),
+            Style::fg(Color::Gray),
+        );
+        out
     }
 
-    fn render_result(
-        &self,
-        result: &crate::ToolResult,
-        is_error: bool,
-    ) -> crate::tool::render::Styled {
-        render_result(result, is_error)
+    /// How a `write` result looks: the confirmation in green, or the error in red.
+    fn render_result(&self, result: &ToolResult, is_error: bool) -> Styled {
+        let color = if is_error { Color::Red } else { Color::Green };
+        Styled::new().push(result.text_content(), Style::fg(color))
     }
 }

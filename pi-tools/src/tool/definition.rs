@@ -141,12 +141,7 @@ pub trait ToolDefinition: Send + Sync + 'static {
 
     /// How a result looks to a person: by default its text, red when it failed.
     fn render_result(&self, result: &ToolResult, is_error: bool) -> Styled {
-        let style = if is_error {
-            Style::fg(Color::Red)
-        } else {
-            Style::PLAIN
-        };
-        Styled::new().push(result.text_content(), style)
+        plain_result(result, is_error)
     }
 }
 
@@ -277,11 +272,17 @@ pub trait ToolRenderer: Send + Sync + 'static {
 
     /// How a result looks.
     fn render_result(&self, result: &ToolResult, is_error: bool) -> Styled {
-        let style = if is_error {
-            Style::fg(Color::Red)
-        } else {
-            Style::PLAIN
-        };
-        Styled::new().push(result.text_content(), style)
+        plain_result(result, is_error)
     }
+}
+
+/// A result as plain text, red when it failed: the default rendering of both
+/// [`ToolDefinition::render_result`] and [`ToolRenderer::render_result`].
+fn plain_result(result: &ToolResult, is_error: bool) -> Styled {
+    let style = if is_error {
+        Style::fg(Color::Red)
+    } else {
+        Style::PLAIN
+    };
+    Styled::new().push(result.text_content(), style)
 }

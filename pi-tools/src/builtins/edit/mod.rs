@@ -433,40 +433,46 @@ fn splits_character(label: &str, split: &SplitCharacter, shown: &str) -> String 
     )
 }
 
-/// How an `edit` call looks: the path and the number of replacements.
-pub fn render_call(args: &Value) -> Styled {
-    let mut out = Styled::new().push("edit ", Style::fg(Color::Cyan).bold());
-    out.add(arg_str(args, "path").unwrap_or(""), Style::fg(Color::Cyan));
-    if let Some(n) = args.get("edits").and_then(Value::as_array).map(Vec::len)
-        && n > 1
-    {
-        out.add(format!(" ({n} edits)"), Style::fg(Color::Gray));
-    }
-    out
-}
+/// Draws edit calls and results for a person.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct EditRenderer;
 
-/// How an `edit` result looks: the numbered diff, removed lines red and added lines green;
-/// an error in red.
-pub fn render_result(result: &ToolResult, is_error: bool) -> Styled {
-    if is_error {
-        return Styled::new().push(result.text_content(), Style::fg(Color::Red));
-    }
-    let Some(diff) = result.details.get("diff").and_then(Value::as_str) else {
-        return Styled::plain(result.text_content());
-    };
-    let mut out = Styled::new();
-    for (i, line) in diff.lines().enumerate() {
-        if i > 0 {
-            out.add("\n", Style::PLAIN);
+impl crate::tool::ToolRenderer for EditRenderer {
+    /// How an `edit` call looks: the path and the number of replacements.
+    fn render_call(&self, args: &Value) -> Styled {
+        let mut out = Styled::new().push("edit ", Style::fg(Color::Cyan).bold());
+        out.add(arg_str(args, "path").unwrap_or(""), Style::fg(Color::Cyan));
+        if let Some(n) = args.get("edits").and_then(Value::as_array).map(Vec::len)
+            && n > 1
+        {
+            out.add(format!(" ({n} edits)"), Style::fg(Color::Gray));
         }
-        let style = match line.chars().next() {
-            Some('+') => Style::fg(Color::Green),
-            Some('-') => Style::fg(Color::Red),
-            _ => Style::fg(Color::Gray),
-        };
-        out.add(line, style);
+        out
     }
-    out
+
+    /// How an `edit` result looks: the numbered diff, removed lines red and added lines green;
+    /// an error in red.
+    fn render_result(&self, result: &ToolResult, is_error: bool) -> Styled {
+        if is_error {
+            return Styled::new().push(result.text_content(), Style::fg(Color::Red));
+        }
+        let Some(diff) = result.details.get("diff").and_then(Value::as_str) else {
+            return Styled::plain(result.text_content());
+        };
+        let mut out = Styled::new();
+        for (i, line) in diff.lines().enumerate() {
+            if i > 0 {
+                out.add("\n", Style::PLAIN);
+            }
+            let style = match line.chars().next() {
+                Some('+') => Style::fg(Color::Green),
+                Some('-') => Style::fg(Color::Red),
+                _ => Style::fg(Color::Gray),
+            };
+            out.add(line, style);
+        }
+        out
+    }
 }
 
 #[cfg(test)]
@@ -486,23 +492,5 @@ mod tests {
         let out = apply_edits(original, &[r("say \"hi\"", "say \"bye\"")], "f").unwrap();
         assert_eq!(out.content, "\u{FEFF}a  \r\nsay \"bye\"\r\nend\n");
         assert!(out.fuzzy);
-    }
-}
-
-/// Draws edit calls and results for a person.
-#[derive(Debug, Default, Clone, Copy)]
-pub struct EditRenderer;
-
-impl crate::ToolRenderer for EditRenderer {
-    fn render_call(&self, args: &serde_json::Value) -> crate::tool::render::Styled {
-        render_call(args)
-    }
-
-    fn render_result(
-        &self,
-        result: &crate::ToolResult,
-        is_error: bool,
-    ) -> crate::tool::render::Styled {
-        render_result(result, is_error)
     }
 }

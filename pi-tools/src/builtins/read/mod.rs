@@ -445,37 +445,43 @@ impl LineWindow {
     }
 }
 
-/// How a `read` call looks: the path and the requested window.
-pub fn render_call(args: &Value) -> Styled {
-    let mut out = Styled::new().push("read ", Style::fg(Color::Cyan).bold());
-    out.add(arg_str(args, "path").unwrap_or(""), Style::fg(Color::Cyan));
-    let offset = args.get("offset").and_then(Value::as_i64);
-    let limit = args.get("limit").and_then(Value::as_u64);
-    match (offset, limit) {
-        (None, None) => {}
-        (o, Some(l)) => {
-            let from = o.unwrap_or(1).max(1);
-            out.add(
-                // Saturating: both numbers come from the model and may be huge.
-                format!(
-                    ":{from}-{}",
-                    from.saturating_add(i64::try_from(l).unwrap_or(i64::MAX))
-                        .saturating_sub(1)
-                ),
-                Style::fg(Color::Yellow),
-            );
-        }
-        (Some(o), None) => out.add(format!(":{}", o.max(1)), Style::fg(Color::Yellow)),
-    }
-    out
-}
+/// Draws read calls and results for a person.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct ReadRenderer;
 
-/// How a `read` result looks: the first lines of the text, or a note for an image.
-pub fn render_result(result: &ToolResult, is_error: bool) -> Styled {
-    if !is_error && result.content.iter().any(|b| b.as_text().is_none()) {
-        return Styled::plain(result.text_content());
+impl crate::tool::ToolRenderer for ReadRenderer {
+    /// How a `read` call looks: the path and the requested window.
+    fn render_call(&self, args: &Value) -> Styled {
+        let mut out = Styled::new().push("read ", Style::fg(Color::Cyan).bold());
+        out.add(arg_str(args, "path").unwrap_or(""), Style::fg(Color::Cyan));
+        let offset = args.get("offset").and_then(Value::as_i64);
+        let limit = args.get("limit").and_then(Value::as_u64);
+        match (offset, limit) {
+            (None, None) => {}
+            (o, Some(l)) => {
+                let from = o.unwrap_or(1).max(1);
+                out.add(
+                    // Saturating: both numbers come from the model and may be huge.
+                    format!(
+                        ":{from}-{}",
+                        from.saturating_add(i64::try_from(l).unwrap_or(i64::MAX))
+                            .saturating_sub(1)
+                    ),
+                    Style::fg(Color::Yellow),
+                );
+            }
+            (Some(o), None) => out.add(format!(":{}", o.max(1)), Style::fg(Color::Yellow)),
+        }
+        out
     }
-    preview(result, is_error, None)
+
+    /// How a `read` result looks: the first lines of the text, or a note for an image.
+    fn render_result(&self, result: &ToolResult, is_error: bool) -> Styled {
+        if !is_error && result.content.iter().any(|b| b.as_text().is_none()) {
+            return Styled::plain(result.text_content());
+        }
+        preview(result, is_error, None)
+    }
 }
 
 #[cfg(test)]
@@ -514,23 +520,5 @@ mod tests {
             let w = run(b"a\nb", 1, Some(2), chunk);
             assert_eq!((w.out.as_slice(), w.stop), (&b"a\nb"[..], None));
         }
-    }
-}
-
-/// Draws read calls and results for a person.
-#[derive(Debug, Default, Clone, Copy)]
-pub struct ReadRenderer;
-
-impl crate::ToolRenderer for ReadRenderer {
-    fn render_call(&self, args: &serde_json::Value) -> crate::tool::render::Styled {
-        render_call(args)
-    }
-
-    fn render_result(
-        &self,
-        result: &crate::ToolResult,
-        is_error: bool,
-    ) -> crate::tool::render::Styled {
-        render_result(result, is_error)
     }
 }

@@ -1,5 +1,6 @@
 //! The runner: executes one batch of a model's tool calls through prepare → execute →
-//! finalize, sequentially or in parallel, emitting events as it goes.
+//! finalize, sequentially or in parallel, emitting events as it goes. How one executing call
+//! is watched for its timeout and cancellation is in `supervise.rs`.
 
 use std::future::Future;
 use std::panic::AssertUnwindSafe;
@@ -23,6 +24,9 @@ use super::message::{ToolCall, ToolResultMessage};
 use super::result::ToolResult;
 use super::tool::ExecutionMode;
 use super::toolset::{Entry, ToolSet};
+
+mod supervise;
+use supervise::{Supervised, supervise};
 
 const ABORTED: &str = "Operation aborted";
 
@@ -160,62 +164,57 @@ struct Batch<'a> {
 
 impl<'a> Batch<'a> {
     async fn run_parallel<S: EventSink>(&self, sink: &S) -> Vec<Finalized> {
-        let mut slots: Vec<Option<Finalized>> = Vec::with_capacity(self.calls.len());
-        slots.resize_with(self.calls.len(), || None);
+        let mut slots = empty_slots(self.calls.len());
         let mut ready = Vec::new();
-        for (index, call) in self.calls.iter().enumerate() {
-            emit_start(sink, call).await;
-            let prepared = if self.cancel.is_cancelled() {
-                // Cancellation stops preflight: the rest are not prepared.
-                Prepared::Immediate(Finalized::error(ABORTED))
-            } else {
-                self.prepare(call).await
-            };
-            match prepared {
-                Prepared::Immediate(fin) => {
-                    emit_end(sink, call, &fin).await;
-                    slots[index] = Some(fin);
-                }
-                Prepared::Ready { entry, args } => ready.push((index, entry, args)),
+        for index in 0..self.calls.len() {
+            if let Some((entry, args)) = self.open(index, sink, &mut slots).await {
+                ready.push((index, entry, args));
             }
         }
         let limit = self.config.max_concurrency.unwrap_or(usize::MAX).max(1);
         self.drive(ready, limit, sink, &mut slots).await;
-        slots
-            .into_iter()
-            .map(|s| s.unwrap_or_else(|| Finalized::error(ABORTED)))
-            .collect()
+        settle(slots)
     }
 
     async fn run_sequential<S: EventSink>(&self, sink: &S) -> Vec<Finalized> {
-        let mut slots: Vec<Option<Finalized>> = Vec::with_capacity(self.calls.len());
-        slots.resize_with(self.calls.len(), || None);
+        let mut slots = empty_slots(self.calls.len());
         for (index, call) in self.calls.iter().enumerate() {
-            emit_start(sink, call).await;
-            let prepared = if self.cancel.is_cancelled() {
-                Prepared::Immediate(Finalized::error(ABORTED))
-            } else {
-                self.prepare(call).await
-            };
-            match prepared {
-                Prepared::Immediate(fin) => {
-                    emit_end(sink, call, &fin).await;
-                    slots[index] = Some(fin);
-                }
-                Prepared::Ready { entry, args } => {
-                    self.drive(vec![(index, entry, args)], 1, sink, &mut slots)
-                        .await;
-                }
+            if let Some((entry, args)) = self.open(index, sink, &mut slots).await {
+                self.drive(vec![(index, entry, args)], 1, sink, &mut slots)
+                    .await;
             }
             if let Some(fin) = &slots[index] {
                 let message = result_message(call, clone_finalized(fin));
                 emit_message(sink, &message).await;
             }
         }
-        slots
-            .into_iter()
-            .map(|s| s.unwrap_or_else(|| Finalized::error(ABORTED)))
-            .collect()
+        settle(slots)
+    }
+
+    /// How every call opens, in either mode: its start event, then phase one unless the batch
+    /// is already cancelled (cancellation stops preflight: the rest are not prepared). A call
+    /// that ends here gets its end event and its slot at once; one ready to run is returned.
+    async fn open<S: EventSink>(
+        &self,
+        index: usize,
+        sink: &S,
+        slots: &mut [Option<Finalized>],
+    ) -> Option<(&'a Entry, Value)> {
+        let call = &self.calls[index];
+        emit_start(sink, call).await;
+        let prepared = if self.cancel.is_cancelled() {
+            Prepared::Immediate(Finalized::error(ABORTED))
+        } else {
+            self.prepare(call).await
+        };
+        match prepared {
+            Prepared::Immediate(fin) => {
+                emit_end(sink, call, &fin).await;
+                slots[index] = Some(fin);
+                None
+            }
+            Prepared::Ready { entry, args } => Some((entry, args)),
+        }
     }
 
     /// Executes prepared calls with at most `limit` in flight, forwarding progress updates
@@ -352,9 +351,13 @@ impl<'a> Batch<'a> {
         .with_extensions(self.config.extensions.clone());
         let hook_args = self.config.after_tool_call.as_ref().map(|_| args.clone());
         let run = AssertUnwindSafe(entry.tool.execute(args, ctx)).catch_unwind();
-        let outcome = self
-            .supervise(run, own.as_ref().unwrap_or(self.cancel))
-            .await;
+        let outcome = supervise(
+            run,
+            own.as_ref().unwrap_or(self.cancel),
+            self.config.timeout,
+            self.config.cancel_grace,
+        )
+        .await;
         updater.close();
         let executed = match outcome {
             Supervised::Done(Ok(Ok(result))) => Finalized {
@@ -390,62 +393,22 @@ impl<'a> Batch<'a> {
         };
         (index, finalized)
     }
-
-    /// Awaits the tool, enforcing the timeout and giving a cancelled tool `cancel_grace` to
-    /// return before giving up on it.
-    async fn supervise<F: Future + Unpin>(
-        &self,
-        mut run: F,
-        token: &CancellationToken,
-    ) -> Supervised<F::Output> {
-        let timeout = self.config.timeout;
-        let timed_out = match timeout {
-            None => tokio::select! {
-                biased;
-                out = &mut run => return Supervised::Done(out),
-                _ = token.cancelled() => false,
-            },
-            Some(after) => {
-                // Boxed: a timer is large, and only calls with a timeout carry one.
-                let expired = Box::pin(tokio::time::sleep(after));
-                tokio::select! {
-                    biased;
-                    out = &mut run => return Supervised::Done(out),
-                    _ = token.cancelled() => false,
-                    _ = expired => true,
-                }
-            }
-        };
-        // Boxed for the same reason: winding down is the rare path.
-        Box::pin(self.wind_down(run, token, timed_out.then(|| timeout.unwrap_or_default()))).await
-    }
-
-    /// After a timeout (`timed_out_after`) or a cancellation: waits up to `cancel_grace` for
-    /// the tool to return.
-    async fn wind_down<F: Future + Unpin>(
-        &self,
-        mut run: F,
-        token: &CancellationToken,
-        timed_out_after: Option<Duration>,
-    ) -> Supervised<F::Output> {
-        if let Some(after) = timed_out_after {
-            token.cancel();
-            let partial = tokio::time::timeout(self.config.cancel_grace, &mut run)
-                .await
-                .ok();
-            return Supervised::TimedOut(after, partial);
-        }
-        match tokio::time::timeout(self.config.cancel_grace, &mut run).await {
-            Ok(out) => Supervised::Done(out),
-            Err(_) => Supervised::Abandoned,
-        }
-    }
 }
 
-enum Supervised<T> {
-    Done(T),
-    TimedOut(Duration, Option<T>),
-    Abandoned,
+/// One empty result slot per call of the batch.
+fn empty_slots(calls: usize) -> Vec<Option<Finalized>> {
+    let mut slots = Vec::with_capacity(calls);
+    slots.resize_with(calls, || None);
+    slots
+}
+
+/// The batch's final results. `open` or `drive` fills every slot; one left empty would read
+/// as aborted rather than panic.
+fn settle(slots: Vec<Option<Finalized>>) -> Vec<Finalized> {
+    slots
+        .into_iter()
+        .map(|s| s.unwrap_or_else(|| Finalized::error(ABORTED)))
+        .collect()
 }
 
 async fn finalize(

@@ -1,0 +1,499 @@
+//! Loading: TOML text (a file, or the embedded default) into a validated [`Config`]. Unknown
+//! tool names get a did-you-mean, unknown keys and wrong types are errors, and every problem
+//! is collected (not just the first) with its position.
+
+use std::collections::BTreeMap;
+use std::ops::Range;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::Value as Json;
+use toml::Spanned;
+use toml::de::{DeTable, DeValue};
+
+use super::error::line_column;
+use super::{
+    Config, ConfigError, ConfigProblem, DEFAULT_ORIGIN, DEFAULT_TIMEOUT_SECS,
+    DEFAULT_TOML, ToolSettings,
+};
+use crate::core::ExecutionMode;
+use crate::tool::ToolDefinition;
+
+const TOOLS_KEYS: [&str; 4] = ["active", "execution", "max_concurrency", "timeout_secs"];
+const SECTIONS: [&str; 4] = ["tools", "tool", "paths", "prompt"];
+
+impl Config {
+    /// Loads `path`, or the embedded default when `path` is `None`, validating it against
+    /// the registered tools.
+    pub fn load(
+        path: Option<&Path>,
+        registered: &[Arc<dyn ToolDefinition>],
+    ) -> Result<Config, ConfigError> {
+        let Some(path) = path else {
+            return Config::embedded(registered);
+        };
+        let origin = path.display().to_string();
+        match std::fs::read_to_string(path) {
+            Ok(text) => Config::parse(&text, &origin, registered),
+            Err(e) => Err(ConfigError {
+                problems: vec![ConfigProblem {
+                    origin,
+                    line: 0,
+                    column: 0,
+                    message: format!(
+                        "cannot read the configuration file ({e}); check the path given with --config"
+                    ),
+                }],
+            }),
+        }
+    }
+
+    /// The embedded default. Default tools that are not registered in this binary are
+    /// left out rather than reported, so a binary without some built-ins still starts.
+    pub fn embedded(registered: &[Arc<dyn ToolDefinition>]) -> Result<Config, ConfigError> {
+        Loader::new(DEFAULT_TOML, DEFAULT_ORIGIN, registered, true).run()
+    }
+
+    /// Parses and validates configuration text; `origin` names it in errors.
+    pub fn parse(
+        text: &str,
+        origin: &str,
+        registered: &[Arc<dyn ToolDefinition>],
+    ) -> Result<Config, ConfigError> {
+        Loader::new(text, origin, registered, false).run()
+    }
+}
+
+struct Loader<'a> {
+    text: &'a str,
+    origin: &'a str,
+    registered: &'a [Arc<dyn ToolDefinition>],
+    /// Drop unregistered default tools instead of reporting them.
+    lenient: bool,
+    problems: Vec<(usize, String)>,
+}
+
+impl<'a> Loader<'a> {
+    fn new(
+        text: &'a str,
+        origin: &'a str,
+        registered: &'a [Arc<dyn ToolDefinition>],
+        lenient: bool,
+    ) -> Self {
+        Loader {
+            text,
+            origin,
+            registered,
+            lenient,
+            problems: Vec::new(),
+        }
+    }
+
+    fn report(&mut self, span: Range<usize>, message: impl Into<String>) {
+        self.problems.push((span.start, message.into()));
+    }
+
+    fn run(mut self) -> Result<Config, ConfigError> {
+        let root = match DeTable::parse(self.text) {
+            Ok(root) => root,
+            Err(e) => {
+                let at = e.span().map_or(0, |s| s.start);
+                self.report(
+                    at..at,
+                    format!("this is not valid TOML: {}", e.message().trim_end()),
+                );
+                return Err(self.finish_err());
+            }
+        };
+        let mut config = Config {
+            active: Vec::new(),
+            execution: ExecutionMode::Parallel,
+            max_concurrency: None,
+            timeout: Some(Duration::from_secs(DEFAULT_TIMEOUT_SECS)),
+            tools: BTreeMap::new(),
+            allowed_roots: None,
+            guidelines: Vec::new(),
+            origin: self.origin.to_owned(),
+        };
+        let mut active = None;
+        for (key, value) in root.get_ref() {
+            match key.get_ref().as_ref() {
+                "tools" => {
+                    if let Some(table) = self.table(value, "[tools]") {
+                        active = self.tools_section(table, &mut config);
+                    }
+                }
+                "tool" => {
+                    if let Some(table) = self.table(value, "[tool]") {
+                        for (name, section) in table {
+                            self.tool_section(name, section, &mut config);
+                        }
+                    }
+                }
+                "paths" => {
+                    if let Some(table) = self.table(value, "[paths]") {
+                        self.paths_section(table, &mut config);
+                    }
+                }
+                "prompt" => {
+                    if let Some(table) = self.table(value, "[prompt]") {
+                        self.prompt_section(table, &mut config);
+                    }
+                }
+                other => {
+                    let hint = suggest(other, SECTIONS.iter().copied())
+                        .map(|s| format!("did you mean [{s}]? "))
+                        .unwrap_or_default();
+                    self.report(
+                        key.span(),
+                        format!(
+                            "unknown section `{other}`; {hint}the sections are [tools], [tool.<name>], [paths] and [prompt]"
+                        ),
+                    );
+                }
+            }
+        }
+        config.active = match active {
+            Some(list) => list,
+            None => self.default_active(),
+        };
+        if self.problems.is_empty() {
+            Ok(config)
+        } else {
+            Err(self.finish_err())
+        }
+    }
+
+    fn finish_err(mut self) -> ConfigError {
+        self.problems.sort_by_key(|(at, _)| *at);
+        let problems = self
+            .problems
+            .iter()
+            .map(|(at, message)| {
+                let (line, column) = line_column(self.text, *at);
+                ConfigProblem {
+                    origin: self.origin.to_owned(),
+                    line,
+                    column,
+                    message: message.clone(),
+                }
+            })
+            .collect();
+        ConfigError { problems }
+    }
+
+    fn is_registered(&self, name: &str) -> bool {
+        self.registered.iter().any(|t| t.name() == name)
+    }
+
+    fn definition(&self, name: &str) -> Option<&Arc<dyn ToolDefinition>> {
+        self.registered.iter().find(|t| t.name() == name)
+    }
+
+    fn unknown_tool(&self, name: &str) -> String {
+        let names: Vec<&str> = self.registered.iter().map(|t| t.name()).collect();
+        let hint = suggest(name, names.iter().copied())
+            .map(|s| format!("did you mean `{s}`? "))
+            .unwrap_or_default();
+        let mut sorted = names.clone();
+        sorted.sort_unstable();
+        format!(
+            "no tool named `{name}` is registered; {hint}the registered tools are: {}",
+            sorted.join(", ")
+        )
+    }
+
+    fn table<'v>(
+        &mut self,
+        value: &'v Spanned<DeValue<'a>>,
+        what: &str,
+    ) -> Option<&'v DeTable<'a>> {
+        match value.get_ref() {
+            DeValue::Table(table) => Some(table),
+            other => {
+                self.report(
+                    value.span(),
+                    format!(
+                        "{what} must be a table, found {}; write it as a `{what}` section",
+                        other.type_str()
+                    ),
+                );
+                None
+            }
+        }
+    }
+
+    fn tools_section(&mut self, table: &DeTable<'a>, config: &mut Config) -> Option<Vec<String>> {
+        let mut active = None;
+        for (key, value) in table {
+            match key.get_ref().as_ref() {
+                "active" => active = self.active_list(value),
+                "execution" => {
+                    if let Some(mode) = self.mode(value, "execution") {
+                        config.execution = mode;
+                    }
+                }
+                "max_concurrency" => match integer(value) {
+                    Some(n) if n >= 1 => config.max_concurrency = usize::try_from(n).ok(),
+                    _ => self.report(
+                        value.span(),
+                        "`max_concurrency` must be a whole number of at least 1; remove it for no bound",
+                    ),
+                },
+                "timeout_secs" => match integer(value).and_then(|n| u64::try_from(n).ok()) {
+                    Some(0) => config.timeout = None,
+                    Some(n) => config.timeout = Some(Duration::from_secs(n)),
+                    None => self.report(
+                        value.span(),
+                        "`timeout_secs` must be a whole number of seconds, 0 for no timeout",
+                    ),
+                },
+                other => self.unknown_key(key.span(), other, "[tools]", &TOOLS_KEYS),
+            }
+        }
+        active
+    }
+
+    /// `[tools] active` of the embedded default (its one home), without the tools this
+    /// binary does not register.
+    fn default_active(&self) -> Vec<String> {
+        let Ok(root) = DeTable::parse(DEFAULT_TOML) else {
+            return Vec::new();
+        };
+        let Some(DeValue::Table(tools)) = root.get_ref().get("tools").map(Spanned::get_ref) else {
+            return Vec::new();
+        };
+        let Some(DeValue::Array(names)) = tools.get("active").map(Spanned::get_ref) else {
+            return Vec::new();
+        };
+        names
+            .iter()
+            .filter_map(|name| name.get_ref().as_str())
+            .filter(|name| self.is_registered(name))
+            .map(str::to_owned)
+            .collect()
+    }
+
+    fn active_list(&mut self, value: &Spanned<DeValue<'a>>) -> Option<Vec<String>> {
+        let DeValue::Array(items) = value.get_ref() else {
+            self.report(
+                value.span(),
+                "`active` must be a list of tool names, e.g. [\"read\", \"bash\"]",
+            );
+            return None;
+        };
+        let mut names: Vec<String> = Vec::new();
+        for item in items.iter() {
+            let Some(name) = item.get_ref().as_str() else {
+                self.report(
+                    item.span(),
+                    "each entry of `active` must be a tool name in quotes",
+                );
+                continue;
+            };
+            if names.iter().any(|n| n == name) {
+                self.report(
+                    item.span(),
+                    format!("`{name}` is listed twice in `active`; keep one"),
+                );
+            } else if !self.is_registered(name) {
+                if !self.lenient {
+                    let message = self.unknown_tool(name);
+                    self.report(item.span(), message);
+                }
+            } else {
+                names.push(name.to_owned());
+            }
+        }
+        Some(names)
+    }
+
+    fn mode(&mut self, value: &Spanned<DeValue<'a>>, key: &str) -> Option<ExecutionMode> {
+        match value.get_ref().as_str().map(str::parse::<ExecutionMode>) {
+            Some(Ok(mode)) => Some(mode),
+            _ => {
+                self.report(
+                    value.span(),
+                    format!("`{key}` must be \"parallel\" or \"sequential\""),
+                );
+                None
+            }
+        }
+    }
+
+    fn unknown_key(&mut self, span: Range<usize>, key: &str, section: &str, allowed: &[&str]) {
+        let hint = suggest(key, allowed.iter().copied())
+            .map(|s| format!("did you mean `{s}`? "))
+            .unwrap_or_default();
+        self.report(
+            span,
+            format!(
+                "unknown key `{key}` in {section}; {hint}the keys allowed there are: {}",
+                allowed.join(", ")
+            ),
+        );
+    }
+
+    fn tool_section(
+        &mut self,
+        name: &Spanned<std::borrow::Cow<'a, str>>,
+        section: &Spanned<DeValue<'a>>,
+        config: &mut Config,
+    ) {
+        let tool_name = name.get_ref().as_ref();
+        let Some(definition) = self.definition(tool_name).cloned() else {
+            let message = self.unknown_tool(tool_name);
+            self.report(name.span(), message);
+            return;
+        };
+        let header = format!("[tool.{tool_name}]");
+        let Some(table) = self.table(section, &header) else {
+            return;
+        };
+        let mut settings = ToolSettings::default();
+        let mut key_spans = Vec::new();
+        for (key, value) in table {
+            if key.get_ref() == "mode" {
+                settings.mode = self.mode(value, "mode");
+            } else {
+                key_spans.push((key.get_ref().to_string(), key.span()));
+                settings
+                    .raw
+                    .insert(key.get_ref().to_string(), to_json(value.get_ref()));
+            }
+        }
+        match definition.config() {
+            None => {
+                for (key, span) in &key_spans {
+                    self.report(
+                        span.clone(),
+                        format!(
+                            "unknown key `{key}` in {header}; tool `{tool_name}` has no configuration of its own, so only `mode` is allowed there"
+                        ),
+                    );
+                }
+            }
+            Some(spec) if !settings.raw.is_empty() => {
+                match (spec.load)(Json::Object(settings.raw.clone())) {
+                    Ok(loaded) => settings.config = Some(loaded),
+                    Err(message) => {
+                        // Point at the key the loader names, else at the section header.
+                        let span = key_spans
+                            .iter()
+                            .find(|(key, _)| message.contains(&format!("`{key}`")))
+                            .map_or_else(|| name.span(), |(_, span)| span.clone());
+                        self.report(
+                            span,
+                            format!(
+                                "invalid configuration for tool `{tool_name}`: {message}; fix the keys of {header}"
+                            ),
+                        );
+                    }
+                }
+            }
+            Some(_) => {}
+        }
+        config.tools.insert(tool_name.to_owned(), settings);
+    }
+
+    fn paths_section(&mut self, table: &DeTable<'a>, config: &mut Config) {
+        for (key, value) in table {
+            match key.get_ref().as_ref() {
+                "allowed_roots" => {
+                    if let Some(list) = self.strings(value, "allowed_roots", "directory paths") {
+                        config.allowed_roots = Some(list.into_iter().map(PathBuf::from).collect());
+                    }
+                }
+                other => self.unknown_key(key.span(), other, "[paths]", &["allowed_roots"]),
+            }
+        }
+    }
+
+    fn prompt_section(&mut self, table: &DeTable<'a>, config: &mut Config) {
+        for (key, value) in table {
+            match key.get_ref().as_ref() {
+                "guidelines" => {
+                    if let Some(list) = self.strings(value, "guidelines", "sentences") {
+                        config.guidelines = list;
+                    }
+                }
+                other => self.unknown_key(key.span(), other, "[prompt]", &["guidelines"]),
+            }
+        }
+    }
+
+    fn strings(
+        &mut self,
+        value: &Spanned<DeValue<'a>>,
+        key: &str,
+        what: &str,
+    ) -> Option<Vec<String>> {
+        let list = match value.get_ref() {
+            DeValue::Array(items) => items
+                .iter()
+                .map(|item| {
+                    item.get_ref()
+                        .as_str()
+                        .map(str::to_owned)
+                        .ok_or(item.span())
+                })
+                .collect::<Result<Vec<_>, _>>(),
+            _ => Err(value.span()),
+        };
+        match list {
+            Ok(list) => Some(list),
+            Err(span) => {
+                self.report(
+                    span,
+                    format!("`{key}` must be a list of {what} in quotes, e.g. [\"…\"]"),
+                );
+                None
+            }
+        }
+    }
+}
+
+fn integer(value: &Spanned<DeValue<'_>>) -> Option<i64> {
+    let DeValue::Integer(n) = value.get_ref() else {
+        return None;
+    };
+    i64::from_str_radix(n.as_str(), n.radix()).ok()
+}
+
+/// A TOML value as JSON, for a tool's configuration loader (datetimes become strings).
+fn to_json(value: &DeValue<'_>) -> Json {
+    match value {
+        DeValue::String(s) => Json::String(s.to_string()),
+        DeValue::Integer(n) => i64::from_str_radix(n.as_str(), n.radix())
+            .map(Json::from)
+            .or_else(|_| u64::from_str_radix(n.as_str(), n.radix()).map(Json::from))
+            .unwrap_or_else(|_| Json::String(n.to_string())),
+        DeValue::Float(f) => f
+            .as_str()
+            .parse::<f64>()
+            .ok()
+            .and_then(serde_json::Number::from_f64)
+            .map_or_else(|| Json::String(f.to_string()), Json::Number),
+        DeValue::Boolean(b) => Json::Bool(*b),
+        DeValue::Datetime(d) => Json::String(d.to_string()),
+        DeValue::Array(items) => Json::Array(items.iter().map(|i| to_json(i.get_ref())).collect()),
+        DeValue::Table(table) => Json::Object(
+            table
+                .iter()
+                .map(|(k, v)| (k.get_ref().to_string(), to_json(v.get_ref())))
+                .collect(),
+        ),
+    }
+}
+
+/// The closest candidate by edit distance, when it is close enough to be a likely typo.
+fn suggest<'c>(word: &str, candidates: impl Iterator<Item = &'c str>) -> Option<&'c str> {
+    let limit = (word.chars().count() / 3).max(2);
+    candidates
+        .map(|c| (strsim::levenshtein(word, c), c))
+        // A few edits away, or a near prefix (`timeout` for `timeout_secs`).
+        .filter(|(d, c)| *d <= limit || strsim::jaro_winkler(word, c) >= 0.85)
+        .min_by_key(|(d, _)| *d)
+        .map(|(_, c)| c)
+}

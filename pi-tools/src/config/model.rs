@@ -1,0 +1,78 @@
+//! What a loaded configuration says: the active tools, how batches run, each tool's
+//! settings, path confinement and the prompt's closing guidelines.
+
+use std::any::Any;
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::Value as Json;
+
+use crate::core::ExecutionMode;
+
+/// A loaded, validated configuration.
+#[derive(Clone)]
+pub struct Config {
+    /// Active tool names, in order (all registered).
+    pub active: Vec<String>,
+    /// How batches run.
+    pub execution: ExecutionMode,
+    /// Bound on concurrently executing calls, per batch and across an MCP session (`None`:
+    /// unbounded).
+    pub max_concurrency: Option<usize>,
+    /// Per-call timeout (`None`: none).
+    pub timeout: Option<Duration>,
+    /// `[tool.<name>]` sections, by tool name.
+    pub tools: BTreeMap<String, ToolSettings>,
+    /// `[paths] allowed_roots`: directories the file tools are confined to (`None`: no
+    /// confinement). Relative roots are relative to the working directory.
+    pub allowed_roots: Option<Vec<PathBuf>>,
+    /// `[prompt] guidelines`: the closing lines of the prompt's guidelines.
+    pub guidelines: Vec<String>,
+    /// The file it came from, or [`DEFAULT_ORIGIN`](super::DEFAULT_ORIGIN).
+    pub origin: String,
+}
+
+/// One `[tool.<name>]` section.
+#[derive(Clone, Default)]
+pub struct ToolSettings {
+    /// The execution mode override.
+    pub mode: Option<ExecutionMode>,
+    /// The tool's typed configuration, loaded by its `ToolConfigSpec` (`None` when the
+    /// section has no keys besides `mode`: the tool's default applies).
+    pub config: Option<Arc<dyn Any + Send + Sync>>,
+    /// The section's keys besides `mode`, as JSON (for docs and debugging).
+    pub raw: serde_json::Map<String, Json>,
+}
+
+impl std::fmt::Debug for ToolSettings {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ToolSettings")
+            .field("mode", &self.mode)
+            .field("raw", &self.raw)
+            .finish_non_exhaustive()
+    }
+}
+
+impl std::fmt::Debug for Config {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Config")
+            .field("active", &self.active)
+            .field("execution", &self.execution)
+            .field("max_concurrency", &self.max_concurrency)
+            .field("timeout", &self.timeout)
+            .field("tools", &self.tools)
+            .field("allowed_roots", &self.allowed_roots)
+            .field("guidelines", &self.guidelines)
+            .field("origin", &self.origin)
+            .finish()
+    }
+}
+
+impl Config {
+    /// The settings of a tool's `[tool.<name>]` section, if it has one.
+    pub fn tool(&self, name: &str) -> Option<&ToolSettings> {
+        self.tools.get(name)
+    }
+}
