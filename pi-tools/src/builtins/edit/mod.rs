@@ -6,7 +6,7 @@
 //! spaces and typographic characters elsewhere stay exactly as they were.
 
 use std::path::PathBuf;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, PoisonError};
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -88,6 +88,19 @@ fn prepare_legacy_arguments(args: Value) -> Result<Value, ToolError> {
     Ok(prepare_arguments(args))
 }
 
+/// edit's own configuration (`[tool.edit]` in the TOML file).
+#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct EditConfig {
+    /// Files larger than this many bytes are refused before they are read (default:
+    /// [`DEFAULT_MAX_FILE_BYTES`]). An edit holds the file about three times in memory.
+    #[serde(default)]
+    pub max_file_bytes: Option<u64>,
+}
+
+/// The largest file edit changes unless `[tool.edit] max_file_bytes` says otherwise (64 MiB).
+pub const DEFAULT_MAX_FILE_BYTES: u64 = 64 * 1024 * 1024;
+
 /// Edits a file. Registered as a built-in tool by `#[tool]`.
 #[tool(
     name = "edit",
@@ -99,10 +112,12 @@ fn prepare_legacy_arguments(args: Value) -> Result<Value, ToolError> {
     "Put all changes to one file in a single edit call with several edits."],
     renderer = EditRenderer,
     prepare = prepare_legacy_arguments,
+    config = EditConfig,
     destructive
 )]
 pub async fn edit(
     ctx: &ToolContext,
+    #[config] config: &EditConfig,
     #[args] args: EditArgs,
 ) -> Result<ToolOutput<EditDetails>, ToolError> {
     if args.edits.is_empty() {
@@ -121,6 +136,7 @@ pub async fn edit(
         path,
         shown: args.path,
         edits: args.edits,
+        max_bytes: config.max_file_bytes.unwrap_or(DEFAULT_MAX_FILE_BYTES),
         cancel: ctx.cancellation().clone(),
     };
     queue.run(key, job.run()).await
@@ -131,38 +147,82 @@ struct EditJob {
     path: PathBuf,
     shown: String,
     edits: Vec<Replacement>,
+    max_bytes: u64,
     cancel: CancellationToken,
 }
 
+/// Why the change refused to produce new content: the message for the model, carried
+/// through the environment's `io::Error` untouched.
+#[derive(Debug)]
+struct Refused(ToolError);
+
+impl std::fmt::Display for Refused {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        std::fmt::Display::fmt(&self.0, f)
+    }
+}
+
+impl std::error::Error for Refused {}
+
 impl EditJob {
+    /// Reads, edits and replaces the file as one read-modify-write of the environment
+    /// (which, locally, holds the file's lock against other processes throughout).
     async fn run(self) -> Result<ToolOutput<EditDetails>, ToolError> {
-        let shown = &self.shown;
-        let bytes = self
-            .env
-            .read_file(&self.path)
-            .await
-            .map_err(|e| match e.kind() {
-                std::io::ErrorKind::NotFound => ToolError::new(format!(
-                    "File not found: {shown}. Check the path; use write to create a new file."
-                )),
-                _ => ToolError::new(format!("Could not read {shown}: {}", sentence(&e))),
-            })?;
-        let text = String::from_utf8(bytes).map_err(|_| {
-            ToolError::new(format!(
-                "{shown} is not UTF-8 text, so edit cannot change it safely. Use bash for binary files."
-            ))
-        })?;
-        let edited = apply_edits(&text, &self.edits, shown)?;
-        if self.cancel.is_cancelled() {
-            return Err(ToolError::new(format!(
-                "The edit of {shown} was cancelled before anything was written."
-            )));
-        }
+        let shown = self.shown.clone();
+        let outcome: Arc<Mutex<Option<(usize, EditDiff, bool)>>> = Arc::default();
+        let change = {
+            let (shown, edits, cancel, outcome) = (
+                shown.clone(),
+                self.edits,
+                self.cancel.clone(),
+                Arc::clone(&outcome),
+            );
+            Box::new(move |bytes: Vec<u8>| {
+                let refuse = |e: ToolError| std::io::Error::other(Refused(e));
+                let text = String::from_utf8(bytes).map_err(|_| {
+                    refuse(ToolError::new(format!(
+                        "{shown} is not UTF-8 text, so edit cannot change it safely. Use bash for binary files."
+                    )))
+                })?;
+                let edited = apply_edits(&text, &edits, &shown).map_err(refuse)?;
+                drop(text);
+                if cancel.is_cancelled() {
+                    return Err(refuse(ToolError::new(format!(
+                        "The edit of {shown} was cancelled before anything was written."
+                    ))));
+                }
+                *outcome.lock().unwrap_or_else(PoisonError::into_inner) =
+                    Some((edits.len(), edited.diff, edited.fuzzy));
+                Ok(edited.content.into_bytes())
+            })
+        };
         self.env
-            .write_file(&self.path, edited.content.into_bytes())
+            .modify_file(&self.path, Some(self.max_bytes), change)
             .await
-            .map_err(|e| ToolError::new(format!("Could not write {shown}: {}", sentence(&e))))?;
-        let n = self.edits.len();
+            .map_err(|e| {
+                if let Some(Refused(err)) = e.get_ref().and_then(|inner| inner.downcast_ref()) {
+                    return err.clone();
+                }
+                match e.kind() {
+                    std::io::ErrorKind::NotFound => ToolError::new(format!(
+                        "File not found: {shown}. Check the path; use write to create a new file."
+                    )),
+                    std::io::ErrorKind::FileTooLarge => ToolError::new(format!(
+                        "{shown} is too large to edit: {}. Change it with bash (e.g. sed), or raise [tool.edit] max_file_bytes in the configuration.",
+                        sentence(&e).trim_end_matches('.')
+                    )),
+                    _ => ToolError::new(format!("Could not edit {shown}: {}", sentence(&e))),
+                }
+            })?;
+        let Some((n, diff, fuzzy)) = outcome
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .take()
+        else {
+            return Err(ToolError::new(format!(
+                "The edit of {shown} finished without a result; read the file to see its state."
+            )));
+        };
         let message = format!(
             "Successfully replaced {n} block{} in {shown}.",
             if n == 1 { "" } else { "s" }
@@ -170,10 +230,10 @@ impl EditJob {
         Ok(ToolOutput::text(message).with_details(EditDetails {
             path: self.path.display().to_string(),
             replacements: n,
-            diff: edited.diff.numbered,
-            patch: edited.diff.patch,
-            first_changed_line: edited.diff.first_changed_line,
-            fuzzy_match: edited.fuzzy,
+            diff: diff.numbered,
+            patch: diff.patch,
+            first_changed_line: diff.first_changed_line,
+            fuzzy_match: fuzzy,
         }))
     }
 }
