@@ -99,10 +99,12 @@ impl LocalEnv {
         if !self.roots.is_confined() {
             return Ok(());
         }
-        match self
-            .roots
-            .open(&self.absolute(path), OFlags::PATH, Mode::empty(), Last::Follow)
-        {
+        match self.roots.open(
+            &self.absolute(path),
+            OFlags::PATH,
+            Mode::empty(),
+            Last::Follow,
+        ) {
             Ok(_) => Ok(()),
             Err(err) if err.kind() == io::ErrorKind::NotFound => {
                 // Not there yet: where would it be?

@@ -29,7 +29,7 @@ pub use path::{expand_tilde, mutation_key, normalize_path_input, resolve_path, r
 pub use queue::MutationQueue;
 pub use replace::is_temp_file_name;
 
-pub(crate) use beneath::{Last, Roots, open_beneath, require_regular};
+pub(crate) use beneath::{Last, Roots, open_beneath};
 
 /// What a stat of a path tells (symbolic links followed, except for `is_symlink`).
 #[derive(Debug, Clone, PartialEq, Eq)]

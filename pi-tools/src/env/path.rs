@@ -92,7 +92,10 @@ pub async fn mutation_key(env: &dyn ExecutionEnv, path: &Path) -> io::Result<Pat
 /// ancestor canonicalised (by `canonicalize`) plus the rest of the path, resolved lexically.
 /// The one algorithm behind [`mutation_key`] and the confinement's view of where a path
 /// leads.
-pub(crate) async fn canonical_lenient<F, Fut>(path: &Path, mut canonicalize: F) -> io::Result<PathBuf>
+pub(crate) async fn canonical_lenient<F, Fut>(
+    path: &Path,
+    mut canonicalize: F,
+) -> io::Result<PathBuf>
 where
     F: FnMut(PathBuf) -> Fut,
     Fut: Future<Output = io::Result<PathBuf>>,

@@ -44,7 +44,12 @@ impl Target {
                     format!("{} does not name a file", path.display()),
                 ));
             };
-            let dir = roots.open(parent, OFlags::RDONLY | OFlags::DIRECTORY, Mode::empty(), Last::Follow)?;
+            let dir = roots.open(
+                parent,
+                OFlags::RDONLY | OFlags::DIRECTORY,
+                Mode::empty(),
+                Last::Follow,
+            )?;
             match stat_at(dir.as_fd(), name) {
                 Ok(st) if FileType::from_raw_mode(st.st_mode) == FileType::Symlink => {
                     let target = rustix::fs::readlinkat(&dir, name, Vec::new())?;
@@ -61,7 +66,10 @@ impl Target {
         }
         Err(io::Error::new(
             io::ErrorKind::InvalidInput,
-            format!("{} goes through more than 40 symbolic links (a loop?)", path.display()),
+            format!(
+                "{} goes through more than 40 symbolic links (a loop?)",
+                path.display()
+            ),
         ))
     }
 
@@ -80,7 +88,11 @@ impl Target {
             let file = match rustix::fs::openat(
                 &self.dir,
                 &*self.name,
-                OFlags::RDONLY | OFlags::NONBLOCK | OFlags::NOFOLLOW | OFlags::NOCTTY | OFlags::CLOEXEC,
+                OFlags::RDONLY
+                    | OFlags::NONBLOCK
+                    | OFlags::NOFOLLOW
+                    | OFlags::NOCTTY
+                    | OFlags::CLOEXEC,
                 Mode::empty(),
             ) {
                 Ok(fd) => fd,
@@ -146,7 +158,12 @@ impl Target {
 
     /// Writes `data` to a temporary file in the same directory and renames it over the
     /// target. `existing` (the locked target's stat) gives the mode and owner to keep.
-    pub(crate) fn replace(&self, existing: Option<&Stat>, data: &[u8], fsync: bool) -> io::Result<()> {
+    pub(crate) fn replace(
+        &self,
+        existing: Option<&Stat>,
+        data: &[u8],
+        fsync: bool,
+    ) -> io::Result<()> {
         clean_stale_temps(&self.dir);
         let (temp_name, temp) = create_temp(&self.dir, &self.name)?;
         let mut temp = File::from(temp);
@@ -300,7 +317,10 @@ fn clean_stale_temps(dir: &OwnedFd) {
 }
 
 fn process_alive(pid: u32) -> bool {
-    let Some(pid) = i32::try_from(pid).ok().and_then(rustix::process::Pid::from_raw) else {
+    let Some(pid) = i32::try_from(pid)
+        .ok()
+        .and_then(rustix::process::Pid::from_raw)
+    else {
         return false;
     };
     // EPERM: it exists, under another user.

@@ -117,7 +117,6 @@ pub const DEFAULT_MAX_FILE_BYTES: u64 = 64 * 1024 * 1024;
 )]
 pub async fn edit(
     ctx: &ToolContext,
-    #[config] config: &EditConfig,
     #[args] args: EditArgs,
 ) -> Result<ToolOutput<EditDetails>, ToolError> {
     if args.edits.is_empty() {
@@ -136,7 +135,12 @@ pub async fn edit(
         path,
         shown: args.path,
         edits: args.edits,
-        max_bytes: config.max_file_bytes.unwrap_or(DEFAULT_MAX_FILE_BYTES),
+        // Read from the context (not a `#[config]` parameter) so `edit(ctx, args)` keeps its
+        // signature for callers of the function.
+        max_bytes: ctx
+            .tool_config::<EditConfig>()
+            .and_then(|c| c.max_file_bytes)
+            .unwrap_or(DEFAULT_MAX_FILE_BYTES),
         cancel: ctx.cancellation().clone(),
     };
     queue.run(key, job.run()).await
