@@ -55,6 +55,8 @@ static NO_OPENAT2: AtomicBool = AtomicBool::new(false);
 impl Roots {
     /// Opens `given` (absolute) as a root.
     pub(crate) fn add(&mut self, given: PathBuf) -> io::Result<()> {
+        // `/a/b/.` reads as `/a/b` in messages; links are resolved by `canonical`.
+        let given = lexical_join(Path::new("/"), &given.components().collect::<Vec<_>>());
         let canonical = std::fs::canonicalize(&given).map_err(|err| {
             io::Error::new(
                 err.kind(),

@@ -7,7 +7,6 @@
 //! that the name still leads to the file it locked (a rename may have replaced it) and
 //! starts again if not, so two processes editing one file never lose an update.
 
-use std::collections::HashMap;
 use std::ffi::{OsStr, OsString};
 use std::fs::File;
 use std::io::{self, Read, Write};
@@ -15,8 +14,6 @@ use std::os::fd::{AsFd, OwnedFd};
 use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Mutex, PoisonError};
-use std::time::{Duration, Instant};
 
 use rustix::fs::{Access, AtFlags, FileType, FlockOperation, Mode, OFlags, Stat};
 use rustix::io::Errno;
@@ -277,29 +274,10 @@ fn all_digits(bytes: &[u8]) -> bool {
     !bytes.is_empty() && bytes.iter().all(u8::is_ascii_digit)
 }
 
-/// How long a directory's stale temporary files are left alone after it was cleaned.
-const CLEAN_EVERY: Duration = Duration::from_secs(10);
-
 /// Removes the temporary files of writers that no longer run (killed mid-write) from `dir`.
-/// A directory is looked at again only after [`CLEAN_EVERY`], so a burst of writes pays for
-/// one listing.
+/// Done on every write (one listing of the directory), so no directory keeps them longer
+/// than until its next write.
 fn clean_stale_temps(dir: &OwnedFd) {
-    static CLEANED: Mutex<Option<HashMap<(u64, u64), Instant>>> = Mutex::new(None);
-    let Ok(st) = rustix::fs::fstat(dir) else {
-        return;
-    };
-    let key = (st.st_dev, st.st_ino);
-    {
-        let mut cleaned = CLEANED.lock().unwrap_or_else(PoisonError::into_inner);
-        let map = cleaned.get_or_insert_with(HashMap::new);
-        if map.get(&key).is_some_and(|at| at.elapsed() < CLEAN_EVERY) {
-            return;
-        }
-        if map.len() > 4096 {
-            map.retain(|_, at| at.elapsed() < CLEAN_EVERY);
-        }
-        map.insert(key, Instant::now());
-    }
     let Ok(mut entries) = rustix::fs::Dir::read_from(dir) else {
         return;
     };

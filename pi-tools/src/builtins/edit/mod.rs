@@ -212,8 +212,8 @@ impl EditJob {
                         "File not found: {shown}. Check the path; use write to create a new file."
                     )),
                     std::io::ErrorKind::FileTooLarge => ToolError::new(format!(
-                        "{shown} is too large to edit: {}. Change it with bash (e.g. sed), or raise [tool.edit] max_file_bytes in the configuration.",
-                        sentence(&e).trim_end_matches('.')
+                        "{shown} is larger than edit's limit of {} bytes, so it was not read. Change it with bash (e.g. sed), or raise [tool.edit] max_file_bytes in the configuration.",
+                        self.max_bytes
                     )),
                     _ => ToolError::new(format!("Could not edit {shown}: {}", sentence(&e))),
                 }
