@@ -84,12 +84,12 @@ async fn grep_and_find_do_not_follow_a_link_out_of_the_roots() {
     let answer = text(grep(&ctx, grep_args(SECRET, None)).await);
     assert_eq!(
         answer,
-        "No matches found in what could be read\n\n[2 files could not be read and were skipped: dirlink (it leads outside the allowed directories), link (it leads outside the allowed directories). Check their permissions, or search them with bash]"
+        "No matches found in what could be read\n\n[2 files or directories could not be read and were skipped: dirlink (it leads outside the allowed directories), link (it leads outside the allowed directories). Check their permissions, or search them with bash]"
     );
     // A link that stays inside is still searched; the others are named.
     assert_eq!(
         text(grep(&ctx, grep_args("inside", None)).await),
-        "inside.txt:1: inside\nok_link:1: inside\n\n[2 files could not be read and were skipped: dirlink (it leads outside the allowed directories), link (it leads outside the allowed directories)]"
+        "inside.txt:1: inside\nok_link:1: inside\n\n[2 files or directories could not be read and were skipped: dirlink (it leads outside the allowed directories), link (it leads outside the allowed directories)]"
     );
     let answer = text(grep(&ctx, grep_args(SECRET, Some("dirlink"))).await);
     assert!(

@@ -135,7 +135,9 @@ pub async fn grep(
             sentence(err)
         )));
     }
-    let unreadable = outcome.skipped.notice("file", "files");
+    let unreadable = outcome
+        .skipped
+        .notice("file or directory", "files or directories");
     if outcome.matches == 0 {
         let text = match unreadable {
             Some(notice) => format!(
