@@ -15,7 +15,9 @@ use crate::builtins::truncate::{
 };
 use crate::core::{ToolContext, ToolError, ToolResult};
 use crate::search::path_glob::PathGlob;
-use crate::search::walk::{WalkEnd, search_root, spare_cores, walk_sorted};
+use crate::search::walk::{
+    Skipped, WalkBase, WalkEnd, search_root, sentence, spare_cores, walk_sorted,
+};
 use crate::tool;
 use crate::tool::ToolOutput;
 use crate::tool::render::{Color, Style, Styled};
@@ -79,7 +81,7 @@ pub async fn find(
     #[args] args: FindArgs,
 ) -> Result<ToolOutput<FindDetails>, ToolError> {
     let raw_path = args.path.as_deref().unwrap_or(".");
-    let (root, meta) = search_root(
+    let (root, meta, roots) = search_root(
         ctx,
         "find",
         Some(raw_path),
@@ -96,36 +98,57 @@ pub async fn find(
         .unwrap_or(usize::MAX)
         .max(1);
     let cancel = ctx.cancellation().clone();
-    let (found, more, end) = tokio::task::spawn_blocking(move || {
+    let shown = raw_path.to_string();
+    let (found, more, end, skipped) = tokio::task::spawn_blocking(move || {
+        let base = WalkBase::open(&roots, &root).map_err(|e| {
+            ToolError::new(format!(
+                "Cannot search `{shown}`: {} Check the path and its permissions.",
+                sentence(&e)
+            ))
+        })?;
         let mut found: Vec<String> = Vec::new();
         let (mut bytes, mut more) = (0usize, false);
-        let end = walk_sorted(&root, &cancel, spare_cores(), Some(&glob), |entry| {
-            if found.len() == limit {
-                more = true;
-                return ControlFlow::Break(());
-            }
-            let mut line = entry.rel.to_owned();
-            if entry.is_dir {
-                line.push('/');
-            }
-            bytes += line.len() + 1;
-            found.push(line);
-            // Past the output limits nothing more would be shown.
-            if bytes > DEFAULT_MAX_BYTES || found.len() > DEFAULT_MAX_LINES {
-                return ControlFlow::Break(());
-            }
-            ControlFlow::Continue(())
-        });
-        (found, more, end)
+        let mut skipped = Skipped::default();
+        let end = walk_sorted(
+            &base,
+            &cancel,
+            spare_cores(),
+            Some(&glob),
+            &mut skipped,
+            |entry| {
+                if found.len() == limit {
+                    more = true;
+                    return ControlFlow::Break(());
+                }
+                let mut line = entry.rel.to_owned();
+                if entry.is_dir {
+                    line.push('/');
+                }
+                bytes += line.len() + 1;
+                found.push(line);
+                // Past the output limits nothing more would be shown.
+                if bytes > DEFAULT_MAX_BYTES || found.len() > DEFAULT_MAX_LINES {
+                    return ControlFlow::Break(());
+                }
+                ControlFlow::Continue(())
+            },
+        );
+        Ok::<_, ToolError>((found, more, end, skipped))
     })
     .await
-    .map_err(|e| ToolError::new(format!("The search failed unexpectedly: {e}.")))?;
+    .map_err(|e| ToolError::new(format!("The search failed unexpectedly: {e}.")))??;
+    let unreadable = skipped.notice("directory", "directories");
     if end == WalkEnd::Cancelled {
         return Err(ToolError::new("The search was aborted."));
     }
     if found.is_empty() {
-        return Ok(ToolOutput::text("No files found matching pattern")
-            .with_details(FindDetails::default()));
+        let text = match unreadable {
+            Some(notice) => format!(
+                "No files found matching pattern\n\n[{notice}. Search inside them by a path you can read, or check their permissions]"
+            ),
+            None => "No files found matching pattern".to_string(),
+        };
+        return Ok(ToolOutput::text(text).with_details(FindDetails::default()));
     }
 
     let truncation = truncate_head(&found.join("\n"), TruncationLimits::default());
@@ -147,6 +170,9 @@ pub async fn find(
             limit.saturating_mul(2)
         ));
         details.result_limit_reached = Some(limit);
+    }
+    if let Some(notice) = unreadable {
+        out.push_str(&format!("\n\n[{notice}]"));
     }
     Ok(ToolOutput::text(out).with_details(details))
 }

@@ -16,7 +16,7 @@ use crate::builtins::truncate::{
 use crate::core::{ToolContext, ToolError, ToolResult};
 use crate::search::path_glob::PathGlob;
 use crate::search::scan::{FileHits, SearchSpec, search};
-use crate::search::walk::search_root;
+use crate::search::walk::{search_root, sentence};
 use crate::tool;
 use crate::tool::ToolOutput;
 use crate::tool::render::{Color, Style, Styled};
@@ -103,7 +103,7 @@ pub async fn grep(
     ctx: &ToolContext,
     #[args] args: GrepArgs,
 ) -> Result<ToolOutput<GrepDetails>, ToolError> {
-    let (root, meta) = search_root(
+    let (root, meta, roots) = search_root(
         ctx,
         "grep",
         args.path.as_deref(),
@@ -125,8 +125,10 @@ pub async fn grep(
         _ => None,
     };
     let limit = to_usize(args.limit.unwrap_or(DEFAULT_LIMIT as u64)).max(1);
+    let shown = args.path.clone().unwrap_or_else(|| ".".into());
     let spec = SearchSpec {
         root,
+        roots,
         single_file: !meta.is_dir,
         matcher,
         glob,
@@ -142,8 +144,23 @@ pub async fn grep(
     if outcome.cancelled {
         return Err(ToolError::new("The search was aborted."));
     }
+    if let Some(err) = &outcome.failed {
+        return Err(ToolError::new(format!(
+            "Cannot search `{shown}`: {} Check the path and its permissions.",
+            sentence(err)
+        )));
+    }
+    let unreadable = outcome
+        .skipped
+        .notice("file or directory", "files or directories");
     if outcome.matches == 0 {
-        return Ok(ToolOutput::text("No matches found").with_details(GrepDetails::default()));
+        let text = match unreadable {
+            Some(notice) => format!(
+                "No matches found in what could be read\n\n[{notice}. Check their permissions, or search them with bash]"
+            ),
+            None => "No matches found".to_string(),
+        };
+        return Ok(ToolOutput::text(text).with_details(GrepDetails::default()));
     }
 
     let mut text = String::new();
@@ -187,6 +204,9 @@ pub async fn grep(
         notices.push(format!(
             "Some lines were clipped to {GREP_MAX_LINE_CHARS} characters. Use the read tool to see them in full"
         ));
+    }
+    if let Some(notice) = unreadable {
+        notices.push(notice);
     }
     if !notices.is_empty() {
         out.push_str(&format!("\n\n[{}]", notices.join(". ")));

@@ -1,14 +1,26 @@
 //! [`LocalEnv`]: the execution environment of this machine, optionally confined to a set of
 //! directories.
+//!
+//! Every file operation opens its path through [`Roots`](super::beneath): when the
+//! environment is confined, relative to a held handle of an allowed root, so the kernel
+//! refuses an escape at open time (see `beneath.rs`). Only regular files are read or
+//! replaced, opened without blocking; replacing one goes through `replace.rs`.
 
-use std::fs;
-use std::io::{self, Write};
-use std::path::{Component, Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::ffi::OsStr;
+use std::fs::File;
+use std::io;
+use std::os::fd::{AsFd, OwnedFd};
+use std::os::unix::ffi::OsStrExt;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
-use super::path::lexical_join;
+use rustix::fs::{FileType, Mode, OFlags, Stat};
+
+use super::beneath::{Last, Roots, require_regular};
+use super::path::{canonical_lenient_sync, follow_final_links};
+use super::replace::{Target, is_temp_file_name};
 use super::procs::{ProcessTracking, Tracker};
-use super::{DirEntry, ExecutionEnv, FileReader, Metadata, MutationQueue, OutputSink};
+use super::{DirEntry, ExecutionEnv, FileChange, FileReader, Metadata, MutationQueue, OutputSink};
 use crate::core::BoxFuture;
 
 /// The local file system and local processes.
@@ -27,19 +39,10 @@ use crate::core::BoxFuture;
 pub struct LocalEnv {
     cwd: PathBuf,
     home: Option<PathBuf>,
-    roots: Vec<Root>,
-    canonical_roots: Vec<PathBuf>,
+    roots: Arc<Roots>,
     fsync: bool,
     queue: MutationQueue,
     processes: Tracker,
-}
-
-/// An allowed directory as configured and as canonicalised (they differ when it was given
-/// through a symbolic link).
-#[derive(Debug, Clone)]
-struct Root {
-    given: PathBuf,
-    canonical: PathBuf,
 }
 
 impl LocalEnv {
@@ -58,31 +61,27 @@ impl LocalEnv {
                 .filter(|h| !h.is_empty())
                 .map(PathBuf::from)
                 .or_else(std::env::home_dir),
-            roots: Vec::new(),
-            canonical_roots: Vec::new(),
+            roots: Arc::new(Roots::default()),
             fsync: true,
             queue: MutationQueue::new(),
             processes: Tracker::new(ProcessTracking::Auto),
         }
     }
 
-    /// Confines every operation to these directories: a path whose canonical form (symbolic
-    /// links resolved) is not inside one of them is refused. Fails if a root does not exist.
+    /// Confines every file operation to these directories: a path whose real location
+    /// (symbolic links resolved) is not inside one of them is refused, and the kernel
+    /// enforces it when the file is opened (see the README's "Safety" section). Fails if a
+    /// root does not exist.
     pub fn with_allowed_roots<I, P>(mut self, roots: I) -> io::Result<Self>
     where
         I: IntoIterator<Item = P>,
         P: AsRef<Path>,
     {
+        let all = Arc::get_mut(&mut self.roots).ok_or_else(|| {
+            io::Error::other("allowed roots can only be set before the environment is shared")
+        })?;
         for root in roots {
-            let given = self.cwd.join(root.as_ref());
-            let canonical = fs::canonicalize(&given).map_err(|err| {
-                io::Error::new(
-                    err.kind(),
-                    format!("allowed root {} cannot be used: {err}", given.display()),
-                )
-            })?;
-            self.canonical_roots.push(canonical.clone());
-            self.roots.push(Root { given, canonical });
+            all.add(self.cwd.join(root.as_ref()))?;
         }
         Ok(self)
     }
@@ -108,56 +107,191 @@ impl LocalEnv {
         self
     }
 
-    /// Refuses a path outside the allowed roots (no-op when unconfined).
+    /// Refuses a path outside the allowed roots (no-op when unconfined). A check only: the
+    /// file operations themselves open paths beneath the roots and do not rely on it.
     pub fn check_allowed(&self, path: &Path) -> io::Result<()> {
-        if self.roots.is_empty() {
+        if !self.roots.is_confined() {
             return Ok(());
         }
-        let canonical = canonical_lenient(path)?;
-        if self
-            .roots
-            .iter()
-            .any(|r| canonical.starts_with(&r.canonical))
-        {
-            return Ok(());
+        match self.roots.open(
+            &self.absolute(path),
+            OFlags::PATH,
+            Mode::empty(),
+            Last::Follow,
+        ) {
+            Ok(_) => Ok(()),
+            Err(err) if err.kind() == io::ErrorKind::NotFound => {
+                // Not there yet: where would it be?
+                let canonical = canonical_lenient_sync(&follow_final_links(path)?)?;
+                if self
+                    .roots
+                    .canonical()
+                    .iter()
+                    .any(|root| canonical.starts_with(root))
+                {
+                    Ok(())
+                } else {
+                    self.roots
+                        .open(&canonical, OFlags::PATH, Mode::empty(), Last::Follow)
+                        .map(drop)
+                }
+            }
+            Err(err) if err.kind() == io::ErrorKind::PermissionDenied => Err(err),
+            Err(_) => Ok(()),
         }
-        let lexical = lexical_join(Path::new("/"), &path.components().collect::<Vec<_>>());
-        let listed = self
-            .roots
-            .iter()
-            .map(|r| r.given.display().to_string())
-            .collect::<Vec<_>>()
-            .join(", ");
-        let looks_inside = self
-            .roots
-            .iter()
-            .any(|r| lexical.starts_with(&r.given) || lexical.starts_with(&r.canonical));
-        let message = if looks_inside {
-            format!(
-                "{} goes through a symbolic link to {}, which is outside the allowed directories ({listed}). Use a path whose real location is inside them.",
-                path.display(),
-                canonical.display()
-            )
-        } else {
-            format!(
-                "{} is outside the allowed directories ({listed}). Use a path inside them.",
-                path.display()
-            )
-        };
-        Err(io::Error::new(io::ErrorKind::PermissionDenied, message))
     }
 
+    /// The single place where a write or edit asks whether it may replace `real_path` (the
+    /// target's real location, links resolved), after confinement and before anything is
+    /// written. Today confinement is the only rule.
+    fn check_write(&self, real_path: &Path) -> io::Result<()> {
+        let _ = real_path;
+        Ok(())
+    }
+
+    fn absolute(&self, path: &Path) -> PathBuf {
+        if path.is_absolute() {
+            path.to_path_buf()
+        } else {
+            self.cwd.join(path)
+        }
+    }
+
+    /// Runs a file operation on a blocking thread with the roots and the absolute path.
     async fn blocking<T, F>(&self, path: &Path, op: F) -> io::Result<T>
     where
         T: Send + 'static,
-        F: FnOnce(PathBuf) -> io::Result<T> + Send + 'static,
+        F: FnOnce(&Roots, &Path) -> io::Result<T> + Send + 'static,
     {
-        self.check_allowed(path)?;
-        let path = path.to_path_buf();
-        tokio::task::spawn_blocking(move || op(path))
+        let roots = Arc::clone(&self.roots);
+        let path = self.absolute(path);
+        tokio::task::spawn_blocking(move || op(&roots, &path))
             .await
             .map_err(|err| io::Error::other(format!("a file operation failed to finish: {err}")))?
     }
+}
+
+/// Opens a regular file for reading without blocking on it: a FIFO, socket or device is
+/// refused before anything is read from it.
+fn open_regular(roots: &Roots, path: &Path) -> io::Result<(File, Stat)> {
+    let fd = roots.open(
+        path,
+        OFlags::RDONLY | OFlags::NONBLOCK | OFlags::NOCTTY,
+        Mode::empty(),
+        Last::Follow,
+    )?;
+    let st = rustix::fs::fstat(&fd)?;
+    require_regular(path, &st)?;
+    // Regular files ignore O_NONBLOCK; cleared anyway so the handle behaves as usual.
+    rustix::fs::fcntl_setfl(&fd, OFlags::empty())?;
+    Ok((File::from(fd), st))
+}
+
+fn metadata_of(roots: &Roots, path: &Path) -> io::Result<Metadata> {
+    let link = rustix::fs::fstat(roots.open(path, OFlags::empty(), Mode::empty(), Last::Link)?)?;
+    let is_symlink = FileType::from_raw_mode(link.st_mode) == FileType::Symlink;
+    let st = if is_symlink {
+        rustix::fs::fstat(roots.open(path, OFlags::PATH, Mode::empty(), Last::Follow)?)?
+    } else {
+        link
+    };
+    let kind = FileType::from_raw_mode(st.st_mode);
+    Ok(Metadata {
+        is_dir: kind == FileType::Directory,
+        is_file: kind == FileType::RegularFile,
+        is_symlink,
+        len: u64::try_from(st.st_size).unwrap_or(0),
+        mode: Some(st.st_mode & 0o7777),
+        modified: modified_of(&st),
+    })
+}
+
+fn modified_of(st: &Stat) -> Option<std::time::SystemTime> {
+    let secs = u64::try_from(st.st_mtime).ok()?;
+    let nanos = u32::try_from(st.st_mtime_nsec).ok()?;
+    std::time::UNIX_EPOCH.checked_add(std::time::Duration::new(secs, nanos))
+}
+
+fn list_dir_of(roots: &Roots, path: &Path) -> io::Result<Vec<DirEntry>> {
+    let fd = roots.open(
+        path,
+        OFlags::RDONLY | OFlags::DIRECTORY,
+        Mode::empty(),
+        Last::Follow,
+    )?;
+    let mut entries = Vec::new();
+    let mut dir = rustix::fs::Dir::read_from(&fd)?;
+    while let Some(entry) = dir.next() {
+        let Ok(entry) = entry else { continue };
+        let name = entry.file_name().to_bytes();
+        if name == b"." || name == b".." || is_temp_file_name(name) {
+            continue;
+        }
+        let name = OsStr::from_bytes(name);
+        let kind = match entry.file_type() {
+            FileType::Unknown => super::beneath::stat_at(fd.as_fd(), name)
+                .map_or(FileType::Unknown, |st| FileType::from_raw_mode(st.st_mode)),
+            kind => kind,
+        };
+        let is_symlink = kind == FileType::Symlink;
+        // Where a link leads is asked beneath the roots too: one leading out is no directory.
+        let is_dir = if is_symlink {
+            roots
+                .open(&path.join(name), OFlags::PATH, Mode::empty(), Last::Follow)
+                .and_then(|fd| Ok(rustix::fs::fstat(fd)?))
+                .is_ok_and(|st| FileType::from_raw_mode(st.st_mode) == FileType::Directory)
+        } else {
+            kind == FileType::Directory
+        };
+        entries.push(DirEntry {
+            name: name.to_string_lossy().into_owned(),
+            is_dir,
+            is_symlink,
+        });
+    }
+    Ok(entries)
+}
+
+/// Creates `path` and its missing parents, each `mkdirat` through a handle of its parent.
+fn create_dir_all_of(roots: &Roots, path: &Path) -> io::Result<()> {
+    let opened = roots.open(
+        path,
+        OFlags::PATH | OFlags::DIRECTORY,
+        Mode::empty(),
+        Last::Follow,
+    );
+    match opened {
+        Ok(_) => return Ok(()),
+        Err(err) if err.kind() != io::ErrorKind::NotFound => return Err(err),
+        Err(_) => {}
+    }
+    let (Some(parent), Some(name)) = (path.parent(), path.file_name()) else {
+        return Err(io::Error::new(
+            io::ErrorKind::NotFound,
+            format!("{} cannot be created", path.display()),
+        ));
+    };
+    create_dir_all_of(roots, parent)?;
+    let parent_fd: OwnedFd = roots.open(
+        parent,
+        OFlags::PATH | OFlags::DIRECTORY,
+        Mode::empty(),
+        Last::Follow,
+    )?;
+    match rustix::fs::mkdirat(&parent_fd, name, Mode::from_raw_mode(0o777)) {
+        Ok(()) | Err(rustix::io::Errno::EXIST) => Ok(()),
+        Err(err) => Err(err.into()),
+    }
+}
+
+/// The real path of what `path` leads to (inside the roots when confined).
+fn canonicalize_of(roots: &Roots, path: &Path) -> io::Result<PathBuf> {
+    if !roots.is_confined() {
+        return std::fs::canonicalize(path);
+    }
+    let fd = roots.open(path, OFlags::PATH, Mode::empty(), Last::Follow)?;
+    let raw = std::os::fd::AsRawFd::as_raw_fd(&fd);
+    std::fs::read_link(format!("/proc/self/fd/{raw}")).or_else(|_| std::fs::canonicalize(path))
 }
 
 impl ExecutionEnv for LocalEnv {
@@ -174,7 +308,7 @@ impl ExecutionEnv for LocalEnv {
     }
 
     fn allowed_roots(&self) -> &[PathBuf] {
-        &self.canonical_roots
+        self.roots.canonical()
     }
 
     fn mutation_queue(&self) -> &MutationQueue {
@@ -182,71 +316,86 @@ impl ExecutionEnv for LocalEnv {
     }
 
     fn read_file<'a>(&'a self, path: &'a Path) -> BoxFuture<'a, io::Result<Vec<u8>>> {
-        Box::pin(self.blocking(path, fs::read))
+        Box::pin(self.blocking(path, |roots, path| {
+            let (mut file, st) = open_regular(roots, path)?;
+            let mut bytes = Vec::with_capacity(usize::try_from(st.st_size).unwrap_or(0));
+            io::Read::read_to_end(&mut file, &mut bytes)?;
+            Ok(bytes)
+        }))
     }
 
     fn open_read<'a>(&'a self, path: &'a Path) -> BoxFuture<'a, io::Result<FileReader>> {
         Box::pin(async move {
-            self.check_allowed(path)?;
-            let file = tokio::fs::File::open(path).await?;
-            Ok(Box::new(file) as FileReader)
+            let file = self
+                .blocking(path, |roots, path| Ok(open_regular(roots, path)?.0))
+                .await?;
+            Ok(Box::new(tokio::fs::File::from_std(file)) as FileReader)
         })
     }
 
     fn write_file<'a>(&'a self, path: &'a Path, data: Vec<u8>) -> BoxFuture<'a, io::Result<()>> {
         let fsync = self.fsync;
-        Box::pin(self.blocking(path, move |p| atomic_write(&p, &data, fsync)))
+        Box::pin(async move {
+            let target = self
+                .blocking(path, |roots, path| Target::locate(roots, path))
+                .await?;
+            self.check_write(&target.real_path())?;
+            tokio::task::spawn_blocking(move || {
+                let locked = target.lock()?;
+                target.replace(locked.as_ref().map(|l| l.stat()), &data, fsync)
+            })
+            .await
+            .map_err(|err| io::Error::other(format!("a file operation failed to finish: {err}")))?
+        })
+    }
+
+    fn modify_file<'a>(
+        &'a self,
+        path: &'a Path,
+        max_bytes: Option<u64>,
+        change: FileChange,
+    ) -> BoxFuture<'a, io::Result<()>> {
+        let fsync = self.fsync;
+        Box::pin(async move {
+            let target = self
+                .blocking(path, |roots, path| Target::locate(roots, path))
+                .await?;
+            self.check_write(&target.real_path())?;
+            let shown = path.to_path_buf();
+            tokio::task::spawn_blocking(move || {
+                let Some(mut locked) = target.lock()? else {
+                    return Err(io::Error::new(
+                        io::ErrorKind::NotFound,
+                        format!("{} does not exist", shown.display()),
+                    ));
+                };
+                let size = u64::try_from(locked.stat().st_size).unwrap_or(0);
+                if let Some(max) = max_bytes.filter(|&max| size > max) {
+                    return Err(super::too_large(&shown, size, max));
+                }
+                let bytes = locked.read_all(max_bytes)?;
+                let new = change(bytes)?;
+                target.replace(Some(locked.stat()), &new, fsync)
+            })
+            .await
+            .map_err(|err| io::Error::other(format!("a file operation failed to finish: {err}")))?
+        })
     }
 
     fn metadata<'a>(&'a self, path: &'a Path) -> BoxFuture<'a, io::Result<Metadata>> {
-        Box::pin(self.blocking(path, |p| {
-            let link = fs::symlink_metadata(&p)?;
-            let meta = if link.file_type().is_symlink() {
-                fs::metadata(&p)?
-            } else {
-                link.clone()
-            };
-            Ok(Metadata {
-                is_dir: meta.is_dir(),
-                is_file: meta.is_file(),
-                is_symlink: link.file_type().is_symlink(),
-                len: meta.len(),
-                mode: mode_of(&meta),
-                modified: meta.modified().ok(),
-            })
-        }))
+        Box::pin(self.blocking(path, metadata_of))
     }
 
     fn list_dir<'a>(&'a self, path: &'a Path) -> BoxFuture<'a, io::Result<Vec<DirEntry>>> {
-        Box::pin(self.blocking(path, |p| {
-            let mut entries = Vec::new();
-            for entry in fs::read_dir(&p)? {
-                let Ok(entry) = entry else { continue };
-                let Ok(file_type) = entry.file_type() else {
-                    continue;
-                };
-                let is_symlink = file_type.is_symlink();
-                let is_dir = if is_symlink {
-                    fs::metadata(entry.path()).is_ok_and(|m| m.is_dir())
-                } else {
-                    file_type.is_dir()
-                };
-                entries.push(DirEntry {
-                    name: entry.file_name().to_string_lossy().into_owned(),
-                    is_dir,
-                    is_symlink,
-                });
-            }
-            Ok(entries)
-        }))
+        Box::pin(self.blocking(path, list_dir_of))
     }
 
     fn create_dir_all<'a>(&'a self, path: &'a Path) -> BoxFuture<'a, io::Result<()>> {
-        Box::pin(self.blocking(path, fs::create_dir_all))
+        Box::pin(self.blocking(path, create_dir_all_of))
     }
 
     fn canonicalize<'a>(&'a self, path: &'a Path) -> BoxFuture<'a, io::Result<PathBuf>> {
-        Box::pin(self.blocking(path, fs::canonicalize))
+        Box::pin(self.blocking(path, canonicalize_of))
     }
 
     fn exec<'a>(
@@ -270,141 +419,5 @@ impl Drop for LocalEnv {
     /// Nothing can end the environment's processes once it is gone, so they end with it.
     fn drop(&mut self) {
         self.processes.end_session();
-    }
-}
-
-#[cfg(unix)]
-fn mode_of(meta: &fs::Metadata) -> Option<u32> {
-    use std::os::unix::fs::PermissionsExt;
-    Some(meta.permissions().mode() & 0o7777)
-}
-
-#[cfg(not(unix))]
-fn mode_of(_meta: &fs::Metadata) -> Option<u32> {
-    None
-}
-
-/// The canonical path, or for a path that does not exist yet, its nearest existing
-/// ancestor canonicalised plus the rest (resolved lexically).
-/// A symbolic link whose target does not exist yet stands for that target.
-fn canonical_lenient(path: &Path) -> io::Result<PathBuf> {
-    match fs::canonicalize(path) {
-        Ok(c) => return Ok(c),
-        Err(err) if err.kind() != io::ErrorKind::NotFound => return Err(err),
-        Err(_) => {}
-    }
-    let followed = follow_final_links(path)?;
-    if followed != path {
-        return canonical_lenient(&followed);
-    }
-    let mut rest: Vec<Component<'_>> = Vec::new();
-    let mut ancestor = path;
-    while let Some(parent) = ancestor.parent() {
-        if let Some(last) = ancestor.components().next_back() {
-            rest.push(last);
-        }
-        ancestor = parent;
-        match fs::canonicalize(if parent.as_os_str().is_empty() {
-            Path::new(".")
-        } else {
-            parent
-        }) {
-            Ok(base) => {
-                rest.reverse();
-                return Ok(lexical_join(&base, &rest));
-            }
-            Err(err) if err.kind() != io::ErrorKind::NotFound => return Err(err),
-            Err(_) => {}
-        }
-    }
-    Ok(path.to_path_buf())
-}
-
-/// Follows the symbolic links `path` itself is (its parents are left alone) as far as they
-/// go: for a link whose target does not exist yet, that target. Stops after 40 links, as the
-/// kernel does.
-fn follow_final_links(path: &Path) -> io::Result<PathBuf> {
-    let mut current = path.to_path_buf();
-    for _ in 0..40 {
-        match fs::symlink_metadata(&current) {
-            Ok(meta) if meta.file_type().is_symlink() => {
-                let target = fs::read_link(&current)?;
-                current = match current.parent() {
-                    Some(parent) => parent.join(target),
-                    None => target,
-                };
-            }
-            Ok(_) => return Ok(current),
-            Err(err) if err.kind() == io::ErrorKind::NotFound => return Ok(current),
-            Err(err) => return Err(err),
-        }
-    }
-    Err(io::Error::other(format!(
-        "{} goes through more than 40 symbolic links (a loop?)",
-        path.display()
-    )))
-}
-
-/// Writes `data` to a temporary file beside the target, then renames it over the target, so
-/// a reader sees either the old or the new file. The target's permissions are kept; a
-/// symbolic link is followed so the link stays and its target is replaced (or, for a link
-/// whose target does not exist yet, created).
-fn atomic_write(path: &Path, data: &[u8], fsync: bool) -> io::Result<()> {
-    let target = match fs::canonicalize(path) {
-        Ok(real) => real,
-        Err(err) if err.kind() == io::ErrorKind::NotFound => follow_final_links(path)?,
-        Err(err) => return Err(err),
-    };
-    let existing = fs::metadata(&target).ok();
-    if existing.as_ref().is_some_and(|m| m.is_dir()) {
-        return Err(io::Error::new(
-            io::ErrorKind::IsADirectory,
-            format!("{} is a directory", path.display()),
-        ));
-    }
-    let dir = match target.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
-        _ => PathBuf::from("."),
-    };
-    let name = target
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let (temp_path, mut file) = create_temp(&dir, &name)?;
-    let result = (|| {
-        if let Some(meta) = &existing {
-            file.set_permissions(meta.permissions())?;
-        }
-        file.write_all(data)?;
-        if fsync {
-            file.sync_all()?;
-        }
-        drop(file);
-        fs::rename(&temp_path, &target)
-    })();
-    if result.is_err() {
-        let _ = fs::remove_file(&temp_path);
-    }
-    result
-}
-
-fn create_temp(dir: &Path, name: &str) -> io::Result<(PathBuf, fs::File)> {
-    static COUNTER: AtomicU64 = AtomicU64::new(0);
-    loop {
-        let n = COUNTER.fetch_add(1, Ordering::Relaxed);
-        let temp = dir.join(format!(".{name}.{}.{n}.tmp", std::process::id()));
-        let mut options = fs::OpenOptions::new();
-        options.write(true).create_new(true);
-        #[cfg(unix)]
-        {
-            use std::os::unix::fs::OpenOptionsExt;
-            // New files get the usual 0o666 less the umask, like any other created file.
-            options.mode(0o666);
-        }
-        match options.open(&temp) {
-            Ok(file) => return Ok((temp, file)),
-            Err(err) if err.kind() == io::ErrorKind::AlreadyExists => continue,
-            Err(err) => return Err(err),
-        }
     }
 }

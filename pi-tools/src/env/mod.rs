@@ -6,11 +6,13 @@
 //! puts one there with
 //! `RunnerConfig { extensions: Extensions::new().with::<Arc<dyn ExecutionEnv>>(env), .. }`.
 
+mod beneath;
 mod exec;
 mod local;
 mod path;
 mod procs;
 mod queue;
+mod replace;
 
 use std::io;
 use std::path::{Path, PathBuf};
@@ -26,6 +28,9 @@ pub use local::LocalEnv;
 pub use path::{expand_tilde, mutation_key, normalize_path_input, resolve_path, resolve_read_path};
 pub use procs::ProcessTracking;
 pub use queue::MutationQueue;
+pub use replace::is_temp_file_name;
+
+pub(crate) use beneath::{Last, Roots, open_beneath};
 
 /// What a stat of a path tells (symbolic links followed, except for `is_symlink`).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -87,6 +92,21 @@ pub type OutputSink = Box<dyn FnMut(&[u8]) + Send>;
 /// A streaming reader over a file's bytes.
 pub type FileReader = Box<dyn AsyncRead + Send + Unpin>;
 
+/// A change [`ExecutionEnv::modify_file`] makes to a file: the old bytes in, the new bytes
+/// (or an error, which leaves the file as it was) out. It runs on a blocking thread.
+pub type FileChange = Box<dyn FnOnce(Vec<u8>) -> io::Result<Vec<u8>> + Send>;
+
+/// The error for a file over a size limit (`ErrorKind::FileTooLarge`).
+pub(crate) fn too_large(path: &Path, size: u64, max: u64) -> io::Error {
+    io::Error::new(
+        io::ErrorKind::FileTooLarge,
+        format!(
+            "{} is {size} bytes, over the limit of {max} bytes",
+            path.display()
+        ),
+    )
+}
+
 /// Where tools read, write and run things. Object-safe; used as `Arc<dyn ExecutionEnv>`.
 ///
 /// Implementations should apply any confinement they have to every operation, so a tool
@@ -125,6 +145,33 @@ pub trait ExecutionEnv: Send + Sync + 'static {
     /// never a mix. An existing file keeps its permissions; a symbolic link keeps pointing
     /// at its target, which is what gets replaced. Parent directories must exist.
     fn write_file<'a>(&'a self, path: &'a Path, data: Vec<u8>) -> BoxFuture<'a, io::Result<()>>;
+
+    /// Reads a file, applies `change` to its bytes and replaces the file with the result,
+    /// atomically, as one read-modify-write: an environment that can should keep other
+    /// writers (other processes too) out from the read to the replacement. A file over
+    /// `max_bytes` is refused (`ErrorKind::FileTooLarge`) before it is read.
+    ///
+    /// The default reads with [`read_file`](Self::read_file) and writes with
+    /// [`write_file`](Self::write_file), so it is only as safe from other processes as
+    /// they are.
+    fn modify_file<'a>(
+        &'a self,
+        path: &'a Path,
+        max_bytes: Option<u64>,
+        change: FileChange,
+    ) -> BoxFuture<'a, io::Result<()>> {
+        Box::pin(async move {
+            if let Some(max) = max_bytes {
+                let len = self.metadata(path).await?.len;
+                if len > max {
+                    return Err(too_large(path, len, max));
+                }
+            }
+            let bytes = self.read_file(path).await?;
+            let new = change(bytes)?;
+            self.write_file(path, new).await
+        })
+    }
 
     /// Stats a path (following symbolic links).
     fn metadata<'a>(&'a self, path: &'a Path) -> BoxFuture<'a, io::Result<Metadata>>;

@@ -1,5 +1,6 @@
 //! Turning the path a model wrote into the path a tool opens.
 
+use std::future::Future;
 use std::io;
 use std::path::{Component, Path, PathBuf};
 
@@ -84,7 +85,22 @@ pub async fn resolve_read_path(env: &dyn ExecutionEnv, raw: &str) -> PathBuf {
 /// `..` resolved, so every alias of one file shares a key). A path that does not exist yet
 /// is keyed by its nearest existing ancestor, canonicalised, plus the rest of the path.
 pub async fn mutation_key(env: &dyn ExecutionEnv, path: &Path) -> io::Result<PathBuf> {
-    match env.canonicalize(path).await {
+    canonical_lenient(path, |probe| async move { env.canonicalize(&probe).await }).await
+}
+
+/// The canonical form of `path`, or for a path that does not exist yet, its nearest existing
+/// ancestor canonicalised (by `canonicalize`) plus the rest of the path, resolved lexically.
+/// The one algorithm behind [`mutation_key`] and the confinement's view of where a path
+/// leads.
+pub(crate) async fn canonical_lenient<F, Fut>(
+    path: &Path,
+    mut canonicalize: F,
+) -> io::Result<PathBuf>
+where
+    F: FnMut(PathBuf) -> Fut,
+    Fut: Future<Output = io::Result<PathBuf>>,
+{
+    match canonicalize(path.to_path_buf()).await {
         Ok(canonical) => return Ok(canonical),
         Err(err) if err.kind() != io::ErrorKind::NotFound => return Err(err),
         Err(_) => {}
@@ -104,7 +120,7 @@ pub async fn mutation_key(env: &dyn ExecutionEnv, path: &Path) -> io::Result<Pat
         } else {
             ancestor
         };
-        match env.canonicalize(probe).await {
+        match canonicalize(probe.to_path_buf()).await {
             Ok(base) => {
                 rest.reverse();
                 return Ok(lexical_join(&base, &rest));
@@ -113,6 +129,39 @@ pub async fn mutation_key(env: &dyn ExecutionEnv, path: &Path) -> io::Result<Pat
             Err(_) => {}
         }
     }
+}
+
+/// [`canonical_lenient`] on this machine's file system, from synchronous code (the probes
+/// are plain `canonicalize` calls, so the future is ready at once).
+pub(crate) fn canonical_lenient_sync(path: &Path) -> io::Result<PathBuf> {
+    futures::executor::block_on(canonical_lenient(path, |probe| {
+        std::future::ready(std::fs::canonicalize(probe))
+    }))
+}
+
+/// Follows the symbolic links `path` itself is (its parents are left alone) as far as they
+/// go: for a link whose target does not exist yet, that target. Stops after 40 links, as the
+/// kernel does.
+pub(crate) fn follow_final_links(path: &Path) -> io::Result<PathBuf> {
+    let mut current = path.to_path_buf();
+    for _ in 0..40 {
+        match std::fs::symlink_metadata(&current) {
+            Ok(meta) if meta.file_type().is_symlink() => {
+                let target = std::fs::read_link(&current)?;
+                current = match current.parent() {
+                    Some(parent) => parent.join(target),
+                    None => target,
+                };
+            }
+            Ok(_) => return Ok(current),
+            Err(err) if err.kind() == io::ErrorKind::NotFound => return Ok(current),
+            Err(err) => return Err(err),
+        }
+    }
+    Err(io::Error::other(format!(
+        "{} goes through more than 40 symbolic links (a loop?)",
+        path.display()
+    )))
 }
 
 /// Appends components, resolving `.` and `..` lexically (they name directories that do

@@ -127,9 +127,12 @@ fn decide(verdict: &mut Match<()>, matcher: Option<&Gitignore>, path: &Path, is_
 /// Compiles one ignore file whose patterns are relative to `dir`. A missing or empty file
 /// gives nothing; lines that are not valid globs are skipped, as git does.
 fn compile(dir: &Path, file: &Path) -> Option<Gitignore> {
+    let text = read_small_regular(file)?;
     let mut builder = GitignoreBuilder::new(dir);
-    // A partial error still keeps every valid line.
-    let _ = builder.add(file);
+    for line in text.lines() {
+        // An invalid line is skipped; every valid one is kept.
+        let _ = builder.add_line(Some(file.to_path_buf()), line);
+    }
     let matcher = builder.build().ok()?;
     (!matcher.is_empty()).then_some(matcher)
 }
@@ -143,11 +146,33 @@ fn git_exclude_file(dir: &Path) -> Option<PathBuf> {
     if meta.is_dir() {
         return Some(git.join("info").join("exclude"));
     }
-    let text = std::fs::read_to_string(&git).ok()?;
+    let text = read_small_regular(&git)?;
     let git_dir = dir.join(text.trim().strip_prefix("gitdir:")?.trim());
-    let common = match std::fs::read_to_string(git_dir.join("commondir")) {
-        Ok(common) => git_dir.join(common.trim()),
-        Err(_) => git_dir,
+    let common = match read_small_regular(&git_dir.join("commondir")) {
+        Some(common) => git_dir.join(common.trim()),
+        None => git_dir,
     };
     Some(common.join("info").join("exclude"))
+}
+
+/// Ignore files bigger than this are not read.
+const MAX_IGNORE_FILE: u64 = 4 << 20;
+
+/// The text of a small regular file, opened without blocking (`None`: missing, not a
+/// regular file, too big, or not readable): a FIFO named `.gitignore` must not stall a walk.
+fn read_small_regular(path: &Path) -> Option<String> {
+    use std::io::Read;
+    use std::os::unix::fs::OpenOptionsExt;
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY)
+        .open(path)
+        .ok()?;
+    let meta = file.metadata().ok()?;
+    if !meta.is_file() || meta.len() > MAX_IGNORE_FILE {
+        return None;
+    }
+    let mut bytes = Vec::with_capacity(usize::try_from(meta.len()).unwrap_or(0));
+    file.take(MAX_IGNORE_FILE).read_to_end(&mut bytes).ok()?;
+    Some(String::from_utf8_lossy(&bytes).into_owned())
 }

@@ -16,6 +16,8 @@ use std::sync::Arc;
 
 use super::ignore_rules::{IgnoreFiles, Rules};
 use super::path_glob::PathGlob;
+use super::walk::WalkBase;
+use crate::env::is_temp_file_name;
 
 /// A directory's entries, sorted by name.
 #[derive(Default)]
@@ -28,14 +30,29 @@ pub(crate) struct Listing {
     odd_names: Vec<(usize, OsString)>,
     /// The ignore rules in force inside the listed directory.
     pub rules: Option<Arc<Rules>>,
+    /// The directory could not be read (or only in part).
+    pub unreadable: bool,
 }
 
 struct Slot {
     start: usize,
     name: usize,
     end: usize,
-    is_dir: bool,
+    kind: Kind,
     selected: bool,
+}
+
+/// What an entry is, as the directory says (symbolic links not followed).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Kind {
+    /// A directory.
+    Dir,
+    /// A regular file.
+    File,
+    /// A symbolic link.
+    Link,
+    /// A FIFO, socket or device: never opened by a search.
+    Special,
 }
 
 /// One entry of a listing, as the walk's visitor sees it.
@@ -47,6 +64,8 @@ pub(crate) struct ListedEntry<'a> {
     pub name: &'a OsStr,
     /// Whether the entry is a directory (symbolic links are not followed).
     pub is_dir: bool,
+    /// What the entry is.
+    pub kind: Kind,
     /// Whether the walk's glob (if any) matches it.
     pub selected: bool,
 }
@@ -69,7 +88,8 @@ impl Listing {
         ListedEntry {
             rel: &self.text[slot.start..slot.end],
             name: name.unwrap_or_else(|| OsStr::new(&self.text[slot.name..slot.end])),
-            is_dir: slot.is_dir,
+            is_dir: slot.kind == Kind::Dir,
+            kind: slot.kind,
             selected: slot.selected,
         }
     }
@@ -92,12 +112,16 @@ pub(crate) struct Scratch {
 struct Found {
     start: usize,
     len: usize,
-    is_dir: bool,
+    kind: Kind,
     odd: Option<OsString>,
 }
 
 impl Scratch {
-    fn note(&mut self, name: &[u8], is_dir: bool, odd: impl FnOnce() -> OsString) {
+    fn note(&mut self, name: &[u8], kind: Kind, odd: impl FnOnce() -> OsString) {
+        // The writes' own temporary files are nobody's business (see `env::is_temp_file_name`).
+        if is_temp_file_name(name) {
+            return;
+        }
         let start = self.names.len();
         let odd = match std::str::from_utf8(name) {
             Ok(text) => {
@@ -109,7 +133,7 @@ impl Scratch {
         self.found.push(Found {
             start,
             len: if odd.is_some() { 0 } else { name.len() },
-            is_dir,
+            kind,
             odd,
         });
     }
@@ -125,8 +149,11 @@ impl Scratch {
 
 /// Lists `dir`, whose path relative to the walk's root is `rel` and in which `parent_rules`
 /// are in force. `.git` is left out, and so is whatever the rules ignore. An unreadable
-/// directory lists as empty (or with what could be read).
+/// directory lists as empty (or with what could be read) and says so. The directory is
+/// opened beneath `base` (the walk's root) through no symbolic link, so a directory swapped
+/// for a link while the walk runs is not followed.
 pub(crate) fn list(
+    base: &WalkBase,
     dir: &Path,
     rel: &str,
     parent_rules: Option<Arc<Rules>>,
@@ -135,10 +162,15 @@ pub(crate) fn list(
 ) -> Listing {
     scratch.names.clear();
     scratch.found.clear();
-    let _ = read_names(dir, scratch);
+    let unreadable = read_names(base, dir, scratch)
+        .is_err_and(|err| err.kind() == io::ErrorKind::PermissionDenied);
     let mut files = IgnoreFiles::default();
     for found in &scratch.found {
-        files.note(Scratch::bytes(&scratch.names, found));
+        // Ignore files are only read when they are regular files (a FIFO would block the
+        // walk); `.git` may be a directory.
+        if matches!(found.kind, Kind::File | Kind::Dir) {
+            files.note(Scratch::bytes(&scratch.names, found));
+        }
     }
     let rules = Rules::within(dir, parent_rules, files);
 
@@ -153,6 +185,7 @@ pub(crate) fn list(
         entries: Vec::with_capacity(found.len()),
         odd_names: Vec::new(),
         rules,
+        unreadable,
     };
     for entry in &mut found {
         let name: Cow<'_, str> = match &entry.odd {
@@ -169,7 +202,7 @@ pub(crate) fn list(
                 Some(raw) => path.push(raw),
                 None => path.push(&*name),
             }
-            if rules.is_ignored(path, entry.is_dir) {
+            if rules.is_ignored(path, entry.kind == Kind::Dir) {
                 continue;
             }
         }
@@ -181,7 +214,8 @@ pub(crate) fn list(
         let name_at = listing.text.len();
         listing.text.push_str(&name);
         let end = listing.text.len();
-        let selected = glob.is_none_or(|g| g.is_match(&listing.text[start..end], entry.is_dir));
+        let selected =
+            glob.is_none_or(|g| g.is_match(&listing.text[start..end], entry.kind == Kind::Dir));
         if let Some(raw) = entry.odd.take() {
             listing.odd_names.push((listing.entries.len(), raw));
         }
@@ -189,7 +223,7 @@ pub(crate) fn list(
             start,
             name: name_at,
             end,
-            is_dir: entry.is_dir,
+            kind: entry.kind,
             selected,
         });
     }
@@ -198,17 +232,20 @@ pub(crate) fn list(
     listing
 }
 
-/// Reads the names in `dir` (without `.` and `..`) into `scratch`, each with whether it is a
-/// directory.
+/// Reads the names in `dir` (without `.` and `..`) into `scratch`, each with its kind.
 #[cfg(target_os = "linux")]
-fn read_names(dir: &Path, scratch: &mut Scratch) -> io::Result<()> {
+fn read_names(base: &WalkBase, dir: &Path, scratch: &mut Scratch) -> io::Result<()> {
     use rustix::fs::{AtFlags, FileType, Mode, OFlags, RawDir};
+    use std::os::fd::AsFd;
     use std::os::unix::ffi::OsStrExt;
 
-    let fd = rustix::fs::open(
-        dir,
-        OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
+    let rel = dir.strip_prefix(&base.path).unwrap_or(Path::new(""));
+    let fd = crate::env::open_beneath(
+        base.fd.as_fd(),
+        rel,
+        OFlags::RDONLY | OFlags::DIRECTORY,
         Mode::empty(),
+        true,
     )?;
     let mut records = std::mem::take(&mut scratch.records);
     records.clear();
@@ -228,29 +265,43 @@ fn read_names(dir: &Path, scratch: &mut Scratch) -> io::Result<()> {
         if bytes == b"." || bytes == b".." {
             continue;
         }
-        let is_dir = match entry.file_type() {
-            FileType::Directory => true,
+        let file_type = match entry.file_type() {
             // Some file systems do not say; ask (without following a link).
             FileType::Unknown => rustix::fs::statat(&fd, name, AtFlags::SYMLINK_NOFOLLOW)
-                .is_ok_and(|st| FileType::from_raw_mode(st.st_mode) == FileType::Directory),
-            _ => false,
+                .map_or(FileType::Unknown, |st| FileType::from_raw_mode(st.st_mode)),
+            known => known,
         };
-        scratch.note(bytes, is_dir, || OsStr::from_bytes(bytes).to_os_string());
+        let kind = match file_type {
+            FileType::Directory => Kind::Dir,
+            FileType::RegularFile => Kind::File,
+            FileType::Symlink => Kind::Link,
+            _ => Kind::Special,
+        };
+        scratch.note(bytes, kind, || OsStr::from_bytes(bytes).to_os_string());
     }
     scratch.records = records;
     outcome
 }
 
-/// Reads the names in `dir` into `scratch`, each with whether it is a directory.
+/// Reads the names in `dir` into `scratch`, each with its kind.
 #[cfg(not(target_os = "linux"))]
-fn read_names(dir: &Path, scratch: &mut Scratch) -> io::Result<()> {
+fn read_names(_base: &WalkBase, dir: &Path, scratch: &mut Scratch) -> io::Result<()> {
     for entry in std::fs::read_dir(dir)? {
         let entry = entry?;
-        let Ok(kind) = entry.file_type() else {
+        let Ok(file_type) = entry.file_type() else {
             continue;
         };
+        let kind = if file_type.is_dir() {
+            Kind::Dir
+        } else if file_type.is_file() {
+            Kind::File
+        } else if file_type.is_symlink() {
+            Kind::Link
+        } else {
+            Kind::Special
+        };
         let name = entry.file_name();
-        scratch.note(name.as_encoded_bytes(), kind.is_dir(), || name.clone());
+        scratch.note(name.as_encoded_bytes(), kind, || name.clone());
     }
     Ok(())
 }

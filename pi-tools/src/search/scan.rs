@@ -9,9 +9,11 @@
 
 use std::collections::VecDeque;
 use std::fs::File;
-use std::io::Read;
+use std::io::{self, BufRead, BufReader, Read, Seek, SeekFrom};
 use std::ops::ControlFlow;
+use std::os::fd::{AsFd, OwnedFd};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use grep_regex::RegexMatcher;
@@ -19,7 +21,10 @@ use grep_searcher::{BinaryDetection, Searcher, SearcherBuilder, Sink, SinkContex
 use tokio_util::sync::CancellationToken;
 
 use super::path_glob::PathGlob;
-use super::walk::{WalkEnd, walk_sorted};
+use super::walk::{Kind, Skipped, WalkBase, WalkEnd, walk_sorted};
+use crate::env::{Last, Roots, open_beneath};
+use rustix::fs::{FileType, Mode, OFlags};
+use rustix::io::Errno;
 
 /// How many files the walker may run ahead of the ordered results.
 const WINDOW: u64 = 512;
@@ -34,6 +39,9 @@ pub(crate) const MAX_LINE_CHARS: usize = 500;
 pub(crate) struct SearchSpec {
     /// A directory to walk, or a single file.
     pub root: PathBuf,
+    /// The environment's allowed roots, through which the search root and linked files are
+    /// opened.
+    pub roots: Arc<Roots>,
     /// Whether `root` is a single file (shown by its name, searched even if ignored).
     pub single_file: bool,
     /// The compiled pattern.
@@ -85,6 +93,10 @@ pub(crate) struct SearchOutcome {
     pub output_full: bool,
     /// The search was cancelled before it finished.
     pub cancelled: bool,
+    /// Files and directories that could not be read.
+    pub skipped: Skipped,
+    /// The search root itself could not be opened.
+    pub failed: Option<io::Error>,
 }
 
 impl FileHits {
@@ -122,29 +134,110 @@ pub(crate) fn search(spec: &SearchSpec, cancel: &CancellationToken) -> SearchOut
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_else(|| spec.root.to_string_lossy().into_owned());
         let mut searcher = new_searcher(spec);
-        if let Some(hits) = search_file(&mut searcher, &mut Vec::new(), spec, &spec.root, name) {
-            collector.accept(hits);
+        match open_regular(spec.roots.open(
+            &spec.root,
+            OFlags::RDONLY | OFlags::NONBLOCK | OFlags::NOCTTY,
+            Mode::empty(),
+            Last::Follow,
+        )) {
+            Ok(Some(file)) => match search_file(&mut searcher, &mut Vec::new(), spec, file, name) {
+                Ok(Some(hits)) => collector.accept(hits),
+                Ok(None) => {}
+                Err(err) => collector.outcome.skipped.note(".", &reason(&err)),
+            },
+            Ok(None) => {}
+            Err(err) => collector.outcome.failed = Some(err),
         }
         collector.outcome.cancelled = cancel.is_cancelled();
         return collector.outcome;
     }
 
+    let base = match WalkBase::open(&spec.roots, &spec.root) {
+        Ok(base) => base,
+        Err(err) => {
+            collector.outcome.failed = Some(err);
+            return collector.outcome;
+        }
+    };
     let workers = std::thread::available_parallelism()
         .map_or(2, |n| n.get())
         .clamp(1, 8);
-    search_tree(spec, cancel, workers, collector)
+    search_tree(spec, &base, cancel, workers, collector)
+}
+
+/// Keeps a file handle only for a regular file (`Ok(None)`: anything else, or gone), so a
+/// FIFO, socket or device is never read.
+fn open_regular(opened: io::Result<OwnedFd>) -> io::Result<Option<File>> {
+    let fd = match opened {
+        Ok(fd) => fd,
+        Err(err) if matches!(err.kind(), io::ErrorKind::NotFound) => return Ok(None),
+        Err(err) if err.raw_os_error() == Some(Errno::LOOP.raw_os_error()) => return Ok(None),
+        Err(err) => return Err(err),
+    };
+    let st = rustix::fs::fstat(&fd)?;
+    if FileType::from_raw_mode(st.st_mode) != FileType::RegularFile {
+        return Ok(None);
+    }
+    Ok(Some(File::from(fd)))
+}
+
+/// Opens a file the walk found: a plain file beneath the walk's root through no link; a
+/// symbolic link through the allowed roots (followed only while it stays inside them).
+fn open_entry(
+    spec: &SearchSpec,
+    base: &WalkBase,
+    path: &Path,
+    kind: Kind,
+) -> io::Result<Option<File>> {
+    let flags = OFlags::RDONLY | OFlags::NONBLOCK | OFlags::NOCTTY;
+    match kind {
+        Kind::File => {
+            let rel = path.strip_prefix(&base.path).unwrap_or(path);
+            open_regular(open_beneath(
+                base.fd.as_fd(),
+                rel,
+                flags,
+                Mode::empty(),
+                true,
+            ))
+        }
+        Kind::Link => open_regular(spec.roots.open(path, flags, Mode::empty(), Last::Follow)),
+        Kind::Dir | Kind::Special => Ok(None),
+    }
+}
+
+/// A few words on why a file could not be read.
+fn reason(err: &io::Error) -> String {
+    match err.raw_os_error() {
+        Some(code)
+            if code == Errno::ACCESS.raw_os_error() || code == Errno::PERM.raw_os_error() =>
+        {
+            "permission denied".into()
+        }
+        None if err.kind() == io::ErrorKind::PermissionDenied => {
+            "it leads outside the allowed directories".into()
+        }
+        _ => {
+            let text = err.to_string();
+            match text.find(" (os error") {
+                Some(at) => text[..at].to_lowercase(),
+                None => text.to_lowercase(),
+            }
+        }
+    }
 }
 
 /// Searches a directory with `workers` searcher threads (none: the calling thread searches
 /// each file itself).
 fn search_tree(
     spec: &SearchSpec,
+    base: &WalkBase,
     cancel: &CancellationToken,
     workers: usize,
     mut collector: Collector<'_>,
 ) -> SearchOutcome {
-    let (work_tx, work_rx) = crossbeam_channel::bounded::<(u64, PathBuf, String)>(256);
-    let (done_tx, done_rx) = crossbeam_channel::unbounded::<(u64, Option<FileHits>)>();
+    let (work_tx, work_rx) = crossbeam_channel::bounded::<(u64, PathBuf, String, Kind)>(256);
+    let (done_tx, done_rx) = crossbeam_channel::unbounded::<(u64, Searched)>();
     let stop = AtomicBool::new(false);
 
     std::thread::scope(|scope| {
@@ -156,11 +249,11 @@ fn search_tree(
             let worker = move || {
                 let mut searcher = new_searcher(spec);
                 let mut buffer = Vec::with_capacity(64 * 1024);
-                for (seq, path, rel) in work_rx {
+                for (seq, path, rel, kind) in work_rx {
                     let hits = if stop.load(Ordering::Relaxed) || cancel.is_cancelled() {
-                        None
+                        Ok(None)
                     } else {
-                        search_file(&mut searcher, &mut buffer, spec, &path, rel)
+                        search_entry(&mut searcher, &mut buffer, spec, base, &path, rel, kind)
                     };
                     if done_tx.send((seq, hits)).is_err() {
                         break;
@@ -185,33 +278,41 @@ fn search_tree(
         // come, never more than WINDOW files ahead of them.
         let mut order = InOrder::default();
         let mut handed_out = 0u64;
+        let mut skipped_dirs = Skipped::default();
         // The searchers keep the cores busy; the walk needs no helpers of its own.
-        let end = walk_sorted(&spec.root, cancel, 0, spec.glob.as_ref(), |entry| {
-            if entry.is_dir {
-                return ControlFlow::Continue(());
-            }
-            while handed_out >= order.next + WINDOW && !collector.done {
-                match done_rx.recv() {
-                    Ok(result) => order.take(result, &mut collector),
-                    Err(_) => return ControlFlow::Break(()),
+        let end = walk_sorted(
+            base,
+            cancel,
+            0,
+            spec.glob.as_ref(),
+            &mut skipped_dirs,
+            |entry| {
+                if matches!(entry.kind, Kind::Dir | Kind::Special) {
+                    return ControlFlow::Continue(());
                 }
-            }
-            while let Ok(result) = done_rx.try_recv() {
-                order.take(result, &mut collector);
-            }
-            if collector.done {
-                return ControlFlow::Break(());
-            }
-            let (path, rel) = (entry.path(), entry.rel.to_owned());
-            if let Some((searcher, buffer)) = &mut alone {
-                let hits = search_file(searcher, buffer, spec, &path, rel);
-                order.take((handed_out, hits), &mut collector);
-            } else if work_tx.send((handed_out, path, rel)).is_err() {
-                return ControlFlow::Break(());
-            }
-            handed_out += 1;
-            ControlFlow::Continue(())
-        });
+                while handed_out >= order.next + WINDOW && !collector.done {
+                    match done_rx.recv() {
+                        Ok(result) => order.take(result, &mut collector),
+                        Err(_) => return ControlFlow::Break(()),
+                    }
+                }
+                while let Ok(result) = done_rx.try_recv() {
+                    order.take(result, &mut collector);
+                }
+                if collector.done {
+                    return ControlFlow::Break(());
+                }
+                let (path, rel) = (entry.path(), entry.rel.to_owned());
+                if let Some((searcher, buffer)) = &mut alone {
+                    let hits = search_entry(searcher, buffer, spec, base, &path, rel, entry.kind);
+                    order.take((handed_out, hits), &mut collector);
+                } else if work_tx.send((handed_out, path, rel, entry.kind)).is_err() {
+                    return ControlFlow::Break(());
+                }
+                handed_out += 1;
+                ControlFlow::Continue(())
+            },
+        );
         if end != WalkEnd::Completed || collector.done {
             stop.store(true, Ordering::Relaxed);
         }
@@ -223,9 +324,36 @@ fn search_tree(
             }
         }
         stop.store(true, Ordering::Relaxed);
+        // Directories first would be as good an order as any; these come after the files.
+        for line in skipped_dirs.first {
+            collector.outcome.skipped.first.push(line);
+        }
+        collector.outcome.skipped.count += skipped_dirs.count;
+        collector.outcome.skipped.first.truncate(Skipped::SHOWN);
     });
     collector.outcome.cancelled = cancel.is_cancelled();
     collector.outcome
+}
+
+/// What searching one file gave: its hits (if any), or why it could not be read (the
+/// relative path and the error).
+type Searched = Result<Option<FileHits>, (String, io::Error)>;
+
+fn search_entry(
+    searcher: &mut Searcher,
+    buffer: &mut Vec<u8>,
+    spec: &SearchSpec,
+    base: &WalkBase,
+    path: &Path,
+    rel: String,
+    kind: Kind,
+) -> Searched {
+    let file = match open_entry(spec, base, path, kind) {
+        Ok(Some(file)) => file,
+        Ok(None) => return Ok(None),
+        Err(err) => return Err((rel, err)),
+    };
+    search_file(searcher, buffer, spec, file, rel.clone()).map_err(|err| (rel, err))
 }
 
 /// Puts file results together in order and decides when enough has been seen.
@@ -303,34 +431,43 @@ fn new_searcher(spec: &SearchSpec) -> Searcher {
         .before_context(spec.context)
         .after_context(spec.context)
         .binary_detection(BinaryDetection::quit(b'\x00'))
+        .heap_limit(Some(MAX_LINE_BYTES))
         .build()
 }
 
-/// Searches one file; `None` when it has no match or cannot be read.
+/// Searches one open file; `None` when it has no match.
 ///
 /// A file of up to [`READ_WHOLE`] bytes is read whole into `buffer` (two reads) and searched
 /// there; a bigger one is streamed. Either way the searcher sees the same bytes and the same
 /// rules: text with a UTF-16 byte-order mark is transcoded, and a NUL byte makes the file
-/// binary, which stops the search there; a UTF-8 byte-order mark is dropped.
+/// binary, which stops the search there; a UTF-8 byte-order mark is dropped. A streamed file
+/// with a line longer than [`MAX_LINE_BYTES`] (which the searcher would hold whole) is
+/// searched again by [`search_by_windows`], so memory stays bounded whatever the lines.
 fn search_file(
     searcher: &mut Searcher,
     buffer: &mut Vec<u8>,
     spec: &SearchSpec,
-    path: &Path,
+    mut file: File,
     rel: String,
-) -> Option<FileHits> {
-    let mut sink = Collect {
+) -> io::Result<Option<FileHits>> {
+    let new_sink = || Collect {
         lines: Vec::new(),
         matches: 0,
         // One more than the limit, so the ordered collector can tell that more exist.
         cap: spec.limit.saturating_add(1),
     };
-    let mut file = File::open(path).ok()?;
+    let mut sink = new_sink();
     buffer.clear();
-    (&mut file).take(READ_WHOLE + 1).read_to_end(buffer).ok()?;
+    (&mut file).take(READ_WHOLE + 1).read_to_end(buffer)?;
     let searched = if buffer.len() as u64 > READ_WHOLE {
         let head = std::io::Cursor::new(&buffer[..]);
-        searcher.search_reader(&spec.matcher, head.chain(file), &mut sink)
+        let streamed = searcher.search_reader(&spec.matcher, head.chain(&file), &mut sink);
+        if streamed.is_err() {
+            file.seek(SeekFrom::Start(0))?;
+            sink = new_sink();
+            search_by_windows(&mut file, spec, &mut sink)?;
+        }
+        Ok(())
     } else if buffer.starts_with(&[0xFF, 0xFE])
         || buffer.starts_with(&[0xFE, 0xFF])
         || buffer.starts_with(&[0xEF, 0xBB, 0xBF])
@@ -341,13 +478,127 @@ fn search_file(
     } else {
         searcher.search_slice(&spec.matcher, buffer, &mut sink)
     };
-    if searched.is_err() || sink.matches == 0 {
-        return None;
+    searched?;
+    if sink.matches == 0 {
+        return Ok(None);
     }
-    Some(FileHits {
+    Ok(Some(FileHits {
         rel,
         lines: sink.lines,
-    })
+    }))
+}
+
+/// The longest line the searcher may hold whole (per searcher thread).
+const MAX_LINE_BYTES: usize = 4 << 20;
+
+/// How much of a long line each window repeats from the one before, so a match up to this
+/// long is found wherever it falls.
+const WINDOW_OVERLAP: usize = 64 << 10;
+
+/// Bytes of a line kept for its output (enough for [`MAX_LINE_CHARS`] characters of any
+/// width, and then some, so clipping still says the line was longer).
+const LINE_HEAD: usize = 4 * MAX_LINE_CHARS + 8;
+
+/// Searches a file whose lines may be of any length, line by line, holding at most
+/// [`MAX_LINE_BYTES`] of a line: a longer line is matched window by window (each window
+/// overlapping the last by [`WINDOW_OVERLAP`]). Only the first [`LINE_HEAD`] bytes of a line
+/// are kept, as output is clipped anyway; context lines likewise. A NUL byte stops the
+/// search there, as for other files.
+fn search_by_windows(file: &mut File, spec: &SearchSpec, sink: &mut Collect) -> io::Result<()> {
+    use grep_matcher::Matcher;
+    let matcher = &spec.matcher;
+    let mut reader = BufReader::with_capacity(64 << 10, file);
+    let (mut number, mut after_left) = (1u64, 0usize);
+    let mut window: Vec<u8> = Vec::new();
+    let mut head: Vec<u8> = Vec::new();
+    let mut matched = false;
+    let mut before: VecDeque<(u64, Vec<u8>)> = VecDeque::new();
+    let is_match = |bytes: &[u8]| -> io::Result<bool> {
+        matcher
+            .is_match(bytes)
+            .map_err(|e| io::Error::other(e.to_string()))
+    };
+    loop {
+        let buf = reader.fill_buf()?;
+        let binary = memchr::memchr(0, buf).is_some();
+        if buf.is_empty() || binary {
+            if !binary && !(head.is_empty() && window.is_empty()) {
+                matched = matched || is_match(&window)?;
+                emit(
+                    sink,
+                    spec.context,
+                    &mut before,
+                    &mut after_left,
+                    number,
+                    &head,
+                    matched,
+                );
+            }
+            return Ok(());
+        }
+        let (take, ends_line) = match memchr::memchr(b'\n', buf) {
+            Some(at) => (at + 1, true),
+            None => (buf.len(), false),
+        };
+        let chunk = &buf[..take];
+        if head.len() < LINE_HEAD {
+            head.extend_from_slice(&chunk[..chunk.len().min(LINE_HEAD - head.len())]);
+        }
+        if !matched {
+            window.extend_from_slice(chunk);
+            if window.len() >= MAX_LINE_BYTES {
+                matched = is_match(&window)?;
+                window.drain(..window.len() - WINDOW_OVERLAP);
+            }
+        }
+        reader.consume(take);
+        if ends_line {
+            matched = matched || is_match(&window)?;
+            emit(
+                sink,
+                spec.context,
+                &mut before,
+                &mut after_left,
+                number,
+                &head,
+                matched,
+            );
+            if sink.matches >= sink.cap {
+                return Ok(());
+            }
+            number += 1;
+            (matched, window, head) = (false, Vec::new(), Vec::new());
+        }
+    }
+}
+
+/// Passes one line of [`search_by_windows`] to the sink as a match, as context after one,
+/// or keeps it as possible context before the next.
+fn emit(
+    sink: &mut Collect,
+    context: usize,
+    before: &mut VecDeque<(u64, Vec<u8>)>,
+    after_left: &mut usize,
+    number: u64,
+    head: &[u8],
+    matched: bool,
+) {
+    if matched {
+        for (n, line) in before.drain(..) {
+            sink.push(Some(n), &line, false);
+        }
+        sink.push(Some(number), head, true);
+        sink.matches += 1;
+        *after_left = context;
+    } else if *after_left > 0 {
+        sink.push(Some(number), head, false);
+        *after_left -= 1;
+    } else if context > 0 {
+        before.push_back((number, head.to_vec()));
+        if before.len() > context {
+            before.pop_front();
+        }
+    }
 }
 
 /// A sink that keeps match and context lines.
@@ -409,11 +660,11 @@ struct InOrder {
     /// The number of the next file the collector is owed.
     next: u64,
     /// Results of files `next`, `next + 1`, … that arrived early (`None` slots: not yet).
-    early: VecDeque<Option<Option<FileHits>>>,
+    early: VecDeque<Option<Searched>>,
 }
 
 impl InOrder {
-    fn take(&mut self, (seq, hits): (u64, Option<FileHits>), collector: &mut Collector<'_>) {
+    fn take(&mut self, (seq, hits): (u64, Searched), collector: &mut Collector<'_>) {
         let Some(slot) = seq.checked_sub(self.next).map(|s| s as usize) else {
             return;
         };
@@ -424,10 +675,12 @@ impl InOrder {
         while let Some(Some(hits)) = self.early.front_mut().map(Option::take) {
             self.early.pop_front();
             self.next += 1;
-            if let Some(hits) = hits
-                && !collector.done
-            {
-                collector.accept(hits);
+            match hits {
+                Ok(Some(hits)) if !collector.done => collector.accept(hits),
+                Err((rel, err)) if !collector.done => {
+                    collector.outcome.skipped.note(&rel, &reason(&err));
+                }
+                _ => {}
             }
         }
     }
@@ -459,6 +712,7 @@ mod tests {
         }
         let spec = |limit| SearchSpec {
             root: top.path().to_path_buf(),
+            roots: Arc::new(Roots::default()),
             single_file: false,
             matcher: RegexMatcher::new("needle").expect("regex"),
             glob: None,
@@ -470,8 +724,10 @@ mod tests {
         for limit in [1, 50, 333, 10_000] {
             let spec = spec(limit);
             let run = |workers| {
+                let base = WalkBase::open(&spec.roots, &spec.root).expect("open");
                 let outcome = search_tree(
                     &spec,
+                    &base,
                     &CancellationToken::new(),
                     workers,
                     Collector::new(&spec),

@@ -20,7 +20,9 @@
 
 use std::collections::VecDeque;
 use std::ffi::OsStr;
+use std::io;
 use std::ops::ControlFlow;
+use std::os::fd::OwnedFd;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
@@ -28,10 +30,12 @@ use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
 use tokio_util::sync::CancellationToken;
 
 use super::ignore_rules::Rules;
+pub(crate) use super::listing::Kind;
 use super::listing::{self, Listing, Scratch};
 use super::path_glob::PathGlob;
 use crate::core::{ToolContext, ToolError};
-use crate::env::{Metadata, ToolContextExt, resolve_path};
+use crate::env::{Last, Metadata, Roots, ToolContextExt, resolve_path};
+use rustix::fs::{Mode, OFlags};
 
 /// How many listed entries helpers may hold that the visitor has not reached yet (about
 /// 200 bytes each).
@@ -44,6 +48,30 @@ const HELP_AFTER: usize = 2_048;
 /// How many entries the visitor takes between two looks at the cancellation token.
 const CANCEL_CHECK_EVERY: usize = 256;
 
+/// The directory a walk starts from, held open: every directory below it is opened
+/// relative to this handle, through no symbolic link.
+#[derive(Debug)]
+pub(crate) struct WalkBase {
+    /// Its absolute path.
+    pub path: PathBuf,
+    /// The open directory.
+    pub fd: OwnedFd,
+}
+
+impl WalkBase {
+    /// Opens `path` (a directory) through `roots`: inside them when they confine.
+    pub(crate) fn open(roots: &Roots, path: &Path) -> io::Result<WalkBase> {
+        let path = std::path::absolute(path)?;
+        let fd = roots.open(
+            &path,
+            OFlags::RDONLY | OFlags::DIRECTORY,
+            Mode::empty(),
+            Last::Follow,
+        )?;
+        Ok(WalkBase { path, fd })
+    }
+}
+
 /// One path the walk yields (never the root itself), borrowed for the visit.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct WalkEntry<'a> {
@@ -51,6 +79,8 @@ pub(crate) struct WalkEntry<'a> {
     pub rel: &'a str,
     /// Whether the entry is a directory (symlinks are not followed).
     pub is_dir: bool,
+    /// What the entry is.
+    pub kind: Kind,
     dir: &'a Path,
     name: &'a OsStr,
 }
@@ -59,6 +89,50 @@ impl WalkEntry<'_> {
     /// The path as the file system knows it.
     pub(crate) fn path(&self) -> PathBuf {
         self.dir.join(self.name)
+    }
+}
+
+/// What a search could not read: how many, and the first few relative paths (with why).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(crate) struct Skipped {
+    /// How many could not be read.
+    pub count: usize,
+    /// The first [`Skipped::SHOWN`] of them, as `path (reason)`.
+    pub first: Vec<String>,
+}
+
+impl Skipped {
+    /// How many skipped paths a result names.
+    pub(crate) const SHOWN: usize = 5;
+
+    /// Notes one more.
+    pub(crate) fn note(&mut self, rel: &str, reason: &str) {
+        self.count += 1;
+        if self.first.len() < Self::SHOWN {
+            let rel = if rel.is_empty() { "." } else { rel };
+            self.first.push(format!("{rel} ({reason})"));
+        }
+    }
+
+    /// A sentence (without its full stop) for the end of a result, naming the skipped
+    /// things as `one` or `many`; `None` when nothing was skipped.
+    pub(crate) fn notice(&self, one: &str, many: &str) -> Option<String> {
+        if self.count == 0 {
+            return None;
+        }
+        let more = self.count - self.first.len();
+        Some(format!(
+            "{} {} could not be read and {} skipped: {}{}",
+            self.count,
+            if self.count == 1 { one } else { many },
+            if self.count == 1 { "was" } else { "were" },
+            self.first.join(", "),
+            if more > 0 {
+                format!(" and {more} more")
+            } else {
+                String::new()
+            }
+        ))
     }
 }
 
@@ -83,29 +157,33 @@ pub(crate) fn spare_cores() -> usize {
 /// the ignore rules let through and `only` (when given) matches. Unreadable entries are
 /// skipped. `helpers` threads (0: none) list directories ahead of the visitor on a big
 /// tree (and match them against `only`); the order is the same either way.
+///
+/// Directories that cannot be read are noted in `skipped`.
 pub(crate) fn walk_sorted(
-    root: &Path,
+    root: &WalkBase,
     cancel: &CancellationToken,
     helpers: usize,
     only: Option<&PathGlob>,
+    skipped: &mut Skipped,
     visit: impl FnMut(WalkEntry<'_>) -> ControlFlow<()>,
 ) -> WalkEnd {
-    walk(root, cancel, helpers, HELP_AFTER, only, visit)
+    walk(root, cancel, helpers, HELP_AFTER, only, skipped, visit)
 }
 
 /// [`walk_sorted`], with helpers starting once the visitor has taken `help_after` entries.
 fn walk(
-    root: &Path,
+    base: &WalkBase,
     cancel: &CancellationToken,
     helpers: usize,
     help_after: usize,
     only: Option<&PathGlob>,
+    skipped: &mut Skipped,
     mut visit: impl FnMut(WalkEntry<'_>) -> ControlFlow<()>,
 ) -> WalkEnd {
-    let root = std::path::absolute(root).unwrap_or_else(|_| root.to_path_buf());
+    let root = base.path.clone();
     let rules = Rules::above(&root);
     let top = Arc::new(DirJob::new(root, String::new(), rules));
-    let shared = Shared::new(helpers > 0, only);
+    let shared = Shared::new(helpers > 0, only, base);
     std::thread::scope(|scope| {
         // However the visit ends (even by a panic), the helpers are told to stop.
         let _finish = Finish(&shared);
@@ -122,7 +200,7 @@ fn walk(
             start_helpers();
         }
         let mut scratch = Scratch::default();
-        let mut open = vec![Open::new(&shared, top, &mut scratch)];
+        let mut open = vec![Open::new(&shared, top, &mut scratch, skipped)];
         let mut visited = 0usize;
         while let Some(dir) = open.last_mut() {
             let Some(index) = dir.next_entry() else {
@@ -141,6 +219,7 @@ fn walk(
                 let entry = WalkEntry {
                     rel: entry.rel,
                     is_dir: entry.is_dir,
+                    kind: entry.kind,
                     dir: &dir.job.path,
                     name: entry.name,
                 };
@@ -153,7 +232,7 @@ fn walk(
                 if cancel.is_cancelled() {
                     return WalkEnd::Cancelled;
                 }
-                open.push(Open::new(&shared, job, &mut scratch));
+                open.push(Open::new(&shared, job, &mut scratch, skipped));
             }
         }
         WalkEnd::Completed
@@ -169,8 +248,16 @@ struct Open {
 }
 
 impl Open {
-    fn new(shared: &Shared<'_>, job: Arc<DirJob>, scratch: &mut Scratch) -> Open {
+    fn new(
+        shared: &Shared<'_>,
+        job: Arc<DirJob>,
+        scratch: &mut Scratch,
+        skipped: &mut Skipped,
+    ) -> Open {
         let listed = shared.listing(&job, scratch);
+        if listed.listing.unreadable {
+            skipped.note(&job.rel, "directory not readable");
+        }
         Open {
             job,
             listed,
@@ -233,8 +320,15 @@ impl DirJob {
 
     /// Lists the directory: its entries (see [`listing::list`]), and a job for each
     /// subdirectory among them, in order.
-    fn list(&self, only: Option<&PathGlob>, scratch: &mut Scratch) -> Listed {
-        let listing = listing::list(&self.path, &self.rel, self.rules.clone(), only, scratch);
+    fn list(&self, base: &WalkBase, only: Option<&PathGlob>, scratch: &mut Scratch) -> Listed {
+        let listing = listing::list(
+            base,
+            &self.path,
+            &self.rel,
+            self.rules.clone(),
+            only,
+            scratch,
+        );
         let dirs = (0..listing.len())
             .map(|i| listing.entry(i))
             .filter(|entry| entry.is_dir)
@@ -263,6 +357,8 @@ struct Shared<'g> {
     helped: bool,
     /// The glob that selects the entries to visit.
     only: Option<&'g PathGlob>,
+    /// Where the walk starts.
+    base: &'g WalkBase,
     work: Mutex<Work>,
     /// Helpers wait here for work or for room ahead.
     work_moved: Condvar,
@@ -298,10 +394,11 @@ fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
 }
 
 impl<'g> Shared<'g> {
-    fn new(helped: bool, only: Option<&'g PathGlob>) -> Shared<'g> {
+    fn new(helped: bool, only: Option<&'g PathGlob>, base: &'g WalkBase) -> Shared<'g> {
         Shared {
             helped,
             only,
+            base,
             work: Mutex::new(Work {
                 found: VecDeque::new(),
                 ahead: 0,
@@ -343,7 +440,7 @@ impl<'g> Shared<'g> {
             // The visitor may be waiting for this listing: even a panic must not leave the
             // job claimed and unlisted (the directory then lists as empty).
             let listed = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                job.list(self.only, &mut scratch)
+                job.list(self.base, self.only, &mut scratch)
             }))
             .unwrap_or_default();
             {
@@ -370,7 +467,7 @@ impl<'g> Shared<'g> {
     /// The visitor: `job`'s listing, made here unless a helper has it.
     fn listing(&self, job: &DirJob, scratch: &mut Scratch) -> Listed {
         if job.claim() {
-            let listed = job.list(self.only, scratch);
+            let listed = job.list(self.base, self.only, scratch);
             if self.helped && !listed.dirs.is_empty() {
                 // The visitor reaches these next: back of the queue, first last.
                 let mut work = lock(&self.work);
@@ -405,14 +502,15 @@ impl<'g> Shared<'g> {
 }
 
 /// Where grep and find start: `raw_path` (default `.`) resolved against the env's cwd, with
-/// its metadata. Both walk the file system in-process, so the env must be local; `elsewhere`
+/// its metadata and the env's allowed roots held open (the search opens everything through
+/// them). Both walk the file system in-process, so the env must be local; `elsewhere`
 /// finishes the sentence that says what to do instead.
 pub(crate) async fn search_root(
     ctx: &ToolContext,
     tool: &str,
     raw_path: Option<&str>,
     elsewhere: &str,
-) -> Result<(PathBuf, Metadata), ToolError> {
+) -> Result<(PathBuf, Metadata, Arc<Roots>), ToolError> {
     let env = ctx.env();
     if !env.is_local() {
         return Err(ToolError::new(format!(
@@ -423,10 +521,23 @@ pub(crate) async fn search_root(
     let root = resolve_path(env.as_ref(), raw_path);
     let meta = env.metadata(&root).await.map_err(|e| {
         ToolError::new(format!(
-            "Cannot search `{raw_path}`: {e}. Check the path, or omit it to search the current directory."
+            "Cannot search `{raw_path}`: {} Check the path, or omit it to search the current directory.",
+            sentence(&e)
         ))
     })?;
-    Ok((root, meta))
+    let mut roots = Roots::default();
+    for allowed in env.allowed_roots() {
+        roots
+            .add(allowed.clone())
+            .map_err(|e| ToolError::new(format!("Cannot search `{raw_path}`: {}", sentence(&e))))?;
+    }
+    Ok((root, meta, Arc::new(roots)))
+}
+
+/// An error's text as the end of a sentence: exactly one final period.
+pub(crate) fn sentence(err: &impl std::fmt::Display) -> String {
+    let text = err.to_string();
+    format!("{}.", text.trim_end().trim_end_matches('.'))
 }
 
 #[cfg(test)]
@@ -435,6 +546,10 @@ mod tests {
 
     fn glob(p: &str) -> PathGlob {
         PathGlob::new(p).expect("valid glob")
+    }
+
+    fn base(path: &Path) -> WalkBase {
+        WalkBase::open(&Roots::default(), path).expect("open the walk's root")
     }
 
     /// A tree with many directories and ignore rules at several levels: `.gitignore` and
@@ -501,11 +616,12 @@ mod tests {
     ) -> (Vec<(String, bool)>, WalkEnd) {
         let mut seen = Vec::new();
         let end = walk(
-            root,
+            &base(root),
             &CancellationToken::new(),
             helpers,
             help_after,
             None,
+            &mut Skipped::default(),
             |e| {
                 assert_eq!(e.path(), root.join(e.rel), "path and rel agree");
                 seen.push((e.rel.to_owned(), e.is_dir));
@@ -591,11 +707,12 @@ mod tests {
             for helpers in [0, 2] {
                 let mut seen = Vec::new();
                 walk(
-                    &root,
+                    &base(&root),
                     &CancellationToken::new(),
                     helpers,
                     0,
                     Some(&glob),
+                    &mut Skipped::default(),
                     |e| {
                         seen.push((e.rel.to_owned(), e.is_dir));
                         ControlFlow::Continue(())
@@ -618,7 +735,9 @@ mod tests {
         std::fs::write(top.path().join(OsStr::from_bytes(b"z\xff.txt")), "z").expect("write");
         std::fs::write(top.path().join("d.txt"), "d").expect("write");
         let mut seen = Vec::new();
-        walk(top.path(), &CancellationToken::new(), 0, 0, None, |e| {
+        let root = base(top.path());
+        let skipped = &mut Skipped::default();
+        walk(&root, &CancellationToken::new(), 0, 0, None, skipped, |e| {
             assert!(std::fs::symlink_metadata(e.path()).is_ok(), "{}", e.rel);
             seen.push(e.rel.to_owned());
             ControlFlow::Continue(())
@@ -640,7 +759,9 @@ mod tests {
         let top = deep_tree();
         let cancel = CancellationToken::new();
         let mut seen = 0;
-        let end = walk(&top.path().join("root"), &cancel, 2, 0, None, |_| {
+        let root = base(&top.path().join("root"));
+        let skipped = &mut Skipped::default();
+        let end = walk(&root, &cancel, 2, 0, None, skipped, |_| {
             seen += 1;
             if seen == 10 {
                 cancel.cancel();

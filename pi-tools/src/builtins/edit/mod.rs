@@ -9,7 +9,7 @@
 //! trailing spaces and typographic characters elsewhere stay exactly as they were.
 
 use std::path::PathBuf;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, PoisonError};
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -98,6 +98,19 @@ fn prepare_legacy_arguments(args: Value) -> Result<Value, ToolError> {
     Ok(prepare_arguments(args))
 }
 
+/// edit's own configuration (`[tool.edit]` in the TOML file).
+#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct EditConfig {
+    /// Files larger than this many bytes are refused before they are read (default:
+    /// [`DEFAULT_MAX_FILE_BYTES`]). An edit holds the file about three times in memory.
+    #[serde(default)]
+    pub max_file_bytes: Option<u64>,
+}
+
+/// The largest file edit changes unless `[tool.edit] max_file_bytes` says otherwise (64 MiB).
+pub const DEFAULT_MAX_FILE_BYTES: u64 = 64 * 1024 * 1024;
+
 /// Edits a file. Registered as a built-in tool by `#[tool]`.
 #[tool(
     name = "edit",
@@ -109,6 +122,7 @@ fn prepare_legacy_arguments(args: Value) -> Result<Value, ToolError> {
     "Put all changes to one file in a single edit call with several edits."],
     renderer = EditRenderer,
     prepare = prepare_legacy_arguments,
+    config = EditConfig,
     destructive
 )]
 pub async fn edit(
@@ -131,6 +145,12 @@ pub async fn edit(
         path,
         shown: args.path,
         edits: args.edits,
+        // Read from the context (not a `#[config]` parameter) so `edit(ctx, args)` keeps its
+        // signature for callers of the function.
+        max_bytes: ctx
+            .tool_config::<EditConfig>()
+            .and_then(|c| c.max_file_bytes)
+            .unwrap_or(DEFAULT_MAX_FILE_BYTES),
         cancel: ctx.cancellation().clone(),
     };
     queue.run(key, job.run()).await
@@ -141,42 +161,101 @@ struct EditJob {
     path: PathBuf,
     shown: String,
     edits: Vec<Replacement>,
+    max_bytes: u64,
     cancel: CancellationToken,
 }
 
+/// What one edit call changed: edits applied, the diff, whether a forgiving match was used,
+/// and the indentation adjustments made.
+type EditOutcome = (usize, EditDiff, bool, Vec<IndentAdjustment>);
+
+/// Why the change refused to produce new content: the message for the model, carried
+/// through the environment's `io::Error` untouched.
+#[derive(Debug)]
+struct Refused(ToolError);
+
+impl std::fmt::Display for Refused {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        std::fmt::Display::fmt(&self.0, f)
+    }
+}
+
+impl std::error::Error for Refused {}
+
 impl EditJob {
+    /// Reads, edits and replaces the file as one read-modify-write of the environment
+    /// (which, locally, holds the file's lock against other processes throughout).
     async fn run(self) -> Result<ToolOutput<EditDetails>, ToolError> {
-        let shown = &self.shown;
-        let bytes = self
-            .env
-            .read_file(&self.path)
-            .await
-            .map_err(|e| match e.kind() {
-                std::io::ErrorKind::NotFound => ToolError::new(format!(
-                    "File not found: {shown}. Check the path; use write to create a new file."
-                )),
-                _ => ToolError::new(format!("Could not read {shown}: {}", sentence(&e))),
-            })?;
-        let text = String::from_utf8(bytes).map_err(|_| {
-            ToolError::new(format!(
-                "{shown} is not UTF-8 text, so edit cannot change it safely. Use bash for binary files."
-            ))
-        })?;
-        let edited = apply_edits(&text, &self.edits, shown)?;
-        if self.cancel.is_cancelled() {
-            return Err(ToolError::new(format!(
-                "The edit of {shown} was cancelled before anything was written."
-            )));
-        }
+        let shown = self.shown.clone();
+        let outcome: Arc<Mutex<Option<EditOutcome>>> = Arc::default();
+        let change = {
+            let (shown, edits, cancel, outcome) = (
+                shown.clone(),
+                self.edits,
+                self.cancel.clone(),
+                Arc::clone(&outcome),
+            );
+            Box::new(move |bytes: Vec<u8>| {
+                let refuse = |e: ToolError| std::io::Error::other(Refused(e));
+                let text = String::from_utf8(bytes).map_err(|_| {
+                    refuse(ToolError::new(format!(
+                        "{shown} is not UTF-8 text, so edit cannot change it safely. Use bash for binary files."
+                    )))
+                })?;
+                let edited = apply_edits(&text, &edits, &shown).map_err(refuse)?;
+                drop(text);
+                if cancel.is_cancelled() {
+                    return Err(refuse(ToolError::new(format!(
+                        "The edit of {shown} was cancelled before anything was written."
+                    ))));
+                }
+                *outcome.lock().unwrap_or_else(PoisonError::into_inner) =
+                    Some((edits.len(), edited.diff, edited.fuzzy, edited.indentation));
+                Ok(edited.content.into_bytes())
+            })
+        };
         self.env
-            .write_file(&self.path, edited.content.into_bytes())
+            .modify_file(&self.path, Some(self.max_bytes), change)
             .await
-            .map_err(|e| ToolError::new(format!("Could not write {shown}: {}", sentence(&e))))?;
-        let n = self.edits.len();
+            .map_err(|e| {
+                if let Some(Refused(err)) = e.get_ref().and_then(|inner| inner.downcast_ref()) {
+                    return err.clone();
+                }
+                match e.kind() {
+                    std::io::ErrorKind::NotFound => ToolError::new(format!(
+                        "File not found: {shown}. Check the path; use write to create a new file."
+                    )),
+                    std::io::ErrorKind::FileTooLarge => ToolError::new(format!(
+                        "{shown} is larger than edit's limit of {} bytes, so it was not read. Change it with bash (e.g. sed), or raise [tool.edit] max_file_bytes in the configuration.",
+                        self.max_bytes
+                    )),
+                    _ => ToolError::new(format!("Could not edit {shown}: {}", sentence(&e))),
+                }
+            })?;
+        let Some((n, diff, fuzzy, indentation)) = outcome
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .take()
+        else {
+            return Err(ToolError::new(format!(
+                "The edit of {shown} finished without a result; read the file to see its state."
+            )));
+        };
         let mut message = format!(
             "Successfully replaced {n} block{} in {shown}.",
             if n == 1 { "" } else { "s" }
         );
+        for adjustment in &indentation {
+            if n == 1 {
+                message.push_str("\nApplied with indentation adjusted: ");
+            } else {
+                message.push_str(&format!(
+                    "\nedits[{}] was applied with indentation adjusted: ",
+                    adjustment.edit
+                ));
+            }
+            message.push_str(&adjustment.note);
+        }
         for adjustment in &edited.indentation {
             if n == 1 {
                 message.push_str("\nApplied with indentation adjusted: ");
@@ -191,11 +270,11 @@ impl EditJob {
         Ok(ToolOutput::text(message).with_details(EditDetails {
             path: self.path.display().to_string(),
             replacements: n,
-            diff: edited.diff.numbered,
-            patch: edited.diff.patch,
-            first_changed_line: edited.diff.first_changed_line,
-            fuzzy_match: edited.fuzzy,
-            indentation: edited.indentation,
+            diff: diff.numbered,
+            patch: diff.patch,
+            first_changed_line: diff.first_changed_line,
+            fuzzy_match: fuzzy,
+            indentation,
         }))
     }
 }

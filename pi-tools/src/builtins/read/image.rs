@@ -7,6 +7,9 @@ use base64::Engine;
 use base64::engine::general_purpose::STANDARD;
 use image::{DynamicImage, ImageFormat, ImageReader};
 
+/// Image files bigger than this (32 MiB) are refused before they are read.
+pub const IMAGE_MAX_FILE_BYTES: u64 = 32 * 1024 * 1024;
+
 /// Images wider or taller than this are downscaled.
 pub const IMAGE_MAX_DIMENSION: u32 = 2000;
 /// Images whose base64 is longer than this (4.5 MB) are downscaled.

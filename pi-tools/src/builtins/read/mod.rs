@@ -19,7 +19,7 @@ use crate::env::{ToolContextExt, resolve_read_path};
 use crate::tool;
 use crate::tool::ToolOutput;
 use crate::tool::render::{Color, Style, Styled};
-use image::{prepare_image, sniff_image_mime};
+use image::{IMAGE_MAX_FILE_BYTES, prepare_image, sniff_image_mime};
 
 /// Arguments of `read`.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
@@ -151,6 +151,15 @@ pub async fn read(
     first.truncate(filled);
 
     if let Some(mime) = sniff_image_mime(&first) {
+        // Decoding holds the file and its pixels in memory: a huge one is refused unread.
+        if meta.len > IMAGE_MAX_FILE_BYTES {
+            return Err(ToolError::new(format!(
+                "{shown} is a {} image of {}, over the {} limit for images, so it was not read. Make a smaller copy with bash (e.g. ImageMagick's `convert`) and read that.",
+                mime.trim_start_matches("image/").to_uppercase(),
+                format_size(meta.len),
+                format_size(IMAGE_MAX_FILE_BYTES)
+            )));
+        }
         let mut bytes = first;
         reader.read_to_end(&mut bytes).await?;
         return read_image(&path, shown, &bytes, mime);
