@@ -17,6 +17,10 @@
 //!
 //! [prompt]
 //! guidelines = ["Be concise."]                 # closing guidelines
+//!
+//! [sandbox]
+//! mode = "workspace-write"                     # or "read-only", "off"
+//! network = true
 //! ```
 //!
 //! Loading validates everything against the registered tools: unknown tool names get a
@@ -37,6 +41,9 @@ use toml::de::{DeTable, DeValue};
 use crate::core::ExecutionMode;
 use crate::tool::ToolDefinition;
 
+mod sandbox;
+pub use sandbox::SandboxSettings;
+
 /// The embedded default configuration, used when no file is given.
 pub const DEFAULT_TOML: &str = include_str!("default-config.toml");
 
@@ -50,7 +57,7 @@ pub const DEFAULT_ACTIVE: [&str; 4] = ["read", "bash", "edit", "write"];
 pub const DEFAULT_TIMEOUT_SECS: u64 = 180;
 
 const TOOLS_KEYS: [&str; 4] = ["active", "execution", "max_concurrency", "timeout_secs"];
-const SECTIONS: [&str; 4] = ["tools", "tool", "paths", "prompt"];
+const SECTIONS: [&str; 5] = ["tools", "tool", "paths", "prompt", "sandbox"];
 
 /// A loaded, validated configuration.
 #[derive(Clone)]
@@ -71,6 +78,9 @@ pub struct Config {
     pub allowed_roots: Option<Vec<PathBuf>>,
     /// `[prompt] guidelines`: the closing lines of the prompt's guidelines.
     pub guidelines: Vec<String>,
+    /// `[sandbox]`: how far commands and file writes are confined (absent: the defaults of
+    /// [`SandboxSettings`], workspace-write with the network on).
+    pub sandbox: SandboxSettings,
     /// The file it came from, or [`DEFAULT_ORIGIN`].
     pub origin: String,
 }
@@ -106,6 +116,7 @@ impl std::fmt::Debug for Config {
             .field("tools", &self.tools)
             .field("allowed_roots", &self.allowed_roots)
             .field("guidelines", &self.guidelines)
+            .field("sandbox", &self.sandbox)
             .field("origin", &self.origin)
             .finish()
     }
@@ -242,6 +253,7 @@ impl<'a> Loader<'a> {
             tools: BTreeMap::new(),
             allowed_roots: None,
             guidelines: Vec::new(),
+            sandbox: SandboxSettings::default(),
             origin: self.origin.to_owned(),
         };
         let mut active = None;
@@ -269,6 +281,11 @@ impl<'a> Loader<'a> {
                         self.prompt_section(table, &mut config);
                     }
                 }
+                "sandbox" => {
+                    if let Some(table) = self.table(value, "[sandbox]") {
+                        config.sandbox = self.sandbox_section(table);
+                    }
+                }
                 other => {
                     let hint = suggest(other, SECTIONS.iter().copied())
                         .map(|s| format!("did you mean [{s}]? "))
@@ -276,7 +293,7 @@ impl<'a> Loader<'a> {
                     self.report(
                         key.span(),
                         format!(
-                            "unknown section `{other}`; {hint}the sections are [tools], [tool.<name>], [paths] and [prompt]"
+                            "unknown section `{other}`; {hint}the sections are [tools], [tool.<name>], [paths], [prompt] and [sandbox]"
                         ),
                     );
                 }

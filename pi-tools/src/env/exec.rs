@@ -72,6 +72,7 @@ pub(crate) async fn run(
     request: ExecRequest,
     cancel: CancellationToken,
     mut on_chunk: super::OutputSink,
+    sandbox: Option<super::sandbox::ChildSandbox>,
 ) -> io::Result<ExecOutcome> {
     match std::fs::metadata(&request.cwd) {
         Ok(meta) if meta.is_dir() => {}
@@ -107,6 +108,9 @@ pub(crate) async fn run(
         .stderr(writer)
         .process_group(0)
         .kill_on_drop(false);
+    if let Some(sandbox) = sandbox {
+        sandbox.install(&mut command);
+    }
     let mut child = command.spawn()?;
     // The parent's copies of the pipe's write end must go, or the pipe never reports EOF.
     drop(command);

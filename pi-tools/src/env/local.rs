@@ -7,6 +7,7 @@ use std::path::{Component, Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use super::path::lexical_join;
+use super::sandbox::{ChildSandbox, ResolvedSandbox, SandboxPolicy};
 use super::{DirEntry, ExecutionEnv, FileReader, Metadata, MutationQueue, OutputSink};
 use crate::core::BoxFuture;
 
@@ -26,6 +27,7 @@ pub struct LocalEnv {
     canonical_roots: Vec<PathBuf>,
     fsync: bool,
     queue: MutationQueue,
+    sandbox: Option<ResolvedSandbox>,
 }
 
 /// An allowed directory as configured and as canonicalised (they differ when it was given
@@ -56,6 +58,7 @@ impl LocalEnv {
             canonical_roots: Vec::new(),
             fsync: true,
             queue: MutationQueue::new(),
+            sandbox: None,
         }
     }
 
@@ -92,6 +95,26 @@ impl LocalEnv {
     pub fn with_fsync(mut self, fsync: bool) -> Self {
         self.fsync = fsync;
         self
+    }
+
+    /// Confines commands and writes by `policy` (resolved here against the working
+    /// directory): `exec` applies it in the child before the command starts, `write_file`
+    /// and `create_dir_all` refuse what it refuses. Fails when a writable root does not
+    /// exist or the private temporary directory cannot be made.
+    pub fn with_sandbox(mut self, policy: SandboxPolicy) -> io::Result<Self> {
+        self.sandbox = Some(policy.resolve(&self.cwd)?);
+        Ok(self)
+    }
+
+    /// The sandbox, as resolved by [`with_sandbox`](Self::with_sandbox).
+    pub fn sandbox(&self) -> Option<&ResolvedSandbox> {
+        self.sandbox.as_ref()
+    }
+
+    fn check_sandbox_write(&self, path: &Path) -> io::Result<()> {
+        self.sandbox
+            .as_ref()
+            .map_or(Ok(()), |s| s.check_write(path))
     }
 
     /// Refuses a path outside the allowed roots (no-op when unconfined).
@@ -181,6 +204,9 @@ impl ExecutionEnv for LocalEnv {
 
     fn write_file<'a>(&'a self, path: &'a Path, data: Vec<u8>) -> BoxFuture<'a, io::Result<()>> {
         let fsync = self.fsync;
+        if let Err(e) = self.check_sandbox_write(path) {
+            return Box::pin(std::future::ready(Err(e)));
+        }
         Box::pin(self.blocking(path, move |p| atomic_write(&p, &data, fsync)))
     }
 
@@ -228,6 +254,9 @@ impl ExecutionEnv for LocalEnv {
     }
 
     fn create_dir_all<'a>(&'a self, path: &'a Path) -> BoxFuture<'a, io::Result<()>> {
+        if let Err(e) = self.check_sandbox_write(path) {
+            return Box::pin(std::future::ready(Err(e)));
+        }
         Box::pin(self.blocking(path, fs::create_dir_all))
     }
 
@@ -237,13 +266,24 @@ impl ExecutionEnv for LocalEnv {
 
     fn exec<'a>(
         &'a self,
-        request: super::ExecRequest,
+        mut request: super::ExecRequest,
         cancel: tokio_util::sync::CancellationToken,
         on_chunk: OutputSink,
     ) -> BoxFuture<'a, io::Result<super::ExecOutcome>> {
         Box::pin(async move {
             self.check_allowed(&request.cwd)?;
-            super::exec::run(request, cancel, on_chunk).await
+            let child_sandbox = match &self.sandbox {
+                Some(sandbox) => {
+                    if let Some(tmp) = sandbox.tmp_dir() {
+                        request
+                            .env
+                            .push(("TMPDIR".to_owned(), tmp.display().to_string()));
+                    }
+                    ChildSandbox::prepare(sandbox)?
+                }
+                None => None,
+            };
+            super::exec::run(request, cancel, on_chunk, child_sandbox).await
         })
     }
 }
