@@ -9,7 +9,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use pi_tools::builtins::bash::{BashArgs, bash};
+use pi_tools::config::{Config, SandboxSettings};
 use pi_tools::env::{ExecutionEnv, KernelSupport, LocalEnv, SandboxMode, SandboxPolicy};
+use pi_tools::toolbox::Toolbox;
 use pi_tools::{Extensions, ToolContext};
 use tokio_util::sync::CancellationToken;
 
@@ -540,4 +542,79 @@ async fn a_kernel_without_landlock_fails_closed_with_the_fix() {
         "{text}"
     );
     assert!(!marker.exists());
+}
+
+fn registered() -> Vec<Arc<dyn pi_tools::ToolDefinition>> {
+    let registry = pi_tools::Registry::from_inventory().expect("the built-in tools register");
+    registry.iter().cloned().collect()
+}
+
+#[test]
+fn the_default_configuration_confines_writes_to_the_workspace_with_the_network_on() {
+    let config = Config::embedded(&registered()).expect("the default is valid");
+    assert_eq!(config.sandbox, SandboxSettings::default());
+    assert_eq!(config.sandbox.mode, SandboxMode::WorkspaceWrite);
+    assert!(config.sandbox.network);
+    assert_eq!(config.sandbox.writable_roots, None);
+    assert_eq!(
+        config.sandbox.protected,
+        [PathBuf::from(".git/hooks"), PathBuf::from(".git/config")]
+    );
+}
+
+#[test]
+fn sandbox_keys_and_values_are_checked_with_positions() {
+    let text = "[sandbox]\nmode = \"strict\"\nnetwrk = false\nnetwork = \"no\"\nprotected = [\"../up\"]\nwritable_roots = \"src\"\n";
+    let err = Config::parse(text, "pi-tools.toml", &registered()).expect_err("invalid");
+    assert_eq!(
+        err.to_string(),
+        "pi-tools.toml:2:8: `mode` must be \"off\", \"read-only\" or \"workspace-write\"\n\
+         pi-tools.toml:3:1: unknown key `netwrk` in [sandbox]; did you mean `network`? the keys allowed there are: mode, network, writable_roots, protected\n\
+         pi-tools.toml:4:11: `network` must be true or false (without quotes)\n\
+         pi-tools.toml:5:13: `protected` entries are relative to each writable root, so `../up` cannot be one; write it like \".git/hooks\"\n\
+         pi-tools.toml:6:18: `writable_roots` must be a list of directory paths in quotes, e.g. [\"…\"]"
+    );
+}
+
+#[test]
+fn the_bash_description_and_the_guidelines_say_where_writes_go() {
+    let text = "[sandbox]\nnetwork = false\nwritable_roots = [\".\", \"/srv/data\"]\n";
+    let config = Config::parse(text, "pi-tools.toml", &registered()).expect("valid");
+    let toolbox = Toolbox::new(registered(), &config, Extensions::new());
+    let note = "Commands and file edits may write only in the working directory, /srv/data \
+                (.git/hooks, .git/config stay read-only) and in $TMPDIR; writes elsewhere fail \
+                with \"Permission denied\"; network access is off (sockets fail with \
+                \"Operation not permitted\").";
+    let bash = toolbox
+        .active()
+        .iter()
+        .find(|t| t.name() == "bash")
+        .expect("bash is active");
+    assert!(
+        bash.description().ends_with(&format!(". {note}")),
+        "{}",
+        bash.description()
+    );
+    assert_eq!(toolbox.prompt().guidelines[1], note);
+
+    let off = Config::parse(
+        "[sandbox]\nmode = \"off\"\n",
+        "pi-tools.toml",
+        &registered(),
+    )
+    .expect("valid");
+    let toolbox = Toolbox::new(registered(), &off, Extensions::new());
+    assert!(!toolbox.prompt().to_string().contains("sandbox"));
+    let read_only = Config::parse(
+        "[sandbox]\nmode = \"read-only\"\n",
+        "pi-tools.toml",
+        &registered(),
+    )
+    .expect("valid");
+    assert_eq!(
+        read_only.sandbox.describe(None).as_deref(),
+        Some(
+            "Commands run in a read-only sandbox: they cannot change any file; network access is on."
+        )
+    );
 }

@@ -112,3 +112,48 @@ fn mode_overrides(config: &Config) -> Vec<String> {
         .filter_map(|(name, settings)| Some(format!("mode of {name}: {}", settings.mode?)))
         .collect()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn config(text: &str) -> Config {
+        Config::parse(text, "pi-tools.toml", &[]).expect("valid")
+    }
+
+    #[test]
+    fn the_sandbox_report_says_what_is_asked_and_what_the_kernel_offers() {
+        let kernel = KernelSupport {
+            landlock_abi: 7,
+            seccomp: true,
+            user_namespaces: true,
+            os: "Linux",
+        };
+        assert_eq!(
+            sandbox_report(&config("[sandbox]\nnetwork = false\n"), &kernel),
+            [
+                "sandbox: mode workspace-write, network off",
+                "sandbox writable roots: . and a private TMPDIR",
+                "sandbox protected: .git/hooks, .git/config",
+                "kernel Landlock: ABI 7",
+                "kernel seccomp: available",
+                "kernel user namespaces: available",
+                "sandbox: enforceable on this kernel",
+            ]
+        );
+        let none = KernelSupport {
+            os: "Linux",
+            ..KernelSupport::none()
+        };
+        assert_eq!(
+            sandbox_report(&config("[sandbox]\nmode = \"read-only\"\n"), &none),
+            [
+                "sandbox: mode read-only, network on",
+                "kernel Landlock: not available (Linux)",
+                "kernel seccomp: not available",
+                "kernel user namespaces: not available",
+                "sandbox: NOT enforceable on this kernel: bash calls will fail until [sandbox] is loosened or the kernel supports it",
+            ]
+        );
+    }
+}

@@ -67,7 +67,10 @@ fn probe_now() -> KernelSupport {
     // SAFETY: geteuid cannot fail.
     let root = unsafe { libc::geteuid() } == 0;
     // A switch the kernel does not have is no restriction.
-    let allows = |p: &str, allowed: &str| read(p).map_or(true, |v| v == allowed);
+    let allows = |p: &str, allowed: &str| match read(p) {
+        Ok(v) => v == allowed,
+        Err(_) => true,
+    };
     let user_namespaces = read("/proc/sys/user/max_user_namespaces").is_ok_and(|n| n != "0")
         && (root || allows("/proc/sys/kernel/unprivileged_userns_clone", "1"))
         && (root
