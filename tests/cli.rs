@@ -668,6 +668,14 @@ fn check_summarises_a_valid_configuration() {
     for name in ["fill", "shout", "sleep_ms"] {
         assert!(registered[0].contains(name), "{}", registered[0]);
     }
+    // What the kernel offers (and so whether the sandbox is enforceable) depends on the machine.
+    let (kernel, rest): (Vec<&str>, Vec<&str>) = rest.into_iter().partition(|l| {
+        l.starts_with("kernel ")
+            || l.starts_with("sandbox: enforceable")
+            || l.starts_with("sandbox: NOT")
+    });
+    assert_eq!(kernel.len(), 4, "{kernel:?}");
+    assert!(kernel[0].starts_with("kernel Landlock: "), "{kernel:?}");
     assert_eq!(
         rest,
         [
@@ -678,6 +686,9 @@ fn check_summarises_a_valid_configuration() {
             "timeout per call: 30 s",
             "mode of shout: parallel",
             "allowed roots: (no confinement)",
+            "sandbox: mode workspace-write, network on",
+            "sandbox writable roots: . and a private TMPDIR",
+            "sandbox protected: .git/hooks, .git/config",
         ]
     );
 }

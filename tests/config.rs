@@ -146,7 +146,7 @@ fn unknown_keys_and_sections_are_errors() {
     assert_eq!(
         error("[tool]\n[toolz]\n"),
         "pi-tools.toml:2:2: unknown section `toolz`; did you mean [tools]? \
-         the sections are [tools], [tool.<name>], [paths] and [prompt]"
+         the sections are [tools], [tool.<name>], [paths], [prompt] and [sandbox]"
     );
     assert_eq!(
         error("[prompt]\nguideline = []\n"),

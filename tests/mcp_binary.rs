@@ -295,10 +295,21 @@ async fn lists_the_active_tools_in_order_with_canonical_schemas_and_hints() {
             } else {
                 json!({"readOnlyHint": false, "destructiveHint": true})
             };
+            // bash's description ends with what the (default) sandbox allows.
+            let description = if name == "bash" {
+                format!(
+                    "{} Commands and file edits may write only in the working directory \
+                     (.git/hooks, .git/config stay read-only) and in $TMPDIR; writes elsewhere \
+                     fail with \"Permission denied\"; network access is on.",
+                    definition.description()
+                )
+            } else {
+                definition.description().to_owned()
+            };
             json!({
                 "name": name,
                 "title": definition.label(),
-                "description": definition.description(),
+                "description": description,
                 "inputSchema": definition.parameters(),
                 "annotations": annotations,
             })

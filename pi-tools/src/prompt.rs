@@ -34,6 +34,28 @@ impl PromptSections {
     }
 }
 
+impl PromptSections {
+    /// Adds the sandbox's limits (a sentence such as
+    /// [`SandboxSettings::describe`](crate::config::SandboxSettings::describe) gives) as a
+    /// guideline right after the exploration rule, when bash is active: the model should
+    /// know where its commands may write before one fails.
+    pub fn with_sandbox_note(
+        mut self,
+        active: &[Arc<dyn ToolDefinition>],
+        note: Option<&str>,
+    ) -> Self {
+        let Some(note) = note.map(str::trim).filter(|n| !n.is_empty()) else {
+            return self;
+        };
+        if !active.iter().any(|t| t.name() == "bash") || self.guidelines.iter().any(|g| g == note) {
+            return self;
+        }
+        let at = usize::from(exploration_rule(active).is_some()).min(self.guidelines.len());
+        self.guidelines.insert(at, note.to_owned());
+        self
+    }
+}
+
 impl std::fmt::Display for PromptSections {
     /// `Available tools:` with one line per tool, a blank line, then `Guidelines:` with one
     /// `- ` bullet per guideline (the heading alone when there are none).

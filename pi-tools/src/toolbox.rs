@@ -115,6 +115,7 @@ impl Toolbox {
     /// The system prompt's sections for the active tools.
     pub fn prompt(&self) -> PromptSections {
         PromptSections::new(&self.active, &self.config.guidelines)
+            .with_sandbox_note(&self.active, self.sandbox_note().as_deref())
     }
 
     /// Every active tool's wire description in `dialect`, in order.
@@ -149,13 +150,27 @@ impl Toolbox {
         added
     }
 
+    /// The sentence saying where commands may write and whether the network is on.
+    fn sandbox_note(&self) -> Option<String> {
+        self.config
+            .sandbox
+            .describe(self.config.allowed_roots.as_deref())
+    }
+
     fn push_active(&mut self, name: &str) -> bool {
         if self.active.iter().any(|t| t.name() == name) {
             return false;
         }
         match self.registered.iter().find(|t| t.name() == name) {
             Some(definition) => {
-                self.active.push(definition.clone());
+                // bash's description carries the sandbox's limits.
+                let definition = match self.sandbox_note() {
+                    Some(note) if name == "bash" => {
+                        crate::builtins::bash::with_sandbox_note(definition.clone(), &note)
+                    }
+                    _ => definition.clone(),
+                };
+                self.active.push(definition);
                 true
             }
             None => false,

@@ -4,6 +4,7 @@
 use std::process::ExitCode;
 
 use crate::config::Config;
+use crate::env::KernelSupport;
 use crate::toolbox::Toolbox;
 
 use super::{ConfigArg, Failure, emit, setup};
@@ -55,7 +56,52 @@ fn summary(toolbox: &Toolbox) -> String {
             |roots| list(roots.iter().map(|r| r.display().to_string()).collect())
         )
     ));
+    lines.extend(sandbox_report(config, &KernelSupport::probe()));
     lines.join("\n")
+}
+
+/// What `[sandbox]` asks for, what this kernel offers, and whether commands will run.
+fn sandbox_report(config: &Config, kernel: &KernelSupport) -> Vec<String> {
+    let sandbox = &config.sandbox;
+    let list = |paths: &[std::path::PathBuf]| {
+        paths
+            .iter()
+            .map(|p| p.display().to_string())
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let roots = match (&sandbox.writable_roots, &config.allowed_roots) {
+        (Some(roots), _) | (None, Some(roots)) => list(roots),
+        (None, None) => ".".to_owned(),
+    };
+    let mut lines = vec![format!(
+        "sandbox: mode {}, network {}",
+        sandbox.mode,
+        if sandbox.network { "on" } else { "off" }
+    )];
+    if sandbox.mode == crate::env::SandboxMode::WorkspaceWrite {
+        lines.push(format!(
+            "sandbox writable roots: {roots} and a private TMPDIR"
+        ));
+        lines.push(format!(
+            "sandbox protected: {}",
+            if sandbox.protected.is_empty() {
+                "(none)".to_owned()
+            } else {
+                list(&sandbox.protected)
+            }
+        ));
+    }
+    lines.extend(kernel.report().into_iter().map(|l| format!("kernel {l}")));
+    let needs_landlock = sandbox.mode != crate::env::SandboxMode::Off;
+    let enforceable =
+        (!needs_landlock || kernel.landlock_abi > 0) && (sandbox.network || kernel.seccomp);
+    lines.push(if enforceable {
+        "sandbox: enforceable on this kernel".to_owned()
+    } else {
+        "sandbox: NOT enforceable on this kernel: bash calls will fail until [sandbox] is loosened or the kernel supports it".to_owned()
+    });
+    lines
 }
 
 /// One line per tool whose execution mode the configuration overrides.
@@ -65,4 +111,49 @@ fn mode_overrides(config: &Config) -> Vec<String> {
         .iter()
         .filter_map(|(name, settings)| Some(format!("mode of {name}: {}", settings.mode?)))
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn config(text: &str) -> Config {
+        Config::parse(text, "pi-tools.toml", &[]).expect("valid")
+    }
+
+    #[test]
+    fn the_sandbox_report_says_what_is_asked_and_what_the_kernel_offers() {
+        let kernel = KernelSupport {
+            landlock_abi: 7,
+            seccomp: true,
+            user_namespaces: true,
+            os: "Linux",
+        };
+        assert_eq!(
+            sandbox_report(&config("[sandbox]\nnetwork = false\n"), &kernel),
+            [
+                "sandbox: mode workspace-write, network off",
+                "sandbox writable roots: . and a private TMPDIR",
+                "sandbox protected: .git/hooks, .git/config",
+                "kernel Landlock: ABI 7",
+                "kernel seccomp: available",
+                "kernel user namespaces: available",
+                "sandbox: enforceable on this kernel",
+            ]
+        );
+        let none = KernelSupport {
+            os: "Linux",
+            ..KernelSupport::none()
+        };
+        assert_eq!(
+            sandbox_report(&config("[sandbox]\nmode = \"read-only\"\n"), &none),
+            [
+                "sandbox: mode read-only, network on",
+                "kernel Landlock: not available (Linux)",
+                "kernel seccomp: not available",
+                "kernel user namespaces: not available",
+                "sandbox: NOT enforceable on this kernel: bash calls will fail until [sandbox] is loosened or the kernel supports it",
+            ]
+        );
+    }
 }

@@ -74,7 +74,8 @@ pub(super) fn working_directory(cwd: Option<&Path>) -> Result<PathBuf, Failure> 
 
 /// The values every tool's context carries when this binary runs tools in `cwd`: a
 /// [`LocalEnv`] rooted there, confined to `[paths] allowed_roots` when the configuration
-/// names any (relative roots are taken from `cwd`). `run` and `mcp` both start from here.
+/// names any (relative roots are taken from `cwd`) and sandboxed by `[sandbox]`. `run` and
+/// `mcp` both start from here.
 pub(super) fn extensions(cwd: &Path, config: &Config) -> Result<Extensions, Failure> {
     let mut env = LocalEnv::new(cwd);
     if let Some(roots) = &config.allowed_roots {
@@ -84,6 +85,10 @@ pub(super) fn extensions(cwd: &Path, config: &Config) -> Result<Extensions, Fail
             ))
         })?;
     }
+    let policy = config.sandbox.policy(config.allowed_roots.as_deref());
+    let env = env
+        .with_sandbox(policy)
+        .map_err(|e| Failure::general(e.to_string()))?;
     let env: Arc<dyn ExecutionEnv> = Arc::new(env);
     Ok(Extensions::new().with(env))
 }

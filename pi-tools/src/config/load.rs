@@ -14,14 +14,14 @@ use toml::de::{DeTable, DeValue};
 
 use super::error::line_column;
 use super::{
-    Config, ConfigError, ConfigProblem, DEFAULT_ORIGIN, DEFAULT_TIMEOUT_SECS,
+    Config, ConfigError, ConfigProblem, DEFAULT_ORIGIN, DEFAULT_TIMEOUT_SECS, SandboxSettings,
     DEFAULT_TOML, ToolSettings,
 };
 use crate::core::ExecutionMode;
 use crate::tool::ToolDefinition;
 
 const TOOLS_KEYS: [&str; 4] = ["active", "execution", "max_concurrency", "timeout_secs"];
-const SECTIONS: [&str; 4] = ["tools", "tool", "paths", "prompt"];
+const SECTIONS: [&str; 5] = ["tools", "tool", "paths", "prompt", "sandbox"];
 
 impl Config {
     /// Loads `path`, or the embedded default when `path` is `None`, validating it against
@@ -65,7 +65,7 @@ impl Config {
     }
 }
 
-struct Loader<'a> {
+pub(super) struct Loader<'a> {
     text: &'a str,
     origin: &'a str,
     registered: &'a [Arc<dyn ToolDefinition>],
@@ -90,7 +90,7 @@ impl<'a> Loader<'a> {
         }
     }
 
-    fn report(&mut self, span: Range<usize>, message: impl Into<String>) {
+    pub(super) fn report(&mut self, span: Range<usize>, message: impl Into<String>) {
         self.problems.push((span.start, message.into()));
     }
 
@@ -114,6 +114,7 @@ impl<'a> Loader<'a> {
             tools: BTreeMap::new(),
             allowed_roots: None,
             guidelines: Vec::new(),
+            sandbox: SandboxSettings::default(),
             origin: self.origin.to_owned(),
         };
         let mut active = None;
@@ -141,6 +142,11 @@ impl<'a> Loader<'a> {
                         self.prompt_section(table, &mut config);
                     }
                 }
+                "sandbox" => {
+                    if let Some(table) = self.table(value, "[sandbox]") {
+                        config.sandbox = self.sandbox_section(table);
+                    }
+                }
                 other => {
                     let hint = suggest(other, SECTIONS.iter().copied())
                         .map(|s| format!("did you mean [{s}]? "))
@@ -148,7 +154,7 @@ impl<'a> Loader<'a> {
                     self.report(
                         key.span(),
                         format!(
-                            "unknown section `{other}`; {hint}the sections are [tools], [tool.<name>], [paths] and [prompt]"
+                            "unknown section `{other}`; {hint}the sections are [tools], [tool.<name>], [paths], [prompt] and [sandbox]"
                         ),
                     );
                 }
@@ -204,7 +210,7 @@ impl<'a> Loader<'a> {
         )
     }
 
-    fn table<'v>(
+    pub(super) fn table<'v>(
         &mut self,
         value: &'v Spanned<DeValue<'a>>,
         what: &str,
@@ -322,7 +328,7 @@ impl<'a> Loader<'a> {
         }
     }
 
-    fn unknown_key(&mut self, span: Range<usize>, key: &str, section: &str, allowed: &[&str]) {
+    pub(super) fn unknown_key(&mut self, span: Range<usize>, key: &str, section: &str, allowed: &[&str]) {
         let hint = suggest(key, allowed.iter().copied())
             .map(|s| format!("did you mean `{s}`? "))
             .unwrap_or_default();
@@ -423,7 +429,7 @@ impl<'a> Loader<'a> {
         }
     }
 
-    fn strings(
+    pub(super) fn strings(
         &mut self,
         value: &Spanned<DeValue<'a>>,
         key: &str,

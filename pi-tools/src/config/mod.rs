@@ -17,6 +17,10 @@
 //!
 //! [prompt]
 //! guidelines = ["Be concise."]                 # closing guidelines
+//!
+//! [sandbox]
+//! mode = "workspace-write"                     # or "read-only", "off"
+//! network = true
 //! ```
 //!
 //! Loading validates everything against the registered tools: unknown tool names get a
@@ -29,9 +33,11 @@
 mod error;
 mod load;
 mod model;
+mod sandbox;
 
 pub use error::{ConfigError, ConfigProblem};
 pub use model::{Config, ToolSettings};
+pub use sandbox::SandboxSettings;
 
 /// The embedded default configuration, used when no file is given.
 pub const DEFAULT_TOML: &str = include_str!("default-config.toml");

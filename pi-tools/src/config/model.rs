@@ -30,6 +30,9 @@ pub struct Config {
     pub allowed_roots: Option<Vec<PathBuf>>,
     /// `[prompt] guidelines`: the closing lines of the prompt's guidelines.
     pub guidelines: Vec<String>,
+    /// `[sandbox]`: how far commands and file writes are confined (absent: the defaults of
+    /// [`SandboxSettings`], workspace-write with the network on).
+    pub sandbox: SandboxSettings,
     /// The file it came from, or [`DEFAULT_ORIGIN`](super::DEFAULT_ORIGIN).
     pub origin: String,
 }
@@ -65,6 +68,7 @@ impl std::fmt::Debug for Config {
             .field("tools", &self.tools)
             .field("allowed_roots", &self.allowed_roots)
             .field("guidelines", &self.guidelines)
+            .field("sandbox", &self.sandbox)
             .field("origin", &self.origin)
             .finish()
     }

@@ -26,6 +26,7 @@ use tokio::process::{Child, Command};
 use tokio_util::sync::CancellationToken;
 
 use super::procs::{CallProcs, Tracker, enter_cgroup};
+use super::sandbox::{ChildSandbox, ResolvedSandbox};
 use super::{ExecOutcome, ExecRequest};
 
 /// How long the pipe may stay open after the shell has exited (or been killed).
@@ -59,9 +60,10 @@ pub(crate) async fn run(
     cancel: CancellationToken,
     mut on_chunk: super::OutputSink,
     tracker: &Tracker,
+    sandbox: Option<&ResolvedSandbox>,
 ) -> io::Result<ExecOutcome> {
     check_request(&request)?;
-    let (mut child, call, mut output) = spawn(&request, tracker)?;
+    let (mut child, call, mut output) = spawn(&request, tracker, sandbox)?;
 
     // A deadline past what the clock can hold is no deadline.
     let deadline = request
@@ -174,6 +176,7 @@ fn check_request(request: &ExecRequest) -> io::Result<()> {
 fn spawn(
     request: &ExecRequest,
     tracker: &Tracker,
+    sandbox: Option<&ResolvedSandbox>,
 ) -> io::Result<(Child, std::sync::Arc<CallProcs>, pipe::Receiver)> {
     let mut use_cgroup = true;
     loop {
@@ -210,6 +213,14 @@ fn spawn(
                 let (name, value) = call.marker();
                 command.env(name, value);
             }
+        }
+        // After the cgroup: the sandbox's mount namespace, Landlock and seccomp come last,
+        // so every descendant is both tracked and confined. Nothing runs unconfined: a
+        // policy the kernel cannot enforce is an error here.
+        if let Some(sandbox) = sandbox
+            && let Some(child_sandbox) = ChildSandbox::prepare(sandbox)?
+        {
+            child_sandbox.install(&mut command);
         }
         let spawned = command.spawn();
         // The parent's copies of the pipe's write end must go, or the pipe never reports EOF.

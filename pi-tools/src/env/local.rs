@@ -20,6 +20,7 @@ use super::beneath::{Last, Roots, require_regular};
 use super::path::{canonical_lenient_sync, follow_final_links};
 use super::replace::{Target, is_temp_file_name};
 use super::procs::{ProcessTracking, Tracker};
+use super::sandbox::{ResolvedSandbox, SandboxPolicy};
 use super::{DirEntry, ExecutionEnv, FileChange, FileReader, Metadata, MutationQueue, OutputSink};
 use crate::core::BoxFuture;
 
@@ -43,6 +44,7 @@ pub struct LocalEnv {
     fsync: bool,
     queue: MutationQueue,
     processes: Tracker,
+    sandbox: Option<ResolvedSandbox>,
 }
 
 impl LocalEnv {
@@ -65,6 +67,7 @@ impl LocalEnv {
             fsync: true,
             queue: MutationQueue::new(),
             processes: Tracker::new(ProcessTracking::Auto),
+            sandbox: None,
         }
     }
 
@@ -143,10 +146,26 @@ impl LocalEnv {
 
     /// The single place where a write or edit asks whether it may replace `real_path` (the
     /// target's real location, links resolved), after confinement and before anything is
-    /// written. Today confinement is the only rule.
+    /// written: the sandbox's writable roots and protected paths, the same rules bash gets
+    /// from the kernel.
     fn check_write(&self, real_path: &Path) -> io::Result<()> {
-        let _ = real_path;
-        Ok(())
+        self.sandbox
+            .as_ref()
+            .map_or(Ok(()), |s| s.check_write(real_path))
+    }
+
+    /// Confines commands and writes by `policy` (resolved here against the working
+    /// directory): `exec` applies it in the child before the command starts, `write_file`,
+    /// `modify_file` and `create_dir_all` refuse what it refuses. Fails when a writable root
+    /// does not exist or the private temporary directory cannot be made.
+    pub fn with_sandbox(mut self, policy: SandboxPolicy) -> io::Result<Self> {
+        self.sandbox = Some(policy.resolve(&self.cwd)?);
+        Ok(self)
+    }
+
+    /// The sandbox, as resolved by [`with_sandbox`](Self::with_sandbox).
+    pub fn sandbox(&self) -> Option<&ResolvedSandbox> {
+        self.sandbox.as_ref()
     }
 
     fn absolute(&self, path: &Path) -> PathBuf {
@@ -391,7 +410,10 @@ impl ExecutionEnv for LocalEnv {
     }
 
     fn create_dir_all<'a>(&'a self, path: &'a Path) -> BoxFuture<'a, io::Result<()>> {
-        Box::pin(self.blocking(path, create_dir_all_of))
+        Box::pin(async move {
+            self.check_write(&self.absolute(path))?;
+            self.blocking(path, create_dir_all_of).await
+        })
     }
 
     fn canonicalize<'a>(&'a self, path: &'a Path) -> BoxFuture<'a, io::Result<PathBuf>> {
@@ -400,13 +422,19 @@ impl ExecutionEnv for LocalEnv {
 
     fn exec<'a>(
         &'a self,
-        request: super::ExecRequest,
+        mut request: super::ExecRequest,
         cancel: tokio_util::sync::CancellationToken,
         on_chunk: OutputSink,
     ) -> BoxFuture<'a, io::Result<super::ExecOutcome>> {
         Box::pin(async move {
             self.check_allowed(&request.cwd)?;
-            super::exec::run(request, cancel, on_chunk, &self.processes).await
+            if let Some(tmp) = self.sandbox.as_ref().and_then(ResolvedSandbox::tmp_dir) {
+                request
+                    .env
+                    .push(("TMPDIR".to_owned(), tmp.display().to_string()));
+            }
+            super::exec::run(request, cancel, on_chunk, &self.processes, self.sandbox.as_ref())
+                .await
         })
     }
 

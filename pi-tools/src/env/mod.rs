@@ -13,6 +13,7 @@ mod path;
 mod procs;
 mod queue;
 mod replace;
+pub mod sandbox;
 
 use std::io;
 use std::path::{Path, PathBuf};
@@ -29,6 +30,7 @@ pub use path::{expand_tilde, mutation_key, normalize_path_input, resolve_path, r
 pub use procs::ProcessTracking;
 pub use queue::MutationQueue;
 pub use replace::is_temp_file_name;
+pub use sandbox::{KernelSupport, ResolvedSandbox, SandboxMode, SandboxPolicy};
 
 pub(crate) use beneath::{Last, Roots, open_beneath};
 

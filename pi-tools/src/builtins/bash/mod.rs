@@ -19,6 +19,8 @@ use crate::tool;
 use crate::tool::ToolOutput;
 use crate::tool::render::{Color, Style, Styled};
 mod capture;
+mod sandbox_note;
+pub use sandbox_note::with_sandbox_note;
 
 use crate::builtins::preview::arg_str;
 use crate::builtins::truncate::{DEFAULT_MAX_BYTES, TruncatedBy, format_size};
@@ -168,6 +170,10 @@ pub async fn bash(
         .exec(request, ctx.cancellation().clone(), on_chunk)
         .await
         .map_err(|e| {
+            // The sandbox's refusal is already a complete sentence with its fix.
+            if e.kind() == std::io::ErrorKind::Unsupported && env.is_local() {
+                return ToolError::new(e.to_string());
+            }
             let fix = match e.kind() {
                 std::io::ErrorKind::InvalidInput => "Change the command and run it again.",
                 std::io::ErrorKind::NotFound | std::io::ErrorKind::NotADirectory => {

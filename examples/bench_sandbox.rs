@@ -1,0 +1,81 @@
+//! The cost of the sandbox per command: `echo hi` through `LocalEnv::exec` with the sandbox
+//! off, in workspace-write mode, and in workspace-write mode without network; median and
+//! 90th percentile of many runs after a warm-up. The workspace is a git repository, so the
+//! protected `.git/hooks` and `.git/config` (the mount namespace) are part of the cost.
+//!
+//! ```text
+//! cargo run --release -p pi-tools --example bench_sandbox -- [runs]
+//! ```
+
+use std::time::{Duration, Instant};
+
+use pi_tools::env::{ExecRequest, ExecutionEnv, LocalEnv, SandboxMode, SandboxPolicy};
+use tokio_util::sync::CancellationToken;
+
+async fn time_calls(env: &LocalEnv, runs: usize) -> Vec<Duration> {
+    let request = ExecRequest {
+        command: "echo hi".into(),
+        cwd: env.cwd().to_path_buf(),
+        timeout: None,
+        env: Vec::new(),
+    };
+    let mut times = Vec::with_capacity(runs);
+    for i in 0..=runs {
+        let start = Instant::now();
+        let outcome = env
+            .exec(request.clone(), CancellationToken::new(), Box::new(|_| {}))
+            .await
+            .expect("echo runs");
+        assert_eq!(outcome.exit_code, Some(0), "echo failed");
+        if i > 0 {
+            times.push(start.elapsed());
+        }
+    }
+    times.sort();
+    times
+}
+
+fn ms(d: Duration) -> f64 {
+    d.as_secs_f64() * 1000.0
+}
+
+#[tokio::main]
+async fn main() -> std::io::Result<()> {
+    let runs: usize = std::env::args()
+        .nth(1)
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(200);
+    let dir = std::env::temp_dir().join(format!("pi-tools-bench-sandbox-{}", std::process::id()));
+    std::fs::create_dir_all(dir.join(".git/hooks"))?;
+    std::fs::write(dir.join(".git/config"), "[core]\n")?;
+    let cases = [
+        ("off", SandboxPolicy::off()),
+        (
+            "workspace-write",
+            SandboxPolicy::new(SandboxMode::WorkspaceWrite),
+        ),
+        (
+            "workspace-write, network off",
+            SandboxPolicy::new(SandboxMode::WorkspaceWrite).with_network(false),
+        ),
+        (
+            "workspace-write, nothing protected",
+            SandboxPolicy::new(SandboxMode::WorkspaceWrite).with_protected(Vec::<String>::new()),
+        ),
+    ];
+    println!("`echo hi` per call, {runs} runs each (ms)");
+    println!("| sandbox | median | p90 |");
+    println!("|---|---|---|");
+    let mut base = None;
+    for (name, policy) in cases {
+        let env = LocalEnv::new(&dir).with_sandbox(policy)?;
+        let times = time_calls(&env, runs).await;
+        let median = ms(times[times.len() / 2]);
+        let p90 = ms(times[times.len() * 9 / 10]);
+        let added = base.map_or(String::new(), |b: f64| format!(" (+{:.2})", median - b));
+        base.get_or_insert(median);
+        println!("| {name} | {median:.2}{added} | {p90:.2} |");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+    Ok(())
+}

@@ -1,0 +1,166 @@
+//! The `[sandbox]` section: how far commands (and the write and edit tools) are confined.
+//!
+//! ```toml
+//! [sandbox]
+//! mode = "workspace-write"          # or "read-only", or "off"
+//! network = true                    # false: commands cannot open network sockets
+//! writable_roots = ["."]            # default: [paths] allowed_roots, else the working directory
+//! protected = [".git/hooks", ".git/config"]   # read-only inside the writable roots
+//! ```
+
+use std::path::PathBuf;
+
+use toml::Spanned;
+use toml::de::{DeTable, DeValue};
+
+use super::load::Loader;
+use crate::env::sandbox::DEFAULT_PROTECTED;
+use crate::env::{SandboxMode, SandboxPolicy};
+
+const SANDBOX_KEYS: [&str; 4] = ["mode", "network", "writable_roots", "protected"];
+
+/// `[sandbox]` as configured. Absent keys take the defaults: workspace-write, network on,
+/// the default writable roots and [`DEFAULT_PROTECTED`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SandboxSettings {
+    /// How far writes are confined.
+    pub mode: SandboxMode,
+    /// Whether commands may open network sockets.
+    pub network: bool,
+    /// Writable directories (`None`: `[paths] allowed_roots`, else the working directory);
+    /// relative ones are taken from the working directory.
+    pub writable_roots: Option<Vec<PathBuf>>,
+    /// Paths relative to each writable root that stay read-only.
+    pub protected: Vec<PathBuf>,
+}
+
+impl Default for SandboxSettings {
+    fn default() -> Self {
+        SandboxSettings {
+            mode: SandboxMode::WorkspaceWrite,
+            network: true,
+            writable_roots: None,
+            protected: DEFAULT_PROTECTED.iter().map(PathBuf::from).collect(),
+        }
+    }
+}
+
+impl SandboxSettings {
+    /// The policy these settings describe; `allowed_roots` (from `[paths]`) are the writable
+    /// roots when the section names none.
+    pub fn policy(&self, allowed_roots: Option<&[PathBuf]>) -> SandboxPolicy {
+        let policy = SandboxPolicy::new(self.mode)
+            .with_network(self.network)
+            .with_protected(self.protected.iter().cloned());
+        match (&self.writable_roots, allowed_roots) {
+            (Some(roots), _) => policy.with_writable_roots(roots.iter().cloned()),
+            (None, Some(roots)) => policy.with_writable_roots(roots.iter().cloned()),
+            (None, None) => policy,
+        }
+    }
+
+    /// Where commands may write and whether they reach the network, as one sentence for
+    /// the model (`None` when the sandbox is off with the network on).
+    pub fn describe(&self, allowed_roots: Option<&[PathBuf]>) -> Option<String> {
+        let writes = match self.mode {
+            SandboxMode::Off if self.network => return None,
+            SandboxMode::Off => "Commands may write anywhere".to_owned(),
+            SandboxMode::ReadOnly => {
+                "Commands run in a read-only sandbox: they cannot change any file".to_owned()
+            }
+            SandboxMode::WorkspaceWrite => {
+                let roots = match self.writable_roots.as_deref().or(allowed_roots) {
+                    None => "the working directory".to_owned(),
+                    Some(roots) => roots
+                        .iter()
+                        .map(|r| match r.to_str() {
+                            Some(".") => "the working directory".to_owned(),
+                            _ => r.display().to_string(),
+                        })
+                        .collect::<Vec<_>>()
+                        .join(", "),
+                };
+                let protected = if self.protected.is_empty() {
+                    String::new()
+                } else {
+                    format!(
+                        " ({} stay read-only)",
+                        self.protected
+                            .iter()
+                            .map(|p| p.display().to_string())
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    )
+                };
+                format!(
+                    "Commands and file edits may write only in {roots}{protected} and in $TMPDIR; writes elsewhere fail with \"Permission denied\""
+                )
+            }
+        };
+        let network = if self.network {
+            "network access is on"
+        } else {
+            "network access is off (sockets fail with \"Operation not permitted\")"
+        };
+        Some(format!("{writes}; {network}."))
+    }
+}
+
+impl<'a> Loader<'a> {
+    pub(super) fn sandbox_section(&mut self, table: &DeTable<'a>) -> SandboxSettings {
+        let mut settings = SandboxSettings::default();
+        for (key, value) in table {
+            match key.get_ref().as_ref() {
+                "mode" => match value.get_ref().as_str().map(str::parse::<SandboxMode>) {
+                    Some(Ok(mode)) => settings.mode = mode,
+                    _ => self.report(
+                        value.span(),
+                        "`mode` must be \"off\", \"read-only\" or \"workspace-write\"",
+                    ),
+                },
+                "network" => match value.get_ref() {
+                    DeValue::Boolean(b) => settings.network = *b,
+                    _ => self.report(
+                        value.span(),
+                        "`network` must be true or false (without quotes)",
+                    ),
+                },
+                "writable_roots" => {
+                    if let Some(list) = self.strings(value, "writable_roots", "directory paths") {
+                        settings.writable_roots =
+                            Some(list.into_iter().map(PathBuf::from).collect());
+                    }
+                }
+                "protected" => {
+                    if let Some(list) = self.relative_paths(value) {
+                        settings.protected = list;
+                    }
+                }
+                other => self.unknown_key(key.span(), other, "[sandbox]", &SANDBOX_KEYS),
+            }
+        }
+        settings
+    }
+
+    /// `protected`: paths relative to a writable root, without `..`.
+    fn relative_paths(&mut self, value: &Spanned<DeValue<'a>>) -> Option<Vec<PathBuf>> {
+        let list = self.strings(value, "protected", "paths relative to a writable root")?;
+        let bad = list.iter().find(|p| {
+            let path = std::path::Path::new(p);
+            path.is_absolute()
+                || path
+                    .components()
+                    .any(|c| matches!(c, std::path::Component::ParentDir))
+        });
+        if let Some(bad) = bad {
+            self.report(
+                value.span(),
+                format!(
+                    "`protected` entries are relative to each writable root, so `{bad}` cannot be one; write it like \".git/hooks\""
+                ),
+            );
+            return None;
+        }
+        Some(list.into_iter().map(PathBuf::from).collect())
+    }
+}

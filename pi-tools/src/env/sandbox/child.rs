@@ -1,0 +1,140 @@
+//! [`ChildSandbox`]: a resolved policy turned into what the child applies between `fork`
+//! and `exec`. Everything that allocates or opens paths happens in the parent; the child
+//! only makes system calls, in this order: mount namespace (protected paths), Landlock
+//! (writes), seccomp (network). Every descendant inherits all three.
+
+use std::io;
+
+use super::policy::{ResolvedSandbox, SandboxMode};
+use super::probe::KernelSupport;
+
+#[cfg(target_os = "linux")]
+use super::{landlock, mounts::MountPlan, seccomp};
+
+/// The confinement of one command, ready to be installed on its `Command`.
+pub(crate) struct ChildSandbox {
+    #[cfg(target_os = "linux")]
+    mounts: Option<MountPlan>,
+    #[cfg(target_os = "linux")]
+    ruleset: Option<::landlock::RulesetCreated>,
+    #[cfg(target_os = "linux")]
+    network_filter: Option<&'static seccompiler::BpfProgram>,
+}
+
+impl ChildSandbox {
+    /// What the child must do for `sandbox`, or `None` when it confines nothing. Fails,
+    /// with a sentence naming the mode, what the kernel lacks and the setting to change,
+    /// when the kernel cannot enforce the policy: nothing runs unconfined silently.
+    pub(crate) fn prepare(sandbox: &ResolvedSandbox) -> io::Result<Option<ChildSandbox>> {
+        if sandbox.mode == SandboxMode::Off && sandbox.network {
+            return Ok(None);
+        }
+        let kernel = sandbox.kernel.clone().unwrap_or_else(KernelSupport::probe);
+        unenforceable(sandbox, &kernel)?;
+        Self::build(sandbox)
+    }
+
+    #[cfg(target_os = "linux")]
+    fn build(sandbox: &ResolvedSandbox) -> io::Result<Option<ChildSandbox>> {
+        let confine_writes = sandbox.mode != SandboxMode::Off;
+        Ok(Some(ChildSandbox {
+            mounts: if confine_writes {
+                MountPlan::new(&sandbox.anchors, &sandbox.protected)?
+            } else {
+                None
+            },
+            ruleset: if confine_writes {
+                Some(landlock::ruleset(&sandbox.roots)?)
+            } else {
+                None
+            },
+            network_filter: if sandbox.network {
+                None
+            } else {
+                Some(seccomp::network_filter()?)
+            },
+        }))
+    }
+
+    #[cfg(not(target_os = "linux"))]
+    fn build(_sandbox: &ResolvedSandbox) -> io::Result<Option<ChildSandbox>> {
+        Err(io::Error::new(
+            io::ErrorKind::Unsupported,
+            "the sandbox needs Linux; set [sandbox] mode = \"off\" and network = true",
+        ))
+    }
+
+    /// Makes `command` apply the confinement in its child, after `fork` and before `exec`.
+    pub(crate) fn install(self, command: &mut tokio::process::Command) {
+        #[cfg(target_os = "linux")]
+        {
+            let mut state = Some(self);
+            // SAFETY: the closure only makes system calls on data prepared before fork.
+            unsafe {
+                command.pre_exec(move || match state.take() {
+                    Some(sandbox) => sandbox.apply(),
+                    None => Ok(()),
+                });
+            }
+        }
+        #[cfg(not(target_os = "linux"))]
+        let _ = command;
+    }
+
+    #[cfg(target_os = "linux")]
+    fn apply(self) -> io::Result<()> {
+        if let Some(mounts) = &self.mounts {
+            mounts.apply()?;
+        }
+        if let Some(ruleset) = self.ruleset {
+            landlock::restrict(ruleset)?;
+        }
+        if let Some(program) = self.network_filter {
+            seccomp::install(program)?;
+        }
+        Ok(())
+    }
+}
+
+/// The error for a policy `kernel` cannot enforce, if it cannot.
+fn unenforceable(sandbox: &ResolvedSandbox, kernel: &KernelSupport) -> io::Result<()> {
+    let mut lacks = Vec::new();
+    let mut settings = Vec::new();
+    if sandbox.mode != SandboxMode::Off {
+        if kernel.landlock_abi == 0 {
+            lacks.push(format!(
+                "{} has no Landlock (it needs Linux 5.13 or later with Landlock enabled)",
+                kernel.os
+            ));
+            settings.push("mode = \"off\"");
+        } else if !kernel.user_namespaces
+            && sandbox
+                .protected
+                .iter()
+                .any(|p| std::fs::symlink_metadata(p).is_ok())
+        {
+            lacks.push(
+                "user namespaces are not available, so the protected paths cannot be kept read-only"
+                    .to_owned(),
+            );
+            settings.push("protected = []");
+        }
+    }
+    if !sandbox.network && !kernel.seccomp {
+        lacks.push(format!("{} has no seccomp filters", kernel.os));
+        settings.push("network = true");
+    }
+    if lacks.is_empty() {
+        return Ok(());
+    }
+    Err(io::Error::new(
+        io::ErrorKind::Unsupported,
+        format!(
+            "The sandbox cannot be enforced, so the command was not run: the configuration asks for mode \"{}\" with network {}, but {}. Run on a kernel that has it, or loosen the sandbox with {} in the [sandbox] section of the configuration.",
+            sandbox.mode,
+            if sandbox.network { "on" } else { "off" },
+            lacks.join(", and "),
+            settings.join(" and ")
+        ),
+    ))
+}

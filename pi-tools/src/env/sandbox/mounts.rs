@@ -1,0 +1,165 @@
+//! Protected paths inside writable roots. Landlock only adds rights, so it cannot keep
+//! `.git/hooks` read-only beneath a writable workspace; a private mount namespace can: the
+//! child bind-mounts each protected path onto itself read-only before Landlock is applied
+//! (then Landlock forbids changing mounts), and bind-mounts each `.git` directory onto
+//! itself so it cannot be renamed away and replaced. The namespace lives in a new user
+//! namespace, so no privilege is needed and none is gained over the rest of the system.
+
+use std::ffi::CString;
+use std::io;
+use std::os::unix::ffi::OsStrExt;
+use std::path::Path;
+
+/// Everything the child needs, prepared by the parent (no allocation after `fork`).
+#[derive(Debug)]
+pub(super) struct MountPlan {
+    uid_map: Vec<u8>,
+    gid_map: Vec<u8>,
+    targets: Vec<Target>,
+}
+
+#[derive(Debug)]
+struct Target {
+    path: CString,
+    /// Remount flags: read-only plus the flags the mount already has, which a user
+    /// namespace may not drop.
+    read_only: Option<libc::c_ulong>,
+}
+
+impl MountPlan {
+    /// A plan that anchors `anchors` (writable) and protects `protected` (read-only); the
+    /// protected paths that do not exist are left out (there is nothing to mount on).
+    /// `None` when there is nothing to do.
+    pub(super) fn new(
+        anchors: &[impl AsRef<Path>],
+        protected: &[impl AsRef<Path>],
+    ) -> io::Result<Option<MountPlan>> {
+        let mut targets = Vec::new();
+        for anchor in anchors {
+            targets.push(Target {
+                path: c_path(anchor.as_ref())?,
+                read_only: None,
+            });
+        }
+        for path in protected {
+            let path = path.as_ref();
+            if std::fs::symlink_metadata(path).is_err() {
+                continue;
+            }
+            targets.push(Target {
+                path: c_path(path)?,
+                read_only: Some(
+                    libc::MS_BIND | libc::MS_REMOUNT | libc::MS_RDONLY | locked_flags(path),
+                ),
+            });
+        }
+        if targets.iter().all(|t| t.read_only.is_none()) {
+            return Ok(None);
+        }
+        // SAFETY: getuid and getgid cannot fail.
+        let (uid, gid) = unsafe { (libc::getuid(), libc::getgid()) };
+        Ok(Some(MountPlan {
+            uid_map: format!("{uid} {uid} 1\n").into_bytes(),
+            gid_map: format!("{gid} {gid} 1\n").into_bytes(),
+            targets,
+        }))
+    }
+
+    /// In the child: new user and mount namespaces, then the bind mounts.
+    pub(super) fn apply(&self) -> io::Result<()> {
+        // SAFETY: plain system calls on NUL-terminated strings prepared before fork.
+        unsafe {
+            check(libc::unshare(libc::CLONE_NEWUSER | libc::CLONE_NEWNS))?;
+            write_proc(c"/proc/self/setgroups", b"deny")?;
+            write_proc(c"/proc/self/uid_map", &self.uid_map)?;
+            write_proc(c"/proc/self/gid_map", &self.gid_map)?;
+            // Private, so nothing done here reaches the mounts of the rest of the system.
+            check(libc::mount(
+                std::ptr::null(),
+                c"/".as_ptr(),
+                std::ptr::null(),
+                libc::MS_REC | libc::MS_PRIVATE,
+                std::ptr::null(),
+            ))?;
+            for target in &self.targets {
+                check(libc::mount(
+                    target.path.as_ptr(),
+                    target.path.as_ptr(),
+                    std::ptr::null(),
+                    libc::MS_BIND,
+                    std::ptr::null(),
+                ))?;
+                if let Some(flags) = target.read_only {
+                    check(libc::mount(
+                        std::ptr::null(),
+                        target.path.as_ptr(),
+                        std::ptr::null(),
+                        flags,
+                        std::ptr::null(),
+                    ))?;
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+fn c_path(path: &Path) -> io::Result<CString> {
+    CString::new(path.as_os_str().as_bytes()).map_err(|_| {
+        io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!(
+                "{} contains a NUL byte and cannot be protected",
+                path.display()
+            ),
+        )
+    })
+}
+
+/// The mount flags of the file system `path` is on that a bind remount must keep.
+fn locked_flags(path: &Path) -> libc::c_ulong {
+    let Ok(c) = c_path(path) else { return 0 };
+    // SAFETY: statvfs fills the zeroed struct it is given.
+    let mut stat: libc::statvfs = unsafe { std::mem::zeroed() };
+    if unsafe { libc::statvfs(c.as_ptr(), &mut stat) } != 0 {
+        return 0;
+    }
+    let pairs = [
+        (libc::ST_NOSUID, libc::MS_NOSUID),
+        (libc::ST_NODEV, libc::MS_NODEV),
+        (libc::ST_NOEXEC, libc::MS_NOEXEC),
+        (libc::ST_NOATIME, libc::MS_NOATIME),
+        (libc::ST_NODIRATIME, libc::MS_NODIRATIME),
+        (libc::ST_RELATIME, libc::MS_RELATIME),
+    ];
+    pairs
+        .iter()
+        .filter(|(st, _)| stat.f_flag & *st != 0)
+        .fold(0, |acc, (_, ms)| acc | ms)
+}
+
+fn check(rc: libc::c_int) -> io::Result<()> {
+    if rc == 0 {
+        Ok(())
+    } else {
+        Err(io::Error::last_os_error())
+    }
+}
+
+/// Writes `data` to a /proc file with raw calls (safe after fork).
+unsafe fn write_proc(path: &std::ffi::CStr, data: &[u8]) -> io::Result<()> {
+    // SAFETY: the caller passes a valid path; the fd is closed on every path.
+    unsafe {
+        let fd = libc::open(path.as_ptr(), libc::O_WRONLY | libc::O_CLOEXEC);
+        if fd < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        let written = libc::write(fd, data.as_ptr().cast(), data.len());
+        let err = io::Error::last_os_error();
+        libc::close(fd);
+        if written < 0 || written as usize != data.len() {
+            return Err(err);
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,417 @@
+//! [`SandboxPolicy`]: what commands and the file tools may write, and whether commands may
+//! reach the network; resolved once against the file system so the kernel's rules and the
+//! in-process check agree.
+
+use std::fmt;
+use std::fs;
+use std::io;
+use std::path::{Component, Path, PathBuf};
+use std::str::FromStr;
+use std::sync::Arc;
+
+use super::probe::KernelSupport;
+use super::tempdir::PrivateTemp;
+
+/// How far the sandbox confines writes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum SandboxMode {
+    /// No confinement: commands and file tools write wherever the process can.
+    Off,
+    /// Nothing may be written (except `/dev/null` and its kin).
+    ReadOnly,
+    /// Writes only inside the writable roots, minus the protected paths.
+    #[default]
+    WorkspaceWrite,
+}
+
+impl SandboxMode {
+    /// The spelling used in the configuration: `off`, `read-only`, `workspace-write`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SandboxMode::Off => "off",
+            SandboxMode::ReadOnly => "read-only",
+            SandboxMode::WorkspaceWrite => "workspace-write",
+        }
+    }
+}
+
+impl fmt::Display for SandboxMode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl FromStr for SandboxMode {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "off" => Ok(SandboxMode::Off),
+            "read-only" => Ok(SandboxMode::ReadOnly),
+            "workspace-write" => Ok(SandboxMode::WorkspaceWrite),
+            other => Err(format!(
+                "`{other}` is not a sandbox mode; use \"off\", \"read-only\" or \"workspace-write\""
+            )),
+        }
+    }
+}
+
+/// The protected paths when none are configured: what would let a command plant code that
+/// runs later, outside any sandbox, the next time someone uses git there.
+pub const DEFAULT_PROTECTED: [&str; 2] = [".git/hooks", ".git/config"];
+
+/// What commands (and the write and edit tools) may write, and whether commands may open
+/// network sockets. Put it on a [`LocalEnv`](crate::env::LocalEnv) with
+/// [`with_sandbox`](crate::env::LocalEnv::with_sandbox); every `exec` then confines the
+/// command in the child before it starts, and every descendant inherits the confinement.
+///
+/// ```no_run
+/// use pi_tools::env::{LocalEnv, SandboxMode, SandboxPolicy};
+/// let policy = SandboxPolicy::new(SandboxMode::WorkspaceWrite)
+///     .with_network(false)
+///     .with_writable_roots(["/work/project"]);
+/// let env = LocalEnv::new("/work/project").with_sandbox(policy)?;
+/// # Ok::<(), std::io::Error>(())
+/// ```
+#[derive(Debug, Clone)]
+pub struct SandboxPolicy {
+    pub(super) mode: SandboxMode,
+    pub(super) network: bool,
+    writable_roots: Option<Vec<PathBuf>>,
+    protected: Vec<PathBuf>,
+    private_tmp: bool,
+    pub(super) kernel: Option<KernelSupport>,
+}
+
+impl SandboxPolicy {
+    /// A policy in `mode`, network on, writable roots defaulting to the working directory,
+    /// the default protected paths and a private `TMPDIR`.
+    pub fn new(mode: SandboxMode) -> Self {
+        SandboxPolicy {
+            mode,
+            network: true,
+            writable_roots: None,
+            protected: DEFAULT_PROTECTED.iter().map(PathBuf::from).collect(),
+            private_tmp: true,
+            kernel: None,
+        }
+    }
+
+    /// No confinement at all.
+    pub fn off() -> Self {
+        SandboxPolicy::new(SandboxMode::Off)
+    }
+
+    /// Whether commands may create network sockets (anything but Unix sockets).
+    pub fn with_network(mut self, network: bool) -> Self {
+        self.network = network;
+        self
+    }
+
+    /// The directories writes are allowed in (relative ones are taken from the working
+    /// directory). Without this, the working directory.
+    pub fn with_writable_roots<I, P>(mut self, roots: I) -> Self
+    where
+        I: IntoIterator<Item = P>,
+        P: Into<PathBuf>,
+    {
+        self.writable_roots = Some(roots.into_iter().map(Into::into).collect());
+        self
+    }
+
+    /// Paths, relative to each writable root, that stay read-only (default
+    /// [`DEFAULT_PROTECTED`]). `.git/…` entries follow a `.git` file to the repository's
+    /// git directory, as in a worktree.
+    pub fn with_protected<I, P>(mut self, paths: I) -> Self
+    where
+        I: IntoIterator<Item = P>,
+        P: Into<PathBuf>,
+    {
+        self.protected = paths.into_iter().map(Into::into).collect();
+        self
+    }
+
+    /// Whether commands get a private temporary directory of their own as `TMPDIR`
+    /// (default `true`; never in read-only mode).
+    pub fn with_private_tmp(mut self, private_tmp: bool) -> Self {
+        self.private_tmp = private_tmp;
+        self
+    }
+
+    /// Replaces what the kernel is found to support, so a caller (or a test) can see the
+    /// policy fail closed on a kernel that lacks what it needs.
+    pub fn with_kernel_support(mut self, kernel: KernelSupport) -> Self {
+        self.kernel = Some(kernel);
+        self
+    }
+
+    /// The mode.
+    pub fn mode(&self) -> SandboxMode {
+        self.mode
+    }
+
+    /// Whether commands may reach the network.
+    pub fn network(&self) -> bool {
+        self.network
+    }
+
+    /// Resolves the policy against `cwd`: canonical writable roots (plus the git directory a
+    /// worktree's `.git` file points to), the protected paths that exist, and the private
+    /// temporary directory. Fails when a writable root does not exist.
+    pub fn resolve(&self, cwd: &Path) -> io::Result<ResolvedSandbox> {
+        let mut resolved = ResolvedSandbox {
+            mode: self.mode,
+            network: self.network,
+            roots: Vec::new(),
+            protected: Vec::new(),
+            anchors: Vec::new(),
+            tmp: None,
+            kernel: self.kernel.clone(),
+        };
+        if self.mode != SandboxMode::WorkspaceWrite {
+            return Ok(resolved);
+        }
+        let given = self
+            .writable_roots
+            .clone()
+            .unwrap_or_else(|| vec![PathBuf::from(".")]);
+        for root in given {
+            let path = cwd.join(&root);
+            let canonical = fs::canonicalize(&path).map_err(|e| {
+                io::Error::new(
+                    e.kind(),
+                    format!(
+                        "the sandbox's writable root {} cannot be used ({e}); create it or fix [sandbox] writable_roots",
+                        path.display()
+                    ),
+                )
+            })?;
+            push_unique(&mut resolved.roots, canonical);
+        }
+        for root in resolved.roots.clone() {
+            let git = root.join(".git");
+            let git_dir = match fs::symlink_metadata(&git) {
+                Ok(meta) if meta.is_dir() => {
+                    resolved.anchors.push(git.clone());
+                    Some(git.clone())
+                }
+                Ok(meta) if meta.is_file() => {
+                    // A worktree: the pointer file itself must not be redirected, and the
+                    // repository it names must stay writable for commits to work.
+                    resolved.protected.push(git.clone());
+                    let (worktree_dir, common) = git_dirs_from_file(&git)?;
+                    push_unique(&mut resolved.roots, worktree_dir);
+                    push_unique(&mut resolved.roots, common.clone());
+                    resolved.anchors.push(common.clone());
+                    Some(common)
+                }
+                _ => None,
+            };
+            for relative in &self.protected {
+                let target = match (relative.strip_prefix(".git"), &git_dir) {
+                    (Ok(rest), Some(dir)) => dir.join(rest),
+                    _ => root.join(relative),
+                };
+                let target = canonical_lenient(&target);
+                if !resolved.protected.contains(&target) {
+                    resolved.protected.push(target);
+                }
+            }
+        }
+        if self.private_tmp {
+            let tmp = PrivateTemp::create()?;
+            push_unique(&mut resolved.roots, tmp.path().to_path_buf());
+            resolved.tmp = Some(Arc::new(tmp));
+        }
+        Ok(resolved)
+    }
+}
+
+impl Default for SandboxPolicy {
+    /// Off: a [`LocalEnv`](crate::env::LocalEnv) confines nothing unless asked to.
+    fn default() -> Self {
+        SandboxPolicy::off()
+    }
+}
+
+/// A [`SandboxPolicy`] resolved against one working directory.
+#[derive(Debug, Clone)]
+pub struct ResolvedSandbox {
+    pub(super) mode: SandboxMode,
+    pub(super) network: bool,
+    /// Canonical directories writes are allowed in.
+    pub(super) roots: Vec<PathBuf>,
+    /// Canonical paths under the roots that stay read-only (some may not exist yet).
+    pub(super) protected: Vec<PathBuf>,
+    /// `.git` directories that are bind-mounted onto themselves so they cannot be moved
+    /// away and replaced by a copy with other hooks.
+    pub(super) anchors: Vec<PathBuf>,
+    pub(super) tmp: Option<Arc<PrivateTemp>>,
+    pub(super) kernel: Option<KernelSupport>,
+}
+
+impl ResolvedSandbox {
+    /// The mode.
+    pub fn mode(&self) -> SandboxMode {
+        self.mode
+    }
+
+    /// Whether commands may reach the network.
+    pub fn network(&self) -> bool {
+        self.network
+    }
+
+    /// The canonical writable directories (empty unless workspace-write).
+    pub fn writable_roots(&self) -> &[PathBuf] {
+        &self.roots
+    }
+
+    /// The canonical protected paths.
+    pub fn protected(&self) -> &[PathBuf] {
+        &self.protected
+    }
+
+    /// The private temporary directory commands get as `TMPDIR`, if any.
+    pub fn tmp_dir(&self) -> Option<&Path> {
+        self.tmp.as_deref().map(PrivateTemp::path)
+    }
+
+    /// Refuses a write to `path` that the sandbox would refuse a command, with a sentence a
+    /// model can act on. The write and edit tools call this, so they answer as bash would.
+    pub fn check_write(&self, path: &Path) -> io::Result<()> {
+        match self.mode {
+            SandboxMode::Off => Ok(()),
+            SandboxMode::ReadOnly => Err(io::Error::new(
+                io::ErrorKind::PermissionDenied,
+                format!(
+                    "{} cannot be written: the sandbox is read-only ([sandbox] mode = \"read-only\"), so no file may be changed.",
+                    path.display()
+                ),
+            )),
+            SandboxMode::WorkspaceWrite => {
+                let real = canonical_lenient(path);
+                if let Some(protected) = self.protected.iter().find(|p| real.starts_with(p)) {
+                    return Err(io::Error::new(
+                        io::ErrorKind::PermissionDenied,
+                        format!(
+                            "{} cannot be written: {} is protected by the sandbox ([sandbox] protected), so that no hook or git setting can be planted. Leave it as it is.",
+                            path.display(),
+                            protected.display()
+                        ),
+                    ));
+                }
+                if self.roots.iter().any(|r| real.starts_with(r)) {
+                    return Ok(());
+                }
+                Err(io::Error::new(
+                    io::ErrorKind::PermissionDenied,
+                    format!(
+                        "{} cannot be written: the sandbox allows writes only in {} ([sandbox] writable_roots). Write inside them instead.",
+                        path.display(),
+                        self.roots
+                            .iter()
+                            .map(|r| r.display().to_string())
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    ),
+                ))
+            }
+        }
+    }
+}
+
+fn push_unique(list: &mut Vec<PathBuf>, path: PathBuf) {
+    if !list.contains(&path) {
+        list.push(path);
+    }
+}
+
+/// The worktree's own git directory and the repository's common one, from a `.git` file
+/// (`gitdir: <path>`, and that directory's `commondir`, when it has one).
+fn git_dirs_from_file(dot_git: &Path) -> io::Result<(PathBuf, PathBuf)> {
+    let unreadable = |what: String| {
+        io::Error::new(
+            io::ErrorKind::InvalidData,
+            format!(
+                "{} {what}, so the sandbox cannot tell which git directory to protect; fix the file or set [sandbox] protected = []",
+                dot_git.display()
+            ),
+        )
+    };
+    let text =
+        fs::read_to_string(dot_git).map_err(|e| unreadable(format!("cannot be read ({e})")))?;
+    let pointer = text
+        .lines()
+        .find_map(|l| l.strip_prefix("gitdir:"))
+        .map(str::trim)
+        .filter(|p| !p.is_empty())
+        .ok_or_else(|| unreadable("has no `gitdir: <path>` line".to_owned()))?;
+    let base = dot_git.parent().unwrap_or(Path::new("/"));
+    let git_dir = fs::canonicalize(base.join(pointer))
+        .map_err(|e| unreadable(format!("points to {pointer}, which cannot be used ({e})")))?;
+    let common = match fs::read_to_string(git_dir.join("commondir")) {
+        Ok(common) => fs::canonicalize(git_dir.join(common.trim())).map_err(|e| {
+            unreadable(format!(
+                "names a repository whose common directory cannot be used ({e})"
+            ))
+        })?,
+        Err(_) => git_dir.clone(),
+    };
+    Ok((git_dir, common))
+}
+
+/// The real location of `path`: canonical when it exists; otherwise its final symbolic
+/// links followed and its nearest existing ancestor canonicalised, the rest joined lexically.
+pub(super) fn canonical_lenient(path: &Path) -> PathBuf {
+    let mut current = path.to_path_buf();
+    for _ in 0..40 {
+        if let Ok(real) = fs::canonicalize(&current) {
+            return real;
+        }
+        match fs::read_link(&current) {
+            Ok(target) => {
+                current = match current.parent() {
+                    Some(parent) => parent.join(target),
+                    None => target,
+                }
+            }
+            Err(_) => break,
+        }
+    }
+    let mut rest = Vec::new();
+    let mut ancestor = current.as_path();
+    while let Some(parent) = ancestor.parent() {
+        if let Some(last) = ancestor.components().next_back() {
+            rest.push(last.as_os_str().to_owned());
+        }
+        ancestor = parent;
+        if let Ok(base) = fs::canonicalize(if parent.as_os_str().is_empty() {
+            Path::new(".")
+        } else {
+            parent
+        }) {
+            let mut out = base;
+            for part in rest.iter().rev() {
+                out.push(part);
+            }
+            return normalize(&out);
+        }
+    }
+    normalize(&current)
+}
+
+/// Removes `.` and resolves `..` lexically (only used past the last existing ancestor,
+/// where no symbolic link can change what `..` means).
+fn normalize(path: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for component in path.components() {
+        match component {
+            Component::ParentDir => {
+                out.pop();
+            }
+            Component::CurDir => {}
+            other => out.push(other),
+        }
+    }
+    out
+}

@@ -1,0 +1,92 @@
+//! What the running kernel can enforce, found once per process, and the report
+//! `pi-tools check` prints.
+
+use std::sync::OnceLock;
+
+/// The kernel features the sandbox is built from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct KernelSupport {
+    /// The Landlock ABI version the kernel offers (0: no Landlock).
+    pub landlock_abi: u32,
+    /// Seccomp filters can be installed.
+    pub seccomp: bool,
+    /// Unprivileged user and mount namespaces can be created (needed to keep protected
+    /// paths read-only inside writable roots).
+    pub user_namespaces: bool,
+    /// Not Linux: none of the above exists.
+    pub os: &'static str,
+}
+
+impl KernelSupport {
+    /// What this machine's kernel supports (probed once, then remembered).
+    pub fn probe() -> KernelSupport {
+        static PROBED: OnceLock<KernelSupport> = OnceLock::new();
+        PROBED.get_or_init(probe_now).clone()
+    }
+
+    /// Nothing at all: what a kernel without any of the features looks like.
+    pub fn none() -> KernelSupport {
+        KernelSupport {
+            landlock_abi: 0,
+            seccomp: false,
+            user_namespaces: false,
+            os: std::env::consts::OS,
+        }
+    }
+
+    /// One line per feature, e.g. `Landlock: ABI 7`, `seccomp: available`.
+    pub fn report(&self) -> Vec<String> {
+        let yes_no = |b: bool| if b { "available" } else { "not available" };
+        vec![
+            if self.landlock_abi == 0 {
+                format!("Landlock: not available ({})", self.os)
+            } else {
+                format!("Landlock: ABI {}", self.landlock_abi)
+            },
+            format!("seccomp: {}", yes_no(self.seccomp)),
+            format!("user namespaces: {}", yes_no(self.user_namespaces)),
+        ]
+    }
+}
+
+#[cfg(target_os = "linux")]
+fn probe_now() -> KernelSupport {
+    // LANDLOCK_CREATE_RULESET_VERSION: returns the ABI version without creating anything.
+    // SAFETY: a read-only query with a null attribute pointer, as the man page prescribes.
+    let abi = unsafe {
+        libc::syscall(
+            libc::SYS_landlock_create_ruleset,
+            std::ptr::null::<u8>(),
+            0usize,
+            1u32,
+        )
+    };
+    // SAFETY: PR_GET_SECCOMP only reads this thread's seccomp mode.
+    let seccomp = unsafe { libc::prctl(libc::PR_GET_SECCOMP, 0, 0, 0, 0) } >= 0;
+    let read = |p: &str| std::fs::read_to_string(p).map(|s| s.trim().to_owned());
+    // SAFETY: geteuid cannot fail.
+    let root = unsafe { libc::geteuid() } == 0;
+    // A switch the kernel does not have is no restriction.
+    let allows = |p: &str, allowed: &str| match read(p) {
+        Ok(v) => v == allowed,
+        Err(_) => true,
+    };
+    let user_namespaces = read("/proc/sys/user/max_user_namespaces").is_ok_and(|n| n != "0")
+        && (root || allows("/proc/sys/kernel/unprivileged_userns_clone", "1"))
+        && (root
+            || allows(
+                "/proc/sys/kernel/apparmor_restrict_unprivileged_userns",
+                "0",
+            ));
+    KernelSupport {
+        landlock_abi: u32::try_from(abi).unwrap_or(0),
+        seccomp,
+        user_namespaces,
+        os: "Linux",
+    }
+}
+
+#[cfg(not(target_os = "linux"))]
+fn probe_now() -> KernelSupport {
+    KernelSupport::none()
+}

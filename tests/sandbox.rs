@@ -1,0 +1,620 @@
+//! The sandbox under attack: real commands through the bash tool (and the write tool) try
+//! to write outside the writable roots, plant git hooks and settings, and reach the
+//! network; each attack's exact outcome is asserted and its target checked afterwards.
+
+#![cfg(target_os = "linux")]
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use pi_tools::builtins::bash::{BashArgs, bash};
+use pi_tools::config::{Config, SandboxSettings};
+use pi_tools::env::{ExecutionEnv, KernelSupport, LocalEnv, SandboxMode, SandboxPolicy};
+use pi_tools::toolbox::Toolbox;
+use pi_tools::{Extensions, ToolContext};
+use tokio_util::sync::CancellationToken;
+
+const ORIGINAL: &str = "original\n";
+
+/// A workspace `ws` (a git repository with one commit) next to a directory `outside` that
+/// holds `target.txt`; both in one temporary directory on one file system.
+struct Fixture {
+    _dir: tempfile::TempDir,
+    ws: PathBuf,
+    outside: PathBuf,
+}
+
+impl Fixture {
+    fn new() -> Fixture {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let base = std::fs::canonicalize(dir.path()).expect("canonical tempdir");
+        let ws = base.join("ws");
+        let outside = base.join("outside");
+        std::fs::create_dir_all(&ws).expect("ws");
+        std::fs::create_dir_all(&outside).expect("outside");
+        std::fs::write(outside.join("target.txt"), ORIGINAL).expect("target");
+        std::fs::write(ws.join("file.txt"), "in the workspace\n").expect("file");
+        git(&ws, &["init", "-q", "-b", "main"]);
+        git(&ws, &["add", "file.txt"]);
+        git(&ws, &["commit", "-q", "-m", "first"]);
+        Fixture {
+            _dir: dir,
+            ws,
+            outside,
+        }
+    }
+
+    fn target(&self) -> PathBuf {
+        self.outside.join("target.txt")
+    }
+
+    fn env(&self, policy: SandboxPolicy) -> Arc<dyn ExecutionEnv> {
+        Arc::new(
+            LocalEnv::new(&self.ws)
+                .with_sandbox(policy)
+                .expect("sandbox resolves"),
+        )
+    }
+
+    fn workspace_write(&self) -> Arc<dyn ExecutionEnv> {
+        self.env(SandboxPolicy::new(SandboxMode::WorkspaceWrite))
+    }
+
+    fn assert_untouched(&self) {
+        assert_eq!(
+            read(&self.target()),
+            ORIGINAL,
+            "the target outside was changed"
+        );
+        let names: Vec<String> = std::fs::read_dir(&self.outside)
+            .expect("outside")
+            .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
+            .collect();
+        assert_eq!(names, ["target.txt"], "something was created outside");
+    }
+}
+
+fn git(dir: &Path, args: &[&str]) {
+    let status = std::process::Command::new("git")
+        .args(["-c", "user.name=t", "-c", "user.email=t@example.com"])
+        .args(args)
+        .current_dir(dir)
+        .status()
+        .expect("git runs");
+    assert!(status.success(), "git {args:?} failed");
+}
+
+fn read(path: &Path) -> String {
+    std::fs::read_to_string(path).unwrap_or_else(|e| format!("<{e}>"))
+}
+
+/// Runs `command` with the bash tool in `env`: `Ok(output)` or `Err(error text)`. bash
+/// names itself in its messages by the path it was started as, which differs between
+/// machines; the results say `bash:`.
+async fn run(env: &Arc<dyn ExecutionEnv>, command: &str) -> Result<String, String> {
+    let same_everywhere = |text: &str| {
+        text.replace("/usr/local/bin/bash: ", "bash: ")
+            .replace("/usr/bin/bash: ", "bash: ")
+            .replace("/bin/bash: ", "bash: ")
+    };
+    let ctx = ToolContext::new("call", CancellationToken::new())
+        .with_extensions(Extensions::new().with(Arc::clone(env)));
+    let args = BashArgs {
+        command: command.to_owned(),
+        timeout: Some(20.0),
+    };
+    match bash(&ctx, args).await {
+        Ok(out) => Ok(same_everywhere(out.content[0].as_text().expect("text"))),
+        Err(e) => Err(same_everywhere(e.message())),
+    }
+}
+
+/// The text of a failed command (its output plus the exit line).
+async fn refused(env: &Arc<dyn ExecutionEnv>, command: &str) -> String {
+    match run(env, command).await {
+        Ok(out) => panic!("`{command}` succeeded in the sandbox: {out}"),
+        Err(text) => text,
+    }
+}
+
+#[tokio::test]
+async fn writing_inside_the_workspace_and_tmpdir_works() {
+    let fx = Fixture::new();
+    let env = fx.workspace_write();
+    let out = run(
+        &env,
+        "echo new > made.txt && mkdir -p sub/dir && echo t > \"$TMPDIR/t\" && cat \"$TMPDIR/t\" made.txt > /dev/null && echo done",
+    )
+    .await;
+    assert_eq!(out, Ok("done".to_owned()));
+    assert_eq!(read(&fx.ws.join("made.txt")), "new\n");
+}
+
+#[tokio::test]
+async fn an_absolute_path_outside_is_refused() {
+    let fx = Fixture::new();
+    let target = fx.target();
+    let text = refused(
+        &fx.workspace_write(),
+        &format!("echo pwned > {}", target.display()),
+    )
+    .await;
+    assert_eq!(
+        text,
+        format!(
+            "bash: line 1: {}: Permission denied\n\nCommand exited with code 1",
+            target.display()
+        )
+    );
+    fx.assert_untouched();
+}
+
+#[tokio::test]
+async fn a_dot_dot_path_and_a_new_file_outside_are_refused() {
+    let fx = Fixture::new();
+    let text = refused(
+        &fx.workspace_write(),
+        "echo pwned > ../outside/target.txt; touch ../outside/new.txt",
+    )
+    .await;
+    assert_eq!(
+        text,
+        "bash: line 1: ../outside/target.txt: Permission denied\n\
+         touch: cannot touch '../outside/new.txt': Permission denied\n\nCommand exited with code 1"
+    );
+    fx.assert_untouched();
+}
+
+#[tokio::test]
+async fn a_symlink_inside_pointing_outside_is_refused() {
+    let fx = Fixture::new();
+    std::os::unix::fs::symlink(fx.target(), fx.ws.join("link")).expect("symlink");
+    let env = fx.workspace_write();
+    let text = refused(&env, "echo pwned > link").await;
+    assert_eq!(
+        text,
+        "bash: line 1: link: Permission denied\n\nCommand exited with code 1"
+    );
+    // A link the command makes itself fares no better.
+    let text = refused(
+        &env,
+        &format!("ln -s {} own && echo pwned > own", fx.target().display()),
+    )
+    .await;
+    assert_eq!(
+        text,
+        "bash: line 1: own: Permission denied\n\nCommand exited with code 1"
+    );
+    fx.assert_untouched();
+}
+
+#[tokio::test]
+async fn a_hard_link_to_a_file_outside_cannot_be_made() {
+    let fx = Fixture::new();
+    let text = refused(
+        &fx.workspace_write(),
+        &format!("ln {} hard && echo pwned > hard", fx.target().display()),
+    )
+    .await;
+    assert_eq!(
+        text,
+        format!(
+            "ln: failed to create hard link 'hard' => '{}': Invalid cross-device link\n\nCommand exited with code 1",
+            fx.target().display()
+        )
+    );
+    assert!(!fx.ws.join("hard").exists());
+    fx.assert_untouched();
+}
+
+#[tokio::test]
+async fn proc_self_root_is_no_way_out() {
+    let fx = Fixture::new();
+    let via = format!("/proc/self/root{}", fx.target().display());
+    let text = refused(&fx.workspace_write(), &format!("echo pwned > {via}")).await;
+    assert_eq!(
+        text,
+        format!("bash: line 1: {via}: Permission denied\n\nCommand exited with code 1")
+    );
+    fx.assert_untouched();
+}
+
+/// Waits up to `limit` for `path` to exist.
+async fn wait_for(path: &Path, limit: Duration) -> bool {
+    let start = std::time::Instant::now();
+    while start.elapsed() < limit {
+        if path.exists() {
+            return true;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    path.exists()
+}
+
+#[tokio::test]
+async fn a_background_job_setsid_and_nohup_stay_confined_after_the_call() {
+    let fx = Fixture::new();
+    let target = fx.target();
+    // Each job waits until the call has returned, then attacks and reports what happened
+    // in a file inside the workspace.
+    let command = format!(
+        "(sleep 0.3; mkdir -p made/later; {{ echo pwned > {t}; }} 2> bg.err; echo $? > bg.done) > /dev/null 2>&1 &
+         setsid bash -c 'sleep 0.3; {{ echo pwned > {t}; }} 2> setsid.err; echo $? > setsid.done' > /dev/null 2>&1 &
+         nohup bash -c 'sleep 0.3; (sleep 0.1; {{ echo pwned > {t}; }} 2> nohup.err; echo $? > nohup.done) &' > /dev/null 2>&1 &
+         echo started",
+        t = target.display()
+    );
+    assert_eq!(
+        run(&fx.workspace_write(), &command).await,
+        Ok("started".to_owned())
+    );
+    for job in ["bg", "setsid", "nohup"] {
+        let done = fx.ws.join(format!("{job}.done"));
+        assert!(
+            wait_for(&done, Duration::from_secs(10)).await,
+            "{job} did not finish"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        assert_eq!(read(&done), "1\n", "{job}'s write did not fail");
+        let err = read(&fx.ws.join(format!("{job}.err")));
+        assert!(
+            err.ends_with(&format!("{}: Permission denied\n", target.display())),
+            "{job}: {err}"
+        );
+    }
+    // The path the background job created mid-command, inside the workspace, is fine.
+    assert!(fx.ws.join("made/later").is_dir());
+    fx.assert_untouched();
+}
+
+#[tokio::test]
+async fn git_hooks_and_config_cannot_be_planted_but_commits_work() {
+    let fx = Fixture::new();
+    let hook = fx.ws.join(".git/hooks/pre-commit");
+    let config = fx.ws.join(".git/config");
+    let config_before = read(&config);
+    let env = fx.workspace_write();
+    let text = refused(&env, "echo 'touch /tmp/owned' > .git/hooks/pre-commit").await;
+    assert_eq!(
+        text,
+        "bash: line 1: .git/hooks/pre-commit: Read-only file system\n\nCommand exited with code 1"
+    );
+    let text = refused(&env, "echo '[core]' >> .git/config").await;
+    assert_eq!(
+        text,
+        "bash: line 1: .git/config: Read-only file system\n\nCommand exited with code 1"
+    );
+    // Nor by moving things out of the way and replacing them.
+    let text = refused(
+        &env,
+        "mv .git/hooks .git/old-hooks 2>&1; mv .git .git-moved 2>&1; cp .git/config c && mv c .git/config",
+    )
+    .await;
+    assert_eq!(
+        text,
+        "mv: cannot move '.git/hooks' to '.git/old-hooks': Device or resource busy\n\
+         mv: cannot move '.git' to '.git-moved': Device or resource busy\n\
+         mv: inter-device move failed: 'c' to '.git/config'; unable to remove target: Device or resource busy\n\nCommand exited with code 1"
+    );
+    let text = refused(&env, "git config core.hooksPath /tmp").await;
+    assert_eq!(
+        text,
+        "error: could not write config file .git/config: Device or resource busy\n\nCommand exited with code 4"
+    );
+    assert!(!hook.exists());
+    assert_eq!(read(&config), config_before);
+    assert!(fx.ws.join(".git/hooks").is_dir());
+
+    let out = run(
+        &env,
+        "echo more >> file.txt && git -c user.name=t -c user.email=t@example.com commit -qam second && git log --format=%s",
+    )
+    .await;
+    assert_eq!(out, Ok("second\nfirst".to_owned()));
+}
+
+#[tokio::test]
+async fn a_worktree_is_protected_through_its_git_file() {
+    let fx = Fixture::new();
+    let wt = fx.outside.join("../wt");
+    git(
+        &fx.ws,
+        &[
+            "worktree",
+            "add",
+            "-q",
+            wt.to_str().expect("utf-8"),
+            "-b",
+            "side",
+        ],
+    );
+    let wt = std::fs::canonicalize(wt).expect("worktree");
+    let env: Arc<dyn ExecutionEnv> = Arc::new(
+        LocalEnv::new(&wt)
+            .with_sandbox(SandboxPolicy::new(SandboxMode::WorkspaceWrite))
+            .expect("sandbox"),
+    );
+    let text = refused(
+        &env,
+        "echo x > \"$(git rev-parse --git-common-dir)/hooks/pre-commit\" 2>&1; echo 'gitdir: /tmp' > .git",
+    )
+    .await;
+    assert_eq!(
+        text,
+        format!(
+            "bash: line 1: {}/.git/hooks/pre-commit: Read-only file system\n\
+             bash: line 1: .git: Read-only file system\n\nCommand exited with code 1",
+            fx.ws.display()
+        )
+    );
+    let out = run(
+        &env,
+        "echo wt >> file.txt && git -c user.name=t -c user.email=t@example.com commit -qam in-worktree && git log -1 --format=%s",
+    )
+    .await;
+    assert_eq!(out, Ok("in-worktree".to_owned()));
+    assert!(!fx.ws.join(".git/hooks/pre-commit").exists());
+}
+
+/// A TCP listener on 127.0.0.1 that counts the connections it accepts.
+fn listener() -> (u16, Arc<std::sync::atomic::AtomicUsize>) {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+    let port = listener.local_addr().expect("addr").port();
+    let count = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let counter = Arc::clone(&count);
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            if stream.is_ok() {
+                counter.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            }
+        }
+    });
+    (port, count)
+}
+
+/// Connects with bash's own /dev/tcp, then asks for a DNS answer over UDP (python creates
+/// a real AF_INET socket; the lookup itself needs no answer to prove the socket exists).
+fn network_command(port: u16) -> String {
+    format!(
+        "(exec 3<>/dev/tcp/127.0.0.1/{port} && echo tcp-connected) 2>&1
+         python3 -c '
+import socket
+try:
+    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    s.sendto(b\"\\0\" * 12, (\"127.0.0.1\", 53))
+    print(\"dns-socket-made\")
+except OSError as e:
+    print(\"dns:\", e)
+try:
+    socket.getaddrinfo(\"example.invalid\", 80)
+except socket.gaierror as e:
+    print(\"lookup:\", e.args[0] != 0)
+'"
+    )
+}
+
+#[tokio::test]
+async fn network_off_refuses_tcp_and_dns_sockets() {
+    let fx = Fixture::new();
+    let (port, accepted) = listener();
+    let env = fx.env(SandboxPolicy::new(SandboxMode::WorkspaceWrite).with_network(false));
+    let out = run(&env, &network_command(port)).await;
+    assert_eq!(
+        out,
+        Ok(format!(
+            "bash: socket: Operation not permitted\n\
+             bash: line 1: /dev/tcp/127.0.0.1/{port}: Operation not permitted\n\
+             dns: [Errno 1] Operation not permitted\nlookup: True"
+        ))
+    );
+    // Unix sockets still work (python's socketpair, used by many tools).
+    let out = run(
+        &env,
+        "python3 -c 'import socket; a, b = socket.socketpair(); a.send(b\"ok\"); print(b.recv(2).decode())'",
+    )
+    .await;
+    assert_eq!(out, Ok("ok".to_owned()));
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    assert_eq!(accepted.load(std::sync::atomic::Ordering::SeqCst), 0);
+}
+
+#[tokio::test]
+async fn network_on_lets_tcp_and_dns_sockets_through() {
+    let fx = Fixture::new();
+    let (port, accepted) = listener();
+    let out = run(&fx.workspace_write(), &network_command(port)).await;
+    assert_eq!(
+        out,
+        Ok("tcp-connected\ndns-socket-made\nlookup: True".to_owned())
+    );
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    assert_eq!(accepted.load(std::sync::atomic::Ordering::SeqCst), 1);
+}
+
+#[tokio::test]
+async fn read_only_refuses_every_write_including_tmp() {
+    let fx = Fixture::new();
+    let env = fx.env(SandboxPolicy::new(SandboxMode::ReadOnly));
+    let text = refused(
+        &env,
+        "cat file.txt; echo x > new.txt; echo x > /tmp/pi-tools-read-only-probe; echo \"TMPDIR=${TMPDIR:-unset}\"; exit 1",
+    )
+    .await;
+    assert_eq!(
+        text,
+        "in the workspace\n\
+         bash: line 1: new.txt: Permission denied\n\
+         bash: line 1: /tmp/pi-tools-read-only-probe: Permission denied\n\
+         TMPDIR=unset\n\nCommand exited with code 1"
+    );
+    assert!(!fx.ws.join("new.txt").exists());
+    assert!(!Path::new("/tmp/pi-tools-read-only-probe").exists());
+    fx.assert_untouched();
+}
+
+#[tokio::test]
+async fn the_file_tools_answer_as_bash_does() {
+    let fx = Fixture::new();
+    let local = LocalEnv::new(&fx.ws)
+        .with_sandbox(SandboxPolicy::new(SandboxMode::WorkspaceWrite))
+        .expect("sandbox");
+    let tmp = local
+        .sandbox()
+        .and_then(|s| s.tmp_dir())
+        .expect("private tmp")
+        .to_path_buf();
+    let env: Arc<dyn ExecutionEnv> = Arc::new(local);
+    let err = env
+        .write_file(&fx.target(), b"pwned".to_vec())
+        .await
+        .expect_err("outside refused");
+    assert_eq!(
+        err.to_string(),
+        format!(
+            "{} cannot be written: the sandbox allows writes only in {}, {} ([sandbox] writable_roots). Write inside them instead.",
+            fx.target().display(),
+            fx.ws.display(),
+            tmp.display()
+        )
+    );
+    let hook = fx.ws.join(".git/hooks/pre-commit");
+    let err = env
+        .write_file(&hook, b"#!/bin/sh".to_vec())
+        .await
+        .expect_err("hook refused");
+    assert_eq!(
+        err.to_string(),
+        format!(
+            "{} cannot be written: {} is protected by the sandbox ([sandbox] protected), so that no hook or git setting can be planted. Leave it as it is.",
+            hook.display(),
+            fx.ws.join(".git/hooks").display()
+        )
+    );
+    let err = env
+        .create_dir_all(&fx.ws.join("new/../../outside/dir"))
+        .await
+        .expect_err("dot-dot refused");
+    assert!(
+        err.to_string().starts_with(&format!(
+            "{}/new/../../outside/dir cannot be written",
+            fx.ws.display()
+        )),
+        "{err}"
+    );
+    std::os::unix::fs::symlink(fx.target(), fx.ws.join("link")).expect("symlink");
+    env.write_file(&fx.ws.join("link"), b"pwned".to_vec())
+        .await
+        .expect_err("symlink refused");
+    env.write_file(&fx.ws.join("fine.txt"), b"fine".to_vec())
+        .await
+        .expect("inside allowed");
+    assert!(!hook.exists());
+    assert!(!fx.ws.join("new").exists());
+    fx.assert_untouched();
+}
+
+#[tokio::test]
+async fn a_kernel_without_landlock_fails_closed_with_the_fix() {
+    let fx = Fixture::new();
+    let marker = fx.ws.join("ran");
+    let env = fx.env(
+        SandboxPolicy::new(SandboxMode::WorkspaceWrite)
+            .with_network(false)
+            .with_kernel_support(KernelSupport::none()),
+    );
+    let text = refused(&env, "touch ran").await;
+    assert_eq!(
+        text,
+        format!(
+            "The sandbox cannot be enforced, so the command was not run: the configuration asks for mode \"workspace-write\" with network off, but {os} has no Landlock (it needs Linux 5.13 or later with Landlock enabled), and {os} has no seccomp filters. Run on a kernel that has it, or loosen the sandbox with mode = \"off\" and network = true in the [sandbox] section of the configuration.",
+            os = std::env::consts::OS
+        )
+    );
+    assert!(!marker.exists());
+    // Asking for a Landlock ABI this kernel does not have is refused the same way.
+    let mut support = KernelSupport::probe();
+    support.landlock_abi = 0;
+    let env = fx.env(SandboxPolicy::new(SandboxMode::ReadOnly).with_kernel_support(support));
+    let text = refused(&env, "touch ran").await;
+    assert!(
+        text.starts_with("The sandbox cannot be enforced, so the command was not run: the configuration asks for mode \"read-only\" with network on, but Linux has no Landlock"),
+        "{text}"
+    );
+    assert!(!marker.exists());
+}
+
+fn registered() -> Vec<Arc<dyn pi_tools::ToolDefinition>> {
+    let registry = pi_tools::Registry::from_inventory().expect("the built-in tools register");
+    registry.iter().cloned().collect()
+}
+
+#[test]
+fn the_default_configuration_confines_writes_to_the_workspace_with_the_network_on() {
+    let config = Config::embedded(&registered()).expect("the default is valid");
+    assert_eq!(config.sandbox, SandboxSettings::default());
+    assert_eq!(config.sandbox.mode, SandboxMode::WorkspaceWrite);
+    assert!(config.sandbox.network);
+    assert_eq!(config.sandbox.writable_roots, None);
+    assert_eq!(
+        config.sandbox.protected,
+        [PathBuf::from(".git/hooks"), PathBuf::from(".git/config")]
+    );
+}
+
+#[test]
+fn sandbox_keys_and_values_are_checked_with_positions() {
+    let text = "[sandbox]\nmode = \"strict\"\nnetwrk = false\nnetwork = \"no\"\nprotected = [\"../up\"]\nwritable_roots = \"src\"\n";
+    let err = Config::parse(text, "pi-tools.toml", &registered()).expect_err("invalid");
+    assert_eq!(
+        err.to_string(),
+        "pi-tools.toml:2:8: `mode` must be \"off\", \"read-only\" or \"workspace-write\"\n\
+         pi-tools.toml:3:1: unknown key `netwrk` in [sandbox]; did you mean `network`? the keys allowed there are: mode, network, writable_roots, protected\n\
+         pi-tools.toml:4:11: `network` must be true or false (without quotes)\n\
+         pi-tools.toml:5:13: `protected` entries are relative to each writable root, so `../up` cannot be one; write it like \".git/hooks\"\n\
+         pi-tools.toml:6:18: `writable_roots` must be a list of directory paths in quotes, e.g. [\"…\"]"
+    );
+}
+
+#[test]
+fn the_bash_description_and_the_guidelines_say_where_writes_go() {
+    let text = "[sandbox]\nnetwork = false\nwritable_roots = [\".\", \"/srv/data\"]\n";
+    let config = Config::parse(text, "pi-tools.toml", &registered()).expect("valid");
+    let toolbox = Toolbox::new(registered(), &config, Extensions::new());
+    let note = "Commands and file edits may write only in the working directory, /srv/data \
+                (.git/hooks, .git/config stay read-only) and in $TMPDIR; writes elsewhere fail \
+                with \"Permission denied\"; network access is off (sockets fail with \
+                \"Operation not permitted\").";
+    let bash = toolbox
+        .active()
+        .iter()
+        .find(|t| t.name() == "bash")
+        .expect("bash is active");
+    assert!(
+        bash.description().ends_with(&format!(". {note}")),
+        "{}",
+        bash.description()
+    );
+    assert_eq!(toolbox.prompt().guidelines[1], note);
+
+    let off = Config::parse(
+        "[sandbox]\nmode = \"off\"\n",
+        "pi-tools.toml",
+        &registered(),
+    )
+    .expect("valid");
+    let toolbox = Toolbox::new(registered(), &off, Extensions::new());
+    assert!(!toolbox.prompt().to_string().contains("sandbox"));
+    let read_only = Config::parse(
+        "[sandbox]\nmode = \"read-only\"\n",
+        "pi-tools.toml",
+        &registered(),
+    )
+    .expect("valid");
+    assert_eq!(
+        read_only.sandbox.describe(None).as_deref(),
+        Some(
+            "Commands run in a read-only sandbox: they cannot change any file; network access is on."
+        )
+    );
+}
