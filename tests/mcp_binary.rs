@@ -326,7 +326,13 @@ async fn without_a_configuration_the_default_tools_are_served() {
     assert_eq!(names, ["read", "bash", "edit", "write"]);
     let (text, is_error) = text_of(&session.call("grep", json!({"pattern": "x"})).await);
     assert!(is_error);
-    assert_eq!(text, "Tool grep not found");
+    // grep is registered but off by default: the error says which key turns it on.
+    assert_eq!(
+        text,
+        "Tool grep is registered but not active in this configuration, so it cannot be \
+         called. The active tools are: read, bash, edit, write. To turn it on, add \"grep\" to \
+         `active` in the `[tools]` section of pi-tools.toml."
+    );
     assert!(session.finish().await.success());
 }
 

@@ -21,6 +21,7 @@ pub const KEYS: &[&str] = &[
     "prepare",
     "read_only",
     "destructive",
+    "examples",
 ];
 
 /// `parallel` or `sequential`.
@@ -44,6 +45,7 @@ pub struct Attrs {
     pub prepare: Option<Path>,
     pub read_only: bool,
     pub destructive: bool,
+    pub examples: Option<Vec<LitStr>>,
 }
 
 /// Parses the attribute's arguments, recording every mistake in `cx`.
@@ -143,6 +145,7 @@ fn apply(cx: &mut Ctxt, attrs: &mut Attrs, key: &Ident, value: Option<Expr>) {
                 "`guidelines` takes a list of strings: write `guidelines = [\"...\", \"...\"]`",
             ),
         },
+        "examples" => attrs.examples = examples(cx, key, &value),
         "mode" => attrs.mode = mode(cx, &value),
         "config" | "renderer" => match syn::parse2::<Type>(quote::quote!(#value)) {
             Ok(ty) => {
@@ -178,6 +181,36 @@ fn string(cx: &mut Ctxt, key: &Ident, value: &Expr) -> Option<LitStr> {
             None
         }
     }
+}
+
+/// `examples = [r#"{...}"#, ...]`: JSON objects in string literals, checked here so a typo
+/// is a compile error at its literal.
+fn examples(cx: &mut Ctxt, key: &Ident, value: &Expr) -> Option<Vec<LitStr>> {
+    let Expr::Array(ExprArray { elems, .. }) = value else {
+        cx.error_spanned_by(
+            value,
+            "`examples` takes a list of JSON objects in string literals: write `examples = [r#\"{\"path\": \"a.txt\"}\"#]`",
+        );
+        return None;
+    };
+    let mut out = Vec::new();
+    for elem in elems {
+        let Some(lit) = string(cx, key, elem) else {
+            continue;
+        };
+        match serde_json::from_str::<serde_json::Value>(&lit.value()) {
+            Ok(serde_json::Value::Object(_)) => out.push(lit),
+            Ok(_) => cx.error_spanned_by(
+                &lit,
+                "an example is the arguments of one call: write a JSON object, `{...}`",
+            ),
+            Err(e) => cx.error_spanned_by(
+                &lit,
+                format!("this example is not valid JSON ({e}): fix it so it parses"),
+            ),
+        }
+    }
+    Some(out)
 }
 
 fn mode(cx: &mut Ctxt, value: &Expr) -> Option<Mode> {

@@ -261,6 +261,13 @@ fn generate(attrs: &Attrs, tool: &ToolFn, names: &Names) -> TokenStream {
             }
         )
     });
+    let examples = attrs.examples.as_ref().map(|examples| {
+        quote! {
+            fn examples(&self) -> #p::Vec<#p::serde_json::Value> {
+                #p::examples(&[#(#examples),*])
+            }
+        }
+    });
     let location = quote_spanned! {fn_span=>
         #p::SourceLocation { file: ::core::file!(), line: ::core::line!() }
     };
@@ -319,6 +326,7 @@ fn generate(attrs: &Attrs, tool: &ToolFn, names: &Names) -> TokenStream {
             #config
             #read_only
             #destructive
+            #examples
             fn source_location(&self) -> #p::Option<#p::SourceLocation> {
                 #p::Option::Some(#location)
             }

@@ -52,6 +52,7 @@ use proc_macro::TokenStream;
 /// | `prepare = path` | a `fn(serde_json::Value) -> Result<serde_json::Value, ToolError>` run before validation | identity |
 /// | `read_only` | flag → `ToolDefinition::read_only()` is true | false |
 /// | `destructive` | flag → `ToolDefinition::destructive()` is true | false |
+/// | `examples = [r#"{..}"#, ..]` | JSON objects (checked at compile time) → `ToolDefinition::examples()`, shown in the catalog | none |
 ///
 /// Unknown keys, a key given twice, an invalid name and an invalid mode are compile errors
 /// at the offending token.

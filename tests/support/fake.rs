@@ -24,6 +24,7 @@ pub struct FakeTool {
     pub config: Option<ToolConfigSpec>,
     pub behaviour: Arc<Behaviour>,
     pub delay: Option<std::time::Duration>,
+    pub examples: Vec<Value>,
 }
 
 impl FakeTool {
@@ -43,6 +44,7 @@ impl FakeTool {
             config: None,
             behaviour: Arc::new(move |_, _| Ok(ToolResult::text(answer.clone()))),
             delay: None,
+            examples: Vec::new(),
         }
     }
 
@@ -105,6 +107,11 @@ impl FakeTool {
         self
     }
 
+    pub fn examples(mut self, examples: Vec<Value>) -> Self {
+        self.examples = examples;
+        self
+    }
+
     pub fn arc(self) -> Arc<dyn ToolDefinition> {
         Arc::new(self)
     }
@@ -164,6 +171,10 @@ impl ToolDefinition for FakeTool {
 
     fn destructive(&self) -> bool {
         self.destructive
+    }
+
+    fn examples(&self) -> Vec<Value> {
+        self.examples.clone()
     }
 }
 

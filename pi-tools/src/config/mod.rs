@@ -23,6 +23,10 @@
 //! did-you-mean, unknown keys and wrong types are errors, and each error carries
 //! `file:line:column` and says how to fix it.
 
+mod discover;
+
+pub use discover::{CONFIG_ENV, CONFIG_FILE_NAME, ConfigSource};
+
 use std::any::Any;
 use std::collections::BTreeMap;
 use std::ops::Range;
