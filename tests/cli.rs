@@ -782,7 +782,7 @@ fn catalog_takes_a_title_and_a_heading_level_and_dash_writes_to_standard_output(
 #[test]
 fn completions_are_generated_for_every_shell() {
     let markers = [
-        ("bash", "complete -F _pi-tools"),
+        ("bash", "complete -F _pi__tools"),
         ("zsh", "#compdef pi-tools"),
         ("fish", "complete -c pi-tools"),
         ("powershell", "Register-ArgumentCompleter"),

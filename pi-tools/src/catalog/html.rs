@@ -23,6 +23,8 @@ pre{background:#f5f5f5;padding:.5rem;overflow:auto;max-width:100%}\
 pre code{background:none;padding:0}\
 table{border-collapse:collapse;width:100%}\
 td,th{border:1px solid #ddd;padding:.25rem .5rem;text-align:left;vertical-align:top}\
+td code{overflow-wrap:normal}\
+td[data-label=name]{white-space:nowrap}\
 td.depth1{padding-left:1.5rem}td.depth2{padding-left:2.5rem}td.depth3{padding-left:3.5rem}\
 td p{margin:0}\
 .hidden{display:none}\
@@ -32,6 +34,7 @@ table,tbody,tr,td{display:block;width:100%}\
 tr.head{display:none}\
 tr{border:1px solid #ddd;margin:0 0 .5rem;padding:.25rem .5rem}\
 td{border:none;padding:.1rem 0}\
+td[data-label=name]{white-space:normal;font-weight:bold}\
 td.depth1,td.depth2,td.depth3{padding-left:0}\
 td[data-label]:not(:first-child)::before{content:attr(data-label) \": \";color:#555}\
 td:empty{display:none}}";
@@ -86,10 +89,9 @@ fn contents(out: &mut String, catalog: &Catalog) {
             "<li data-tool=\"{id}\"><a href=\"#{id}\"><code>{}</code></a>",
             escape(&tool.name)
         );
-        if let Some(summary) = tool.snippet.as_deref().or(Some(tool.label.as_str())) {
-            if summary != tool.name {
-                let _ = write!(out, ": {}", markdown_inline(summary));
-            }
+        let summary = tool.snippet.as_deref().unwrap_or(&tool.label);
+        if summary != tool.name {
+            let _ = write!(out, ": {}", markdown_inline(summary));
         }
         out.push_str("</li>\n");
     }

@@ -17,10 +17,9 @@ pub(super) fn render(catalog: &Catalog, level: u8) -> String {
     for tool in &catalog.tools {
         let anchor = slugger.slug(&tool.name);
         let _ = write!(contents, "- [{}](#{anchor})", tool.name);
-        if let Some(summary) = tool.snippet.as_deref().or(Some(tool.label.as_str())) {
-            if summary != tool.name {
-                let _ = write!(contents, ": {}", inline(summary));
-            }
+        let summary = tool.snippet.as_deref().unwrap_or(&tool.label);
+        if summary != tool.name {
+            let _ = write!(contents, ": {}", inline(summary));
         }
         contents.push('\n');
         section(&mut sections, tool, level + 1, &mut slugger);
