@@ -465,9 +465,9 @@ async fn invalid_arguments_are_an_error_result_listing_every_violation() {
         text,
         "Validation failed for tool \"read\":\n  \
          - path: \"path\" is a required property\n  \
-         - limit: -1 is less than the minimum of 0\n  \
-         - offset: \"x\" is not of type \"integer\"\n\n\
-         Received arguments:\n{\n  \"extra\": true,\n  \"limit\": -1,\n  \"offset\": \"x\"\n}"
+         - offset: \"x\" is not of type \"integer\"\n  \
+         - limit: -1 is less than the minimum of 0\n\n\
+         Received arguments:\n{\n  \"offset\": \"x\",\n  \"limit\": -1,\n  \"extra\": true\n}"
     );
     // A number where a string belongs is coerced (a common model slip); the rest is still
     // refused.
@@ -481,7 +481,7 @@ async fn invalid_arguments_are_an_error_result_listing_every_violation() {
         text,
         "Validation failed for tool \"read\":\n  \
          - offset: \"x\" is not of type \"integer\"\n\n\
-         Received arguments:\n{\n  \"offset\": \"x\",\n  \"path\": 5\n}"
+         Received arguments:\n{\n  \"path\": 5,\n  \"offset\": \"x\"\n}"
     );
     assert!(session.finish().await.success());
 }
