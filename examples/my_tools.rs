@@ -1,5 +1,6 @@
 //! A crate with tools of its own gets the whole `pi-tools` command line, its tools included:
-//! declare them with `#[tool]` and call `pi_tools::cli::main()` from `main`.
+//! declare them with `#[tool]` and return `pi_tools::cli::main()` from a `main` that returns
+//! the exit code: `fn main() -> std::process::ExitCode { pi_tools::cli::main() }`.
 //!
 //! ```text
 //! cargo run --example my_tools -- catalog --all

@@ -680,10 +680,11 @@ fn check_summarises_a_valid_configuration() {
         rest,
         [
             format!("{}: ok", config.display()).as_str(),
+            format!("configuration: {} (from --config)", config.display()).as_str(),
             "active tools: sleep_ms, shout",
             "execution: parallel",
             "max concurrency: 4",
-            "timeout per call: 30 s",
+            "timeout per call: 30 seconds",
             "mode of shout: parallel",
             "allowed roots: (no confinement)",
             "sandbox: mode workspace-write, network on",
@@ -724,4 +725,227 @@ fn check_reports_each_problem_at_its_file_line_and_column() {
         lines[1],
         "error: bad.toml:3:13: `execution` must be \"parallel\" or \"sequential\""
     );
+}
+
+// ---------------------------------------------------------------------------------------
+// conventions: configuration discovery, colour, `-o -`, completions, man page
+
+/// A fresh directory under this test's scratch space.
+fn scratch_dir(name: &str) -> PathBuf {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join("cli")
+        .join(name);
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("the scratch directory can be created");
+    dir
+}
+
+/// `my_tools check` in `dir`, with `PI_TOOLS_CONFIG` set to `env` (or unset) and `args`
+/// before the subcommand; returns the line naming the configuration and the active tools.
+fn discovered(dir: &Path, env: Option<&Path>, args: &[&std::ffi::OsStr]) -> (String, String) {
+    let mut command = my_tools();
+    command.current_dir(dir).env_remove("PI_TOOLS_CONFIG");
+    if let Some(env) = env {
+        command.env("PI_TOOLS_CONFIG", env);
+    }
+    command.args(args).arg("check");
+    let output = run(command, "");
+    assert!(output.status.success(), "{}", stderr(&output));
+    let text = stdout(&output);
+    let line = |prefix: &str| {
+        text.lines()
+            .find_map(|l| l.strip_prefix(prefix))
+            .unwrap_or_else(|| panic!("no `{prefix}` line in {text}"))
+            .to_owned()
+    };
+    (line("configuration: "), line("active tools: "))
+}
+
+#[test]
+fn configuration_comes_from_the_flag_then_the_variable_then_the_working_directory_then_the_default()
+{
+    let dir = scratch_dir("discovery");
+    let local = dir.join("pi-tools.toml");
+    std::fs::write(&local, "[tools]\nactive = [\"shout\"]\n").expect("written");
+    let from_env = dir.join("env.toml");
+    std::fs::write(&from_env, "[tools]\nactive = [\"fill\"]\n").expect("written");
+    let flag = my_tools_config();
+
+    assert_eq!(
+        discovered(
+            &dir,
+            Some(&from_env),
+            &["--config".as_ref(), flag.as_os_str()]
+        ),
+        (
+            format!("{} (from --config)", flag.display()),
+            "sleep_ms, shout".to_owned()
+        )
+    );
+    assert_eq!(
+        discovered(&dir, Some(&from_env), &[]),
+        (
+            format!("{} (from PI_TOOLS_CONFIG)", from_env.display()),
+            "fill".to_owned()
+        )
+    );
+    assert_eq!(
+        discovered(&dir, None, &[]),
+        (
+            format!("{} (found in the working directory)", local.display()),
+            "shout".to_owned()
+        )
+    );
+    let empty = scratch_dir("discovery-empty");
+    let (source, _) = discovered(&empty, None, &[]);
+    assert_eq!(source, "the embedded default");
+}
+
+#[test]
+fn config_is_a_global_flag_accepted_before_or_after_the_subcommand() {
+    let config = my_tools_config();
+    for args in [
+        vec![
+            "--config".into(),
+            config.clone().into_os_string(),
+            "prompt".into(),
+        ],
+        vec![
+            "prompt".into(),
+            "--config".into(),
+            config.clone().into_os_string(),
+        ],
+    ] {
+        let mut command = my_tools();
+        command.args::<Vec<std::ffi::OsString>, _>(args);
+        let output = run(command, "");
+        assert!(output.status.success(), "{}", stderr(&output));
+        assert!(stdout(&output).starts_with("Available tools:\n- sleep_ms:"));
+    }
+}
+
+#[test]
+fn calling_a_registered_tool_that_is_not_active_names_the_key_that_turns_it_on() {
+    let dir = scratch_dir("inactive");
+    let mut command = pi_tools();
+    command
+        .current_dir(&dir)
+        .env_remove("PI_TOOLS_CONFIG")
+        .args(["run", "--json"]);
+    let output = run(
+        command,
+        r#"[{"id": "g", "name": "grep", "arguments": {"pattern": "x"}}]"#,
+    );
+    assert!(output.status.success(), "{}", stderr(&output));
+    let events = json_lines(&stdout(&output));
+    assert_eq!(
+        events[1]["result"]["content"][0]["text"],
+        "Tool grep is registered but not active in this configuration, so it cannot be called. \
+         The active tools are: read, bash, edit, write. To turn it on, add \"grep\" to `active` \
+         in the `[tools]` section of pi-tools.toml."
+    );
+}
+
+#[test]
+fn color_always_colours_a_pipe_and_never_or_no_color_do_not() {
+    let batch = r#"[{"id": "f", "name": "shout", "arguments": {"text": "hi"}}]"#;
+    let output_with = |flags: &[&str], no_color: bool| {
+        let mut command = my_tools();
+        command
+            .args(["run", "--config"])
+            .arg(my_tools_config())
+            .args(flags);
+        if no_color {
+            command.env("NO_COLOR", "1");
+        } else {
+            command.env_remove("NO_COLOR");
+        }
+        let output = run(command, batch);
+        assert!(output.status.success(), "{}", stderr(&output));
+        stdout(&output)
+    };
+    let coloured = output_with(&["--color", "always"], true);
+    assert!(coloured.contains("\x1b["), "{coloured:?}");
+    assert!(coloured.contains("HI"));
+    for (flags, no_color) in [
+        (&["--color", "never"][..], false),
+        (&[][..], true),
+        (&["--color", "auto"][..], false),
+    ] {
+        let plain = output_with(flags, no_color);
+        assert_eq!(
+            plain,
+            "✓ shout {\"text\":\"hi\"}\n  HI\n1 call: 1 succeeded, 0 failed.\n"
+        );
+    }
+}
+
+#[test]
+fn catalog_takes_a_title_and_a_heading_level_and_dash_writes_to_standard_output() {
+    let output = my_tools_with_config(
+        "catalog",
+        &["--heading-level", "1", "--title", "My tools", "-o", "-"],
+    );
+    assert!(output.status.success(), "{}", stderr(&output));
+    let text = stdout(&output);
+    assert!(
+        text.starts_with("# My tools\n\n- [sleep_ms](#sleep_ms)"),
+        "{text}"
+    );
+    assert!(text.contains("\n## shout\n"));
+    assert!(
+        !Path::new("-").exists(),
+        "`-o -` must not create a file named `-`"
+    );
+    let output = my_tools_with_config("catalog", &["--heading-level", "5"]);
+    assert_eq!(output.status.code(), Some(2));
+}
+
+#[test]
+fn completions_are_generated_for_every_shell() {
+    let markers = [
+        ("bash", "complete -F _pi__tools"),
+        ("zsh", "#compdef pi-tools"),
+        ("fish", "complete -c pi-tools"),
+        ("powershell", "Register-ArgumentCompleter"),
+    ];
+    for (shell, marker) in markers {
+        let mut command = pi_tools();
+        command.args(["completions", shell]);
+        let output = run(command, "");
+        assert!(output.status.success(), "{shell}: {}", stderr(&output));
+        let script = stdout(&output);
+        assert!(script.contains(marker), "{shell}: no `{marker}`");
+        for word in ["catalog", "completions", "heading-level", "color"] {
+            assert!(script.contains(word), "{shell}: no `{word}`");
+        }
+    }
+}
+
+#[test]
+fn a_user_crate_s_completions_use_its_own_binary_name() {
+    let mut command = my_tools();
+    command.args(["completions", "fish"]);
+    let output = run(command, "");
+    assert!(output.status.success(), "{}", stderr(&output));
+    assert!(stdout(&output).contains("complete -c my_tools"));
+}
+
+#[test]
+fn the_man_page_is_generated_to_standard_output_or_a_file() {
+    let mut command = pi_tools();
+    command.args(["man", "-o", "-"]);
+    let output = run(command, "");
+    assert!(output.status.success(), "{}", stderr(&output));
+    let page = stdout(&output);
+    assert!(page.contains(".TH pi-tools 1"), "{page}");
+    for word in ["completions", "catalog", "PI_TOOLS_CONFIG"] {
+        assert!(page.contains(word), "the man page lacks `{word}`");
+    }
+    let target = scratch_dir("man").join("pi-tools.1");
+    let mut command = pi_tools();
+    command.args(["man", "-o"]).arg(&target);
+    let output = run(command, "");
+    assert!(output.status.success(), "{}", stderr(&output));
+    assert_eq!(std::fs::read_to_string(&target).expect("written"), page);
 }

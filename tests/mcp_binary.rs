@@ -337,7 +337,13 @@ async fn without_a_configuration_the_default_tools_are_served() {
     assert_eq!(names, ["read", "bash", "edit", "write"]);
     let (text, is_error) = text_of(&session.call("grep", json!({"pattern": "x"})).await);
     assert!(is_error);
-    assert_eq!(text, "Tool grep not found");
+    // grep is registered but off by default: the error says which key turns it on.
+    assert_eq!(
+        text,
+        "Tool grep is registered but not active in this configuration, so it cannot be \
+         called. The active tools are: read, bash, edit, write. To turn it on, add \"grep\" to \
+         `active` in the `[tools]` section of pi-tools.toml."
+    );
     assert!(session.finish().await.success());
 }
 
@@ -470,9 +476,9 @@ async fn invalid_arguments_are_an_error_result_listing_every_violation() {
         text,
         "Validation failed for tool \"read\":\n  \
          - path: \"path\" is a required property\n  \
-         - limit: -1 is less than the minimum of 0\n  \
-         - offset: \"x\" is not of type \"integer\"\n\n\
-         Received arguments:\n{\n  \"extra\": true,\n  \"limit\": -1,\n  \"offset\": \"x\"\n}"
+         - offset: \"x\" is not of type \"integer\"\n  \
+         - limit: -1 is less than the minimum of 0\n\n\
+         Received arguments:\n{\n  \"offset\": \"x\",\n  \"limit\": -1,\n  \"extra\": true\n}"
     );
     // A number where a string belongs is coerced (a common model slip); the rest is still
     // refused.
@@ -486,7 +492,7 @@ async fn invalid_arguments_are_an_error_result_listing_every_violation() {
         text,
         "Validation failed for tool \"read\":\n  \
          - offset: \"x\" is not of type \"integer\"\n\n\
-         Received arguments:\n{\n  \"offset\": \"x\",\n  \"path\": 5\n}"
+         Received arguments:\n{\n  \"path\": 5,\n  \"offset\": \"x\"\n}"
     );
     assert!(session.finish().await.success());
 }

@@ -137,7 +137,8 @@ fn every_violation_is_listed_with_dotted_paths() {
         ]
     );
     assert!(
-        err.contains("\n\nReceived arguments:\n{\n  \"ids\": ["),
+        // In the order the model sent them.
+        err.contains("\n\nReceived arguments:\n{\n  \"ratio\": \"abc\",\n  \"ids\": ["),
         "{err}"
     );
 }
@@ -208,5 +209,78 @@ fn an_invalid_schema_is_reported() {
     assert!(
         err.starts_with("the parameter schema is not a valid JSON schema"),
         "{err}"
+    );
+}
+
+/// What `#[tool]` gives an enum parameter: schemars' `enum` for plain variants, and a
+/// `oneOf` of `const`s when the variants are documented.
+fn unit_schema() -> Value {
+    json!({
+        "type": "object",
+        "properties": {
+            "unit": {"type": "string", "enum": ["celsius", "fahrenheit"]},
+            "scale": {"oneOf": [
+                {"type": "string", "const": "small", "description": "A little."},
+                {"type": "string", "const": "large", "description": "A lot."}
+            ]},
+            "mode": {"type": "string", "enum": ["auto", "Auto", "manual"]},
+            "units": {"type": "array", "items": {"type": "string", "enum": ["m", "km"]}}
+        },
+        "required": []
+    })
+}
+
+fn validate_units(args: Value) -> Result<Value, String> {
+    ArgumentValidator::new(&unit_schema())
+        .expect("schema compiles")
+        .validate("weather", args)
+}
+
+#[test]
+fn an_enum_string_that_matches_one_value_ignoring_case_or_spaces_is_that_value() {
+    assert_eq!(
+        validate_units(json!({"unit": "Fahrenheit"})),
+        Ok(json!({"unit": "fahrenheit"}))
+    );
+    assert_eq!(
+        validate_units(json!({"unit": " celsius\n"})),
+        Ok(json!({"unit": "celsius"}))
+    );
+    assert_eq!(
+        validate_units(json!({"scale": "LARGE"})),
+        Ok(json!({"scale": "large"}))
+    );
+    assert_eq!(
+        validate_units(json!({"units": ["KM", " m"]})),
+        Ok(json!({"units": ["km", "m"]}))
+    );
+    // An exact match after trimming wins over matches that ignore case.
+    assert_eq!(
+        validate_units(json!({"mode": " Auto "})),
+        Ok(json!({"mode": "Auto"}))
+    );
+    assert_eq!(
+        coerce_arguments(&unit_schema(), json!({"unit": "CELSIUS", "scale": "Small"})),
+        json!({"unit": "celsius", "scale": "small"})
+    );
+}
+
+#[test]
+fn an_enum_string_that_matches_none_or_several_values_is_refused_listing_them() {
+    assert_eq!(
+        validate_units(json!({"unit": "kelvin", "scale": "medium"})),
+        Err("Validation failed for tool \"weather\":\n  \
+             - unit: \"kelvin\" is not one of the allowed values: \"celsius\", \"fahrenheit\"\n  \
+             - scale: \"medium\" is not one of the allowed values: \"small\", \"large\"\n\n\
+             Received arguments:\n{\n  \"unit\": \"kelvin\",\n  \"scale\": \"medium\"\n}"
+            .to_owned())
+    );
+    assert_eq!(
+        validate_units(json!({"mode": "AUTO"})),
+        Err("Validation failed for tool \"weather\":\n  \
+             - mode: \"AUTO\" is not one of the allowed values: \"auto\", \"Auto\", \"manual\" \
+             (\"AUTO\" matches \"auto\" and \"Auto\" when case is ignored; give one of them \
+             exactly)\n\nReceived arguments:\n{\n  \"mode\": \"AUTO\"\n}"
+            .to_owned())
     );
 }

@@ -69,6 +69,8 @@ keys! {
     destructive: Flag = "destructive",
     /// `crate = "path"`: where generated code finds pi-tools.
     krate: CratePath = "crate",
+    /// `examples = [r#"{...}"#, ...]`: example arguments, JSON objects checked here.
+    examples: Examples = "examples",
 }
 
 /// `parallel` or `sequential`.
@@ -143,6 +145,40 @@ impl KeyValue for Vec<LitStr> {
                 None
             }
         }
+    }
+}
+
+/// `examples = [r#"{...}"#, ...]`: JSON objects in string literals, checked at expansion so
+/// a typo is a compile error at its literal.
+pub struct Examples(pub Vec<LitStr>);
+
+impl KeyValue for Examples {
+    fn parse_value(cx: &Ctxt, key: &Ident, value: &Expr) -> Option<Self> {
+        let Expr::Array(ExprArray { elems, .. }) = value else {
+            cx.error_spanned_by(
+                value,
+                "`examples` takes a list of JSON objects in string literals: write `examples = [r#\"{\"path\": \"a.txt\"}\"#]`",
+            );
+            return None;
+        };
+        let mut out = Vec::new();
+        for elem in elems {
+            let Some(lit) = LitStr::parse_value(cx, key, elem) else {
+                continue;
+            };
+            match serde_json::from_str::<serde_json::Value>(&lit.value()) {
+                Ok(serde_json::Value::Object(_)) => out.push(lit),
+                Ok(_) => cx.error_spanned_by(
+                    &lit,
+                    "an example is the arguments of one call: write a JSON object, `{...}`",
+                ),
+                Err(e) => cx.error_spanned_by(
+                    &lit,
+                    format!("this example is not valid JSON ({e}): fix it so it parses"),
+                ),
+            }
+        }
+        Some(Examples(out))
     }
 }
 

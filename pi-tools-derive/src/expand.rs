@@ -10,7 +10,7 @@ use syn::spanned::Spanned;
 use syn::{Expr, ExprLit, Ident, ItemFn, Lit};
 
 use crate::ast::{OkKind, Param, ParamKind, Return, ToolFn, first_paragraph, pascal_case};
-use crate::attr::{self, Attrs, Mode, Role};
+use crate::attr::{self, Attrs, Examples, Mode, Role};
 use crate::check::{check, valid_tool_name};
 use crate::ctxt::Ctxt;
 
@@ -273,6 +273,7 @@ impl<'a> Gen<'a> {
             self.config_method(),
             self.flag_methods(),
             self.role_method(),
+            self.examples_method(),
             self.source_location_method(),
             self.renderer_methods(),
         ];
@@ -485,6 +486,19 @@ impl<'a> Gen<'a> {
             }
         });
         quote!(#read_only #destructive)
+    }
+
+    /// `examples`, when given.
+    fn examples_method(&self) -> TokenStream {
+        let p = &self.private;
+        let Some(Examples(examples)) = &self.attrs.examples else {
+            return TokenStream::new();
+        };
+        quote! {
+            fn examples(&self) -> #p::Vec<#p::serde_json::Value> {
+                #p::examples(&[#(#examples),*])
+            }
+        }
     }
 
     fn role_method(&self) -> TokenStream {

@@ -2,6 +2,61 @@
 //!
 //! Declare a tool as an annotated `async fn`; run a model's tool calls through
 //! prepare → execute → finalize, in parallel by default, with per-file write serialisation.
+//! Seven coding tools (read, bash, edit, write, grep, find, ls) are built in, written with the
+//! same macro. The [`guide`] has a page for each common task.
+//!
+//! # Quick start
+//!
+//! A tool is an annotated `async fn`: its parameters are the arguments (doc comments become
+//! their descriptions), its doc comment the description.
+//!
+//! ```
+//! use pi_tools::{ToolContext, ToolError, ToolOutput, tool};
+//!
+//! /// Count the words of a text.
+//! #[tool(snippet = "Count words", guidelines = ["Use word_count for long texts."], read_only)]
+//! async fn word_count(
+//!     ctx: &ToolContext,
+//!     /// The text to count.
+//!     text: String,
+//!     /// Count only words longer than this many characters.
+//!     min_len: Option<usize>,
+//! ) -> Result<ToolOutput, ToolError> {
+//!     ctx.update(pi_tools::ToolResult::text("counting…"));
+//!     let n = text.split_whitespace().filter(|w| w.len() > min_len.unwrap_or(0)).count();
+//!     Ok(ToolOutput::text(n.to_string()))
+//! }
+//!
+//! // The macro generates `WordCountTool`; the registry finds it without any central list.
+//! # use std::sync::Arc;
+//! # use pi_tools::{NoopSink, RunnerConfig, ToolCall, ToolSet, execute_tool_calls, wrap};
+//! # use tokio_util::sync::CancellationToken;
+//! # tokio::runtime::Runtime::new().unwrap().block_on(async {
+//! let tools = ToolSet::new([wrap(Arc::new(WordCountTool), None)]);
+//! let calls = [ToolCall::new("1", "word_count", serde_json::json!({"text": "a bb ccc", "min_len": 1}))];
+//! let outcome = execute_tool_calls(
+//!     &tools,
+//!     &calls,
+//!     &RunnerConfig::default(),
+//!     &CancellationToken::new(),
+//!     &NoopSink,
+//! )
+//! .await;
+//! assert_eq!(outcome.messages[0].content[0].as_text(), Some("2"));
+//! # });
+//! ```
+//!
+//! A binary of your own gets the whole `pi-tools` command line (run, catalog, prompt,
+//! schema, check, mcp, completions, man) with your tools included; `main` must return the
+//! exit code:
+//!
+//! ```no_run
+//! fn main() -> std::process::ExitCode {
+//!     pi_tools::cli::main()
+//! }
+//! ```
+//!
+//! # Layers
 //!
 //! The kernel ([`core`]) knows nothing of the product layer; everything else (definitions,
 //! registry, built-in tools, prompt, schemas, CLI) is built on its public API.
@@ -18,6 +73,7 @@ pub mod config;
 pub mod core;
 pub mod dialect;
 pub mod env;
+pub mod guide;
 #[cfg(feature = "mcp")]
 pub mod mcp;
 pub mod prompt;

@@ -19,7 +19,7 @@ use serde_json::Value;
 
 use crate::catalog::Catalog;
 use crate::config::Config;
-use crate::core::{AgentTool, BatchOutcome, Extensions, RunnerConfig, ToolSet};
+use crate::core::{AgentTool, BatchOutcome, Extensions, RunnerConfig, ToolSet, UnknownToolMessage};
 use crate::dialect::{self, Dialect, DialectError};
 use crate::prompt::PromptSections;
 use crate::tool::{ToolDefinition, wrap_with_mode};
@@ -101,13 +101,29 @@ impl Toolbox {
     }
 
     /// How batches run: execution mode, concurrency bound, per-call timeout and the
-    /// extensions; hooks are left for the caller to set.
+    /// extensions; hooks are left for the caller to set. A call to a tool that is registered
+    /// but not active gets an error saying so and naming the configuration key that turns it
+    /// on (as of now: take a new runner configuration after [`Toolbox::activate_added`]).
     pub fn runner_config(&self) -> RunnerConfig {
+        let active = self.active_names();
+        let inactive: Vec<String> = self
+            .registered
+            .iter()
+            .map(|t| t.name().to_owned())
+            .filter(|name| !active.contains(name))
+            .collect();
+        let unknown_tool: UnknownToolMessage = Arc::new(move |name: &str| {
+            inactive
+                .iter()
+                .any(|n| n == name)
+                .then(|| inactive_tool_message(name, &active))
+        });
         RunnerConfig {
             execution: self.config.execution,
             max_concurrency: self.config.max_concurrency,
             timeout: self.config.timeout,
             extensions: self.extensions.clone(),
+            unknown_tool: Some(unknown_tool),
             ..RunnerConfig::default()
         }
     }
@@ -185,4 +201,19 @@ impl std::fmt::Debug for Toolbox {
             .field("registered", &self.registered.len())
             .finish_non_exhaustive()
     }
+}
+
+/// The error for a call to a tool that exists but is switched off: for the model, which
+/// tools it can use instead; for the person running it, the key that switches it on.
+fn inactive_tool_message(name: &str, active: &[String]) -> String {
+    let usable = if active.is_empty() {
+        "No tool is active.".to_owned()
+    } else {
+        format!("The active tools are: {}.", active.join(", "))
+    };
+    format!(
+        "Tool {name} is registered but not active in this configuration, so it cannot be \
+         called. {usable} To turn it on, add \"{name}\" to `active` in the `[tools]` section of \
+         pi-tools.toml."
+    )
 }

@@ -26,6 +26,7 @@ pub struct FakeTool {
     pub config: Option<ToolConfigSpec>,
     pub behaviour: Arc<Behaviour>,
     pub delay: Option<std::time::Duration>,
+    pub examples: Vec<Value>,
 }
 
 impl FakeTool {
@@ -46,6 +47,7 @@ impl FakeTool {
             config: None,
             behaviour: Arc::new(move |_, _| Ok(ToolResult::text(answer.clone()))),
             delay: None,
+            examples: Vec::new(),
         }
     }
 
@@ -113,6 +115,11 @@ impl FakeTool {
         self
     }
 
+    pub fn examples(mut self, examples: Vec<Value>) -> Self {
+        self.examples = examples;
+        self
+    }
+
     pub fn arc(self) -> Arc<dyn ToolDefinition> {
         Arc::new(self)
     }
@@ -176,6 +183,10 @@ impl ToolDefinition for FakeTool {
 
     fn role(&self) -> ToolRole {
         self.role
+    }
+
+    fn examples(&self) -> Vec<Value> {
+        self.examples.clone()
     }
 }
 

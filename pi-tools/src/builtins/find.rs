@@ -63,6 +63,7 @@ pub struct FindDetails {
 /// Finds paths by glob. Registered as a built-in tool by `#[tool]`.
 #[tool(
     name = "find",
+    examples = [r#"{"pattern": "**/*.toml"}"#],
     label = "Find",
     description = "Find files and directories by glob pattern. A pattern without \
 `/` matches file names at any depth (`*.rs`); a pattern with `/` matches the whole path relative \

@@ -86,6 +86,7 @@ pub struct GrepDetails {
 /// Searches file contents. Registered as a built-in tool by `#[tool]`.
 #[tool(
     name = "grep",
+    examples = [r#"{"pattern": "fn main", "path": "src", "glob": "*.rs", "context": 2}"#],
     label = "Grep",
     description = "Search the contents of files for a regular expression (or, with \
 literal: true, a plain string). Prints each matching line as `path:line: text`, with optional \

@@ -54,6 +54,7 @@ pub struct LsDetails {
 /// Lists a directory. Registered as a built-in tool by `#[tool]`.
 #[tool(
     name = "ls",
+    examples = [r#"{"path": "src"}"#],
     label = "Ls",
     description = "List the entries of a directory, sorted alphabetically \
 (ignoring case), dotfiles included, one per line, with a `/` after each directory. Stops after \

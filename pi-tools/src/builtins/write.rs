@@ -38,6 +38,7 @@ pub struct WriteDetails {
 /// Writes a file. Registered as a built-in tool by `#[tool]`.
 #[tool(
     name = "write",
+    examples = [r#"{"path": "notes/todo.md", "content": "To do:\n- Write the tests.\n"}"#],
     label = "Write",
     description = "Write content to a file, creating it (and its parent directories) if needed and replacing it completely if it exists. The file is replaced atomically.",
     snippet = "Create or overwrite a file",

@@ -1,9 +1,13 @@
-//! The tool catalog: what each tool is, how it runs and what it takes, as Markdown, JSON
-//! or one self-contained HTML page. Output is deterministic (tools in the given order,
-//! schema keys sorted).
+//! The tool catalog: what each tool is, how it runs, what it takes and an example call, as
+//! Markdown, JSON or one self-contained HTML page, each with a table of contents.
+//!
+//! Output is deterministic: tools in the given order; parameters required first, then
+//! optional, each group in declaration order (the schema's property order), with the fields
+//! of object parameters (and of arrays of objects) listed under their parent.
 
 mod html;
 mod markdown;
+mod text;
 
 use std::sync::Arc;
 
@@ -14,9 +18,14 @@ use crate::config::Config;
 use crate::core::ExecutionMode;
 use crate::tool::ToolDefinition;
 
+/// The title a catalog has unless [`Catalog::with_title`] names it otherwise.
+pub const DEFAULT_TITLE: &str = "Tools";
+
 /// The documented tools.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Catalog {
+    /// The page's title and top heading.
+    pub title: String,
     /// One entry per tool, in order.
     pub tools: Vec<CatalogEntry>,
 }
@@ -38,8 +47,11 @@ pub struct CatalogEntry {
     pub description: String,
     /// The tool's prompt guidelines.
     pub guidelines: Vec<String>,
-    /// The top-level parameters, in schema order.
+    /// The top-level parameters: required ones first, then optional ones, each group in
+    /// declaration (schema property) order.
     pub parameters: Vec<Parameter>,
+    /// Example arguments from [`ToolDefinition::examples`].
+    pub examples: Vec<Value>,
     /// The canonical argument schema.
     pub schema: Value,
     /// The schema of the tool's `[tool.<name>]` configuration, if it has one.
@@ -56,10 +68,14 @@ pub struct Parameter {
     pub type_name: String,
     /// Whether the model must give it.
     pub required: bool,
-    /// The schema's default, if any.
+    /// The schema's `default`, if any other than `null`.
     pub default: Option<Value>,
     /// The schema's description, if any.
     pub description: Option<String>,
+    /// The fields of an object parameter, or of the objects of an array parameter, ordered
+    /// as the top-level parameters are.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub fields: Vec<Parameter>,
 }
 
 impl Catalog {
@@ -81,9 +97,20 @@ impl Catalog {
                 parameters: parameters(tool.parameters()),
                 schema: tool.parameters().clone(),
                 config_schema: tool.config().map(|spec| (spec.schema)()),
+                examples: tool.examples(),
             })
             .collect();
-        Catalog { tools }
+        Catalog {
+            title: DEFAULT_TITLE.to_owned(),
+            tools,
+        }
+    }
+
+    /// The same catalog under another title (the HTML page's `<title>` and top heading, and
+    /// the Markdown's top heading).
+    pub fn with_title(mut self, title: impl Into<String>) -> Self {
+        self.title = title.into();
+        self
     }
 
     /// The catalog as JSON: `{"tools": [entry, …]}`.
@@ -91,42 +118,66 @@ impl Catalog {
         serde_json::to_value(self).unwrap_or(Value::Null)
     }
 
-    /// The catalog as Markdown, one section per tool.
+    /// The catalog as Markdown: a level-2 title, a table of contents, then one level-3
+    /// section per tool.
     pub fn to_markdown(&self) -> String {
-        markdown::render(self)
+        self.to_markdown_at(2)
     }
 
-    /// The catalog as one HTML page with inline CSS and a filter box; it loads nothing.
+    /// The catalog as Markdown whose top heading has `level` (1 to 4; values outside are
+    /// clamped), so it embeds under a heading of another document. Tool sections are one
+    /// level below, their parts two levels below.
+    pub fn to_markdown_at(&self, level: u8) -> String {
+        markdown::render(self, level.clamp(1, 4))
+    }
+
+    /// The catalog as one HTML page with inline CSS, a table of contents and a filter box;
+    /// it loads nothing and links only within itself.
     pub fn to_html(&self) -> String {
         html::render(self)
     }
 }
 
+/// The rows of an object schema: required properties first, then optional ones, each in
+/// the schema's property order (declaration order: schemas keep insertion order).
 fn parameters(schema: &Value) -> Vec<Parameter> {
     let required: Vec<&str> = schema
         .get("required")
         .and_then(Value::as_array)
         .map(|r| r.iter().filter_map(Value::as_str).collect())
         .unwrap_or_default();
-    schema
-        .get("properties")
-        .and_then(Value::as_object)
-        .map(|properties| {
-            properties
-                .iter()
-                .map(|(name, property)| Parameter {
-                    name: name.clone(),
-                    type_name: type_name(property),
-                    required: required.contains(&name.as_str()),
-                    default: property.get("default").cloned(),
-                    description: property
-                        .get("description")
-                        .and_then(Value::as_str)
-                        .map(str::to_owned),
-                })
-                .collect()
+    let Some(properties) = schema.get("properties").and_then(Value::as_object) else {
+        return Vec::new();
+    };
+    let mut rows: Vec<Parameter> = properties
+        .iter()
+        .map(|(name, property)| Parameter {
+            name: name.clone(),
+            type_name: type_name(property),
+            required: required.contains(&name.as_str()),
+            // `#[serde(default)]` on an `Option` gives `null`: that says "absent", which
+            // the required column already says.
+            default: property.get("default").filter(|d| !d.is_null()).cloned(),
+            description: property
+                .get("description")
+                .and_then(Value::as_str)
+                .map(str::to_owned),
+            fields: nested_fields(property),
         })
-        .unwrap_or_default()
+        .collect();
+    // A stable sort keeps declaration order within each group.
+    rows.sort_by_key(|row| !row.required);
+    rows
+}
+
+/// The fields of an object property, or of the items of an array property.
+fn nested_fields(property: &Value) -> Vec<Parameter> {
+    match property.get("items") {
+        Some(items) if property.get("type").and_then(Value::as_str) == Some("array") => {
+            parameters(items)
+        }
+        _ => parameters(property),
+    }
 }
 
 /// A short, human type description of a schema.

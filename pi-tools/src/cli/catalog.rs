@@ -2,13 +2,15 @@
 
 use std::process::ExitCode;
 
+use crate::config::ConfigSource;
+
 use super::{CatalogArgs, CatalogFormat, Failure, emit, setup};
 
-pub(super) fn catalog(args: CatalogArgs) -> Result<ExitCode, Failure> {
-    let toolbox = setup::describing_toolbox(args.config.config.as_deref())?;
-    let catalog = toolbox.catalog(args.all);
+pub(super) fn catalog(args: CatalogArgs, config: &ConfigSource) -> Result<ExitCode, Failure> {
+    let toolbox = setup::describing_toolbox(config)?;
+    let catalog = toolbox.catalog(args.all).with_title(args.title);
     let text = match args.format {
-        CatalogFormat::Markdown => catalog.to_markdown(),
+        CatalogFormat::Markdown => catalog.to_markdown_at(args.heading_level),
         CatalogFormat::Json => emit::json(&catalog.to_json()),
         CatalogFormat::Html => catalog.to_html(),
     };

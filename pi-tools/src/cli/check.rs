@@ -3,20 +3,20 @@
 
 use std::process::ExitCode;
 
-use crate::config::Config;
+use crate::config::{Config, ConfigSource};
 use crate::env::KernelSupport;
 use crate::toolbox::Toolbox;
 
-use super::{ConfigArg, Failure, emit, setup};
+use super::{Failure, emit, setup};
 
-pub(super) fn check(args: ConfigArg) -> Result<ExitCode, Failure> {
-    let toolbox = setup::describing_toolbox(args.config.as_deref())?;
-    emit::print(&summary(&toolbox))?;
+pub(super) fn check(source: &ConfigSource) -> Result<ExitCode, Failure> {
+    let toolbox = setup::describing_toolbox(source)?;
+    emit::print(&summary(source, &toolbox))?;
     Ok(ExitCode::SUCCESS)
 }
 
-/// A few lines saying what the configuration sets up.
-fn summary(toolbox: &Toolbox) -> String {
+/// A few lines saying which configuration applies and what it sets up.
+fn summary(source: &ConfigSource, toolbox: &Toolbox) -> String {
     let config = toolbox.config();
     let list = |names: Vec<String>| {
         if names.is_empty() {
@@ -32,6 +32,7 @@ fn summary(toolbox: &Toolbox) -> String {
         .collect();
     let mut lines = vec![
         format!("{}: ok", config.origin),
+        format!("configuration: {source}"),
         format!("active tools: {}", list(toolbox.active_names())),
         format!("registered tools: {}", list(registered)),
         format!("execution: {}", config.execution),
@@ -45,7 +46,7 @@ fn summary(toolbox: &Toolbox) -> String {
             "timeout per call: {}",
             config
                 .timeout
-                .map_or_else(|| "none".to_owned(), |t| format!("{} s", t.as_secs()))
+                .map_or_else(|| "none".to_owned(), |t| seconds(t.as_secs()))
         ),
     ];
     lines.extend(mode_overrides(config));
@@ -111,6 +112,15 @@ fn mode_overrides(config: &Config) -> Vec<String> {
         .iter()
         .filter_map(|(name, settings)| Some(format!("mode of {name}: {}", settings.mode?)))
         .collect()
+}
+
+/// `1 second`, `180 seconds`.
+fn seconds(n: u64) -> String {
+    if n == 1 {
+        "1 second".to_owned()
+    } else {
+        format!("{n} seconds")
+    }
 }
 
 #[cfg(test)]

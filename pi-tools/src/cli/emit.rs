@@ -28,9 +28,9 @@ pub(super) fn print(text: &str) -> Result<(), Failure> {
 }
 
 /// Writes `text` to `path` (with a final newline), or to standard output when `path` is
-/// `None`.
+/// `None` or `-`.
 pub(super) fn write(path: Option<&Path>, text: &str) -> Result<(), Failure> {
-    let Some(path) = path else {
+    let Some(path) = path.filter(|p| p.as_os_str() != "-") else {
         return print(text);
     };
     let mut text = text.to_owned();

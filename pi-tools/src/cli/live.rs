@@ -3,11 +3,11 @@
 //!
 //! Progress goes to standard error. On a terminal it is a block of lines, one per running
 //! call (a spinner, the tool's name, the elapsed time and the first line of its last update),
-//! redrawn in place; otherwise each new update line is printed once, without control codes.
-//! Finished calls go to standard output in completion order: `render_call`, then
-//! `render_result` indented, in colour only when standard output is a terminal.
+//! redrawn in place; otherwise (or with `TERM=dumb`) each new update line is printed once,
+//! without control codes. Finished calls go to standard output in completion order:
+//! `render_call`, then `render_result` indented, in colour as `--color` decides.
 
-use std::io::{IsTerminal, Write};
+use std::io::Write;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
@@ -17,6 +17,8 @@ use tokio::task::JoinHandle;
 use crate::core::{BatchOutcome, EventSink, ToolEvent, ToolResult};
 use crate::tool::ToolDefinition;
 use crate::tool::render::{Color, Style, Styled};
+
+use super::color::Terminal;
 
 const SPINNER: [char; 10] = ['⠋', '⠙', '⠹', '⠸', '⠼', '⠴', '⠦', '⠧', '⠇', '⠏'];
 const TICK: Duration = Duration::from_millis(100);
@@ -47,13 +49,15 @@ struct Running {
 
 impl LiveView {
     /// A view writing to this process's standard output and error, with a ticker that keeps
-    /// the spinners turning while calls run (only when standard error is a terminal).
-    pub(super) fn start(definitions: Vec<Arc<dyn ToolDefinition>>) -> (Arc<Self>, Ticker) {
-        let colour_allowed = std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty());
+    /// the spinners turning while calls run (only when `terminal` allows cursor movement).
+    pub(super) fn start(
+        definitions: Vec<Arc<dyn ToolDefinition>>,
+        terminal: Terminal,
+    ) -> (Arc<Self>, Ticker) {
         let view = Arc::new(LiveView {
             definitions,
-            ansi: colour_allowed && std::io::stdout().is_terminal(),
-            terminal_progress: std::io::stderr().is_terminal(),
+            ansi: terminal.colour,
+            terminal_progress: terminal.cursor,
             state: Mutex::new(State::default()),
         });
         let ticker = view.terminal_progress.then(|| {

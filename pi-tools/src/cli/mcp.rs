@@ -4,11 +4,13 @@ use std::process::ExitCode;
 
 use crate::mcp::{McpTool, McpTools, init_stderr_logging, serve_stdio};
 
+use crate::config::ConfigSource;
+
 use super::{Failure, McpArgs, setup};
 
-pub(super) async fn mcp(args: McpArgs) -> Result<ExitCode, Failure> {
+pub(super) async fn mcp(args: McpArgs, config: &ConfigSource) -> Result<ExitCode, Failure> {
     let cwd = setup::working_directory(args.cwd.as_deref())?;
-    let toolbox = setup::running_toolbox(args.config.config.as_deref(), &cwd)?;
+    let toolbox = setup::running_toolbox(config, &cwd)?;
     init_stderr_logging();
     // The toolbox's lean tools carry the configured mode overrides and tool configs; the
     // definitions beside them give MCP its titles and hints.

@@ -19,6 +19,8 @@
 
 mod catalog;
 mod check;
+mod color;
+mod completions;
 mod emit;
 mod failure;
 mod input;
@@ -36,8 +38,10 @@ use std::process::ExitCode;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
+use crate::config::ConfigSource;
 use crate::dialect::Dialect;
 
+use color::ColorChoice;
 use failure::Failure;
 
 /// Runs the command line on the process's arguments and returns its exit code.
@@ -52,7 +56,8 @@ pub fn main() -> ExitCode {
 ///
 /// Call it from synchronous code: it builds its own Tokio runtime.
 pub fn run_from(args: impl IntoIterator<Item = OsString>) -> ExitCode {
-    let cli = match Cli::try_parse_from(args) {
+    let args: Vec<OsString> = args.into_iter().collect();
+    let cli = match Cli::try_parse_from(&args) {
         Ok(cli) => cli,
         Err(e) => {
             // Help and version go to stdout with code 0, usage errors to stderr with 2.
@@ -72,7 +77,12 @@ pub fn run_from(args: impl IntoIterator<Item = OsString>) -> ExitCode {
             .report();
         }
     };
-    let result = runtime.block_on(dispatch(cli.command));
+    let globals = Globals {
+        config: ConfigSource::from_process(cli.config.as_deref()),
+        color: cli.color,
+        bin_name: bin_name(args.first()),
+    };
+    let result = runtime.block_on(dispatch(cli.command, &globals));
     // Tools that ignore cancellation must not keep the process alive after the batch.
     runtime.shutdown_background();
     match result {
@@ -81,21 +91,52 @@ pub fn run_from(args: impl IntoIterator<Item = OsString>) -> ExitCode {
     }
 }
 
-async fn dispatch(command: Command) -> Result<ExitCode, Failure> {
+/// What every subcommand may need besides its own arguments.
+struct Globals {
+    /// Where the configuration comes from.
+    config: ConfigSource,
+    /// `--color`.
+    color: ColorChoice,
+    /// The name this program was called by (for completions and the man page).
+    bin_name: String,
+}
+
+async fn dispatch(command: Command, globals: &Globals) -> Result<ExitCode, Failure> {
+    let config = &globals.config;
     match command {
-        Command::Run(args) => run::run(args).await,
-        Command::Catalog(args) => catalog::catalog(args),
-        Command::Prompt(args) => prompt::prompt(args),
-        Command::Schema(args) => schema::schema(args),
-        Command::Check(args) => check::check(args),
-        Command::Mcp(args) => mcp::mcp(args).await,
+        Command::Run(args) => run::run(args, config, globals.color).await,
+        Command::Catalog(args) => catalog::catalog(args, config),
+        Command::Prompt => prompt::prompt(config),
+        Command::Schema(args) => schema::schema(args, config),
+        Command::Check => check::check(config),
+        Command::Mcp(args) => mcp::mcp(args, config).await,
+        Command::Completions(args) => completions::completions(args, &globals.bin_name),
+        Command::Man(args) => completions::man(args, &globals.bin_name),
     }
+}
+
+/// The program's file name without directory or extension; `pi-tools` when unknown.
+fn bin_name(arg0: Option<&OsString>) -> String {
+    arg0.map(std::path::Path::new)
+        .and_then(std::path::Path::file_stem)
+        .and_then(|stem| stem.to_str())
+        .filter(|stem| !stem.is_empty())
+        .unwrap_or("pi-tools")
+        .to_owned()
 }
 
 /// Tools for LLM agents: run a batch of tool calls, and describe the registered tools.
 #[derive(Debug, Parser)]
 #[command(name = "pi-tools", version, about, long_about = None)]
 struct Cli {
+    /// The configuration file. Without it: $PI_TOOLS_CONFIG, then ./pi-tools.toml, then
+    /// the embedded default.
+    #[arg(long, global = true, value_name = "FILE")]
+    config: Option<PathBuf>,
+    /// When to colour the output: `auto` colours a terminal unless NO_COLOR is set or
+    /// TERM=dumb.
+    #[arg(long, global = true, value_enum, value_name = "WHEN", default_value_t = ColorChoice::Auto)]
+    color: ColorChoice,
     #[command(subcommand)]
     command: Command,
 }
@@ -107,27 +148,21 @@ enum Command {
     /// Document the tools as Markdown, JSON or one HTML page.
     Catalog(CatalogArgs),
     /// Print the system prompt's "Available tools" and "Guidelines" sections.
-    Prompt(ConfigArg),
+    Prompt,
     /// Print the tools' wire descriptions for a provider, as a JSON array.
     Schema(SchemaArgs),
-    /// Validate a configuration and summarise it.
-    Check(ConfigArg),
+    /// Validate the configuration, say which file it is, and summarise it.
+    Check,
     /// Serve the active tools over MCP on standard input and output.
     Mcp(McpArgs),
-}
-
-/// The configuration file option every subcommand shares.
-#[derive(Debug, Args)]
-struct ConfigArg {
-    /// The configuration file (pi-tools.toml); the embedded default applies without it.
-    #[arg(long, value_name = "FILE")]
-    config: Option<PathBuf>,
+    /// Print a shell completion script.
+    Completions(CompletionsArgs),
+    /// Print the man page (roff).
+    Man(ManArgs),
 }
 
 #[derive(Debug, Args)]
 struct RunArgs {
-    #[command(flatten)]
-    config: ConfigArg,
     /// The directory the tools work in (default: the current directory).
     #[arg(long, value_name = "DIR")]
     cwd: Option<PathBuf>,
@@ -142,15 +177,20 @@ struct RunArgs {
 
 #[derive(Debug, Args)]
 struct CatalogArgs {
-    #[command(flatten)]
-    config: ConfigArg,
     /// The output format.
     #[arg(long, value_enum, default_value_t = CatalogFormat::Markdown)]
     format: CatalogFormat,
     /// Document every registered tool, not only the active ones.
     #[arg(long)]
     all: bool,
-    /// Write to this file instead of standard output.
+    /// The title (HTML page title and top heading).
+    #[arg(long, value_name = "TEXT", default_value = crate::catalog::DEFAULT_TITLE)]
+    title: String,
+    /// Markdown only: the level of the top heading (tools are one level below), so the
+    /// catalog embeds in another document.
+    #[arg(long, value_name = "N", default_value_t = 2, value_parser = clap::value_parser!(u8).range(1..=4))]
+    heading_level: u8,
+    /// Write to this file instead of standard output (`-` is standard output).
     #[arg(short, long, value_name = "FILE")]
     output: Option<PathBuf>,
 }
@@ -168,8 +208,6 @@ enum CatalogFormat {
 
 #[derive(Debug, Args)]
 struct SchemaArgs {
-    #[command(flatten)]
-    config: ConfigArg,
     /// The provider's dialect.
     #[arg(long, value_parser = dialect_parser())]
     dialect: Dialect,
@@ -180,11 +218,26 @@ struct SchemaArgs {
 
 #[derive(Debug, Args)]
 struct McpArgs {
-    #[command(flatten)]
-    config: ConfigArg,
     /// The directory the tools work in (default: the current directory).
     #[arg(long, value_name = "DIR")]
     cwd: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+struct CompletionsArgs {
+    /// The shell.
+    #[arg(value_enum)]
+    shell: clap_complete::Shell,
+    /// Write to this file instead of standard output (`-` is standard output).
+    #[arg(short, long, value_name = "FILE")]
+    output: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+struct ManArgs {
+    /// Write to this file instead of standard output (`-` is standard output).
+    #[arg(short, long, value_name = "FILE")]
+    output: Option<PathBuf>,
 }
 
 fn dialect_parser() -> impl clap::builder::TypedValueParser<Value = Dialect> {

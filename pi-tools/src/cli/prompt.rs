@@ -2,10 +2,12 @@
 
 use std::process::ExitCode;
 
-use super::{ConfigArg, Failure, emit, setup};
+use crate::config::ConfigSource;
 
-pub(super) fn prompt(args: ConfigArg) -> Result<ExitCode, Failure> {
-    let toolbox = setup::describing_toolbox(args.config.as_deref())?;
+use super::{Failure, emit, setup};
+
+pub(super) fn prompt(config: &ConfigSource) -> Result<ExitCode, Failure> {
+    let toolbox = setup::describing_toolbox(config)?;
     emit::print(&toolbox.prompt().to_string())?;
     Ok(ExitCode::SUCCESS)
 }

@@ -15,14 +15,21 @@ use tokio_util::sync::CancellationToken;
 use crate::core::execute_tool_calls;
 use crate::env::ExecutionEnv;
 
+use crate::config::ConfigSource;
+
+use super::color::{ColorChoice, Terminal};
 use super::jsonl::JsonLines;
 use super::live::LiveView;
 use super::{Failure, RunArgs, input, setup};
 
-pub(super) async fn run(args: RunArgs) -> Result<ExitCode, Failure> {
+pub(super) async fn run(
+    args: RunArgs,
+    config: &ConfigSource,
+    color: ColorChoice,
+) -> Result<ExitCode, Failure> {
     let cwd = setup::working_directory(args.cwd.as_deref())?;
     let calls = input::parse(&input::read(args.input.as_deref())?)?;
-    let toolbox = setup::running_toolbox(args.config.config.as_deref(), &cwd)?;
+    let toolbox = setup::running_toolbox(config, &cwd)?;
     let runner_config = toolbox.runner_config();
     let env = runner_config
         .extensions
@@ -38,7 +45,8 @@ pub(super) async fn run(args: RunArgs) -> Result<ExitCode, Failure> {
         sink.batch_end(outcome.terminate);
         caught
     } else {
-        let (view, ticker) = LiveView::start(toolbox.registered().to_vec());
+        let terminal = Terminal::of_process(color);
+        let (view, ticker) = LiveView::start(toolbox.registered().to_vec(), terminal);
         let batch = execute_tool_calls(tools, &calls, &runner_config, &cancel, &*view);
         let (outcome, caught) = signals.interruptible(batch, &cancel).await;
         drop(ticker);

@@ -4,12 +4,13 @@ use std::process::ExitCode;
 
 use serde_json::Value;
 
+use crate::config::ConfigSource;
 use crate::dialect;
 
 use super::{Failure, SchemaArgs, emit, setup};
 
-pub(super) fn schema(args: SchemaArgs) -> Result<ExitCode, Failure> {
-    let toolbox = setup::describing_toolbox(args.config.config.as_deref())?;
+pub(super) fn schema(args: SchemaArgs, config: &ConfigSource) -> Result<ExitCode, Failure> {
+    let toolbox = setup::describing_toolbox(config)?;
     let tools = if args.all {
         toolbox.registered()
     } else {

@@ -5,7 +5,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use crate::config::Config;
+use crate::config::{Config, ConfigSource};
 use crate::core::Extensions;
 use crate::env::{ExecutionEnv, LocalEnv};
 use crate::tool::Registry;
@@ -20,26 +20,28 @@ pub(super) fn registered() -> Result<Vec<Arc<dyn ToolDefinition>>, Failure> {
     Ok(registry.iter().cloned().collect())
 }
 
-/// The configuration at `path`, or the embedded default, validated against `registered`.
-/// A problem fails with the configuration's own `file:line:column` messages.
+/// The configuration `source` names, validated against `registered`. A problem fails with
+/// the configuration's own `file:line:column` messages.
 pub(super) fn config(
-    path: Option<&Path>,
+    source: &ConfigSource,
     registered: &[Arc<dyn ToolDefinition>],
 ) -> Result<Config, Failure> {
-    Config::load(path, registered).map_err(|e| Failure::general(e.to_string()))
+    source
+        .load(registered)
+        .map_err(|e| Failure::general(e.to_string()))
 }
 
 /// The toolbox for commands that only describe tools (no execution environment).
-pub(super) fn describing_toolbox(config_path: Option<&Path>) -> Result<Toolbox, Failure> {
+pub(super) fn describing_toolbox(source: &ConfigSource) -> Result<Toolbox, Failure> {
     let registered = registered()?;
-    let config = config(config_path, &registered)?;
+    let config = config(source, &registered)?;
     Ok(Toolbox::new(registered, &config, Extensions::new()))
 }
 
 /// The toolbox for commands that run tools in `cwd`.
-pub(super) fn running_toolbox(config_path: Option<&Path>, cwd: &Path) -> Result<Toolbox, Failure> {
+pub(super) fn running_toolbox(source: &ConfigSource, cwd: &Path) -> Result<Toolbox, Failure> {
     let registered = registered()?;
-    let config = config(config_path, &registered)?;
+    let config = config(source, &registered)?;
     let extensions = extensions(cwd, &config)?;
     Ok(Toolbox::new(registered, &config, extensions))
 }

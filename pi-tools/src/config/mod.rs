@@ -30,10 +30,13 @@
 //! `model.rs` is what a loaded configuration says; `load.rs` turns TOML text into it, checking
 //! every key against the registered tools; `error.rs` is how problems point back into the file.
 
+mod discover;
 mod error;
 mod load;
 mod model;
 mod sandbox;
+
+pub use discover::{CONFIG_ENV, CONFIG_FILE_NAME, ConfigSource};
 
 pub use error::{ConfigError, ConfigProblem};
 pub use model::{Config, ToolSettings};

@@ -26,7 +26,7 @@ pub use hooks::{
 };
 pub use message::{ToolCall, ToolResultMessage};
 pub use result::{ToolResult, Usage, UsageCost};
-pub use runner::{BatchOutcome, RunnerConfig, execute_tool_calls};
+pub use runner::{BatchOutcome, RunnerConfig, UnknownToolMessage, execute_tool_calls};
 pub use tool::{AgentTool, BoxFuture, ExecutionMode};
 pub use toolset::ToolSet;
 pub use validate::{ArgumentValidator, coerce_arguments};

@@ -61,7 +61,8 @@ impl ArgumentValidator {
                     format!("{path}.{name}")
                 };
             }
-            text.push_str(&format!("\n  - {path}: {error}"));
+            let message = enum_violation(&self.schema, &error).unwrap_or_else(|| error.to_string());
+            text.push_str(&format!("\n  - {path}: {message}"));
         }
         let received = serde_json::to_string_pretty(&args).unwrap_or_else(|_| args.to_string());
         text.push_str("\n\nReceived arguments:\n");
@@ -92,6 +93,9 @@ fn pointer_to_dotted(pointer: &str) -> String {
 /// - a JSON-encoded string becomes the array or object the schema expects;
 /// - `null` for an optional property (one not in `required`, whose schema does not allow
 ///   null) is treated as absent;
+/// - a string that is not one of an enumeration's values becomes the one value it equals
+///   after trimming, or ignoring case (`"Fahrenheit"` → `"fahrenheit"`); when it matches
+///   none, or several, it is left for the validator to report with the allowed values;
 /// - array items and nested properties are repaired the same way.
 pub fn coerce_arguments(schema: &Value, value: Value) -> Value {
     // A call without arguments is an empty object, not `null`.
@@ -108,6 +112,9 @@ fn coerce(schema: &Value, value: Value) -> Value {
     let Some(schema_obj) = schema.as_object() else {
         return value;
     };
+    if let Some(value) = coerce_enum(schema, &value) {
+        return value;
+    }
     // Unions: keep a value that already has an acceptable type; otherwise take the first
     // branch that can repair it.
     for key in ["anyOf", "oneOf"] {
@@ -286,4 +293,83 @@ fn parse_float(s: &str) -> Option<Number> {
         return None;
     }
     Number::from_f64(f)
+}
+
+/// The values an enumeration allows: `enum`, `const`, or a `oneOf`/`anyOf` whose every
+/// branch is one of those (schemars' form for an enum with documented variants).
+fn enum_values(schema: &Value) -> Option<Vec<&Value>> {
+    if let Some(Value::Array(values)) = schema.get("enum") {
+        return Some(values.iter().collect());
+    }
+    if let Some(value) = schema.get("const") {
+        return Some(vec![value]);
+    }
+    for key in ["oneOf", "anyOf"] {
+        if let Some(Value::Array(branches)) = schema.get(key) {
+            let mut all = Vec::new();
+            for branch in branches {
+                all.extend(enum_values(branch)?);
+            }
+            return Some(all);
+        }
+    }
+    None
+}
+
+/// The allowed strings `text` could have meant: the one it equals after trimming, else
+/// those it equals ignoring case.
+fn enum_candidates<'v>(text: &str, allowed: &[&'v Value]) -> Vec<&'v str> {
+    let strings = allowed.iter().filter_map(|v| v.as_str());
+    let trimmed = text.trim();
+    if let Some(exact) = strings.clone().find(|s| *s == trimmed) {
+        return vec![exact];
+    }
+    let folded = trimmed.to_lowercase();
+    strings.filter(|s| s.to_lowercase() == folded).collect()
+}
+
+/// A string that is not one of the enumeration's values, repaired when it means exactly
+/// one of them; `None` when there is nothing to repair or no single repair.
+fn coerce_enum(schema: &Value, value: &Value) -> Option<Value> {
+    let Value::String(text) = value else {
+        return None;
+    };
+    let allowed = enum_values(schema)?;
+    if allowed.contains(&value) {
+        return None;
+    }
+    match enum_candidates(text, &allowed)[..] {
+        [only] => Some(Value::String(only.to_owned())),
+        _ => None,
+    }
+}
+
+/// The message for a value outside an enumeration, listing the allowed values (and, for a
+/// string that matches several of them when case is ignored, which ones); `None` for any
+/// other violation.
+fn enum_violation(root: &Value, error: &jsonschema::ValidationError<'_>) -> Option<String> {
+    let path = error.schema_path().as_str();
+    let (parent, keyword) = path.rsplit_once('/')?;
+    if !matches!(keyword, "enum" | "const" | "oneOf" | "anyOf") {
+        return None;
+    }
+    let allowed = enum_values(root.pointer(parent)?)?;
+    let instance: &Value = error.instance();
+    let list = allowed
+        .iter()
+        .map(ToString::to_string)
+        .collect::<Vec<_>>()
+        .join(", ");
+    let mut message = format!("{instance} is not one of the allowed values: {list}");
+    if let Value::String(text) = instance {
+        let candidates = enum_candidates(text, &allowed);
+        if candidates.len() > 1 {
+            let quoted: Vec<String> = candidates.iter().map(|c| format!("\"{c}\"")).collect();
+            message.push_str(&format!(
+                " ({instance} matches {} when case is ignored; give one of them exactly)",
+                quoted.join(" and ")
+            ));
+        }
+    }
+    Some(message)
 }

@@ -125,6 +125,12 @@ pub trait ToolDefinition: Send + Sync + 'static {
         ToolRole::General
     }
 
+    /// Example arguments, each a JSON object the tool's schema accepts; the catalog shows
+    /// them as example calls. `#[tool(examples = [r#"{...}"#])]` sets them.
+    fn examples(&self) -> Vec<Value> {
+        Vec::new()
+    }
+
     /// Where the tool was declared.
     fn source_location(&self) -> Option<SourceLocation> {
         None

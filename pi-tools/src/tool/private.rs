@@ -145,3 +145,12 @@ impl<E: Display> DisplayToolError for &ErrorWrap<E> {
 pub fn make_tool<T: ToolDefinition + Default>() -> Arc<dyn ToolDefinition> {
     Arc::new(T::default())
 }
+
+/// A tool's `examples = [...]`: each literal was checked to be JSON when the macro expanded,
+/// so a literal that does not parse cannot reach here; it would show as `null`.
+pub fn examples(literals: &[&str]) -> Vec<Value> {
+    literals
+        .iter()
+        .map(|text| serde_json::from_str(text).unwrap_or(Value::Null))
+        .collect()
+}

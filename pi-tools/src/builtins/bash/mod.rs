@@ -109,6 +109,7 @@ fn is_zero(n: &u64) -> bool {
 /// Runs a command. Registered as a built-in tool by `#[tool]`.
 #[tool(
     name = "bash",
+    examples = [r#"{"command": "cargo test --quiet 2>&1 | tail -n 20", "timeout": 300}"#],
     label = "Bash",
     description = "Run a shell command with bash in the current working directory \
 and return its combined stdout and stderr. Only the last 2000 lines or 50KB of output are \
@@ -245,8 +246,8 @@ pub async fn bash(
 
     let failure = if outcome.timed_out {
         Some(format!(
-            "Command timed out after {} seconds",
-            format_secs(timeout.unwrap_or_default().as_secs_f64())
+            "Command timed out after {}",
+            seconds_text(timeout.unwrap_or_default().as_secs_f64())
         ))
     } else if outcome.aborted {
         Some("Command aborted".to_string())
@@ -284,11 +285,14 @@ fn checked_timeout(secs: f64) -> Result<f64, ToolError> {
 }
 
 /// Seconds as written by a person: `5`, `0.5`.
-fn format_secs(secs: f64) -> String {
-    if secs.fract() == 0.0 && secs < 1e15 {
-        format!("{}", secs as u64)
+/// `1 second`, `60 seconds`, `0.5 seconds`.
+fn seconds_text(secs: f64) -> String {
+    if secs == 1.0 {
+        "1 second".to_owned()
+    } else if secs.fract() == 0.0 && secs < 1e15 {
+        format!("{} seconds", secs as u64)
     } else {
-        format!("{secs}")
+        format!("{secs} seconds")
     }
 }
 
@@ -325,7 +329,7 @@ impl crate::tool::ToolRenderer for BashRenderer {
         out.add(arg_str(args, "command").unwrap_or(""), Style::PLAIN.bold());
         if let Some(t) = args.get("timeout").and_then(Value::as_f64) {
             out.add(
-                format!(" (timeout {}s)", format_secs(t)),
+                format!(" (timeout {})", seconds_text(t)),
                 Style::fg(Color::Gray),
             );
         }

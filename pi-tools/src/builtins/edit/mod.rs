@@ -114,6 +114,7 @@ pub const DEFAULT_MAX_FILE_BYTES: u64 = 64 * 1024 * 1024;
 /// Edits a file. Registered as a built-in tool by `#[tool]`.
 #[tool(
     name = "edit",
+    examples = [r#"{"path": "src/config.rs", "edits": [{"oldText": "let retries = 3;", "newText": "let retries = 5;"}]}"#],
     label = "Edit",
     description = "Edit a file by replacing exact text. Each edit's oldText must match exactly one place in the file (whitespace and indentation included) and edits must not overlap; all edits are checked against the original file and applied together, or none is. Use several edits in one call to change several places of one file.",
     snippet = "Replace exact text in a file (one or more non-overlapping edits)",

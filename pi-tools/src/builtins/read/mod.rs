@@ -106,6 +106,7 @@ const CHUNK: usize = 256 * 1024;
 /// Reads a file. Registered as a built-in tool by `#[tool]`.
 #[tool(
     name = "read",
+    examples = [r#"{"path": "src/main.rs"}"#, r#"{"path": "logs/server.log", "offset": 2001, "limit": 500}"#],
     label = "Read",
     description = "Read a file. Text comes back as it is (no line numbers), at most 2000 lines or 50KB per call; when more remains, the output ends with the offset to continue from. PNG, JPEG, GIF and WebP images come back as images. Use offset and limit to read a window of a large file.",
     snippet = "Read a text file or view an image",

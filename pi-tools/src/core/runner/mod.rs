@@ -48,7 +48,15 @@ pub struct RunnerConfig {
     pub after_tool_call: Option<Arc<dyn AfterToolCall>>,
     /// Shared values every tool's context carries (the execution environment, for one).
     pub extensions: Extensions,
+    /// The error text for a call to a name the tool set does not hold; `None` from it (or
+    /// no function) gives `Tool <name> not found`. A product layer that knows more (a tool
+    /// that exists but is switched off) says so here.
+    pub unknown_tool: Option<UnknownToolMessage>,
 }
+
+/// Gives the error text for a call to a tool the set does not hold, or `None` for the
+/// default text.
+pub type UnknownToolMessage = Arc<dyn Fn(&str) -> Option<String> + Send + Sync>;
 
 impl Default for RunnerConfig {
     fn default() -> Self {
@@ -60,6 +68,7 @@ impl Default for RunnerConfig {
             before_tool_call: None,
             after_tool_call: None,
             extensions: Extensions::default(),
+            unknown_tool: None,
         }
     }
 }
@@ -73,6 +82,7 @@ impl std::fmt::Debug for RunnerConfig {
             .field("cancel_grace", &self.cancel_grace)
             .field("before_tool_call", &self.before_tool_call.is_some())
             .field("after_tool_call", &self.after_tool_call.is_some())
+            .field("unknown_tool", &self.unknown_tool.is_some())
             .finish()
     }
 }
@@ -259,7 +269,13 @@ impl<'a> Batch<'a> {
     /// Phase one: lookup, argument preparation, validation, before-hook.
     async fn prepare(&self, call: &ToolCall) -> Prepared<'a> {
         let Some(entry) = self.tools.entry(&call.name) else {
-            return Prepared::Immediate(Finalized::error(format!("Tool {} not found", call.name)));
+            let text = self
+                .config
+                .unknown_tool
+                .as_ref()
+                .and_then(|message| message(&call.name))
+                .unwrap_or_else(|| format!("Tool {} not found", call.name));
+            return Prepared::Immediate(Finalized::error(text));
         };
         let tool = &entry.tool;
         let raw = call.arguments.clone();
@@ -457,10 +473,20 @@ async fn finalize(
 
 fn timeout_text(tool: &str, after: Duration) -> String {
     format!(
-        "Tool {tool} timed out after {} seconds and was cancelled. Retry with a longer timeout \
+        "Tool {tool} timed out after {} and was cancelled. Retry with a longer timeout \
          if the tool accepts one, or split the work into smaller steps.",
-        after.as_secs_f64()
+        seconds_text(after)
     )
+}
+
+/// `1 second`, `180 seconds`, `0.1 seconds`.
+fn seconds_text(after: Duration) -> String {
+    let secs = after.as_secs_f64();
+    if secs == 1.0 {
+        "1 second".to_owned()
+    } else {
+        format!("{secs} seconds")
+    }
 }
 
 fn panic_message(panic: &(dyn std::any::Any + Send)) -> String {

@@ -1,0 +1,204 @@
+//! A short guide: one page per task, each with an example that compiles (and, where it
+//! needs no process or network, runs) as a test.
+//!
+//! - [`writing_a_tool`]: an annotated `async fn` becomes a tool.
+//! - [`configuring_the_toolbox`]: `pi-tools.toml`, where it is found, and the active set.
+//! - [`running_a_batch`]: a model's tool calls through the runner.
+//! - [`serving_over_mcp`]: the active tools to any MCP client.
+//! - [`choosing_a_dialect`]: which schema dialect a provider (or SDK) needs.
+
+/// # Writing a tool
+///
+/// Annotate an `async fn` with [`#[tool]`](crate::tool). Its parameters become the
+/// arguments (their doc comments become the schema's descriptions; an `Option` is optional),
+/// its doc comment becomes the description, and `Ok`/`Err` become the result the model sees.
+/// A first parameter `&ToolContext` gives progress updates, cancellation and the execution
+/// environment.
+///
+/// ```
+/// use pi_tools::{ToolContext, ToolError, ToolOutput, tool};
+///
+/// /// Count the words of a text.
+/// #[tool(
+///     snippet = "Count words",
+///     guidelines = ["Use guide_word_count for long texts."],
+///     examples = [r#"{"text": "one two three"}"#],
+///     read_only
+/// )]
+/// async fn guide_word_count(
+///     ctx: &ToolContext,
+///     /// The text to count.
+///     text: String,
+///     /// Count only words longer than this many characters.
+///     min_len: Option<usize>,
+/// ) -> Result<ToolOutput, ToolError> {
+///     ctx.update(pi_tools::ToolResult::text("counting…"));
+///     let n = text.split_whitespace().filter(|w| w.len() > min_len.unwrap_or(0)).count();
+///     Ok(ToolOutput::text(n.to_string()))
+/// }
+///
+/// use pi_tools::ToolDefinition;
+/// let tool = GuideWordCountTool;
+/// assert_eq!(tool.name(), "guide_word_count");
+/// assert_eq!(tool.parameters()["required"], serde_json::json!(["text"]));
+/// assert_eq!(tool.examples(), [serde_json::json!({"text": "one two three"})]);
+/// ```
+///
+/// Messages in `Err` are for the model: write whole sentences that say what to do next. The
+/// attribute's keys (`name`, `label`, `snippet`, `guidelines`, `mode`, `config`, `renderer`,
+/// `prepare`, `read_only`, `destructive`, `examples`) are listed on [`macro@crate::tool`].
+/// Tools are registered where they are declared: [`Registry::from_inventory`] finds every
+/// one linked into the binary.
+///
+/// [`Registry::from_inventory`]: crate::Registry::from_inventory
+pub mod writing_a_tool {}
+
+/// # Configuring the toolbox
+///
+/// A `pi-tools.toml` says which tools are active (and in which order the prompt lists them),
+/// how batches run, per-tool settings, path confinement and the prompt's closing guidelines;
+/// see [`config`](crate::config) for every key. The command line finds it in this order:
+///
+/// 1. `--config FILE` (anywhere on the command line);
+/// 2. the `PI_TOOLS_CONFIG` environment variable;
+/// 3. `pi-tools.toml` in the working directory;
+/// 4. the embedded default ([`DEFAULT_TOML`](crate::config::DEFAULT_TOML)).
+///
+/// `pi-tools check` prints which one it used. In code, [`ConfigSource`] does the same search
+/// and a [`Toolbox`] turns the registered tools and the configuration into what the runner,
+/// the prompt, the schemas and the catalog need:
+///
+/// ```
+/// use pi_tools::config::{Config, ConfigSource};
+/// use pi_tools::toolbox::Toolbox;
+/// use pi_tools::{Extensions, Registry};
+///
+/// let registered: Vec<_> = Registry::from_inventory().unwrap().iter().cloned().collect();
+/// let config = Config::parse(
+///     "[tools]\nactive = [\"read\", \"grep\"]\ntimeout_secs = 60\n",
+///     "pi-tools.toml",
+///     &registered,
+/// )
+/// .unwrap();
+/// let toolbox = Toolbox::new(registered, &config, Extensions::new());
+/// assert_eq!(toolbox.active_names(), ["read", "grep"]);
+///
+/// // With no flag, no variable and no ./pi-tools.toml, the embedded default applies.
+/// let empty = std::env::temp_dir().join("pi-tools-guide-no-config");
+/// std::fs::create_dir_all(&empty).unwrap();
+/// assert_eq!(ConfigSource::discover(None, None, &empty), ConfigSource::Embedded);
+/// ```
+///
+/// A call to a registered tool that the configuration leaves inactive fails with a message
+/// that names the `[tools] active` key, so the person running the agent knows what to change.
+///
+/// [`ConfigSource`]: crate::config::ConfigSource
+/// [`Toolbox`]: crate::toolbox::Toolbox
+pub mod configuring_the_toolbox {}
+
+/// # Running a batch
+///
+/// A model answers with tool calls; [`execute_tool_calls`](crate::execute_tool_calls) runs
+/// them (validating and coercing arguments first, in parallel unless a tool or the
+/// configuration says otherwise) and returns one result message per call, in the calls'
+/// order. Events (start, progress, end) go to an [`EventSink`](crate::EventSink).
+///
+/// ```
+/// use std::sync::Arc;
+///
+/// use pi_tools::{NoopSink, RunnerConfig, ToolCall, ToolSet, execute_tool_calls, tool, wrap};
+/// use serde_json::json;
+/// use tokio_util::sync::CancellationToken;
+///
+/// /// Add two numbers.
+/// #[tool]
+/// async fn guide_add(a: i64, b: i64) -> Result<String, String> {
+///     Ok((a + b).to_string())
+/// }
+///
+/// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+/// let tools = ToolSet::new([wrap(Arc::new(GuideAddTool), None)]);
+/// let calls = [
+///     ToolCall::new("1", "guide_add", json!({"a": 2, "b": "3"})), // "3" is coerced to 3
+///     ToolCall::new("2", "guide_add", json!({"a": 2})),
+/// ];
+/// let outcome = execute_tool_calls(
+///     &tools,
+///     &calls,
+///     &RunnerConfig::default(),
+///     &CancellationToken::new(),
+///     &NoopSink,
+/// )
+/// .await;
+/// assert_eq!(outcome.messages[0].content[0].as_text(), Some("5"));
+/// assert!(outcome.messages[1].is_error); // `b` is missing: the model is told so
+/// # });
+/// ```
+///
+/// From the command line, `pi-tools run batch.json` does the same with the configured
+/// toolbox (`--json` for one event a line).
+pub mod running_a_batch {}
+
+/// # Serving over MCP
+///
+/// `pi-tools mcp` serves the active tools of the configuration over MCP on standard input
+/// and output; a binary with tools of its own gets the same subcommand by calling
+/// [`cli::main`](crate::cli::main). In code, build [`McpTools`] from a toolbox and call
+/// [`serve_stdio`]:
+///
+/// ```no_run
+/// use pi_tools::mcp::{McpTool, McpTools, serve_stdio};
+/// use pi_tools::toolbox::Toolbox;
+///
+/// async fn serve(toolbox: Toolbox) -> Result<(), Box<dyn std::error::Error>> {
+///     let mut tools = McpTools::new();
+///     for (definition, tool) in toolbox.active().iter().zip(toolbox.agent_tools()) {
+///         tools.push(McpTool::with_definition(tool, definition.as_ref()));
+///     }
+///     serve_stdio(tools, toolbox.runner_config()).await?;
+///     Ok(())
+/// }
+/// ```
+///
+/// An MCP client's configuration then names the binary and its arguments, e.g.
+/// `{"command": "pi-tools", "args": ["mcp", "--config", "pi-tools.toml"]}`.
+///
+/// [`McpTools`]: crate::mcp::McpTools
+/// [`serve_stdio`]: crate::mcp::serve_stdio
+#[cfg(feature = "mcp")]
+pub mod serving_over_mcp {}
+
+/// # Choosing a schema dialect
+///
+/// Every tool has one canonical schema; [`dialect`](crate::dialect) derives what each
+/// provider accepts (`pi-tools schema --dialect NAME` prints it):
+///
+/// | dialect | for |
+/// |---|---|
+/// | `mcp` | MCP clients (`inputSchema`) |
+/// | `openai` | OpenAI function calling without strict mode |
+/// | `openai-strict` | OpenAI with `strict: true`: every property required, optional ones nullable |
+/// | `anthropic` | Anthropic's `input_schema` |
+/// | `gemini` | Gemini function declarations (an OpenAPI 3.0 subset) |
+///
+/// **OpenAI Agents SDK:** a tool with `strict_json_schema=True` (the SDK's default) needs the
+/// `openai-strict` dialect. The plain `openai` schema leaves optional fields out of
+/// `required`; strict mode then makes them required without making them nullable, so the
+/// model can no longer leave them out.
+///
+/// ```
+/// use pi_tools::dialect::{Dialect, transform};
+/// use serde_json::json;
+///
+/// let canonical = json!({
+///     "type": "object",
+///     "properties": {"path": {"type": "string"}, "limit": {"type": "integer"}},
+///     "required": ["path"]
+/// });
+/// let strict = transform(&canonical, Dialect::OpenAiStrict).unwrap();
+/// assert_eq!(strict["required"], json!(["path", "limit"]));
+/// assert_eq!(strict["properties"]["limit"]["anyOf"][1], json!({"type": "null"}));
+/// ```
+///
+/// Properties keep their declaration order in every dialect.
+pub mod choosing_a_dialect {}
