@@ -21,6 +21,7 @@ pub const KEYS: &[&str] = &[
     "prepare",
     "read_only",
     "destructive",
+    "accept_unknown_properties",
 ];
 
 /// `parallel` or `sequential`.
@@ -44,6 +45,7 @@ pub struct Attrs {
     pub prepare: Option<Path>,
     pub read_only: bool,
     pub destructive: bool,
+    pub accept_unknown_properties: bool,
 }
 
 /// Parses the attribute's arguments, recording every mistake in `cx`.
@@ -104,12 +106,16 @@ impl ParseAnyKey for Ident {
 
 fn apply(cx: &mut Ctxt, attrs: &mut Attrs, key: &Ident, value: Option<Expr>) {
     let key_name = key.to_string();
-    let flag = matches!(key_name.as_str(), "read_only" | "destructive");
+    let flag = matches!(
+        key_name.as_str(),
+        "read_only" | "destructive" | "accept_unknown_properties"
+    );
     let value = match (value, flag) {
         (None, true) => {
             match key_name.as_str() {
                 "read_only" => attrs.read_only = true,
-                _ => attrs.destructive = true,
+                "destructive" => attrs.destructive = true,
+                _ => attrs.accept_unknown_properties = true,
             }
             return;
         }

@@ -261,6 +261,13 @@ fn generate(attrs: &Attrs, tool: &ToolFn, names: &Names) -> TokenStream {
             }
         )
     });
+    let accept_unknown = attrs.accept_unknown_properties.then(|| {
+        quote!(
+            fn accepts_unknown_properties(&self) -> bool {
+                true
+            }
+        )
+    });
     let location = quote_spanned! {fn_span=>
         #p::SourceLocation { file: ::core::file!(), line: ::core::line!() }
     };
@@ -319,6 +326,7 @@ fn generate(attrs: &Attrs, tool: &ToolFn, names: &Names) -> TokenStream {
             #config
             #read_only
             #destructive
+            #accept_unknown
             fn source_location(&self) -> #p::Option<#p::SourceLocation> {
                 #p::Option::Some(#location)
             }

@@ -52,6 +52,7 @@ use proc_macro::TokenStream;
 /// | `prepare = path` | a `fn(serde_json::Value) -> Result<serde_json::Value, ToolError>` run before validation | identity |
 /// | `read_only` | flag → `ToolDefinition::read_only()` is true | false |
 /// | `destructive` | flag → `ToolDefinition::destructive()` is true | false |
+/// | `accept_unknown_properties` | flag → arguments may carry undeclared properties (otherwise each is a validation error naming the closest declared one) | false |
 ///
 /// Unknown keys, a key given twice, an invalid name and an invalid mode are compile errors
 /// at the offending token.
