@@ -71,11 +71,17 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         .iter()
         .filter(|definition| definition.name().starts_with("test_"))
         .map(|definition| {
-            McpTool::with_definition(pi_tools::wrap(definition.clone(), None), definition.as_ref())
+            McpTool::with_definition(
+                pi_tools::wrap(definition.clone(), None),
+                definition.as_ref(),
+            )
         })
         .collect();
     let listener = tokio::net::TcpListener::bind(&address).await?;
-    eprintln!("conformance server on http://{}/mcp", listener.local_addr()?);
+    eprintln!(
+        "conformance server on http://{}/mcp",
+        listener.local_addr()?
+    );
     let stop = CancellationToken::new();
     let on_signal = stop.clone();
     tokio::spawn(async move {

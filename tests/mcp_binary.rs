@@ -568,7 +568,11 @@ async fn a_silent_command_gets_a_heartbeat_at_least_every_two_seconds() {
         .map(|(_, m)| m.as_str())
         .filter(|m| m.starts_with("running for "))
         .collect();
-    assert_eq!(heartbeats, ["running for 1 s", "running for 2 s"], "{beats:?}");
+    assert_eq!(
+        heartbeats,
+        ["running for 1 s", "running for 2 s"],
+        "{beats:?}"
+    );
     // No gap of more than two seconds from the start to the last heartbeat.
     let mut last = Duration::ZERO;
     for (at, _) in beats.iter().filter(|(_, m)| m.starts_with("running for ")) {
@@ -589,11 +593,16 @@ async fn sigterm_ends_the_stdio_server_like_the_end_of_its_input() {
         .await;
     let job: u32 = ok_text(&result).parse().expect("bash prints the job's pid");
     let _long = session
-        .start_call("bash", json!({"command": "echo $$ > long.pid; exec sleep 30"}))
+        .start_call(
+            "bash",
+            json!({"command": "echo $$ > long.pid; exec sleep 30"}),
+        )
         .await;
     let call = wait_pid(&session.server.path("long.pid")).await;
     assert!(running(job) && running(call));
-    let Session { mut server, client, .. } = session;
+    let Session {
+        mut server, client, ..
+    } = session;
     let pid = i32::try_from(server.child.id().expect("the server runs")).expect("a pid fits");
     // SAFETY: kill(2) with a pid this test spawned; no memory is involved.
     assert_eq!(unsafe { libc::kill(pid, libc::SIGTERM) }, 0);
@@ -608,7 +617,10 @@ async fn initialize_carries_the_prompts_guidelines_as_instructions() {
     let session = Session::start(None).await;
     let info = session.client.peer_info().expect("the handshake is done");
     let instructions = info.instructions.clone().expect("instructions");
-    assert!(instructions.starts_with("Guidelines:\n- "), "{instructions}");
+    assert!(
+        instructions.starts_with("Guidelines:\n- "),
+        "{instructions}"
+    );
     assert!(info.capabilities.logging.is_some());
     assert!(session.finish().await.success());
 }
@@ -808,7 +820,10 @@ async fn garbage_before_the_handshake_gets_parse_errors_and_does_not_stop_the_se
             "params": {"name": "read", "arguments": {"path": "a.txt"}}
         }))
         .await;
-    assert_eq!(raw.raw.recv().await["result"]["content"][0]["text"], "served");
+    assert_eq!(
+        raw.raw.recv().await["result"]["content"][0]["text"],
+        "served"
+    );
     raw.raw.close_input();
     assert!(raw.server.exit_status().await.success());
 }
@@ -866,7 +881,9 @@ async fn garbage_and_bad_messages_mid_session_do_not_stop_the_server() {
         invalid["error"]["message"],
         "Invalid request: `jsonrpc` must be \"2.0\". Send JSON-RPC 2.0 messages."
     );
-    raw.raw.send(json!({"jsonrpc": "2.0", "id": 7, "params": {}})).await;
+    raw.raw
+        .send(json!({"jsonrpc": "2.0", "id": 7, "params": {}}))
+        .await;
     let no_method = raw.raw.recv().await;
     assert_eq!(no_method["id"], 7);
     assert_eq!(no_method["error"]["code"], -32600);
@@ -877,23 +894,26 @@ async fn garbage_and_bad_messages_mid_session_do_not_stop_the_server() {
         "{no_method}"
     );
     // An unknown method: "Method not found" for its id.
-    raw.raw.send(json!({"jsonrpc": "2.0", "id": 1, "method": "no/such/method"}))
+    raw.raw
+        .send(json!({"jsonrpc": "2.0", "id": 1, "method": "no/such/method"}))
         .await;
     let unknown = raw.raw.recv().await;
     assert_eq!(unknown["id"], 1);
     assert_eq!(unknown["error"]["code"], -32601);
 
-    raw.raw.send(json!({"jsonrpc": "2.0", "id": 2, "method": "ping"}))
+    raw.raw
+        .send(json!({"jsonrpc": "2.0", "id": 2, "method": "ping"}))
         .await;
     assert_eq!(
         raw.raw.recv().await,
         json!({"jsonrpc": "2.0", "id": 2, "result": {}})
     );
-    raw.raw.send(json!({
-        "jsonrpc": "2.0", "id": 3, "method": "tools/call",
-        "params": {"name": "read", "arguments": {"path": "a.txt"}}
-    }))
-    .await;
+    raw.raw
+        .send(json!({
+            "jsonrpc": "2.0", "id": 3, "method": "tools/call",
+            "params": {"name": "read", "arguments": {"path": "a.txt"}}
+        }))
+        .await;
     assert_eq!(
         raw.raw.recv().await,
         json!({"jsonrpc": "2.0", "id": 3, "result": {
@@ -911,13 +931,14 @@ async fn garbage_and_bad_messages_mid_session_do_not_stop_the_server() {
 async fn end_of_input_ends_the_process_cleanly_and_leaves_no_processes_behind() {
     let mut raw = RawSession::start(None);
     raw.initialize().await;
-    raw.raw.send(json!({
-        "jsonrpc": "2.0", "id": 1, "method": "tools/call",
-        "params": {"name": "bash", "arguments": {
-            "command": "sleep 30 & echo $! > sleep.pid; echo $$ > shell.pid; wait"
-        }}
-    }))
-    .await;
+    raw.raw
+        .send(json!({
+            "jsonrpc": "2.0", "id": 1, "method": "tools/call",
+            "params": {"name": "bash", "arguments": {
+                "command": "sleep 30 & echo $! > sleep.pid; echo $$ > shell.pid; wait"
+            }}
+        }))
+        .await;
     let shell = wait_pid(&raw.server.path("shell.pid")).await;
     let sleep = wait_pid(&raw.server.path("sleep.pid")).await;
     assert!(running(shell) && running(sleep));

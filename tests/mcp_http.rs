@@ -175,8 +175,11 @@ fn text_of(answer: &Value) -> &str {
 
 fn running(pid: u32) -> bool {
     // A zombie has ended; only its parent has not collected it yet.
-    std::fs::read_to_string(format!("/proc/{pid}/stat"))
-        .is_ok_and(|stat| stat.rsplit(')').next().is_some_and(|s| !s.trim_start().starts_with('Z')))
+    std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|stat| {
+        stat.rsplit(')')
+            .next()
+            .is_some_and(|s| !s.trim_start().starts_with('Z'))
+    })
 }
 
 async fn wait_gone(pids: &[u32], within: Duration) {
@@ -199,7 +202,11 @@ async fn wait_pid(path: &Path) -> u32 {
         {
             return pid;
         }
-        assert!(tokio::time::Instant::now() < deadline, "{} never appeared", path.display());
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "{} never appeared",
+            path.display()
+        );
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
 }
@@ -278,7 +285,11 @@ async fn a_cancelled_call_in_one_session_leaves_the_other_session_unaffected() {
     let long = server
         .post(
             Some(&first),
-            &call(1, "bash", json!({"command": "echo $$ > first.pid; exec sleep 30"})),
+            &call(
+                1,
+                "bash",
+                json!({"command": "echo $$ > first.pid; exec sleep 30"}),
+            ),
         )
         .send();
     let long = tokio::spawn(long);
@@ -328,7 +339,11 @@ async fn sigterm_cancels_calls_kills_background_jobs_and_exits_cleanly() {
     let long = server
         .post(
             Some(&session),
-            &call(2, "bash", json!({"command": "echo $$ > long.pid; exec sleep 30"})),
+            &call(
+                2,
+                "bash",
+                json!({"command": "echo $$ > long.pid; exec sleep 30"}),
+            ),
         )
         .send();
     let long = tokio::spawn(long);

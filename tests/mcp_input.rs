@@ -59,7 +59,10 @@ async fn unusable_lines_get_an_error_naming_the_reason_and_the_session_goes_on()
     pipe.send_bytes(deep.as_bytes()).await;
     let (id, code, message) = error_of(&pipe.recv().await);
     assert_eq!((id, code), (Value::Null, -32700));
-    assert!(message.contains("nests deeper than 128 levels"), "{message}");
+    assert!(
+        message.contains("nests deeper than 128 levels"),
+        "{message}"
+    );
 
     // A line over 16 MiB: skipped to its end and answered, not dropped silently.
     let mut huge = vec![b' '; 17 << 20];
@@ -219,7 +222,10 @@ async fn the_server_stops_reading_while_max_concurrency_plus_the_queue_are_unans
         tokio::spawn(async move {
             for id in 1..=400 {
                 let line = format!("{}\n", call(json!(id), "slow", json!({"i": id})));
-                input.write_all(line.as_bytes()).await.expect("the server reads");
+                input
+                    .write_all(line.as_bytes())
+                    .await
+                    .expect("the server reads");
                 written.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
             }
             input
@@ -236,7 +242,9 @@ async fn the_server_stops_reading_while_max_concurrency_plus_the_queue_are_unans
     let mut answered = std::collections::BTreeSet::new();
     while answered.len() < 400 {
         let answer = raw.recv().await;
-        let id = answer["id"].as_i64().unwrap_or_else(|| panic!("an answer with an id: {answer}"));
+        let id = answer["id"]
+            .as_i64()
+            .unwrap_or_else(|| panic!("an answer with an id: {answer}"));
         assert_eq!(answer["result"]["content"][0]["text"], "done", "{answer}");
         assert!(answered.insert(id), "request {id} was answered twice");
     }
@@ -248,7 +256,8 @@ async fn the_server_stops_reading_while_max_concurrency_plus_the_queue_are_unans
 async fn an_unknown_property_is_an_error_naming_the_closest_known_one() {
     let mut pipe = RawPipe::start(served([echo("echo")]), RunnerConfig::default());
     pipe.initialize().await;
-    pipe.send(call(json!(1), "echo", json!({"i": 1, "notes": "x"}))).await;
+    pipe.send(call(json!(1), "echo", json!({"i": 1, "notes": "x"})))
+        .await;
     let answer = pipe.recv().await;
     assert_eq!(answer["result"]["isError"], true);
     let text = answer["result"]["content"][0]["text"]
@@ -281,8 +290,14 @@ async fn logs_until_answer(pipe: &mut RawPipe, id: i64) -> Vec<(String, String)>
         }
         if line["method"] == "notifications/message" {
             logs.push((
-                line["params"]["level"].as_str().unwrap_or_default().to_owned(),
-                line["params"]["data"].as_str().unwrap_or_default().to_owned(),
+                line["params"]["level"]
+                    .as_str()
+                    .unwrap_or_default()
+                    .to_owned(),
+                line["params"]["data"]
+                    .as_str()
+                    .unwrap_or_default()
+                    .to_owned(),
             ));
         }
     }
@@ -311,7 +326,10 @@ async fn a_calls_tracing_events_reach_its_client_at_the_level_it_set() {
     );
     pipe.send(json!({"jsonrpc": "2.0", "id": 2, "method": "logging/setLevel", "params": {"level": "warning"}}))
         .await;
-    assert_eq!(pipe.recv().await, json!({"jsonrpc": "2.0", "id": 2, "result": {}}));
+    assert_eq!(
+        pipe.recv().await,
+        json!({"jsonrpc": "2.0", "id": 2, "result": {}})
+    );
     pipe.send(call(json!(3), "chatty", json!({"i": 3}))).await;
     assert_eq!(
         logs_until_answer(&mut pipe, 3).await,

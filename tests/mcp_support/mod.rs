@@ -115,8 +115,9 @@ impl<I: AsyncWrite + Unpin, O: AsyncRead + Unpin> Raw<I, O> {
             .expect("the server answers or ends in time")
             .expect("the output is readable")?;
         Some(
-            serde_json::from_str(&line)
-                .unwrap_or_else(|e| panic!("the server wrote a line that is not JSON ({e}): {line}")),
+            serde_json::from_str(&line).unwrap_or_else(|e| {
+                panic!("the server wrote a line that is not JSON ({e}): {line}")
+            }),
         )
     }
 

@@ -12,7 +12,9 @@ use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 
 use crate::core::RunnerConfig;
-use crate::mcp::{HttpOptions, McpTool, McpTools, init_stderr_logging, serve_http, serve_split_until};
+use crate::mcp::{
+    HttpOptions, McpTool, McpTools, init_stderr_logging, serve_http, serve_split_until,
+};
 use crate::toolbox::Toolbox;
 
 use super::{Failure, McpArgs, setup};
@@ -51,7 +53,10 @@ pub(super) async fn mcp(args: McpArgs) -> Result<ExitCode, Failure> {
                     ))
                 })?;
             if let Ok(local) = listener.local_addr() {
-                eprintln!("pi-tools: serving MCP on http://{local}{}", crate::mcp::MCP_PATH);
+                eprintln!(
+                    "pi-tools: serving MCP on http://{local}{}",
+                    crate::mcp::MCP_PATH
+                );
             }
             // Each session gets its own execution environment, so ending one session (or
             // its idle timeout) ends that session's background jobs and no other's.

@@ -92,11 +92,9 @@ impl FromIterator<Arc<dyn AgentTool>> for ToolSet {
 
 impl Entry {
     pub(super) fn validator(&self) -> &Result<ArgumentValidator, String> {
-        self.validator
-            .get_or_init(|| {
-                ArgumentValidator::new(self.tool.parameters()).map(|v| {
-                    v.rejecting_unknown_properties(!self.tool.accepts_unknown_properties())
-                })
-            })
+        self.validator.get_or_init(|| {
+            ArgumentValidator::new(self.tool.parameters())
+                .map(|v| v.rejecting_unknown_properties(!self.tool.accepts_unknown_properties()))
+        })
     }
 }

@@ -143,9 +143,9 @@ fn unknown_property_line(path: &str, name: &str, properties: &Map<String, Value>
         Some(best) => format!(
             "{path}: unknown property `{name}`; did you mean `{best}`? Remove `{name}` or rename it."
         ),
-        None => format!(
-            "{path}: unknown property `{name}`; this tool has no properties. Remove it."
-        ),
+        None => {
+            format!("{path}: unknown property `{name}`; this tool has no properties. Remove it.")
+        }
     }
 }
 

@@ -169,10 +169,9 @@ async fn require_token(
                 "Unauthorized: send the server's token as `Authorization: Bearer <token>`.\n",
             )
                 .into_response();
-            response.headers_mut().insert(
-                header::WWW_AUTHENTICATE,
-                HeaderValue::from_static("Bearer"),
-            );
+            response
+                .headers_mut()
+                .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
             response
         }
     }

@@ -307,20 +307,30 @@ impl<R: AsyncRead + Unpin> Reader<R> {
                 ));
             }
         };
-        let invalid =
-            |reason: String| error_line(id.as_ref(), INVALID_REQUEST, &format!("Invalid request: {reason}"));
+        let invalid = |reason: String| {
+            error_line(
+                id.as_ref(),
+                INVALID_REQUEST,
+                &format!("Invalid request: {reason}"),
+            )
+        };
         if object.get("jsonrpc") != Some(&Value::String("2.0".to_owned())) {
             return Err(invalid(
                 "`jsonrpc` must be \"2.0\". Send JSON-RPC 2.0 messages.".to_owned(),
             ));
         }
-        let method = object.get("method").and_then(Value::as_str).map(str::to_owned);
+        let method = object
+            .get("method")
+            .and_then(Value::as_str)
+            .map(str::to_owned);
         let message: ClientJsonRpcMessage = serde_json::from_value(value).map_err(|e| {
             let what = method.as_deref().map_or_else(
                 || "the message is neither a request, a notification nor a response".to_owned(),
                 |m| format!("`{m}` cannot be read"),
             );
-            invalid(format!("{what} ({e}). See the MCP specification for the message's shape."))
+            invalid(format!(
+                "{what} ({e}). See the MCP specification for the message's shape."
+            ))
         })?;
         match &message {
             ClientJsonRpcMessage::Request(request) => {

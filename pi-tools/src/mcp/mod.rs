@@ -74,7 +74,7 @@ mod server;
 mod tools;
 
 pub use error::McpError;
-pub use logging::init_stderr_logging;
 pub use http::{HttpOptions, MCP_PATH, serve_http};
+pub use logging::init_stderr_logging;
 pub use serve::{serve, serve_split, serve_split_until, serve_stdio};
 pub use tools::{McpTool, McpTools};

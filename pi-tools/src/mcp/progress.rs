@@ -191,10 +191,22 @@ mod tests {
             sent_text: String::new(),
         };
         assert_eq!(state.admit(t0, PROGRESS_INTERVAL), Some(1));
-        assert_eq!(state.admit(t0 + Duration::from_millis(99), PROGRESS_INTERVAL), None);
-        assert_eq!(state.admit(t0 + PROGRESS_INTERVAL, PROGRESS_INTERVAL), Some(2));
-        assert_eq!(state.admit(t0 + Duration::from_millis(150), PROGRESS_INTERVAL), None);
-        assert_eq!(state.admit(t0 + Duration::from_millis(250), PROGRESS_INTERVAL), Some(3));
+        assert_eq!(
+            state.admit(t0 + Duration::from_millis(99), PROGRESS_INTERVAL),
+            None
+        );
+        assert_eq!(
+            state.admit(t0 + PROGRESS_INTERVAL, PROGRESS_INTERVAL),
+            Some(2)
+        );
+        assert_eq!(
+            state.admit(t0 + Duration::from_millis(150), PROGRESS_INTERVAL),
+            None
+        );
+        assert_eq!(
+            state.admit(t0 + Duration::from_millis(250), PROGRESS_INTERVAL),
+            Some(3)
+        );
     }
 
     #[test]

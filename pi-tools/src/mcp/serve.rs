@@ -119,7 +119,10 @@ where
     // old file; a command's process group is killed).
     input_ended.cancel();
     calls.close();
-    if tokio::time::timeout(CALLS_GRACE, calls.wait()).await.is_err() {
+    if tokio::time::timeout(CALLS_GRACE, calls.wait())
+        .await
+        .is_err()
+    {
         tracing::warn!("calls still running {CALLS_GRACE:?} after the session ended");
     }
     match quit {
