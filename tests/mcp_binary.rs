@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use std::process::{ExitStatus, Stdio};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-use mcp_support::{PATIENCE, ProgressClient};
+use mcp_support::{PATIENCE, ProgressClient, Raw};
 use pi_tools::Registry;
 use rmcp::ServiceExt;
 use rmcp::model::{
@@ -18,7 +18,7 @@ use rmcp::model::{
 use rmcp::service::{PeerRequestOptions, RequestHandle, RoleClient, RunningService};
 use serde_json::{Value, json};
 use tempfile::TempDir;
-use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, Lines};
+use tokio::io::AsyncWriteExt;
 use tokio::process::{Child, ChildStdin, ChildStdout, Command};
 use tokio::sync::mpsc::{UnboundedReceiver, unbounded_channel};
 
@@ -475,6 +475,7 @@ async fn invalid_arguments_are_an_error_result_listing_every_violation() {
     assert_eq!(
         text,
         "Validation failed for tool \"read\":\n  \
+         - extra: unknown property `extra`; did you mean `path`? Remove `extra` or rename it.\n  \
          - path: \"path\" is a required property\n  \
          - offset: \"x\" is not of type \"integer\"\n  \
          - limit: -1 is less than the minimum of 0\n\n\
@@ -528,8 +529,8 @@ async fn a_long_bash_command_reports_progress_for_the_requests_token() {
     };
     assert_eq!(ok_text(&result), "1\n2\n3\n4\n5");
 
-    // Each notification carries the output so far; one per line here, as the lines come
-    // 300 ms apart (more than the 100 ms throttle).
+    // Each notification carries only the output that is new since the previous one, so
+    // together they are the output once, in order.
     // Notifications are handled apart from the response: collect them until none has come
     // for a while.
     let mut seen = Vec::new();
@@ -539,18 +540,105 @@ async fn a_long_bash_command_reports_progress_for_the_requests_token() {
         seen.push(note);
     }
     assert!(seen.len() >= 2, "progress arrives while it runs: {seen:?}");
-    let mut lines_before = 0;
+    let mut output = String::new();
     for (n, note) in seen.iter().enumerate() {
         assert_eq!(note.progress_token, token);
         assert_eq!(note.progress, (n + 1) as f64);
         assert_eq!(note.total, None);
-        let message = note.message.as_deref().expect("the output so far");
-        let lines = message.lines().count();
-        let so_far: String = (1..=lines).map(|i| format!("{i}\n")).collect();
-        assert_eq!(message, so_far, "notification {n}");
-        assert!(lines > lines_before, "the output grows: {seen:?}");
-        lines_before = lines;
+        let message = note.message.as_deref().expect("a message");
+        if !message.starts_with("running for ") {
+            output.push_str(message);
+        }
     }
+    assert_eq!(output, "1\n2\n3\n4\n5\n", "{seen:?}");
+    assert!(session.finish().await.success());
+}
+
+#[tokio::test]
+async fn a_silent_command_gets_a_heartbeat_at_least_every_two_seconds() {
+    let mut session = Session::start(None).await;
+    let started = Instant::now();
+    let handle = session
+        .start_call("bash", json!({"command": "sleep 2.5; echo done"}))
+        .await;
+    let mut beats = Vec::new();
+    loop {
+        tokio::select! {
+            note = session.progress.recv() => {
+                let note = note.expect("the client is open");
+                beats.push((started.elapsed(), note.message.unwrap_or_default()));
+            }
+            _ = tokio::time::sleep(Duration::from_millis(3500)) => break,
+        }
+    }
+    let result = match tokio::time::timeout(PATIENCE, handle.await_response())
+        .await
+        .expect("the command ends in time")
+        .expect("tools/call answers")
+    {
+        ServerResult::CallToolResult(result) => result,
+        other => panic!("expected a tool result, got {other:?}"),
+    };
+    assert_eq!(ok_text(&result), "done");
+    let heartbeats: Vec<&str> = beats
+        .iter()
+        .map(|(_, m)| m.as_str())
+        .filter(|m| m.starts_with("running for "))
+        .collect();
+    assert_eq!(
+        heartbeats,
+        ["running for 1 s", "running for 2 s"],
+        "{beats:?}"
+    );
+    // No gap of more than two seconds from the start to the last heartbeat.
+    let mut last = Duration::ZERO;
+    for (at, _) in beats.iter().filter(|(_, m)| m.starts_with("running for ")) {
+        assert!(*at - last <= Duration::from_millis(2200), "{beats:?}");
+        last = *at;
+    }
+    assert!(session.finish().await.success());
+}
+
+#[tokio::test]
+async fn sigterm_ends_the_stdio_server_like_the_end_of_its_input() {
+    let session = Session::start(None).await;
+    let result = session
+        .call(
+            "bash",
+            json!({"command": "sleep 30 > /dev/null 2>&1 & echo $!"}),
+        )
+        .await;
+    let job: u32 = ok_text(&result).parse().expect("bash prints the job's pid");
+    let _long = session
+        .start_call(
+            "bash",
+            json!({"command": "echo $$ > long.pid; exec sleep 30"}),
+        )
+        .await;
+    let call = wait_pid(&session.server.path("long.pid")).await;
+    assert!(running(job) && running(call));
+    let Session {
+        mut server, client, ..
+    } = session;
+    let pid = i32::try_from(server.child.id().expect("the server runs")).expect("a pid fits");
+    // SAFETY: kill(2) with a pid this test spawned; no memory is involved.
+    assert_eq!(unsafe { libc::kill(pid, libc::SIGTERM) }, 0);
+    let status = server.exit_status().await;
+    assert!(status.success(), "{status}");
+    wait_gone(&[job, call], Duration::from_secs(5)).await;
+    drop(client);
+}
+
+#[tokio::test]
+async fn initialize_carries_the_prompts_guidelines_as_instructions() {
+    let session = Session::start(None).await;
+    let info = session.client.peer_info().expect("the handshake is done");
+    let instructions = info.instructions.clone().expect("instructions");
+    assert!(
+        instructions.starts_with("Guidelines:\n- "),
+        "{instructions}"
+    );
+    assert!(info.capabilities.logging.is_some());
     assert!(session.finish().await.success());
 }
 
@@ -723,22 +811,44 @@ async fn parallel_bash_calls_overlap_without_a_sequential_mode() {
 }
 
 #[tokio::test]
-async fn garbage_before_the_handshake_does_not_stop_the_server() {
+async fn garbage_before_the_handshake_gets_parse_errors_and_does_not_stop_the_server() {
+    let mut raw = RawSession::start(None);
     let mut garbage = vec![0u8, 0xff, 0xfe, b'\n'];
     garbage.extend_from_slice(b"{this is not json\n\n   \n");
     garbage.extend_from_slice(&[0x80, 0x81, b'x', b'\n']);
-    let session = Session::start_after(None, &garbage).await;
-    session.server.put("a.txt", "served\n");
-    let result = session.call("read", json!({"path": "a.txt"})).await;
-    assert_eq!(ok_text(&result), "served\n");
-    assert!(session.finish().await.success());
+    raw.raw.send_bytes(&garbage).await;
+    for _ in 0..3 {
+        let answer = raw
+            .raw
+            .recv_within(STARTUP)
+            .await
+            .expect("the server answers");
+        assert_eq!(
+            (answer["id"].clone(), answer["error"]["code"].clone()),
+            (Value::Null, json!(-32700)),
+            "{answer}"
+        );
+    }
+    raw.initialize().await;
+    raw.server.put("a.txt", "served\n");
+    raw.raw
+        .send(json!({
+            "jsonrpc": "2.0", "id": 1, "method": "tools/call",
+            "params": {"name": "read", "arguments": {"path": "a.txt"}}
+        }))
+        .await;
+    assert_eq!(
+        raw.raw.recv().await["result"]["content"][0]["text"],
+        "served\n"
+    );
+    raw.raw.close_input();
+    assert!(raw.server.exit_status().await.success());
 }
 
 /// The binary spoken to in raw JSON-RPC lines.
 struct RawSession {
     server: Server,
-    stdin: Option<ChildStdin>,
-    stdout: Lines<BufReader<ChildStdout>>,
+    raw: Raw<ChildStdin, ChildStdout>,
 }
 
 impl RawSession {
@@ -746,62 +856,12 @@ impl RawSession {
         let (server, stdin, stdout) = Server::spawn(config);
         RawSession {
             server,
-            stdin: Some(stdin),
-            stdout: BufReader::new(stdout).lines(),
+            raw: Raw::new(stdin, stdout),
         }
     }
 
-    async fn send_bytes(&mut self, bytes: &[u8]) {
-        let stdin = self.stdin.as_mut().expect("stdin is open");
-        stdin.write_all(bytes).await.expect("the server reads");
-        stdin.flush().await.expect("the server reads");
-    }
-
-    async fn send(&mut self, message: Value) {
-        let mut line = message.to_string();
-        line.push('\n');
-        self.send_bytes(line.as_bytes()).await;
-    }
-
-    /// The next line the server wrote, or `None` once its stdout is closed.
-    async fn recv_or_end(&mut self, patience: Duration) -> Option<Value> {
-        let line = tokio::time::timeout(patience, self.stdout.next_line())
-            .await
-            .expect("the server answers in time")
-            .expect("stdout is readable")?;
-        Some(
-            serde_json::from_str(&line)
-                .unwrap_or_else(|e| panic!("stdout carried a line that is not JSON ({e}): {line}")),
-        )
-    }
-
-    async fn recv(&mut self) -> Value {
-        self.recv_or_end(PATIENCE)
-            .await
-            .expect("the server's stdout is still open")
-    }
-
     async fn initialize(&mut self) -> Value {
-        self.send(json!({
-            "jsonrpc": "2.0", "id": 0, "method": "initialize",
-            "params": {
-                "protocolVersion": "2025-06-18",
-                "capabilities": {},
-                "clientInfo": {"name": "raw", "version": "0"}
-            }
-        }))
-        .await;
-        let answer = self
-            .recv_or_end(STARTUP)
-            .await
-            .expect("the server answers initialize");
-        self.send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))
-            .await;
-        answer
-    }
-
-    fn close_stdin(&mut self) {
-        self.stdin = None;
+        self.raw.initialize_within(STARTUP).await
     }
 }
 
@@ -813,43 +873,74 @@ async fn garbage_and_bad_messages_mid_session_do_not_stop_the_server() {
     assert_eq!(init["result"]["serverInfo"]["name"], "pi-tools");
     raw.server.put("a.txt", "served\n");
 
-    // Not JSON: ignored, there is no id to answer.
-    raw.send_bytes(b"\x00\xff garbage {{{\n").await;
-    raw.send_bytes(b"this is not json either\n").await;
-    // JSON but not JSON-RPC: "Invalid request", with the null id JSON-RPC asks for.
-    raw.send(json!({"hello": "world"})).await;
+    // Not JSON: a parse error with the null id JSON-RPC asks for, naming the reason.
+    raw.raw.send_bytes(b"\x00\xff garbage {{{\n").await;
+    let not_utf8 = raw.raw.recv().await;
+    assert_eq!(not_utf8["id"], Value::Null);
+    assert_eq!(not_utf8["error"]["code"], -32700);
     assert_eq!(
-        raw.recv().await,
-        json!({"jsonrpc": "2.0", "id": null, "error": {"code": -32600, "message": "Invalid request"}})
+        not_utf8["error"]["message"],
+        "Parse error: the line is not valid UTF-8 (invalid byte at offset 1). Send UTF-8 JSON, one message per line."
+    );
+    raw.raw.send_bytes(b"this is not json either\n").await;
+    let not_json = raw.raw.recv().await;
+    assert_eq!(
+        (not_json["id"].clone(), not_json["error"]["code"].clone()),
+        (Value::Null, json!(-32700))
+    );
+    // JSON but not JSON-RPC: "Invalid request" naming the reason, with the id when it
+    // could be read.
+    raw.raw.send(json!({"hello": "world"})).await;
+    let invalid = raw.raw.recv().await;
+    assert_eq!(invalid["id"], Value::Null);
+    assert_eq!(invalid["error"]["code"], -32600);
+    assert_eq!(
+        invalid["error"]["message"],
+        "Invalid request: `jsonrpc` must be \"2.0\". Send JSON-RPC 2.0 messages."
+    );
+    raw.raw
+        .send(json!({"jsonrpc": "2.0", "id": 7, "params": {}}))
+        .await;
+    let no_method = raw.raw.recv().await;
+    assert_eq!(no_method["id"], 7);
+    assert_eq!(no_method["error"]["code"], -32600);
+    assert!(
+        no_method["error"]["message"]
+            .as_str()
+            .is_some_and(|m| m.starts_with("Invalid request: the message is neither a request")),
+        "{no_method}"
     );
     // An unknown method: "Method not found" for its id.
-    raw.send(json!({"jsonrpc": "2.0", "id": 1, "method": "no/such/method"}))
+    raw.raw
+        .send(json!({"jsonrpc": "2.0", "id": 1, "method": "no/such/method"}))
         .await;
-    let unknown = raw.recv().await;
+    let unknown = raw.raw.recv().await;
     assert_eq!(unknown["id"], 1);
     assert_eq!(unknown["error"]["code"], -32601);
 
-    raw.send(json!({"jsonrpc": "2.0", "id": 2, "method": "ping"}))
+    raw.raw
+        .send(json!({"jsonrpc": "2.0", "id": 2, "method": "ping"}))
         .await;
     assert_eq!(
-        raw.recv().await,
+        raw.raw.recv().await,
         json!({"jsonrpc": "2.0", "id": 2, "result": {}})
     );
-    raw.send(json!({
-        "jsonrpc": "2.0", "id": 3, "method": "tools/call",
-        "params": {"name": "read", "arguments": {"path": "a.txt"}}
-    }))
-    .await;
+    raw.raw
+        .send(json!({
+            "jsonrpc": "2.0", "id": 3, "method": "tools/call",
+            "params": {"name": "read", "arguments": {"path": "a.txt"}}
+        }))
+        .await;
     assert_eq!(
-        raw.recv().await,
+        raw.raw.recv().await,
         json!({"jsonrpc": "2.0", "id": 3, "result": {
             "content": [{"type": "text", "text": "served\n"}],
             "isError": false
         }})
     );
 
-    raw.close_stdin();
-    assert_eq!(raw.recv_or_end(PATIENCE).await, None);
+    raw.raw.close_input();
+    assert_eq!(raw.raw.recv_or_end().await, None);
     assert!(raw.server.exit_status().await.success());
 }
 
@@ -857,22 +948,23 @@ async fn garbage_and_bad_messages_mid_session_do_not_stop_the_server() {
 async fn end_of_input_ends_the_process_cleanly_and_leaves_no_processes_behind() {
     let mut raw = RawSession::start(None);
     raw.initialize().await;
-    raw.send(json!({
-        "jsonrpc": "2.0", "id": 1, "method": "tools/call",
-        "params": {"name": "bash", "arguments": {
-            "command": "sleep 30 & echo $! > sleep.pid; echo $$ > shell.pid; wait"
-        }}
-    }))
-    .await;
+    raw.raw
+        .send(json!({
+            "jsonrpc": "2.0", "id": 1, "method": "tools/call",
+            "params": {"name": "bash", "arguments": {
+                "command": "sleep 30 & echo $! > sleep.pid; echo $$ > shell.pid; wait"
+            }}
+        }))
+        .await;
     let shell = wait_pid(&raw.server.path("shell.pid")).await;
     let sleep = wait_pid(&raw.server.path("sleep.pid")).await;
     assert!(running(shell) && running(sleep));
 
     let closed = Instant::now();
-    raw.close_stdin();
+    raw.raw.close_input();
     // The call in flight is cancelled; its answer has no reader left and is not written
     // (some clients fail on a message after they closed the session), and stdout closes.
-    assert_eq!(raw.recv_or_end(PATIENCE).await, None);
+    assert_eq!(raw.raw.recv_or_end().await, None);
     let status = raw.server.exit_status().await;
     assert!(status.success(), "{status}");
     // Well before the 30 s sleep would have ended.

@@ -7,7 +7,7 @@ mod support;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use mcp_support::{PATIENCE, RawPipe, connect, connect_after};
+use mcp_support::{PATIENCE, RawPipe, connect};
 use pi_tools::mcp::{McpTool, McpTools};
 use pi_tools::{
     BeforeToolCallContext, BeforeToolCallOutcome, ContentBlock, RunnerConfig, ToolCall, ToolError,
@@ -459,22 +459,28 @@ async fn max_concurrency_bounds_the_calls_of_the_whole_session() {
 }
 
 #[tokio::test]
-async fn garbage_before_the_handshake_does_not_stop_the_server() {
+async fn garbage_before_the_handshake_gets_parse_errors_and_does_not_stop_the_server() {
+    let mut pipe = RawPipe::start(tools([McpTool::new(echo("echo"))]), RunnerConfig::default());
     let mut garbage = vec![0u8, 0xff, 0xfe, b'\n'];
     garbage.extend_from_slice(b"{this is not json\n\n   \n");
     garbage.extend_from_slice(&[0x80, 0x81, b'x', b'\n']);
-    let session = connect_after(
-        garbage,
-        tools([McpTool::new(echo("echo"))]),
-        RunnerConfig::default(),
-    )
+    pipe.send_bytes(&garbage).await;
+    // Three unusable lines, three parse errors without an id; blank lines are skipped.
+    for _ in 0..3 {
+        let answer = pipe.recv().await;
+        assert_eq!(
+            (answer["id"].clone(), answer["error"]["code"].clone()),
+            (Value::Null, json!(-32700)),
+            "{answer}"
+        );
+    }
+    pipe.initialize().await;
+    pipe.send(json!({
+        "jsonrpc": "2.0", "id": 1, "method": "tools/call",
+        "params": {"name": "echo", "arguments": {"i": 5}}
+    }))
     .await;
-    let result = session
-        .client
-        .call_tool(params("echo", json!({"i": 5})))
-        .await
-        .expect("tools/call answers");
-    assert_eq!(only_text(&result), "ok 5");
+    assert_eq!(pipe.recv().await["result"]["content"][0]["text"], "ok 5");
 }
 
 #[tokio::test]
@@ -485,13 +491,19 @@ async fn bad_lines_and_unknown_methods_are_answered_or_ignored_and_serving_goes_
     assert_eq!(init["result"]["serverInfo"]["name"], "pi-tools");
     assert_eq!(init["result"]["protocolVersion"], "2025-06-18");
 
-    // Not JSON: ignored (there is no id to answer).
+    // Not JSON: a parse error, with the null id JSON-RPC asks for.
     pipe.send_bytes(b"\x00\xff garbage {{{\n").await;
-    // JSON but not JSON-RPC: "Invalid request", with the null id JSON-RPC asks for.
+    assert_eq!(
+        pipe.recv().await,
+        json!({"jsonrpc": "2.0", "id": null, "error": {"code": -32700, "message":
+            "Parse error: the line is not valid UTF-8 (invalid byte at offset 1). Send UTF-8 JSON, one message per line."}})
+    );
+    // JSON but not JSON-RPC: "Invalid request" naming the reason.
     pipe.send(json!({"hello": "world"})).await;
     assert_eq!(
         pipe.recv().await,
-        json!({"jsonrpc": "2.0", "id": null, "error": {"code": -32600, "message": "Invalid request"}})
+        json!({"jsonrpc": "2.0", "id": null, "error": {"code": -32600, "message":
+            "Invalid request: `jsonrpc` must be \"2.0\". Send JSON-RPC 2.0 messages."}})
     );
     // An unknown method: "Method not found" for its id.
     pipe.send(json!({"jsonrpc": "2.0", "id": 1, "method": "no/such/method"}))
@@ -499,7 +511,7 @@ async fn bad_lines_and_unknown_methods_are_answered_or_ignored_and_serving_goes_
     assert_eq!(
         pipe.recv().await,
         json!({"jsonrpc": "2.0", "id": 1, "error": {"code": -32601, "message":
-            "Method not found: no/such/method. This server offers initialize, ping, tools/list and tools/call."}})
+            "Method not found: no/such/method. This server offers initialize, ping, logging/setLevel, tools/list and tools/call."}})
     );
     // A known method with unusable params: "Invalid params", saying what is wrong.
     for (id, params) in [

@@ -67,6 +67,8 @@ keys! {
     read_only: Flag = "read_only",
     /// The `destructive` flag.
     destructive: Flag = "destructive",
+    /// The `accept_unknown_properties` flag.
+    accept_unknown_properties: Flag = "accept_unknown_properties",
     /// `crate = "path"`: where generated code finds pi-tools.
     krate: CratePath = "crate",
     /// `examples = [r#"{...}"#, ...]`: example arguments, JSON objects checked here.

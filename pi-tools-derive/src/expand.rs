@@ -469,7 +469,7 @@ impl<'a> Gen<'a> {
         }
     }
 
-    /// `read_only` and `destructive`, when set.
+    /// `read_only`, `destructive` and `accept_unknown_properties`, when set.
     fn flag_methods(&self) -> TokenStream {
         let read_only = self.attrs.read_only.map(|_| {
             quote! {
@@ -485,7 +485,14 @@ impl<'a> Gen<'a> {
                 }
             }
         });
-        quote!(#read_only #destructive)
+        let accept_unknown = self.attrs.accept_unknown_properties.map(|_| {
+            quote! {
+                fn accepts_unknown_properties(&self) -> bool {
+                    true
+                }
+            }
+        });
+        quote!(#read_only #destructive #accept_unknown)
     }
 
     /// `examples`, when given.

@@ -93,6 +93,7 @@ use proc_macro::TokenStream;
 /// | `prepare = path` | a `fn(serde_json::Value) -> Result<serde_json::Value, ToolError>` run before validation | identity |
 /// | `read_only` | flag → `ToolDefinition::read_only()` is true | false |
 /// | `destructive` | flag → `ToolDefinition::destructive()` is true | false |
+/// | `accept_unknown_properties` | flag → arguments may carry undeclared properties (otherwise each is a validation error naming the closest declared one) | false |
 /// | `examples = [r#"{..}"#, ..]` | JSON objects (checked at compile time) → `ToolDefinition::examples()`, shown in the catalog | none |
 /// | `crate = "path"` | the path your crate reaches pi-tools by, when it renames the dependency (`crate = "my_pi_tools"`); generated code then goes through `path::__private` | `::pi_tools` |
 ///

@@ -10,7 +10,10 @@ use rmcp::model::{ClientConfig, ProgressNotificationParam};
 use rmcp::service::{NotificationContext, RoleClient, RunningService};
 use rmcp::{ClientHandler, ServiceExt};
 use serde_json::Value;
-use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader, DuplexStream, Lines};
+use tokio::io::{
+    AsyncBufReadExt, AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, BufReader, DuplexStream,
+    Lines,
+};
 use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender, unbounded_channel};
 use tokio::task::JoinHandle;
 
@@ -75,23 +78,19 @@ pub async fn connect_after(prefix: Vec<u8>, tools: McpTools, config: RunnerConfi
     }
 }
 
-/// A server spoken to in raw JSON-RPC lines.
-pub struct RawPipe {
-    input: Option<DuplexStream>,
-    output: Lines<BufReader<DuplexStream>>,
-    pub server: JoinHandle<Result<(), McpError>>,
+/// A server spoken to in raw JSON-RPC lines, over any pipe pair (an in-process duplex, or a
+/// spawned binary's stdin and stdout).
+pub struct Raw<I, O> {
+    input: Option<I>,
+    output: Lines<BufReader<O>>,
 }
 
-impl RawPipe {
-    /// Starts a server for `tools`.
-    pub fn start(tools: McpTools, config: RunnerConfig) -> Self {
-        let (input, server_in) = tokio::io::duplex(1 << 16);
-        let (server_out, output) = tokio::io::duplex(1 << 16);
-        let server = tokio::spawn(serve_split(tools, config, server_in, server_out));
-        RawPipe {
+impl<I: AsyncWrite + Unpin, O: AsyncRead + Unpin> Raw<I, O> {
+    /// Speaks to a server that reads `input` and writes `output`.
+    pub fn new(input: I, output: O) -> Self {
+        Raw {
             input: Some(input),
             output: BufReader::new(output).lines(),
-            server,
         }
     }
 
@@ -109,29 +108,34 @@ impl RawPipe {
         self.send_bytes(line.as_bytes()).await;
     }
 
+    /// The next line, or `None` when the server closed its output, waiting `patience`.
+    pub async fn recv_within(&mut self, patience: Duration) -> Option<Value> {
+        let line = tokio::time::timeout(patience, self.output.next_line())
+            .await
+            .expect("the server answers or ends in time")
+            .expect("the output is readable")?;
+        Some(
+            serde_json::from_str(&line).unwrap_or_else(|e| {
+                panic!("the server wrote a line that is not JSON ({e}): {line}")
+            }),
+        )
+    }
+
     /// The next line the server wrote, as JSON.
     pub async fn recv(&mut self) -> Value {
-        let line = tokio::time::timeout(PATIENCE, self.output.next_line())
+        self.recv_within(PATIENCE)
             .await
-            .expect("the server answers in time")
-            .expect("the output is readable")
-            .expect("the server's output is still open");
-        serde_json::from_str(&line)
-            .unwrap_or_else(|e| panic!("the server wrote a line that is not JSON ({e}): {line}"))
+            .expect("the server's output is still open")
     }
 
     /// The next line, or `None` when the server closed its output.
     pub async fn recv_or_end(&mut self) -> Option<Value> {
-        let line = tokio::time::timeout(PATIENCE, self.output.next_line())
-            .await
-            .expect("the server answers or ends in time")
-            .expect("the output is readable")?;
-        Some(serde_json::from_str(&line).expect("the server writes JSON"))
+        self.recv_within(PATIENCE).await
     }
 
-    /// Performs the handshake (initialize, then notifications/initialized) and returns the
-    /// initialize result.
-    pub async fn initialize(&mut self) -> Value {
+    /// Performs the handshake (initialize, then notifications/initialized), waiting up to
+    /// `patience` for the answer, and returns the initialize answer.
+    pub async fn initialize_within(&mut self, patience: Duration) -> Value {
         self.send(serde_json::json!({
             "jsonrpc": "2.0", "id": 0, "method": "initialize",
             "params": {
@@ -141,14 +145,55 @@ impl RawPipe {
             }
         }))
         .await;
-        let answer = self.recv().await;
+        let answer = self
+            .recv_within(patience)
+            .await
+            .expect("the server answers initialize");
         self.send(serde_json::json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))
             .await;
         answer
     }
 
+    /// Performs the handshake and returns the initialize answer.
+    pub async fn initialize(&mut self) -> Value {
+        self.initialize_within(PATIENCE).await
+    }
+
     /// Closes the server's input (end of file).
     pub fn close_input(&mut self) {
         self.input = None;
+    }
+}
+
+/// A server in a task, spoken to in raw JSON-RPC lines.
+pub struct RawPipe {
+    raw: Raw<DuplexStream, DuplexStream>,
+    pub server: JoinHandle<Result<(), McpError>>,
+}
+
+impl RawPipe {
+    /// Starts a server for `tools`.
+    pub fn start(tools: McpTools, config: RunnerConfig) -> Self {
+        let (input, server_in) = tokio::io::duplex(1 << 16);
+        let (server_out, output) = tokio::io::duplex(1 << 16);
+        let server = tokio::spawn(serve_split(tools, config, server_in, server_out));
+        RawPipe {
+            raw: Raw::new(input, output),
+            server,
+        }
+    }
+}
+
+impl std::ops::Deref for RawPipe {
+    type Target = Raw<DuplexStream, DuplexStream>;
+
+    fn deref(&self) -> &Self::Target {
+        &self.raw
+    }
+}
+
+impl std::ops::DerefMut for RawPipe {
+    fn deref_mut(&mut self) -> &mut Self::Target {
+        &mut self.raw
     }
 }

@@ -1,34 +1,157 @@
-//! `pi-tools mcp`: the active tools served over MCP on standard input and output.
+//! `pi-tools mcp`: the active tools served over MCP, on standard input and output or over
+//! Streamable HTTP (`--http 127.0.0.1:PORT`).
+//!
+//! SIGTERM, SIGHUP and SIGINT end the server as the end of its input does: calls in flight
+//! are cancelled and waited for (nothing is left half-written) and background jobs are
+//! killed.
 
+use std::path::Path;
 use std::process::ExitCode;
+use std::time::Duration;
 
-use crate::mcp::{McpTool, McpTools, init_stderr_logging, serve_stdio};
+use tokio_util::sync::CancellationToken;
 
 use crate::config::ConfigSource;
+use crate::core::RunnerConfig;
+use crate::mcp::{
+    HttpOptions, McpTool, McpTools, init_stderr_logging, serve_http, serve_split_until,
+};
+use crate::toolbox::Toolbox;
 
 use super::{Failure, McpArgs, setup};
 
-pub(super) async fn mcp(args: McpArgs, config: &ConfigSource) -> Result<ExitCode, Failure> {
+/// The environment variable that holds the HTTP server's bearer token when no
+/// `--token-file` is given.
+const TOKEN_VARIABLE: &str = "PI_TOOLS_MCP_TOKEN";
+
+pub(super) async fn mcp(args: McpArgs, source: &ConfigSource) -> Result<ExitCode, Failure> {
     let cwd = setup::working_directory(args.cwd.as_deref())?;
-    let toolbox = setup::running_toolbox(config, &cwd)?;
+    let registered = setup::registered()?;
+    let config = setup::config(source, &registered)?;
+    let toolbox = Toolbox::new(registered, &config, setup::extensions(&cwd, &config)?);
     init_stderr_logging();
+    let tools = served_tools(&toolbox);
+    let stop = CancellationToken::new();
+    tokio::spawn(stop_on_signals(stop.clone()));
+    let served = match &args.http {
+        None => {
+            let (stdin, stdout) = rmcp::transport::io::stdio_pipes();
+            serve_split_until(tools, toolbox.runner_config(), stdin, stdout, stop).await
+        }
+        Some(address) => {
+            let options = HttpOptions {
+                token: token(args.token_file.as_deref())?,
+                allowed_hosts: args.allow_host.clone(),
+                allowed_origins: args.allow_origin.clone(),
+                stateless: args.stateless,
+                session_idle: args.session_idle_secs.map(Duration::from_secs),
+            };
+            let listener = tokio::net::TcpListener::bind(address.as_str())
+                .await
+                .map_err(|e| {
+                    Failure::general(format!(
+                        "cannot listen on {address} ({e}); pass a free address such as 127.0.0.1:8808 to --http"
+                    ))
+                })?;
+            if let Ok(local) = listener.local_addr() {
+                eprintln!(
+                    "pi-tools: serving MCP on http://{local}{}",
+                    crate::mcp::MCP_PATH
+                );
+            }
+            // Each session gets its own execution environment, so ending one session (or
+            // its idle timeout) ends that session's background jobs and no other's.
+            let base = toolbox.runner_config();
+            let session_config = move || -> RunnerConfig {
+                match setup::extensions(&cwd, &config) {
+                    Ok(extensions) => RunnerConfig {
+                        extensions,
+                        ..base.clone()
+                    },
+                    Err(e) => {
+                        tracing::warn!(error = %e.message, "a session shares the first environment");
+                        base.clone()
+                    }
+                }
+            };
+            serve_http(tools, session_config, listener, options, stop).await
+        }
+    };
+    // Background jobs that outlived their calls must not outlive the server either (each
+    // session's server ends its own environment's jobs as it closes; this is the first one).
+    if let Some(env) = toolbox
+        .runner_config()
+        .extensions
+        .get::<std::sync::Arc<dyn crate::env::ExecutionEnv>>()
+    {
+        env.end_session();
+    }
+    served.map_err(|e| Failure::general(format!("the MCP server failed: {e}")))?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The active tools, with MCP's titles and hints, and the system prompt's guidelines as the
+/// server's instructions.
+fn served_tools(toolbox: &Toolbox) -> McpTools {
     // The toolbox's lean tools carry the configured mode overrides and tool configs; the
     // definitions beside them give MCP its titles and hints.
     let mut tools = McpTools::new();
     for (definition, tool) in toolbox.active().iter().zip(toolbox.agent_tools()) {
         tools.push(McpTool::with_definition(tool, definition.as_ref()));
     }
-    let runner_config = toolbox.runner_config();
-    let env = runner_config
-        .extensions
-        .get::<std::sync::Arc<dyn crate::env::ExecutionEnv>>()
-        .cloned();
-    let served = serve_stdio(tools, runner_config).await;
-    // Calls in flight were cancelled with their processes; background jobs that outlived
-    // their calls must not outlive the server either.
-    if let Some(env) = env {
-        env.end_session();
+    let guidelines = toolbox.prompt().guidelines;
+    if guidelines.is_empty() {
+        return tools;
     }
-    served.map_err(|e| Failure::general(format!("the MCP session failed: {e}")))?;
-    Ok(ExitCode::SUCCESS)
+    let text: Vec<String> = guidelines.iter().map(|g| format!("- {g}")).collect();
+    tools.with_instructions(format!("Guidelines:\n{}", text.join("\n")))
+}
+
+/// The bearer token: the first line of `--token-file`, else the environment variable.
+fn token(file: Option<&Path>) -> Result<Option<String>, Failure> {
+    let token = match file {
+        Some(path) => Some(
+            std::fs::read_to_string(path)
+                .map_err(|e| {
+                    Failure::usage(format!(
+                        "cannot read --token-file `{}` ({e}); pass a readable file holding the token",
+                        path.display()
+                    ))
+                })?
+                .trim()
+                .to_owned(),
+        ),
+        None => std::env::var(TOKEN_VARIABLE)
+            .ok()
+            .map(|t| t.trim().to_owned()),
+    };
+    match token {
+        Some(t) if t.is_empty() => Err(Failure::usage(format!(
+            "the token is empty; put a long random string in the --token-file or in {TOKEN_VARIABLE}"
+        ))),
+        other => Ok(other),
+    }
+}
+
+/// Cancels `stop` at the first SIGTERM, SIGHUP or SIGINT.
+async fn stop_on_signals(stop: CancellationToken) {
+    use tokio::signal::unix::{SignalKind, signal};
+    let kinds = [
+        SignalKind::terminate(),
+        SignalKind::hangup(),
+        SignalKind::interrupt(),
+    ];
+    let mut streams = Vec::new();
+    for kind in kinds {
+        match signal(kind) {
+            Ok(stream) => streams.push(stream),
+            Err(err) => tracing::warn!(%err, "a signal handler could not be installed"),
+        }
+    }
+    if streams.is_empty() {
+        return;
+    }
+    futures::future::select_all(streams.iter_mut().map(|s| Box::pin(s.recv()))).await;
+    tracing::info!("signal received; ending the MCP server");
+    stop.cancel();
 }

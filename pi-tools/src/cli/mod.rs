@@ -221,6 +221,26 @@ struct McpArgs {
     /// The directory the tools work in (default: the current directory).
     #[arg(long, value_name = "DIR")]
     cwd: Option<PathBuf>,
+    /// Serve Streamable HTTP on this address (e.g. 127.0.0.1:8808; path /mcp) instead of
+    /// standard input and output.
+    #[arg(long, value_name = "ADDR")]
+    http: Option<String>,
+    /// A file whose content is the bearer token HTTP clients must send (default: the
+    /// PI_TOOLS_MCP_TOKEN environment variable; required beyond loopback addresses).
+    #[arg(long, value_name = "FILE", requires = "http")]
+    token_file: Option<PathBuf>,
+    /// Another accepted `Host` (besides localhost, 127.0.0.1, ::1 and the listen address).
+    #[arg(long, value_name = "HOST", requires = "http")]
+    allow_host: Vec<String>,
+    /// Another accepted browser `Origin`, such as https://app.example.com:443.
+    #[arg(long, value_name = "ORIGIN", requires = "http")]
+    allow_origin: Vec<String>,
+    /// Serve each HTTP request on its own, without sessions.
+    #[arg(long, requires = "http")]
+    stateless: bool,
+    /// Close an HTTP session idle this many seconds (default 300), ending its jobs.
+    #[arg(long, value_name = "SECS", requires = "http")]
+    session_idle_secs: Option<u64>,
 }
 
 #[derive(Debug, Args)]

@@ -78,6 +78,13 @@ pub trait AgentTool: Send + Sync {
         ExecutionMode::Parallel
     }
 
+    /// Whether arguments may carry properties the schema does not declare. By default they
+    /// may not: validation names an unknown property and the closest known one, so a model
+    /// learns that `file_path` was not `path` instead of having it silently ignored.
+    fn accepts_unknown_properties(&self) -> bool {
+        false
+    }
+
     /// Reshapes raw arguments before validation (e.g. to accept an old argument layout).
     /// The default passes them through.
     fn prepare_arguments(&self, args: Value) -> Result<Value, ToolError> {

@@ -4,7 +4,7 @@
 use std::collections::HashMap;
 use std::sync::{Arc, OnceLock};
 
-use super::tool::AgentTool;
+use super::tool::{AgentTool, ExecutionMode};
 use super::validate::ArgumentValidator;
 
 /// The tools a batch may call, each with its compiled argument validator (compiled on first
@@ -62,6 +62,15 @@ impl ToolSet {
         self.entries.is_empty()
     }
 
+    /// Whether a call of `name` must run alone: the configured `execution` mode is
+    /// sequential, or the tool itself is. Unknown tools never execute, so they need not.
+    pub fn must_run_alone(&self, name: &str, execution: ExecutionMode) -> bool {
+        execution == ExecutionMode::Sequential
+            || self
+                .get(name)
+                .is_some_and(|t| t.execution_mode() == ExecutionMode::Sequential)
+    }
+
     pub(super) fn entry(&self, name: &str) -> Option<&Entry> {
         self.by_name.get(name).map(|&i| &self.entries[i])
     }
@@ -83,7 +92,9 @@ impl FromIterator<Arc<dyn AgentTool>> for ToolSet {
 
 impl Entry {
     pub(super) fn validator(&self) -> &Result<ArgumentValidator, String> {
-        self.validator
-            .get_or_init(|| ArgumentValidator::new(self.tool.parameters()))
+        self.validator.get_or_init(|| {
+            ArgumentValidator::new(self.tool.parameters())
+                .map(|v| v.rejecting_unknown_properties(!self.tool.accepts_unknown_properties()))
+        })
     }
 }

@@ -8,6 +8,9 @@ use serde_json::{Map, Number, Value};
 pub struct ArgumentValidator {
     schema: Value,
     validator: jsonschema::Validator,
+    /// Whether a property the schema does not declare is an error (see
+    /// [`ArgumentValidator::rejecting_unknown_properties`]).
+    reject_unknown: bool,
 }
 
 impl std::fmt::Debug for ArgumentValidator {
@@ -27,7 +30,18 @@ impl ArgumentValidator {
         Ok(ArgumentValidator {
             schema: schema.clone(),
             validator,
+            reject_unknown: false,
         })
+    }
+
+    /// Makes a property that the schema does not declare an error, naming the closest
+    /// declared one ("unknown property `file_path`; did you mean `path`?"). Objects whose
+    /// schema allows extra properties (`additionalProperties` or `patternProperties`) are
+    /// left alone. A model that misspells an optional property otherwise never learns that
+    /// it was ignored.
+    pub fn rejecting_unknown_properties(mut self, reject: bool) -> Self {
+        self.reject_unknown = reject;
+        self
     }
 
     /// The schema this validator checks.
@@ -39,16 +53,23 @@ impl ArgumentValidator {
     /// copy, or the error text for the model: a first line naming the tool, one line per
     /// violation, then the received arguments.
     pub fn validate(&self, tool_name: &str, args: Value) -> Result<Value, String> {
+        let mut unknown = Vec::new();
+        if self.reject_unknown {
+            unknown_properties(&self.schema, &args, "", &mut unknown);
+        }
         // Coercion only touches values the schema rejects, so arguments that are already
         // valid come back unchanged: skip the copy and the walk (the common case).
-        if self.validator.is_valid(&args) {
+        if unknown.is_empty() && self.validator.is_valid(&args) {
             return Ok(args);
         }
         let coerced = coerce_arguments(&self.schema, args.clone());
-        if self.validator.is_valid(&coerced) {
+        if unknown.is_empty() && self.validator.is_valid(&coerced) {
             return Ok(coerced);
         }
         let mut text = format!("Validation failed for tool \"{tool_name}\":");
+        for line in &unknown {
+            text.push_str(&format!("\n  - {line}"));
+        }
         for error in self.validator.iter_errors(&coerced) {
             let mut path = pointer_to_dotted(error.instance_path().as_str());
             if let jsonschema::error::ValidationErrorKind::Required { property } = error.kind() {
@@ -69,6 +90,83 @@ impl ArgumentValidator {
         text.push_str(&received);
         Err(text)
     }
+}
+
+/// Collects one line per property of `value` that `schema` does not declare, walking into
+/// declared properties and array items. `at` is the dotted path of `value` ("" at the root).
+fn unknown_properties(schema: &Value, value: &Value, at: &str, out: &mut Vec<String>) {
+    let Some(schema) = schema.as_object() else {
+        return;
+    };
+    match value {
+        Value::Object(map) => {
+            let Some(Value::Object(properties)) = schema.get("properties") else {
+                return;
+            };
+            let open = schema.contains_key("patternProperties")
+                || schema
+                    .get("additionalProperties")
+                    .is_some_and(|a| a != &Value::Bool(false));
+            for (name, item) in map {
+                let path = if at.is_empty() {
+                    name.clone()
+                } else {
+                    format!("{at}.{name}")
+                };
+                match properties.get(name) {
+                    Some(item_schema) => unknown_properties(item_schema, item, &path, out),
+                    None if open => {}
+                    None => out.push(unknown_property_line(&path, name, properties)),
+                }
+            }
+        }
+        Value::Array(items) => {
+            if let Some(item_schema) = schema.get("items") {
+                for (i, item) in items.iter().enumerate() {
+                    let path = if at.is_empty() {
+                        i.to_string()
+                    } else {
+                        format!("{at}.{i}")
+                    };
+                    unknown_properties(item_schema, item, &path, out);
+                }
+            }
+        }
+        _ => {}
+    }
+}
+
+/// "unknown property `file_path`; did you mean `path`?", or the list of known ones when
+/// none is close.
+fn unknown_property_line(path: &str, name: &str, properties: &Map<String, Value>) -> String {
+    let known: Vec<&str> = properties.keys().map(String::as_str).collect();
+    match closest(name, &known) {
+        Some(best) => format!(
+            "{path}: unknown property `{name}`; did you mean `{best}`? Remove `{name}` or rename it."
+        ),
+        None => {
+            format!("{path}: unknown property `{name}`; this tool has no properties. Remove it.")
+        }
+    }
+}
+
+/// The declared name closest to `name`: one contained in it (or containing it) once case,
+/// `_` and `-` are ignored (`file_path` → `path`), else the smallest edit distance.
+fn closest<'a>(name: &str, known: &[&'a str]) -> Option<&'a str> {
+    let squash = |s: &str| -> String {
+        s.chars()
+            .filter(|c| *c != '_' && *c != '-')
+            .flat_map(char::to_lowercase)
+            .collect()
+    };
+    let wanted = squash(name);
+    let score = |candidate: &str| -> (usize, usize) {
+        let c = squash(candidate);
+        let contained = !c.is_empty() && (wanted.contains(&c) || c.contains(&wanted));
+        let distance = strsim::damerau_levenshtein(&wanted, &c);
+        (usize::from(!contained), distance)
+    };
+    known.iter().copied().min_by_key(|k| score(k))
 }
 
 /// `/a/0/b` → `a.0.b`; the empty pointer → `root`.

@@ -25,4 +25,18 @@ pub enum McpError {
          the details."
     )]
     Session(#[source] tokio::task::JoinError),
+    /// The HTTP server was asked to listen beyond this machine without a token.
+    #[error(
+        "Refusing to serve MCP over HTTP on {address} without a token: anyone who can reach \
+         that address could run commands. Give a token (--token-file, or the \
+         PI_TOOLS_MCP_TOKEN environment variable) or listen on a loopback address such as \
+         127.0.0.1."
+    )]
+    Insecure {
+        /// The address asked for.
+        address: std::net::SocketAddr,
+    },
+    /// The HTTP listener failed.
+    #[error("The MCP HTTP server failed: {0}.")]
+    Io(#[source] std::io::Error),
 }

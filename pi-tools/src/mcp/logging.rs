@@ -1,18 +1,178 @@
-//! Logs for a stdio server go to stderr: stdout belongs to the protocol.
+//! Logs: plain text on stderr (stdout belongs to the protocol), and a call's own `tracing`
+//! events sent to its client as `notifications/message` at the level the client asked for
+//! with `logging/setLevel`.
 
+#![allow(deprecated)] // MCP's logging is deprecated by a future protocol revision, not yet gone.
+
+use std::fmt::Write as _;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU8, Ordering};
+
+use rmcp::model::{LoggingLevel, LoggingMessageNotificationParam};
+use rmcp::service::{Peer, RoleServer};
+use serde_json::Value;
+use tokio::sync::mpsc;
+use tracing::{Level, Subscriber};
 use tracing_subscriber::EnvFilter;
+use tracing_subscriber::Layer;
+use tracing_subscriber::filter::dynamic_filter_fn;
+use tracing_subscriber::layer::{Context, SubscriberExt};
+use tracing_subscriber::util::SubscriberInitExt;
 
 /// Installs a `tracing` subscriber that writes plain-text logs to stderr, filtered by the
-/// `RUST_LOG` environment variable (default: warnings and errors). Does nothing when the
-/// process already has a global subscriber, so an application's own logging setup wins.
+/// `RUST_LOG` environment variable (default: warnings and errors), and forwards the events
+/// of a running MCP tool call to that call's client (filtered by the client's
+/// `logging/setLevel`, `info` until it sets one). Does nothing when the process already has
+/// a global subscriber, so an application's own logging setup wins (its tool events then do
+/// not reach MCP clients).
 pub fn init_stderr_logging() {
     let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("warn"));
-    let installed = tracing_subscriber::fmt()
-        .with_env_filter(filter)
+    let stderr = tracing_subscriber::fmt::layer()
         .with_writer(std::io::stderr)
         .with_ansi(false)
+        .with_filter(filter);
+    let to_clients = ClientLogLayer.with_filter(dynamic_filter_fn(|meta, _| {
+        CALL_LOG
+            .try_with(|log| log.wants(*meta.level()))
+            .unwrap_or(false)
+    }));
+    let installed = tracing_subscriber::registry()
+        .with(stderr)
+        .with(to_clients)
         .try_init();
     if installed.is_err() {
         tracing::debug!("a tracing subscriber was already installed; it is kept");
+    }
+}
+
+tokio::task_local! {
+    /// Where the events of the call running in this task go.
+    static CALL_LOG: CallLog;
+}
+
+/// The session's logging level, as the client set it.
+#[derive(Clone)]
+pub(crate) struct SessionLevel(Arc<AtomicU8>);
+
+impl Default for SessionLevel {
+    fn default() -> Self {
+        SessionLevel(Arc::new(AtomicU8::new(rank(LoggingLevel::Info))))
+    }
+}
+
+impl SessionLevel {
+    pub(crate) fn set(&self, level: LoggingLevel) {
+        self.0.store(rank(level), Ordering::Relaxed);
+    }
+}
+
+/// One call's log channel: events at or above the session's level go to `tx`.
+pub(crate) struct CallLog {
+    level: SessionLevel,
+    tx: mpsc::Sender<LoggingMessageNotificationParam>,
+}
+
+impl CallLog {
+    fn wants(&self, level: Level) -> bool {
+        rank(mcp_level(level)) >= self.level.0.load(Ordering::Relaxed)
+    }
+}
+
+/// Runs `call` with its `tracing` events forwarded to `peer` as `notifications/message`, in
+/// order; returns once the call has ended and its last message is sent.
+pub(crate) async fn forwarding_logs<F: Future>(
+    level: SessionLevel,
+    peer: Peer<RoleServer>,
+    call: F,
+) -> F::Output {
+    // Bounded: a call that logs faster than the client reads loses messages, not memory.
+    let (tx, mut rx) = mpsc::channel::<LoggingMessageNotificationParam>(256);
+    let forward = async move {
+        while let Some(message) = rx.recv().await {
+            if let Err(err) = peer.notify_logging_message(message).await {
+                tracing::debug!(%err, "a log message could not be sent");
+            }
+        }
+    };
+    let (output, ()) = tokio::join!(CALL_LOG.scope(CallLog { level, tx }, call), forward);
+    output
+}
+
+/// Sends each event it sees to the current call's channel (the filter admits only events
+/// inside a call, at the session's level).
+struct ClientLogLayer;
+
+impl<S: Subscriber> Layer<S> for ClientLogLayer {
+    fn on_event(&self, event: &tracing::Event<'_>, _ctx: Context<'_, S>) {
+        let mut text = TextVisitor::default();
+        event.record(&mut text);
+        let meta = event.metadata();
+        let message = LoggingMessageNotificationParam::new(
+            mcp_level(*meta.level()),
+            Value::String(text.text()),
+        )
+        .with_logger(meta.target());
+        let _ = CALL_LOG.try_with(|log| log.tx.try_send(message));
+    }
+}
+
+/// `message k=v k=v`: the message first, then the other fields in order.
+#[derive(Default)]
+struct TextVisitor {
+    message: String,
+    fields: String,
+}
+
+impl TextVisitor {
+    fn text(self) -> String {
+        match (self.message.is_empty(), self.fields.is_empty()) {
+            (_, true) => self.message,
+            (true, false) => self.fields,
+            (false, false) => format!("{} {}", self.message, self.fields),
+        }
+    }
+}
+
+impl tracing::field::Visit for TextVisitor {
+    fn record_debug(&mut self, field: &tracing::field::Field, value: &dyn std::fmt::Debug) {
+        if field.name() == "message" {
+            let _ = write!(self.message, "{value:?}");
+            return;
+        }
+        if !self.fields.is_empty() {
+            self.fields.push(' ');
+        }
+        let _ = write!(self.fields, "{}={value:?}", field.name());
+    }
+
+    fn record_str(&mut self, field: &tracing::field::Field, value: &str) {
+        if field.name() == "message" {
+            self.message.push_str(value);
+        } else {
+            self.record_debug(field, &value);
+        }
+    }
+}
+
+fn mcp_level(level: Level) -> LoggingLevel {
+    match level {
+        Level::ERROR => LoggingLevel::Error,
+        Level::WARN => LoggingLevel::Warning,
+        Level::INFO => LoggingLevel::Info,
+        _ => LoggingLevel::Debug,
+    }
+}
+
+/// Severity order, lowest first (RFC 5424 as MCP uses it).
+fn rank(level: LoggingLevel) -> u8 {
+    match level {
+        LoggingLevel::Debug => 0,
+        LoggingLevel::Info => 1,
+        LoggingLevel::Notice => 2,
+        LoggingLevel::Warning => 3,
+        LoggingLevel::Error => 4,
+        LoggingLevel::Critical => 5,
+        LoggingLevel::Alert => 6,
+        LoggingLevel::Emergency => 7,
     }
 }

@@ -63,10 +63,10 @@
 //! [`RunnerConfig::extensions`]: crate::RunnerConfig::extensions
 //! [`RunnerConfig::max_concurrency`]: crate::RunnerConfig::max_concurrency
 
-mod eof;
 mod error;
+mod http;
+mod lines;
 mod logging;
-mod null_id;
 mod progress;
 mod result;
 mod serve;
@@ -74,6 +74,7 @@ mod server;
 mod tools;
 
 pub use error::McpError;
+pub use http::{HttpOptions, MCP_PATH, serve_http};
 pub use logging::init_stderr_logging;
-pub use serve::{serve, serve_split, serve_stdio};
+pub use serve::{serve, serve_split, serve_split_until, serve_stdio};
 pub use tools::{McpTool, McpTools};

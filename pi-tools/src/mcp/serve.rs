@@ -5,9 +5,8 @@ use rmcp::service::{QuitReason, ServerInitializeError};
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio_util::sync::CancellationToken;
 
-use super::eof::{EofSignal, QuietAfterEnd};
 use super::error::McpError;
-use super::null_id::NullIdOnErrors;
+use super::lines::{LineTransport, QUEUED_REQUESTS, UNBOUNDED_IN_FLIGHT};
 use super::server::ToolServer;
 use super::tools::McpTools;
 use crate::core::RunnerConfig;
@@ -41,13 +40,17 @@ where
 /// Serves `tools`, reading requests from `reader` and writing answers to `writer`, until
 /// `reader` ends.
 ///
-/// One JSON-RPC message per line. A line that is not JSON is ignored (as the official MCP
-/// SDKs do: answering garbage can start an error storm with a peer that echoes it), and
-/// well-formed JSON that is not a JSON-RPC message is answered with an "Invalid request"
-/// error with `"id": null`; either way the session goes on. End of input ends the session, as MCP's stdio transport defines:
-/// every call in flight is cancelled, nothing more is written (its reader is gone), and the
-/// function returns `Ok(())`. A client that disconnects before `initialize` also ends the
-/// session cleanly.
+/// One JSON-RPC message per line. Every line gets a usable answer: one that is not JSON
+/// (not UTF-8, a lone surrogate, nesting deeper than 128, longer than 16 MiB) gets a
+/// `-32700` parse error with `"id": null`; JSON that is not a usable request gets `-32600`
+/// naming the reason, with its id when the id could be read; a request before
+/// `initialize`, or one that reuses the id of a request still in flight, is refused the
+/// same way. Either way the session goes on. While `max_concurrency` calls plus a queue of
+/// 64 are unanswered, no further line is read (backpressure).
+///
+/// End of input ends the session, as MCP's stdio transport defines: every call in flight is
+/// cancelled, nothing more is written (its reader is gone), and the function returns
+/// `Ok(())`. A client that disconnects before `initialize` also ends the session cleanly.
 ///
 /// # Errors
 ///
@@ -64,22 +67,64 @@ where
     R: AsyncRead + Send + Unpin + 'static,
     W: AsyncWrite + Send + Unpin + 'static,
 {
+    serve_split_until(tools, config, reader, writer, CancellationToken::new()).await
+}
+
+/// [`serve_split`], ending early, as at end of input, when `stop` is cancelled (a signal):
+/// calls in flight are cancelled and waited for, so nothing is left half-written, and the
+/// execution environment's session ends (its background jobs are killed).
+pub async fn serve_split_until<R, W>(
+    tools: McpTools,
+    config: RunnerConfig,
+    reader: R,
+    writer: W,
+    stop: CancellationToken,
+) -> Result<(), McpError>
+where
+    R: AsyncRead + Send + Unpin + 'static,
+    W: AsyncWrite + Send + Unpin + 'static,
+{
     let input_ended = CancellationToken::new();
-    let server = ToolServer::new(tools, config, input_ended.clone())?;
-    let reader = EofSignal::new(reader, input_ended.clone());
-    let writer = QuietAfterEnd::new(NullIdOnErrors::new(writer), input_ended.clone());
-    let running = match server.serve((reader, writer)).await {
-        Ok(running) => running,
-        Err(ServerInitializeError::ConnectionClosed(_)) => {
-            tracing::info!("the client closed the session before initializing it");
-            return Ok(());
-        }
-        Err(err) => return Err(McpError::Handshake(Box::new(err))),
+    let slots = config
+        .max_concurrency
+        .map_or(UNBOUNDED_IN_FLIGHT, |n| n.max(1) + QUEUED_REQUESTS);
+    let server = ToolServer::new(&tools, config, input_ended.clone())?;
+    let calls = server.calls();
+    let transport = LineTransport::new(reader, writer, slots, input_ended.clone());
+    let running = tokio::select! {
+        started = server.serve(transport) => match started {
+            Ok(running) => running,
+            Err(ServerInitializeError::ConnectionClosed(_)) => {
+                tracing::info!("the client closed the session before initializing it");
+                return Ok(());
+            }
+            Err(err) => return Err(McpError::Handshake(Box::new(err))),
+        },
+        _ = stop.cancelled() => return Ok(()),
     };
     tracing::info!("MCP session started");
+    let cancel = running.cancellation_token();
+    let ended = input_ended.clone();
+    tokio::spawn(async move {
+        tokio::select! {
+            _ = stop.cancelled() => {}
+            _ = ended.cancelled() => {}
+        }
+        ended.cancel();
+        cancel.cancel();
+    });
     let quit = running.waiting().await;
-    // Whatever ended the session, nothing may keep running for it.
+    // Whatever ended the session, nothing may keep running for it: cancel every call and
+    // wait for each to finish its cleanup (a cancelled write still completes or leaves the
+    // old file; a command's process group is killed).
     input_ended.cancel();
+    calls.close();
+    if tokio::time::timeout(CALLS_GRACE, calls.wait())
+        .await
+        .is_err()
+    {
+        tracing::warn!("calls still running {CALLS_GRACE:?} after the session ended");
+    }
     match quit {
         Ok(QuitReason::JoinError(err)) | Err(err) => Err(McpError::Session(err)),
         Ok(reason) => {
@@ -88,3 +133,6 @@ where
         }
     }
 }
+
+/// How long the end of a session waits for cancelled calls to finish.
+const CALLS_GRACE: std::time::Duration = std::time::Duration::from_secs(5);

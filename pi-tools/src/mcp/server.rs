@@ -1,33 +1,60 @@
-//! The MCP request handler: initialize, ping, tools/list and tools/call over the runner.
+//! The MCP request handler: initialize, ping, logging/setLevel, tools/list and tools/call
+//! over the runner.
+
+#![allow(deprecated)] // MCP's logging is deprecated by a future protocol revision, not yet gone.
+
+use std::sync::Arc;
 
 use rmcp::ErrorData;
 use rmcp::handler::server::ServerHandler;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CustomRequest, CustomResult, ErrorCode,
     Implementation, ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig,
-    Tool,
+    SetLevelRequestParams, Tool,
 };
 use rmcp::service::{RequestContext, RoleServer};
 use serde_json::Value;
 use tokio::sync::{RwLock, Semaphore};
 use tokio_util::sync::CancellationToken;
+use tokio_util::task::TaskTracker;
+use tokio_util::task::task_tracker::TaskTrackerToken;
 
 use super::error::McpError;
+use super::logging::{SessionLevel, forwarding_logs};
 use super::progress::ProgressSink;
 use super::result::call_tool_result;
 use super::tools::McpTools;
-use crate::core::{ExecutionMode, RunnerConfig, ToolCall, ToolSet, execute_tool_calls};
+use crate::core::{RunnerConfig, ToolCall, ToolSet, execute_tool_calls};
+use crate::env::ExecutionEnv;
 
 /// The server's name in the `initialize` answer.
 pub(crate) const SERVER_NAME: &str = "pi-tools";
 
-/// Serves a fixed set of tools. Every `tools/call` is a one-call batch of the runner, so
-/// lookup, argument preparation, validation, hooks, timeout and cancellation behave exactly
-/// as they do for a model's batch.
-pub(crate) struct ToolServer {
-    /// Built once, so each tool's validator is compiled once for the whole session.
+/// What every session of a server shares: the tools (each validator compiled once for all
+/// sessions), their listing and the instructions.
+pub(crate) struct Served {
     tools: ToolSet,
     listing: Vec<Tool>,
+    instructions: Option<String>,
+}
+
+impl Served {
+    pub(crate) fn new(tools: &McpTools) -> Result<Arc<Self>, McpError> {
+        Ok(Arc::new(Served {
+            listing: tools.listing()?,
+            tools: ToolSet::new(tools.agent_tools()),
+            instructions: tools.instructions().map(str::to_owned),
+        }))
+    }
+}
+
+/// One session: its calls, limits, logging level and cancellation. Every `tools/call` is a
+/// one-call batch of the runner, so lookup, argument preparation, validation, hooks,
+/// timeout and cancellation behave exactly as they do for a model's batch. When the
+/// session is dropped (its transport ended, or an HTTP session closed or timed out), every
+/// call has ended and its execution environment's session is ended too.
+pub(crate) struct ToolServer {
+    served: Arc<Served>,
     config: RunnerConfig,
     /// Parallel-mode calls share it; a sequential-mode call holds it alone, so it never
     /// overlaps another call of the session.
@@ -35,35 +62,55 @@ pub(crate) struct ToolServer {
     /// At most `max_concurrency` calls execute at once across the session (the runner's
     /// bound is per batch, and every call here is a batch of its own); more wait their turn.
     in_flight: Option<Semaphore>,
-    /// Cancelled when the session's input ends: every call in flight is then cancelled.
+    /// Cancelled when the session ends: every call in flight is then cancelled.
     shutdown: CancellationToken,
+    /// The calls running, so the end of a session (or of the server) can wait for their
+    /// cleanup.
+    calls: TaskTracker,
+    /// Counts this session as running in `calls` until it is dropped (its environment
+    /// ended), so the server's end waits for that too.
+    _alive: TaskTrackerToken,
+    level: SessionLevel,
 }
 
 impl ToolServer {
     pub(crate) fn new(
-        tools: McpTools,
+        tools: &McpTools,
         config: RunnerConfig,
         shutdown: CancellationToken,
     ) -> Result<Self, McpError> {
-        let listing = tools.listing()?;
+        Ok(Self::for_session(
+            Served::new(tools)?,
+            config,
+            shutdown,
+            &TaskTracker::new(),
+        ))
+    }
+
+    /// One session of a server whose sessions share `served`; its calls and its own life
+    /// are tracked in `calls`.
+    pub(crate) fn for_session(
+        served: Arc<Served>,
+        config: RunnerConfig,
+        shutdown: CancellationToken,
+        calls: &TaskTracker,
+    ) -> Self {
         let in_flight = config.max_concurrency.map(|n| Semaphore::new(n.max(1)));
-        Ok(ToolServer {
-            tools: ToolSet::new(tools.agent_tools()),
-            listing,
+        ToolServer {
+            served,
             config,
             exclusive: RwLock::new(()),
             in_flight,
             shutdown,
-        })
+            calls: calls.clone(),
+            _alive: calls.token(),
+            level: SessionLevel::default(),
+        }
     }
 
-    /// Whether a call of `name` must run alone (unknown tools share: they never execute).
-    fn runs_alone(&self, name: &str) -> bool {
-        self.config.execution == ExecutionMode::Sequential
-            || self
-                .tools
-                .get(name)
-                .is_some_and(|t| t.execution_mode() == ExecutionMode::Sequential)
+    /// The session's calls, to wait for at its end.
+    pub(crate) fn calls(&self) -> TaskTracker {
+        self.calls.clone()
     }
 
     /// Runs one call under the session's shared/exclusive lock. `request_cancel` is the
@@ -84,7 +131,11 @@ impl ToolServer {
                     Some(slots) => Some(slots.acquire().await),
                     None => None,
                 };
-                let guard = if self.runs_alone(&call.name) {
+                let guard = if self
+                    .served
+                    .tools
+                    .must_run_alone(&call.name, self.config.execution)
+                {
                     Guard::Exclusive(self.exclusive.write().await)
                 } else {
                     Guard::Shared(self.exclusive.read().await)
@@ -96,7 +147,7 @@ impl ToolServer {
                 _ = cancel.cancelled() => None,
             };
             execute_tool_calls(
-                &self.tools,
+                &self.served.tools,
                 std::slice::from_ref(&call),
                 &self.config,
                 &cancel,
@@ -117,6 +168,15 @@ impl ToolServer {
     }
 }
 
+impl Drop for ToolServer {
+    fn drop(&mut self) {
+        self.shutdown.cancel();
+        if let Some(env) = self.config.extensions.get::<Arc<dyn ExecutionEnv>>() {
+            env.end_session();
+        }
+    }
+}
+
 /// Either side of the session lock, held (never read) until the call ends.
 #[allow(dead_code)]
 enum Guard<'a> {
@@ -126,8 +186,26 @@ enum Guard<'a> {
 
 impl ServerHandler for ToolServer {
     fn get_info(&self) -> ServerConfig {
-        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
-            .with_server_info(Implementation::new(SERVER_NAME, env!("CARGO_PKG_VERSION")))
+        let info = ServerConfig::new(
+            ServerCapabilities::builder()
+                .enable_tools()
+                .enable_logging()
+                .build(),
+        )
+        .with_server_info(Implementation::new(SERVER_NAME, env!("CARGO_PKG_VERSION")));
+        match &self.served.instructions {
+            Some(text) => info.with_instructions(text.clone()),
+            None => info,
+        }
+    }
+
+    async fn set_level(
+        &self,
+        request: SetLevelRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        self.level.set(request.level);
+        Ok(())
     }
 
     async fn list_tools(
@@ -143,7 +221,7 @@ impl ServerHandler for ToolServer {
                 None,
             ));
         }
-        Ok(ListToolsResult::with_all_items(self.listing.clone()))
+        Ok(ListToolsResult::with_all_items(self.served.listing.clone()))
     }
 
     /// Requests the protocol layer could not read as one of the methods it knows: a known
@@ -168,7 +246,7 @@ impl ServerHandler for ToolServer {
                     None,
                 )
             }
-            "initialize" | "ping" | "tools/list" => ErrorData::invalid_params(
+            "initialize" | "ping" | "tools/list" | "logging/setLevel" => ErrorData::invalid_params(
                 format!(
                     "Invalid params for {method}; see the MCP specification for its parameters."
                 ),
@@ -177,7 +255,7 @@ impl ServerHandler for ToolServer {
             _ => ErrorData::new(
                 ErrorCode::METHOD_NOT_FOUND,
                 format!(
-                    "Method not found: {method}. This server offers initialize, ping, tools/list and tools/call."
+                    "Method not found: {method}. This server offers initialize, ping, logging/setLevel, tools/list and tools/call."
                 ),
                 None,
             ),
@@ -194,7 +272,14 @@ impl ServerHandler for ToolServer {
         let call = ToolCall::new(context.id.to_string(), request.name, arguments);
         tracing::debug!(id = %call.id, tool = %call.name, "tools/call");
         let sink = ProgressSink::new(context.peer.clone(), context.meta.get_progress_token());
-        match self.run(call, &context.ct, &sink).await {
+        let running = async {
+            tokio::select! {
+                message = self.run(call, &context.ct, &sink) => message,
+                never = sink.heartbeat() => match never {},
+            }
+        };
+        let call = forwarding_logs(self.level.clone(), context.peer.clone(), running);
+        match self.calls.track_future(call).await {
             Some(message) => Ok(call_tool_result(message).into()),
             None => Err(ErrorData::internal_error(
                 "The runner returned no result for the call; this is a bug in pi-tools.",

@@ -109,6 +109,7 @@ impl std::fmt::Debug for McpTool {
 #[derive(Clone, Debug, Default)]
 pub struct McpTools {
     tools: Vec<McpTool>,
+    instructions: Option<String>,
 }
 
 impl McpTools {
@@ -131,6 +132,18 @@ impl McpTools {
     /// The tools, in listing order.
     pub fn iter(&self) -> impl Iterator<Item = &McpTool> {
         self.tools.iter()
+    }
+
+    /// Sets the `instructions` the `initialize` answer carries: how to use these tools,
+    /// for the client's model (`pi-tools mcp` sends the system prompt's guidelines).
+    pub fn with_instructions(mut self, instructions: impl Into<String>) -> Self {
+        self.instructions = Some(instructions.into());
+        self
+    }
+
+    /// The instructions, if set.
+    pub fn instructions(&self) -> Option<&str> {
+        self.instructions.as_deref()
     }
 
     /// Number of tools.
@@ -170,6 +183,7 @@ impl FromIterator<McpTool> for McpTools {
     fn from_iter<I: IntoIterator<Item = McpTool>>(iter: I) -> Self {
         McpTools {
             tools: iter.into_iter().collect(),
+            instructions: None,
         }
     }
 }

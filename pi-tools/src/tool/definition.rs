@@ -98,6 +98,13 @@ pub trait ToolDefinition: Send + Sync + 'static {
         Ok(args)
     }
 
+    /// Whether arguments may carry properties the schema does not declare (the `#[tool]`
+    /// key `accept_unknown_properties`); by default an unknown property is a validation
+    /// error naming the closest known one.
+    fn accepts_unknown_properties(&self) -> bool {
+        false
+    }
+
     /// Runs the tool on validated arguments.
     fn execute(
         &self,
@@ -207,6 +214,10 @@ impl AgentTool for Wrapped {
         self.definition.prepare_arguments(args)
     }
 
+    fn accepts_unknown_properties(&self) -> bool {
+        self.definition.accepts_unknown_properties()
+    }
+
     fn execute(
         &self,
         args: Value,
@@ -253,6 +264,10 @@ impl ToolDefinition for FromAgentTool {
 
     fn prepare_arguments(&self, args: Value) -> Result<Value, ToolError> {
         self.tool.prepare_arguments(args)
+    }
+
+    fn accepts_unknown_properties(&self) -> bool {
+        self.tool.accepts_unknown_properties()
     }
 
     fn execute(

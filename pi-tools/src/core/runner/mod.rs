@@ -131,12 +131,9 @@ pub async fn execute_tool_calls<S: EventSink>(
     cancel: &CancellationToken,
     sink: &S,
 ) -> BatchOutcome {
-    let sequential = config.execution == ExecutionMode::Sequential
-        || calls.iter().any(|c| {
-            tools
-                .get(&c.name)
-                .is_some_and(|t| t.execution_mode() == ExecutionMode::Sequential)
-        });
+    let sequential = calls
+        .iter()
+        .any(|c| tools.must_run_alone(&c.name, config.execution));
     let batch = Batch {
         tools,
         calls,

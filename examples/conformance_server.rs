@@ -1,0 +1,106 @@
+//! The official MCP conformance suite's fixture tools, declared with `#[tool]` and served
+//! over Streamable HTTP, for `scripts/conformance.sh`.
+//!
+//! Run with `cargo run --example conformance_server -- 127.0.0.1:3001`; the server answers on
+//! `http://127.0.0.1:3001/mcp` until SIGTERM or Ctrl-C.
+
+use std::time::Duration;
+
+use pi_tools::mcp::{HttpOptions, McpTool, McpTools, init_stderr_logging, serve_http};
+use pi_tools::{ContentBlock, Registry, RunnerConfig, ToolContext, ToolError, ToolResult, tool};
+use tokio_util::sync::CancellationToken;
+
+/// A 1x1 red pixel.
+const RED_PIXEL_PNG: &str = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg==";
+
+/// Returns a simple text, for the conformance suite.
+#[tool]
+async fn test_simple_text() -> Result<String, ToolError> {
+    Ok("This is a simple text response for testing.".to_owned())
+}
+
+/// Always fails, for the conformance suite.
+#[tool]
+async fn test_error_handling() -> Result<String, ToolError> {
+    Err(ToolError::new(
+        "This tool intentionally returns an error for testing",
+    ))
+}
+
+/// Returns a 1x1 PNG image, for the conformance suite.
+#[tool]
+async fn test_image_content() -> Result<ToolResult, ToolError> {
+    Ok(ToolResult {
+        content: vec![ContentBlock::image(RED_PIXEL_PNG, "image/png")],
+        ..ToolResult::text("")
+    })
+}
+
+/// Reports progress three times, 50 ms apart, for the conformance suite.
+#[tool]
+async fn test_tool_with_progress(ctx: &ToolContext) -> Result<String, ToolError> {
+    let mut output = String::new();
+    for step in [0, 50, 100] {
+        output.push_str(&format!("{step}/100\n"));
+        ctx.update(ToolResult::text(output.clone()));
+        tokio::time::sleep(Duration::from_millis(150)).await;
+    }
+    Ok("Progress reported: 0, 50 and 100 of 100.".to_owned())
+}
+
+/// Logs three lines at info level, 50 ms apart, for the conformance suite.
+#[tool]
+async fn test_tool_with_logging() -> Result<String, ToolError> {
+    tracing::info!("Tool execution started");
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    tracing::info!("Tool processing data");
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    tracing::info!("Tool execution completed");
+    Ok("Logged three messages.".to_owned())
+}
+
+#[tokio::main]
+async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    init_stderr_logging();
+    let address = std::env::args()
+        .nth(1)
+        .unwrap_or_else(|| "127.0.0.1:3001".to_owned());
+    // The built-in tools are linked in too; serve only this file's fixtures.
+    let registry = Registry::from_inventory()?;
+    let tools: McpTools = registry
+        .iter()
+        .filter(|definition| definition.name().starts_with("test_"))
+        .map(|definition| {
+            McpTool::with_definition(
+                pi_tools::wrap(definition.clone(), None),
+                definition.as_ref(),
+            )
+        })
+        .collect();
+    let listener = tokio::net::TcpListener::bind(&address).await?;
+    eprintln!(
+        "conformance server on http://{}/mcp",
+        listener.local_addr()?
+    );
+    let stop = CancellationToken::new();
+    let on_signal = stop.clone();
+    tokio::spawn(async move {
+        let _ = tokio::signal::ctrl_c().await;
+        on_signal.cancel();
+    });
+    let mut terminate = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())?;
+    let on_term = stop.clone();
+    tokio::spawn(async move {
+        terminate.recv().await;
+        on_term.cancel();
+    });
+    serve_http(
+        tools,
+        RunnerConfig::default,
+        listener,
+        HttpOptions::default(),
+        stop,
+    )
+    .await?;
+    Ok(())
+}
