@@ -10,6 +10,8 @@ mod exec;
 mod local;
 mod path;
 mod queue;
+#[cfg(feature = "ssh")]
+mod ssh;
 
 use std::io;
 use std::path::{Path, PathBuf};
@@ -25,6 +27,8 @@ pub use exec::kill_background_processes;
 pub use local::LocalEnv;
 pub use path::{expand_tilde, mutation_key, normalize_path_input, resolve_path, resolve_read_path};
 pub use queue::MutationQueue;
+#[cfg(feature = "ssh")]
+pub use ssh::{HostKeyPolicy, SshEnv, SshTarget};
 
 /// What a stat of a path tells (symbolic links followed, except for `is_symlink`).
 #[derive(Debug, Clone, PartialEq, Eq)]
