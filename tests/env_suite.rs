@@ -11,7 +11,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use pi_tools::env::{ExecutionEnv, LocalEnv, SshEnv};
-use pi_tools::{Extensions, NoopSink, Registry, RunnerConfig, ToolCall, ToolSet, execute_tool_calls, wrap};
+use pi_tools::{
+    Extensions, NoopSink, Registry, RunnerConfig, ToolCall, ToolSet, execute_tool_calls, wrap,
+};
 use serde_json::{Value, json};
 use ssh_support::{Sshd, descendants};
 use tokio_util::sync::CancellationToken;
@@ -40,8 +42,14 @@ async fn run(env: Arc<dyn ExecutionEnv>, calls: &[(&str, Value)]) -> String {
             name: (*name).to_string(),
             arguments: args.clone(),
         };
-        let outcome =
-            execute_tool_calls(&tools, &[call], &config, &CancellationToken::new(), &NoopSink).await;
+        let outcome = execute_tool_calls(
+            &tools,
+            &[call],
+            &config,
+            &CancellationToken::new(),
+            &NoopSink,
+        )
+        .await;
         for message in outcome.messages {
             let text: Vec<String> = message
                 .content
@@ -61,14 +69,24 @@ async fn run(env: Arc<dyn ExecutionEnv>, calls: &[(&str, Value)]) -> String {
 /// Every file under `dir` with its content (or `<dir>`), sorted, and modes of files.
 fn snapshot(dir: &Path) -> String {
     fn walk(base: &Path, dir: &Path, out: &mut Vec<String>) {
-        let mut entries: Vec<_> = std::fs::read_dir(dir).expect("read_dir").flatten().collect();
+        let mut entries: Vec<_> = std::fs::read_dir(dir)
+            .expect("read_dir")
+            .flatten()
+            .collect();
         entries.sort_by_key(|e| e.file_name());
         for entry in entries {
             let path = entry.path();
-            let rel = path.strip_prefix(base).expect("inside").display().to_string();
+            let rel = path
+                .strip_prefix(base)
+                .expect("inside")
+                .display()
+                .to_string();
             let meta = std::fs::symlink_metadata(&path).expect("meta");
             if meta.file_type().is_symlink() {
-                out.push(format!("{rel} -> {}", std::fs::read_link(&path).expect("link").display()));
+                out.push(format!(
+                    "{rel} -> {}",
+                    std::fs::read_link(&path).expect("link").display()
+                ));
             } else if meta.is_dir() {
                 out.push(format!("{rel}/"));
                 walk(base, &path, out);
@@ -166,12 +184,18 @@ async fn the_file_tools_behave_the_same_everywhere() {
         .check(
             files(&[]),
             &[
-                ("write", json!({"path": "new/deep/file.txt", "content": "hello\n"})),
+                (
+                    "write",
+                    json!({"path": "new/deep/file.txt", "content": "hello\n"}),
+                ),
                 ("read", json!({"path": "new/deep/file.txt"})),
             ],
         )
         .await;
-    assert!(out.contains("new/deep/file.txt (644): \"hello\\n\""), "{out}");
+    assert!(
+        out.contains("new/deep/file.txt (644): \"hello\\n\""),
+        "{out}"
+    );
 
     let out = envs
         .check(
@@ -188,17 +212,27 @@ async fn the_file_tools_behave_the_same_everywhere() {
             ],
         )
         .await;
-    assert!(out.contains("code.rs (755): \"fn main() {\\n    let x = 2;\\n}\\n\""), "{out}");
+    assert!(
+        out.contains("code.rs (755): \"fn main() {\\n    let x = 2;\\n}\\n\""),
+        "{out}"
+    );
     assert!(out.contains("link.rs -> code.rs"), "{out}");
     assert!(out.contains("[error] edit: "), "{out}");
 
     let out = envs
         .check(
             files(&[("src/main.rs", "x"), (".hidden", "h"), ("README", "r")]),
-            &[("ls", json!({})), ("ls", json!({"path": "src"})), ("ls", json!({"path": "nope"}))],
+            &[
+                ("ls", json!({})),
+                ("ls", json!({"path": "src"})),
+                ("ls", json!({"path": "nope"})),
+            ],
         )
         .await;
-    assert!(out.starts_with("[ok] ls: .hidden\nREADME\nsrc/\n[ok] ls: main.rs\n[error] ls: "), "{out}");
+    assert!(
+        out.starts_with("[ok] ls: .hidden\nREADME\nsrc/\n[ok] ls: main.rs\n[error] ls: "),
+        "{out}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -208,9 +242,15 @@ async fn bash_behaves_the_same_everywhere() {
         .check(
             files(&[("data.txt", "42\n")]),
             &[
-                ("bash", json!({"command": "cat data.txt; echo err >&2; echo made > out.txt"})),
+                (
+                    "bash",
+                    json!({"command": "cat data.txt; echo err >&2; echo made > out.txt"}),
+                ),
                 ("bash", json!({"command": "echo partial; exit 3"})),
-                ("bash", json!({"command": "printf 'a\\nb\\n' | wc -l; echo \"$0\" | grep -c bash"})),
+                (
+                    "bash",
+                    json!({"command": "printf 'a\\nb\\n' | wc -l; echo \"$0\" | grep -c bash"}),
+                ),
             ],
         )
         .await;
@@ -227,7 +267,9 @@ fn processes_with(marker: &str) -> Vec<u32> {
             continue;
         };
         if let Ok(cmdline) = std::fs::read(entry.path().join("cmdline"))
-            && String::from_utf8_lossy(&cmdline).replace('\0', " ").contains(marker)
+            && String::from_utf8_lossy(&cmdline)
+                .replace('\0', " ")
+                .contains(marker)
         {
             found.push(pid);
         }
@@ -239,8 +281,11 @@ fn processes_with(marker: &str) -> Vec<u32> {
 async fn a_remote_timeout_kills_the_whole_remote_group() {
     let Some(sshd) = Sshd::start() else { return };
     let dir = tempfile::tempdir().expect("tempdir");
-    let env: Arc<dyn ExecutionEnv> =
-        Arc::new(SshEnv::connect(sshd.target(), dir.path()).await.expect("connect"));
+    let env: Arc<dyn ExecutionEnv> = Arc::new(
+        SshEnv::connect(sshd.target(), dir.path())
+            .await
+            .expect("connect"),
+    );
     let started = std::time::Instant::now();
     let out = run(
         Arc::clone(&env),
@@ -250,7 +295,11 @@ async fn a_remote_timeout_kills_the_whole_remote_group() {
         )],
     )
     .await;
-    assert!(started.elapsed() < Duration::from_secs(8), "took {:?}", started.elapsed());
+    assert!(
+        started.elapsed() < Duration::from_secs(8),
+        "took {:?}",
+        started.elapsed()
+    );
     assert!(out.starts_with("[error] bash: started"), "{out}");
     assert!(out.contains("timed out"), "{out}");
     // The remote side (sshd's children, here on this machine) has no process left.

@@ -68,13 +68,18 @@ impl Sshd {
         let d = dir.path();
         keygen(&d.join("host_key"));
         keygen(&d.join("client_key"));
-        std::fs::copy(d.join("client_key.pub"), d.join("authorized_keys")).expect("authorized_keys");
+        std::fs::copy(d.join("client_key.pub"), d.join("authorized_keys"))
+            .expect("authorized_keys");
         let host_pub = std::fs::read_to_string(d.join("host_key.pub")).expect("host key");
         let port = free_port();
-        let sftp = ["/usr/lib/openssh/sftp-server", "/usr/libexec/sftp-server", "/usr/lib/ssh/sftp-server"]
-            .iter()
-            .find(|p| Path::new(p).is_file())
-            .map_or("internal-sftp".to_string(), |p| p.to_string());
+        let sftp = [
+            "/usr/lib/openssh/sftp-server",
+            "/usr/libexec/sftp-server",
+            "/usr/lib/ssh/sftp-server",
+        ]
+        .iter()
+        .find(|p| Path::new(p).is_file())
+        .map_or("internal-sftp".to_string(), |p| p.to_string());
         std::fs::write(
             d.join("sshd_config"),
             format!(

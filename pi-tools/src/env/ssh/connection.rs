@@ -154,7 +154,11 @@ impl SshTarget {
                      authorized_keys"
                 ),
             )
-        } else if all.contains("timed out") || all.contains("Connection refused") || all.contains("No route") || all.contains("Could not resolve") {
+        } else if all.contains("timed out")
+            || all.contains("Connection refused")
+            || all.contains("No route")
+            || all.contains("Could not resolve")
+        {
             (
                 io::ErrorKind::ConnectionRefused,
                 format!(
@@ -165,7 +169,9 @@ impl SshTarget {
         } else {
             (
                 io::ErrorKind::Other,
-                format!("could not connect to {host}; check `host`, `port` and `identity_file` in [env]"),
+                format!(
+                    "could not connect to {host}; check `host`, `port` and `identity_file` in [env]"
+                ),
             )
         };
         io::Error::new(kind, format!("{advice} (ssh said: {})", all.trim()))

@@ -7,6 +7,11 @@
 //! finished, its status (`status N`), so a timeout or a cancellation kills exactly that
 //! group with `kill -KILL -- -N` over the same connection, and a background job that keeps
 //! the output open does not hold the call up.
+//!
+//! The remote login shell may print things of its own (rc files run for every SSH command):
+//! the command's output starts after a marker line, and whatever comes before it is dropped.
+//! The command itself runs without `SSH_CLIENT`, so bash does not read `~/.bashrc` for it,
+//! as locally.
 
 use std::io;
 use std::sync::Arc;
@@ -25,8 +30,40 @@ const PIPE_GRACE: Duration = Duration::from_millis(100);
 
 /// The wrapper: `$1` is the working directory, `$2` the command.
 const WRAPPER: &str = r#"cd -- "$1" 2>/dev/null || { echo "cwd" >&2; exit 126; }
-setsid sh -c 'echo "pgid $$" >&2; exec 2>&1; if command -v bash >/dev/null 2>&1; then exec bash -c "$1"; else exec sh -c "$1"; fi' sh "$2" </dev/null
+unset SSH_CLIENT SSH2_CLIENT
+setsid sh -c 'echo "pgid $$" >&2; printf "\036pi-tools-start\n"; exec 2>&1; if command -v bash >/dev/null 2>&1; then exec bash -c "$1"; else exec sh -c "$1"; fi' sh "$2" </dev/null
 echo "status $?" >&2"#;
+
+/// The line the wrapper prints on stdout just before the command starts.
+const START: &[u8] = b"\x1epi-tools-start\n";
+
+/// Passes on the command's output, dropping what the login shell printed before [`START`].
+struct Output {
+    started: bool,
+    pending: Vec<u8>,
+}
+
+impl Output {
+    fn feed(&mut self, chunk: &[u8], sink: &mut OutputSink) {
+        if self.started {
+            sink(chunk);
+            return;
+        }
+        self.pending.extend_from_slice(chunk);
+        if let Some(at) = memchr::memmem::find(&self.pending, START) {
+            self.started = true;
+            let rest = self.pending.split_off(at + START.len());
+            self.pending = Vec::new();
+            if !rest.is_empty() {
+                sink(&rest);
+            }
+        } else if self.pending.len() > 64 * 1024 {
+            // Noise only: keep just enough to find a marker split across chunks.
+            let keep = self.pending.split_off(self.pending.len() - START.len());
+            self.pending = keep;
+        }
+    }
+}
 
 /// Quotes `value` for a POSIX shell.
 fn quote(value: &str) -> String {
@@ -85,6 +122,10 @@ pub(super) async fn run(
     let timeout = request.timeout.map(|t| tokio::time::sleep(t));
     tokio::pin!(timeout);
     let mut buf = vec![0u8; 64 * 1024];
+    let mut output = Output {
+        started: false,
+        pending: Vec::new(),
+    };
     let mut pgid: Option<u32> = None;
     let mut status: Option<i32> = None;
     let mut outcome = ExecOutcome::default();
@@ -101,7 +142,7 @@ pub(super) async fn run(
         tokio::select! {
             read = stdout.read(&mut buf), if stdout_open => match read {
                 Ok(0) | Err(_) => stdout_open = false,
-                Ok(n) => on_chunk(&buf[..n]),
+                Ok(n) => output.feed(&buf[..n], &mut on_chunk),
             },
             line = control.next_line(), if control_open => match line {
                 Ok(Some(line)) => {

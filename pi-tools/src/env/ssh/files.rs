@@ -12,9 +12,9 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use futures::StreamExt;
+use openssh_sftp_client::error::SftpErrorKind;
 use openssh_sftp_client::file::TokioCompatFile;
 use openssh_sftp_client::metadata::Permissions;
-use openssh_sftp_client::error::SftpErrorKind;
 use openssh_sftp_client::{Error, Sftp};
 
 use super::SshEnv;

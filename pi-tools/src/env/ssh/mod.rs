@@ -19,8 +19,8 @@ use std::sync::Arc;
 
 use tokio::sync::Mutex;
 
-pub use connection::{HostKeyPolicy, SshTarget};
 use connection::Connection;
+pub use connection::{HostKeyPolicy, SshTarget};
 
 use super::{DirEntry, ExecutionEnv, FileReader, Metadata, MutationQueue, OutputSink};
 use crate::core::BoxFuture;
