@@ -134,8 +134,11 @@ impl Envs {
         };
         let remote_dir = tempfile::tempdir().expect("tempdir");
         setup(remote_dir.path());
+        let target = sshd
+            .target()
+            .with_upload_helper(Some(env!("CARGO_BIN_EXE_pi-tools").into()));
         let remote: Arc<dyn ExecutionEnv> = Arc::new(
-            SshEnv::connect(sshd.target(), remote_dir.path())
+            SshEnv::connect(target, remote_dir.path())
                 .await
                 .expect("connect"),
         );
@@ -231,6 +234,44 @@ async fn the_file_tools_behave_the_same_everywhere() {
         .await;
     assert!(
         out.starts_with("[ok] ls: .hidden\nREADME\nsrc/\n[ok] ls: main.rs\n[error] ls: "),
+        "{out}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn grep_and_find_behave_the_same_everywhere() {
+    let envs = Envs::new();
+    let out = envs
+        .check(
+            files(&[
+                ("src/lib.rs", "pub fn alpha() {}\n// TODO: beta\n"),
+                ("src/deep/mod.rs", "fn gamma() { todo!() }\n"),
+                ("notes.md", "TODO list\n"),
+                (".gitignore", "target/\n"),
+                ("target/out.rs", "// TODO: ignored\n"),
+            ]),
+            &[
+                ("grep", json!({"pattern": "TODO"})),
+                (
+                    "grep",
+                    json!({"pattern": "todo", "ignoreCase": true, "glob": "*.rs", "context": 1}),
+                ),
+                ("grep", json!({"pattern": "(unclosed"})),
+                ("find", json!({"pattern": "*.rs"})),
+                ("find", json!({"pattern": "**/deep/*", "path": "src"})),
+                ("find", json!({"pattern": "*.none"})),
+            ],
+        )
+        .await;
+    assert!(
+        out.starts_with("[ok] grep: notes.md:1: TODO list\nsrc/lib.rs:2: // TODO: beta\n"),
+        "{out}"
+    );
+    let transcript = out.split("\n---\n").next().expect("transcript");
+    assert!(!transcript.contains("ignored"), "{out}");
+    assert!(out.contains("[error] grep: "), "{out}");
+    assert!(
+        out.contains("[ok] find: src/deep/mod.rs\nsrc/lib.rs\n"),
         "{out}"
     );
 }

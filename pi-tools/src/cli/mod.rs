@@ -17,6 +17,7 @@
 //! }
 //! ```
 
+mod call;
 mod catalog;
 mod check;
 mod emit;
@@ -89,6 +90,7 @@ async fn dispatch(command: Command) -> Result<ExitCode, Failure> {
         Command::Schema(args) => schema::schema(args),
         Command::Check(args) => check::check(args),
         Command::Mcp(args) => mcp::mcp(args).await,
+        Command::Call(args) => call::call(args).await,
     }
 }
 
@@ -114,6 +116,21 @@ enum Command {
     Check(ConfigArg),
     /// Serve the active tools over MCP on standard input and output.
     Mcp(McpArgs),
+    /// Run one registered tool (active or not) and print its result message as one JSON
+    /// line (the SSH environment runs grep and find on the remote machine this way).
+    Call(CallArgs),
+}
+
+#[derive(Debug, Args)]
+struct CallArgs {
+    /// The tool's name.
+    name: String,
+    /// The tool's arguments, as one JSON object.
+    #[arg(long, value_name = "JSON", default_value = "{}")]
+    args: String,
+    /// The directory the tool works in (default: the current directory).
+    #[arg(long, value_name = "DIR")]
+    cwd: Option<PathBuf>,
 }
 
 /// The configuration file option every subcommand shares.

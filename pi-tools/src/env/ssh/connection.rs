@@ -40,6 +40,12 @@ pub struct SshTarget {
     pub host_key_policy: HostKeyPolicy,
     /// How long connecting may take.
     pub connect_timeout: Duration,
+    /// Upload this process's binary (or [`helper_binary`](Self::helper_binary)) to run grep
+    /// and find on the remote machine when it has no pi-tools of the same version (same OS
+    /// and architecture only).
+    pub upload_helper: bool,
+    /// The local pi-tools binary to upload as the helper (default: this process's own).
+    pub helper_binary: Option<PathBuf>,
 }
 
 impl SshTarget {
@@ -54,6 +60,8 @@ impl SshTarget {
             known_hosts_file: None,
             host_key_policy: HostKeyPolicy::Strict,
             connect_timeout: Duration::from_secs(10),
+            upload_helper: false,
+            helper_binary: None,
         }
     }
 

@@ -12,6 +12,7 @@
 mod connection;
 mod exec;
 mod files;
+mod helper;
 
 use std::io;
 use std::path::{Path, PathBuf};
@@ -46,6 +47,8 @@ pub struct SshEnv {
     conn: Mutex<Option<Arc<Connection>>>,
     /// Process groups of commands started in this session that may still run.
     groups: std::sync::Mutex<Vec<u32>>,
+    /// The remote search helper, once looked for.
+    helper: tokio::sync::OnceCell<Option<String>>,
 }
 
 impl SshEnv {
@@ -92,6 +95,7 @@ impl SshEnv {
             queue: MutationQueue::new(),
             conn: Mutex::new(Some(conn)),
             groups: std::sync::Mutex::new(Vec::new()),
+            helper: tokio::sync::OnceCell::new(),
         })
     }
 
@@ -214,6 +218,32 @@ impl ExecutionEnv for SshEnv {
                 .canonicalize(&path)
                 .await
                 .map_err(files::io_error)
+        }))
+    }
+
+    fn run_tool<'a>(
+        &'a self,
+        tool: &'a str,
+        arguments: serde_json::Value,
+        cancel: tokio_util::sync::CancellationToken,
+    ) -> Option<BoxFuture<'a, io::Result<crate::core::ToolResultMessage>>> {
+        if !helper::TOOLS.contains(&tool) {
+            return None;
+        }
+        Some(Box::pin(async move {
+            match self.run_with_helper(tool, arguments, cancel).await {
+                Some(result) => result,
+                None => Err(io::Error::new(
+                    io::ErrorKind::Unsupported,
+                    format!(
+                        "{tool} runs next to the files, and {} has no pi-tools {} to run it; \
+                         install pi-tools there (on PATH), or set `upload_helper = true` in \
+                         [env] to upload this one",
+                        self.target.host(),
+                        env!("CARGO_PKG_VERSION")
+                    ),
+                )),
+            }
         }))
     }
 
