@@ -10,6 +10,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::builtins::preview::{arg_str, detail_u64, preview};
+use crate::builtins::run_in_env;
 use crate::builtins::truncate::{
     DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, TruncatedBy, TruncationLimits, truncate_head,
 };
@@ -26,7 +27,7 @@ use crate::tool::render::{Color, Style, Styled};
 pub const DEFAULT_LIMIT: usize = 1000;
 
 /// find's arguments.
-#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 pub struct FindArgs {
     /// Glob pattern to match, e.g. `*.rs`, `**/*.spec.ts` or `src/**/mod.rs`.
     pub pattern: String,
@@ -47,8 +48,8 @@ fn default_limit() -> Option<u64> {
 }
 
 /// What a find result tells a user interface.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
 pub struct FindDetails {
     /// Paths shown.
     pub results: usize,
@@ -81,6 +82,9 @@ pub async fn find(
     ctx: &ToolContext,
     #[args] args: FindArgs,
 ) -> Result<ToolOutput<FindDetails>, ToolError> {
+    if let Some(output) = run_in_env(ctx, "find", &args).await {
+        return output;
+    }
     let raw_path = args.path.as_deref().unwrap_or(".");
     let (root, meta, roots) = search_root(
         ctx,

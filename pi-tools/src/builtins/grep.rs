@@ -9,6 +9,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::builtins::preview::{arg_str, detail_u64, preview};
+use crate::builtins::run_in_env;
 use crate::builtins::truncate::{
     DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, GREP_MAX_LINE_CHARS, TruncatedBy, TruncationLimits,
     truncate_head,
@@ -25,7 +26,7 @@ use crate::tool::render::{Color, Style, Styled};
 pub const DEFAULT_LIMIT: usize = 100;
 
 /// grep's arguments.
-#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 pub struct GrepArgs {
     /// The regular expression to search for (Rust regex syntax), or the exact text when
     /// `literal` is true.
@@ -65,8 +66,8 @@ fn default_limit() -> Option<u64> {
 }
 
 /// What a grep result tells a user interface.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
 pub struct GrepDetails {
     /// Matches shown.
     pub matches: usize,
@@ -104,6 +105,9 @@ pub async fn grep(
     ctx: &ToolContext,
     #[args] args: GrepArgs,
 ) -> Result<ToolOutput<GrepDetails>, ToolError> {
+    if let Some(output) = run_in_env(ctx, "grep", &args).await {
+        return output;
+    }
     let (root, meta, roots) = search_root(
         ctx,
         "grep",

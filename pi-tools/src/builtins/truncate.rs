@@ -29,7 +29,7 @@ impl Default for TruncationLimits {
 }
 
 /// Which limit stopped the output.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub enum TruncatedBy {
     /// The line limit.

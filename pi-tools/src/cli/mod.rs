@@ -17,6 +17,7 @@
 //! }
 //! ```
 
+mod call;
 mod catalog;
 mod check;
 mod color;
@@ -112,6 +113,7 @@ async fn dispatch(command: Command, globals: &Globals) -> Result<ExitCode, Failu
         Command::Mcp(args) => mcp::mcp(args, config).await,
         Command::Completions(args) => completions::completions(args, &globals.bin_name),
         Command::Man(args) => completions::man(args, &globals.bin_name),
+        Command::Call(args) => call::call(args).await,
     }
 }
 
@@ -159,6 +161,21 @@ enum Command {
     Completions(CompletionsArgs),
     /// Print the man page (roff).
     Man(ManArgs),
+    /// Run one registered tool (active or not) and print its result message as one JSON
+    /// line (the SSH environment runs grep and find on the remote machine this way).
+    Call(CallArgs),
+}
+
+#[derive(Debug, Args)]
+struct CallArgs {
+    /// The tool's name.
+    name: String,
+    /// The tool's arguments, as one JSON object.
+    #[arg(long, value_name = "JSON", default_value = "{}")]
+    args: String,
+    /// The directory the tool works in (default: the current directory).
+    #[arg(long, value_name = "DIR")]
+    cwd: Option<PathBuf>,
 }
 
 #[derive(Debug, Args)]

@@ -14,6 +14,8 @@ mod procs;
 mod queue;
 mod replace;
 pub mod sandbox;
+#[cfg(feature = "ssh")]
+mod ssh;
 
 use std::io;
 use std::path::{Path, PathBuf};
@@ -33,6 +35,8 @@ pub use replace::is_temp_file_name;
 pub use sandbox::{KernelSupport, ResolvedSandbox, SandboxMode, SandboxPolicy};
 
 pub(crate) use beneath::{Last, Roots, open_beneath};
+#[cfg(feature = "ssh")]
+pub use ssh::{HostKeyPolicy, SshEnv, SshTarget};
 
 /// What a stat of a path tells (symbolic links followed, except for `is_symlink`).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -189,6 +193,21 @@ pub trait ExecutionEnv: Send + Sync + 'static {
 
     /// The absolute path with every symbolic link, `.` and `..` resolved; the path must exist.
     fn canonicalize<'a>(&'a self, path: &'a Path) -> BoxFuture<'a, io::Result<PathBuf>>;
+
+    /// Runs a built-in tool next to the files, where this environment can do that better than
+    /// the tool could through the environment (a remote machine with the pi-tools helper runs
+    /// grep and find there, instead of walking the tree file by file over the network).
+    /// Returns the tool's result message, or `None` when the environment does not run `tool`
+    /// itself (the default), and the tool goes on as usual.
+    fn run_tool<'a>(
+        &'a self,
+        tool: &'a str,
+        arguments: serde_json::Value,
+        cancel: CancellationToken,
+    ) -> Option<BoxFuture<'a, io::Result<crate::core::ToolResultMessage>>> {
+        let _ = (tool, arguments, cancel);
+        None
+    }
 
     /// Runs a shell command, streaming its merged output to `on_chunk` as it arrives, until
     /// it exits, times out or `cancel` fires (then every process it started is killed).

@@ -1,0 +1,135 @@
+//! Per-call latency of the tools over SSH against the same calls locally.
+//!
+//! ```sh
+//! scripts/bench-ssh.sh            # starts a throwaway sshd on 127.0.0.1 and runs this
+//! ```
+//!
+//! Or by hand: `PI_TOOLS_SSH=alias PI_TOOLS_SSH_CONFIG=ssh_config cargo run --release
+//! --example bench_ssh`. With `PI_TOOLS_CORPUS` set (a directory), grep runs over it too,
+//! locally and through the remote helper (`PI_TOOLS_HELPER`, the pi-tools binary to upload).
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use pi_tools::env::{ExecutionEnv, LocalEnv, SshEnv, SshTarget};
+use pi_tools::{
+    Extensions, NoopSink, Registry, RunnerConfig, ToolCall, ToolSet, execute_tool_calls, wrap,
+};
+use serde_json::{Value, json};
+use tokio_util::sync::CancellationToken;
+
+async fn call(tools: &ToolSet, env: &Arc<dyn ExecutionEnv>, name: &str, args: Value) -> Duration {
+    let config = RunnerConfig {
+        extensions: Extensions::new().with(Arc::clone(env)),
+        ..RunnerConfig::default()
+    };
+    let call = ToolCall {
+        id: "b".into(),
+        name: name.into(),
+        arguments: args,
+    };
+    let started = Instant::now();
+    let outcome = execute_tool_calls(
+        tools,
+        &[call],
+        &config,
+        &CancellationToken::new(),
+        &NoopSink,
+    )
+    .await;
+    let took = started.elapsed();
+    let message = &outcome.messages[0];
+    assert!(!message.is_error, "{name} failed: {:?}", message.content);
+    took
+}
+
+fn median(mut v: Vec<Duration>) -> f64 {
+    v.sort();
+    v[v.len() / 2].as_secs_f64() * 1000.0
+}
+
+async fn measure(
+    tools: &ToolSet,
+    env: &Arc<dyn ExecutionEnv>,
+    dir: &Path,
+    runs: usize,
+) -> [(String, f64); 3] {
+    std::fs::write(dir.join("file.txt"), "alpha\nbeta\ngamma\n".repeat(100)).expect("write");
+    let mut reads = Vec::new();
+    let mut edits = Vec::new();
+    let mut bashes = Vec::new();
+    for i in 0..runs {
+        reads.push(call(tools, env, "read", json!({"path": "file.txt", "limit": 20})).await);
+        let (from, to) = if i % 2 == 0 {
+            ("alpha", "ALPHA")
+        } else {
+            ("ALPHA", "alpha")
+        };
+        edits.push(
+            call(tools, env, "edit", json!({"path": "file.txt", "edits": [{"oldText": format!("{from}\nbeta\ngamma\n{from}"), "newText": format!("{to}\nbeta\ngamma\n{from}")}]}))
+                .await,
+        );
+        bashes.push(call(tools, env, "bash", json!({"command": "echo hi"})).await);
+    }
+    [
+        ("read (20 lines)".into(), median(reads)),
+        ("edit (one replacement)".into(), median(edits)),
+        ("bash `echo hi`".into(), median(bashes)),
+    ]
+}
+
+#[tokio::main]
+async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let destination =
+        std::env::var("PI_TOOLS_SSH").map_err(|_| "set PI_TOOLS_SSH (see the docs)")?;
+    let mut target = SshTarget::parse(&destination)?;
+    target.config_file = std::env::var_os("PI_TOOLS_SSH_CONFIG").map(PathBuf::from);
+    if let Some(helper) = std::env::var_os("PI_TOOLS_HELPER") {
+        target = target.with_upload_helper(Some(PathBuf::from(helper)));
+    }
+    let runs: usize = std::env::var("RUNS")
+        .ok()
+        .and_then(|r| r.parse().ok())
+        .unwrap_or(31);
+
+    let registry = Registry::from_inventory()?;
+    let tools: ToolSet = ["read", "edit", "bash", "grep"]
+        .iter()
+        .map(|name| wrap(Arc::clone(registry.get(name).expect("built-in")), None))
+        .collect();
+
+    let local_dir = tempfile::tempdir()?;
+    let remote_dir = tempfile::tempdir()?;
+    let local: Arc<dyn ExecutionEnv> = Arc::new(LocalEnv::new(local_dir.path()));
+    let remote: Arc<dyn ExecutionEnv> =
+        Arc::new(SshEnv::connect(target.clone(), remote_dir.path()).await?);
+    let here = measure(&tools, &local, local_dir.path(), runs).await;
+    let there = measure(&tools, &remote, remote_dir.path(), runs).await;
+    println!("| call | local ms | SSH (loopback) ms |");
+    println!("|---|---|---|");
+    for ((name, l), (_, r)) in here.iter().zip(there.iter()) {
+        println!("| {name} | {l:.2} | {r:.2} |");
+    }
+
+    if let Some(corpus) = std::env::var_os("PI_TOOLS_CORPUS") {
+        let corpus = PathBuf::from(corpus);
+        let local: Arc<dyn ExecutionEnv> = Arc::new(LocalEnv::new(&corpus));
+        let remote: Arc<dyn ExecutionEnv> = Arc::new(SshEnv::connect(target, &corpus).await?);
+        let query = json!({"pattern": "zzqqxx_no_such_thing_[0-9]+"});
+        // The first remote call uploads the helper; not measured.
+        let _ = call(&tools, &remote, "grep", query.clone()).await;
+        let mut l = Vec::new();
+        let mut r = Vec::new();
+        for _ in 0..5 {
+            l.push(call(&tools, &local, "grep", query.clone()).await);
+            r.push(call(&tools, &remote, "grep", query.clone()).await);
+        }
+        println!(
+            "| grep full scan of the corpus | {:.1} | {:.1} (remote helper) |",
+            median(l),
+            median(r)
+        );
+    }
+    Ok(())
+}

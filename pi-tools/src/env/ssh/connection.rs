@@ -1,0 +1,194 @@
+//! One SSH connection of an [`SshEnv`](super::SshEnv): an OpenSSH master connection (the
+//! user's `ssh` with its config, agent and known_hosts) multiplexing every command of a
+//! session, and one SFTP channel over it for the file operations.
+//!
+//! A connection that drops is noticed by the call that was using it; that call fails with a
+//! clear error, and the next call connects afresh.
+
+use std::io;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use openssh::{KnownHosts, Session, SessionBuilder};
+use openssh_sftp_client::{Sftp, SftpOptions};
+
+/// How strictly the remote host's key is checked against `known_hosts`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum HostKeyPolicy {
+    /// The key must already be in `known_hosts` (the default).
+    #[default]
+    Strict,
+    /// An unknown host's key is added to `known_hosts`; a changed key is still refused.
+    AcceptNew,
+}
+
+/// Where and how to connect: what `ssh` would be given on its command line.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SshTarget {
+    /// `[user@]host`, where host may be an alias of the ssh config file.
+    pub destination: String,
+    /// The port, when not the config's or 22.
+    pub port: Option<u16>,
+    /// A private key file (`ssh -i`).
+    pub identity_file: Option<PathBuf>,
+    /// An ssh config file to use instead of `~/.ssh/config` (`ssh -F`).
+    pub config_file: Option<PathBuf>,
+    /// A known_hosts file to use instead of the user's.
+    pub known_hosts_file: Option<PathBuf>,
+    /// Host key checking.
+    pub host_key_policy: HostKeyPolicy,
+    /// How long connecting may take.
+    pub connect_timeout: Duration,
+    /// Upload this process's binary (or [`helper_binary`](Self::helper_binary)) to run grep
+    /// and find on the remote machine when it has no pi-tools of the same version (same OS
+    /// and architecture only).
+    pub upload_helper: bool,
+    /// The local pi-tools binary to upload as the helper (default: this process's own).
+    pub helper_binary: Option<PathBuf>,
+}
+
+impl SshTarget {
+    /// A target with the defaults: strict host key checking, a 10 s connect timeout, and the
+    /// user's own ssh configuration.
+    pub fn new(destination: impl Into<String>) -> Self {
+        SshTarget {
+            destination: destination.into(),
+            port: None,
+            identity_file: None,
+            config_file: None,
+            known_hosts_file: None,
+            host_key_policy: HostKeyPolicy::Strict,
+            connect_timeout: Duration::from_secs(10),
+            upload_helper: false,
+            helper_binary: None,
+        }
+    }
+
+    /// Parses `[user@]host[:port]`.
+    pub fn parse(spec: &str) -> Result<Self, String> {
+        let spec = spec.trim();
+        if spec.is_empty() {
+            return Err("the SSH destination is empty; give [user@]host[:port]".into());
+        }
+        let (dest, port) = match spec.rsplit_once(':') {
+            Some((dest, port)) if !dest.contains(':') => {
+                let port = port.parse::<u16>().map_err(|_| {
+                    format!("`{port}` is not a port number in `{spec}`; give [user@]host[:port]")
+                })?;
+                (dest, Some(port))
+            }
+            _ => (spec, None),
+        };
+        let mut target = SshTarget::new(dest);
+        target.port = port;
+        Ok(target)
+    }
+
+    /// The host part, for messages.
+    pub fn host(&self) -> &str {
+        self.destination
+            .rsplit_once('@')
+            .map_or(self.destination.as_str(), |(_, h)| h)
+    }
+
+    fn builder(&self) -> SessionBuilder {
+        let mut builder = SessionBuilder::default();
+        builder
+            .known_hosts_check(match self.host_key_policy {
+                HostKeyPolicy::Strict => KnownHosts::Strict,
+                HostKeyPolicy::AcceptNew => KnownHosts::Add,
+            })
+            .connect_timeout(self.connect_timeout)
+            .server_alive_interval(Duration::from_secs(15))
+            .control_directory(std::env::temp_dir());
+        if let Some(port) = self.port {
+            builder.port(port);
+        }
+        if let Some(key) = &self.identity_file {
+            builder.keyfile(key);
+        }
+        if let Some(config) = &self.config_file {
+            builder.config_file(config);
+        }
+        if let Some(known) = &self.known_hosts_file {
+            builder.user_known_hosts_file(known);
+        }
+        builder
+    }
+
+    /// Connects: the master connection, then the SFTP channel over it.
+    pub(super) async fn connect(&self) -> io::Result<Connection> {
+        let session = self
+            .builder()
+            .connect(&self.destination)
+            .await
+            .map_err(|e| self.connect_error(e))?;
+        let session = Arc::new(session);
+        let sftp = Sftp::from_clonable_session(Arc::clone(&session), SftpOptions::new())
+            .await
+            .map_err(|e| {
+                io::Error::other(format!(
+                    "connected to {} but could not start its SFTP subsystem: {e}; check that \
+                     the server's sshd_config has a `Subsystem sftp` line",
+                    self.host()
+                ))
+            })?;
+        Ok(Connection { session, sftp })
+    }
+
+    fn connect_error(&self, err: openssh::Error) -> io::Error {
+        let text = err.to_string();
+        let detail = std::error::Error::source(&err)
+            .map(|s| s.to_string())
+            .unwrap_or_default();
+        let all = format!("{text} {detail}");
+        let host = self.host();
+        let (kind, advice) = if all.contains("Host key verification failed") {
+            (
+                io::ErrorKind::PermissionDenied,
+                format!(
+                    "the host key of {host} is not in known_hosts (or has changed); connect once \
+                     with `ssh {host}` to check and record it, or set `known_hosts = \"accept-new\"` \
+                     in [env]"
+                ),
+            )
+        } else if all.contains("Permission denied") {
+            (
+                io::ErrorKind::PermissionDenied,
+                format!(
+                    "authentication to {host} failed; set `identity_file` in [env] (or load the \
+                     key into ssh-agent) and check that its public key is in the remote \
+                     authorized_keys"
+                ),
+            )
+        } else if all.contains("timed out")
+            || all.contains("Connection refused")
+            || all.contains("No route")
+            || all.contains("Could not resolve")
+        {
+            (
+                io::ErrorKind::ConnectionRefused,
+                format!(
+                    "{host} could not be reached; check `host` and `port` in [env] and that sshd \
+                     runs there"
+                ),
+            )
+        } else {
+            (
+                io::ErrorKind::Other,
+                format!(
+                    "could not connect to {host}; check `host`, `port` and `identity_file` in [env]"
+                ),
+            )
+        };
+        io::Error::new(kind, format!("{advice} (ssh said: {})", all.trim()))
+    }
+}
+
+/// A live connection.
+#[derive(Debug)]
+pub(super) struct Connection {
+    pub(super) session: Arc<Session>,
+    pub(super) sftp: Sftp,
+}

@@ -1,0 +1,268 @@
+//! [`SshEnv`]: the tools on another machine, through OpenSSH.
+//!
+//! One master connection (the user's own `ssh`, so `~/.ssh/config` aliases, the agent and
+//! known_hosts all apply) carries every call of a session: files go over SFTP, commands run
+//! in their own remote session (`setsid`) so a timeout or a cancellation kills the whole
+//! remote process group. What the remote side needs: sshd with the SFTP subsystem, a POSIX
+//! shell and `setsid`.
+//!
+//! A connection that drops fails the call that was using it with a clear error; the next
+//! call connects again.
+
+mod connection;
+mod exec;
+mod files;
+mod helper;
+
+use std::io;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use tokio::sync::Mutex;
+
+use connection::Connection;
+pub use connection::{HostKeyPolicy, SshTarget};
+
+use super::{DirEntry, ExecutionEnv, FileReader, Metadata, MutationQueue, OutputSink};
+use crate::core::BoxFuture;
+
+/// The execution environment of a remote machine reached over SSH.
+///
+/// ```no_run
+/// # async fn demo() -> std::io::Result<()> {
+/// use std::sync::Arc;
+/// use pi_tools::env::{ExecutionEnv, SshEnv, SshTarget};
+/// let env: Arc<dyn ExecutionEnv> =
+///     Arc::new(SshEnv::connect(SshTarget::parse("me@build-box")?, "/srv/project").await?);
+/// # Ok(()) }
+/// ```
+#[derive(Debug)]
+pub struct SshEnv {
+    target: SshTarget,
+    cwd: PathBuf,
+    home: Option<PathBuf>,
+    roots: Vec<PathBuf>,
+    fsync: bool,
+    queue: MutationQueue,
+    conn: Mutex<Option<Arc<Connection>>>,
+    /// Process groups of commands started in this session that may still run.
+    groups: std::sync::Mutex<Vec<u32>>,
+    /// The remote search helper, once looked for.
+    helper: tokio::sync::OnceCell<Option<String>>,
+}
+
+impl SshEnv {
+    /// Connects to `target` and works in `cwd` there (an absolute remote path, or one
+    /// relative to the remote home directory). Fails with a clear error when the host cannot
+    /// be reached, its key is unknown, authentication fails, or `cwd` is not a directory.
+    pub async fn connect(target: SshTarget, cwd: impl Into<PathBuf>) -> io::Result<Self> {
+        let conn = Arc::new(target.connect().await?);
+        let mut fs = conn.sftp.fs();
+        let home = fs.canonicalize(".").await.ok();
+        let cwd = cwd.into();
+        let cwd = match (&home, cwd.is_absolute()) {
+            (Some(home), false) => home.join(cwd),
+            _ => cwd,
+        };
+        let host = target.host().to_owned();
+        let meta = fs.metadata(&cwd).await.map_err(|e| {
+            io::Error::new(
+                io::ErrorKind::NotFound,
+                format!(
+                    "the remote working directory {} on {host} cannot be used ({}); give an \
+                     existing directory",
+                    cwd.display(),
+                    files::describe(&e)
+                ),
+            )
+        })?;
+        if !meta.file_type().is_some_and(|t| t.is_dir()) {
+            return Err(io::Error::new(
+                io::ErrorKind::NotADirectory,
+                format!(
+                    "the remote working directory {} on {host} is not a directory; give an \
+                     existing directory",
+                    cwd.display()
+                ),
+            ));
+        }
+        Ok(SshEnv {
+            target,
+            cwd,
+            home,
+            roots: Vec::new(),
+            fsync: true,
+            queue: MutationQueue::new(),
+            conn: Mutex::new(Some(conn)),
+            groups: std::sync::Mutex::new(Vec::new()),
+            helper: tokio::sync::OnceCell::new(),
+        })
+    }
+
+    /// Confines every operation to these remote directories (relative ones resolve against
+    /// the working directory): a path whose canonical form is not inside one is refused.
+    pub async fn with_allowed_roots<I, P>(mut self, roots: I) -> io::Result<Self>
+    where
+        I: IntoIterator<Item = P>,
+        P: AsRef<Path>,
+    {
+        let conn = self.connection().await?;
+        for root in roots {
+            let given = self.cwd.join(root.as_ref());
+            let canonical = conn.sftp.fs().canonicalize(&given).await.map_err(|e| {
+                io::Error::new(
+                    io::ErrorKind::NotFound,
+                    format!(
+                        "allowed root {} cannot be used on {}: {}",
+                        given.display(),
+                        self.target.host(),
+                        files::describe(&e)
+                    ),
+                )
+            })?;
+            self.roots.push(canonical);
+        }
+        Ok(self)
+    }
+
+    /// Whether atomic writes fsync the new content before renaming it into place (default
+    /// `true`; needs the server's `fsync@openssh.com` extension, which OpenSSH has).
+    pub fn with_fsync(mut self, fsync: bool) -> Self {
+        self.fsync = fsync;
+        self
+    }
+
+    /// The target this environment connects to.
+    pub fn target(&self) -> &SshTarget {
+        &self.target
+    }
+
+    /// The live connection, connecting again if the last one was lost.
+    async fn connection(&self) -> io::Result<Arc<Connection>> {
+        let mut slot = self.conn.lock().await;
+        if let Some(conn) = slot.as_ref() {
+            return Ok(Arc::clone(conn));
+        }
+        let conn = Arc::new(self.target.connect().await?);
+        *slot = Some(Arc::clone(&conn));
+        Ok(conn)
+    }
+
+    /// Forgets `conn` after it failed, so the next call connects again.
+    async fn lost(&self, conn: &Arc<Connection>) {
+        let mut slot = self.conn.lock().await;
+        if slot.as_ref().is_some_and(|c| Arc::ptr_eq(c, conn)) {
+            *slot = None;
+        }
+    }
+}
+
+impl ExecutionEnv for SshEnv {
+    fn cwd(&self) -> &Path {
+        &self.cwd
+    }
+
+    fn home_dir(&self) -> Option<PathBuf> {
+        self.home.clone()
+    }
+
+    fn allowed_roots(&self) -> &[PathBuf] {
+        &self.roots
+    }
+
+    fn mutation_queue(&self) -> &MutationQueue {
+        &self.queue
+    }
+
+    fn read_file<'a>(&'a self, path: &'a Path) -> BoxFuture<'a, io::Result<Vec<u8>>> {
+        Box::pin(self.with_sftp(path, |conn, path| async move {
+            files::read(&conn.sftp, &path).await
+        }))
+    }
+
+    fn open_read<'a>(&'a self, path: &'a Path) -> BoxFuture<'a, io::Result<FileReader>> {
+        Box::pin(self.with_sftp(path, |conn, path| async move {
+            files::open_read(&conn.sftp, &path).await
+        }))
+    }
+
+    fn write_file<'a>(&'a self, path: &'a Path, data: Vec<u8>) -> BoxFuture<'a, io::Result<()>> {
+        let fsync = self.fsync;
+        Box::pin(self.with_sftp(path, move |conn, path| async move {
+            files::atomic_write(&conn.sftp, &path, &data, fsync).await
+        }))
+    }
+
+    fn metadata<'a>(&'a self, path: &'a Path) -> BoxFuture<'a, io::Result<Metadata>> {
+        Box::pin(self.with_sftp(path, |conn, path| async move {
+            files::metadata(&conn.sftp, &path).await
+        }))
+    }
+
+    fn list_dir<'a>(&'a self, path: &'a Path) -> BoxFuture<'a, io::Result<Vec<DirEntry>>> {
+        Box::pin(self.with_sftp(path, |conn, path| async move {
+            files::list_dir(&conn.sftp, &path).await
+        }))
+    }
+
+    fn create_dir_all<'a>(&'a self, path: &'a Path) -> BoxFuture<'a, io::Result<()>> {
+        Box::pin(self.with_sftp(path, |conn, path| async move {
+            files::create_dir_all(&conn.sftp, &path).await
+        }))
+    }
+
+    fn canonicalize<'a>(&'a self, path: &'a Path) -> BoxFuture<'a, io::Result<PathBuf>> {
+        Box::pin(self.with_sftp(path, |conn, path| async move {
+            conn.sftp
+                .fs()
+                .canonicalize(&path)
+                .await
+                .map_err(files::io_error)
+        }))
+    }
+
+    fn run_tool<'a>(
+        &'a self,
+        tool: &'a str,
+        arguments: serde_json::Value,
+        cancel: tokio_util::sync::CancellationToken,
+    ) -> Option<BoxFuture<'a, io::Result<crate::core::ToolResultMessage>>> {
+        if !helper::TOOLS.contains(&tool) {
+            return None;
+        }
+        Some(Box::pin(async move {
+            match self.run_with_helper(tool, arguments, cancel).await {
+                Some(result) => result,
+                None => Err(io::Error::new(
+                    io::ErrorKind::Unsupported,
+                    format!(
+                        "{tool} runs next to the files, and {} has no pi-tools {} to run it; \
+                         install pi-tools there (on PATH), or set `upload_helper = true` in \
+                         [env] to upload this one",
+                        self.target.host(),
+                        env!("CARGO_PKG_VERSION")
+                    ),
+                )),
+            }
+        }))
+    }
+
+    fn exec<'a>(
+        &'a self,
+        request: super::ExecRequest,
+        cancel: tokio_util::sync::CancellationToken,
+        on_chunk: OutputSink,
+    ) -> BoxFuture<'a, io::Result<super::ExecOutcome>> {
+        Box::pin(async move {
+            let conn = self.connection().await?;
+            self.check_allowed(&conn, &request.cwd).await?;
+            let result = exec::run(self, &conn, request, cancel, on_chunk).await;
+            if let Err(err) = &result
+                && err.kind() == io::ErrorKind::ConnectionAborted
+            {
+                self.lost(&conn).await;
+            }
+            result
+        })
+    }
+}

@@ -1,0 +1,205 @@
+//! What the SSH environment does when things go wrong, against a real sshd: a connection
+//! that drops mid-call, a server killed in the middle of a large write, a refused key, an
+//! unknown host key, an unreachable host.
+
+mod ssh_support;
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use pi_tools::env::{ExecRequest, ExecutionEnv, SshEnv, SshTarget};
+use ssh_support::Sshd;
+use tokio_util::sync::CancellationToken;
+
+async fn exec(
+    env: &SshEnv,
+    command: &str,
+) -> std::io::Result<(String, pi_tools::env::ExecOutcome)> {
+    exec_notify(env, command, Arc::new(tokio::sync::Notify::new())).await
+}
+
+/// [`exec`], notifying `first_output` when the first output arrives.
+async fn exec_notify(
+    env: &SshEnv,
+    command: &str,
+    first_output: Arc<tokio::sync::Notify>,
+) -> std::io::Result<(String, pi_tools::env::ExecOutcome)> {
+    let out = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let sink = Arc::clone(&out);
+    let outcome = env
+        .exec(
+            ExecRequest {
+                command: command.into(),
+                cwd: env.cwd().to_path_buf(),
+                timeout: Some(Duration::from_secs(20)),
+                env: Vec::new(),
+            },
+            CancellationToken::new(),
+            Box::new(move |chunk| {
+                sink.lock().expect("lock").extend_from_slice(chunk);
+                first_output.notify_one();
+            }),
+        )
+        .await?;
+    let text = String::from_utf8_lossy(&out.lock().expect("lock")).into_owned();
+    Ok((text, outcome))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_dropped_connection_fails_the_call_clearly_and_the_next_call_reconnects() {
+    let Some(sshd) = Sshd::start() else { return };
+    let dir = tempfile::tempdir().expect("tempdir");
+    let env = SshEnv::connect(sshd.target(), dir.path())
+        .await
+        .expect("connect");
+    let (text, _) = exec(&env, "echo before").await.expect("first call");
+    assert_eq!(text, "before\n");
+
+    let running = Arc::new(tokio::sync::Notify::new());
+    let killer = async {
+        running.notified().await;
+        sshd.kill_connections();
+        Instant::now()
+    };
+    let (result, killed_at) = tokio::join!(
+        exec_notify(
+            &env,
+            "echo running; sleep 15; echo never",
+            Arc::clone(&running)
+        ),
+        killer
+    );
+    let err = result.expect_err("the call fails");
+    assert!(
+        killed_at.elapsed() < Duration::from_secs(5),
+        "{:?}",
+        killed_at.elapsed()
+    );
+    assert_eq!(err.kind(), std::io::ErrorKind::ConnectionAborted, "{err}");
+    assert!(err.to_string().contains("pi-tools-test"), "{err}");
+    assert!(err.to_string().contains("Retry the call"), "{err}");
+
+    let (text, outcome) = exec(&env, "echo after").await.expect("reconnected");
+    assert_eq!(text, "after\n");
+    assert_eq!(outcome.exit_code, Some(0));
+    let meta = env
+        .metadata(&dir.path().join("."))
+        .await
+        .expect("sftp works again");
+    assert!(meta.is_dir);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_killed_during_a_large_write_leaves_the_old_or_the_new_file() {
+    let Some(sshd) = Sshd::start() else { return };
+    let dir = tempfile::tempdir().expect("tempdir");
+    let target = dir.path().join("big.bin");
+    let old = vec![b'o'; 4 << 20];
+    std::fs::write(&target, &old).expect("old content");
+    let env = SshEnv::connect(sshd.target(), dir.path())
+        .await
+        .expect("connect");
+    let new = vec![b'n'; 48 << 20];
+    let killer = async {
+        tokio::time::sleep(Duration::from_millis(150)).await;
+        sshd.kill_connections();
+    };
+    let (result, ()) = tokio::join!(env.write_file(&target, new.clone()), killer);
+    let now = std::fs::read(&target).expect("target still there");
+    match result {
+        Ok(()) => assert!(
+            now == new,
+            "the write reported success but the file is not the new content"
+        ),
+        Err(err) => {
+            assert!(
+                now == old,
+                "a failed write left a torn file of {} bytes",
+                now.len()
+            );
+            assert!(err.to_string().contains("pi-tools-test"), "{err}");
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn connection_failures_name_the_host_and_the_setting_to_fix() {
+    let Some(sshd) = Sshd::start() else { return };
+    let dir = tempfile::tempdir().expect("tempdir");
+
+    // A key the server does not know.
+    let other_key = sshd.dir().join("other_key");
+    let status = std::process::Command::new("ssh-keygen")
+        .args(["-q", "-t", "ed25519", "-N", "", "-f"])
+        .arg(&other_key)
+        .status()
+        .expect("ssh-keygen");
+    assert!(status.success());
+    let config = std::fs::read_to_string(sshd.config_file()).expect("config");
+    let wrong_key = sshd.dir().join("wrong_key_config");
+    std::fs::write(
+        &wrong_key,
+        config.replace(
+            &format!("IdentityFile {}", sshd.dir().join("client_key").display()),
+            &format!("IdentityFile {}", other_key.display()),
+        ),
+    )
+    .expect("write");
+    let mut target = sshd.target();
+    target.config_file = Some(wrong_key);
+    let err = SshEnv::connect(target, dir.path())
+        .await
+        .expect_err("refused");
+    let text = err.to_string();
+    assert!(
+        text.starts_with("authentication to pi-tools-test failed"),
+        "{text}"
+    );
+    assert!(text.contains("identity_file"), "{text}");
+
+    // A host key that is not in known_hosts.
+    let empty_known = sshd.dir().join("empty_known_hosts");
+    std::fs::write(&empty_known, "").expect("write");
+    let unknown_host = sshd.dir().join("unknown_host_config");
+    std::fs::write(
+        &unknown_host,
+        config.replace(
+            &format!(
+                "UserKnownHostsFile {}",
+                sshd.dir().join("known_hosts").display()
+            ),
+            &format!("UserKnownHostsFile {}", empty_known.display()),
+        ),
+    )
+    .expect("write");
+    let mut target = sshd.target();
+    target.config_file = Some(unknown_host);
+    let err = SshEnv::connect(target, dir.path())
+        .await
+        .expect_err("refused");
+    let text = err.to_string();
+    assert!(
+        text.starts_with("the host key of pi-tools-test is not in known_hosts"),
+        "{text}"
+    );
+    assert!(text.contains("known_hosts"), "{text}");
+
+    // Nobody listening.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .expect("bind")
+        .local_addr()
+        .expect("addr")
+        .port();
+    let mut target = SshTarget::new("127.0.0.1");
+    target.port = Some(port);
+    target.config_file = Some(sshd.config_file().to_path_buf());
+    target.connect_timeout = Duration::from_secs(3);
+    let started = Instant::now();
+    let err = SshEnv::connect(target, dir.path())
+        .await
+        .expect_err("unreachable");
+    assert!(started.elapsed() < Duration::from_secs(6));
+    let text = err.to_string();
+    assert!(text.starts_with("127.0.0.1 could not be reached"), "{text}");
+    assert!(text.contains("port"), "{text}");
+}
