@@ -228,7 +228,9 @@ fn spawn(
         drop(procs_file);
         let child = match spawned {
             Ok(child) => child,
-            // The child could not enter its cgroup: run without one from now on.
+            // Most likely the child could not enter its cgroup (the error of a pre-exec step
+            // carries only its errno, so it cannot be told apart from a failed exec): run
+            // without cgroups from now on; a failure of another kind comes back next round.
             Err(_) if call.cgroup().is_some() => {
                 tracker.cgroup_failed(&call);
                 use_cgroup = false;

@@ -73,7 +73,8 @@ pub struct ExecRequest {
     pub command: String,
     /// The working directory.
     pub cwd: PathBuf,
-    /// Kill the process (group) after this long.
+    /// Kill the command and every process it started after this long (a timeout too long
+    /// for the clock to hold means none).
     pub timeout: Option<Duration>,
     /// Extra environment variables.
     pub env: Vec<(String, String)>,

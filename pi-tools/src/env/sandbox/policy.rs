@@ -69,8 +69,8 @@ pub const DEFAULT_PROTECTED: [&str; 2] = [".git/hooks", ".git/config"];
 /// use pi_tools::env::{LocalEnv, SandboxMode, SandboxPolicy};
 /// let policy = SandboxPolicy::new(SandboxMode::WorkspaceWrite)
 ///     .with_network(false)
-///     .with_writable_roots(["/work/project"]);
-/// let env = LocalEnv::new("/work/project").with_sandbox(policy)?;
+///     .with_writable_roots(["/home/me/project"]);
+/// let env = LocalEnv::new("/home/me/project").with_sandbox(policy)?;
 /// # Ok::<(), std::io::Error>(())
 /// ```
 #[derive(Debug, Clone)]

@@ -13,7 +13,8 @@ pub struct KernelSupport {
     /// Unprivileged user and mount namespaces can be created (needed to keep protected
     /// paths read-only inside writable roots).
     pub user_namespaces: bool,
-    /// Not Linux: none of the above exists.
+    /// The operating system's name, for messages (`Linux`, or where none of the above
+    /// exists, e.g. `macos`).
     pub os: &'static str,
 }
 
