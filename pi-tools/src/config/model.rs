@@ -9,6 +9,7 @@ use std::time::Duration;
 
 use serde_json::Value as Json;
 
+use super::SandboxSettings;
 use crate::core::ExecutionMode;
 
 /// A loaded, validated configuration.

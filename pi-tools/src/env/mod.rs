@@ -142,9 +142,6 @@ pub trait ExecutionEnv: Send + Sync + 'static {
     /// The per-file queue that serialises read-modify-write operations in this environment.
     fn mutation_queue(&self) -> &MutationQueue;
 
-    /// Ends every process this environment started that is still running (background jobs included); called when a session ends.
-    fn end_session(&self) {}
-
     /// Reads a whole file.
     fn read_file<'a>(&'a self, path: &'a Path) -> BoxFuture<'a, io::Result<Vec<u8>>>;
 

@@ -257,17 +257,6 @@ impl EditJob {
             }
             message.push_str(&adjustment.note);
         }
-        for adjustment in &edited.indentation {
-            if n == 1 {
-                message.push_str("\nApplied with indentation adjusted: ");
-            } else {
-                message.push_str(&format!(
-                    "\nedits[{}] was applied with indentation adjusted: ",
-                    adjustment.edit
-                ));
-            }
-            message.push_str(&adjustment.note);
-        }
         Ok(ToolOutput::text(message).with_details(EditDetails {
             path: self.path.display().to_string(),
             replacements: n,
