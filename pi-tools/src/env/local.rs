@@ -7,7 +7,7 @@ use std::path::{Component, Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use super::path::lexical_join;
-use super::{DirEntry, ExecutionEnv, FileReader, Metadata, MutationQueue, OutputSink};
+use super::{DirEntry, ExecutionEnv, FileReader, Metadata, MutationQueue};
 use crate::core::BoxFuture;
 
 /// The local file system (and, once the process runner is attached, local processes).
@@ -235,11 +235,13 @@ impl ExecutionEnv for LocalEnv {
         Box::pin(self.blocking(path, fs::canonicalize))
     }
 
+    // Without the `process` feature the trait's default refuses to run processes.
+    #[cfg(feature = "process")]
     fn exec<'a>(
         &'a self,
         request: super::ExecRequest,
         cancel: tokio_util::sync::CancellationToken,
-        on_chunk: OutputSink,
+        on_chunk: super::OutputSink,
     ) -> BoxFuture<'a, io::Result<super::ExecOutcome>> {
         Box::pin(async move {
             self.check_allowed(&request.cwd)?;

@@ -6,6 +6,7 @@
 //! puts one there with
 //! `RunnerConfig { extensions: Extensions::new().with::<Arc<dyn ExecutionEnv>>(env), .. }`.
 
+#[cfg(feature = "process")]
 mod exec;
 mod local;
 mod path;
@@ -21,6 +22,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::core::{BoxFuture, ToolContext};
 
+#[cfg(feature = "process")]
 pub use exec::kill_background_processes;
 pub use local::LocalEnv;
 pub use path::{expand_tilde, mutation_key, normalize_path_input, resolve_path, resolve_read_path};
