@@ -1,5 +1,8 @@
 //! The runner's semantics: event order, modes, preflight outcomes, hooks, failures as data,
 //! progress updates, termination, cancellation and timeouts.
+//!
+//! Every test runs on tokio's paused clock: sleeps, timeouts and the cancel grace pass in
+//! virtual time, at once and exactly.
 
 mod support;
 
@@ -41,7 +44,7 @@ fn lines(v: &[&str]) -> Vec<String> {
     v.iter().map(|s| s.to_string()).collect()
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn results_in_source_order_while_end_events_follow_completion() {
     let fast_done = Arc::new(Notify::new());
     let wait = fast_done.clone();
@@ -98,7 +101,7 @@ fn tracked(name: &str, conc: &Concurrency, log: &Log, sleep_ms: u64) -> Scripted
     })
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn one_sequential_tool_makes_the_whole_batch_sequential() {
     let conc = Concurrency::default();
     let sink = LogSink::default();
@@ -134,7 +137,7 @@ async fn one_sequential_tool_makes_the_whole_batch_sequential() {
     assert_eq!(log.lines(), expected);
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn sequential_configuration_runs_one_call_at_a_time() {
     let conc = Concurrency::default();
     let log = Log::default();
@@ -149,7 +152,7 @@ async fn sequential_configuration_runs_one_call_at_a_time() {
     assert_eq!(conc.peak(), 1);
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn a_parallel_batch_overlaps() {
     let conc = Concurrency::default();
     let log = Log::default();
@@ -166,7 +169,7 @@ async fn a_parallel_batch_overlaps() {
     assert!(outcome.messages.iter().all(|m| !m.is_error));
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn max_concurrency_bounds_the_parallel_phase() {
     let conc = Concurrency::default();
     let log = Log::default();
@@ -182,7 +185,7 @@ async fn max_concurrency_bounds_the_parallel_phase() {
     assert_eq!(outcome.messages.len(), 10);
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn immediate_outcomes_end_during_preflight_before_anything_executes() {
     let sink = LogSink::default();
     let log = sink.log.clone();
@@ -254,7 +257,7 @@ async fn immediate_outcomes_end_during_preflight_before_anything_executes() {
     assert_eq!(errors, [false, true, true, true, true, false]);
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn a_missing_required_property_is_named_in_the_path() {
     let calls = [call("x", "t", json!({"note": 5}))];
     let (outcome, _) = run(vec![echo("t")], &calls, &RunnerConfig::default()).await;
@@ -272,7 +275,7 @@ fn echo_args(name: &str) -> Arc<dyn pi_tools::AgentTool> {
     .arc()
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn a_before_hook_rewrite_reaches_the_tool_without_revalidation() {
     let config = RunnerConfig {
         before_tool_call: Some(Arc::new(|ctx: BeforeToolCallContext| async move {
@@ -297,7 +300,7 @@ async fn a_before_hook_rewrite_reaches_the_tool_without_revalidation() {
     }
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn prepare_arguments_output_is_what_gets_validated() {
     let tool = Scripted::new("t", |args, _ctx| async move {
         Ok(ToolResult::text(args.to_string()))
@@ -327,7 +330,7 @@ async fn prepare_arguments_output_is_what_gets_validated() {
     assert!(text_of(&outcome.messages[1]).ends_with("{\n  \"i\": \"five\"\n}"));
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn a_failing_prepare_arguments_is_an_error_result() {
     let tool = Scripted::new("t", |_a, _c| async move { Ok(ToolResult::text("ran")) })
         .with_prepare(|_| {
@@ -362,7 +365,7 @@ fn rich(name: &str) -> Arc<dyn pi_tools::AgentTool> {
     .arc()
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn an_after_hook_overrides_field_by_field() {
     let config = RunnerConfig {
         after_tool_call: Some(Arc::new(|ctx: AfterToolCallContext| async move {
@@ -386,7 +389,7 @@ async fn an_after_hook_overrides_field_by_field() {
     assert!(outcome.terminate, "the hook's terminate counts");
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn an_after_hook_returning_none_keeps_the_result() {
     let config = RunnerConfig {
         after_tool_call: Some(Arc::new(
@@ -400,7 +403,7 @@ async fn an_after_hook_returning_none_keeps_the_result() {
     assert!(!outcome.messages[0].is_error);
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn a_failing_after_hook_turns_the_call_into_an_error() {
     let config = RunnerConfig {
         after_tool_call: Some(Arc::new(|_ctx: AfterToolCallContext| async move {
@@ -417,7 +420,7 @@ async fn a_failing_after_hook_turns_the_call_into_an_error() {
     assert_eq!(outcome.messages[0].details, Value::Null);
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn errors_and_panics_become_error_results_and_the_batch_goes_on() {
     let failing = Scripted::new("fails", |_a, _c| async move {
         Err(ToolError::new("The file is locked; retry later.").with_details(json!({"code": 7})))
@@ -449,7 +452,7 @@ async fn errors_and_panics_become_error_results_and_the_batch_goes_on() {
     assert_eq!(sink.events().len(), 3 * 4);
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn hook_panics_become_error_results() {
     let config = RunnerConfig {
         before_tool_call: Some(Arc::new(|ctx: BeforeToolCallContext| async move {
@@ -480,7 +483,7 @@ async fn hook_panics_become_error_results() {
     assert_eq!(errors, [true, true, false]);
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn updates_become_events_and_late_updates_are_dropped() {
     let late = Arc::new(Notify::new());
     let late_tx = late.clone();
@@ -534,7 +537,7 @@ async fn updates_become_events_and_late_updates_are_dropped() {
     assert_eq!(partials, ["25%", "50%"]);
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn updates_in_a_sequential_batch_come_between_start_and_end() {
     let tool = Scripted::new("t", |_a, ctx| async move {
         ctx.update(ToolResult::text("half"));
@@ -566,7 +569,7 @@ fn terminating(name: &str, terminate: bool) -> Arc<dyn pi_tools::AgentTool> {
     .arc()
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn the_batch_terminates_only_when_every_result_says_so() {
     let tools = || vec![terminating("stop", true), terminating("go", false)];
     let all = [
@@ -621,7 +624,7 @@ async fn the_batch_terminates_only_when_every_result_says_so() {
     assert!(run(tools(), &go, &hook).await.0.terminate);
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn cancellation_during_preflight_stops_preflight() {
     let cancel = CancellationToken::new();
     let hook_cancel = cancel.clone();
@@ -670,7 +673,7 @@ async fn cancellation_during_preflight_stops_preflight() {
     );
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn a_prepared_call_that_finds_the_batch_cancelled_does_not_execute() {
     let cancel = CancellationToken::new();
     let tool_cancel = cancel.clone();
@@ -709,7 +712,7 @@ async fn a_prepared_call_that_finds_the_batch_cancelled_does_not_execute() {
     assert!(outcome.messages[1].is_error);
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn cancellation_while_running_reaches_every_call() {
     let cancel = CancellationToken::new();
     let cooperative = Scripted::new("coop", |_a, ctx| async move {
@@ -735,7 +738,7 @@ async fn cancellation_while_running_reaches_every_call() {
         tokio::time::sleep(Duration::from_millis(30)).await;
         canceller.cancel();
     });
-    let started = std::time::Instant::now();
+    let started = tokio::time::Instant::now();
     let outcome = execute_tool_calls(
         &ToolSet::new([cooperative, stubborn]),
         &calls,
@@ -744,7 +747,8 @@ async fn cancellation_while_running_reaches_every_call() {
         &support::LogSink::default(),
     )
     .await;
-    assert!(started.elapsed() < Duration::from_secs(5));
+    // Cancelled at 30 ms; the stubborn call is given up on when its 50 ms of grace end.
+    assert_eq!(started.elapsed(), Duration::from_millis(80));
     assert_eq!(
         text_of(&outcome.messages[0]),
         "Stopped: the user cancelled the command."
@@ -753,7 +757,7 @@ async fn cancellation_while_running_reaches_every_call() {
     assert!(outcome.messages.iter().all(|m| m.is_error));
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn a_tool_that_cancels_its_own_token_stops_only_itself() {
     for timeout in [None, Some(Duration::from_secs(30))] {
         let quitter = Scripted::new("quit", |_a, ctx| async move {
@@ -791,7 +795,7 @@ async fn a_tool_that_cancels_its_own_token_stops_only_itself() {
     }
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn cancellation_in_a_sequential_batch_skips_the_rest() {
     let cancel = CancellationToken::new();
     let tool_cancel = cancel.clone();
@@ -829,7 +833,7 @@ async fn cancellation_in_a_sequential_batch_skips_the_rest() {
     );
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn a_timeout_ends_the_call_while_siblings_finish() {
     let slow = Scripted::new("slow", |_a, ctx| async move {
         ctx.update(ToolResult::text("working"));

@@ -60,11 +60,18 @@
 //!
 //! The kernel ([`core`]) knows nothing of the product layer; everything else (definitions,
 //! registry, built-in tools, prompt, schemas, CLI) is built on its public API.
+//!
+//! Cargo features follow the layers: `builtins` (the seven tools and the search engine they
+//! share, with ripgrep's crates and image decoding), `process` (`LocalEnv` runs processes;
+//! part of `builtins`), `mcp` (the MCP server) and `cli` (the binary; implies the others, and is
+//! the default). With `default-features = false` a library gets the kernel, the tool API, the
+//! `#[tool]` macro, config, prompt, dialects and catalog.
 
 // Generated code names `::pi_tools`, which must resolve inside this crate too (the
 // built-in tools are ordinary `#[tool]` functions).
 extern crate self as pi_tools;
 
+#[cfg(feature = "builtins")]
 pub mod builtins;
 pub mod catalog;
 #[cfg(feature = "cli")]
@@ -77,6 +84,7 @@ pub mod guide;
 #[cfg(feature = "mcp")]
 pub mod mcp;
 pub mod prompt;
+#[cfg(feature = "builtins")]
 mod search;
 pub mod tool;
 pub mod toolbox;

@@ -420,11 +420,13 @@ impl ExecutionEnv for LocalEnv {
         Box::pin(self.blocking(path, canonicalize_of))
     }
 
+    // Without the `process` feature the trait's default refuses to run processes.
+    #[cfg(feature = "process")]
     fn exec<'a>(
         &'a self,
         mut request: super::ExecRequest,
         cancel: tokio_util::sync::CancellationToken,
-        on_chunk: OutputSink,
+        on_chunk: super::OutputSink,
     ) -> BoxFuture<'a, io::Result<super::ExecOutcome>> {
         Box::pin(async move {
             self.check_allowed(&request.cwd)?;

@@ -7,6 +7,7 @@
 //! `RunnerConfig { extensions: Extensions::new().with::<Arc<dyn ExecutionEnv>>(env), .. }`.
 
 mod beneath;
+#[cfg(feature = "process")]
 mod exec;
 mod local;
 mod path;

@@ -17,6 +17,10 @@
 //! listing a helper is busy with. Helpers stay at most [`MAX_AHEAD`] listed entries ahead of
 //! the visitor, which bounds memory whatever the size of the tree. (ripgrep's parallel
 //! walker has no order; its sorted walker has no parallelism.)
+//!
+//! The file runs past 600 lines on purpose: the visitor, the helpers and the shared work
+//! queue are one protocol (who lists which directory, who waits for whom), and its invariants
+//! read best in one place.
 
 use std::collections::VecDeque;
 use std::ffi::OsStr;

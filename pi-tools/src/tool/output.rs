@@ -1,4 +1,21 @@
 //! What a `#[tool]` function may return, and how it becomes a [`ToolResult`].
+//!
+//! [`ToolOutput`] and [`ToolResult`] share five fields, and stay two types on purpose:
+//!
+//! - [`ToolResult`] is the kernel's one shape for every tool: `dyn AgentTool` returns it, the
+//!   runner, hooks, events and the MCP server carry it, and it is what goes on the wire
+//!   (camelCase JSON, `details: Null` when there are none). A set of tools with different
+//!   detail types can only share a runner through one untyped result.
+//! - [`ToolOutput<D>`] is what a tool's author writes and its tests read: typed details
+//!   (`out.details.unwrap().exit_code`, no JSON lookups), absent as `None`, serialised once,
+//!   in [`IntoToolResult`], where a serialisation failure becomes a [`ToolError`].
+//!
+//! One generic `ToolResult<D = Value>` was weighed and left: a default type parameter does
+//! not apply in expression position, so `ToolResult::text(..)` would need a type annotation
+//! wherever nothing else fixes `D` (a `let`, an event, a test), and "no details" is `Null` on
+//! one face and `None` on the other. The fields are kept in step in one place: the
+//! conversion below destructures a `ToolOutput` and builds a `ToolResult` with every field
+//! named, so a field added to either and not the other fails to compile there.
 
 use serde::Serialize;
 
@@ -109,18 +126,26 @@ impl IntoToolResult for &str {
 
 impl<D: Serialize> IntoToolResult for ToolOutput<D> {
     fn into_tool_result(self) -> Result<ToolResult, ToolError> {
-        let details = match self.details {
+        // Every field named on both sides: see the module docs.
+        let ToolOutput {
+            content,
+            details,
+            terminate,
+            added_tool_names,
+            usage,
+        } = self;
+        let details = match details {
             Some(d) => serde_json::to_value(d).map_err(|e| {
                 ToolError::new(format!("The tool's details could not be serialised: {e}"))
             })?,
             None => serde_json::Value::Null,
         };
         Ok(ToolResult {
-            content: self.content,
+            content,
             details,
-            usage: self.usage,
-            added_tool_names: self.added_tool_names,
-            terminate: self.terminate,
+            usage,
+            added_tool_names,
+            terminate,
         })
     }
 }
