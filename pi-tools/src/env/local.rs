@@ -239,8 +239,7 @@ fn list_dir_of(roots: &Roots, path: &Path) -> io::Result<Vec<DirEntry>> {
         Last::Follow,
     )?;
     let mut entries = Vec::new();
-    let mut dir = rustix::fs::Dir::read_from(&fd)?;
-    while let Some(entry) = dir.next() {
+    for entry in rustix::fs::Dir::read_from(&fd)? {
         let Ok(entry) = entry else { continue };
         let name = entry.file_name().to_bytes();
         if name == b"." || name == b".." || is_temp_file_name(name) {
@@ -355,9 +354,7 @@ impl ExecutionEnv for LocalEnv {
     fn write_file<'a>(&'a self, path: &'a Path, data: Vec<u8>) -> BoxFuture<'a, io::Result<()>> {
         let fsync = self.fsync;
         Box::pin(async move {
-            let target = self
-                .blocking(path, |roots, path| Target::locate(roots, path))
-                .await?;
+            let target = self.blocking(path, Target::locate).await?;
             self.check_write(&target.real_path())?;
             tokio::task::spawn_blocking(move || {
                 let locked = target.lock()?;
@@ -376,9 +373,7 @@ impl ExecutionEnv for LocalEnv {
     ) -> BoxFuture<'a, io::Result<()>> {
         let fsync = self.fsync;
         Box::pin(async move {
-            let target = self
-                .blocking(path, |roots, path| Target::locate(roots, path))
-                .await?;
+            let target = self.blocking(path, Target::locate).await?;
             self.check_write(&target.real_path())?;
             let shown = path.to_path_buf();
             tokio::task::spawn_blocking(move || {

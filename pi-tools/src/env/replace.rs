@@ -254,7 +254,7 @@ pub fn temp_file_owner(name: &[u8]) -> Option<u32> {
     let rest = name.strip_prefix(b".")?.strip_suffix(b".tmp")?;
     let (rest, n) = split_last_dot(rest)?;
     let (rest, pid) = split_last_dot(rest)?;
-    if !rest.ends_with(TEMP_MARK[..TEMP_MARK.len() - 1].as_bytes()) || !all_digits(n) {
+    if !rest.ends_with(&TEMP_MARK.as_bytes()[..TEMP_MARK.len() - 1]) || !all_digits(n) {
         return None;
     }
     std::str::from_utf8(pid).ok()?.parse().ok()
@@ -282,7 +282,8 @@ fn clean_stale_temps(dir: &OwnedFd) {
         return;
     };
     let me = std::process::id();
-    while let Some(Ok(entry)) = entries.next() {
+    for entry in entries.by_ref() {
+        let Ok(entry) = entry else { break };
         let name = entry.file_name().to_bytes();
         let Some(pid) = temp_file_owner(name) else {
             continue;

@@ -522,7 +522,8 @@ fn search_by_windows(file: &mut File, spec: &SearchSpec, sink: &mut Collect) -> 
         let buf = reader.fill_buf()?;
         let binary = memchr::memchr(0, buf).is_some();
         if buf.is_empty() || binary {
-            if !binary && !(head.is_empty() && window.is_empty()) {
+            let line_left = !head.is_empty() || !window.is_empty();
+            if !binary && line_left {
                 matched = matched || is_match(&window)?;
                 emit(
                     sink,
