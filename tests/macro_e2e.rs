@@ -226,7 +226,11 @@ fn the_definition_carries_the_attribute_metadata() {
 async fn an_absent_parameter_with_a_default_reaches_the_fn_as_the_default() {
     let calls = [
         ToolCall::new("c1", "repeat", json!({"word": "ab"})),
-        ToolCall::new("c2", "repeat", json!({"word": "ab", "times": 3, "separator": "+"})),
+        ToolCall::new(
+            "c2",
+            "repeat",
+            json!({"word": "ab", "times": 3, "separator": "+"}),
+        ),
         // `null` is absent, as for any optional property.
         ToolCall::new("c3", "repeat", json!({"word": "ab", "times": null})),
     ];
@@ -288,7 +292,13 @@ async fn a_tool_declared_through_a_renamed_crate_runs() {
         ToolCall::new("c2", "shout", json!({"word": "hey", "marks": 3})),
     ];
     let (outcome, _) = run(&calls).await;
-    assert_eq!(outcome.messages[0].content, vec![ContentBlock::text("HEY!")]);
-    assert_eq!(outcome.messages[1].content, vec![ContentBlock::text("HEY!!!")]);
+    assert_eq!(
+        outcome.messages[0].content,
+        vec![ContentBlock::text("HEY!")]
+    );
+    assert_eq!(
+        outcome.messages[1].content,
+        vec![ContentBlock::text("HEY!!!")]
+    );
     assert_eq!(ShoutTool.parameters()["properties"]["marks"]["default"], 1);
 }

@@ -7,6 +7,7 @@ fn ui() {
     t.compile_fail("../tests/ui/keys/*.rs");
     t.compile_fail("../tests/ui/signature/*.rs");
     t.compile_fail("../tests/ui/params/*.rs");
+    t.compile_fail("../tests/ui/defaults/*.rs");
     t.compile_fail("../tests/ui/future/*.rs");
     t.pass("../tests/ui/pass/*.rs");
 }

@@ -1,5 +1,5 @@
 //! OpenAI strict mode (structured outputs): closed objects, every property required
-//! (optional ones nullable), `anyOf` as the only union.
+//! (optional ones nullable), `anyOf` as the only union, no `default`.
 
 use serde_json::{Map, Value, json};
 
@@ -64,6 +64,9 @@ fn fix(node: &mut Value, path: &str) -> Result<(), DialectError> {
     let Some(object) = node.as_object_mut() else {
         return Ok(());
     };
+    // Strict mode refuses `default` (the model sends every property there, `null` for
+    // "absent", so the annotation has no use either).
+    object.remove("default");
     if let Some(one_of) = object.remove("oneOf") {
         if object.contains_key("anyOf") {
             return Err(DialectError::new(
