@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
-use pi_tools::builtins::bash::{BashArgs, bash};
+use pi_tools::builtins::bash::{BashArgs, BashConfig, bash};
 use pi_tools::config::{Config, SandboxSettings};
 use pi_tools::env::{ExecutionEnv, KernelSupport, LocalEnv, SandboxMode, SandboxPolicy};
 use pi_tools::toolbox::Toolbox;
@@ -104,7 +104,7 @@ async fn run(env: &Arc<dyn ExecutionEnv>, command: &str) -> Result<String, Strin
         command: command.to_owned(),
         timeout: Some(20.0),
     };
-    match bash(&ctx, args).await {
+    match bash(&ctx, &BashConfig::default(), args).await {
         Ok(out) => Ok(same_everywhere(out.content[0].as_text().expect("text"))),
         Err(e) => Err(same_everywhere(e.message())),
     }

@@ -180,12 +180,15 @@ impl Toolbox {
         match self.registered.iter().find(|t| t.name() == name) {
             Some(definition) => {
                 // bash's description carries the sandbox's limits.
+                #[cfg(feature = "builtins")]
                 let definition = match self.sandbox_note() {
-                    Some(note) if name == "bash" => {
+                    Some(note) if definition.role() == crate::tool::ToolRole::Shell => {
                         crate::builtins::bash::with_sandbox_note(definition.clone(), &note)
                     }
                     _ => definition.clone(),
                 };
+                #[cfg(not(feature = "builtins"))]
+                let definition = definition.clone();
                 self.active.push(definition);
                 true
             }

@@ -14,8 +14,8 @@ use toml::de::{DeTable, DeValue};
 
 use super::error::line_column;
 use super::{
-    Config, ConfigError, ConfigProblem, DEFAULT_ORIGIN, DEFAULT_TIMEOUT_SECS, SandboxSettings,
-    DEFAULT_TOML, ToolSettings,
+    Config, ConfigError, ConfigProblem, DEFAULT_ORIGIN, DEFAULT_TIMEOUT_SECS, DEFAULT_TOML,
+    SandboxSettings, ToolSettings,
 };
 use crate::core::ExecutionMode;
 use crate::tool::ToolDefinition;
@@ -328,7 +328,13 @@ impl<'a> Loader<'a> {
         }
     }
 
-    pub(super) fn unknown_key(&mut self, span: Range<usize>, key: &str, section: &str, allowed: &[&str]) {
+    pub(super) fn unknown_key(
+        &mut self,
+        span: Range<usize>,
+        key: &str,
+        section: &str,
+        allowed: &[&str],
+    ) {
         let hint = suggest(key, allowed.iter().copied())
             .map(|s| format!("did you mean `{s}`? "))
             .unwrap_or_default();

@@ -18,10 +18,11 @@ use rustix::fs::{FileType, Mode, OFlags, Stat};
 
 use super::beneath::{Last, Roots, require_regular};
 use super::path::{canonical_lenient_sync, follow_final_links};
-use super::replace::{Target, is_temp_file_name};
+#[cfg(feature = "process")]
 use super::procs::{ProcessTracking, Tracker};
+use super::replace::{Target, is_temp_file_name};
 use super::sandbox::{ResolvedSandbox, SandboxPolicy};
-use super::{DirEntry, ExecutionEnv, FileChange, FileReader, Metadata, MutationQueue, OutputSink};
+use super::{DirEntry, ExecutionEnv, FileChange, FileReader, Metadata, MutationQueue};
 use crate::core::BoxFuture;
 
 /// The local file system and local processes.
@@ -43,6 +44,7 @@ pub struct LocalEnv {
     roots: Arc<Roots>,
     fsync: bool,
     queue: MutationQueue,
+    #[cfg(feature = "process")]
     processes: Tracker,
     sandbox: Option<ResolvedSandbox>,
 }
@@ -66,6 +68,7 @@ impl LocalEnv {
             roots: Arc::new(Roots::default()),
             fsync: true,
             queue: MutationQueue::new(),
+            #[cfg(feature = "process")]
             processes: Tracker::new(ProcessTracking::Auto),
             sandbox: None,
         }
@@ -105,6 +108,7 @@ impl LocalEnv {
 
     /// How the processes of commands are found (default [`ProcessTracking::Auto`]: a
     /// cgroup per command where the system allows it, else a scan of `/proc`).
+    #[cfg(feature = "process")]
     pub fn with_process_tracking(mut self, tracking: ProcessTracking) -> Self {
         self.processes = Tracker::new(tracking);
         self
@@ -430,16 +434,24 @@ impl ExecutionEnv for LocalEnv {
                     .env
                     .push(("TMPDIR".to_owned(), tmp.display().to_string()));
             }
-            super::exec::run(request, cancel, on_chunk, &self.processes, self.sandbox.as_ref())
-                .await
+            super::exec::run(
+                request,
+                cancel,
+                on_chunk,
+                &self.processes,
+                self.sandbox.as_ref(),
+            )
+            .await
         })
     }
 
+    #[cfg(feature = "process")]
     fn end_session(&self) {
         self.processes.end_session();
     }
 }
 
+#[cfg(feature = "process")]
 impl Drop for LocalEnv {
     /// Nothing can end the environment's processes once it is gone, so they end with it.
     fn drop(&mut self) {

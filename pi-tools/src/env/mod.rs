@@ -11,6 +11,7 @@ mod beneath;
 mod exec;
 mod local;
 mod path;
+#[cfg(feature = "process")]
 mod procs;
 mod queue;
 mod replace;
@@ -30,11 +31,13 @@ use crate::core::{BoxFuture, ToolContext};
 
 pub use local::LocalEnv;
 pub use path::{expand_tilde, mutation_key, normalize_path_input, resolve_path, resolve_read_path};
+#[cfg(feature = "process")]
 pub use procs::ProcessTracking;
 pub use queue::MutationQueue;
 pub use replace::is_temp_file_name;
 pub use sandbox::{KernelSupport, ResolvedSandbox, SandboxMode, SandboxPolicy};
 
+#[cfg(feature = "builtins")]
 pub(crate) use beneath::{Last, Roots, open_beneath};
 #[cfg(feature = "ssh")]
 pub use ssh::{HostKeyPolicy, SshEnv, SshTarget};

@@ -17,17 +17,19 @@
 //!
 //! [`LocalEnv::exec`]: crate::env::LocalEnv
 
+#[cfg(feature = "process")]
 mod child;
-#[cfg(target_os = "linux")]
+#[cfg(all(target_os = "linux", feature = "process"))]
 mod landlock;
-#[cfg(target_os = "linux")]
+#[cfg(all(target_os = "linux", feature = "process"))]
 mod mounts;
 mod policy;
 mod probe;
-#[cfg(target_os = "linux")]
+#[cfg(all(target_os = "linux", feature = "process"))]
 mod seccomp;
 mod tempdir;
 
+#[cfg(feature = "process")]
 pub(crate) use child::ChildSandbox;
 pub use policy::{DEFAULT_PROTECTED, ResolvedSandbox, SandboxMode, SandboxPolicy};
 pub use probe::KernelSupport;

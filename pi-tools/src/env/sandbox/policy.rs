@@ -80,6 +80,7 @@ pub struct SandboxPolicy {
     writable_roots: Option<Vec<PathBuf>>,
     protected: Vec<PathBuf>,
     private_tmp: bool,
+    #[cfg_attr(not(feature = "process"), allow(dead_code))]
     pub(super) kernel: Option<KernelSupport>,
 }
 
@@ -247,6 +248,7 @@ pub struct ResolvedSandbox {
     /// away and replaced by a copy with other hooks.
     pub(super) anchors: Vec<PathBuf>,
     pub(super) tmp: Option<Arc<PrivateTemp>>,
+    #[cfg_attr(not(feature = "process"), allow(dead_code))]
     pub(super) kernel: Option<KernelSupport>,
 }
 
