@@ -112,7 +112,7 @@ impl<S: Subscriber> Layer<S> for ClientLogLayer {
             Value::String(text.text()),
         )
         .with_logger(meta.target());
-        let _ = CALL_LOG.try_with(|log| log.tx.try_send(message));
+        let _ = CALL_LOG.try_with(|log| log.tx.try_send(message).is_ok());
     }
 }
 

@@ -93,10 +93,10 @@ impl SshEnv {
             out.lines()
                 .find_map(|l| l.strip_prefix(name).map(|v| v.trim().to_string()))
         };
-        if let (Some(path), Some(version)) = (field("path "), field("version ")) {
-            if version == format!("pi-tools {VERSION}") {
-                return Ok(Some(path));
-            }
+        if let (Some(path), Some(version)) = (field("path "), field("version "))
+            && version == format!("pi-tools {VERSION}")
+        {
+            return Ok(Some(path));
         }
         if !self.target.upload_helper {
             return Ok(None);
