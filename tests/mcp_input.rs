@@ -7,7 +7,7 @@ mod support;
 use std::sync::Arc;
 use std::time::Duration;
 
-use mcp_support::{PATIENCE, Raw, RawPipe};
+use mcp_support::{Raw, RawPipe};
 use pi_tools::mcp::{McpTool, McpTools, init_stderr_logging, serve_split};
 use pi_tools::{RunnerConfig, ToolResult};
 use serde_json::{Value, json};
@@ -347,7 +347,6 @@ async fn a_calls_tracing_events_reach_its_client_at_the_level_it_set() {
             ("warning".to_owned(), "warn line".to_owned())
         ]
     );
-    let _ = PATIENCE;
 }
 
 /// Echoes its text; takes whatever else it is given.
