@@ -116,7 +116,7 @@ async fn a_fifo_is_refused_by_read_and_edit_and_skipped_by_grep_without_blocking
         assert!(answer.contains("not a regular file"), "{answer}");
     }
     let answer = text(bounded(read(&ctx, read_args("a.txt"))).await);
-    assert_eq!(answer, "needle");
+    assert_eq!(answer, "needle\n");
 }
 
 #[tokio::test]

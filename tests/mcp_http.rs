@@ -246,7 +246,7 @@ async fn requests_without_the_token_or_with_a_wrong_one_are_refused() {
     let answer = server
         .call(&session, 1, "read", json!({"path": "a.txt"}))
         .await;
-    assert_eq!(text_of(&answer), "served");
+    assert_eq!(text_of(&answer), "served\n");
 }
 
 #[tokio::test]

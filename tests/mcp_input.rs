@@ -7,7 +7,7 @@ mod support;
 use std::sync::Arc;
 use std::time::Duration;
 
-use mcp_support::{PATIENCE, Raw, RawPipe};
+use mcp_support::{Raw, RawPipe};
 use pi_tools::mcp::{McpTool, McpTools, init_stderr_logging, serve_split};
 use pi_tools::{RunnerConfig, ToolResult};
 use serde_json::{Value, json};
@@ -347,5 +347,53 @@ async fn a_calls_tracing_events_reach_its_client_at_the_level_it_set() {
             ("warning".to_owned(), "warn line".to_owned())
         ]
     );
-    let _ = PATIENCE;
+}
+
+/// Echoes its text; takes whatever else it is given.
+#[pi_tools::tool(accept_unknown_properties)]
+async fn lenient(
+    /// The text to echo.
+    text: String,
+) -> Result<String, pi_tools::ToolError> {
+    Ok(text)
+}
+
+/// Echoes its text.
+#[pi_tools::tool]
+async fn strict(
+    /// The text to echo.
+    text: String,
+) -> Result<String, pi_tools::ToolError> {
+    Ok(text)
+}
+
+#[tokio::test]
+async fn a_tool_declared_with_accept_unknown_properties_takes_extra_arguments() {
+    let tools = served([
+        pi_tools::wrap(Arc::new(LenientTool), None),
+        pi_tools::wrap(Arc::new(StrictTool), None),
+    ]);
+    let mut pipe = RawPipe::start(tools, RunnerConfig::default());
+    pipe.initialize().await;
+    pipe.send(call(
+        json!(1),
+        "lenient",
+        json!({"text": "hi", "file_path": "x"}),
+    ))
+    .await;
+    let answer = pipe.recv().await;
+    assert_eq!(answer["result"]["isError"], false, "{answer}");
+    assert_eq!(answer["result"]["content"][0]["text"], "hi");
+    pipe.send(call(json!(2), "strict", json!({"text": "hi", "txt": "x"})))
+        .await;
+    let answer = pipe.recv().await;
+    assert_eq!(answer["result"]["isError"], true);
+    assert!(
+        answer["result"]["content"][0]["text"]
+            .as_str()
+            .is_some_and(|t| t.contains(
+                "  - txt: unknown property `txt`; did you mean `text`? Remove `txt` or rename it."
+            )),
+        "{answer}"
+    );
 }

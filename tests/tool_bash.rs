@@ -166,7 +166,7 @@ async fn the_configured_timeout_applies_when_the_call_gives_none() {
         .expect_err("timeout");
     assert_eq!(
         err.message(),
-        "(no output)\n\nCommand timed out after 1 seconds"
+        "(no output)\n\nCommand timed out after 1 second"
     );
 }
 

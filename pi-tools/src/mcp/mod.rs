@@ -1,6 +1,7 @@
-//! An MCP server for the active tools, over stdio.
+//! An MCP server for the active tools, over stdio or Streamable HTTP.
 //!
-//! [`serve_stdio`] makes a set of tools an [MCP](https://modelcontextprotocol.io) server, so
+//! [`serve_stdio`] (or [`serve_http`], for many clients at once) makes a set of tools an
+//! [MCP](https://modelcontextprotocol.io) server, so
 //! any MCP client (an editor, a desktop assistant, another agent) can list and call them with
 //! pi-tools' validation, hooks, limits and per-file write safety.
 //!
@@ -37,8 +38,10 @@
 //!
 //! # What the server does
 //!
-//! - `initialize` answers with the server name `pi-tools`, this crate's version and the
-//!   tools capability; `ping` is answered.
+//! - `initialize` answers with the server name `pi-tools`, this crate's version, the tools
+//!   and logging capabilities and the [`McpTools::with_instructions`] text; `ping` is
+//!   answered; `logging/setLevel` sets the level at which a call's own `tracing` events
+//!   reach the client as `notifications/message` (see [`init_stderr_logging`]).
 //! - `tools/list` lists every tool with its name, title, description, its canonical
 //!   `parameters()` schema as `inputSchema`, and the `readOnlyHint` / `destructiveHint`
 //!   annotations.
@@ -48,8 +51,12 @@
 //!   results with `isError: true` and the runner's text; JSON-RPC errors are kept for
 //!   malformed protocol messages. Text content stays text; images become MCP image content.
 //! - When a call carries a progress token, the tool's `ctx.update(..)`s become
-//!   `notifications/progress` (at most one every 100 ms, with an increasing counter and the
-//!   partial result's text as the message).
+//!   `notifications/progress` (at most one every 100 ms, with an increasing counter and, as
+//!   the message, only the output that is new since the previous one, at most its last
+//!   4 KB), and a call silent for a second gets a `running for N s` heartbeat.
+//! - Unusable input lines are answered (`-32700`, or `-32600` naming the reason); a request
+//!   before `initialize` or reusing an in-flight id is refused; reading stops while
+//!   `max_concurrency` plus 64 requests are unanswered (see [`serve_split`]).
 //! - `notifications/cancelled` cancels that call's token; the end of the input cancels every
 //!   call in flight and ends the session.
 //! - Calls of parallel-mode tools run concurrently; a sequential-mode tool runs alone (a

@@ -33,7 +33,7 @@ use crate::core::BoxFuture;
 /// use std::sync::Arc;
 /// use pi_tools::env::{ExecutionEnv, SshEnv, SshTarget};
 /// let env: Arc<dyn ExecutionEnv> =
-///     Arc::new(SshEnv::connect(SshTarget::parse("me@build-box")?, "/srv/project").await?);
+///     Arc::new(SshEnv::connect(SshTarget::parse("me@build-box").map_err(std::io::Error::other)?, "/srv/project").await?);
 /// # Ok(()) }
 /// ```
 #[derive(Debug)]
