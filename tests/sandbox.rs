@@ -264,7 +264,10 @@ async fn a_background_job_setsid_and_nohup_stay_confined_after_the_call() {
             "{job}: {err}"
         );
     }
-    assert!(!fx.ws.join("setsid.done").exists(), "the setsid job outlived its call");
+    assert!(
+        !fx.ws.join("setsid.done").exists(),
+        "the setsid job outlived its call"
+    );
     // The path the background job created mid-command, inside the workspace, is fine.
     assert!(fx.ws.join("made/later").is_dir());
     fx.assert_untouched();
