@@ -585,11 +585,18 @@ async fn a_silent_command_gets_a_heartbeat_at_least_every_two_seconds() {
         .map(|(_, m)| m.as_str())
         .filter(|m| m.starts_with("running for "))
         .collect();
-    assert_eq!(
-        heartbeats,
-        ["running for 1 s", "running for 2 s"],
-        "{beats:?}"
-    );
+    // A heartbeat once the command has been silent for a second, and never a gap of more
+    // than two seconds (plus scheduling slack on a loaded machine) without a message.
+    assert_eq!(heartbeats.first(), Some(&"running for 1 s"), "{beats:?}");
+    let mut last = Duration::ZERO;
+    for (at, message) in &beats {
+        assert!(
+            *at - last <= Duration::from_millis(2300),
+            "{message:?} came {:?} after the previous message: {beats:?}",
+            *at - last
+        );
+        last = *at;
+    }
     // No gap of more than two seconds from the start to the last heartbeat.
     let mut last = Duration::ZERO;
     for (at, _) in beats.iter().filter(|(_, m)| m.starts_with("running for ")) {

@@ -70,6 +70,18 @@ impl ToolDefinition for Noted {
     fn destructive(&self) -> bool {
         self.inner.destructive()
     }
+
+    fn accepts_unknown_properties(&self) -> bool {
+        self.inner.accepts_unknown_properties()
+    }
+
+    fn role(&self) -> crate::tool::ToolRole {
+        self.inner.role()
+    }
+
+    fn examples(&self) -> Vec<Value> {
+        self.inner.examples()
+    }
     fn source_location(&self) -> Option<SourceLocation> {
         self.inner.source_location()
     }
