@@ -149,15 +149,15 @@ impl SshTarget {
                 io::ErrorKind::PermissionDenied,
                 format!(
                     "the host key of {host} is not in known_hosts (or has changed); connect once \
-                     with `ssh {host}` to check and record it, or set `known_hosts = \"accept-new\"` \
-                     in [env]"
+                     with `ssh {host}` to check and record it, or set the SSH target's \
+                     host_key_policy to AcceptNew"
                 ),
             )
         } else if all.contains("Permission denied") {
             (
                 io::ErrorKind::PermissionDenied,
                 format!(
-                    "authentication to {host} failed; set `identity_file` in [env] (or load the \
+                    "authentication to {host} failed; set `identity_file` of the SSH target (or load the \
                      key into ssh-agent) and check that its public key is in the remote \
                      authorized_keys"
                 ),
@@ -170,7 +170,7 @@ impl SshTarget {
             (
                 io::ErrorKind::ConnectionRefused,
                 format!(
-                    "{host} could not be reached; check `host` and `port` in [env] and that sshd \
+                    "{host} could not be reached; check the SSH target's host and `port` and that sshd \
                      runs there"
                 ),
             )
@@ -178,7 +178,7 @@ impl SshTarget {
             (
                 io::ErrorKind::Other,
                 format!(
-                    "could not connect to {host}; check `host`, `port` and `identity_file` in [env]"
+                    "could not connect to {host}; check `host`, `port` and `identity_file` of the SSH target"
                 ),
             )
         };

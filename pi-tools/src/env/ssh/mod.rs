@@ -237,8 +237,8 @@ impl ExecutionEnv for SshEnv {
                     io::ErrorKind::Unsupported,
                     format!(
                         "{tool} runs next to the files, and {} has no pi-tools {} to run it; \
-                         install pi-tools there (on PATH), or set `upload_helper = true` in \
-                         [env] to upload this one",
+                         install pi-tools there (on PATH), or set `upload_helper` on the SSH \
+                         target to upload this one",
                         self.target.host(),
                         env!("CARGO_PKG_VERSION")
                     ),
