@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 use pi_tools::catalog::{Catalog, Parameter};
 use pi_tools::config::Config;
-use pi_tools::{ArgumentValidator, ExecutionMode, Registry, ToolDefinition};
+use pi_tools::{ExecutionMode, Registry, ToolDefinition};
 use serde_json::{Value, json};
 use support::FakeTool;
 
@@ -179,6 +179,8 @@ fn parameters_come_required_first_then_optional_each_in_declaration_order() {
     );
 }
 
+// The built-in tools are there only with the `builtins` feature.
+#[cfg(feature = "builtins")]
 #[test]
 fn built_in_parameters_keep_their_declaration_order() {
     let registry = Registry::from_inventory().expect("no duplicate tool names");
@@ -316,6 +318,8 @@ fn examples_are_shown_as_calls() {
     assert!(html.contains("<h3>Examples</h3>\n<pre><code>{\n  &quot;name&quot;: &quot;read&quot;"));
 }
 
+// The built-in tools are there only with the `builtins` feature.
+#[cfg(feature = "builtins")]
 #[test]
 fn every_built_in_has_an_example_its_schema_accepts_as_it_is() {
     let registry = Registry::from_inventory().expect("no duplicate tool names");
@@ -323,7 +327,8 @@ fn every_built_in_has_an_example_its_schema_accepts_as_it_is() {
         let tool = registry.get(name).expect("a built-in is registered");
         let examples = tool.examples();
         assert!(!examples.is_empty(), "{name} has no example");
-        let validator = ArgumentValidator::new(tool.parameters()).expect("a valid schema");
+        let validator =
+            pi_tools::ArgumentValidator::new(tool.parameters()).expect("a valid schema");
         for example in examples {
             // Valid without coercion: the catalog must not teach a shape the schema only
             // tolerates.
