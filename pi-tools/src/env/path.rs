@@ -144,7 +144,7 @@ pub(crate) fn canonical_lenient_sync(path: &Path) -> io::Result<PathBuf> {
 /// kernel does.
 pub(crate) fn follow_final_links(path: &Path) -> io::Result<PathBuf> {
     let mut current = path.to_path_buf();
-    for _ in 0..40 {
+    for _ in 0..MAX_LINKS {
         match std::fs::symlink_metadata(&current) {
             Ok(meta) if meta.file_type().is_symlink() => {
                 let target = std::fs::read_link(&current)?;
@@ -158,10 +158,18 @@ pub(crate) fn follow_final_links(path: &Path) -> io::Result<PathBuf> {
             Err(err) => return Err(err),
         }
     }
-    Err(io::Error::other(format!(
-        "{} goes through more than 40 symbolic links (a loop?)",
+    Err(too_many_links(path))
+}
+
+/// How many symbolic links a path may go through, as the kernel allows.
+pub(crate) const MAX_LINKS: usize = 40;
+
+/// The error for a path that goes through more than [`MAX_LINKS`] links.
+pub(crate) fn too_many_links(path: &Path) -> io::Error {
+    io::Error::other(format!(
+        "{} goes through more than {MAX_LINKS} symbolic links (a loop?)",
         path.display()
-    )))
+    ))
 }
 
 /// Appends components, resolving `.` and `..` lexically (they name directories that do

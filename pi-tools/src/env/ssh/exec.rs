@@ -66,7 +66,7 @@ impl Output {
 }
 
 /// Quotes `value` for a POSIX shell.
-fn quote(value: &str) -> String {
+pub(super) fn quote(value: &str) -> String {
     format!("'{}'", value.replace('\'', r"'\''"))
 }
 

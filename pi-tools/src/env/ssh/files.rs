@@ -7,7 +7,7 @@
 
 use std::future::Future;
 use std::io;
-use std::path::{Component, Path, PathBuf};
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -19,7 +19,7 @@ use openssh_sftp_client::{Error, Sftp};
 
 use super::SshEnv;
 use super::connection::Connection;
-use crate::env::path::lexical_join;
+use crate::env::path::{MAX_LINKS, too_many_links};
 use crate::env::{DirEntry, FileReader, Metadata};
 
 /// The [`io::Error`] for an SFTP error: the server's verdicts become the errors the local
@@ -108,39 +108,25 @@ impl SshEnv {
 }
 
 /// The canonical path, or for a path that does not exist yet its nearest existing ancestor
-/// canonicalised plus the rest; a link whose target does not exist yet stands for it.
+/// canonicalised plus the rest (the same algorithm as locally, with the server's
+/// `realpath`); a link whose target does not exist yet stands for it.
 async fn canonical_lenient(sftp: &Sftp, path: &Path) -> io::Result<PathBuf> {
-    let mut fs = sftp.fs();
-    match fs.canonicalize(path).await.map_err(io_error) {
+    let realpath =
+        |probe: PathBuf| async move { sftp.fs().canonicalize(&probe).await.map_err(io_error) };
+    match realpath(path.to_path_buf()).await {
         Ok(c) => return Ok(c),
         Err(err) if err.kind() != io::ErrorKind::NotFound => return Err(err),
         Err(_) => {}
     }
     let followed = follow_final_links(sftp, path).await?;
-    let mut rest: Vec<Component<'_>> = Vec::new();
-    let mut ancestor = followed.as_path();
-    while let Some(parent) = ancestor.parent() {
-        if let Some(last) = ancestor.components().next_back() {
-            rest.push(last);
-        }
-        ancestor = parent;
-        match fs.canonicalize(parent).await.map_err(io_error) {
-            Ok(base) => {
-                rest.reverse();
-                return Ok(lexical_join(&base, &rest));
-            }
-            Err(err) if err.kind() != io::ErrorKind::NotFound => return Err(err),
-            Err(_) => {}
-        }
-    }
-    Ok(followed)
+    crate::env::path::canonical_lenient(&followed, realpath).await
 }
 
 /// Follows the links `path` itself is, as far as they go (40 at most, as the kernel does).
 async fn follow_final_links(sftp: &Sftp, path: &Path) -> io::Result<PathBuf> {
     let mut fs = sftp.fs();
     let mut current = path.to_path_buf();
-    for _ in 0..40 {
+    for _ in 0..MAX_LINKS {
         match fs.symlink_metadata(&current).await.map_err(io_error) {
             Ok(meta) if meta.file_type().is_some_and(|t| t.is_symlink()) => {
                 let target = fs.read_link(&current).await.map_err(io_error)?;
@@ -154,10 +140,7 @@ async fn follow_final_links(sftp: &Sftp, path: &Path) -> io::Result<PathBuf> {
             Err(err) => return Err(err),
         }
     }
-    Err(io::Error::other(format!(
-        "{} goes through more than 40 symbolic links (a loop?)",
-        path.display()
-    )))
+    Err(too_many_links(path))
 }
 
 pub(super) async fn read(sftp: &Sftp, path: &Path) -> io::Result<Vec<u8>> {

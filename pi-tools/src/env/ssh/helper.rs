@@ -14,6 +14,7 @@ use std::sync::{Arc, Mutex};
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
+use super::exec::quote;
 use super::{SshEnv, SshTarget};
 use crate::core::ToolResultMessage;
 use crate::env::{ExecRequest, ExecutionEnv};
@@ -55,10 +56,6 @@ async fn capture(
         String::from_utf8_lossy(&bytes).into_owned(),
         outcome.exit_code,
     ))
-}
-
-fn quote(value: &str) -> String {
-    format!("'{}'", value.replace('\'', r"'\''"))
 }
 
 /// `uname -sm` as this build would print it, for comparing with the remote's.
@@ -140,17 +137,13 @@ impl SshEnv {
         Ok((code == Some(0) && out.trim() == format!("pi-tools {VERSION}")).then_some(remote_text))
     }
 
-    /// Runs `tool` through the helper; `None` when there is no helper or the tool is not one
-    /// it runs.
+    /// Runs `tool` (one of [`TOOLS`]) through the helper; `None` when there is no helper.
     pub(super) async fn run_with_helper(
         &self,
         tool: &str,
         arguments: Value,
         cancel: CancellationToken,
     ) -> Option<io::Result<ToolResultMessage>> {
-        if !TOOLS.contains(&tool) {
-            return None;
-        }
         let helper = self.helper().await?;
         let command = format!(
             "{} call {} --cwd {} --args {}",
