@@ -23,7 +23,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use rustix::fs::{AtFlags, FileType, Mode, OFlags, Stat};
 use rustix::io::Errno;
 
-use super::path::{canonical_lenient_sync, follow_final_links, lexical_join};
+use super::path::{MAX_LINKS, canonical_lenient_sync, follow_final_links, lexical_join};
 
 /// An allowed directory: as configured, as canonicalised, and held open.
 #[derive(Debug)]
@@ -233,9 +233,6 @@ pub(crate) fn open_beneath(
     let _ = &NO_OPENAT2;
     open_manual(root, rel, flags, mode, no_links)
 }
-
-/// How many symbolic links one resolution may go through, as the kernel allows.
-const MAX_LINKS: usize = 40;
 
 /// [`open_beneath`] without `openat2`: each component opened with `O_NOFOLLOW` relative to
 /// a handle of the one before it, `..` popping back to a handle already held (never above

@@ -19,6 +19,7 @@ use rustix::fs::{Access, AtFlags, FileType, FlockOperation, Mode, OFlags, Stat};
 use rustix::io::Errno;
 
 use super::beneath::{Last, Roots, require_regular, stat_at};
+use super::path::{MAX_LINKS, too_many_links};
 
 /// The file a write replaces: a handle of its directory and its name there (symbolic links
 /// at the end of the path already followed).
@@ -34,7 +35,7 @@ impl Target {
     /// symbolic link followed (a link keeps pointing at its target, which is replaced).
     pub(crate) fn locate(roots: &Roots, path: &Path) -> io::Result<Target> {
         let mut current = path.to_path_buf();
-        for _ in 0..40 {
+        for _ in 0..MAX_LINKS {
             let (Some(parent), Some(name)) = (current.parent(), current.file_name()) else {
                 return Err(io::Error::new(
                     io::ErrorKind::InvalidInput,
@@ -61,13 +62,7 @@ impl Target {
                 }
             }
         }
-        Err(io::Error::new(
-            io::ErrorKind::InvalidInput,
-            format!(
-                "{} goes through more than 40 symbolic links (a loop?)",
-                path.display()
-            ),
-        ))
+        Err(too_many_links(path))
     }
 
     /// The target's real location (its directory as the kernel knows it, plus its name).

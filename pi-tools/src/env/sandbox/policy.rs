@@ -10,6 +10,7 @@ use std::str::FromStr;
 use std::sync::Arc;
 
 use super::probe::KernelSupport;
+use crate::env::path::{canonical_lenient_sync, follow_final_links, lexical_join};
 use super::tempdir::PrivateTemp;
 
 /// How far the sandbox confines writes.
@@ -213,7 +214,7 @@ impl SandboxPolicy {
                     (Ok(rest), Some(dir)) => dir.join(rest),
                     _ => root.join(relative),
                 };
-                let target = canonical_lenient(&target);
+                let target = real_location(&target);
                 if !resolved.protected.contains(&target) {
                     resolved.protected.push(target);
                 }
@@ -291,7 +292,7 @@ impl ResolvedSandbox {
                 ),
             )),
             SandboxMode::WorkspaceWrite => {
-                let real = canonical_lenient(path);
+                let real = real_location(path);
                 if let Some(protected) = self.protected.iter().find(|p| real.starts_with(p)) {
                     return Err(io::Error::new(
                         io::ErrorKind::PermissionDenied,
@@ -362,58 +363,17 @@ fn git_dirs_from_file(dot_git: &Path) -> io::Result<(PathBuf, PathBuf)> {
     Ok((git_dir, common))
 }
 
-/// The real location of `path`: canonical when it exists; otherwise its final symbolic
-/// links followed and its nearest existing ancestor canonicalised, the rest joined lexically.
-pub(super) fn canonical_lenient(path: &Path) -> PathBuf {
-    let mut current = path.to_path_buf();
-    for _ in 0..40 {
-        if let Ok(real) = fs::canonicalize(&current) {
-            return real;
-        }
-        match fs::read_link(&current) {
-            Ok(target) => {
-                current = match current.parent() {
-                    Some(parent) => parent.join(target),
-                    None => target,
-                }
-            }
-            Err(_) => break,
-        }
-    }
-    let mut rest = Vec::new();
-    let mut ancestor = current.as_path();
-    while let Some(parent) = ancestor.parent() {
-        if let Some(last) = ancestor.components().next_back() {
-            rest.push(last.as_os_str().to_owned());
-        }
-        ancestor = parent;
-        if let Ok(base) = fs::canonicalize(if parent.as_os_str().is_empty() {
-            Path::new(".")
-        } else {
-            parent
-        }) {
-            let mut out = base;
-            for part in rest.iter().rev() {
-                out.push(part);
-            }
-            return normalize(&out);
-        }
-    }
-    normalize(&current)
-}
-
-/// Removes `.` and resolves `..` lexically (only used past the last existing ancestor,
-/// where no symbolic link can change what `..` means).
-fn normalize(path: &Path) -> PathBuf {
-    let mut out = PathBuf::new();
-    for component in path.components() {
-        match component {
-            Component::ParentDir => {
-                out.pop();
-            }
-            Component::CurDir => {}
-            other => out.push(other),
-        }
-    }
-    out
+/// The real location of `path`, by the environment's one path algorithm: its final symbolic
+/// links followed, then canonical, or for a path that does not exist yet its nearest existing
+/// ancestor canonicalised plus the rest. When that cannot be worked out (a link loop, a
+/// directory that cannot be searched), the path's lexical form is used instead: the check is
+/// then made on what the path says, and the write itself fails in the file layer with the
+/// real reason.
+pub(super) fn real_location(path: &Path) -> PathBuf {
+    follow_final_links(path)
+        .and_then(|followed| canonical_lenient_sync(&followed))
+        .unwrap_or_else(|_| {
+            let components: Vec<Component<'_>> = path.components().collect();
+            lexical_join(Path::new(""), &components)
+        })
 }
