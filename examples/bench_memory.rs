@@ -1,6 +1,7 @@
-//! Peak memory of the file tools on inputs built to exhaust it: an edit whose oldText is not
-//! in a 100 MB file, a read of a 2 GB file that starts with PNG magic bytes, and a grep of
-//! one 200 MB line.
+//! Peak memory of the tools on inputs built to exhaust it: edits of a 100 MB file (oldText
+//! not found, found exactly, found only through normalisation, and a file over
+//! `[tool.edit] max_file_bytes`), a read of a 2 GB file that starts with PNG magic bytes, a
+//! grep of one 200 MB line, and an MCP session that pipelines 50,000 requests.
 //!
 //! ```text
 //! cargo run --release -p pi-tools --example bench_memory
@@ -10,9 +11,15 @@
 //! prints the peak it reached above the resident set before it started.
 
 use std::io::Write;
+
+use pi_tools::config::Config;
+use pi_tools::mcp::{McpTool, McpTools, serve_split};
+use pi_tools::tool::Registry;
+use pi_tools::toolbox::Toolbox;
 use std::path::Path;
 use std::sync::Arc;
 use std::time::Instant;
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 
 use pi_tools::builtins::edit::{EditArgs, EditConfig, Replacement, edit};
 use pi_tools::builtins::grep::{GrepArgs, grep};
@@ -48,13 +55,21 @@ async fn measure<F: std::future::Future<Output = String>>(name: &str, file_bytes
     let answer = case.await;
     let elapsed = start.elapsed();
     let peak = status_bytes("VmHWM").saturating_sub(before);
-    println!(
-        "{name:<44} file {:>6} MB  peak +{:>7.1} MB ({:.2}x the file)  {:>6.2} s",
-        file_bytes / MB,
-        peak as f64 / MB as f64,
-        peak as f64 / file_bytes as f64,
-        elapsed.as_secs_f64()
-    );
+    if file_bytes == 0 {
+        println!(
+            "{name:<44}                peak +{:>7.1} MB                    {:>6.2} s",
+            peak as f64 / MB as f64,
+            elapsed.as_secs_f64()
+        );
+    } else {
+        println!(
+            "{name:<44} file {:>6} MB  peak +{:>7.1} MB ({:.2}x the file)  {:>6.2} s",
+            file_bytes / MB,
+            peak as f64 / MB as f64,
+            peak as f64 / file_bytes as f64,
+            elapsed.as_secs_f64()
+        );
+    }
     println!(
         "    -> {}",
         answer
@@ -117,6 +132,43 @@ async fn main() {
         text(edit(&edit_ctx, args).await)
     })
     .await;
+    let args = EditArgs {
+        path: "big.rs".into(),
+        edits: vec![Replacement {
+            old_text: "    let value_777 = compute(777, \"text\"); // comment 777\n".into(),
+            new_text: "    let value_777 = compute(778, \"text\"); // comment 777\n".into(),
+        }],
+    };
+    measure("edit, found exactly", edit_bytes, async {
+        text(edit(&edit_ctx, args).await)
+    })
+    .await;
+    // Curly quotes: found only in the normalised form of the file.
+    let args = EditArgs {
+        path: "big.rs".into(),
+        edits: vec![Replacement {
+            old_text: "let value_999 = compute(999, \u{201C}text\u{201D});".into(),
+            new_text: "let value_999 = compute(1000, \"text\");".into(),
+        }],
+    };
+    measure("edit, found through normalisation", edit_bytes, async {
+        text(edit(&edit_ctx, args).await)
+    })
+    .await;
+    let limited_ctx = ctx.clone().with_tool_config(Arc::new(EditConfig {
+        max_file_bytes: Some(50 * MB),
+    }));
+    let args = EditArgs {
+        path: "big.rs".into(),
+        edits: vec![Replacement {
+            old_text: "value_1 ".into(),
+            new_text: "value_one ".into(),
+        }],
+    };
+    measure("edit, over max_file_bytes (50 MB)", edit_bytes, async {
+        text(edit(&limited_ctx, args).await)
+    })
+    .await;
 
     // 2 GB, sparse: PNG magic bytes and nothing else on disk.
     let png_bytes = 2_000 * MB;
@@ -160,6 +212,88 @@ async fn main() {
     };
     measure("grep, one line", line_bytes, async {
         text(grep(&ctx, args).await)
+    })
+    .await;
+
+    mcp_pipelined(dir.path()).await;
+}
+
+/// 50,000 `tools/call` requests of the built-in `read`, written to the server as fast as it
+/// takes them while the answers are read: the server must stop reading while
+/// `max_concurrency` calls plus its queue are unanswered.
+async fn mcp_pipelined(dir: &Path) {
+    const REQUESTS: u64 = 50_000;
+    std::fs::write(dir.join("small.txt"), "one line\n").expect("write");
+    let registry = Registry::from_inventory().expect("registry");
+    let registered: Vec<_> = registry.iter().cloned().collect();
+    let config = Config::parse("", "bench", &registered).expect("default configuration");
+    let env: Arc<dyn ExecutionEnv> = Arc::new(LocalEnv::new(dir).with_fsync(false));
+    let toolbox = Toolbox::new(
+        registered,
+        &config,
+        Extensions::new().with::<Arc<dyn ExecutionEnv>>(env),
+    );
+    let tools: McpTools = toolbox
+        .agent_tools()
+        .into_iter()
+        .map(McpTool::new)
+        .collect();
+    let (client, server) = tokio::io::duplex(64 << 10);
+    let (server_read, server_write) = tokio::io::split(server);
+    let serving = tokio::spawn(serve_split(
+        tools,
+        toolbox.runner_config(),
+        server_read,
+        server_write,
+    ));
+    let (client_read, mut client_write) = tokio::io::split(client);
+    measure("MCP, 50,000 pipelined read calls", 0, async move {
+        let writer = tokio::spawn(async move {
+            let mut line = serde_json::json!({
+                "jsonrpc": "2.0", "id": 0, "method": "initialize",
+                "params": {
+                    "protocolVersion": "2025-06-18",
+                    "capabilities": {},
+                    "clientInfo": {"name": "bench", "version": "0"}
+                }
+            })
+            .to_string();
+            line.push('\n');
+            line.push_str(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
+            line.push('\n');
+            client_write.write_all(line.as_bytes()).await?;
+            for id in 1..=REQUESTS {
+                let call = format!(
+                    r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"read","arguments":{{"path":"small.txt"}}}}}}"#
+                );
+                client_write.write_all(call.as_bytes()).await?;
+                client_write.write_all(b"\n").await?;
+            }
+            client_write.flush().await?;
+            Ok::<_, std::io::Error>(client_write)
+        });
+        let mut answers = BufReader::new(client_read).lines();
+        let (mut results, mut errors) = (0u64, 0u64);
+        while results + errors < REQUESTS + 1 {
+            let Ok(Some(answer)) = answers.next_line().await else {
+                break;
+            };
+            if answer.contains(r#""error""#) || answer.contains(r#""isError":true"#) {
+                errors += 1;
+            } else {
+                results += 1;
+            }
+        }
+        // Closing the input ends the session.
+        let client_write = writer.await.expect("writer task").expect("writing requests");
+        drop(client_write);
+        drop(answers);
+        let _ = serving.await;
+        format!(
+            "{} answers ({} errors) to {REQUESTS} calls and the initialize",
+            results + errors,
+            errors
+        )
     })
     .await;
 }

@@ -228,9 +228,26 @@ async fn a_trailing_newline_is_not_a_line() {
     assert_eq!(details.total_lines, 2);
 }
 
+/// Runs `command` in an environment that stays open (its spill files with it) until the
+/// returned environment is dropped.
+async fn ok_in_session(command: &str) -> (String, BashDetails, Arc<dyn ExecutionEnv>) {
+    // The commands write nothing: the system's temporary directory will do as the cwd.
+    let env: Arc<dyn ExecutionEnv> = Arc::new(LocalEnv::new(std::env::temp_dir()));
+    let ctx = ToolContext::new("call", CancellationToken::new())
+        .with_extensions(Extensions::new().with(Arc::clone(&env)));
+    let out = bash(&ctx, &BashConfig::default(), args(command, None))
+        .await
+        .expect("command succeeds");
+    (
+        out.content[0].as_text().expect("text").to_string(),
+        out.details.expect("details"),
+        env,
+    )
+}
+
 #[tokio::test]
 async fn long_output_keeps_the_tail_and_spills_every_byte() {
-    let (text, details) = ok("seq 1 3000").await;
+    let (text, details, _session) = ok_in_session("seq 1 3000").await;
     let expected_tail: Vec<String> = (1001..=3000).map(|i| i.to_string()).collect();
     let path = details.full_output_path.clone().expect("spill file");
     assert_eq!(
@@ -242,12 +259,38 @@ async fn long_output_keeps_the_tail_and_spills_every_byte() {
     );
     let full: String = (1..=3000).map(|i| format!("{i}\n")).collect();
     assert_eq!(std::fs::read_to_string(&path).expect("spill"), full);
-    let _ = std::fs::remove_file(path);
+}
+
+/// A session's spill files are deleted when it ends, and when its environment is dropped.
+#[tokio::test]
+async fn spill_files_are_deleted_when_the_session_ends() {
+    let (_, first, session) = ok_in_session("seq 1 3000").await;
+    let first = first.full_output_path.expect("spill file");
+    let ctx = ToolContext::new("call", CancellationToken::new())
+        .with_extensions(Extensions::new().with(Arc::clone(&session)));
+    let second = bash(&ctx, &BashConfig::default(), args("seq 1 4000", None))
+        .await
+        .expect("command succeeds")
+        .details
+        .expect("details")
+        .full_output_path
+        .expect("spill file");
+    assert!(Path::new(&first).is_file() && Path::new(&second).is_file());
+    session.end_session();
+    assert!(!Path::new(&first).exists(), "{first} is left");
+    assert!(!Path::new(&second).exists(), "{second} is left");
+
+    let (_, details, session) = ok_in_session("seq 1 3000").await;
+    let path = details.full_output_path.expect("spill file");
+    assert!(Path::new(&path).is_file());
+    drop(ctx);
+    drop(session);
+    assert!(!Path::new(&path).exists(), "{path} is left");
 }
 
 #[tokio::test]
 async fn a_huge_last_line_shows_its_end() {
-    let (text, details) = ok("head -c 60000 /dev/zero | tr '\\0' x").await;
+    let (text, details, _session) = ok_in_session("head -c 60000 /dev/zero | tr '\\0' x").await;
     let path = details.full_output_path.clone().expect("spill file");
     assert_eq!(
         text,
@@ -257,7 +300,6 @@ async fn a_huge_last_line_shows_its_end() {
         )
     );
     assert_eq!(std::fs::read(&path).expect("spill").len(), 60000);
-    let _ = std::fs::remove_file(path);
 }
 
 #[tokio::test]
@@ -316,13 +358,11 @@ async fn the_spill_file_is_capped_and_keeps_the_end() {
         max_spill_bytes: 100_000,
         ..BashConfig::default()
     };
-    let out = bash(
-        &ctx_with(tmp.path(), CancellationToken::new()),
-        &config,
-        args("seq 1 100000", None),
-    )
-    .await
-    .expect("command succeeds");
+    // The context holds the session, and the session its spill file.
+    let ctx = ctx_with(tmp.path(), CancellationToken::new());
+    let out = bash(&ctx, &config, args("seq 1 100000", None))
+        .await
+        .expect("command succeeds");
     let details = out.details.expect("details");
     let path = details.full_output_path.clone().expect("spill file");
     let kept = std::fs::read_to_string(&path).expect("spill");

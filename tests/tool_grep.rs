@@ -298,3 +298,52 @@ async fn big_files_byte_order_marks_and_binary_files() {
     );
     assert_eq!((details.matches, details.files), (4, 3));
 }
+
+/// The largest numbers a model can send: the schema refuses a context over 100 lines, a
+/// caller that skips validation gets 100, and a limit of 2^64 - 1 means all matches.
+#[tokio::test]
+async fn huge_context_and_limit_are_bounded() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let text: String = (1..=300)
+        .map(|i| {
+            if i == 150 {
+                "needle\n".to_owned()
+            } else {
+                format!("line {i}\n")
+            }
+        })
+        .collect();
+    write(tmp.path(), "f.txt", &text);
+    let mut a = args("needle");
+    a.context = Some(u64::MAX);
+    a.limit = Some(u64::MAX);
+    let (shown, details) = run(tmp.path(), a).await;
+    let lines: Vec<&str> = shown.lines().collect();
+    assert_eq!(lines.len(), 201, "{shown}");
+    assert_eq!(lines[0], "f.txt-50- line 50");
+    assert_eq!(lines[100], "f.txt:150: needle");
+    assert_eq!(lines[200], "f.txt-250- line 250");
+    assert_eq!(details.matches, 1);
+
+    let registry = pi_tools::tool::Registry::from_inventory().expect("registry");
+    let schema = registry.get("grep").expect("grep").parameters().clone();
+    let validator = pi_tools::ArgumentValidator::new(&schema).expect("schema compiles");
+    for context in [
+        serde_json::json!(101),
+        serde_json::json!(u64::MAX),
+        serde_json::json!(1e300),
+    ] {
+        let err = validator
+            .validate(
+                "grep",
+                serde_json::json!({"pattern": "x", "context": context}),
+            )
+            .expect_err("too much context");
+        assert!(err.contains("\n  - context: "), "{err}");
+    }
+    assert!(
+        validator
+            .validate("grep", serde_json::json!({"pattern": "x", "context": 100}))
+            .is_ok()
+    );
+}

@@ -402,3 +402,22 @@ fn read_stop_serialises_in_camel_case() {
         "lineTooLong"
     );
 }
+
+/// The largest offset and limit a model can send end in an answer, not an overflow.
+#[tokio::test]
+async fn the_largest_offset_and_limit_are_answered() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("f.txt"), "a\nb\nc\n").unwrap();
+    let result = read_ok(dir.path(), args("f.txt", Some(2), Some(u64::MAX))).await;
+    assert_eq!(result.text_content(), "b\nc\n");
+    let err = read_err(dir.path(), args("f.txt", Some(i64::MAX), Some(u64::MAX))).await;
+    assert_eq!(
+        err,
+        "Offset 9223372036854775807 is beyond the end of f.txt, which has 3 lines. Use an offset between 1 and 3."
+    );
+    let result = read_ok(dir.path(), args("f.txt", Some(i64::MIN), Some(1))).await;
+    assert_eq!(
+        result.text_content(),
+        "a\n\n[2 more lines in the file. Use offset=2 to continue.]"
+    );
+}

@@ -25,6 +25,11 @@ use crate::tool::render::{Color, Style, Styled};
 /// Matches returned when the caller gives no limit.
 pub const DEFAULT_LIMIT: usize = 100;
 
+/// The most lines of context around a match: the searcher holds them in memory, and the
+/// output limit would cut more anyway. The schema says so; a caller of [`grep`] that
+/// skips validation gets this many.
+pub const MAX_CONTEXT: u64 = 100;
+
 /// grep's arguments.
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 pub struct GrepArgs {
@@ -43,8 +48,9 @@ pub struct GrepArgs {
     /// Treat the pattern as literal text instead of a regular expression (default: false).
     #[serde(default = "no")]
     pub literal: Option<bool>,
-    /// Lines of context to show before and after each match (default: 0).
+    /// Lines of context to show before and after each match (default: 0, at most 100).
     #[serde(default = "no_context")]
+    #[schemars(range(max = MAX_CONTEXT))]
     pub context: Option<u64>,
     /// The maximum number of matches to return (default: 100).
     #[serde(default = "default_limit")]
@@ -137,7 +143,7 @@ pub async fn grep(
         single_file: !meta.is_dir,
         matcher,
         glob,
-        context: to_usize(args.context.unwrap_or(0)),
+        context: to_usize(args.context.unwrap_or(0).min(MAX_CONTEXT)),
         limit,
         max_lines: DEFAULT_MAX_LINES,
         max_bytes: DEFAULT_MAX_BYTES,

@@ -8,7 +8,8 @@
 //! - on timeout or cancellation, all of them get SIGKILL;
 //! - when the shell exits by itself, those outside its process group get SIGKILL, while the
 //!   jobs it put in the background (`cmd &`, still in its group) may keep running (a server
-//!   the model started on purpose) until the environment's session ends.
+//!   the model started on purpose) until the environment's session ends; one of them that
+//!   leaves the group later is killed then (the tracker's watcher).
 //!
 //! Once the shell has exited, the pipe gets a short grace period to drain; a background job
 //! that keeps it open does not hold the call up.
@@ -110,6 +111,8 @@ pub(crate) async fn run(
         }
     };
     call.finish();
+    // What is left may only stay in the call's process group, now and later.
+    tracker.watch_finished();
     let status = status?;
 
     // Drain what is left, but never wait long for a pipe a background job keeps open.

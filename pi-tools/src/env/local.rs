@@ -47,6 +47,8 @@ pub struct LocalEnv {
     #[cfg(feature = "process")]
     processes: Tracker,
     sandbox: Option<ResolvedSandbox>,
+    /// Files to delete when the session ends (bash's spill files).
+    session_files: std::sync::Mutex<Vec<PathBuf>>,
 }
 
 impl LocalEnv {
@@ -71,6 +73,7 @@ impl LocalEnv {
             #[cfg(feature = "process")]
             processes: Tracker::new(ProcessTracking::Auto),
             sandbox: None,
+            session_files: std::sync::Mutex::default(),
         }
     }
 
@@ -445,16 +448,42 @@ impl ExecutionEnv for LocalEnv {
         })
     }
 
-    #[cfg(feature = "process")]
     fn end_session(&self) {
+        #[cfg(feature = "process")]
         self.processes.end_session();
+        self.remove_session_files();
+    }
+
+    fn remove_at_session_end(&self, path: PathBuf) {
+        self.session_files
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .push(path);
     }
 }
 
-#[cfg(feature = "process")]
+impl LocalEnv {
+    /// Deletes the files kept for the session's end (after its processes, which may still
+    /// have been writing them).
+    fn remove_session_files(&self) {
+        let files = std::mem::take(
+            &mut *self
+                .session_files
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner),
+        );
+        for path in files {
+            let _ = std::fs::remove_file(path);
+        }
+    }
+}
+
 impl Drop for LocalEnv {
-    /// Nothing can end the environment's processes once it is gone, so they end with it.
+    /// Nothing can end the environment's processes or delete its session's files once it is
+    /// gone, so they end with it.
     fn drop(&mut self) {
+        #[cfg(feature = "process")]
         self.processes.end_session();
+        self.remove_session_files();
     }
 }

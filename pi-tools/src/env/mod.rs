@@ -231,8 +231,18 @@ pub trait ExecutionEnv: Send + Sync + 'static {
     }
 
     /// Ends every process this environment started that is still running (background jobs
-    /// included); called when a session ends.
+    /// included), and deletes the files handed to [`remove_at_session_end`]; called when a
+    /// session ends.
+    ///
+    /// [`remove_at_session_end`]: ExecutionEnv::remove_at_session_end
     fn end_session(&self) {}
+
+    /// Takes a file of this process's own local disk (such as a command's spill file) to
+    /// delete when the session ends. The default keeps nothing: an environment without
+    /// sessions leaves the file to whoever made it.
+    fn remove_at_session_end(&self, path: PathBuf) {
+        let _ = path;
+    }
 }
 
 /// Gives tools their execution environment.

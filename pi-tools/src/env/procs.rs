@@ -13,8 +13,11 @@
 //!   environment and is orphaned escapes this fallback.
 //!
 //! A command's processes inside its own process group are the jobs it put in the background
-//! (`cmd &`): they may outlive the call. Every other one is killed when the call ends.
-//! [`Tracker::end_session`] kills whatever is left.
+//! (`cmd &`): they may outlive the call. Every other one is killed when the call ends, and
+//! from then on a watcher thread keeps that rule for as long as the call has processes: one
+//! that leaves the group later (a job that had not yet called `setsid` when the shell
+//! exited, or a background job's `setsid` child) is killed within [`WATCH_INTERVAL`] (the
+//! /proc scan: [`WATCH_INTERVAL_SCAN`]). [`Tracker::end_session`] kills whatever is left.
 
 use std::collections::{HashMap, HashSet};
 use std::fs;
@@ -35,6 +38,13 @@ const KILL_ROUNDS: usize = 50;
 /// How long ending a session waits for killed processes to be gone from their cgroups.
 const REMOVE_WAIT: Duration = Duration::from_secs(2);
 
+/// How often the processes of finished calls are checked for ones outside the call's
+/// process group (cheap with cgroups: one small file per call).
+pub(crate) const WATCH_INTERVAL: Duration = Duration::from_millis(50);
+
+/// The same when the /proc scan tracks them (a scan reads every process's environment).
+pub(crate) const WATCH_INTERVAL_SCAN: Duration = Duration::from_millis(250);
+
 /// How the processes of commands are found.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ProcessTracking {
@@ -50,7 +60,10 @@ pub(crate) struct Tracker {
     tracking: ProcessTracking,
     /// Set once creating or entering a cgroup failed: later commands use the scan.
     cgroups_failed: AtomicBool,
-    calls: Mutex<Vec<Arc<CallProcs>>>,
+    /// Shared with the watcher thread, which holds it only weakly.
+    calls: Arc<Mutex<Vec<Arc<CallProcs>>>>,
+    /// Whether the watcher thread runs.
+    watching: Arc<AtomicBool>,
 }
 
 /// One command's processes.
@@ -71,7 +84,24 @@ impl Tracker {
         Tracker {
             tracking,
             cgroups_failed: AtomicBool::new(false),
-            calls: Mutex::new(Vec::new()),
+            calls: Arc::default(),
+            watching: Arc::default(),
+        }
+    }
+
+    /// A call has ended ([`CallProcs::finish`]): if it left processes, makes sure the
+    /// watcher thread polices them until they are gone or the session ends.
+    pub(crate) fn watch_finished(&self) {
+        if self.watching.swap(true, Ordering::SeqCst) {
+            return;
+        }
+        let calls = Arc::downgrade(&self.calls);
+        let watching = Arc::clone(&self.watching);
+        let spawned = std::thread::Builder::new()
+            .name("pi-tools-procs".into())
+            .spawn(move || watch(&calls, &watching));
+        if spawned.is_err() {
+            self.watching.store(false, Ordering::SeqCst);
         }
     }
 
@@ -234,6 +264,49 @@ impl CallProcs {
             },
             None => self.members().is_empty(),
         }
+    }
+}
+
+/// The watcher thread: every interval, kills the processes of finished calls that are
+/// outside their call's process group, and forgets calls with nothing left. Ends when no
+/// finished call has processes (or the tracker is gone).
+fn watch(calls: &std::sync::Weak<Mutex<Vec<Arc<CallProcs>>>>, watching: &AtomicBool) {
+    loop {
+        let finished: Vec<Arc<CallProcs>> = match calls.upgrade() {
+            None => Vec::new(),
+            Some(calls) => {
+                let mut list = calls.lock().unwrap_or_else(|e| e.into_inner());
+                list.retain(|c| !(c.finished.load(Ordering::Relaxed) && c.try_remove()));
+                list.iter()
+                    .filter(|c| c.finished.load(Ordering::Relaxed))
+                    .cloned()
+                    .collect()
+            }
+        };
+        if finished.is_empty() {
+            watching.store(false, Ordering::SeqCst);
+            // A call that finished just now saw the flag still set and left it to us.
+            let more = calls.upgrade().is_some_and(|calls| {
+                calls
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .iter()
+                    .any(|c| c.finished.load(Ordering::Relaxed))
+            });
+            if !more || watching.swap(true, Ordering::SeqCst) {
+                return;
+            }
+            continue;
+        }
+        let interval = if finished.iter().all(|c| c.cgroup.is_some()) {
+            WATCH_INTERVAL
+        } else {
+            WATCH_INTERVAL_SCAN
+        };
+        for call in &finished {
+            call.kill_escaped();
+        }
+        std::thread::sleep(interval);
     }
 }
 

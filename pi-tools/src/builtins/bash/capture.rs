@@ -5,10 +5,12 @@
 //! They live in one directory, `pi-tools-bash` under the system's temporary directory, named
 //! `bash-<pid>-<n>.log`. A spill file never grows past its cap (`[tool.bash]
 //! max_spill_bytes`): when the next bytes would pass it, the file keeps only the last half
-//! of the cap and goes on, so it always ends with the end of the output. The first spill of
-//! a process deletes the files of processes that have ended once they are
-//! [`SPILL_KEEP_AFTER_EXIT`] old (long enough for the model, or a person, to read them after
-//! the session), and any file older than [`SPILL_MAX_AGE`].
+//! of the cap and goes on, so it always ends with the end of the output. bash hands each
+//! spill file to its execution environment, which deletes it when the session ends
+//! ([`ExecutionEnv::end_session`](crate::env::ExecutionEnv::end_session)). What a session
+//! could not delete (its process was killed) goes later: the first spill of a process
+//! deletes the files of processes that have ended once they are [`SPILL_KEEP_AFTER_EXIT`]
+//! old, and any file older than [`SPILL_MAX_AGE`].
 
 use std::fs::{File, OpenOptions};
 use std::io;

@@ -94,7 +94,8 @@ pub struct BashDetails {
     /// Which limit cut the shown output, when one did.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub truncated_by: Option<TruncatedBy>,
-    /// The file holding the whole output, once it passed the limits.
+    /// The file holding the whole output, once it passed the limits; deleted when the
+    /// session ends.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub full_output_path: Option<String>,
     /// Bytes of the output's start the file dropped to stay under `max_spill_bytes`.
@@ -155,9 +156,17 @@ pub async fn bash(
         let buffer = Arc::clone(&buffer);
         let updater = ctx.updater().clone();
         let mut last_update: Option<Instant> = None;
+        // The spill file belongs to the session: handed to the environment as soon as it
+        // exists, so it is deleted when the session ends even if this call never returns.
+        let session = Arc::clone(&env);
+        let mut spill_handed = false;
         Box::new(move |chunk: &[u8]| {
             let Ok(mut out) = buffer.lock() else { return };
             out.push(chunk);
+            if !spill_handed && let Some(path) = out.spill_path() {
+                spill_handed = true;
+                session.remove_at_session_end(path.clone());
+            }
             let now = Instant::now();
             if last_update.is_none_or(|t| now.duration_since(t) >= UPDATE_INTERVAL) {
                 last_update = Some(now);

@@ -30,16 +30,34 @@ struct Row<'a> {
     text: &'a str,
 }
 
+/// Where a diffed window of whole lines sits in its file: lines before it and after it,
+/// the same in the old and the new text.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct Window {
+    pub lines_before: usize,
+    pub lines_after: usize,
+}
+
 /// Diffs two LF-only texts line by line.
 pub(crate) fn diff(old: &str, new: &str, path: &str) -> EditDiff {
+    diff_window(old, new, path, Window::default())
+}
+
+/// Diffs two LF-only windows of whole lines of a file, line by line, numbering the lines as
+/// in the whole file. Every difference must lie in the windows, with at least `CONTEXT`
+/// equal lines around it or the file's ends.
+pub(crate) fn diff_window(old: &str, new: &str, path: &str, window: Window) -> EditDiff {
+    let Window {
+        lines_before: before,
+        lines_after: after,
+    } = window;
     let old_lines: Vec<&str> = old.split_inclusive('\n').collect();
     let new_lines: Vec<&str> = new.split_inclusive('\n').collect();
-    let width = old_lines
-        .len()
-        .max(new_lines.len())
-        .max(1)
-        .to_string()
-        .len();
+    let (old_total, new_total) = (
+        before + old_lines.len() + after,
+        before + new_lines.len() + after,
+    );
+    let width = old_total.max(new_total).max(1).to_string().len();
 
     let prefix = old_lines
         .iter()
@@ -55,6 +73,8 @@ pub(crate) fn diff(old: &str, new: &str, path: &str) -> EditDiff {
         .take_while(|(a, b)| a == b)
         .count();
     let from = prefix.saturating_sub(CONTEXT);
+    // Rows carry numbers in the whole file; the slices are indexed in the window.
+    let at = |i: usize| before + from + i;
     let keep_after = suffix.saturating_sub(CONTEXT);
     let (old_to, new_to) = (old_lines.len() - keep_after, new_lines.len() - keep_after);
 
@@ -70,20 +90,15 @@ pub(crate) fn diff(old: &str, new: &str, path: &str) -> EditDiff {
             match tag {
                 DiffTag::Equal => {
                     for (o, n) in old_range.zip(new_range) {
-                        rows.push(row(
-                            ChangeTag::Equal,
-                            from + o,
-                            from + n,
-                            old_lines[from + o],
-                        ));
+                        rows.push(row(ChangeTag::Equal, at(o), at(n), old_lines[from + o]));
                     }
                 }
                 DiffTag::Delete => {
                     for o in old_range {
                         rows.push(row(
                             ChangeTag::Delete,
-                            from + o,
-                            from + new_range.start,
+                            at(o),
+                            at(new_range.start),
                             old_lines[from + o],
                         ));
                     }
@@ -92,8 +107,8 @@ pub(crate) fn diff(old: &str, new: &str, path: &str) -> EditDiff {
                     for n in new_range {
                         rows.push(row(
                             ChangeTag::Insert,
-                            from + old_range.start,
-                            from + n,
+                            at(old_range.start),
+                            at(n),
                             new_lines[from + n],
                         ));
                     }
@@ -102,16 +117,16 @@ pub(crate) fn diff(old: &str, new: &str, path: &str) -> EditDiff {
                     for o in old_range.clone() {
                         rows.push(row(
                             ChangeTag::Delete,
-                            from + o,
-                            from + new_range.start,
+                            at(o),
+                            at(new_range.start),
                             old_lines[from + o],
                         ));
                     }
                     for n in new_range {
                         rows.push(row(
                             ChangeTag::Insert,
-                            from + old_range.end,
-                            from + n,
+                            at(old_range.end),
+                            at(n),
                             new_lines[from + n],
                         ));
                     }
@@ -124,10 +139,10 @@ pub(crate) fn diff(old: &str, new: &str, path: &str) -> EditDiff {
         .iter()
         .find(|r| r.tag != ChangeTag::Equal)
         .map(|r| r.new + 1);
-    let trailing_gap = old_to < old_lines.len();
+    let trailing_gap = old_to < old_lines.len() || after > 0;
     EditDiff {
-        numbered: numbered(&rows, from > 0, trailing_gap, width),
-        patch: unified(&rows, path, old_lines.len(), new_lines.len()),
+        numbered: numbered(&rows, before + from > 0, trailing_gap, width),
+        patch: unified(&rows, path, old_total, new_total),
         first_changed_line,
     }
 }

@@ -10,7 +10,7 @@
 use std::borrow::Cow;
 use std::collections::HashMap;
 
-use super::matching::FuzzyText;
+use super::matching::fuzzy_form;
 
 /// Tab widths tried, after the file's own indent step, when tabs and spaces are converted.
 const WIDTHS: [usize; 3] = [4, 2, 8];
@@ -34,7 +34,7 @@ impl<'a> Line<'a> {
             // What FuzzyText does to ASCII, without the allocation.
             Cow::Borrowed(body.trim_end())
         } else {
-            Cow::Owned(FuzzyText::new(body).text)
+            Cow::Owned(fuzzy_form(body))
         };
         Line { indent, key }
     }

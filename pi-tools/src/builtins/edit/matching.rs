@@ -60,75 +60,172 @@ fn fuzzy_char(c: char) -> char {
     }
 }
 
-/// A text in fuzzy form, with each of its bytes mapped to the span of the original it came
-/// from.
-pub(crate) struct FuzzyText {
-    pub text: String,
-    /// For each byte of `text`: start and end of the original span that produced it.
-    spans: Vec<(usize, usize)>,
+/// Calls `emit` with each character of the fuzzy form of `source` (LF-only) and the span
+/// of `source` it came from: NFKC per base character with its combining marks, quotes,
+/// dashes and spaces unified, trailing whitespace of every line dropped.
+///
+/// Nothing is collected: a caller keeps only what it needs, so searching the fuzzy form of
+/// a large file costs a bounded window, not a map per byte.
+fn normalize(source: &str, mut emit: impl FnMut(char, (usize, usize))) {
+    let mut line_start = 0;
+    for line in source.split_inclusive('\n') {
+        let (body, newline) = match line.strip_suffix('\n') {
+            Some(body) => (body, true),
+            None => (line, false),
+        };
+        // First pass: how many bytes of the line's fuzzy form come before its trailing
+        // whitespace. Second pass: emit those.
+        let mut kept = 0;
+        let mut length = 0;
+        segments(body, |_, segment| {
+            for_each_fuzzy_char(segment, |c| {
+                length += c.len_utf8();
+                if !c.is_whitespace() {
+                    kept = length;
+                }
+            });
+        });
+        let mut produced = 0;
+        segments(body, |at, segment| {
+            let span = (line_start + at, line_start + at + segment.len());
+            for_each_fuzzy_char(segment, |c| {
+                if produced < kept {
+                    produced += c.len_utf8();
+                    emit(c, span);
+                }
+            });
+        });
+        if newline {
+            let nl = line_start + body.len();
+            emit('\n', (nl, nl + 1));
+        }
+        line_start += line.len();
+    }
 }
 
-impl FuzzyText {
-    /// Normalises `source` (already LF-only): NFKC per base character with its combining
-    /// marks, quotes, dashes and spaces unified, trailing whitespace of every line dropped.
-    pub fn new(source: &str) -> Self {
-        let mut text = String::with_capacity(source.len());
-        let mut spans = Vec::with_capacity(source.len());
-        let mut line_start = 0;
-        for line in source.split_inclusive('\n') {
-            let (body, newline) = match line.strip_suffix('\n') {
-                Some(body) => (body, true),
-                None => (line, false),
-            };
-            let out_line_start = text.len();
-            let mut chars = body.char_indices().peekable();
-            while let Some((i, c)) = chars.next() {
-                // A segment is a character and the combining marks after it, so NFKC can
-                // compose them without crossing into the next segment.
-                let mut end = i + c.len_utf8();
-                while let Some(&(j, next)) = chars.peek() {
-                    if canonical_combining_class(next) == 0 {
-                        break;
-                    }
-                    end = j + next.len_utf8();
-                    chars.next();
-                }
-                let segment = &body[i..end];
-                let span = (line_start + i, line_start + end);
-                if segment.len() == 1 && c.is_ascii() {
-                    text.push(c);
-                    spans.push(span);
-                } else {
-                    for n in segment.nfkc() {
-                        let n = fuzzy_char(n);
-                        text.push(n);
-                        spans.extend(std::iter::repeat_n(span, n.len_utf8()));
-                    }
-                }
+/// Calls `each` with the offset and text of every segment of `line`: a character and the
+/// combining marks after it, so NFKC can compose them without crossing into the next one.
+fn segments(line: &str, mut each: impl FnMut(usize, &str)) {
+    let mut chars = line.char_indices().peekable();
+    while let Some((i, c)) = chars.next() {
+        let mut end = i + c.len_utf8();
+        while let Some(&(j, next)) = chars.peek() {
+            if canonical_combining_class(next) == 0 {
+                break;
             }
-            let kept = text[out_line_start..].trim_end().len();
-            text.truncate(out_line_start + kept);
-            spans.truncate(out_line_start + kept);
-            if newline {
-                let nl = line_start + body.len();
-                text.push('\n');
-                spans.push((nl, nl + 1));
-            }
-            line_start += line.len();
+            end = j + next.len_utf8();
+            chars.next();
         }
-        FuzzyText { text, spans }
+        each(i, &line[i..end]);
     }
+}
 
-    /// The original span covering fuzzy bytes `start..end` (`end > start`).
-    pub fn original_range(&self, start: usize, end: usize) -> (usize, usize) {
-        (self.spans[start].0, self.spans[end - 1].1)
+/// The characters one segment reads as.
+fn for_each_fuzzy_char(segment: &str, mut each: impl FnMut(char)) {
+    match segment.as_bytes() {
+        [b] if b.is_ascii() => each(char::from(*b)),
+        _ => segment.nfkc().map(fuzzy_char).for_each(each),
     }
+}
 
-    /// Whether fuzzy byte offset `at` lies between the expansions of two original
-    /// characters, not inside the expansion of one (`ﬁ` expands to `fi`: no boundary between
-    /// the `f` and the `i`).
+/// The fuzzy form of `source` (see [`normalize`]).
+pub(crate) fn fuzzy_form(source: &str) -> String {
+    let mut text = String::with_capacity(source.len());
+    normalize(source, |c, _| text.push(c));
+    text
+}
+
+/// The part of the fuzzy form of a text not yet searched, with the original span of each
+/// of its bytes. Searched and dropped as it grows, so it stays about [`WINDOW_BYTES`] plus
+/// the needle long.
+struct Window {
+    text: String,
+    spans: Vec<(usize, usize)>,
+    /// Fuzzy offset of `text[0]` in the whole fuzzy form.
+    base: usize,
+    /// The span of the byte just before `text[0]`, once some were dropped.
+    before: Option<(usize, usize)>,
+    /// Where, in `text`, the next search starts (a character boundary).
+    from: usize,
+}
+
+/// How much of the fuzzy form is gathered before it is searched.
+const WINDOW_BYTES: usize = 256 << 10;
+
+impl Window {
+    /// Whether offset `at` of `text` lies between the expansions of two original
+    /// characters, not inside the expansion of one (`ﬁ` expands to `fi`: no boundary
+    /// between the `f` and the `i`). The end of the window is a boundary: it is only
+    /// searched after whole segments.
     fn is_boundary(&self, at: usize) -> bool {
-        at == 0 || at >= self.spans.len() || self.spans[at - 1] != self.spans[at]
+        if at >= self.spans.len() {
+            return true;
+        }
+        match at.checked_sub(1) {
+            Some(previous) => self.spans[previous] != self.spans[at],
+            None => self.before.is_none_or(|before| before != self.spans[0]),
+        }
+    }
+}
+
+/// What a search of the fuzzy form found, gathered as the window moves.
+#[derive(Default)]
+struct Found {
+    /// Original range of the first occurrence that begins and ends between characters.
+    first: Option<(usize, usize)>,
+    /// Such occurrences that do not overlap, counted from the left as the exact stage does.
+    count: usize,
+    /// Fuzzy end of the last counted occurrence.
+    taken_end: usize,
+    /// The first occurrence that cuts a character: the original span of that character
+    /// and whether the match would begin (rather than end) inside it.
+    split: Option<((usize, usize), bool)>,
+}
+
+impl Found {
+    /// Finds every occurrence of `needle` wholly inside the window, overlapping ones
+    /// included (one that cuts a character in two does not count, and must not hide a
+    /// whole-character one that overlaps it), then drops what no later occurrence can
+    /// start in.
+    fn search(&mut self, window: &mut Window, needle: &str) {
+        while let Some(i) = window.text[window.from..].find(needle) {
+            let start = window.from + i;
+            let end = start + needle.len();
+            match (window.is_boundary(start), window.is_boundary(end)) {
+                (true, true) => {
+                    let global = window.base + start;
+                    if self.count == 0 || global >= self.taken_end {
+                        self.count += 1;
+                        self.taken_end = global + needle.len();
+                    }
+                    self.first
+                        .get_or_insert((window.spans[start].0, window.spans[end - 1].1));
+                }
+                (starts, _) => {
+                    let at = if starts { end - 1 } else { start };
+                    self.split.get_or_insert((window.spans[at], !starts));
+                }
+            }
+            window.from = start
+                + window.text[start..]
+                    .chars()
+                    .next()
+                    .map_or(1, char::len_utf8);
+        }
+        // Every occurrence that fits was found: the next can only start where it would
+        // reach past the window's end.
+        let len = window.text.len();
+        let mut keep = (len + 1).saturating_sub(needle.len()).max(window.from);
+        while !window.text.is_char_boundary(keep) {
+            keep += 1;
+        }
+        if keep > 0 {
+            window.before = Some(window.spans[keep - 1]);
+            window.text.drain(..keep);
+            window.spans.drain(..keep);
+            window.base += keep;
+        }
+        window.from -= keep.min(window.from);
     }
 }
 
@@ -164,13 +261,11 @@ pub(crate) struct SplitCharacter {
 }
 
 /// Finds `old` (LF-only) in `content`: an exact, unique match first; otherwise a unique
-/// match of the fuzzy forms whose ends fall between original characters. `fuzzy` caches
-/// the content's fuzzy form across edits.
-pub(crate) fn locate(
-    content: &str,
-    fuzzy: &mut Option<FuzzyText>,
-    old: &str,
-) -> Result<Located, LocateError> {
+/// match of the fuzzy forms whose ends fall between original characters.
+///
+/// The fuzzy form of `content` is produced and searched a window at a time, so the search
+/// holds about [`WINDOW_BYTES`] plus `old`'s length, whatever the size of `content`.
+pub(crate) fn locate(content: &str, old: &str) -> Result<Located, LocateError> {
     if let Some(start) = content.find(old) {
         // Counting every occurrence is only needed for the error.
         if content[start + old.len()..].contains(old) {
@@ -182,62 +277,43 @@ pub(crate) fn locate(
             fuzzy: false,
         });
     }
-    let needle = FuzzyText::new(old).text;
+    let needle = fuzzy_form(old);
     if needle.is_empty() {
         return Err(LocateError::NotFound);
     }
-    let haystack = fuzzy.get_or_insert_with(|| FuzzyText::new(content));
-    // Every occurrence, overlapping ones included: one that cuts a character in two does
-    // not count, and must not hide a whole-character one that overlaps it.
-    let mut whole = Vec::new();
-    let mut split = None;
-    let mut from = 0;
-    while let Some(i) = haystack.text[from..].find(&needle) {
-        let start = from + i;
-        let end = start + needle.len();
-        match (haystack.is_boundary(start), haystack.is_boundary(end)) {
-            (true, true) => whole.push(start),
-            (starts, _) => {
-                split.get_or_insert((if starts { end - 1 } else { start }, !starts));
-            }
+    let mut window = Window {
+        text: String::new(),
+        spans: Vec::new(),
+        base: 0,
+        before: None,
+        from: 0,
+    };
+    let mut found = Found::default();
+    let mut last_span = (usize::MAX, usize::MAX);
+    normalize(content, |c, span| {
+        // Search only between segments, so no occurrence is judged on half a character.
+        if span != last_span && window.text.len() >= WINDOW_BYTES + needle.len() {
+            found.search(&mut window, &needle);
         }
-        from = start
-            + haystack.text[start..]
-                .chars()
-                .next()
-                .map_or(1, char::len_utf8);
-    }
-    // Count as the exact stage does: occurrences that do not overlap, from the left.
-    let mut count = 0;
-    let mut taken_end = 0;
-    for &start in &whole {
-        if count == 0 || start >= taken_end {
-            count += 1;
-            taken_end = start + needle.len();
-        }
-    }
-    match (whole.first(), count) {
-        (Some(&start), 1) => {
-            let (start, end) = haystack.original_range(start, start + needle.len());
-            Ok(Located {
-                start,
-                end,
-                fuzzy: true,
-            })
-        }
+        last_span = span;
+        window.text.push(c);
+        window.spans.extend(std::iter::repeat_n(span, c.len_utf8()));
+    });
+    found.search(&mut window, &needle);
+    match (found.first, found.count) {
+        (Some((start, end)), 1) => Ok(Located {
+            start,
+            end,
+            fuzzy: true,
+        }),
         (Some(_), count) => Err(LocateError::Ambiguous(count)),
-        (None, _) => match split {
-            Some((at, at_start)) => {
-                let (s, e) = haystack.original_range(at, at + 1);
-                let first = haystack.spans.partition_point(|span| span.0 < s);
-                let last = haystack.spans.partition_point(|span| span.0 <= s);
-                Err(LocateError::SplitsCharacter(SplitCharacter {
-                    character: content[s..e].to_string(),
-                    reads_as: haystack.text[first..last].to_string(),
-                    line: content[..s].matches('\n').count() + 1,
-                    at_start,
-                }))
-            }
+        (None, _) => match found.split {
+            Some(((s, e), at_start)) => Err(LocateError::SplitsCharacter(SplitCharacter {
+                character: content[s..e].to_string(),
+                reads_as: content[s..e].nfkc().map(fuzzy_char).collect(),
+                line: memchr::memchr_iter(b'\n', &content.as_bytes()[..s]).count() + 1,
+                at_start,
+            })),
             None => Err(LocateError::NotFound),
         },
     }
@@ -318,18 +394,50 @@ mod tests {
         assert_eq!(lf.original_offset(5), 7);
     }
 
+    /// The fuzzy form with the original span of each of its bytes.
+    fn spans_of(src: &str) -> (String, Vec<(usize, usize)>) {
+        let (mut text, mut spans) = (String::new(), Vec::new());
+        normalize(src, |c, span| {
+            text.push(c);
+            spans.extend(std::iter::repeat_n(span, c.len_utf8()));
+        });
+        (text, spans)
+    }
+
     #[test]
     fn fuzzy_form_maps_to_original_spans() {
         let src = "say \u{201C}hi\u{201D}   \nx\u{00A0}y";
-        let f = FuzzyText::new(src);
-        assert_eq!(f.text, "say \"hi\"\nx y");
-        let start = f.text.find("\"hi\"").unwrap();
-        let (s, e) = f.original_range(start, start + 4);
+        let (text, spans) = spans_of(src);
+        assert_eq!(text, "say \"hi\"\nx y");
+        let start = text.find("\"hi\"").unwrap();
+        let (s, e) = (spans[start].0, spans[start + 3].1);
         assert_eq!(&src[s..e], "\u{201C}hi\u{201D}");
         // Combining marks stay with their base character.
-        let f = FuzzyText::new("e\u{0301}x");
-        assert_eq!(f.text, "\u{e9}x");
-        assert_eq!(f.original_range(0, 2), (0, 3));
+        let (text, spans) = spans_of("e\u{0301}x");
+        assert_eq!(text, "\u{e9}x");
+        assert_eq!((spans[0].0, spans[1].1), (0, 3));
+    }
+
+    #[test]
+    fn the_window_finds_occurrences_across_its_moves() {
+        // Far more fuzzy text than one window, the match straddling window ends.
+        let line = "let \u{201C}q\u{201D} = 1; ";
+        let mut content = line.repeat(3 * WINDOW_BYTES / line.len());
+        content.push_str("the \u{2018}needle\u{2019} here\n");
+        content.push_str(&line.repeat(10));
+        let at = locate(&content, "the 'needle' here").unwrap();
+        assert_eq!(
+            &content[at.start..at.end],
+            "the \u{2018}needle\u{2019} here"
+        );
+        assert!(at.fuzzy);
+        // Overlapping occurrences are counted as the exact stage counts them.
+        let many = "\u{2018}ab\u{2019} ".repeat(WINDOW_BYTES / 4);
+        assert_eq!(
+            locate(&many, "'ab'"),
+            Err(LocateError::Ambiguous(WINDOW_BYTES / 4))
+        );
+        assert_eq!(locate(&many, "'abc'"), Err(LocateError::NotFound));
     }
 
     #[test]

@@ -315,7 +315,6 @@ pub fn apply_edits(
         }
     };
 
-    let mut fuzzy_cache = None;
     let mut indent_cache = None;
     let mut located = Vec::with_capacity(edits.len());
     let mut indentation = Vec::new();
@@ -328,7 +327,7 @@ pub fn apply_edits(
                 label(i)
             )));
         }
-        let split = match locate(&lf.text, &mut fuzzy_cache, &old) {
+        let split = match locate(&lf.text, &old) {
             Ok(at) => {
                 located.push((i, at, new_text));
                 continue;
@@ -396,11 +395,11 @@ pub fn apply_edits(
         }
     }
 
-    // Splice into the original bytes, and alongside into the LF text for the diff.
+    // Splice into the original bytes; the diff needs only the changed lines and a few
+    // around them, so only that window of the new LF text is built.
     let mut content = String::with_capacity(original.len() + 64);
-    let mut new_lf = String::with_capacity(lf.text.len() + 64);
     content.push_str(bom);
-    let (mut orig_pos, mut lf_pos) = (0, 0);
+    let mut orig_pos = 0;
     for (_, at, new_text) in &located {
         let (orig_start, orig_end) = (lf.original_offset(at.start), lf.original_offset(at.end));
         content.push_str(&body[orig_pos..orig_start]);
@@ -409,13 +408,9 @@ pub fn apply_edits(
         } else {
             content.push_str(&new_text.replace('\n', ending));
         }
-        new_lf.push_str(&lf.text[lf_pos..at.start]);
-        new_lf.push_str(new_text);
         orig_pos = orig_end;
-        lf_pos = at.end;
     }
     content.push_str(&body[orig_pos..]);
-    new_lf.push_str(&lf.text[lf_pos..]);
 
     if content == original {
         return Err(ToolError::new(format!(
@@ -424,10 +419,62 @@ pub fn apply_edits(
     }
     Ok(Edited {
         content,
-        diff: diff(&lf.text, &new_lf, shown),
+        diff: diff_of(&lf.text, &located, shown),
         fuzzy: located.iter().any(|(_, at, _)| at.fuzzy),
         indentation,
     })
+}
+
+/// Lines kept around the edited region for the diff: more than the diff's own context, so
+/// the diff of the window is the diff of the whole file.
+const DIFF_MARGIN_LINES: usize = 8;
+
+/// The diff of `text` (LF-only) with the located replacements (sorted, not overlapping),
+/// built from a window of whole lines around them.
+fn diff_of(text: &str, located: &[(usize, Located, String)], shown: &str) -> EditDiff {
+    let (Some(first), Some(last)) = (located.first(), located.last()) else {
+        return diff(text, text, shown);
+    };
+    let bytes = text.as_bytes();
+    // The start of the first change's line, then DIFF_MARGIN_LINES lines back.
+    let line_start = |at: usize| memchr::memrchr(b'\n', &bytes[..at]).map_or(0, |nl| nl + 1);
+    let mut from = line_start(first.1.start);
+    for _ in 0..DIFF_MARGIN_LINES {
+        if from == 0 {
+            break;
+        }
+        from = line_start(from - 1);
+    }
+    // Forward DIFF_MARGIN_LINES line ends from the last change.
+    let mut to = last.1.end;
+    for _ in 0..=DIFF_MARGIN_LINES {
+        match memchr::memchr(b'\n', &bytes[to..]) {
+            Some(nl) => to += nl + 1,
+            None => {
+                to = bytes.len();
+                break;
+            }
+        }
+    }
+    let mut new_window = String::with_capacity(to - from + 64);
+    let mut pos = from;
+    for (_, at, new_text) in located {
+        new_window.push_str(&text[pos..at.start]);
+        new_window.push_str(new_text);
+        pos = at.end;
+    }
+    new_window.push_str(&text[pos..to]);
+    let lines_before = memchr::memchr_iter(b'\n', &bytes[..from]).count();
+    let lines_after = text[to..].split_inclusive('\n').count();
+    diff::diff_window(
+        &text[from..to],
+        &new_window,
+        shown,
+        diff::Window {
+            lines_before,
+            lines_after,
+        },
+    )
 }
 
 fn new_label(count: usize, i: usize) -> String {
