@@ -13,15 +13,7 @@ use std::time::Duration;
 use openssh::{KnownHosts, Session, SessionBuilder};
 use openssh_sftp_client::{Sftp, SftpOptions};
 
-/// How strictly the remote host's key is checked against `known_hosts`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum HostKeyPolicy {
-    /// The key must already be in `known_hosts` (the default).
-    #[default]
-    Strict,
-    /// An unknown host's key is added to `known_hosts`; a changed key is still refused.
-    AcceptNew,
-}
+use crate::env::HostKeyPolicy;
 
 /// Where and how to connect: what `ssh` would be given on its command line.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -98,6 +90,7 @@ impl SshTarget {
             .known_hosts_check(match self.host_key_policy {
                 HostKeyPolicy::Strict => KnownHosts::Strict,
                 HostKeyPolicy::AcceptNew => KnownHosts::Add,
+                HostKeyPolicy::AcceptAny => KnownHosts::Accept,
             })
             .connect_timeout(self.connect_timeout)
             .server_alive_interval(Duration::from_secs(15))

@@ -214,11 +214,20 @@ pub(super) async fn run(
 
 /// Kills the remote process group `pgid` (every process of the command's session).
 async fn kill(conn: &Arc<Connection>, pgid: Option<u32>) {
-    let Some(pgid) = pgid else { return };
+    if let Some(pgid) = pgid {
+        kill_groups(conn, &[pgid]).await;
+    }
+}
+
+/// Kills the remote process groups `pgids`, with one remote command.
+async fn kill_groups(conn: &Arc<Connection>, pgids: &[u32]) {
+    if pgids.is_empty() {
+        return;
+    }
     let _ = Session::to_command(Arc::clone(&conn.session), "kill")
         .arg("-KILL")
         .arg("--")
-        .arg(format!("-{pgid}"))
+        .args(pgids.iter().map(|pgid| format!("-{pgid}")))
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::null())
@@ -247,15 +256,50 @@ impl SshEnv {
     /// Kills the remote process groups of every command this environment started (their
     /// background jobs included), as a session ends.
     pub async fn kill_remote_jobs(&self) {
-        let groups = std::mem::take(&mut *self.groups.lock().unwrap_or_else(|e| e.into_inner()));
+        let groups = self.take_groups();
         if groups.is_empty() {
             return;
         }
         let Ok(conn) = self.connection().await else {
             return;
         };
-        for pgid in groups {
-            kill(&conn, Some(pgid)).await;
+        kill_groups(&conn, &groups).await;
+    }
+
+    fn take_groups(&self) -> Vec<u32> {
+        std::mem::take(&mut *self.groups.lock().unwrap_or_else(|e| e.into_inner()))
+    }
+
+    /// [`kill_remote_jobs`](Self::kill_remote_jobs) from synchronous code (ending a session,
+    /// dropping the environment), finished before it returns, so the process may exit right
+    /// after. It runs on a thread of its own with a runtime of its own, which works inside a
+    /// runtime as well as outside one; it uses the live connection (a lost one is replaced
+    /// by a connection just for this, not kept, as its tasks end with this runtime).
+    pub(super) fn kill_remote_jobs_blocking(&self) {
+        let groups = self.take_groups();
+        if groups.is_empty() {
+            return;
         }
+        let live = self.conn.try_lock().ok().and_then(|slot| slot.clone());
+        std::thread::scope(|scope| {
+            scope.spawn(|| {
+                let Ok(runtime) = tokio::runtime::Builder::new_current_thread()
+                    .enable_all()
+                    .build()
+                else {
+                    return;
+                };
+                runtime.block_on(async {
+                    let conn = match live {
+                        Some(conn) => conn,
+                        None => match self.target.connect().await {
+                            Ok(conn) => Arc::new(conn),
+                            Err(_) => return,
+                        },
+                    };
+                    kill_groups(&conn, &groups).await;
+                });
+            });
+        });
     }
 }
