@@ -258,7 +258,7 @@ async fn the_file_tools_behave_the_same_everywhere() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn grep_and_find_behave_the_same_everywhere() {
-    let envs = Envs::with_and_without_helper();
+    let envs = Envs::new();
     let out = envs
         .check(
             files(&[
