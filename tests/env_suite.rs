@@ -614,3 +614,142 @@ async fn ending_a_session_kills_its_remote_background_jobs_and_no_others() {
         "dropping a session ends its jobs"
     );
 }
+
+/// Cases drawn from the read tool's own tests (`tests/tool_read.rs`), run everywhere.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn read_cases_behave_the_same_everywhere() {
+    let envs = Envs::new();
+    let out = envs
+        .check(
+            |dir: &Path| {
+                let numbered: String = (1..=3000).map(|i| format!("line {i}\n")).collect();
+                std::fs::write(dir.join("big.txt"), numbered).expect("big");
+                std::fs::write(
+                    dir.join("wide.txt"),
+                    format!("{}\nshort\n", "x".repeat(60_000)),
+                )
+                .expect("wide");
+                std::fs::write(dir.join("bin.dat"), b"ab\0cd\x01\x02").expect("bin");
+                std::fs::write(dir.join("crlf.txt"), "one\r\ntwo\r\n").expect("crlf");
+                std::fs::write(dir.join("it\u{2019}s.txt"), "curly\n").expect("curly");
+                std::fs::create_dir(dir.join("d")).expect("dir");
+            },
+            &[
+                ("read", json!({"path": "big.txt"})),
+                ("read", json!({"path": "big.txt", "offset": 2990})),
+                ("read", json!({"path": "big.txt", "offset": 5000})),
+                (
+                    "read",
+                    json!({"path": "@big.txt", "offset": 10, "limit": 2}),
+                ),
+                ("read", json!({"path": "wide.txt"})),
+                ("read", json!({"path": "bin.dat"})),
+                ("read", json!({"path": "d"})),
+                ("read", json!({"path": "crlf.txt"})),
+                ("read", json!({"path": "it's.txt"})),
+            ],
+        )
+        .await;
+    assert!(out.contains("[ok] read: line 10\nline 11\n"), "{out}");
+    assert!(out.contains("[ok] read: curly"), "{out}");
+}
+
+/// Cases drawn from `tests/tool_write.rs` and `tests/tool_edit.rs`, run everywhere.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn write_and_edit_cases_behave_the_same_everywhere() {
+    let envs = Envs::new();
+    let out = envs
+        .check(
+            |dir: &Path| {
+                use std::os::unix::fs::PermissionsExt;
+                std::fs::create_dir(dir.join("d")).expect("dir");
+                std::fs::create_dir(dir.join("targets")).expect("dir");
+                std::os::unix::fs::symlink("targets/later.txt", dir.join("pending")).expect("link");
+                std::fs::write(dir.join("private.txt"), "secret\n").expect("private");
+                std::fs::set_permissions(
+                    dir.join("private.txt"),
+                    std::fs::Permissions::from_mode(0o600),
+                )
+                .expect("chmod");
+                std::fs::write(dir.join("crlf.txt"), "alpha\r\nbeta\r\ngamma\r\n").expect("crlf");
+                std::fs::write(dir.join("bom.txt"), "\u{feff}first\nsecond\n").expect("bom");
+                std::fs::write(dir.join("ws.txt"), "let a = 1;   \nlet b = 2;\n").expect("ws");
+                std::fs::write(
+                    dir.join("code.py"),
+                    "def f():\n    if x:\n        return 1\n    return 2\n",
+                )
+                .expect("code");
+                std::fs::write(dir.join("two.txt"), "same\nother\nsame\n").expect("two");
+            },
+            &[
+                ("write", json!({"path": "d", "content": "x"})),
+                ("write", json!({"path": "pending", "content": "through the link\n"})),
+                ("write", json!({"path": "private.txt", "content": "new secret \u{e9}\n"})),
+                ("edit", json!({"path": "crlf.txt", "edits": [{"oldText": "beta\ngamma", "newText": "BETA\nGAMMA"}]})),
+                ("edit", json!({"path": "bom.txt", "edits": [{"oldText": "second", "newText": "2nd"}]})),
+                ("edit", json!({"path": "ws.txt", "edits": [{"oldText": "let a = 1;\nlet b = 2;", "newText": "let a = 3;\nlet b = 4;"}]})),
+                ("edit", json!({"path": "code.py", "edits": [{"oldText": "if x:\n    return 1", "newText": "if y:\n    return 10"}]})),
+                ("edit", json!({"path": "two.txt", "edits": [{"oldText": "same", "newText": "one"}]})),
+                ("edit", json!({"path": "two.txt", "edits": [{"oldText": "other", "newText": "x"}, {"oldText": "missing", "newText": "y"}]})),
+                ("edit", json!({"path": "two.txt", "edits": [{"oldText": "othr", "newText": "x"}]})),
+                ("edit", json!({"path": "nope.txt", "edits": [{"oldText": "a", "newText": "b"}]})),
+            ],
+        )
+        .await;
+    assert!(out.contains("pending -> targets/later.txt"), "{out}");
+    assert!(
+        out.contains("targets/later.txt (644): \"through the link\\n\""),
+        "{out}"
+    );
+    assert!(
+        out.contains("private.txt (600): \"new secret \u{e9}\\n\""),
+        "{out}"
+    );
+    assert!(
+        out.contains("crlf.txt (644): \"alpha\\r\\nBETA\\r\\nGAMMA\\r\\n\""),
+        "{out}"
+    );
+    assert!(
+        out.contains("bom.txt (644): \"\\u{feff}first\\n2nd\\n\""),
+        "{out}"
+    );
+    assert!(
+        out.contains("two.txt (644): \"same\\nother\\nsame\\n\""),
+        "{out}"
+    );
+}
+
+/// Cases drawn from `tests/tool_ls.rs` and `tests/tool_bash.rs`, run everywhere.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ls_and_bash_cases_behave_the_same_everywhere() {
+    let envs = Envs::new();
+    let out = envs
+        .check(
+            files(&[
+                ("Zeta.txt", "z"),
+                ("alpha.txt", "a"),
+                ("Beta/x", "x"),
+                (".env", "e"),
+                ("_under", "u"),
+                ("sub/inner/deep.txt", "d"),
+            ]),
+            &[
+                ("ls", json!({})),
+                ("ls", json!({"limit": 2})),
+                ("ls", json!({"path": "alpha.txt"})),
+                ("ls", json!({"path": "sub/inner"})),
+                ("bash", json!({"command": "true"})),
+                ("bash", json!({"command": "cd sub && pwd && ls"})),
+                (
+                    "bash",
+                    json!({"command": "printf '\\xc3'; printf '\\xa9\\n'; echo done"}),
+                ),
+                ("bash", json!({"command": "echo before; kill -TERM $$"})),
+                ("bash", json!({"command": "seq 1 5; exit 7"})),
+                ("bash", json!({"command": "printf 'no newline'"})),
+            ],
+        )
+        .await;
+    assert!(out.contains("[ok] bash: <dir>/sub\ninner"), "{out}");
+    assert!(out.contains("[ok] bash: \u{e9}\ndone"), "{out}");
+}
