@@ -352,3 +352,144 @@ impl StdinText for Command {
         child.wait_with_output().expect("output")
     }
 }
+
+/// One JSON-RPC POST to the HTTP server; the messages of its answer.
+async fn post(
+    http: &reqwest::Client,
+    url: &str,
+    session: Option<&str>,
+    body: Value,
+) -> (Option<String>, Vec<Value>) {
+    let mut request = http
+        .post(url)
+        .header("Content-Type", "application/json")
+        .header("Accept", "application/json, text/event-stream")
+        .body(body.to_string());
+    if let Some(session) = session {
+        request = request
+            .header("Mcp-Session-Id", session)
+            .header("MCP-Protocol-Version", "2025-06-18");
+    }
+    let response = tokio::time::timeout(PATIENCE, request.send())
+        .await
+        .expect("answered in time")
+        .expect("sent");
+    let id = response
+        .headers()
+        .get("mcp-session-id")
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_owned);
+    let text = response.text().await.expect("body");
+    let messages = match serde_json::from_str::<Value>(&text) {
+        Ok(value) => vec![value],
+        Err(_) => text
+            .lines()
+            .filter_map(|l| l.strip_prefix("data:"))
+            .filter_map(|d| serde_json::from_str(d.trim()).ok())
+            .collect(),
+    };
+    (id, messages)
+}
+
+/// Waits (up to 5 s) until `count()` is `want`; the last count.
+async fn settle(want: usize, count: impl Fn() -> usize) -> usize {
+    let deadline = std::time::Instant::now() + Duration::from_secs(5);
+    loop {
+        let n = count();
+        if n == want || std::time::Instant::now() > deadline {
+            return n;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn mcp_http_over_ssh_ends_each_sessions_remote_jobs_with_it() {
+    use tokio::io::AsyncBufReadExt;
+    let Some(sshd) = Sshd::start() else { return };
+    let remote = tempfile::tempdir().expect("remote dir");
+    let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_pi-tools"))
+        .env_remove("RUST_LOG")
+        .env_remove("PI_TOOLS_CONFIG")
+        .env_remove("PI_TOOLS_MCP_TOKEN")
+        .args(["mcp", "--http", "127.0.0.1:0", "--ssh"])
+        .arg(format!("{ALIAS}{}", remote.path().display()))
+        .arg("--ssh-config")
+        .arg(sshd.config_file())
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("pi-tools starts");
+    let mut lines = tokio::io::BufReader::new(child.stderr.take().expect("stderr")).lines();
+    let url = tokio::time::timeout(PATIENCE, async {
+        while let Some(line) = lines.next_line().await.expect("stderr") {
+            if let Some(url) = line.strip_prefix("pi-tools: serving MCP on ") {
+                return url.to_owned();
+            }
+        }
+        panic!("the server ended without saying where it listens");
+    })
+    .await
+    .expect("the server starts in time");
+    tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
+
+    let http = reqwest::Client::new();
+    let initialize = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}}});
+    let mut sessions = Vec::new();
+    let mut jobs = Vec::new();
+    for n in 0..2 {
+        let (id, _) = post(&http, &url, None, initialize.clone()).await;
+        let id = id.expect("a session id");
+        post(
+            &http,
+            &url,
+            Some(&id),
+            json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+        )
+        .await;
+        let seconds = format!("302.{}{n}", std::process::id());
+        let (_, answer) = post(
+            &http,
+            &url,
+            Some(&id),
+            json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "bash",
+                "arguments": {"command": format!("t={seconds}; sleep $t >/dev/null 2>&1 & echo started")}}}),
+        )
+        .await;
+        assert_eq!(
+            answer[0]["result"]["content"][0]["text"],
+            json!("started"),
+            "{answer:?}"
+        );
+        jobs.push(format!("sleep {seconds}"));
+        sessions.push(id);
+    }
+    assert_eq!(settle(1, || processes_with(&jobs[0]).len()).await, 1);
+    assert_eq!(settle(1, || processes_with(&jobs[1]).len()).await, 1);
+
+    // The first client goes away: its job ends, the other's runs on.
+    let deleted = http
+        .delete(&url)
+        .header("Mcp-Session-Id", &sessions[0])
+        .header("MCP-Protocol-Version", "2025-06-18")
+        .send()
+        .await
+        .expect("DELETE is sent");
+    assert!(deleted.status().is_success(), "{deleted:?}");
+    assert_eq!(settle(0, || processes_with(&jobs[0]).len()).await, 0);
+    assert_eq!(processes_with(&jobs[1]).len(), 1);
+
+    // The server ends (SIGTERM): the last session's job ends with it.
+    let pid = child.id().expect("pid");
+    // SAFETY: kill(2) of the child this test started.
+    unsafe { libc::kill(pid as i32, libc::SIGTERM) };
+    let status = tokio::time::timeout(PATIENCE, child.wait())
+        .await
+        .expect("the server exits in time")
+        .expect("status");
+    assert!(status.success(), "{status:?}");
+    assert_eq!(settle(0, || processes_with(&jobs[1]).len()).await, 0);
+}
