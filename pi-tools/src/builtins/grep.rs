@@ -265,10 +265,13 @@ async fn search_through_env(
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_else(|| spec.root.to_string_lossy().into_owned());
-        match search_env_file(&env, &spec, spec.root.clone(), name).await {
-            Ok(Some(hits)) => collector.accept(hits),
-            Ok(None) => {}
-            Err(err) => collector.outcome.skipped.note(".", &skip_reason(&err)),
+        // Only a regular file is read (a FIFO would block), as locally.
+        if env.metadata(&spec.root).await.is_ok_and(|m| m.is_file) {
+            match search_env_file(&env, &spec, spec.root.clone(), name).await {
+                Ok(Some(hits)) => collector.accept(hits),
+                Ok(None) => {}
+                Err(err) => collector.outcome.skipped.note(".", &skip_reason(&err)),
+            }
         }
         collector.outcome.cancelled = cancel.is_cancelled();
         return collector.outcome;
