@@ -301,6 +301,35 @@ fn a_malformed_ssh_spec_names_the_expected_form() {
             )
         );
     }
+    // --cwd names a local directory: with --ssh, or an SSH [env], it is refused.
+    let output = pi_tools()
+        .args(["run", "--cwd", "/tmp", "--ssh", "box/srv", "-"])
+        .stdin_text("[]");
+    assert_eq!(output.status.code(), Some(2), "{output:?}");
+    assert!(
+        String::from_utf8_lossy(&output.stderr).contains("cannot be used with"),
+        "{output:?}"
+    );
+    let etc = tempfile::tempdir().expect("config dir");
+    let config = etc.path().join("pi-tools.toml");
+    std::fs::write(
+        &config,
+        "[env]\nkind = \"ssh\"\nhost = \"box\"\ncwd = \"/srv\"\n",
+    )
+    .expect("config");
+    let output = pi_tools()
+        .arg("--config")
+        .arg(&config)
+        .args(["run", "--cwd", "/tmp", "-"])
+        .stdin_text("[]");
+    assert_eq!(output.status.code(), Some(2), "{output:?}");
+    assert_eq!(
+        String::from_utf8_lossy(&output.stderr).trim_end(),
+        format!(
+            "error: --cwd `/tmp` names a local directory, but [env] in {} says the tools work over SSH; give the remote directory with --ssh [user@]host[:port]/path, or [env] cwd",
+            config.display()
+        )
+    );
     let output = pi_tools()
         .args(["mcp", "--ssh-config", "/nonexistent"])
         .stdin_text("");
