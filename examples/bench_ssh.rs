@@ -5,8 +5,9 @@
 //! ```
 //!
 //! Or by hand: `PI_TOOLS_SSH=alias PI_TOOLS_SSH_CONFIG=ssh_config cargo run --release
-//! --example bench_ssh`. With `PI_TOOLS_CORPUS` set (a directory), grep runs over it too,
-//! locally and through the remote helper (`PI_TOOLS_HELPER`, the pi-tools binary to upload).
+//! --example bench_ssh`. With `PI_TOOLS_CORPUS` set (a directory), grep and find run over it
+//! too: locally, through the remote helper (`PI_TOOLS_HELPER`, the pi-tools binary to
+//! upload), and walking the tree over SFTP (no helper).
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -20,6 +21,18 @@ use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
 async fn call(tools: &ToolSet, env: &Arc<dyn ExecutionEnv>, name: &str, args: Value) -> Duration {
+    call_via(tools, env, name, args, None).await
+}
+
+/// [`call`], checking that the search ran the way `via` says (`"helper"` or `"walk"`), as
+/// the result's details record it.
+async fn call_via(
+    tools: &ToolSet,
+    env: &Arc<dyn ExecutionEnv>,
+    name: &str,
+    args: Value,
+    via: Option<&str>,
+) -> Duration {
     let config = RunnerConfig {
         extensions: Extensions::new().with(Arc::clone(env)),
         ..RunnerConfig::default()
@@ -41,6 +54,9 @@ async fn call(tools: &ToolSet, env: &Arc<dyn ExecutionEnv>, name: &str, args: Va
     let took = started.elapsed();
     let message = &outcome.messages[0];
     assert!(!message.is_error, "{name} failed: {:?}", message.content);
+    if let Some(via) = via {
+        assert_eq!(message.details["via"], json!(via), "{name} ran another way");
+    }
     took
 }
 
@@ -94,7 +110,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         .unwrap_or(31);
 
     let registry = Registry::from_inventory()?;
-    let tools: ToolSet = ["read", "edit", "bash", "grep"]
+    let tools: ToolSet = ["read", "edit", "bash", "grep", "find"]
         .iter()
         .map(|name| wrap(Arc::clone(registry.get(name).expect("built-in")), None))
         .collect();
@@ -115,21 +131,62 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     if let Some(corpus) = std::env::var_os("PI_TOOLS_CORPUS") {
         let corpus = PathBuf::from(corpus);
         let local: Arc<dyn ExecutionEnv> = Arc::new(LocalEnv::new(&corpus));
-        let remote: Arc<dyn ExecutionEnv> = Arc::new(SshEnv::connect(target, &corpus).await?);
-        let query = json!({"pattern": "zzqqxx_no_such_thing_[0-9]+"});
-        // The first remote call uploads the helper; not measured.
-        let _ = call(&tools, &remote, "grep", query.clone()).await;
-        let mut l = Vec::new();
-        let mut r = Vec::new();
-        for _ in 0..5 {
-            l.push(call(&tools, &local, "grep", query.clone()).await);
-            r.push(call(&tools, &remote, "grep", query.clone()).await);
-        }
+        // With the helper (uploaded by the first call, which is not measured), and without
+        // it: the tree walked and read over SFTP.
+        let helper: Arc<dyn ExecutionEnv> =
+            Arc::new(SshEnv::connect(target.clone(), &corpus).await?);
+        let mut plain = target;
+        plain.upload_helper = false;
+        let sftp: Arc<dyn ExecutionEnv> = Arc::new(SshEnv::connect(plain, &corpus).await?);
+        let _ = call_via(
+            &tools,
+            &helper,
+            "find",
+            json!({"pattern": "*.none"}),
+            Some("helper"),
+        )
+        .await;
+        let queries = [
+            (
+                "grep `unsafe`, limit 100",
+                "grep",
+                json!({"pattern": "unsafe"}),
+                5,
+            ),
+            (
+                "find `*.rs` (limit 1000)",
+                "find",
+                json!({"pattern": "*.rs"}),
+                5,
+            ),
+            (
+                "grep `zzqqxx_no_such_thing_[0-9]+` (full scan)",
+                "grep",
+                json!({"pattern": "zzqqxx_no_such_thing_[0-9]+"}),
+                1,
+            ),
+        ];
+        println!();
         println!(
-            "| grep full scan of the corpus | {:.1} | {:.1} (remote helper) |",
-            median(l),
-            median(r)
+            "| query over the corpus | local ms | SSH, remote helper ms | SSH, SFTP walk ms |"
         );
+        println!("|---|---|---|---|");
+        for (label, tool, query, sftp_runs) in queries {
+            let (mut l, mut h, mut w) = (Vec::new(), Vec::new(), Vec::new());
+            for _ in 0..5 {
+                l.push(call(&tools, &local, tool, query.clone()).await);
+                h.push(call_via(&tools, &helper, tool, query.clone(), Some("helper")).await);
+            }
+            for _ in 0..sftp_runs {
+                w.push(call_via(&tools, &sftp, tool, query.clone(), Some("walk")).await);
+            }
+            println!(
+                "| {label} | {:.1} | {:.1} | {:.1} |",
+                median(l),
+                median(h),
+                median(w)
+            );
+        }
     }
     Ok(())
 }

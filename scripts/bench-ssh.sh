@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Starts a throwaway sshd on 127.0.0.1 (generated keys, temporary directory) and runs the SSH
 # benchmark (examples/bench_ssh.rs) against it, in release mode. Needs sshd (openssh-server).
-# PI_TOOLS_CORPUS=DIR adds a grep over that directory, locally and through the remote helper.
+# PI_TOOLS_CORPUS=DIR adds grep and find over that directory: locally, through the remote
+# helper, and walking the tree over SFTP.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 sshd=$(command -v sshd || echo /usr/sbin/sshd)

@@ -7,7 +7,8 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use pi_tools::ExecutionMode;
-use pi_tools::config::{Config, DEFAULT_ORIGIN};
+use pi_tools::config::{Config, DEFAULT_CONNECT_TIMEOUT, DEFAULT_ORIGIN, EnvSettings, SshSettings};
+use pi_tools::env::HostKeyPolicy;
 use support::{FakeTool, ShellConfig, builtin_like};
 
 fn parse(text: &str) -> Result<Config, String> {
@@ -146,7 +147,7 @@ fn unknown_keys_and_sections_are_errors() {
     assert_eq!(
         error("[tool]\n[toolz]\n"),
         "pi-tools.toml:2:2: unknown section `toolz`; did you mean [tools]? \
-         the sections are [tools], [tool.<name>], [paths], [prompt] and [sandbox]"
+         the sections are [tools], [tool.<name>], [paths], [prompt], [sandbox] and [env]"
     );
     assert_eq!(
         error("[prompt]\nguideline = []\n"),
@@ -254,5 +255,111 @@ fn loading_a_file_names_it_in_errors() {
         e.to_string()
             .ends_with("); check the path given with --config"),
         "{e}"
+    );
+}
+
+#[test]
+fn without_an_env_section_the_tools_work_here() {
+    assert_eq!(parse("").expect("valid").env, EnvSettings::Local);
+    assert_eq!(
+        parse("[env]\nkind = \"local\"\n").expect("valid").env,
+        EnvSettings::Local
+    );
+    assert_eq!(
+        Config::load(None, &builtin_like()).expect("default").env,
+        EnvSettings::Local
+    );
+}
+
+#[test]
+fn an_ssh_env_section_reads_every_key() {
+    let config = parse(
+        "[env]\nkind = \"ssh\"\nhost = \"me@build-box\"\nport = 2222\n\
+         identity_file = \"~/.ssh/id_ed25519\"\ncwd = \"/srv/project\"\n\
+         known_hosts = \"accept-new\"\nupload_helper = true\nssh_config = \"conf/ssh\"\n\
+         connect_timeout_secs = 4\n",
+    )
+    .expect("valid");
+    assert_eq!(
+        config.env,
+        EnvSettings::Ssh(SshSettings {
+            host: "me@build-box".into(),
+            port: Some(2222),
+            identity_file: Some("~/.ssh/id_ed25519".into()),
+            cwd: "/srv/project".into(),
+            known_hosts: HostKeyPolicy::AcceptNew,
+            upload_helper: true,
+            ssh_config: Some("conf/ssh".into()),
+            connect_timeout: Duration::from_secs(4),
+        })
+    );
+    let minimal = parse("[env]\nkind = \"ssh\"\nhost = \"box\"\ncwd = \"/w\"\n").expect("valid");
+    let EnvSettings::Ssh(ssh) = minimal.env else {
+        panic!("ssh expected")
+    };
+    assert_eq!(ssh.known_hosts, HostKeyPolicy::Strict, "strict by default");
+    assert_eq!(ssh.connect_timeout, DEFAULT_CONNECT_TIMEOUT);
+    assert_eq!((ssh.port, ssh.upload_helper), (None, false));
+}
+
+#[test]
+fn env_section_mistakes_are_errors_saying_what_to_fix() {
+    assert_eq!(
+        error("[env]\nkind = \"ssh\"\n"),
+        "pi-tools.toml:1:2: [env] kind = \"ssh\" needs `host`: an ssh config alias or user@host, e.g. host = \"me@build-box\"\n\
+         pi-tools.toml:1:2: [env] kind = \"ssh\" needs `cwd`: the absolute remote working directory, e.g. cwd = \"/srv/project\""
+    );
+    assert_eq!(
+        error("[env]\nkind = \"ssh\"\nhost = \"box\"\ncwd = \"project\"\n"),
+        "pi-tools.toml:4:7: `cwd` must be an absolute path on the remote machine, and `project` is relative; write it from the root, e.g. \"/home/me/project\""
+    );
+    assert_eq!(
+        error("[env]\nkind = \"ssh\"\nhots = \"box\"\nhost = \"box\"\ncwd = \"/w\"\n"),
+        "pi-tools.toml:3:1: unknown key `hots` in [env]; did you mean `host`? the keys allowed there are: \
+         kind, host, port, identity_file, cwd, known_hosts, upload_helper, ssh_config, connect_timeout_secs"
+    );
+    assert_eq!(
+        error("[env]\nkind = \"remote\"\n"),
+        "pi-tools.toml:2:8: `kind` must be \"local\" or \"ssh\""
+    );
+    assert_eq!(
+        error("[env]\nhost = \"box\"\n"),
+        "pi-tools.toml:2:1: `host` only applies to an SSH environment; add kind = \"ssh\" to [env], or remove `host`"
+    );
+    assert_eq!(
+        error(
+            "[env]\nkind = \"ssh\"\nhost = \"box\"\ncwd = \"/w\"\nport = 70000\nknown_hosts = \"yes\"\nupload_helper = \"true\"\n"
+        ),
+        "pi-tools.toml:5:8: `port` must be a port number from 1 to 65535; remove it for the ssh config's (or 22)\n\
+         pi-tools.toml:6:15: `known_hosts` must be one of \"strict\", \"accept-new\", \"accept-any\": \"strict\" needs the host's key in known_hosts already, \"accept-new\" records an unknown host's key, \"accept-any\" checks nothing\n\
+         pi-tools.toml:7:17: `upload_helper` must be true or false (without quotes)"
+    );
+}
+
+#[test]
+fn an_ssh_spec_replaces_host_port_and_directory_but_keeps_the_other_keys() {
+    let config = parse(
+        "[env]\nkind = \"ssh\"\nhost = \"box\"\nport = 2\ncwd = \"/w\"\nknown_hosts = \"accept-new\"\n",
+    )
+    .expect("valid");
+    let settings = SshSettings::from_spec("me@other:2222/srv/p", &config.env).expect("valid spec");
+    assert_eq!(
+        (
+            settings.host.as_str(),
+            settings.port,
+            settings.cwd.as_path()
+        ),
+        ("me@other", Some(2222), Path::new("/srv/p"))
+    );
+    assert_eq!(settings.known_hosts, HostKeyPolicy::AcceptNew);
+    let plain = SshSettings::from_spec("alias/srv", &EnvSettings::Local).expect("valid spec");
+    assert_eq!((plain.host.as_str(), plain.port), ("alias", None));
+    assert_eq!(
+        SshSettings::from_spec("alias", &EnvSettings::Local),
+        Err(
+            "`--ssh alias` names no absolute remote directory after the host; give \
+             [user@]host[:port]/absolute/path, e.g. me@build-box:2222/srv/project"
+                .to_string()
+        )
     );
 }

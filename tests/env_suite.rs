@@ -108,12 +108,25 @@ fn snapshot(dir: &Path) -> String {
 /// The environments a case runs in, each on a fresh directory made by `setup`.
 struct Envs {
     sshd: Option<Sshd>,
+    /// For each SSH run: whether the remote pi-tools helper may be used (else grep and find
+    /// walk the remote tree over SFTP).
+    helper: Vec<bool>,
 }
 
 impl Envs {
+    /// Local, and SSH with the helper.
     fn new() -> Envs {
         Envs {
             sshd: Sshd::start(),
+            helper: vec![true],
+        }
+    }
+
+    /// Local, SSH with the helper, and SSH without it.
+    fn with_and_without_helper() -> Envs {
+        Envs {
+            sshd: Sshd::start(),
+            helper: vec![true, false],
         }
     }
 
@@ -132,26 +145,31 @@ impl Envs {
         let Some(sshd) = &self.sshd else {
             return local_result;
         };
-        let remote_dir = tempfile::tempdir().expect("tempdir");
-        setup(remote_dir.path());
-        let target = sshd
-            .target()
-            .with_upload_helper(Some(env!("CARGO_BIN_EXE_pi-tools").into()));
-        let remote: Arc<dyn ExecutionEnv> = Arc::new(
-            SshEnv::connect(target, remote_dir.path())
-                .await
-                .expect("connect"),
-        );
-        let remote_result = format!(
-            "{}---\n{}",
-            run(remote, calls).await,
-            snapshot(remote_dir.path())
-        )
-        .replace(&remote_dir.path().display().to_string(), "<dir>");
-        assert_eq!(
-            local_result, remote_result,
-            "local and SSH environments differ"
-        );
+        for &helper in &self.helper {
+            let remote_dir = tempfile::tempdir().expect("tempdir");
+            setup(remote_dir.path());
+            let target = if helper {
+                sshd.target()
+                    .with_upload_helper(Some(env!("CARGO_BIN_EXE_pi-tools").into()))
+            } else {
+                sshd.target()
+            };
+            let remote: Arc<dyn ExecutionEnv> = Arc::new(
+                SshEnv::connect(target, remote_dir.path())
+                    .await
+                    .expect("connect"),
+            );
+            let remote_result = format!(
+                "{}---\n{}",
+                run(remote, calls).await,
+                snapshot(remote_dir.path())
+            )
+            .replace(&remote_dir.path().display().to_string(), "<dir>");
+            assert_eq!(
+                local_result, remote_result,
+                "local and SSH environments differ (helper: {helper})"
+            );
+        }
         local_result
     }
 }
@@ -349,4 +367,389 @@ async fn a_remote_timeout_kills_the_whole_remote_group() {
     assert_eq!(processes_with("sleep 37.5"), Vec::<u32>::new());
     drop(env);
     let _ = descendants;
+}
+
+/// A tree that exercises what the walk must get right everywhere: ignore files at several
+/// levels (negations, directory-only rules, `.ignore` over `.gitignore`, the repository's
+/// `info/exclude`, rules from above the searched directory), `.git` never entered, hidden
+/// files, symbolic links (listed, searched when they lead to a file, never entered), a
+/// binary file, and limits.
+fn ignore_tree(dir: &Path) {
+    let write = |rel: &str, text: &[u8]| {
+        let path = dir.join(rel);
+        std::fs::create_dir_all(path.parent().expect("parent")).expect("mkdir");
+        std::fs::write(path, text).expect("write");
+    };
+    write(".gitignore", b"*.log\n/build/\nskip/\n!keep.log\n");
+    write(".git/info/exclude", b"*.excluded\n");
+    write(".git/HEAD", b"ref: refs/heads/main\n");
+    write("keep.log", b"needle in kept log\n");
+    write("drop.log", b"needle in dropped log\n");
+    write("build/out.txt", b"needle in build\n");
+    write(
+        "src/build/gen.rs",
+        b"// needle: only the top build/ is ignored\n",
+    );
+    write(
+        "src/a.rs",
+        b"fn a() {}\n// needle one\nlet x = 1;\nlet y = 2;\n// needle two\n",
+    );
+    write("src/skip/x.rs", b"needle skipped dir\n");
+    write("src/.ignore", b"*.tmp\n!wanted.tmp\n");
+    write("src/z.tmp", b"needle tmp\n");
+    write("src/wanted.tmp", b"needle wanted\n");
+    write("src/sub/.gitignore", b"!*.log\nlocal.txt\n");
+    write("src/sub/sub.log", b"needle re-included log\n");
+    write("src/sub/local.txt", b"needle local\n");
+    write("src/sub/.hidden", b"needle hidden\n");
+    write("data.excluded", b"needle excluded\n");
+    write("bin.dat", b"needle\0binary\n");
+    write("docs/guide.md", b"Needle in docs\n");
+    std::os::unix::fs::symlink("src/a.rs", dir.join("link.rs")).expect("symlink");
+    std::os::unix::fs::symlink("src", dir.join("srclink")).expect("symlink");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_search_walk_is_the_same_through_sftp_as_locally() {
+    let envs = Envs::with_and_without_helper();
+    let out = envs
+        .check(
+            ignore_tree,
+            &[
+                ("grep", json!({"pattern": "needle"})),
+                (
+                    "grep",
+                    json!({"pattern": "NEEDLE", "ignoreCase": true, "glob": "**/*.md"}),
+                ),
+                (
+                    "grep",
+                    json!({"pattern": "needle", "path": "src", "context": 1}),
+                ),
+                ("grep", json!({"pattern": "needle", "limit": 2})),
+                ("grep", json!({"pattern": "needle", "path": "src/a.rs"})),
+                (
+                    "grep",
+                    json!({"pattern": "x", "literal": true, "glob": "src/*.rs"}),
+                ),
+                ("find", json!({"pattern": "*"})),
+                ("find", json!({"pattern": "*.log"})),
+                ("find", json!({"pattern": "src/**/"})),
+                ("find", json!({"pattern": "*.rs", "path": "src/sub"})),
+                ("find", json!({"pattern": "*", "limit": 3})),
+                ("find", json!({"pattern": "*", "path": "src/a.rs"})),
+            ],
+        )
+        .await;
+    let transcript = out.split("\n---\n").next().expect("transcript");
+    assert!(
+        transcript.contains("keep.log:1: needle in kept log"),
+        "{out}"
+    );
+    assert!(transcript.contains("link.rs:2: // needle one"), "{out}");
+    assert!(
+        transcript.contains("src/sub/sub.log:1: needle re-included log"),
+        "{out}"
+    );
+    assert!(transcript.contains("src/wanted.tmp"), "{out}");
+    for hidden in [
+        "dropped log",
+        "in build\n",
+        "skipped dir",
+        "needle tmp",
+        "needle local",
+        "excluded",
+        "binary",
+        "HEAD",
+    ] {
+        assert!(!transcript.contains(hidden), "{hidden}: {out}");
+    }
+    assert!(
+        transcript.contains("[ok] find: .gitignore\nbin.dat\ndocs/\n"),
+        "{out}"
+    );
+    assert!(transcript.contains("srclink\n"), "{out}");
+    assert!(!transcript.contains("srclink/"), "{out}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_event_log_says_how_a_remote_search_ran() {
+    let Some(sshd) = Sshd::start() else { return };
+    let dir = tempfile::tempdir().expect("tempdir");
+    std::fs::write(dir.path().join("f.txt"), "hit\n").expect("write");
+    let tools = tools();
+    for (target, via) in [
+        (
+            sshd.target()
+                .with_upload_helper(Some(env!("CARGO_BIN_EXE_pi-tools").into())),
+            "helper",
+        ),
+        (sshd.target(), "walk"),
+    ] {
+        let env: Arc<dyn ExecutionEnv> =
+            Arc::new(SshEnv::connect(target, dir.path()).await.expect("connect"));
+        let config = RunnerConfig {
+            extensions: Extensions::new().with(env),
+            ..RunnerConfig::default()
+        };
+        for (name, args) in [
+            ("grep", json!({"pattern": "hit"})),
+            ("find", json!({"pattern": "*.txt"})),
+        ] {
+            let call = ToolCall {
+                id: "c".into(),
+                name: name.into(),
+                arguments: args,
+            };
+            let outcome = execute_tool_calls(
+                &tools,
+                &[call],
+                &config,
+                &CancellationToken::new(),
+                &NoopSink,
+            )
+            .await;
+            let message = &outcome.messages[0];
+            assert!(!message.is_error, "{message:?}");
+            assert_eq!(message.details["via"], json!(via), "{name}: {message:?}");
+            let text: Vec<&str> = message.content.iter().filter_map(|b| b.as_text()).collect();
+            assert!(
+                !text.join("").contains(via),
+                "{name}: the model is not told: {text:?}"
+            );
+        }
+    }
+    // Locally nothing is recorded.
+    let local: Arc<dyn ExecutionEnv> = Arc::new(LocalEnv::new(dir.path()));
+    let config = RunnerConfig {
+        extensions: Extensions::new().with(local),
+        ..RunnerConfig::default()
+    };
+    let call = ToolCall {
+        id: "c".into(),
+        name: "grep".into(),
+        arguments: json!({"pattern": "hit"}),
+    };
+    let outcome = execute_tool_calls(
+        &tools,
+        &[call],
+        &config,
+        &CancellationToken::new(),
+        &NoopSink,
+    )
+    .await;
+    assert_eq!(outcome.messages[0].details.get("via"), None);
+}
+
+/// Waits (up to 5 s) until `count()` is `want`.
+async fn settle(want: usize, count: impl Fn() -> usize) -> usize {
+    let deadline = std::time::Instant::now() + Duration::from_secs(5);
+    loop {
+        let n = count();
+        if n == want || std::time::Instant::now() > deadline {
+            return n;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ending_a_session_kills_its_remote_background_jobs_and_no_others() {
+    // The sleeps get their durations from variables, so only the jobs' own command lines
+    // (not the shells' that started them) say `sleep 300.125`.
+    let Some(sshd) = Sshd::start() else { return };
+    let dir = tempfile::tempdir().expect("tempdir");
+    let first = Arc::new(
+        SshEnv::connect(sshd.target(), dir.path())
+            .await
+            .expect("connect"),
+    );
+    let second = Arc::new(first.session());
+    let out = run(
+        Arc::clone(&first) as Arc<dyn ExecutionEnv>,
+        &[(
+            "bash",
+            json!({"command": "t=300.125; sleep $t >/dev/null 2>&1 & echo started"}),
+        )],
+    )
+    .await;
+    assert_eq!(out, "[ok] bash: started\n");
+    run(
+        Arc::clone(&second) as Arc<dyn ExecutionEnv>,
+        &[(
+            "bash",
+            json!({"command": "t=300.375; sleep $t >/dev/null 2>&1 &"}),
+        )],
+    )
+    .await;
+    assert_eq!(
+        settle(1, || processes_with("sleep 300.125").len()).await,
+        1,
+        "the job outlives its call"
+    );
+    assert_eq!(settle(1, || processes_with("sleep 300.375").len()).await, 1);
+
+    first.end_session();
+    assert_eq!(
+        settle(0, || processes_with("sleep 300.125").len()).await,
+        0,
+        "gone once end_session has returned"
+    );
+    assert_eq!(
+        processes_with("sleep 300.375").len(),
+        1,
+        "the other session's job lives on"
+    );
+    // The connection is still good for the next call.
+    let out = run(
+        Arc::clone(&first) as Arc<dyn ExecutionEnv>,
+        &[("bash", json!({"command": "echo again"}))],
+    )
+    .await;
+    assert_eq!(out, "[ok] bash: again\n");
+
+    drop(second);
+    assert_eq!(
+        settle(0, || processes_with("sleep 300.375").len()).await,
+        0,
+        "dropping a session ends its jobs"
+    );
+}
+
+/// Cases drawn from the read tool's own tests (`tests/tool_read.rs`), run everywhere.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn read_cases_behave_the_same_everywhere() {
+    let envs = Envs::new();
+    let out = envs
+        .check(
+            |dir: &Path| {
+                let numbered: String = (1..=3000).map(|i| format!("line {i}\n")).collect();
+                std::fs::write(dir.join("big.txt"), numbered).expect("big");
+                std::fs::write(
+                    dir.join("wide.txt"),
+                    format!("{}\nshort\n", "x".repeat(60_000)),
+                )
+                .expect("wide");
+                std::fs::write(dir.join("bin.dat"), b"ab\0cd\x01\x02").expect("bin");
+                std::fs::write(dir.join("crlf.txt"), "one\r\ntwo\r\n").expect("crlf");
+                std::fs::write(dir.join("it\u{2019}s.txt"), "curly\n").expect("curly");
+                std::fs::create_dir(dir.join("d")).expect("dir");
+            },
+            &[
+                ("read", json!({"path": "big.txt"})),
+                ("read", json!({"path": "big.txt", "offset": 2990})),
+                ("read", json!({"path": "big.txt", "offset": 5000})),
+                (
+                    "read",
+                    json!({"path": "@big.txt", "offset": 10, "limit": 2}),
+                ),
+                ("read", json!({"path": "wide.txt"})),
+                ("read", json!({"path": "bin.dat"})),
+                ("read", json!({"path": "d"})),
+                ("read", json!({"path": "crlf.txt"})),
+                ("read", json!({"path": "it's.txt"})),
+            ],
+        )
+        .await;
+    assert!(out.contains("[ok] read: line 10\nline 11\n"), "{out}");
+    assert!(out.contains("[ok] read: curly"), "{out}");
+}
+
+/// Cases drawn from `tests/tool_write.rs` and `tests/tool_edit.rs`, run everywhere.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn write_and_edit_cases_behave_the_same_everywhere() {
+    let envs = Envs::new();
+    let out = envs
+        .check(
+            |dir: &Path| {
+                use std::os::unix::fs::PermissionsExt;
+                std::fs::create_dir(dir.join("d")).expect("dir");
+                std::fs::create_dir(dir.join("targets")).expect("dir");
+                std::os::unix::fs::symlink("targets/later.txt", dir.join("pending")).expect("link");
+                std::fs::write(dir.join("private.txt"), "secret\n").expect("private");
+                std::fs::set_permissions(
+                    dir.join("private.txt"),
+                    std::fs::Permissions::from_mode(0o600),
+                )
+                .expect("chmod");
+                std::fs::write(dir.join("crlf.txt"), "alpha\r\nbeta\r\ngamma\r\n").expect("crlf");
+                std::fs::write(dir.join("bom.txt"), "\u{feff}first\nsecond\n").expect("bom");
+                std::fs::write(dir.join("ws.txt"), "let a = 1;   \nlet b = 2;\n").expect("ws");
+                std::fs::write(
+                    dir.join("code.py"),
+                    "def f():\n    if x:\n        return 1\n    return 2\n",
+                )
+                .expect("code");
+                std::fs::write(dir.join("two.txt"), "same\nother\nsame\n").expect("two");
+            },
+            &[
+                ("write", json!({"path": "d", "content": "x"})),
+                ("write", json!({"path": "pending", "content": "through the link\n"})),
+                ("write", json!({"path": "private.txt", "content": "new secret \u{e9}\n"})),
+                ("edit", json!({"path": "crlf.txt", "edits": [{"oldText": "beta\ngamma", "newText": "BETA\nGAMMA"}]})),
+                ("edit", json!({"path": "bom.txt", "edits": [{"oldText": "second", "newText": "2nd"}]})),
+                ("edit", json!({"path": "ws.txt", "edits": [{"oldText": "let a = 1;\nlet b = 2;", "newText": "let a = 3;\nlet b = 4;"}]})),
+                ("edit", json!({"path": "code.py", "edits": [{"oldText": "if x:\n    return 1", "newText": "if y:\n    return 10"}]})),
+                ("edit", json!({"path": "two.txt", "edits": [{"oldText": "same", "newText": "one"}]})),
+                ("edit", json!({"path": "two.txt", "edits": [{"oldText": "other", "newText": "x"}, {"oldText": "missing", "newText": "y"}]})),
+                ("edit", json!({"path": "two.txt", "edits": [{"oldText": "othr", "newText": "x"}]})),
+                ("edit", json!({"path": "nope.txt", "edits": [{"oldText": "a", "newText": "b"}]})),
+            ],
+        )
+        .await;
+    assert!(out.contains("pending -> targets/later.txt"), "{out}");
+    assert!(
+        out.contains("targets/later.txt (644): \"through the link\\n\""),
+        "{out}"
+    );
+    assert!(
+        out.contains("private.txt (600): \"new secret \u{e9}\\n\""),
+        "{out}"
+    );
+    assert!(
+        out.contains("crlf.txt (644): \"alpha\\r\\nBETA\\r\\nGAMMA\\r\\n\""),
+        "{out}"
+    );
+    assert!(
+        out.contains("bom.txt (644): \"\\u{feff}first\\n2nd\\n\""),
+        "{out}"
+    );
+    assert!(
+        out.contains("two.txt (644): \"same\\nother\\nsame\\n\""),
+        "{out}"
+    );
+}
+
+/// Cases drawn from `tests/tool_ls.rs` and `tests/tool_bash.rs`, run everywhere.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ls_and_bash_cases_behave_the_same_everywhere() {
+    let envs = Envs::new();
+    let out = envs
+        .check(
+            files(&[
+                ("Zeta.txt", "z"),
+                ("alpha.txt", "a"),
+                ("Beta/x", "x"),
+                (".env", "e"),
+                ("_under", "u"),
+                ("sub/inner/deep.txt", "d"),
+            ]),
+            &[
+                ("ls", json!({})),
+                ("ls", json!({"limit": 2})),
+                ("ls", json!({"path": "alpha.txt"})),
+                ("ls", json!({"path": "sub/inner"})),
+                ("bash", json!({"command": "true"})),
+                ("bash", json!({"command": "cd sub && pwd && ls"})),
+                (
+                    "bash",
+                    json!({"command": "printf '\\xc3'; printf '\\xa9\\n'; echo done"}),
+                ),
+                ("bash", json!({"command": "echo before; kill -TERM $$"})),
+                ("bash", json!({"command": "seq 1 5; exit 7"})),
+                ("bash", json!({"command": "printf 'no newline'"})),
+            ],
+        )
+        .await;
+    assert!(out.contains("[ok] bash: <dir>/sub\ninner"), "{out}");
+    assert!(out.contains("[ok] bash: \u{e9}\ndone"), "{out}");
 }

@@ -15,9 +15,16 @@ use crate::builtins::truncate::{
     DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, TruncatedBy, TruncationLimits, truncate_head,
 };
 use crate::core::{ToolContext, ToolError, ToolResult};
+use std::path::Path;
+
+use tokio_util::sync::CancellationToken;
+
+use crate::builtins::SearchedVia;
+use crate::env::{ExecutionEnv, ToolContextExt};
+use crate::search::env_walk::EnvWalk;
 use crate::search::path_glob::PathGlob;
 use crate::search::walk::{
-    Skipped, WalkBase, WalkEnd, search_root, sentence, spare_cores, walk_sorted,
+    Kind, Skipped, WalkBase, WalkEnd, resolve_root, search_root, sentence, spare_cores, walk_sorted,
 };
 use crate::tool;
 use crate::tool::ToolOutput;
@@ -59,6 +66,9 @@ pub struct FindDetails {
     /// Which output limit cut the text, when one did.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub truncated_by: Option<TruncatedBy>,
+    /// How an environment whose files are elsewhere searched (absent: on this machine).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub via: Option<SearchedVia>,
 }
 
 /// Finds paths by glob. Registered as a built-in tool by `#[tool]`.
@@ -85,7 +95,19 @@ pub async fn find(
     if let Some(output) = run_in_env(ctx, "find", &args).await {
         return output;
     }
+    let env = ctx.env();
     let raw_path = args.path.as_deref().unwrap_or(".");
+    let limit = usize::try_from(args.limit.unwrap_or(DEFAULT_LIMIT as u64))
+        .unwrap_or(usize::MAX)
+        .max(1);
+    if !env.is_local() {
+        let (root, meta) = resolve_root(env.as_ref(), raw_path).await?;
+        if !meta.is_dir {
+            return Err(not_a_directory(raw_path));
+        }
+        let glob = PathGlob::new(&args.pattern).map_err(ToolError::new)?;
+        return find_through_env(env.as_ref(), &root, &glob, limit, ctx.cancellation()).await;
+    }
     let (root, meta, roots) = search_root(
         ctx,
         "find",
@@ -94,14 +116,9 @@ pub async fn find(
     )
     .await?;
     if !meta.is_dir {
-        return Err(ToolError::new(format!(
-            "`{raw_path}` is a file, not a directory. Give the directory to search in as path."
-        )));
+        return Err(not_a_directory(raw_path));
     }
     let glob = PathGlob::new(&args.pattern).map_err(ToolError::new)?;
-    let limit = usize::try_from(args.limit.unwrap_or(DEFAULT_LIMIT as u64))
-        .unwrap_or(usize::MAX)
-        .max(1);
     let cancel = ctx.cancellation().clone();
     let shown = raw_path.to_string();
     let (found, more, end, skipped) = tokio::task::spawn_blocking(move || {
@@ -142,8 +159,63 @@ pub async fn find(
     })
     .await
     .map_err(|e| ToolError::new(format!("The search failed unexpectedly: {e}.")))??;
+    found_result(found, more, end == WalkEnd::Cancelled, &skipped, limit)
+}
+
+fn not_a_directory(raw_path: &str) -> ToolError {
+    ToolError::new(format!(
+        "`{raw_path}` is a file, not a directory. Give the directory to search in as path."
+    ))
+}
+
+/// find through the environment's own file operations (its files are not on this machine,
+/// and it could not search next to them): the same walk, the same result.
+async fn find_through_env(
+    env: &dyn ExecutionEnv,
+    root: &Path,
+    glob: &PathGlob,
+    limit: usize,
+    cancel: &CancellationToken,
+) -> Result<ToolOutput<FindDetails>, ToolError> {
+    let mut walk = EnvWalk::new(env, root, Some(glob)).await;
+    let mut found: Vec<String> = Vec::new();
+    let (mut bytes, mut more, mut cancelled) = (0usize, false, false);
+    while let Some(entry) = walk.next().await {
+        if cancel.is_cancelled() {
+            cancelled = true;
+            break;
+        }
+        if found.len() == limit {
+            more = true;
+            break;
+        }
+        let mut line = entry.rel;
+        if entry.kind == Kind::Dir {
+            line.push('/');
+        }
+        bytes += line.len() + 1;
+        found.push(line);
+        if bytes > DEFAULT_MAX_BYTES || found.len() > DEFAULT_MAX_LINES {
+            break;
+        }
+    }
+    let mut output = found_result(found, more, cancelled, &walk.skipped, limit)?;
+    if let Some(details) = &mut output.details {
+        details.via = Some(SearchedVia::Walk);
+    }
+    Ok(output)
+}
+
+/// The result for the paths `found` (`more`: the limit cut them short).
+fn found_result(
+    found: Vec<String>,
+    more: bool,
+    cancelled: bool,
+    skipped: &Skipped,
+    limit: usize,
+) -> Result<ToolOutput<FindDetails>, ToolError> {
     let unreadable = skipped.notice("directory", "directories");
-    if end == WalkEnd::Cancelled {
+    if cancelled {
         return Err(ToolError::new("The search was aborted."));
     }
     if found.is_empty() {

@@ -15,9 +15,20 @@ use crate::builtins::truncate::{
     truncate_head,
 };
 use crate::core::{ToolContext, ToolError, ToolResult};
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use tokio_util::io::SyncIoBridge;
+use tokio_util::sync::CancellationToken;
+
+use crate::builtins::SearchedVia;
+use crate::env::{ExecutionEnv, Roots, ToolContextExt};
+use crate::search::env_walk::EnvWalk;
 use crate::search::path_glob::PathGlob;
-use crate::search::scan::{FileHits, SearchSpec, search};
-use crate::search::walk::{search_root, sentence};
+use crate::search::scan::{
+    Collector, FileHits, SearchOutcome, SearchSpec, search, search_reader, skip_reason,
+};
+use crate::search::walk::{Kind, Skipped, resolve_root, search_root, sentence};
 use crate::tool;
 use crate::tool::ToolOutput;
 use crate::tool::render::{Color, Style, Styled};
@@ -88,6 +99,9 @@ pub struct GrepDetails {
     /// Some lines were clipped to 500 characters.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub lines_truncated: bool,
+    /// How an environment whose files are elsewhere searched (absent: on this machine).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub via: Option<SearchedVia>,
 }
 
 /// Searches file contents. Registered as a built-in tool by `#[tool]`.
@@ -114,13 +128,21 @@ pub async fn grep(
     if let Some(output) = run_in_env(ctx, "grep", &args).await {
         return output;
     }
-    let (root, meta, roots) = search_root(
-        ctx,
-        "grep",
-        args.path.as_deref(),
-        "Use bash to run a search there instead.",
-    )
-    .await?;
+    let env = ctx.env();
+    let (root, meta, roots) = if env.is_local() {
+        search_root(
+            ctx,
+            "grep",
+            args.path.as_deref(),
+            "Use bash to run a search there instead.",
+        )
+        .await?
+    } else {
+        // The files are elsewhere: the search walks and reads them through the environment,
+        // which confines every path itself (no local roots to open them through).
+        let (root, meta) = resolve_root(env.as_ref(), args.path.as_deref().unwrap_or(".")).await?;
+        (root, meta, Arc::new(Roots::default()))
+    };
     let matcher = RegexMatcherBuilder::new()
         .case_insensitive(args.ignore_case.unwrap_or(false))
         .fixed_strings(args.literal.unwrap_or(false))
@@ -149,9 +171,14 @@ pub async fn grep(
         max_bytes: DEFAULT_MAX_BYTES,
     };
     let cancel = ctx.cancellation().clone();
-    let outcome = tokio::task::spawn_blocking(move || search(&spec, &cancel))
-        .await
-        .map_err(|e| ToolError::new(format!("The search failed unexpectedly: {e}.")))?;
+    let via = (!env.is_local()).then_some(SearchedVia::Walk);
+    let outcome = if env.is_local() {
+        tokio::task::spawn_blocking(move || search(&spec, &cancel))
+            .await
+            .map_err(|e| ToolError::new(format!("The search failed unexpectedly: {e}.")))?
+    } else {
+        search_through_env(env, Arc::new(spec), &cancel).await
+    };
     if outcome.cancelled {
         return Err(ToolError::new("The search was aborted."));
     }
@@ -171,7 +198,10 @@ pub async fn grep(
             ),
             None => "No matches found".to_string(),
         };
-        return Ok(ToolOutput::text(text).with_details(GrepDetails::default()));
+        return Ok(ToolOutput::text(text).with_details(GrepDetails {
+            via,
+            ..GrepDetails::default()
+        }));
     }
 
     let mut text = String::new();
@@ -193,6 +223,7 @@ pub async fn grep(
         matches: outcome.matches,
         files: outcome.files.len(),
         lines_truncated,
+        via,
         ..GrepDetails::default()
     };
     if outcome.more_matches && !truncation.truncated {
@@ -223,6 +254,79 @@ pub async fn grep(
         out.push_str(&format!("\n\n[{}]", notices.join(". ")));
     }
     Ok(ToolOutput::text(out).with_details(details))
+}
+
+/// grep through the environment's own file operations (its files are not on this machine,
+/// and it could not search next to them): the same walk and the same matching as locally,
+/// each file streamed from the environment into the searcher on a blocking thread.
+async fn search_through_env(
+    env: Arc<dyn ExecutionEnv>,
+    spec: Arc<SearchSpec>,
+    cancel: &CancellationToken,
+) -> SearchOutcome {
+    let mut collector = Collector::new(&spec);
+    if spec.single_file {
+        let name = spec
+            .root
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_else(|| spec.root.to_string_lossy().into_owned());
+        // Only a regular file is read (a FIFO would block), as locally.
+        if env.metadata(&spec.root).await.is_ok_and(|m| m.is_file) {
+            match search_env_file(&env, &spec, spec.root.clone(), name).await {
+                Ok(Some(hits)) => collector.accept(hits),
+                Ok(None) => {}
+                Err(err) => collector.outcome.skipped.note(".", &skip_reason(&err)),
+            }
+        }
+        collector.outcome.cancelled = cancel.is_cancelled();
+        return collector.outcome;
+    }
+    let mut walk = EnvWalk::new(env.as_ref(), &spec.root, spec.glob.as_ref()).await;
+    while let Some(entry) = walk.next().await {
+        if cancel.is_cancelled() || collector.done {
+            break;
+        }
+        if !(entry.kind == Kind::File || (entry.kind == Kind::Link && entry.link_to_file)) {
+            continue;
+        }
+        let rel = entry.rel.clone();
+        match search_env_file(&env, &spec, entry.path, entry.rel).await {
+            Ok(Some(hits)) => collector.accept(hits),
+            Ok(None) => {}
+            Err(err) => collector.outcome.skipped.note(&rel, &skip_reason(&err)),
+        }
+    }
+    // As locally, the directories that could not be read come after the files.
+    let mut outcome = collector.outcome;
+    outcome.skipped.first.extend(walk.skipped.first);
+    outcome.skipped.count += walk.skipped.count;
+    outcome.skipped.first.truncate(Skipped::SHOWN);
+    outcome.cancelled = cancel.is_cancelled();
+    outcome
+}
+
+/// Searches one file of the environment, shown as `rel`.
+async fn search_env_file(
+    env: &Arc<dyn ExecutionEnv>,
+    spec: &Arc<SearchSpec>,
+    path: PathBuf,
+    rel: String,
+) -> std::io::Result<Option<FileHits>> {
+    let reader = env.open_read(&path).await?;
+    let handle = tokio::runtime::Handle::current();
+    let env = Arc::clone(env);
+    let spec = Arc::clone(spec);
+    tokio::task::spawn_blocking(move || {
+        let file = SyncIoBridge::new_with_handle(reader, handle.clone());
+        let rewind = move |_| {
+            let again = handle.block_on(env.open_read(&path))?;
+            Ok(SyncIoBridge::new_with_handle(again, handle))
+        };
+        search_reader(&spec, file, rewind, rel)
+    })
+    .await
+    .map_err(|e| std::io::Error::other(format!("the search failed unexpectedly: {e}")))?
 }
 
 /// Matches and files among the first `lines` output lines (each hit line is one output line).

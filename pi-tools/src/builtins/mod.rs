@@ -21,9 +21,22 @@ fn sentence(err: &impl std::fmt::Display) -> String {
     format!("{}.", text.trim_end().trim_end_matches('.'))
 }
 
+/// How grep or find searched an environment whose files are not on this machine, for the
+/// event log (in the result's details; never in the text the model reads).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SearchedVia {
+    /// The environment ran the search next to the files (the remote pi-tools helper).
+    Helper,
+    /// The tool walked the tree through the environment's file operations (over SFTP, for
+    /// an SSH environment).
+    Walk,
+}
+
 /// Lets the environment run `tool` itself when it can (see
 /// [`ExecutionEnv::run_tool`](crate::env::ExecutionEnv::run_tool)): the tool's output when
-/// it did, `None` when the tool should go on as usual.
+/// it did (its details saying `"via": "helper"`), `None` when the tool should go on as
+/// usual, which it also does when the environment answers `ErrorKind::Unsupported`.
 async fn run_in_env<A, D>(
     ctx: &crate::core::ToolContext,
     tool: &str,
@@ -40,13 +53,18 @@ where
         object.retain(|_, v| !v.is_null());
     }
     let run = env.run_tool(tool, arguments, ctx.cancellation().clone())?;
+    let via = || serde_json::to_value(SearchedVia::Helper).unwrap_or_default();
     Some(match run.await {
+        Err(err) if err.kind() == std::io::ErrorKind::Unsupported => return None,
         Err(err) => Err(crate::core::ToolError::new(sentence(&err))),
         Ok(message) if message.is_error => {
             let text: Vec<&str> = message.content.iter().filter_map(|b| b.as_text()).collect();
             Err(crate::core::ToolError::new(text.join("\n")).with_details(message.details))
         }
-        Ok(message) => {
+        Ok(mut message) => {
+            if let Some(details) = message.details.as_object_mut() {
+                details.insert("via".into(), via());
+            }
             let mut output = crate::tool::ToolOutput::blocks(message.content);
             output.details = serde_json::from_value(message.details).ok();
             Ok(output)

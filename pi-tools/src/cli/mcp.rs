@@ -18,6 +18,7 @@ use crate::mcp::{
 };
 use crate::toolbox::Toolbox;
 
+use super::setup::Workspace;
 use super::{Failure, McpArgs, setup};
 
 /// The environment variable that holds the HTTP server's bearer token when no
@@ -25,10 +26,10 @@ use super::{Failure, McpArgs, setup};
 const TOKEN_VARIABLE: &str = "PI_TOOLS_MCP_TOKEN";
 
 pub(super) async fn mcp(args: McpArgs, source: &ConfigSource) -> Result<ExitCode, Failure> {
-    let cwd = setup::working_directory(args.cwd.as_deref())?;
     let registered = setup::registered()?;
-    let config = setup::config(source, &registered)?;
-    let toolbox = Toolbox::new(registered, &config, setup::extensions(&cwd, &config)?);
+    let mut config = setup::config(source, &registered)?;
+    let workspace = Workspace::open(&args.workspace, &mut config).await?;
+    let toolbox = Toolbox::new(registered, &config, workspace.extensions(&config)?);
     init_stderr_logging();
     let tools = served_tools(&toolbox);
     let stop = CancellationToken::new();
@@ -63,7 +64,7 @@ pub(super) async fn mcp(args: McpArgs, source: &ConfigSource) -> Result<ExitCode
             // its idle timeout) ends that session's background jobs and no other's.
             let base = toolbox.runner_config();
             let session_config = move || -> RunnerConfig {
-                match setup::extensions(&cwd, &config) {
+                match workspace.session_extensions(&config) {
                     Ok(extensions) => RunnerConfig {
                         extensions,
                         ..base.clone()

@@ -178,11 +178,26 @@ struct CallArgs {
     cwd: Option<PathBuf>,
 }
 
+/// Where the tools of `run` and `mcp` work: a local directory, or one on another machine.
+#[derive(Debug, Args)]
+struct WorkspaceArgs {
+    /// The directory the tools work in (default: the current directory).
+    #[arg(long, value_name = "DIR", conflicts_with = "ssh")]
+    cwd: Option<PathBuf>,
+    /// Work on another machine over SSH, in the absolute directory PATH there; HOST may be an
+    /// alias of the ssh config. Overrides [env]'s host, port and cwd.
+    #[arg(long, value_name = "[USER@]HOST[:PORT]/PATH")]
+    ssh: Option<String>,
+    /// An ssh config file to use instead of ~/.ssh/config (`ssh -F`), with --ssh or
+    /// [env] kind = "ssh".
+    #[arg(long, value_name = "FILE")]
+    ssh_config: Option<PathBuf>,
+}
+
 #[derive(Debug, Args)]
 struct RunArgs {
-    /// The directory the tools work in (default: the current directory).
-    #[arg(long, value_name = "DIR")]
-    cwd: Option<PathBuf>,
+    #[command(flatten)]
+    workspace: WorkspaceArgs,
     /// Print every event as one JSON object a line, then `{"type":"batch_end",…}`.
     #[arg(long)]
     json: bool,
@@ -235,9 +250,8 @@ struct SchemaArgs {
 
 #[derive(Debug, Args)]
 struct McpArgs {
-    /// The directory the tools work in (default: the current directory).
-    #[arg(long, value_name = "DIR")]
-    cwd: Option<PathBuf>,
+    #[command(flatten)]
+    workspace: WorkspaceArgs,
     /// Serve Streamable HTTP on this address (e.g. 127.0.0.1:8808; path /mcp) instead of
     /// standard input and output.
     #[arg(long, value_name = "ADDR")]

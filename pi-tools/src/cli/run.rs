@@ -20,16 +20,20 @@ use crate::config::ConfigSource;
 use super::color::{ColorChoice, Terminal};
 use super::jsonl::JsonLines;
 use super::live::LiveView;
+use super::setup::Workspace;
 use super::{Failure, RunArgs, input, setup};
+use crate::toolbox::Toolbox;
 
 pub(super) async fn run(
     args: RunArgs,
     config: &ConfigSource,
     color: ColorChoice,
 ) -> Result<ExitCode, Failure> {
-    let cwd = setup::working_directory(args.cwd.as_deref())?;
     let calls = input::parse(&input::read(args.input.as_deref())?)?;
-    let toolbox = setup::running_toolbox(config, &cwd)?;
+    let registered = setup::registered()?;
+    let mut config = setup::config(config, &registered)?;
+    let workspace = Workspace::open(&args.workspace, &mut config).await?;
+    let toolbox = Toolbox::new(registered, &config, workspace.extensions(&config)?);
     let runner_config = toolbox.runner_config();
     let env = runner_config
         .extensions

@@ -1,18 +1,18 @@
 //! What every subcommand starts from: the registered tools, the loaded configuration, the
-//! toolbox, and (for the commands that run tools) the working directory and the execution
-//! environment handed to the tools.
+//! toolbox, and (for the commands that run tools) the workspace: the working directory and
+//! the execution environment handed to the tools, on this machine or over SSH.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use crate::config::{Config, ConfigSource};
+use crate::config::{Config, ConfigSource, EnvSettings, SshSettings};
 use crate::core::Extensions;
 use crate::env::{ExecutionEnv, LocalEnv};
 use crate::tool::Registry;
 use crate::tool::ToolDefinition;
 use crate::toolbox::Toolbox;
 
-use super::Failure;
+use super::{Failure, WorkspaceArgs};
 
 /// Every `#[tool]` linked into this binary, sorted by name.
 pub(super) fn registered() -> Result<Vec<Arc<dyn ToolDefinition>>, Failure> {
@@ -36,14 +36,6 @@ pub(super) fn describing_toolbox(source: &ConfigSource) -> Result<Toolbox, Failu
     let registered = registered()?;
     let config = config(source, &registered)?;
     Ok(Toolbox::new(registered, &config, Extensions::new()))
-}
-
-/// The toolbox for commands that run tools in `cwd`.
-pub(super) fn running_toolbox(source: &ConfigSource, cwd: &Path) -> Result<Toolbox, Failure> {
-    let registered = registered()?;
-    let config = config(source, &registered)?;
-    let extensions = extensions(cwd, &config)?;
-    Ok(Toolbox::new(registered, &config, extensions))
 }
 
 /// The working directory: `--cwd` when given (it must be an existing directory), else the
@@ -93,4 +85,112 @@ pub(super) fn extensions(cwd: &Path, config: &Config) -> Result<Extensions, Fail
         .map_err(|e| Failure::general(e.to_string()))?;
     let env: Arc<dyn ExecutionEnv> = Arc::new(env);
     Ok(Extensions::new().with(env))
+}
+
+/// Where `run` and `mcp` work.
+pub(super) enum Workspace {
+    /// In this directory of this machine.
+    Local(PathBuf),
+    /// On another machine, through one SSH connection.
+    #[cfg(feature = "ssh")]
+    Ssh(Arc<crate::env::SshEnv>),
+}
+
+impl Workspace {
+    /// The workspace `args` and `[env]` name: `--ssh` (with `[env]`'s other SSH keys and
+    /// `--ssh-config`), else an SSH `[env]`, else `--cwd` or the current directory. An SSH
+    /// workspace is connected here, once, so a bad host or key fails before anything runs;
+    /// `[sandbox]` then does not apply (it confines processes of this machine) and is
+    /// turned off in `config` so the prompt does not claim it.
+    pub(super) async fn open(args: &WorkspaceArgs, config: &mut Config) -> Result<Self, Failure> {
+        let ssh = match (&args.ssh, &config.env) {
+            (Some(spec), env) => Some(SshSettings::from_spec(spec, env).map_err(Failure::usage)?),
+            (None, EnvSettings::Ssh(settings)) => {
+                if let Some(cwd) = &args.cwd {
+                    return Err(Failure::usage(format!(
+                        "--cwd `{}` names a local directory, but [env] in {} says the tools work over SSH; give the remote directory with --ssh [user@]host[:port]/path, or [env] cwd",
+                        cwd.display(),
+                        config.origin
+                    )));
+                }
+                Some(settings.clone())
+            }
+            (None, EnvSettings::Local) => None,
+        };
+        let Some(mut settings) = ssh else {
+            if args.ssh_config.is_some() {
+                return Err(Failure::usage(
+                    "--ssh-config applies to an SSH workspace; give --ssh [user@]host[:port]/path, or [env] kind = \"ssh\" in the configuration",
+                ));
+            }
+            return working_directory(args.cwd.as_deref()).map(Workspace::Local);
+        };
+        if let Some(file) = &args.ssh_config {
+            settings.ssh_config = Some(file.clone());
+        }
+        Self::connect(settings, config).await
+    }
+
+    #[cfg(feature = "ssh")]
+    async fn connect(settings: SshSettings, config: &mut Config) -> Result<Self, Failure> {
+        use crate::config::SandboxSettings;
+        use crate::env::{SandboxMode, SshEnv};
+        let host = settings.host.clone();
+        let mut env = SshEnv::connect(settings.target(), &settings.cwd)
+            .await
+            .map_err(|e| Failure::general(e.to_string()))?;
+        if let Some(roots) = &config.allowed_roots {
+            env = env.with_allowed_roots(roots).await.map_err(|e| {
+                Failure::general(format!(
+                    "{e}; fix [paths] allowed_roots in the configuration or create the directory on {host}"
+                ))
+            })?;
+        }
+        let unconfined = SandboxSettings {
+            mode: SandboxMode::Off,
+            network: true,
+            ..SandboxSettings::default()
+        };
+        if config.sandbox != SandboxSettings::default() && config.sandbox != unconfined {
+            eprintln!(
+                "pi-tools: [sandbox] confines commands run on this machine only; on {host} commands run unconfined"
+            );
+        }
+        config.sandbox = unconfined;
+        Ok(Workspace::Ssh(Arc::new(env)))
+    }
+
+    #[cfg(not(feature = "ssh"))]
+    async fn connect(settings: SshSettings, _config: &mut Config) -> Result<Self, Failure> {
+        Err(Failure::usage(format!(
+            "this pi-tools was built without the `ssh` feature, so it cannot work on {}; build it with `--features ssh`",
+            settings.host
+        )))
+    }
+
+    /// The values the tools' context carries: the workspace's environment (a fresh
+    /// [`LocalEnv`] for a local one).
+    pub(super) fn extensions(&self, config: &Config) -> Result<Extensions, Failure> {
+        match self {
+            Workspace::Local(cwd) => extensions(cwd, config),
+            #[cfg(feature = "ssh")]
+            Workspace::Ssh(env) => {
+                let env: Arc<dyn ExecutionEnv> = Arc::clone(env) as Arc<dyn ExecutionEnv>;
+                Ok(Extensions::new().with(env))
+            }
+        }
+    }
+
+    /// The values for one more session of a server: an environment whose background jobs
+    /// end with that session (over the same SSH connection for a remote workspace).
+    pub(super) fn session_extensions(&self, config: &Config) -> Result<Extensions, Failure> {
+        match self {
+            Workspace::Local(cwd) => extensions(cwd, config),
+            #[cfg(feature = "ssh")]
+            Workspace::Ssh(env) => {
+                let env: Arc<dyn ExecutionEnv> = Arc::new(env.session());
+                Ok(Extensions::new().with(env))
+            }
+        }
+    }
 }

@@ -15,13 +15,13 @@ use toml::de::{DeTable, DeValue};
 use super::error::line_column;
 use super::{
     Config, ConfigError, ConfigProblem, DEFAULT_ORIGIN, DEFAULT_TIMEOUT_SECS, DEFAULT_TOML,
-    SandboxSettings, ToolSettings,
+    EnvSettings, SandboxSettings, ToolSettings,
 };
 use crate::core::ExecutionMode;
 use crate::tool::ToolDefinition;
 
 const TOOLS_KEYS: [&str; 4] = ["active", "execution", "max_concurrency", "timeout_secs"];
-const SECTIONS: [&str; 5] = ["tools", "tool", "paths", "prompt", "sandbox"];
+const SECTIONS: [&str; 6] = ["tools", "tool", "paths", "prompt", "sandbox", "env"];
 
 impl Config {
     /// Loads `path`, or the embedded default when `path` is `None`, validating it against
@@ -115,6 +115,7 @@ impl<'a> Loader<'a> {
             allowed_roots: None,
             guidelines: Vec::new(),
             sandbox: SandboxSettings::default(),
+            env: EnvSettings::Local,
             origin: self.origin.to_owned(),
         };
         let mut active = None;
@@ -147,6 +148,11 @@ impl<'a> Loader<'a> {
                         config.sandbox = self.sandbox_section(table);
                     }
                 }
+                "env" => {
+                    if let Some(table) = self.table(value, "[env]") {
+                        config.env = self.env_section(table, key.span());
+                    }
+                }
                 other => {
                     let hint = suggest(other, SECTIONS.iter().copied())
                         .map(|s| format!("did you mean [{s}]? "))
@@ -154,7 +160,7 @@ impl<'a> Loader<'a> {
                     self.report(
                         key.span(),
                         format!(
-                            "unknown section `{other}`; {hint}the sections are [tools], [tool.<name>], [paths], [prompt] and [sandbox]"
+                            "unknown section `{other}`; {hint}the sections are [tools], [tool.<name>], [paths], [prompt], [sandbox] and [env]"
                         ),
                     );
                 }
@@ -466,7 +472,7 @@ impl<'a> Loader<'a> {
     }
 }
 
-fn integer(value: &Spanned<DeValue<'_>>) -> Option<i64> {
+pub(super) fn integer(value: &Spanned<DeValue<'_>>) -> Option<i64> {
     let DeValue::Integer(n) = value.get_ref() else {
         return None;
     };

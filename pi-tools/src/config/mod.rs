@@ -1,5 +1,5 @@
 //! `pi-tools.toml`: which tools are active, how batches run, per-tool settings, path
-//! confinement and the prompt's closing guidelines.
+//! confinement, the prompt's closing guidelines, and the machine the tools work on.
 //!
 //! ```toml
 //! [tools]
@@ -21,6 +21,11 @@
 //! [sandbox]
 //! mode = "workspace-write"                     # or "read-only", "off"
 //! network = true
+//!
+//! [env]
+//! kind = "ssh"                                 # or "local" (the default)
+//! host = "me@build-box"                        # an ssh config alias or user@host
+//! cwd = "/srv/project"                         # the remote working directory
 //! ```
 //!
 //! Loading validates everything against the registered tools: unknown tool names get a
@@ -31,6 +36,7 @@
 //! every key against the registered tools; `error.rs` is how problems point back into the file.
 
 mod discover;
+mod env;
 mod error;
 mod load;
 mod model;
@@ -38,6 +44,7 @@ mod sandbox;
 
 pub use discover::{CONFIG_ENV, CONFIG_FILE_NAME, ConfigSource};
 
+pub use env::{DEFAULT_CONNECT_TIMEOUT, EnvSettings, SshSettings};
 pub use error::{ConfigError, ConfigProblem};
 pub use model::{Config, ToolSettings};
 pub use sandbox::SandboxSettings;

@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use serde_json::Value as Json;
 
-use super::SandboxSettings;
+use super::{EnvSettings, SandboxSettings};
 use crate::core::ExecutionMode;
 
 /// A loaded, validated configuration.
@@ -34,6 +34,8 @@ pub struct Config {
     /// `[sandbox]`: how far commands and file writes are confined (absent: the defaults of
     /// [`SandboxSettings`], workspace-write with the network on).
     pub sandbox: SandboxSettings,
+    /// `[env]`: which machine the tools work on (absent: this one).
+    pub env: EnvSettings,
     /// The file it came from, or [`DEFAULT_ORIGIN`](super::DEFAULT_ORIGIN).
     pub origin: String,
 }
@@ -70,6 +72,7 @@ impl std::fmt::Debug for Config {
             .field("allowed_roots", &self.allowed_roots)
             .field("guidelines", &self.guidelines)
             .field("sandbox", &self.sandbox)
+            .field("env", &self.env)
             .field("origin", &self.origin)
             .finish()
     }

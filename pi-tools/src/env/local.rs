@@ -260,17 +260,18 @@ fn list_dir_of(roots: &Roots, path: &Path) -> io::Result<Vec<DirEntry>> {
         };
         let is_symlink = kind == FileType::Symlink;
         // Where a link leads is asked beneath the roots too: one leading out is no directory.
-        let is_dir = if is_symlink {
+        let followed = if is_symlink {
             roots
                 .open(&path.join(name), OFlags::PATH, Mode::empty(), Last::Follow)
                 .and_then(|fd| Ok(rustix::fs::fstat(fd)?))
-                .is_ok_and(|st| FileType::from_raw_mode(st.st_mode) == FileType::Directory)
+                .map_or(FileType::Unknown, |st| FileType::from_raw_mode(st.st_mode))
         } else {
-            kind == FileType::Directory
+            kind
         };
         entries.push(DirEntry {
             name: name.to_string_lossy().into_owned(),
-            is_dir,
+            is_dir: followed == FileType::Directory,
+            is_file: followed == FileType::RegularFile,
             is_symlink,
         });
     }

@@ -9,6 +9,7 @@
 mod beneath;
 #[cfg(feature = "process")]
 mod exec;
+mod host_key;
 mod local;
 mod path;
 #[cfg(feature = "process")]
@@ -29,6 +30,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::core::{BoxFuture, ToolContext};
 
+pub use host_key::HostKeyPolicy;
 pub use local::LocalEnv;
 pub use path::{expand_tilde, mutation_key, normalize_path_input, resolve_path, resolve_read_path};
 #[cfg(feature = "process")]
@@ -40,7 +42,7 @@ pub use sandbox::{KernelSupport, ResolvedSandbox, SandboxMode, SandboxPolicy};
 #[cfg(feature = "builtins")]
 pub(crate) use beneath::{Last, Roots, open_beneath};
 #[cfg(feature = "ssh")]
-pub use ssh::{HostKeyPolicy, SshEnv, SshTarget};
+pub use ssh::{SshEnv, SshTarget};
 
 /// What a stat of a path tells (symbolic links followed, except for `is_symlink`).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -66,6 +68,9 @@ pub struct DirEntry {
     pub name: String,
     /// It is a directory (symbolic links followed).
     pub is_dir: bool,
+    /// It is a regular file (symbolic links followed): not a directory, FIFO, socket or
+    /// device, so reading it cannot block.
+    pub is_file: bool,
     /// It is a symbolic link.
     pub is_symlink: bool,
 }
@@ -200,7 +205,8 @@ pub trait ExecutionEnv: Send + Sync + 'static {
     /// the tool could through the environment (a remote machine with the pi-tools helper runs
     /// grep and find there, instead of walking the tree file by file over the network).
     /// Returns the tool's result message, or `None` when the environment does not run `tool`
-    /// itself (the default), and the tool goes on as usual.
+    /// itself (the default), and the tool goes on as usual; so it does when the future fails
+    /// with `ErrorKind::Unsupported` (the environment found out it cannot after all).
     fn run_tool<'a>(
         &'a self,
         tool: &'a str,

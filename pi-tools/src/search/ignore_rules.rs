@@ -26,14 +26,14 @@ pub(crate) struct Rules {
 /// Which ignore-related names a directory listing showed.
 #[derive(Debug, Default, Clone, Copy)]
 pub(crate) struct IgnoreFiles {
-    ignore: bool,
-    gitignore: bool,
-    git: bool,
+    pub(crate) ignore: bool,
+    pub(crate) gitignore: bool,
+    pub(crate) git: bool,
 }
 
 impl IgnoreFiles {
     /// Every kind, for a directory that was not listed (the ones above a walk's root).
-    fn all() -> IgnoreFiles {
+    pub(crate) fn all() -> IgnoreFiles {
         IgnoreFiles {
             ignore: true,
             gitignore: true,
@@ -51,7 +51,7 @@ impl IgnoreFiles {
         }
     }
 
-    fn any(self) -> bool {
+    pub(crate) fn any(self) -> bool {
         self.ignore || self.gitignore || self.git
     }
 }
@@ -76,19 +76,41 @@ impl Rules {
         if !files.any() {
             return parent;
         }
-        let ignore = files
+        let texts = IgnoreTexts {
+            ignore: files
+                .ignore
+                .then(|| read_small_regular(&dir.join(".ignore")))
+                .flatten(),
+            gitignore: files
+                .gitignore
+                .then(|| read_small_regular(&dir.join(".gitignore")))
+                .flatten(),
+            exclude: files
+                .git
+                .then(|| git_exclude_file(dir))
+                .flatten()
+                .and_then(|file| read_small_regular(&file).map(|text| (file, text))),
+        };
+        Rules::from_texts(dir, parent, texts)
+    }
+
+    /// The rules in force inside `dir`: `parent`'s, plus those of the ignore files whose
+    /// text is given (read by whoever walks: this machine's file system, or an execution
+    /// environment's). Without any, this is `parent` itself.
+    pub(crate) fn from_texts(
+        dir: &Path,
+        parent: Option<Arc<Rules>>,
+        texts: IgnoreTexts,
+    ) -> Option<Arc<Rules>> {
+        let ignore = texts
             .ignore
-            .then(|| compile(dir, &dir.join(".ignore")))
-            .flatten();
-        let gitignore = files
+            .and_then(|text| compile(dir, &dir.join(".ignore"), &text));
+        let gitignore = texts
             .gitignore
-            .then(|| compile(dir, &dir.join(".gitignore")))
-            .flatten();
-        let exclude = files
-            .git
-            .then(|| git_exclude_file(dir))
-            .flatten()
-            .and_then(|file| compile(dir, &file));
+            .and_then(|text| compile(dir, &dir.join(".gitignore"), &text));
+        let exclude = texts
+            .exclude
+            .and_then(|(file, text)| compile(dir, &file, &text));
         if ignore.is_none() && gitignore.is_none() && exclude.is_none() {
             return parent;
         }
@@ -124,10 +146,9 @@ fn decide(verdict: &mut Match<()>, matcher: Option<&Gitignore>, path: &Path, is_
     }
 }
 
-/// Compiles one ignore file whose patterns are relative to `dir`. A missing or empty file
-/// gives nothing; lines that are not valid globs are skipped, as git does.
-fn compile(dir: &Path, file: &Path) -> Option<Gitignore> {
-    let text = read_small_regular(file)?;
+/// Compiles one ignore file (`file`, holding `text`) whose patterns are relative to `dir`.
+/// An empty file gives nothing; lines that are not valid globs are skipped, as git does.
+fn compile(dir: &Path, file: &Path, text: &str) -> Option<Gitignore> {
     let mut builder = GitignoreBuilder::new(dir);
     for line in text.lines() {
         // An invalid line is skipped; every valid one is kept.
@@ -146,17 +167,39 @@ fn git_exclude_file(dir: &Path) -> Option<PathBuf> {
     if meta.is_dir() {
         return Some(git.join("info").join("exclude"));
     }
-    let text = read_small_regular(&git)?;
-    let git_dir = dir.join(text.trim().strip_prefix("gitdir:")?.trim());
-    let common = match read_small_regular(&git_dir.join("commondir")) {
+    let git_dir = git_dir_of(dir, &read_small_regular(&git)?)?;
+    let commondir = read_small_regular(&git_dir.join("commondir"));
+    Some(exclude_in(&git_dir, commondir.as_deref()))
+}
+
+/// The git directory a `.git` file in `dir` points to (`gitdir: …`).
+pub(crate) fn git_dir_of(dir: &Path, git_file: &str) -> Option<PathBuf> {
+    Some(dir.join(git_file.trim().strip_prefix("gitdir:")?.trim()))
+}
+
+/// The `info/exclude` file of the git directory `git_dir`, whose `commondir` file (if it has
+/// one) says this.
+pub(crate) fn exclude_in(git_dir: &Path, commondir: Option<&str>) -> PathBuf {
+    let common = match commondir {
         Some(common) => git_dir.join(common.trim()),
-        None => git_dir,
+        None => git_dir.to_path_buf(),
     };
-    Some(common.join("info").join("exclude"))
+    common.join("info").join("exclude")
+}
+
+/// The texts of one directory's ignore files, as read.
+#[derive(Debug, Default)]
+pub(crate) struct IgnoreTexts {
+    /// `.ignore`.
+    pub ignore: Option<String>,
+    /// `.gitignore`.
+    pub gitignore: Option<String>,
+    /// The repository's `info/exclude` (where it is, and its text).
+    pub exclude: Option<(PathBuf, String)>,
 }
 
 /// Ignore files bigger than this are not read.
-const MAX_IGNORE_FILE: u64 = 4 << 20;
+pub(crate) const MAX_IGNORE_FILE: u64 = 4 << 20;
 
 /// The text of a small regular file, opened without blocking (`None`: missing, not a
 /// regular file, too big, or not readable): a FIFO named `.gitignore` must not stall a walk.

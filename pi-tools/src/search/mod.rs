@@ -1,9 +1,11 @@
 //! The search engine grep and find share: an ordered, ignore-aware directory walk over
 //! allocation-light listings, ripgrep's gitignore matchers, the path glob, and the parallel
-//! content scan behind grep.
+//! content scan behind grep; and the same walk through an execution environment whose
+//! files are elsewhere.
 //!
 //! Used only by the built-in tools; nothing here knows a tool.
 
+pub(crate) mod env_walk;
 mod ignore_rules;
 mod listing;
 pub(crate) mod path_glob;

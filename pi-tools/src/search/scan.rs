@@ -140,11 +140,13 @@ pub(crate) fn search(spec: &SearchSpec, cancel: &CancellationToken) -> SearchOut
             Mode::empty(),
             Last::Follow,
         )) {
-            Ok(Some(file)) => match search_file(&mut searcher, &mut Vec::new(), spec, file, name) {
-                Ok(Some(hits)) => collector.accept(hits),
-                Ok(None) => {}
-                Err(err) => collector.outcome.skipped.note(".", &reason(&err)),
-            },
+            Ok(Some(file)) => {
+                match search_file(&mut searcher, &mut Vec::new(), spec, file, rewind, name) {
+                    Ok(Some(hits)) => collector.accept(hits),
+                    Ok(None) => {}
+                    Err(err) => collector.outcome.skipped.note(".", &reason(&err)),
+                }
+            }
             Ok(None) => {}
             Err(err) => collector.outcome.failed = Some(err),
         }
@@ -353,20 +355,29 @@ fn search_entry(
         Ok(None) => return Ok(None),
         Err(err) => return Err((rel, err)),
     };
-    search_file(searcher, buffer, spec, file, rel.clone()).map_err(|err| (rel, err))
+    search_file(searcher, buffer, spec, file, rewind, rel.clone()).map_err(|err| (rel, err))
+}
+
+/// A local file, from its start again.
+fn rewind(mut file: File) -> io::Result<File> {
+    file.seek(SeekFrom::Start(0))?;
+    Ok(file)
 }
 
 /// Puts file results together in order and decides when enough has been seen.
-struct Collector<'a> {
+pub(crate) struct Collector<'a> {
     spec: &'a SearchSpec,
-    outcome: SearchOutcome,
+    /// What has been collected.
+    pub outcome: SearchOutcome,
     bytes: usize,
     lines: usize,
-    done: bool,
+    /// Enough has been seen: the limit of matches (plus one) or the output budget.
+    pub done: bool,
 }
 
 impl<'a> Collector<'a> {
-    fn new(spec: &'a SearchSpec) -> Self {
+    /// Collects for `spec`.
+    pub(crate) fn new(spec: &'a SearchSpec) -> Self {
         Collector {
             spec,
             outcome: SearchOutcome::default(),
@@ -376,7 +387,8 @@ impl<'a> Collector<'a> {
         }
     }
 
-    fn accept(&mut self, mut hits: FileHits) {
+    /// Takes the next file's hits, in walk order.
+    pub(crate) fn accept(&mut self, mut hits: FileHits) {
         let found = hits.match_count();
         if found == 0 {
             return;
@@ -435,6 +447,30 @@ fn new_searcher(spec: &SearchSpec) -> Searcher {
         .build()
 }
 
+/// Searches one file read from `file`, shown as `rel`, the way a local search does (a file
+/// reached through an execution environment, read over the network); `rewind` gives it
+/// from its start again, for a line too long to hold. `None` when it has no match.
+pub(crate) fn search_reader<R: Read>(
+    spec: &SearchSpec,
+    file: R,
+    rewind: impl FnOnce(R) -> io::Result<R>,
+    rel: String,
+) -> io::Result<Option<FileHits>> {
+    search_file(
+        &mut new_searcher(spec),
+        &mut Vec::new(),
+        spec,
+        file,
+        rewind,
+        rel,
+    )
+}
+
+/// A few words on why a file could not be read, as a search result says it.
+pub(crate) fn skip_reason(err: &io::Error) -> String {
+    reason(err)
+}
+
 /// Searches one open file; `None` when it has no match.
 ///
 /// A file of up to [`READ_WHOLE`] bytes is read whole into `buffer` (two reads) and searched
@@ -443,11 +479,12 @@ fn new_searcher(spec: &SearchSpec) -> Searcher {
 /// binary, which stops the search there; a UTF-8 byte-order mark is dropped. A streamed file
 /// with a line longer than [`MAX_LINE_BYTES`] (which the searcher would hold whole) is
 /// searched again by [`search_by_windows`], so memory stays bounded whatever the lines.
-fn search_file(
+fn search_file<R: Read>(
     searcher: &mut Searcher,
     buffer: &mut Vec<u8>,
     spec: &SearchSpec,
-    mut file: File,
+    mut file: R,
+    rewind: impl FnOnce(R) -> io::Result<R>,
     rel: String,
 ) -> io::Result<Option<FileHits>> {
     let new_sink = || Collect {
@@ -461,9 +498,9 @@ fn search_file(
     (&mut file).take(READ_WHOLE + 1).read_to_end(buffer)?;
     let searched = if buffer.len() as u64 > READ_WHOLE {
         let head = std::io::Cursor::new(&buffer[..]);
-        let streamed = searcher.search_reader(&spec.matcher, head.chain(&file), &mut sink);
+        let streamed = searcher.search_reader(&spec.matcher, head.chain(&mut file), &mut sink);
         if streamed.is_err() {
-            file.seek(SeekFrom::Start(0))?;
+            let mut file = rewind(file)?;
             sink = new_sink();
             search_by_windows(&mut file, spec, &mut sink)?;
         }
@@ -504,7 +541,11 @@ const LINE_HEAD: usize = 4 * MAX_LINE_CHARS + 8;
 /// overlapping the last by [`WINDOW_OVERLAP`]). Only the first [`LINE_HEAD`] bytes of a line
 /// are kept, as output is clipped anyway; context lines likewise. A NUL byte stops the
 /// search there, as for other files.
-fn search_by_windows(file: &mut File, spec: &SearchSpec, sink: &mut Collect) -> io::Result<()> {
+fn search_by_windows<R: Read>(
+    file: &mut R,
+    spec: &SearchSpec,
+    sink: &mut Collect,
+) -> io::Result<()> {
     use grep_matcher::Matcher;
     let matcher = &spec.matcher;
     let mut reader = BufReader::with_capacity(64 << 10, file);

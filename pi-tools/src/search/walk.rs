@@ -522,13 +522,7 @@ pub(crate) async fn search_root(
         )));
     }
     let raw_path = raw_path.unwrap_or(".");
-    let root = resolve_path(env.as_ref(), raw_path);
-    let meta = env.metadata(&root).await.map_err(|e| {
-        ToolError::new(format!(
-            "Cannot search `{raw_path}`: {} Check the path, or omit it to search the current directory.",
-            sentence(&e)
-        ))
-    })?;
+    let (root, meta) = resolve_root(env.as_ref(), raw_path).await?;
     let mut roots = Roots::default();
     for allowed in env.allowed_roots() {
         roots
@@ -536,6 +530,21 @@ pub(crate) async fn search_root(
             .map_err(|e| ToolError::new(format!("Cannot search `{raw_path}`: {}", sentence(&e))))?;
     }
     Ok((root, meta, Arc::new(roots)))
+}
+
+/// The absolute path a search of `raw_path` starts from in `env`, and what it is.
+pub(crate) async fn resolve_root(
+    env: &dyn crate::env::ExecutionEnv,
+    raw_path: &str,
+) -> Result<(PathBuf, Metadata), ToolError> {
+    let root = resolve_path(env, raw_path);
+    let meta = env.metadata(&root).await.map_err(|e| {
+        ToolError::new(format!(
+            "Cannot search `{raw_path}`: {} Check the path, or omit it to search the current directory.",
+            sentence(&e)
+        ))
+    })?;
+    Ok((root, meta))
 }
 
 /// An error's text as the end of a sentence: exactly one final period.

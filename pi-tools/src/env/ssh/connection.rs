@@ -13,15 +13,7 @@ use std::time::Duration;
 use openssh::{KnownHosts, Session, SessionBuilder};
 use openssh_sftp_client::{Sftp, SftpOptions};
 
-/// How strictly the remote host's key is checked against `known_hosts`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum HostKeyPolicy {
-    /// The key must already be in `known_hosts` (the default).
-    #[default]
-    Strict,
-    /// An unknown host's key is added to `known_hosts`; a changed key is still refused.
-    AcceptNew,
-}
+use crate::env::HostKeyPolicy;
 
 /// Where and how to connect: what `ssh` would be given on its command line.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -98,6 +90,7 @@ impl SshTarget {
             .known_hosts_check(match self.host_key_policy {
                 HostKeyPolicy::Strict => KnownHosts::Strict,
                 HostKeyPolicy::AcceptNew => KnownHosts::Add,
+                HostKeyPolicy::AcceptAny => KnownHosts::Accept,
             })
             .connect_timeout(self.connect_timeout)
             .server_alive_interval(Duration::from_secs(15))
@@ -149,17 +142,17 @@ impl SshTarget {
                 io::ErrorKind::PermissionDenied,
                 format!(
                     "the host key of {host} is not in known_hosts (or has changed); connect once \
-                     with `ssh {host}` to check and record it, or set the SSH target's \
-                     host_key_policy to AcceptNew"
+                     with `ssh {host}` to check and record it, or set [env] known_hosts = \
+                     \"accept-new\" (SshTarget::host_key_policy) to record an unknown host's key"
                 ),
             )
         } else if all.contains("Permission denied") {
             (
                 io::ErrorKind::PermissionDenied,
                 format!(
-                    "authentication to {host} failed; set `identity_file` of the SSH target (or load the \
-                     key into ssh-agent) and check that its public key is in the remote \
-                     authorized_keys"
+                    "authentication to {host} failed; set [env] identity_file (or the ssh \
+                     config's IdentityFile, or load the key into ssh-agent) and check that its \
+                     public key is in the remote authorized_keys"
                 ),
             )
         } else if all.contains("timed out")
@@ -170,15 +163,16 @@ impl SshTarget {
             (
                 io::ErrorKind::ConnectionRefused,
                 format!(
-                    "{host} could not be reached; check the SSH target's host and `port` and that sshd \
-                     runs there"
+                    "{host} could not be reached; check the host and `port` (--ssh, [env] or \
+                     the ssh config) and that sshd runs there"
                 ),
             )
         } else {
             (
                 io::ErrorKind::Other,
                 format!(
-                    "could not connect to {host}; check `host`, `port` and `identity_file` of the SSH target"
+                    "could not connect to {host}; check `host`, `port` and `identity_file` \
+                     ([env], --ssh or the ssh config)"
                 ),
             )
         };

@@ -5,7 +5,7 @@
 //! it, with stdin from `/dev/null` and stderr merged into stdout, as locally. The wrapper
 //! reports on its own stderr the command's process group (`pgid N`) and, once it has
 //! finished, its status (`status N`), so a timeout or a cancellation kills exactly that
-//! group with `kill -KILL -- -N` over the same connection, and a background job that keeps
+//! group with `kill -KILL -N` over the same connection, and a background job that keeps
 //! the output open does not hold the call up.
 //!
 //! The remote login shell may print things of its own (rc files run for every SSH command):
@@ -29,10 +29,19 @@ use crate::env::{ExecOutcome, ExecRequest, OutputSink};
 const PIPE_GRACE: Duration = Duration::from_millis(100);
 
 /// The wrapper: `$1` is the working directory, `$2` the command.
+///
+/// The session runs as a background job of the wrapper, so `setsid` needs no fork and the
+/// job's pid is the group's id; once it has exited, the wrapper says `alive` when processes
+/// of the group (background jobs) still run, so only such groups are kept for the end of
+/// the session (a group id of a finished command may be reused by anything).
 const WRAPPER: &str = r#"cd -- "$1" 2>/dev/null || { echo "cwd" >&2; exit 126; }
 unset SSH_CLIENT SSH2_CLIENT
-setsid sh -c 'echo "pgid $$" >&2; printf "\036pi-tools-start\n"; exec 2>&1; if command -v bash >/dev/null 2>&1; then exec bash -c "$1"; else exec sh -c "$1"; fi' sh "$2" </dev/null
-echo "status $?" >&2"#;
+setsid sh -c 'echo "pgid $$" >&2; printf "\036pi-tools-start\n"; exec 2>&1; if command -v bash >/dev/null 2>&1; then exec bash -c "$1"; else exec sh -c "$1"; fi' sh "$2" </dev/null &
+p=$!
+wait "$p"
+s=$?
+kill -0 "-$p" 2>/dev/null && echo "alive" >&2
+echo "status $s" >&2"#;
 
 /// The line the wrapper prints on stdout just before the command starts.
 const START: &[u8] = b"\x1epi-tools-start\n";
@@ -128,6 +137,7 @@ pub(super) async fn run(
     };
     let mut pgid: Option<u32> = None;
     let mut status: Option<i32> = None;
+    let mut alive = false;
     let mut outcome = ExecOutcome::default();
     let mut stdout_open = true;
     let mut control_open = true;
@@ -151,8 +161,14 @@ pub(super) async fn run(
                         if let Some(g) = pgid {
                             env.remember_group(g);
                         }
+                    } else if line == "alive" {
+                        alive = true;
                     } else if let Some(n) = line.strip_prefix("status ") {
                         status = n.trim().parse().ok();
+                        // Nothing of the group is left to end with the session.
+                        if let (Some(g), false) = (pgid, alive) {
+                            env.forget_group(g);
+                        }
                         if !in_grace {
                             in_grace = true;
                             grace.as_mut().reset(tokio::time::Instant::now() + PIPE_GRACE);
@@ -214,11 +230,21 @@ pub(super) async fn run(
 
 /// Kills the remote process group `pgid` (every process of the command's session).
 async fn kill(conn: &Arc<Connection>, pgid: Option<u32>) {
-    let Some(pgid) = pgid else { return };
+    if let Some(pgid) = pgid {
+        kill_groups(conn, &[pgid]).await;
+    }
+}
+
+/// Kills the remote process groups `pgids`, with one remote command.
+async fn kill_groups(conn: &Arc<Connection>, pgids: &[u32]) {
+    if pgids.is_empty() {
+        return;
+    }
+    // No `--` before the negative ids: dash's kill refuses it, and with the signal given
+    // first every shell reads them as process groups.
     let _ = Session::to_command(Arc::clone(&conn.session), "kill")
         .arg("-KILL")
-        .arg("--")
-        .arg(format!("-{pgid}"))
+        .args(pgids.iter().map(|pgid| format!("-{pgid}")))
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::null())
@@ -247,15 +273,57 @@ impl SshEnv {
     /// Kills the remote process groups of every command this environment started (their
     /// background jobs included), as a session ends.
     pub async fn kill_remote_jobs(&self) {
-        let groups = std::mem::take(&mut *self.groups.lock().unwrap_or_else(|e| e.into_inner()));
+        let groups = self.take_groups();
         if groups.is_empty() {
             return;
         }
         let Ok(conn) = self.connection().await else {
             return;
         };
-        for pgid in groups {
-            kill(&conn, Some(pgid)).await;
+        kill_groups(&conn, &groups).await;
+    }
+
+    fn forget_group(&self, pgid: u32) {
+        self.groups
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .retain(|g| *g != pgid);
+    }
+
+    fn take_groups(&self) -> Vec<u32> {
+        std::mem::take(&mut *self.groups.lock().unwrap_or_else(|e| e.into_inner()))
+    }
+
+    /// [`kill_remote_jobs`](Self::kill_remote_jobs) from synchronous code (ending a session,
+    /// dropping the environment), finished before it returns, so the process may exit right
+    /// after. It runs on a thread of its own with a runtime of its own, which works inside a
+    /// runtime as well as outside one; it uses the live connection (a lost one is replaced
+    /// by a connection just for this, not kept, as its tasks end with this runtime).
+    pub(super) fn kill_remote_jobs_blocking(&self) {
+        let groups = self.take_groups();
+        if groups.is_empty() {
+            return;
         }
+        let live = self.conn.try_lock().ok().and_then(|slot| slot.clone());
+        std::thread::scope(|scope| {
+            scope.spawn(|| {
+                let Ok(runtime) = tokio::runtime::Builder::new_current_thread()
+                    .enable_all()
+                    .build()
+                else {
+                    return;
+                };
+                runtime.block_on(async {
+                    let conn = match live {
+                        Some(conn) => conn,
+                        None => match self.target.connect().await {
+                            Ok(conn) => Arc::new(conn),
+                            Err(_) => return,
+                        },
+                    };
+                    kill_groups(&conn, &groups).await;
+                });
+            });
+        });
     }
 }

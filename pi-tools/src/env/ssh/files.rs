@@ -185,18 +185,18 @@ pub(super) async fn list_dir(sftp: &Sftp, path: &Path) -> io::Result<Vec<DirEntr
             continue;
         }
         let is_symlink = entry.file_type().is_some_and(|t| t.is_symlink());
-        let is_dir = if is_symlink {
+        let followed = if is_symlink {
             fs.metadata(path.join(&name))
                 .await
                 .ok()
                 .and_then(|m| m.file_type())
-                .is_some_and(|t| t.is_dir())
         } else {
-            entry.file_type().is_some_and(|t| t.is_dir())
+            entry.file_type()
         };
         entries.push(DirEntry {
             name,
-            is_dir,
+            is_dir: followed.is_some_and(|t| t.is_dir()),
+            is_file: followed.is_some_and(|t| t.is_file()),
             is_symlink,
         });
     }

@@ -21,7 +21,7 @@ use std::sync::Arc;
 use tokio::sync::Mutex;
 
 use connection::Connection;
-pub use connection::{HostKeyPolicy, SshTarget};
+pub use connection::SshTarget;
 
 use super::{DirEntry, ExecutionEnv, FileReader, Metadata, MutationQueue, OutputSink};
 use crate::core::BoxFuture;
@@ -44,11 +44,12 @@ pub struct SshEnv {
     roots: Vec<PathBuf>,
     fsync: bool,
     queue: MutationQueue,
-    conn: Mutex<Option<Arc<Connection>>>,
+    /// The connection, shared with the environments made by [`session`](Self::session).
+    conn: Arc<Mutex<Option<Arc<Connection>>>>,
     /// Process groups of commands started in this session that may still run.
     groups: std::sync::Mutex<Vec<u32>>,
     /// The remote search helper, once looked for.
-    helper: tokio::sync::OnceCell<Option<String>>,
+    helper: Arc<tokio::sync::OnceCell<Option<String>>>,
 }
 
 impl SshEnv {
@@ -93,10 +94,27 @@ impl SshEnv {
             roots: Vec::new(),
             fsync: true,
             queue: MutationQueue::new(),
-            conn: Mutex::new(Some(conn)),
+            conn: Arc::new(Mutex::new(Some(conn))),
             groups: std::sync::Mutex::new(Vec::new()),
-            helper: tokio::sync::OnceCell::new(),
+            helper: Arc::new(tokio::sync::OnceCell::new()),
         })
+    }
+
+    /// Another session on the same connection, working directory, confinement and mutation
+    /// queue, with background jobs of its own: ending it (or dropping it) kills only the
+    /// remote jobs its own commands started. An MCP server gives each client session one.
+    pub fn session(&self) -> SshEnv {
+        SshEnv {
+            target: self.target.clone(),
+            cwd: self.cwd.clone(),
+            home: self.home.clone(),
+            roots: self.roots.clone(),
+            fsync: self.fsync,
+            queue: self.queue.clone(),
+            conn: Arc::clone(&self.conn),
+            groups: std::sync::Mutex::new(Vec::new()),
+            helper: Arc::clone(&self.helper),
+        }
     }
 
     /// Confines every operation to these remote directories (relative ones resolve against
@@ -227,18 +245,19 @@ impl ExecutionEnv for SshEnv {
         arguments: serde_json::Value,
         cancel: tokio_util::sync::CancellationToken,
     ) -> Option<BoxFuture<'a, io::Result<crate::core::ToolResultMessage>>> {
-        if !helper::TOOLS.contains(&tool) {
+        // A confined environment searches through its own file operations, which check
+        // every path against the allowed roots; the helper knows none.
+        if !helper::TOOLS.contains(&tool) || !self.roots.is_empty() {
             return None;
         }
         Some(Box::pin(async move {
             match self.run_with_helper(tool, arguments, cancel).await {
                 Some(result) => result,
+                // The tool walks the remote tree over SFTP itself.
                 None => Err(io::Error::new(
                     io::ErrorKind::Unsupported,
                     format!(
-                        "{tool} runs next to the files, and {} has no pi-tools {} to run it; \
-                         install pi-tools there (on PATH), or set `upload_helper` on the SSH \
-                         target to upload this one",
+                        "{} has no pi-tools {} to run {tool}",
                         self.target.host(),
                         env!("CARGO_PKG_VERSION")
                     ),
@@ -264,5 +283,17 @@ impl ExecutionEnv for SshEnv {
             }
             result
         })
+    }
+
+    fn end_session(&self) {
+        self.kill_remote_jobs_blocking();
+    }
+}
+
+impl Drop for SshEnv {
+    /// Nothing can end the session's remote jobs once the environment is gone, so they end
+    /// with it.
+    fn drop(&mut self) {
+        self.kill_remote_jobs_blocking();
     }
 }
