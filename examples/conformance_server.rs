@@ -4,10 +4,15 @@
 //! Run with `cargo run --example conformance_server -- 127.0.0.1:3001`; the server answers on
 //! `http://127.0.0.1:3001/mcp` until SIGTERM or Ctrl-C.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use pi_tools::mcp::{HttpOptions, McpTool, McpTools, init_stderr_logging, serve_http};
-use pi_tools::{ContentBlock, Registry, RunnerConfig, ToolContext, ToolError, ToolResult, tool};
+use pi_tools::{
+    AgentTool, BoxFuture, ContentBlock, Registry, RunnerConfig, ToolContext, ToolError, ToolResult,
+    tool,
+};
+use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
 /// A 1x1 red pixel.
@@ -59,6 +64,61 @@ async fn test_tool_with_logging() -> Result<String, ToolError> {
     Ok("Logged three messages.".to_owned())
 }
 
+/// The suite's JSON Schema 2020-12 fixture: its input schema keeps `$schema`, `$defs` and
+/// `additionalProperties` as written. A `#[tool]` gets the canonical schema (no `$schema`,
+/// `$defs` inlined: what every model provider accepts), so this fixture is an `AgentTool`
+/// of its own, whose `parameters()` MCP lists unchanged.
+struct JsonSchema2020Tool {
+    schema: Value,
+}
+
+impl JsonSchema2020Tool {
+    fn new() -> Self {
+        JsonSchema2020Tool {
+            schema: json!({
+                "$schema": "https://json-schema.org/draft/2020-12/schema",
+                "type": "object",
+                "$defs": {
+                    "address": {
+                        "type": "object",
+                        "properties": {
+                            "street": {"type": "string"},
+                            "city": {"type": "string"}
+                        }
+                    }
+                },
+                "properties": {
+                    "name": {"type": "string"},
+                    "address": {"$ref": "#/$defs/address"}
+                },
+                "additionalProperties": false
+            }),
+        }
+    }
+}
+
+impl AgentTool for JsonSchema2020Tool {
+    fn name(&self) -> &str {
+        "json_schema_2020_12_tool"
+    }
+
+    fn description(&self) -> &str {
+        "Tool with JSON Schema 2020-12 features"
+    }
+
+    fn parameters(&self) -> &Value {
+        &self.schema
+    }
+
+    fn execute(
+        &self,
+        args: Value,
+        _ctx: ToolContext,
+    ) -> BoxFuture<'_, Result<ToolResult, ToolError>> {
+        Box::pin(async move { Ok(ToolResult::text(format!("Received: {args}"))) })
+    }
+}
+
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
     init_stderr_logging();
@@ -76,6 +136,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
                 definition.as_ref(),
             )
         })
+        .chain([McpTool::new(Arc::new(JsonSchema2020Tool::new())).read_only(true)])
         .collect();
     let listener = tokio::net::TcpListener::bind(&address).await?;
     eprintln!(

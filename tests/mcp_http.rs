@@ -1,5 +1,6 @@
 //! `pi-tools mcp --http`, spawned and spoken to with a real HTTP client: the bearer token,
-//! the Host/Origin allow-list, sessions that do not disturb each other, and SIGTERM.
+//! the Host/Origin allow-list, sessions that do not disturb each other, and the signals
+//! that end it.
 
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
@@ -323,42 +324,46 @@ async fn a_cancelled_call_in_one_session_leaves_the_other_session_unaffected() {
     long.abort();
 }
 
+/// SIGTERM, SIGHUP and SIGINT each cancel the calls, kill the background jobs and end the
+/// server cleanly.
 #[tokio::test]
-async fn sigterm_cancels_calls_kills_background_jobs_and_exits_cleanly() {
-    let mut server = HttpServer::spawn(None).await;
-    let session = server.open_session().await;
-    let answer = server
-        .call(
-            &session,
-            1,
-            "bash",
-            json!({"command": "sleep 30 > /dev/null 2>&1 & echo $!"}),
-        )
-        .await;
-    let job: u32 = text_of(&answer).parse().expect("bash prints the job's pid");
-    let long = server
-        .post(
-            Some(&session),
-            &call(
-                2,
+async fn sigterm_sighup_and_sigint_cancel_calls_kill_background_jobs_and_exit_cleanly() {
+    for signal in [libc::SIGTERM, libc::SIGHUP, libc::SIGINT] {
+        let mut server = HttpServer::spawn(None).await;
+        let session = server.open_session().await;
+        let answer = server
+            .call(
+                &session,
+                1,
                 "bash",
-                json!({"command": "echo $$ > long.pid; exec sleep 30"}),
-            ),
-        )
-        .send();
-    let long = tokio::spawn(long);
-    let call_pid = wait_pid(&server.path("long.pid")).await;
-    assert!(running(job) && running(call_pid));
+                json!({"command": "sleep 30 > /dev/null 2>&1 & echo $!"}),
+            )
+            .await;
+        let job: u32 = text_of(&answer).parse().expect("bash prints the job's pid");
+        let long = server
+            .post(
+                Some(&session),
+                &call(
+                    2,
+                    "bash",
+                    json!({"command": "echo $$ > long.pid; exec sleep 30"}),
+                ),
+            )
+            .send();
+        let long = tokio::spawn(long);
+        let call_pid = wait_pid(&server.path("long.pid")).await;
+        assert!(running(job) && running(call_pid));
 
-    let pid = server.child.id().expect("the server runs");
-    let pid = i32::try_from(pid).expect("a pid fits");
-    // SAFETY: kill(2) with a pid this test spawned; no memory is involved.
-    assert_eq!(unsafe { libc::kill(pid, libc::SIGTERM) }, 0);
-    let status = tokio::time::timeout(PATIENCE, server.child.wait())
-        .await
-        .expect("the server ends in time after SIGTERM")
-        .expect("its status can be read");
-    assert!(status.success(), "{status}");
-    wait_gone(&[job, call_pid], Duration::from_secs(5)).await;
-    long.abort();
+        let pid = server.child.id().expect("the server runs");
+        let pid = i32::try_from(pid).expect("a pid fits");
+        // SAFETY: kill(2) with a pid this test spawned; no memory is involved.
+        assert_eq!(unsafe { libc::kill(pid, signal) }, 0);
+        let status = tokio::time::timeout(PATIENCE, server.child.wait())
+            .await
+            .expect("the server ends in time after the signal")
+            .expect("its status can be read");
+        assert!(status.success(), "signal {signal}: {status}");
+        wait_gone(&[job, call_pid], Duration::from_secs(5)).await;
+        long.abort();
+    }
 }

@@ -9,6 +9,7 @@ use axum::extract::{Request, State};
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
+use axum::serve::ListenerExt;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use subtle::ConstantTimeEq;
@@ -99,6 +100,13 @@ where
         .route_service(MCP_PATH, service)
         .layer(axum::middleware::from_fn_with_state(token, require_token));
     tracing::info!(%local, stateless = options.stateless, "serving MCP over Streamable HTTP");
+    // Answers are small writes of an event stream: without TCP_NODELAY, Nagle's algorithm
+    // holds each one back until the client's delayed ACK (40 ms per call).
+    let listener = listener.tap_io(|tcp| {
+        if let Err(err) = tcp.set_nodelay(true) {
+            tracing::debug!(%err, "TCP_NODELAY could not be set on a connection");
+        }
+    });
     let served = axum::serve(listener, app)
         .with_graceful_shutdown(stop.clone().cancelled_owned())
         .await;
