@@ -103,7 +103,7 @@ fn prepare_legacy_arguments(args: Value) -> Result<Value, ToolError> {
 #[serde(deny_unknown_fields)]
 pub struct EditConfig {
     /// Files larger than this many bytes are refused before they are read (default:
-    /// [`DEFAULT_MAX_FILE_BYTES`]). An edit holds the file about three times in memory.
+    /// [`DEFAULT_MAX_FILE_BYTES`]). An edit holds the file about twice in memory.
     #[serde(default)]
     pub max_file_bytes: Option<u64>,
 }
