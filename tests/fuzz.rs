@@ -31,19 +31,43 @@ use pi_tools::tool::{Registry, ToolDefinition};
 use proptest::prelude::*;
 use proptest::test_runner::{Config as RunnerConfig, RngAlgorithm, TestRng, TestRunner};
 use serde_json::{Map, Number, Value};
+use std::sync::atomic::{AtomicU32, Ordering};
+
+/// Counts the cases a property ran, to show the run was as long as asked.
+struct Ran(AtomicU32);
+
+impl Ran {
+    fn new() -> Ran {
+        Ran(AtomicU32::new(0))
+    }
+
+    fn one(&self) {
+        self.0.fetch_add(1, Ordering::Relaxed);
+    }
+
+    fn at_least_asked(&self) {
+        let ran = self.0.load(Ordering::Relaxed);
+        assert!(ran >= cases(), "{ran} cases ran, {} asked", cases());
+        println!("{ran} cases, 0 panics");
+    }
+}
 
 /// The seed every run starts from, so a failure found once is found again.
 const SEED: [u8; 32] = *b"pi-tools fuzz: panics are bugs!!";
 
-/// A runner with the fixed seed and `PI_TOOLS_FUZZ_CASES` cases (no failure files: the
-/// seed is the record).
-fn runner() -> TestRunner {
-    let cases = std::env::var("PI_TOOLS_FUZZ_CASES")
+/// Cases per property: `PI_TOOLS_FUZZ_CASES`, else 300.
+fn cases() -> u32 {
+    std::env::var("PI_TOOLS_FUZZ_CASES")
         .ok()
         .and_then(|n| n.parse().ok())
-        .unwrap_or(300);
+        .unwrap_or(300)
+}
+
+/// A runner with the fixed seed and [`cases`] cases (no failure files: the seed is the
+/// record).
+fn runner() -> TestRunner {
     let config = RunnerConfig {
-        cases,
+        cases: cases(),
         failure_persistence: None,
         max_shrink_iters: 2_000,
         ..RunnerConfig::default()
@@ -193,8 +217,10 @@ fn argument_coercion_and_validation_never_panic() {
         })
         .collect();
     assert!(tools.len() >= 7, "{} tools registered", tools.len());
+    let ran = Ran::new();
     runner()
         .run(&(0..tools.len(), json()), |(which, args)| {
+            ran.one();
             let (name, schema, validator) = &tools[which];
             let _ = pi_tools::coerce_arguments(schema, args.clone());
             let args = if name == "edit" {
@@ -208,6 +234,7 @@ fn argument_coercion_and_validation_never_panic() {
             Ok(())
         })
         .expect("no panic");
+    ran.at_least_asked();
 }
 
 // ---- edit matching -------------------------------------------------------------------
@@ -295,8 +322,10 @@ fn edit_matching_never_panics() {
         filler(64),
         prop::collection::vec((derive(), filler(6)), 1..4),
     );
+    let ran = Ran::new();
     runner()
         .run(&strategy, |(file, edits)| {
+            ran.one();
             let edits: Vec<Replacement> = edits
                 .iter()
                 .map(|(how, new)| Replacement {
@@ -314,6 +343,7 @@ fn edit_matching_never_panics() {
             Ok(())
         })
         .expect("no panic");
+    ran.at_least_asked();
 }
 
 // ---- configuration -------------------------------------------------------------------
@@ -401,10 +431,13 @@ fn toml_line() -> impl Strategy<Value = String> {
 #[test]
 fn configuration_parsing_never_panics() {
     let registered = definitions();
+    let ran = Ran::new();
     runner()
         .run(&prop::collection::vec(toml_line(), 0..12), |lines| {
+            ran.one();
             let _ = Config::parse(&lines.join("\n"), "fuzz.toml", &registered);
             Ok(())
         })
         .expect("no panic");
+    ran.at_least_asked();
 }

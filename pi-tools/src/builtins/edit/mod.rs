@@ -103,7 +103,7 @@ fn prepare_legacy_arguments(args: Value) -> Result<Value, ToolError> {
 #[serde(deny_unknown_fields)]
 pub struct EditConfig {
     /// Files larger than this many bytes are refused before they are read (default:
-    /// [`DEFAULT_MAX_FILE_BYTES`]). An edit holds the file about three times in memory.
+    /// [`DEFAULT_MAX_FILE_BYTES`]). An edit holds the file about twice in memory.
     #[serde(default)]
     pub max_file_bytes: Option<u64>,
 }
@@ -599,6 +599,57 @@ mod tests {
         Replacement {
             old_text: old.into(),
             new_text: new.into(),
+        }
+    }
+
+    /// The diff of the window around the edits is the diff of the whole file, wherever the
+    /// edits are: at either end, far apart, across line ends, with or without a final
+    /// newline.
+    #[test]
+    fn the_windowed_diff_is_the_whole_files_diff() {
+        for ending in ["\n", ""] {
+            let file: String = (1..=60)
+                .map(|i| format!("line {i}"))
+                .collect::<Vec<_>>()
+                .join("\n")
+                + ending;
+            let at = |needle: &str| file.find(needle).unwrap();
+            let cases: Vec<Vec<(usize, usize, &str)>> = vec![
+                vec![(0, 1, "L")],
+                vec![(at("line 30"), at("line 30") + 7, "changed")],
+                vec![(at("line 2\n"), at("line 2\n") + 7, "")],
+                vec![(at("line 60"), file.len(), "the end\nand more")],
+                vec![(0, 6, "x"), (at("line 59"), at("line 59") + 4, "y")],
+                vec![(at("line 10"), at("line 13"), "a\nb\nc\nd\n")],
+                vec![(at("line 5\n") + 6, at("line 5\n") + 7, "")],
+            ];
+            for edits in cases {
+                let located: Vec<(usize, Located, String)> = edits
+                    .iter()
+                    .enumerate()
+                    .map(|(i, &(start, end, new))| {
+                        let at = Located {
+                            start,
+                            end,
+                            fuzzy: false,
+                        };
+                        (i, at, new.to_owned())
+                    })
+                    .collect();
+                let mut whole = String::new();
+                let mut pos = 0;
+                for (_, at, new) in &located {
+                    whole.push_str(&file[pos..at.start]);
+                    whole.push_str(new);
+                    pos = at.end;
+                }
+                whole.push_str(&file[pos..]);
+                assert_eq!(
+                    diff_of(&file, &located, "f"),
+                    diff(&file, &whole, "f"),
+                    "{edits:?} with ending {ending:?}"
+                );
+            }
         }
     }
 
