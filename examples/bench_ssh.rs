@@ -71,20 +71,27 @@ async fn measure(
     dir: &Path,
     runs: usize,
 ) -> [(String, f64); 3] {
-    std::fs::write(dir.join("file.txt"), "alpha\nbeta\ngamma\n".repeat(100)).expect("write");
+    // 300 distinct lines (about 2.7 KB); each edit toggles the case of one line.
+    let text: String = (0..300).map(|i| format!("line {i}\n")).collect();
+    std::fs::write(dir.join("file.txt"), text).expect("write");
     let mut reads = Vec::new();
     let mut edits = Vec::new();
     let mut bashes = Vec::new();
     for i in 0..runs {
         reads.push(call(tools, env, "read", json!({"path": "file.txt", "limit": 20})).await);
         let (from, to) = if i % 2 == 0 {
-            ("alpha", "ALPHA")
+            ("line 150\nline 151", "LINE 150\nline 151")
         } else {
-            ("ALPHA", "alpha")
+            ("LINE 150\nline 151", "line 150\nline 151")
         };
         edits.push(
-            call(tools, env, "edit", json!({"path": "file.txt", "edits": [{"oldText": format!("{from}\nbeta\ngamma\n{from}"), "newText": format!("{to}\nbeta\ngamma\n{from}")}]}))
-                .await,
+            call(
+                tools,
+                env,
+                "edit",
+                json!({"path": "file.txt", "edits": [{"oldText": from, "newText": to}]}),
+            )
+            .await,
         );
         bashes.push(call(tools, env, "bash", json!({"command": "echo hi"})).await);
     }

@@ -8,12 +8,16 @@ cd "$(dirname "$0")/.."
 sshd=$(command -v sshd || echo /usr/sbin/sshd)
 [ -x "$sshd" ] || { echo "sshd is missing: apt-get install openssh-server" >&2; exit 1; }
 dir=$(mktemp -d)
-trap 'kill "$pid" 2>/dev/null || true; rm -rf "$dir"' EXIT
+pid=
+trap '[ -n "$pid" ] && kill "$pid" 2>/dev/null; rm -rf "$dir"' EXIT
 ssh-keygen -q -t ed25519 -N '' -f "$dir/host_key"
 ssh-keygen -q -t ed25519 -N '' -f "$dir/client_key"
 cp "$dir/client_key.pub" "$dir/authorized_keys"
 port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
-sftp=$(ls /usr/lib/openssh/sftp-server /usr/libexec/sftp-server 2>/dev/null | head -1)
+sftp=
+for candidate in /usr/lib/openssh/sftp-server /usr/libexec/sftp-server /usr/lib/ssh/sftp-server; do
+  if [ -x "$candidate" ]; then sftp=$candidate; break; fi
+done
 cat > "$dir/sshd_config" <<EOC
 Port $port
 ListenAddress 127.0.0.1

@@ -15,8 +15,11 @@ use crate::builtins::truncate::{
     truncate_head,
 };
 use crate::core::{ToolContext, ToolError, ToolResult};
+use std::collections::VecDeque;
 use std::path::PathBuf;
 use std::sync::Arc;
+
+use tokio::task::JoinHandle;
 
 use tokio_util::io::SyncIoBridge;
 use tokio_util::sync::CancellationToken;
@@ -32,6 +35,9 @@ use crate::search::walk::{Kind, Skipped, resolve_root, search_root, sentence};
 use crate::tool;
 use crate::tool::ToolOutput;
 use crate::tool::render::{Color, Style, Styled};
+
+/// Files read and searched at once when the files are elsewhere (each read is a round trip).
+const READ_AHEAD: usize = 16;
 
 /// Matches returned when the caller gives no limit.
 pub const DEFAULT_LIMIT: usize = 100;
@@ -273,7 +279,8 @@ async fn search_through_env(
             .unwrap_or_else(|| spec.root.to_string_lossy().into_owned());
         // Only a regular file is read (a FIFO would block), as locally.
         if env.metadata(&spec.root).await.is_ok_and(|m| m.is_file) {
-            match search_env_file(&env, &spec, spec.root.clone(), name).await {
+            let root = spec.root.clone();
+            match search_env_file(Arc::clone(&env), Arc::clone(&spec), root, name).await {
                 Ok(Some(hits)) => collector.accept(hits),
                 Ok(None) => {}
                 Err(err) => collector.outcome.skipped.note(".", &skip_reason(&err)),
@@ -283,19 +290,47 @@ async fn search_through_env(
         return collector.outcome;
     }
     let mut walk = EnvWalk::new(env.as_ref(), &spec.root, spec.glob.as_ref()).await;
-    while let Some(entry) = walk.next().await {
-        if cancel.is_cancelled() || collector.done {
+    // Each read is a round trip (or several) to the remote side: a few files are read and
+    // searched at once, ahead of the walk, and their results taken in walk order.
+    let mut pending: VecDeque<(String, JoinHandle<std::io::Result<Option<FileHits>>>)> =
+        VecDeque::new();
+    let mut walking = true;
+    loop {
+        while walking && pending.len() < READ_AHEAD && !cancel.is_cancelled() {
+            match walk.next().await {
+                Some(entry)
+                    if entry.kind == Kind::File
+                        || (entry.kind == Kind::Link && entry.link_to_file) =>
+                {
+                    let search = search_env_file(
+                        Arc::clone(&env),
+                        Arc::clone(&spec),
+                        entry.path,
+                        entry.rel.clone(),
+                    );
+                    pending.push_back((entry.rel, tokio::spawn(search)));
+                }
+                Some(_) => {}
+                None => walking = false,
+            }
+        }
+        let Some((rel, search)) = pending.pop_front() else {
             break;
-        }
-        if !(entry.kind == Kind::File || (entry.kind == Kind::Link && entry.link_to_file)) {
-            continue;
-        }
-        let rel = entry.rel.clone();
-        match search_env_file(&env, &spec, entry.path, entry.rel).await {
+        };
+        let searched = search
+            .await
+            .unwrap_or_else(|e| Err(std::io::Error::other(format!("the search failed: {e}"))));
+        match searched {
             Ok(Some(hits)) => collector.accept(hits),
             Ok(None) => {}
             Err(err) => collector.outcome.skipped.note(&rel, &skip_reason(&err)),
         }
+        if collector.done || cancel.is_cancelled() {
+            break;
+        }
+    }
+    for (_, search) in pending {
+        search.abort();
     }
     // As locally, the directories that could not be read come after the files.
     let mut outcome = collector.outcome;
@@ -308,15 +343,13 @@ async fn search_through_env(
 
 /// Searches one file of the environment, shown as `rel`.
 async fn search_env_file(
-    env: &Arc<dyn ExecutionEnv>,
-    spec: &Arc<SearchSpec>,
+    env: Arc<dyn ExecutionEnv>,
+    spec: Arc<SearchSpec>,
     path: PathBuf,
     rel: String,
 ) -> std::io::Result<Option<FileHits>> {
     let reader = env.open_read(&path).await?;
     let handle = tokio::runtime::Handle::current();
-    let env = Arc::clone(env);
-    let spec = Arc::clone(spec);
     tokio::task::spawn_blocking(move || {
         let file = SyncIoBridge::new_with_handle(reader, handle.clone());
         let rewind = move |_| {
