@@ -606,34 +606,38 @@ async fn a_silent_command_gets_a_heartbeat_at_least_every_two_seconds() {
     assert!(session.finish().await.success());
 }
 
+/// SIGTERM, SIGHUP and SIGINT each end the stdio server as the end of its input does: the
+/// running call is cancelled, the background job killed, and the server exits cleanly.
 #[tokio::test]
-async fn sigterm_ends_the_stdio_server_like_the_end_of_its_input() {
-    let session = Session::start(None).await;
-    let result = session
-        .call(
-            "bash",
-            json!({"command": "sleep 30 > /dev/null 2>&1 & echo $!"}),
-        )
-        .await;
-    let job: u32 = ok_text(&result).parse().expect("bash prints the job's pid");
-    let _long = session
-        .start_call(
-            "bash",
-            json!({"command": "echo $$ > long.pid; exec sleep 30"}),
-        )
-        .await;
-    let call = wait_pid(&session.server.path("long.pid")).await;
-    assert!(running(job) && running(call));
-    let Session {
-        mut server, client, ..
-    } = session;
-    let pid = i32::try_from(server.child.id().expect("the server runs")).expect("a pid fits");
-    // SAFETY: kill(2) with a pid this test spawned; no memory is involved.
-    assert_eq!(unsafe { libc::kill(pid, libc::SIGTERM) }, 0);
-    let status = server.exit_status().await;
-    assert!(status.success(), "{status}");
-    wait_gone(&[job, call], Duration::from_secs(5)).await;
-    drop(client);
+async fn sigterm_sighup_and_sigint_end_the_stdio_server_like_the_end_of_its_input() {
+    for signal in [libc::SIGTERM, libc::SIGHUP, libc::SIGINT] {
+        let session = Session::start(None).await;
+        let result = session
+            .call(
+                "bash",
+                json!({"command": "sleep 30 > /dev/null 2>&1 & echo $!"}),
+            )
+            .await;
+        let job: u32 = ok_text(&result).parse().expect("bash prints the job's pid");
+        let _long = session
+            .start_call(
+                "bash",
+                json!({"command": "echo $$ > long.pid; exec sleep 30"}),
+            )
+            .await;
+        let call = wait_pid(&session.server.path("long.pid")).await;
+        assert!(running(job) && running(call));
+        let Session {
+            mut server, client, ..
+        } = session;
+        let pid = i32::try_from(server.child.id().expect("the server runs")).expect("a pid fits");
+        // SAFETY: kill(2) with a pid this test spawned; no memory is involved.
+        assert_eq!(unsafe { libc::kill(pid, signal) }, 0);
+        let status = server.exit_status().await;
+        assert!(status.success(), "signal {signal}: {status}");
+        wait_gone(&[job, call], Duration::from_secs(5)).await;
+        drop(client);
+    }
 }
 
 #[tokio::test]
@@ -998,4 +1002,74 @@ async fn background_jobs_of_finished_calls_do_not_outlive_the_server() {
     let status = session.finish().await;
     assert!(status.success(), "{status}");
     wait_gone(&[sleep], Duration::from_secs(5)).await;
+}
+
+/// The `notifications/message` lines (level, logger, data) that arrive before the answer
+/// to `id`, and that answer.
+async fn logs_until(raw: &mut RawSession, id: i64) -> (Vec<(String, String, String)>, Value) {
+    let mut logs = Vec::new();
+    loop {
+        let line = raw.raw.recv().await;
+        if line["id"] == id {
+            return (logs, line);
+        }
+        if line["method"] == "notifications/message" {
+            let field = |name: &str| line["params"][name].as_str().unwrap_or_default().to_owned();
+            logs.push((field("level"), field("logger"), field("data")));
+        }
+    }
+}
+
+/// While a bash call runs, each of its stderr lines reaches the client as a `warning` from
+/// logger `bash` (a last line without a newline too, a long one in 4 KB pieces), while its
+/// stdout does not; the model's output keeps both. A level above warning silences them.
+#[tokio::test]
+async fn bash_stderr_lines_reach_the_client_as_warnings_filtered_by_its_level() {
+    let mut raw = RawSession::start(None);
+    raw.initialize().await;
+    let command = "echo out; echo 'first problem' >&2; sleep 0.05; echo out2; \
+                   head -c 5000 /dev/zero | tr '\\0' x >&2; echo >&2; printf 'last' >&2";
+    let bash = |id: i64| {
+        json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+               "params": {"name": "bash", "arguments": {"command": command}}})
+    };
+    raw.raw.send(bash(1)).await;
+    let (logs, answer) = logs_until(&mut raw, 1).await;
+    let warning = |data: &str| ("warning".to_owned(), "bash".to_owned(), data.to_owned());
+    // A line longer than 4 KB comes in pieces of 4 KB.
+    assert_eq!(
+        logs,
+        vec![
+            warning("first problem"),
+            warning(&"x".repeat(4096)),
+            warning(&"x".repeat(904)),
+            warning("last")
+        ]
+    );
+    assert_eq!(answer["result"]["isError"], false);
+    let text = answer["result"]["content"][0]["text"]
+        .as_str()
+        .expect("a text result");
+    let mut lines: Vec<&str> = text.lines().collect();
+    lines.sort_unstable();
+    let long = "x".repeat(5000);
+    assert_eq!(
+        lines,
+        ["first problem", "last", "out", "out2", &long],
+        "{text}"
+    );
+
+    raw.raw
+        .send(json!({"jsonrpc": "2.0", "id": 2, "method": "logging/setLevel", "params": {"level": "error"}}))
+        .await;
+    assert_eq!(
+        raw.raw.recv().await,
+        json!({"jsonrpc": "2.0", "id": 2, "result": {}})
+    );
+    raw.raw.send(bash(3)).await;
+    let (logs, answer) = logs_until(&mut raw, 3).await;
+    assert_eq!(logs, Vec::new());
+    assert_eq!(answer["result"]["isError"], false);
+    raw.raw.close_input();
+    assert!(raw.server.exit_status().await.success());
 }

@@ -390,3 +390,84 @@ async fn the_spill_file_is_capped_and_keeps_the_end() {
         )
     );
 }
+
+/// A sink that wants log lines and keeps them.
+#[derive(Default)]
+struct LogLines(std::sync::Mutex<Vec<(pi_tools::LogLevel, String, String)>>);
+
+impl pi_tools::EventSink for LogLines {
+    async fn emit(&self, event: ToolEvent) {
+        if let ToolEvent::ToolExecutionLog {
+            level,
+            logger,
+            message,
+            ..
+        } = event
+        {
+            self.0
+                .lock()
+                .expect("not poisoned")
+                .push((level, logger, message));
+        }
+    }
+
+    fn wants_logs(&self) -> bool {
+        true
+    }
+}
+
+async fn logged(command: &str, sink: &impl pi_tools::EventSink) -> String {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let tools = ToolSet::new([wrap(Arc::new(BashTool), None)]);
+    let config = RunnerConfig {
+        extensions: extensions(tmp.path()),
+        ..RunnerConfig::default()
+    };
+    let calls = [ToolCall {
+        id: "1".into(),
+        name: "bash".into(),
+        arguments: json!({"command": command}),
+    }];
+    let outcome =
+        execute_tool_calls(&tools, &calls, &config, &CancellationToken::new(), sink).await;
+    assert!(!outcome.messages[0].is_error);
+    outcome.messages[0].content[0]
+        .as_text()
+        .expect("text")
+        .to_owned()
+}
+
+/// For a sink that wants logs, each stderr line is a `warning` from `bash` (stdout is not);
+/// a line over 4 KB comes in pieces cut between characters. A sink that does not want them
+/// gets none, and the output keeps the order of writing.
+#[tokio::test]
+async fn stderr_lines_are_logged_only_for_sinks_that_want_them() {
+    let sink = LogLines::default();
+    // 1,500 three-byte characters: 4,500 bytes, cut at 4,095 (a character boundary).
+    let command = "echo out; echo 'bad thing' >&2; printf '€%.0s' $(seq 1500) >&2";
+    let text = logged(command, &sink).await;
+    let mut lines: Vec<&str> = text.lines().collect();
+    lines.sort_unstable();
+    let long = "€".repeat(1500);
+    assert_eq!(lines, ["bad thing", "out", &long]);
+    let logs = sink.0.into_inner().expect("not poisoned");
+    let warning = |m: &str| (pi_tools::LogLevel::Warning, "bash".to_owned(), m.to_owned());
+    assert_eq!(
+        logs,
+        [
+            warning("bad thing"),
+            warning(&"€".repeat(1365)),
+            warning(&"€".repeat(135))
+        ]
+    );
+
+    let quiet = CollectingSink::new();
+    let text = logged("echo a; echo b >&2; echo c", &quiet).await;
+    assert_eq!(text, "a\nb\nc");
+    assert!(
+        !quiet
+            .events()
+            .iter()
+            .any(|e| matches!(e, ToolEvent::ToolExecutionLog { .. }))
+    );
+}

@@ -155,6 +155,7 @@ impl EventSink for LogSink {
         let tag = match &event {
             ToolEvent::ToolExecutionStart { .. } => "start",
             ToolEvent::ToolExecutionUpdate { .. } => "update",
+            ToolEvent::ToolExecutionLog { .. } => "log",
             ToolEvent::ToolExecutionEnd { .. } => "end",
             ToolEvent::MessageStart { .. } => "msg",
             ToolEvent::MessageEnd { .. } => return self.events.lock().unwrap().push(event),

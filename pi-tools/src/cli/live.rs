@@ -249,7 +249,9 @@ impl EventSink for LiveView {
                 result,
                 is_error,
             } => self.ended(&tool_call_id, &tool_name, &result, is_error),
-            ToolEvent::MessageStart { .. } | ToolEvent::MessageEnd { .. } => {}
+            ToolEvent::ToolExecutionLog { .. }
+            | ToolEvent::MessageStart { .. }
+            | ToolEvent::MessageEnd { .. } => {}
         }
     }
 }

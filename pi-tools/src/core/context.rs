@@ -8,6 +8,7 @@ use std::sync::{Arc, OnceLock};
 use tokio::sync::mpsc::UnboundedSender;
 use tokio_util::sync::CancellationToken;
 
+use super::event::LogLevel;
 use super::result::ToolResult;
 
 /// A type map of shared values handed to every tool of a batch (the execution environment,
@@ -53,7 +54,8 @@ impl std::fmt::Debug for Extensions {
 }
 
 /// Sends partial results of a running call to the runner, which turns each into a
-/// `tool_execution_update` event. Updates sent after the tool returned are dropped.
+/// `tool_execution_update` event, and log lines, which become `tool_execution_log` events
+/// when the batch's sink wants them. Updates sent after the tool returned are dropped.
 #[derive(Clone)]
 pub struct ProgressUpdater {
     channel: Option<Arc<UpdateChannel>>,
@@ -64,15 +66,34 @@ pub struct ProgressUpdater {
 /// allocation per batch rather than one per call).
 pub(crate) struct UpdateChannel {
     accepting: Box<[AtomicBool]>,
-    tx: UnboundedSender<(usize, ToolResult)>,
+    tx: UnboundedSender<(usize, Update)>,
+    wants_logs: bool,
+}
+
+/// What a running call sends the runner.
+pub(crate) enum Update {
+    /// A partial result.
+    Partial(ToolResult),
+    /// A log line.
+    Log {
+        level: LogLevel,
+        logger: String,
+        message: String,
+    },
 }
 
 impl UpdateChannel {
-    /// A channel for a batch of `calls` calls, all accepting updates.
-    pub(crate) fn new(calls: usize, tx: UnboundedSender<(usize, ToolResult)>) -> Arc<Self> {
+    /// A channel for a batch of `calls` calls, all accepting updates; log lines are kept
+    /// only when `wants_logs`.
+    pub(crate) fn new(
+        calls: usize,
+        tx: UnboundedSender<(usize, Update)>,
+        wants_logs: bool,
+    ) -> Arc<Self> {
         Arc::new(UpdateChannel {
             accepting: (0..calls).map(|_| AtomicBool::new(true)).collect(),
             tx,
+            wants_logs,
         })
     }
 }
@@ -95,10 +116,32 @@ impl ProgressUpdater {
 
     /// Sends a partial result; a no-op once the call has returned.
     pub fn update(&self, partial: ToolResult) {
+        self.send(Update::Partial(partial));
+    }
+
+    /// Whether log lines reach anyone: the batch's sink [wants them](super::EventSink::wants_logs).
+    /// A tool may skip the work of producing them otherwise.
+    pub fn wants_logs(&self) -> bool {
+        self.channel.as_ref().is_some_and(|c| c.wants_logs)
+    }
+
+    /// Sends a log line (without its end) from `logger`, e.g. a command's stderr line from
+    /// `bash`; a no-op unless [`wants_logs`](Self::wants_logs), or once the call has returned.
+    pub fn log(&self, level: LogLevel, logger: &str, message: impl Into<String>) {
+        if self.wants_logs() {
+            self.send(Update::Log {
+                level,
+                logger: logger.to_owned(),
+                message: message.into(),
+            });
+        }
+    }
+
+    fn send(&self, update: Update) {
         if let Some(channel) = &self.channel
             && channel.accepting[self.index].load(Ordering::Acquire)
         {
-            let _ = channel.tx.send((self.index, partial));
+            let _ = channel.tx.send((self.index, update));
         }
     }
 
@@ -203,6 +246,11 @@ impl ToolContext {
     /// Reports a partial result (becomes a `tool_execution_update` event).
     pub fn update(&self, partial: ToolResult) {
         self.updater.update(partial);
+    }
+
+    /// Logs a line (see [`ProgressUpdater::log`]).
+    pub fn log(&self, level: LogLevel, logger: &str, message: impl Into<String>) {
+        self.updater.log(level, logger, message);
     }
 
     /// The progress updater, to hand to helper tasks.

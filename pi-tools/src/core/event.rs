@@ -38,6 +38,20 @@ pub enum ToolEvent {
         /// The partial result the tool reported.
         partial_result: ToolResult,
     },
+    /// A running call logged a line (a command's stderr line, say); sent only to sinks
+    /// that [want logs](EventSink::wants_logs).
+    ToolExecutionLog {
+        /// The call's id.
+        tool_call_id: String,
+        /// The tool's name.
+        tool_name: String,
+        /// How severe the line is.
+        level: LogLevel,
+        /// Where the line comes from, e.g. `bash` for a command's stderr.
+        logger: String,
+        /// The line, without its end.
+        message: String,
+    },
     /// A call finished (completion order in a parallel batch).
     ToolExecutionEnd {
         /// The call's id.
@@ -67,6 +81,7 @@ impl ToolEvent {
         match self {
             ToolEvent::ToolExecutionStart { .. } => "tool_execution_start",
             ToolEvent::ToolExecutionUpdate { .. } => "tool_execution_update",
+            ToolEvent::ToolExecutionLog { .. } => "tool_execution_log",
             ToolEvent::ToolExecutionEnd { .. } => "tool_execution_end",
             ToolEvent::MessageStart { .. } => "message_start",
             ToolEvent::MessageEnd { .. } => "message_end",
@@ -78,6 +93,7 @@ impl ToolEvent {
         match self {
             ToolEvent::ToolExecutionStart { tool_call_id, .. }
             | ToolEvent::ToolExecutionUpdate { tool_call_id, .. }
+            | ToolEvent::ToolExecutionLog { tool_call_id, .. }
             | ToolEvent::ToolExecutionEnd { tool_call_id, .. } => tool_call_id,
             ToolEvent::MessageStart { message } | ToolEvent::MessageEnd { message } => {
                 &message.tool_call_id
@@ -91,6 +107,28 @@ impl ToolEvent {
 pub trait EventSink: Send + Sync {
     /// Delivers one event.
     fn emit(&self, event: ToolEvent) -> impl Future<Output = ()> + Send;
+
+    /// Whether this sink wants `tool_execution_log` events. Tools may do extra work to
+    /// produce log lines (bash reads stderr through a pipe of its own, so between stdout and
+    /// stderr its output keeps the order of arrival, not of writing), so they produce them
+    /// only when a sink asks: `false` unless overridden.
+    fn wants_logs(&self) -> bool {
+        false
+    }
+}
+
+/// How severe a tool's log line is, lowest first.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum LogLevel {
+    /// Detail for debugging.
+    Debug,
+    /// Something worth knowing.
+    Info,
+    /// Something that may be wrong (a command's stderr line).
+    Warning,
+    /// Something that went wrong.
+    Error,
 }
 
 /// Discards every event.
@@ -152,5 +190,9 @@ impl EventSink for tokio::sync::mpsc::Sender<ToolEvent> {
 impl<S: EventSink> EventSink for &S {
     fn emit(&self, event: ToolEvent) -> impl Future<Output = ()> + Send {
         (**self).emit(event)
+    }
+
+    fn wants_logs(&self) -> bool {
+        (**self).wants_logs()
     }
 }

@@ -19,7 +19,7 @@ mod validate;
 pub use content::ContentBlock;
 pub use context::{Extensions, ProgressUpdater, ToolContext};
 pub use error::ToolError;
-pub use event::{CollectingSink, EventSink, NoopSink, ToolEvent};
+pub use event::{CollectingSink, EventSink, LogLevel, NoopSink, ToolEvent};
 pub use hooks::{
     AfterToolCall, AfterToolCallContext, AfterToolCallOverride, BeforeToolCall,
     BeforeToolCallContext, BeforeToolCallOutcome,

@@ -13,6 +13,10 @@
 //!
 //! Once the shell has exited, the pipe gets a short grace period to drain; a background job
 //! that keeps it open does not hold the call up.
+//!
+//! When the caller also wants stderr on its own (`on_stderr`), stderr gets a pipe of its own
+//! instead: its chunks go to `on_stderr` and, in the order they are read, into the merged
+//! output too (between the two pipes, that is the order of arrival, not of writing).
 
 use std::io;
 use std::os::unix::process::ExitStatusExt;
@@ -53,18 +57,24 @@ pub(crate) fn shell() -> &'static Path {
     })
 }
 
-/// Runs `request`, handing every chunk of merged output to `on_chunk`, until the shell exits
-/// (plus [`PIPE_GRACE`]), the timeout passes or `cancel` fires. The command's processes are
-/// followed by `tracker`.
+/// Runs `request`, handing every chunk of merged output to `on_chunk` (and each stderr
+/// chunk to `on_stderr` as well, when given), until the shell exits (plus [`PIPE_GRACE`]),
+/// the timeout passes or `cancel` fires. The command's processes are followed by `tracker`.
 pub(crate) async fn run(
     request: ExecRequest,
     cancel: CancellationToken,
-    mut on_chunk: super::OutputSink,
+    on_chunk: super::OutputSink,
+    on_stderr: Option<super::OutputSink>,
     tracker: &Tracker,
     sandbox: Option<&ResolvedSandbox>,
 ) -> io::Result<ExecOutcome> {
     check_request(&request)?;
-    let (mut child, call, mut output) = spawn(&request, tracker, sandbox)?;
+    let (mut child, call, mut output, mut errors) =
+        spawn(&request, tracker, sandbox, on_stderr.is_some())?;
+    let mut sinks = Sinks {
+        merged: on_chunk,
+        stderr: on_stderr,
+    };
 
     // A deadline past what the clock can hold is no deadline.
     let deadline = request
@@ -80,7 +90,9 @@ pub(crate) async fn run(
 
     let mut outcome = ExecOutcome::default();
     let mut buf = vec![0u8; 16 * 1024];
+    let mut err_buf = vec![0u8; if errors.is_some() { 16 * 1024 } else { 0 }];
     let mut pipe_open = true;
+    let mut errors_open = errors.is_some();
     let status = loop {
         tokio::select! {
             // Cancellation and the timeout first, so a flood of output cannot starve them.
@@ -95,7 +107,11 @@ pub(crate) async fn run(
             }
             read = output.read(&mut buf), if pipe_open => match read {
                 Ok(0) | Err(_) => pipe_open = false,
-                Ok(n) => on_chunk(&buf[..n]),
+                Ok(n) => (sinks.merged)(&buf[..n]),
+            },
+            read = read_some(&mut errors, &mut err_buf), if errors_open => match read {
+                Ok(0) | Err(_) => errors_open = false,
+                Ok(n) => sinks.stderr(&err_buf[..n]),
             },
             status = child.wait() => break Some(status),
         }
@@ -118,12 +134,16 @@ pub(crate) async fn run(
     // Drain what is left, but never wait long for a pipe a background job keeps open.
     let grace = tokio::time::sleep(PIPE_GRACE);
     tokio::pin!(grace);
-    while pipe_open {
+    while pipe_open || errors_open {
         tokio::select! {
             biased;
-            read = output.read(&mut buf) => match read {
+            read = output.read(&mut buf), if pipe_open => match read {
                 Ok(0) | Err(_) => pipe_open = false,
-                Ok(n) => on_chunk(&buf[..n]),
+                Ok(n) => (sinks.merged)(&buf[..n]),
+            },
+            read = read_some(&mut errors, &mut err_buf), if errors_open => match read {
+                Ok(0) | Err(_) => errors_open = false,
+                Ok(n) => sinks.stderr(&err_buf[..n]),
             },
             () = &mut grace => break,
         }
@@ -132,6 +152,29 @@ pub(crate) async fn run(
     outcome.exit_code = status.code();
     outcome.signal = status.signal();
     Ok(outcome)
+}
+
+/// Where output goes: all of it to `merged`, stderr to `stderr` as well.
+struct Sinks {
+    merged: super::OutputSink,
+    stderr: Option<super::OutputSink>,
+}
+
+impl Sinks {
+    fn stderr(&mut self, chunk: &[u8]) {
+        (self.merged)(chunk);
+        if let Some(stderr) = self.stderr.as_mut() {
+            stderr(chunk);
+        }
+    }
+}
+
+/// Reads from the stderr pipe when there is one (never ready otherwise).
+async fn read_some(pipe: &mut Option<pipe::Receiver>, buf: &mut [u8]) -> io::Result<usize> {
+    match pipe {
+        Some(pipe) => pipe.read(buf).await,
+        None => std::future::pending().await,
+    }
 }
 
 /// Refuses a request that cannot run, with the reason: a command line or variable holding a
@@ -174,17 +217,34 @@ fn check_request(request: &ExecRequest) -> io::Result<()> {
     }
 }
 
+/// The shell, its processes, the read end of its output pipe and, when asked for, of its
+/// own stderr pipe.
+type Spawned = (
+    Child,
+    std::sync::Arc<CallProcs>,
+    pipe::Receiver,
+    Option<pipe::Receiver>,
+);
+
 /// Starts the shell in a process group of its own, tracked by a new [`CallProcs`] (in a
-/// cgroup of its own when possible); returns it with the read end of its output pipe.
+/// cgroup of its own when possible); returns it with the read end of its output pipe (and
+/// of a separate stderr pipe when `split_stderr`).
 fn spawn(
     request: &ExecRequest,
     tracker: &Tracker,
     sandbox: Option<&ResolvedSandbox>,
-) -> io::Result<(Child, std::sync::Arc<CallProcs>, pipe::Receiver)> {
+    split_stderr: bool,
+) -> io::Result<Spawned> {
     let mut use_cgroup = true;
     loop {
         let call = tracker.begin(use_cgroup);
         let (reader, writer) = io::pipe()?;
+        let (err_reader, err_writer) = if split_stderr {
+            let (r, w) = io::pipe()?;
+            (Some(r), w)
+        } else {
+            (None, writer.try_clone()?)
+        };
         let mut command = Command::new(shell());
         command
             .arg("-c")
@@ -192,8 +252,8 @@ fn spawn(
             .current_dir(&request.cwd)
             .envs(request.env.iter().map(|(k, v)| (k.as_str(), v.as_str())))
             .stdin(Stdio::null())
-            .stdout(writer.try_clone()?)
-            .stderr(writer)
+            .stdout(writer)
+            .stderr(err_writer)
             .process_group(0)
             .kill_on_drop(false);
         let procs_file = match call.open_procs_file() {
@@ -248,6 +308,9 @@ fn spawn(
             call.started(pgid);
         }
         let output = pipe::Receiver::from_owned_fd(reader.into())?;
-        return Ok((child, call, output));
+        let errors = err_reader
+            .map(|r| pipe::Receiver::from_owned_fd(r.into()))
+            .transpose()?;
+        return Ok((child, call, output, errors));
     }
 }

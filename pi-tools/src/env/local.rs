@@ -117,6 +117,33 @@ impl LocalEnv {
         self
     }
 
+    /// Runs a command for `exec` and `exec_with_stderr`: in an allowed directory, with the
+    /// sandbox's private TMPDIR.
+    #[cfg(feature = "process")]
+    async fn run_command(
+        &self,
+        mut request: super::ExecRequest,
+        cancel: tokio_util::sync::CancellationToken,
+        on_chunk: super::OutputSink,
+        on_stderr: Option<super::OutputSink>,
+    ) -> io::Result<super::ExecOutcome> {
+        self.check_allowed(&request.cwd)?;
+        if let Some(tmp) = self.sandbox.as_ref().and_then(ResolvedSandbox::tmp_dir) {
+            request
+                .env
+                .push(("TMPDIR".to_owned(), tmp.display().to_string()));
+        }
+        super::exec::run(
+            request,
+            cancel,
+            on_chunk,
+            on_stderr,
+            &self.processes,
+            self.sandbox.as_ref(),
+        )
+        .await
+    }
+
     /// Refuses a path outside the allowed roots (no-op when unconfined). A check only: the
     /// file operations themselves open paths beneath the roots and do not rely on it.
     pub fn check_allowed(&self, path: &Path) -> io::Result<()> {
@@ -427,26 +454,22 @@ impl ExecutionEnv for LocalEnv {
     #[cfg(feature = "process")]
     fn exec<'a>(
         &'a self,
-        mut request: super::ExecRequest,
+        request: super::ExecRequest,
         cancel: tokio_util::sync::CancellationToken,
         on_chunk: super::OutputSink,
     ) -> BoxFuture<'a, io::Result<super::ExecOutcome>> {
-        Box::pin(async move {
-            self.check_allowed(&request.cwd)?;
-            if let Some(tmp) = self.sandbox.as_ref().and_then(ResolvedSandbox::tmp_dir) {
-                request
-                    .env
-                    .push(("TMPDIR".to_owned(), tmp.display().to_string()));
-            }
-            super::exec::run(
-                request,
-                cancel,
-                on_chunk,
-                &self.processes,
-                self.sandbox.as_ref(),
-            )
-            .await
-        })
+        Box::pin(self.run_command(request, cancel, on_chunk, None))
+    }
+
+    #[cfg(feature = "process")]
+    fn exec_with_stderr<'a>(
+        &'a self,
+        request: super::ExecRequest,
+        cancel: tokio_util::sync::CancellationToken,
+        on_chunk: super::OutputSink,
+        on_stderr: super::OutputSink,
+    ) -> BoxFuture<'a, io::Result<super::ExecOutcome>> {
+        Box::pin(self.run_command(request, cancel, on_chunk, Some(on_stderr)))
     }
 
     fn end_session(&self) {

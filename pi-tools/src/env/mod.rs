@@ -236,6 +236,23 @@ pub trait ExecutionEnv: Send + Sync + 'static {
         })
     }
 
+    /// [`exec`](Self::exec), with each chunk the command writes to stderr also handed to
+    /// `on_stderr` (it still reaches `on_chunk` too). Stderr then has a pipe of its own, so
+    /// between stdout and stderr `on_chunk` sees the order of arrival, not of writing.
+    ///
+    /// The default runs [`exec`](Self::exec) and hands nothing to `on_stderr`: an
+    /// environment that cannot tell stderr apart still runs the command.
+    fn exec_with_stderr<'a>(
+        &'a self,
+        request: ExecRequest,
+        cancel: CancellationToken,
+        on_chunk: OutputSink,
+        on_stderr: OutputSink,
+    ) -> BoxFuture<'a, io::Result<ExecOutcome>> {
+        let _ = on_stderr;
+        self.exec(request, cancel, on_chunk)
+    }
+
     /// Ends every process this environment started that is still running (background jobs
     /// included), and deletes the files handed to [`remove_at_session_end`]; called when a
     /// session ends.

@@ -1,6 +1,6 @@
 //! Logs: plain text on stderr (stdout belongs to the protocol), and a call's own `tracing`
-//! events sent to its client as `notifications/message` at the level the client asked for
-//! with `logging/setLevel`.
+//! events and log lines (a command's stderr lines) sent to its client as
+//! `notifications/message` at the level the client asked for with `logging/setLevel`.
 
 #![allow(deprecated)] // MCP's logging is deprecated by a future protocol revision, not yet gone.
 
@@ -11,6 +11,8 @@ use std::sync::atomic::{AtomicU8, Ordering};
 use rmcp::model::{LoggingLevel, LoggingMessageNotificationParam};
 use rmcp::service::{Peer, RoleServer};
 use serde_json::Value;
+
+use crate::core::LogLevel;
 use tokio::sync::mpsc;
 use tracing::{Level, Subscriber};
 use tracing_subscriber::EnvFilter;
@@ -74,8 +76,33 @@ pub(crate) struct CallLog {
 
 impl CallLog {
     fn wants(&self, level: Level) -> bool {
-        rank(mcp_level(level)) >= self.level.0.load(Ordering::Relaxed)
+        self.wants_level(mcp_level(level))
     }
+
+    fn wants_level(&self, level: LoggingLevel) -> bool {
+        rank(level) >= self.level.0.load(Ordering::Relaxed)
+    }
+}
+
+/// Sends a tool's log line (a `tool_execution_log` event) to the client of the call running
+/// in this task, when the session's level admits it.
+pub(crate) fn forward_tool_log(level: LogLevel, logger: &str, message: String) {
+    let level = match level {
+        LogLevel::Debug => LoggingLevel::Debug,
+        LogLevel::Info => LoggingLevel::Info,
+        LogLevel::Warning => LoggingLevel::Warning,
+        LogLevel::Error => LoggingLevel::Error,
+    };
+    let _ = CALL_LOG.try_with(|log| {
+        log.wants_level(level)
+            && log
+                .tx
+                .try_send(
+                    LoggingMessageNotificationParam::new(level, Value::String(message))
+                        .with_logger(logger),
+                )
+                .is_ok()
+    });
 }
 
 /// Runs `call` with its `tracing` events forwarded to `peer` as `notifications/message`, in

@@ -41,7 +41,9 @@
 //! - `initialize` answers with the server name `pi-tools`, this crate's version, the tools
 //!   and logging capabilities and the [`McpTools::with_instructions`] text; `ping` is
 //!   answered; `logging/setLevel` sets the level at which a call's own `tracing` events
-//!   reach the client as `notifications/message` (see [`init_stderr_logging`]).
+//!   (see [`init_stderr_logging`]) and its log lines (a tool's `ctx.log(..)`; bash sends
+//!   each stderr line as a `warning` from logger `bash`) reach the client as
+//!   `notifications/message`.
 //! - `tools/list` lists every tool with its name, title, description, its canonical
 //!   `parameters()` schema as `inputSchema`, and the `readOnlyHint` / `destructiveHint`
 //!   annotations.

@@ -1,5 +1,6 @@
 //! Progress: a running call's updates become MCP progress notifications carrying only the
-//! output that is new since the last one, with a heartbeat while the call is silent.
+//! output that is new since the last one, with a heartbeat while the call is silent; its
+//! log lines become log messages.
 
 use std::sync::Mutex;
 use std::time::Duration;
@@ -119,10 +120,23 @@ impl Target {
 
 impl EventSink for ProgressSink {
     async fn emit(&self, event: ToolEvent) {
-        let (Some(target), ToolEvent::ToolExecutionUpdate { partial_result, .. }) =
-            (&self.target, event)
-        else {
-            return;
+        let (target, partial_result) = match (&self.target, event) {
+            (
+                _,
+                ToolEvent::ToolExecutionLog {
+                    level,
+                    logger,
+                    message,
+                    ..
+                },
+            ) => {
+                super::logging::forward_tool_log(level, &logger, message);
+                return;
+            }
+            (Some(target), ToolEvent::ToolExecutionUpdate { partial_result, .. }) => {
+                (target, partial_result)
+            }
+            _ => return,
         };
         let text = partial_result.text_content();
         let admitted = {
@@ -142,6 +156,11 @@ impl EventSink for ProgressSink {
         if let Some((progress, tail)) = admitted {
             target.send(progress, tail).await;
         }
+    }
+
+    /// Log lines go to the client as `notifications/message`, filtered by its level.
+    fn wants_logs(&self) -> bool {
+        true
     }
 }
 

@@ -4,7 +4,8 @@
 //! with stdout and stderr merged in arrival order. The model sees the tail of the output
 //! (2000 lines or 50KB); past that, the full output is saved to a file whose path the notice
 //! gives (the file keeps at most `[tool.bash] max_spill_bytes`, the output's end). Progress
-//! updates with the current tail go out about every 100 ms.
+//! updates with the current tail go out about every 100 ms. When the front end wants log
+//! lines (an MCP client), each stderr line is also logged, as a `warning` from `bash`.
 
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -20,12 +21,14 @@ use crate::tool::ToolOutput;
 use crate::tool::render::{Color, Style, Styled};
 mod capture;
 mod sandbox_note;
+mod stderr_lines;
 pub use sandbox_note::with_sandbox_note;
 
 use crate::builtins::preview::arg_str;
 use crate::builtins::truncate::{DEFAULT_MAX_BYTES, TruncatedBy, format_size};
 pub use capture::DEFAULT_MAX_SPILL_BYTES;
 use capture::OutputBuffer;
+use stderr_lines::StderrLines;
 
 /// How often, at most, a running command reports its output.
 pub const UPDATE_INTERVAL: Duration = Duration::from_millis(100);
@@ -176,23 +179,28 @@ pub async fn bash(
             }
         }) as Box<dyn FnMut(&[u8]) + Send>
     };
-    let outcome = env
-        .exec(request, ctx.cancellation().clone(), on_chunk)
-        .await
-        .map_err(|e| {
-            // The sandbox's refusal is already a complete sentence with its fix.
-            if e.kind() == std::io::ErrorKind::Unsupported && env.is_local() {
-                return ToolError::new(e.to_string());
+    // Stderr lines become the call's log lines, when a front end wants them.
+    let run = if ctx.updater().wants_logs() {
+        let mut lines = StderrLines::new(ctx.updater().clone());
+        let on_stderr = Box::new(move |chunk: &[u8]| lines.push(chunk));
+        env.exec_with_stderr(request, ctx.cancellation().clone(), on_chunk, on_stderr)
+    } else {
+        env.exec(request, ctx.cancellation().clone(), on_chunk)
+    };
+    let outcome = run.await.map_err(|e| {
+        // The sandbox's refusal is already a complete sentence with its fix.
+        if e.kind() == std::io::ErrorKind::Unsupported && env.is_local() {
+            return ToolError::new(e.to_string());
+        }
+        let fix = match e.kind() {
+            std::io::ErrorKind::InvalidInput => "Change the command and run it again.",
+            std::io::ErrorKind::NotFound | std::io::ErrorKind::NotADirectory => {
+                "Check that the working directory exists."
             }
-            let fix = match e.kind() {
-                std::io::ErrorKind::InvalidInput => "Change the command and run it again.",
-                std::io::ErrorKind::NotFound | std::io::ErrorKind::NotADirectory => {
-                    "Check that the working directory exists."
-                }
-                _ => "Check that the environment can run processes.",
-            };
-            ToolError::new(format!("The command could not be run: {e}. {fix}"))
-        })?;
+            _ => "Check that the environment can run processes.",
+        };
+        ToolError::new(format!("The command could not be run: {e}. {fix}"))
+    })?;
 
     let mut out = buffer
         .lock()

@@ -13,7 +13,7 @@ use serde_json::Value;
 use tokio::sync::mpsc::{UnboundedReceiver, unbounded_channel};
 use tokio_util::sync::CancellationToken;
 
-use super::context::{Extensions, ProgressUpdater, ToolContext, UpdateChannel};
+use super::context::{Extensions, ProgressUpdater, ToolContext, Update, UpdateChannel};
 use super::error::ToolError;
 use super::event::{EventSink, ToolEvent};
 use super::hooks::{
@@ -237,7 +237,7 @@ impl<'a> Batch<'a> {
             return;
         }
         let (tx, mut rx) = unbounded_channel();
-        let channel = UpdateChannel::new(self.calls.len(), tx);
+        let channel = UpdateChannel::new(self.calls.len(), tx, sink.wants_logs());
         let mut pending = ready.into_iter();
         let mut running = FuturesUnordered::new();
         for (index, entry, args) in pending.by_ref().take(limit) {
@@ -535,13 +535,26 @@ fn emit_start<'s, S: EventSink>(sink: &'s S, call: &ToolCall) -> impl Future<Out
 fn emit_update<'s, S: EventSink>(
     sink: &'s S,
     call: &ToolCall,
-    partial: ToolResult,
+    update: Update,
 ) -> impl Future<Output = ()> + 's {
-    sink.emit(ToolEvent::ToolExecutionUpdate {
-        tool_call_id: call.id.clone(),
-        tool_name: call.name.clone(),
-        args: call.arguments.clone(),
-        partial_result: partial,
+    sink.emit(match update {
+        Update::Partial(partial) => ToolEvent::ToolExecutionUpdate {
+            tool_call_id: call.id.clone(),
+            tool_name: call.name.clone(),
+            args: call.arguments.clone(),
+            partial_result: partial,
+        },
+        Update::Log {
+            level,
+            logger,
+            message,
+        } => ToolEvent::ToolExecutionLog {
+            tool_call_id: call.id.clone(),
+            tool_name: call.name.clone(),
+            level,
+            logger,
+            message,
+        },
     })
 }
 
@@ -570,7 +583,7 @@ async fn emit_message<S: EventSink>(sink: &S, message: &ToolResultMessage) {
 }
 
 async fn forward_pending_updates<S: EventSink>(
-    rx: &mut UnboundedReceiver<(usize, ToolResult)>,
+    rx: &mut UnboundedReceiver<(usize, Update)>,
     sink: &S,
     calls: &[ToolCall],
 ) {
