@@ -9,7 +9,7 @@
 
 /// # Writing a tool
 ///
-/// Annotate an `async fn` with [`#[tool]`](crate::tool). Its parameters become the
+/// Annotate an `async fn` with [`#[tool]`](macro@crate::tool). Its parameters become the
 /// arguments (their doc comments become the schema's descriptions; an `Option` is optional),
 /// its doc comment becomes the description, and `Ok`/`Err` become the result the model sees.
 /// A first parameter `&ToolContext` gives progress updates, cancellation and the execution

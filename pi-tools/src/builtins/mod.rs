@@ -1,5 +1,5 @@
 //! The seven built-in coding tools (read, bash, edit, write, grep, find, ls) and the helpers
-//! they share (truncation, argument previews). grep and find search with [`crate::search`].
+//! they share (truncation, argument previews). grep and find search with the crate's `search` module.
 //!
 //! Each tool is an ordinary `async fn(&ToolContext, Args) -> Result<ToolOutput<Details>, ToolError>`
 //! written against the public API (the execution environment from [`crate::env`], the

@@ -22,6 +22,7 @@ use super::path::{canonical_lenient_sync, follow_final_links};
 use super::procs::{ProcessTracking, Tracker};
 use super::replace::{Target, is_temp_file_name};
 use super::sandbox::{ResolvedSandbox, SandboxPolicy};
+use super::session_files::SessionFiles;
 use super::{DirEntry, ExecutionEnv, FileChange, FileReader, Metadata, MutationQueue};
 use crate::core::BoxFuture;
 
@@ -48,7 +49,7 @@ pub struct LocalEnv {
     processes: Tracker,
     sandbox: Option<ResolvedSandbox>,
     /// Files to delete when the session ends (bash's spill files).
-    session_files: std::sync::Mutex<Vec<PathBuf>>,
+    session_files: SessionFiles,
 }
 
 impl LocalEnv {
@@ -73,7 +74,7 @@ impl LocalEnv {
             #[cfg(feature = "process")]
             processes: Tracker::new(ProcessTracking::Auto),
             sandbox: None,
-            session_files: std::sync::Mutex::default(),
+            session_files: SessionFiles::default(),
         }
     }
 
@@ -475,30 +476,11 @@ impl ExecutionEnv for LocalEnv {
     fn end_session(&self) {
         #[cfg(feature = "process")]
         self.processes.end_session();
-        self.remove_session_files();
+        self.session_files.remove_all();
     }
 
     fn remove_at_session_end(&self, path: PathBuf) {
-        self.session_files
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .push(path);
-    }
-}
-
-impl LocalEnv {
-    /// Deletes the files kept for the session's end (after its processes, which may still
-    /// have been writing them).
-    fn remove_session_files(&self) {
-        let files = std::mem::take(
-            &mut *self
-                .session_files
-                .lock()
-                .unwrap_or_else(std::sync::PoisonError::into_inner),
-        );
-        for path in files {
-            let _ = std::fs::remove_file(path);
-        }
+        self.session_files.keep(path);
     }
 }
 
@@ -508,6 +490,6 @@ impl Drop for LocalEnv {
     fn drop(&mut self) {
         #[cfg(feature = "process")]
         self.processes.end_session();
-        self.remove_session_files();
+        self.session_files.remove_all();
     }
 }

@@ -17,6 +17,7 @@ mod procs;
 mod queue;
 mod replace;
 pub mod sandbox;
+mod session_files;
 #[cfg(feature = "ssh")]
 mod ssh;
 

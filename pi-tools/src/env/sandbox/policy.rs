@@ -10,8 +10,8 @@ use std::str::FromStr;
 use std::sync::Arc;
 
 use super::probe::KernelSupport;
-use crate::env::path::{canonical_lenient_sync, follow_final_links, lexical_join};
 use super::tempdir::PrivateTemp;
+use crate::env::path::{canonical_lenient_sync, follow_final_links, lexical_join};
 
 /// How far the sandbox confines writes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]

@@ -23,6 +23,7 @@ use tokio::sync::Mutex;
 use connection::Connection;
 pub use connection::SshTarget;
 
+use super::session_files::SessionFiles;
 use super::{DirEntry, ExecutionEnv, FileReader, Metadata, MutationQueue, OutputSink};
 use crate::core::BoxFuture;
 
@@ -50,6 +51,8 @@ pub struct SshEnv {
     groups: std::sync::Mutex<Vec<u32>>,
     /// The remote search helper, once looked for.
     helper: Arc<tokio::sync::OnceCell<Option<String>>>,
+    /// Local files of this session (bash's spill files), deleted when it ends.
+    session_files: SessionFiles,
 }
 
 impl SshEnv {
@@ -97,6 +100,7 @@ impl SshEnv {
             conn: Arc::new(Mutex::new(Some(conn))),
             groups: std::sync::Mutex::new(Vec::new()),
             helper: Arc::new(tokio::sync::OnceCell::new()),
+            session_files: SessionFiles::default(),
         })
     }
 
@@ -114,6 +118,7 @@ impl SshEnv {
             conn: Arc::clone(&self.conn),
             groups: std::sync::Mutex::new(Vec::new()),
             helper: Arc::clone(&self.helper),
+            session_files: SessionFiles::default(),
         }
     }
 
@@ -287,6 +292,11 @@ impl ExecutionEnv for SshEnv {
 
     fn end_session(&self) {
         self.kill_remote_jobs_blocking();
+        self.session_files.remove_all();
+    }
+
+    fn remove_at_session_end(&self, path: PathBuf) {
+        self.session_files.keep(path);
     }
 }
 
@@ -295,5 +305,6 @@ impl Drop for SshEnv {
     /// with it.
     fn drop(&mut self) {
         self.kill_remote_jobs_blocking();
+        self.session_files.remove_all();
     }
 }
