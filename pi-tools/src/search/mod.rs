@@ -8,6 +8,7 @@
 pub(crate) mod env_walk;
 mod ignore_rules;
 mod listing;
+mod one_file;
 pub(crate) mod path_glob;
 pub(crate) mod scan;
 pub(crate) mod walk;
