@@ -5,7 +5,6 @@
 //! `pi_tools::cli::main()`. Output checks run against `my_tools` with a configuration that
 //! names its tools, so they do not depend on which built-in tools the library registers.
 
-use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::sync::OnceLock;
@@ -13,6 +12,8 @@ use std::sync::OnceLock;
 use serde_json::{Value, json};
 
 mod procfs;
+mod spawn;
+use spawn::feed;
 
 /// The configuration the output checks use: the example's tools, in this order.
 const MY_TOOLS_TOML: &str = r#"[tools]
@@ -63,23 +64,6 @@ fn my_tools() -> Command {
     Command::new(bin)
 }
 
-/// Runs `command` with `stdin` as its standard input.
-fn run(mut command: Command, stdin: &str) -> Output {
-    let mut child = command
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("the binary starts");
-    child
-        .stdin
-        .take()
-        .expect("stdin is piped")
-        .write_all(stdin.as_bytes())
-        .expect("stdin accepts the batch");
-    child.wait_with_output().expect("the binary finishes")
-}
-
 fn stdout(output: &Output) -> String {
     String::from_utf8(output.stdout.clone()).expect("stdout is UTF-8")
 }
@@ -114,7 +98,7 @@ fn my_tools_with_config(subcommand: &str, extra: &[&str]) -> Output {
         .arg("--config")
         .arg(my_tools_config())
         .args(extra);
-    run(command, "")
+    feed(command, "")
 }
 
 fn json_lines(text: &str) -> Vec<Value> {
@@ -136,7 +120,7 @@ fn run_json_emits_ends_in_completion_order_and_messages_in_source_order() {
     command
         .args(["run", "--json", "--config"])
         .arg(my_tools_config());
-    let output = run(command, batch);
+    let output = feed(command, batch);
     assert!(output.status.success(), "{}", stderr(&output));
     let events = json_lines(&stdout(&output));
 
@@ -219,7 +203,7 @@ fn run_json_ends_every_line_with_type_first_and_batch_end_last() {
     command
         .args(["run", "--json", "--config"])
         .arg(my_tools_config());
-    let output = run(
+    let output = feed(
         command,
         r#"[{"id": "1", "name": "shout", "arguments": {"text": "a"}}]"#,
     );
@@ -325,7 +309,7 @@ fn assert_none_survive(tag: &str) {
 #[test]
 fn run_ends_the_background_jobs_of_its_calls_at_exit() {
     let tag = procfs::tag();
-    let output = run(
+    let output = feed(
         {
             let mut command = pi_tools();
             command
@@ -413,7 +397,7 @@ fn run_shows_a_person_each_result_through_its_renderer_then_a_summary() {
     ]"#;
     let mut command = my_tools();
     command.args(["run", "--config"]).arg(my_tools_config());
-    let output = run(command, batch);
+    let output = feed(command, batch);
     assert!(output.status.success(), "{}", stderr(&output));
     // Not a terminal: plain text, results as they finish.
     assert_eq!(
@@ -438,7 +422,7 @@ fn run_reads_an_assistant_message_from_a_file_and_succeeds_when_calls_fail() {
     );
     let mut command = pi_tools();
     command.args(["run", "--json"]).arg(&message);
-    let output = run(command, "");
+    let output = feed(command, "");
     assert!(output.status.success(), "{}", stderr(&output));
     let events = json_lines(&stdout(&output));
     let kinds: Vec<&str> = events.iter().filter_map(|e| e["type"].as_str()).collect();
@@ -492,7 +476,7 @@ fn run_refuses_unusable_input_naming_the_problem_and_the_expected_shape() {
     for (input, problem) in cases {
         let mut command = pi_tools();
         command.arg("run");
-        let output = run(command, input);
+        let output = feed(command, input);
         assert_eq!(output.status.code(), Some(2), "input {input:?}");
         assert_eq!(stdout(&output), "", "input {input:?}");
         let message = stderr(&output);
@@ -512,7 +496,7 @@ fn run_refuses_a_working_directory_that_does_not_exist() {
     let missing = Path::new(env!("CARGO_TARGET_TMPDIR")).join("cli/no-such-dir");
     let mut command = pi_tools();
     command.args(["run", "--cwd"]).arg(&missing);
-    let output = run(command, "[]");
+    let output = feed(command, "[]");
     assert_eq!(output.status.code(), Some(2));
     let message = stderr(&output);
     assert!(
@@ -536,7 +520,7 @@ fn run_with_a_broken_config_prints_the_config_error() {
     );
     let mut command = pi_tools();
     command.args(["run", "--config"]).arg(&config);
-    let output = run(command, "[]");
+    let output = feed(command, "[]");
     assert_eq!(output.status.code(), Some(1));
     let message = stderr(&output);
     assert!(
@@ -550,7 +534,7 @@ fn run_with_a_broken_config_prints_the_config_error() {
 
 #[test]
 fn a_user_crate_sees_its_own_tools_in_the_catalog() {
-    let output = run(
+    let output = feed(
         {
             let mut c = my_tools();
             c.args(["catalog", "--all", "--format", "json"]);
@@ -638,7 +622,7 @@ fn schema_names_the_tool_and_path_a_dialect_cannot_express() {
 
 #[test]
 fn schema_refuses_an_unknown_dialect_listing_the_known_ones() {
-    let output = run(
+    let output = feed(
         {
             let mut c = pi_tools();
             c.args(["schema", "--dialect", "cohere"]);
@@ -700,7 +684,7 @@ fn check_reports_each_problem_at_its_file_line_and_column() {
         "bad.toml",
         "[tools]\nactive = [\"sleep_ms\", \"shuot\"]\nexecution = \"fast\"\n",
     );
-    let output = run(
+    let output = feed(
         {
             let mut c = my_tools();
             c.args(["check", "--config"]).arg(&config);
@@ -749,7 +733,7 @@ fn discovered(dir: &Path, env: Option<&Path>, args: &[&std::ffi::OsStr]) -> (Str
         command.env("PI_TOOLS_CONFIG", env);
     }
     command.args(args).arg("check");
-    let output = run(command, "");
+    let output = feed(command, "");
     assert!(output.status.success(), "{}", stderr(&output));
     let text = stdout(&output);
     let line = |prefix: &str| {
@@ -818,7 +802,7 @@ fn config_is_a_global_flag_accepted_before_or_after_the_subcommand() {
     ] {
         let mut command = my_tools();
         command.args::<Vec<std::ffi::OsString>, _>(args);
-        let output = run(command, "");
+        let output = feed(command, "");
         assert!(output.status.success(), "{}", stderr(&output));
         assert!(stdout(&output).starts_with("Available tools:\n- sleep_ms:"));
     }
@@ -832,7 +816,7 @@ fn calling_a_registered_tool_that_is_not_active_names_the_key_that_turns_it_on()
         .current_dir(&dir)
         .env_remove("PI_TOOLS_CONFIG")
         .args(["run", "--json"]);
-    let output = run(
+    let output = feed(
         command,
         r#"[{"id": "g", "name": "grep", "arguments": {"pattern": "x"}}]"#,
     );
@@ -860,7 +844,7 @@ fn color_always_colours_a_pipe_and_never_or_no_color_do_not() {
         } else {
             command.env_remove("NO_COLOR");
         }
-        let output = run(command, batch);
+        let output = feed(command, batch);
         assert!(output.status.success(), "{}", stderr(&output));
         stdout(&output)
     };
@@ -912,7 +896,7 @@ fn completions_are_generated_for_every_shell() {
     for (shell, marker) in markers {
         let mut command = pi_tools();
         command.args(["completions", shell]);
-        let output = run(command, "");
+        let output = feed(command, "");
         assert!(output.status.success(), "{shell}: {}", stderr(&output));
         let script = stdout(&output);
         assert!(script.contains(marker), "{shell}: no `{marker}`");
@@ -926,7 +910,7 @@ fn completions_are_generated_for_every_shell() {
 fn a_user_crate_s_completions_use_its_own_binary_name() {
     let mut command = my_tools();
     command.args(["completions", "fish"]);
-    let output = run(command, "");
+    let output = feed(command, "");
     assert!(output.status.success(), "{}", stderr(&output));
     assert!(stdout(&output).contains("complete -c my_tools"));
 }
@@ -935,7 +919,7 @@ fn a_user_crate_s_completions_use_its_own_binary_name() {
 fn the_man_page_is_generated_to_standard_output_or_a_file() {
     let mut command = pi_tools();
     command.args(["man", "-o", "-"]);
-    let output = run(command, "");
+    let output = feed(command, "");
     assert!(output.status.success(), "{}", stderr(&output));
     let page = stdout(&output);
     assert!(page.contains(".TH pi-tools 1"), "{page}");
@@ -945,7 +929,7 @@ fn the_man_page_is_generated_to_standard_output_or_a_file() {
     let target = scratch_dir("man").join("pi-tools.1");
     let mut command = pi_tools();
     command.args(["man", "-o"]).arg(&target);
-    let output = run(command, "");
+    let output = feed(command, "");
     assert!(output.status.success(), "{}", stderr(&output));
     assert_eq!(std::fs::read_to_string(&target).expect("written"), page);
 }

@@ -2,12 +2,14 @@
 //! of one file lose nothing (issue 12, finding 11), and an unprivileged user is refused what
 //! the shell would refuse and told what could not be read (findings 10 and 13).
 
-use std::io::Write;
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
-use std::process::{Command, Output, Stdio};
+use std::process::Command;
 
 use serde_json::{Value, json};
+
+mod spawn;
+use spawn::feed;
 
 fn pi_tools() -> Command {
     Command::new(env!("CARGO_BIN_EXE_pi-tools"))
@@ -62,22 +64,6 @@ fn run_batch(dir: &Path, calls: &[Value], user: Option<u32>) -> Vec<(String, boo
             (text, event["isError"] == true)
         })
         .collect()
-}
-
-fn feed(mut command: Command, stdin: &str) -> Output {
-    let mut child = command
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("the binary starts");
-    child
-        .stdin
-        .take()
-        .expect("stdin")
-        .write_all(stdin.as_bytes())
-        .expect("stdin takes the batch");
-    child.wait_with_output().expect("the binary finishes")
 }
 
 fn edit_call(id: usize, path: &str, old: &str, new: &str) -> Value {
