@@ -1,6 +1,6 @@
 //! The search engine grep and find share: an ordered, ignore-aware directory walk over
 //! allocation-light listings, ripgrep's gitignore matchers, the path glob, and the parallel
-//! content scan behind grep; and the same walk through an execution environment whose
+//! content scan behind grep (and its search of one file, `one_file`); and the same walk through an execution environment whose
 //! files are elsewhere.
 //!
 //! Used only by the built-in tools; nothing here knows a tool.

@@ -7,6 +7,8 @@
 //! same way (`indent.rs`). Only the replaced regions change: a match locates a region, and
 //! the new text is spliced into the file's original bytes, so line endings, a byte-order mark,
 //! trailing spaces and typographic characters elsewhere stay exactly as they were.
+//! `apply.rs` does all of that in memory (the whole tool but the file IO, also public as
+//! [`apply_edits`]); this file holds the tool, its arguments and its rendering.
 
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, PoisonError};
