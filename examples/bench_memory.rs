@@ -1,7 +1,8 @@
 //! Peak memory of the tools on inputs built to exhaust it: edits of a 100 MB file (oldText
-//! not found, found exactly, found only through normalisation, and a file over
-//! `[tool.edit] max_file_bytes`), a read of a 2 GB file that starts with PNG magic bytes, a
-//! grep of one 200 MB line, and an MCP session that pipelines 50,000 requests.
+//! not found, also in a file of one-character lines, found exactly, found only through
+//! normalisation, and a file over `[tool.edit] max_file_bytes`), a read of a 2 GB file that
+//! starts with PNG magic bytes, a grep of one 200 MB line, and an MCP session that pipelines
+//! 50,000 requests.
 //!
 //! ```text
 //! cargo run --release -p pi-tools --example bench_memory
@@ -129,6 +130,27 @@ async fn main() {
         }],
     };
     measure("edit, oldText not found", edit_bytes, async {
+        text(edit(&edit_ctx, args).await)
+    })
+    .await;
+    // 100 MB of one-character lines: the worst case for anything kept per line. The text of
+    // oldText is at every line, its indentation fits no window (every one is inconsistent).
+    {
+        let mut file = std::io::BufWriter::new(
+            std::fs::File::create(dir.path().join("short.txt")).expect("create"),
+        );
+        for _ in 0..edit_bytes / 2 {
+            file.write_all(b"x\n").expect("write");
+        }
+    }
+    let args = EditArgs {
+        path: "short.txt".into(),
+        edits: vec![Replacement {
+            old_text: "  x\n x\n".into(),
+            new_text: "z\n".into(),
+        }],
+    };
+    measure("edit, not found, one-character lines", edit_bytes, async {
         text(edit(&edit_ctx, args).await)
     })
     .await;

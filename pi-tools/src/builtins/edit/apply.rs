@@ -5,9 +5,8 @@
 
 use super::Replacement;
 use super::diff::{self, EditDiff, diff};
-use super::indent::{
-    IndentAdjustment, IndentFit, IndentIndex, IndentMatch, default_width, locate_indented,
-};
+use super::indent::{IndentFit, IndentIndex, IndentMatch, default_width, locate_indented};
+use super::indent_note::IndentAdjustment;
 use super::matching::{LfText, LocateError, Located, SplitCharacter, closest_region, locate};
 use crate::core::ToolError;
 

@@ -8,7 +8,7 @@
 //! is kept and it lands in the file's style. Pure logic: offsets are in the LF text.
 
 use std::borrow::Cow;
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 
 use super::matching::fuzzy_form;
 
@@ -20,6 +20,8 @@ const MAX_NAMED: usize = 8;
 
 /// One line split into indentation (spaces and tabs) and the normalised text after it.
 struct Line<'a> {
+    /// The whole line's length in bytes (without its newline).
+    len: usize,
     indent: &'a str,
     /// The text after the indentation in fuzzy form (trailing whitespace dropped); empty for a
     /// blank line.
@@ -36,7 +38,11 @@ impl<'a> Line<'a> {
         } else {
             Cow::Owned(fuzzy_form(body))
         };
-        Line { indent, key }
+        Line {
+            len: line.len(),
+            indent,
+            key,
+        }
     }
 
     fn is_blank(&self) -> bool {
@@ -44,12 +50,14 @@ impl<'a> Line<'a> {
     }
 }
 
-/// The file's lines, indexed for the indentation stage; built once per call, on first need.
+/// The file as the indentation stage reads it: its style, counted once per call on first
+/// need, and its lines split again wherever a window is checked. Nothing is kept per line,
+/// so the stage adds no memory in proportion to the file, however short its lines.
 pub(crate) struct IndentIndex<'a> {
-    lines: Vec<Line<'a>>,
-    /// Byte offset of each line's start in the LF text, plus one past the end (counting a
-    /// newline after the last line).
-    starts: Vec<usize>,
+    text: &'a str,
+    /// How many lines the file has: after a final newline comes an empty last line, as an
+    /// editor shows it (oldText may end with it, a blank line with nothing after it).
+    line_count: usize,
     /// The file's own indent step in spaces, when it indents with spaces.
     step: Option<usize>,
     /// Whether the file indents mostly with tabs.
@@ -58,18 +66,16 @@ pub(crate) struct IndentIndex<'a> {
 
 impl<'a> IndentIndex<'a> {
     pub fn new(text: &'a str) -> Self {
-        // After a final newline comes an empty last line, as an editor shows it: oldText
-        // may end with it (a blank line with nothing after it).
-        let mut lines = Vec::new();
-        let mut starts = vec![0];
+        let mut style = StyleCount::default();
+        let mut line_count = 0;
         for line in text.split('\n') {
-            lines.push(Line::new(line));
-            starts.push(starts[starts.len() - 1] + line.len() + 1);
+            line_count += 1;
+            style.add(&Line::new(line));
         }
-        let (step, tabs) = indent_style(&lines);
+        let (step, tabs) = style.finish();
         IndentIndex {
-            lines,
-            starts,
+            text,
+            line_count,
             step,
             tabs,
         }
@@ -77,37 +83,58 @@ impl<'a> IndentIndex<'a> {
 
     /// Whether line `i` (0-based) ends with a newline.
     fn has_newline(&self, i: usize) -> bool {
-        i + 1 < self.lines.len()
+        i + 1 < self.line_count
+    }
+
+    /// The lines from byte `offset` (a line's start) on, each with its own start.
+    fn lines_from(&self, offset: usize) -> impl Iterator<Item = (usize, &'a str)> + 'a {
+        self.text[offset..].split('\n').scan(offset, |at, line| {
+            let start = *at;
+            *at += line.len() + 1;
+            Some((start, line))
+        })
     }
 }
 
-/// The file's indent step (most common increase between consecutive space-indented lines)
-/// and whether it indents with tabs rather than spaces.
-fn indent_style(lines: &[Line<'_>]) -> (Option<usize>, bool) {
-    let (mut tab_lines, mut space_lines) = (0usize, 0usize);
-    let mut increases: HashMap<usize, usize> = HashMap::new();
-    let mut previous = None;
-    for line in lines.iter().filter(|l| !l.is_blank()) {
+/// Counts, line by line, the file's indent step (most common increase between consecutive
+/// space-indented lines) and whether it indents with tabs rather than spaces.
+#[derive(Default)]
+struct StyleCount {
+    tab_lines: usize,
+    space_lines: usize,
+    increases: HashMap<usize, usize>,
+    previous: Option<usize>,
+}
+
+impl StyleCount {
+    fn add(&mut self, line: &Line<'_>) {
+        if line.is_blank() {
+            return;
+        }
         match line.indent.as_bytes().first() {
-            Some(b'\t') => tab_lines += 1,
-            Some(_) => space_lines += 1,
+            Some(b'\t') => self.tab_lines += 1,
+            Some(_) => self.space_lines += 1,
             None => {}
         }
         let spaces = (!line.indent.contains('\t')).then_some(line.indent.len());
-        if let (Some(before), Some(now)) = (previous, spaces)
+        if let (Some(before), Some(now)) = (self.previous, spaces)
             && now > before
         {
-            *increases.entry(now - before).or_insert(0) += 1;
+            *self.increases.entry(now - before).or_insert(0) += 1;
         }
-        previous = spaces;
+        self.previous = spaces;
     }
-    let tabs = tab_lines > space_lines;
-    let step = increases
-        .into_iter()
-        .max_by_key(|&(step, count)| (count, std::cmp::Reverse(step)))
-        .map(|(step, _)| step)
-        .filter(|_| !tabs);
-    (step, tabs)
+
+    fn finish(self) -> (Option<usize>, bool) {
+        let tabs = self.tab_lines > self.space_lines;
+        let step = self
+            .increases
+            .into_iter()
+            .max_by_key(|&(step, count)| (count, std::cmp::Reverse(step)))
+            .map(|(step, _)| step)
+            .filter(|_| !tabs);
+        (step, tabs)
+    }
 }
 
 /// How `oldText`'s indentation maps onto the file's. Applied to `newText` before it is
@@ -172,13 +199,13 @@ impl Transform {
         Ok(out)
     }
 
-    fn is_identity(&self) -> bool {
+    pub(super) fn is_identity(&self) -> bool {
         matches!(self, Transform::Deepen(s) | Transform::Undeepen(s) if s.is_empty())
     }
 }
 
 /// Width in columns of an indentation, a tab reaching the next multiple of `width`.
-fn columns(indent: &str, width: usize) -> usize {
+pub(super) fn columns(indent: &str, width: usize) -> usize {
     indent.chars().fold(0, |col, c| match c {
         '\t' => (col / width + 1) * width,
         _ => col + 1,
@@ -207,7 +234,7 @@ pub(crate) struct IndentFit {
     pub last_line: usize,
     pub transform: Transform,
     /// Whether `oldText` indents with tabs (for the description).
-    old_tabs: bool,
+    pub(super) old_tabs: bool,
 }
 
 /// The outcome of the indentation stage.
@@ -224,7 +251,9 @@ pub(crate) enum IndentMatch {
 }
 
 /// Looks for the one window of the file whose lines are `old`'s (LF-only) up to one
-/// consistent indentation transformation.
+/// consistent indentation transformation. One pass over the file: a window is checked where
+/// the line of `old`'s first text shows up, and only the first few windows of each kind are
+/// kept (the errors name no more).
 pub(crate) fn locate_indented(index: &IndentIndex<'_>, old: &str) -> IndentMatch {
     let trailing_newline = old.ends_with('\n');
     let body = old.strip_suffix('\n').unwrap_or(old);
@@ -232,28 +261,47 @@ pub(crate) fn locate_indented(index: &IndentIndex<'_>, old: &str) -> IndentMatch
     let Some(anchor) = old_lines.iter().position(|l| !l.is_blank()) else {
         return IndentMatch::NotFound;
     };
-    let non_blank = old_lines.iter().filter(|l| !l.is_blank()).count();
+    let one_line = old_lines.iter().filter(|l| !l.is_blank()).count() == 1;
     let key = &old_lines[anchor].key;
-    let same_text: Vec<usize> = (0..index.lines.len())
-        .filter(|&i| index.lines[i].key == *key)
-        .collect();
-    if non_blank == 1 && same_text.len() > 1 {
-        // One line shows nothing of the structure around it: its text must be unique.
-        return IndentMatch::Ambiguous(same_text.iter().take(MAX_NAMED).map(|i| i + 1).collect());
-    }
     let old_tabs = old_lines
         .iter()
         .any(|l| !l.is_blank() && l.indent.contains('\t'));
     let m = old_lines.len();
-    let mut fits = Vec::new();
+    // The starts of the last `anchor + 1` lines: a window begins `anchor` lines before the
+    // line that matches `old`'s first text.
+    let mut recent: VecDeque<usize> = VecDeque::with_capacity(anchor + 1);
+    let (mut same_text, mut same_count) = (Vec::new(), 0usize);
+    let (mut fits, mut fit_count) = (Vec::new(), 0usize);
     let mut inconsistent = Vec::new();
-    for first in same_text
-        .into_iter()
-        .filter_map(|i| i.checked_sub(anchor))
-        .filter(|first| first + m <= index.lines.len())
-    {
-        let window = &index.lines[first..first + m];
-        let text_matches = window.iter().zip(&old_lines).all(|(file, old)| {
+    for (i, (start, line)) in index.lines_from(0).enumerate() {
+        if recent.len() == anchor + 1 {
+            recent.pop_front();
+        }
+        recent.push_back(start);
+        if Line::new(line).key != *key {
+            continue;
+        }
+        same_count += 1;
+        if same_text.len() < MAX_NAMED {
+            same_text.push(i + 1);
+        }
+        if one_line && same_count > 1 {
+            // One line shows nothing of the structure around it: its text must be unique,
+            // and it is not.
+            continue;
+        }
+        let Some(first) = i.checked_sub(anchor) else {
+            continue;
+        };
+        if first + m > index.line_count {
+            continue;
+        }
+        let window: Vec<(usize, Line<'_>)> = index
+            .lines_from(recent[0])
+            .take(m)
+            .map(|(start, line)| (start, Line::new(line)))
+            .collect();
+        let text_matches = window.iter().zip(&old_lines).all(|((_, file), old)| {
             file.is_blank() == old.is_blank() && (old.is_blank() || file.key == old.key)
         });
         if !text_matches || (trailing_newline && !index.has_newline(first + m - 1)) {
@@ -261,39 +309,43 @@ pub(crate) fn locate_indented(index: &IndentIndex<'_>, old: &str) -> IndentMatch
         }
         let pairs: Vec<(&str, &str)> = old_lines
             .iter()
-            .zip(window)
+            .zip(&window)
             .filter(|(old, _)| !old.is_blank())
-            .map(|(old, file)| (old.indent, file.indent))
+            .map(|(old, (_, file))| (old.indent, file.indent))
             .collect();
-        match transform_for(&pairs, non_blank == 1, index) {
-            Some(transform) => fits.push((first, transform)),
-            None => inconsistent.push((first + 1, first + m)),
+        match transform_for(&pairs, one_line, index) {
+            Some(transform) => {
+                fit_count += 1;
+                if fits.len() < MAX_NAMED {
+                    // The window ends after its last line, with that line's newline only
+                    // when oldText ends with one (and then the line has one).
+                    let (last_start, last) = (window[m - 1].0, window[m - 1].1.len);
+                    let end = last_start + last + usize::from(trailing_newline);
+                    fits.push((first, recent[0], end, transform));
+                }
+            }
+            None if inconsistent.len() < MAX_NAMED => inconsistent.push((first + 1, first + m)),
+            None => {}
         }
     }
-    match fits.len() {
+    if one_line && same_count > 1 {
+        return IndentMatch::Ambiguous(same_text);
+    }
+    match fit_count {
         0 if inconsistent.is_empty() => IndentMatch::NotFound,
-        0 => IndentMatch::Inconsistent(inconsistent, non_blank == 1),
+        0 => IndentMatch::Inconsistent(inconsistent, one_line),
         1 => {
-            let (first, transform) = fits.remove(0);
-            let last = first + m - 1;
-            // `starts` counts a newline after every line; the window takes it only when
-            // oldText ends with one (and then the line has one).
-            let end = index.starts[last + 1] - usize::from(!trailing_newline);
+            let (first, start, end, transform) = fits.remove(0);
             IndentMatch::Fit(IndentFit {
-                start: index.starts[first],
+                start,
                 end,
                 first_line: first + 1,
-                last_line: last + 1,
+                last_line: first + m,
                 transform,
                 old_tabs,
             })
         }
-        _ => IndentMatch::Ambiguous(
-            fits.iter()
-                .take(MAX_NAMED)
-                .map(|(first, _)| first + 1)
-                .collect(),
-        ),
+        _ => IndentMatch::Ambiguous(fits.iter().map(|(first, ..)| first + 1).collect()),
     }
 }
 
@@ -347,184 +399,6 @@ fn transform_for(
         .map(|&width| restyle(width))
         .find(|t| matches!(t, Transform::Restyle { shift: 0, .. }) && fits(t));
     plain.or_else(|| widths.iter().map(|&width| restyle(width)).find(|t| fits(t)))
-}
-
-/// What the indentation stage did to one edit, as data.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct IndentAdjustment {
-    /// Index of the edit in `edits`.
-    pub edit: usize,
-    /// First line of the file that the edit's oldText matched (1-based, original file).
-    pub start_line: usize,
-    /// Last line of the file that the edit's oldText matched.
-    pub end_line: usize,
-    /// How many columns deeper oldText was indented than the file (negative: less deep),
-    /// a tab counted at `tab_width`.
-    pub columns: i64,
-    /// The whitespace added to (`"deepen"`) or removed from (`"undeepen"`) the front of every
-    /// line, when the adjustment was a plain shift.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub shift: Option<IndentShift>,
-    /// The style newText was converted to, when oldText used tabs where the file has
-    /// spaces or the reverse.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub converted_to: Option<IndentStyle>,
-    /// The tab width used for the conversion and for `columns`.
-    pub tab_width: usize,
-    /// The sentence the result text gives.
-    pub note: String,
-}
-
-/// A plain shift of every line.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
-#[serde(rename_all = "camelCase")]
-pub enum IndentShift {
-    /// The file had this whitespace in front of every line beyond oldText.
-    Deepen(String),
-    /// oldText had this whitespace in front of every line beyond the file.
-    Undeepen(String),
-}
-
-/// How a file indents.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
-#[serde(rename_all = "camelCase")]
-pub enum IndentStyle {
-    /// Tabs (spaces after them only to reach a column between two tab stops).
-    Tabs,
-    /// Spaces only.
-    Spaces,
-}
-
-impl IndentFit {
-    /// Whether the text matched with its indentation as it is (nothing to report).
-    pub fn is_identity(&self) -> bool {
-        self.transform.is_identity()
-    }
-
-    /// The adjustment as data, for edit number `edit`, with the tab width `default_width`
-    /// used for columns when the transformation is a plain shift.
-    pub fn adjustment(&self, edit: usize, default_width: usize) -> IndentAdjustment {
-        let (columns_deeper, shift, converted_to, tab_width) = match &self.transform {
-            Transform::Deepen(extra) => (
-                -(columns(extra, default_width) as i64),
-                Some(IndentShift::Deepen(extra.clone())),
-                None,
-                default_width,
-            ),
-            Transform::Undeepen(extra) => (
-                columns(extra, default_width) as i64,
-                Some(IndentShift::Undeepen(extra.clone())),
-                None,
-                default_width,
-            ),
-            Transform::Restyle {
-                width,
-                shift,
-                to_tabs,
-            } => (
-                -shift,
-                None,
-                Some(if *to_tabs {
-                    IndentStyle::Tabs
-                } else {
-                    IndentStyle::Spaces
-                }),
-                *width,
-            ),
-        };
-        IndentAdjustment {
-            edit,
-            start_line: self.first_line,
-            end_line: self.last_line,
-            columns: columns_deeper,
-            shift,
-            converted_to,
-            tab_width,
-            note: self.note(),
-        }
-    }
-
-    /// "lines 3-7" / "line 3".
-    fn lines(&self) -> String {
-        if self.first_line == self.last_line {
-            format!("line {}", self.first_line)
-        } else {
-            format!("lines {}-{}", self.first_line, self.last_line)
-        }
-    }
-
-    /// One sentence a model learns from: what was wrong, and what was done to newText.
-    pub fn note(&self) -> String {
-        let remedy = match &self.transform {
-            Transform::Deepen(_) => "newText was shifted deeper by the same amount",
-            Transform::Undeepen(_) => "newText was shifted back by the same amount",
-            Transform::Restyle { .. } => {
-                "newText was converted to the file's indentation the same way"
-            }
-        };
-        format!("{}; {remedy}.", self.mistake())
-    }
-
-    /// What was wrong with oldText's indentation: "your oldText was indented 4 spaces deeper
-    /// than lines 3-7 of the file".
-    pub fn mistake(&self) -> String {
-        let lines = self.lines();
-        match &self.transform {
-            Transform::Deepen(extra) => format!(
-                "your oldText was indented {} less deeply than {lines} of the file",
-                whitespace(extra)
-            ),
-            Transform::Undeepen(extra) => format!(
-                "your oldText was indented {} deeper than {lines} of the file",
-                whitespace(extra)
-            ),
-            Transform::Restyle {
-                width,
-                shift,
-                to_tabs,
-            } => {
-                let (old_style, file_style) = match (self.old_tabs, to_tabs) {
-                    (true, false) => ("tabs", "spaces"),
-                    (false, true) => ("spaces", "tabs"),
-                    (true, true) => ("tabs and spaces", "tabs"),
-                    (false, false) => ("tabs and spaces", "spaces"),
-                };
-                let depth = match shift {
-                    0 => String::new(),
-                    s if *s < 0 => format!(", {} deeper,", plural(s.unsigned_abs(), "column")),
-                    s => format!(", {} less deeply,", plural(s.unsigned_abs(), "column")),
-                };
-                let verb = if self.first_line == self.last_line {
-                    "is"
-                } else {
-                    "are"
-                };
-                format!(
-                    "your oldText was indented with {old_style}{depth} where {lines} of the file {verb} indented with {file_style} (a tab is {width} columns)"
-                )
-            }
-        }
-    }
-}
-
-/// "4 spaces", "1 tab", "1 tab and 2 spaces".
-pub(crate) fn whitespace(s: &str) -> String {
-    let tabs = s.matches('\t').count() as u64;
-    let spaces = s.len() as u64 - tabs;
-    match (tabs, spaces) {
-        (0, n) => plural(n, "space"),
-        (t, 0) => plural(t, "tab"),
-        (t, n) => format!("{} and {}", plural(t, "tab"), plural(n, "space")),
-    }
-}
-
-fn plural(n: u64, what: &str) -> String {
-    if n == 1 {
-        format!("1 {what}")
-    } else {
-        format!("{n} {what}s")
-    }
 }
 
 /// The tab width an adjustment's columns are counted in for a plain shift: the file's step
@@ -588,12 +462,5 @@ mod tests {
         let t = Transform::Undeepen("    ".into());
         assert_eq!(t.apply_to_text("    a\n  b"), Err(2));
         assert_eq!(t.apply_to_text("    a\n\n      b"), Ok("a\n\n  b".into()));
-    }
-
-    #[test]
-    fn whitespace_is_described_in_words() {
-        assert_eq!(whitespace("    "), "4 spaces");
-        assert_eq!(whitespace("\t"), "1 tab");
-        assert_eq!(whitespace("\t  "), "1 tab and 2 spaces");
     }
 }

@@ -21,6 +21,7 @@ use tokio_util::sync::CancellationToken;
 mod apply;
 mod diff;
 mod indent;
+mod indent_note;
 mod matching;
 
 use crate::builtins::preview::arg_str;
@@ -30,7 +31,7 @@ use crate::env::{ExecutionEnv, ToolContextExt, mutation_key, resolve_path};
 use crate::tool;
 use crate::tool::ToolOutput;
 use crate::tool::render::{Color, Style, Styled};
-pub use indent::{IndentAdjustment, IndentShift, IndentStyle};
+pub use indent_note::{IndentAdjustment, IndentShift, IndentStyle};
 
 /// Arguments of `edit`.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
