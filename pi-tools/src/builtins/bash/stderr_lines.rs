@@ -24,11 +24,17 @@ impl StderrLines {
 
     pub(super) fn push(&mut self, mut chunk: &[u8]) {
         while let Some(end) = memchr::memchr(b'\n', chunk) {
-            self.pending.extend_from_slice(&chunk[..end]);
+            self.append(&chunk[..end]);
             self.flush();
             chunk = &chunk[end + 1..];
         }
-        self.pending.extend_from_slice(chunk);
+        self.append(chunk);
+    }
+
+    /// Adds to the line being read, sending it on in pieces while it is longer than
+    /// [`MAX_LINE_BYTES`], however the command's writes were cut into chunks.
+    fn append(&mut self, bytes: &[u8]) {
+        self.pending.extend_from_slice(bytes);
         while self.pending.len() > MAX_LINE_BYTES {
             // Cut before a UTF-8 continuation byte, so no character is split in two.
             let mut cut = MAX_LINE_BYTES;
