@@ -29,7 +29,7 @@ use crate::env::{ExecutionEnv, Roots, ToolContextExt};
 use crate::search::env_walk::EnvWalk;
 use crate::search::path_glob::PathGlob;
 use crate::search::scan::{
-    Collector, FileHits, SearchOutcome, SearchSpec, search, search_reader, skip_reason,
+    Collector, FileHits, SearchOutcome, SearchSpec, reason, search, search_reader,
 };
 use crate::search::walk::{Kind, Skipped, resolve_root, search_root, sentence};
 use crate::tool;
@@ -272,18 +272,14 @@ async fn search_through_env(
 ) -> SearchOutcome {
     let mut collector = Collector::new(&spec);
     if spec.single_file {
-        let name = spec
-            .root
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_else(|| spec.root.to_string_lossy().into_owned());
+        let name = spec.single_file_name();
         // Only a regular file is read (a FIFO would block), as locally.
         if env.metadata(&spec.root).await.is_ok_and(|m| m.is_file) {
             let root = spec.root.clone();
             match search_env_file(Arc::clone(&env), Arc::clone(&spec), root, name).await {
                 Ok(Some(hits)) => collector.accept(hits),
                 Ok(None) => {}
-                Err(err) => collector.outcome.skipped.note(".", &skip_reason(&err)),
+                Err(err) => collector.outcome.skipped.note(".", &reason(&err)),
             }
         }
         collector.outcome.cancelled = cancel.is_cancelled();
@@ -323,7 +319,7 @@ async fn search_through_env(
         match searched {
             Ok(Some(hits)) => collector.accept(hits),
             Ok(None) => {}
-            Err(err) => collector.outcome.skipped.note(&rel, &skip_reason(&err)),
+            Err(err) => collector.outcome.skipped.note(&rel, &reason(&err)),
         }
         if collector.done || cancel.is_cancelled() {
             break;

@@ -141,24 +141,42 @@ pub(crate) fn canonical_lenient_sync(path: &Path) -> io::Result<PathBuf> {
 
 /// Follows the symbolic links `path` itself is (its parents are left alone) as far as they
 /// go: for a link whose target does not exist yet, that target. Stops after 40 links, as the
-/// kernel does.
-pub(crate) fn follow_final_links(path: &Path) -> io::Result<PathBuf> {
+/// kernel does. `read_link` tells what a path is: `Some(target)` for a link, `None` for
+/// anything else or nothing at all. The one algorithm behind [`follow_final_links`] and the
+/// SSH environment's.
+pub(crate) async fn follow_final_links_with<F, Fut>(
+    path: &Path,
+    mut read_link: F,
+) -> io::Result<PathBuf>
+where
+    F: FnMut(PathBuf) -> Fut,
+    Fut: Future<Output = io::Result<Option<PathBuf>>>,
+{
     let mut current = path.to_path_buf();
     for _ in 0..MAX_LINKS {
-        match std::fs::symlink_metadata(&current) {
-            Ok(meta) if meta.file_type().is_symlink() => {
-                let target = std::fs::read_link(&current)?;
+        match read_link(current.clone()).await? {
+            Some(target) => {
                 current = match current.parent() {
                     Some(parent) => parent.join(target),
                     None => target,
                 };
             }
-            Ok(_) => return Ok(current),
-            Err(err) if err.kind() == io::ErrorKind::NotFound => return Ok(current),
-            Err(err) => return Err(err),
+            None => return Ok(current),
         }
     }
     Err(too_many_links(path))
+}
+
+/// [`follow_final_links_with`] on this machine's file system, from synchronous code.
+pub(crate) fn follow_final_links(path: &Path) -> io::Result<PathBuf> {
+    futures::executor::block_on(follow_final_links_with(path, |probe| {
+        std::future::ready(match std::fs::symlink_metadata(&probe) {
+            Ok(meta) if meta.file_type().is_symlink() => std::fs::read_link(&probe).map(Some),
+            Ok(_) => Ok(None),
+            Err(err) if err.kind() == io::ErrorKind::NotFound => Ok(None),
+            Err(err) => Err(err),
+        })
+    }))
 }
 
 /// How many symbolic links a path may go through, as the kernel allows.

@@ -56,6 +56,16 @@ pub(crate) struct SearchSpec {
     pub max_bytes: usize,
 }
 
+impl SearchSpec {
+    /// How a single file searched on its own is shown: by its name.
+    pub(crate) fn single_file_name(&self) -> String {
+        self.root
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_else(|| self.root.to_string_lossy().into_owned())
+    }
+}
+
 /// One output line: a match or a context line.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct HitLine {
@@ -126,11 +136,7 @@ fn digits(mut n: u64) -> usize {
 pub(crate) fn search(spec: &SearchSpec, cancel: &CancellationToken) -> SearchOutcome {
     let mut collector = Collector::new(spec);
     if spec.single_file {
-        let name = spec
-            .root
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_else(|| spec.root.to_string_lossy().into_owned());
+        let name = spec.single_file_name();
         let mut searcher = new_searcher(spec);
         match open_regular(spec.roots.open(
             &spec.root,
@@ -206,8 +212,8 @@ fn open_entry(
     }
 }
 
-/// A few words on why a file could not be read.
-fn reason(err: &io::Error) -> String {
+/// A few words on why a file could not be read, as a search result says it.
+pub(crate) fn reason(err: &io::Error) -> String {
     match err.raw_os_error() {
         Some(code)
             if code == Errno::ACCESS.raw_os_error() || code == Errno::PERM.raw_os_error() =>
@@ -452,11 +458,6 @@ pub(crate) fn search_reader<R: Read>(
         rewind,
         rel,
     )
-}
-
-/// A few words on why a file could not be read, as a search result says it.
-pub(crate) fn skip_reason(err: &io::Error) -> String {
-    reason(err)
 }
 
 /// Files' results as they arrive, released to the collector in walk order.

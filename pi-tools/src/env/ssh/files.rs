@@ -19,7 +19,6 @@ use openssh_sftp_client::{Error, Sftp};
 
 use super::SshEnv;
 use super::connection::Connection;
-use crate::env::path::{MAX_LINKS, too_many_links};
 use crate::env::{DirEntry, FileReader, Metadata};
 
 /// The [`io::Error`] for an SFTP error: the server's verdicts become the errors the local
@@ -122,25 +121,21 @@ async fn canonical_lenient(sftp: &Sftp, path: &Path) -> io::Result<PathBuf> {
     crate::env::path::canonical_lenient(&followed, realpath).await
 }
 
-/// Follows the links `path` itself is, as far as they go (40 at most, as the kernel does).
+/// Follows the links `path` itself is, as far as they go (40 at most, as the kernel does),
+/// by the env's one algorithm over SFTP.
 async fn follow_final_links(sftp: &Sftp, path: &Path) -> io::Result<PathBuf> {
-    let mut fs = sftp.fs();
-    let mut current = path.to_path_buf();
-    for _ in 0..MAX_LINKS {
-        match fs.symlink_metadata(&current).await.map_err(io_error) {
+    crate::env::path::follow_final_links_with(path, |probe| async move {
+        let mut fs = sftp.fs();
+        match fs.symlink_metadata(&probe).await.map_err(io_error) {
             Ok(meta) if meta.file_type().is_some_and(|t| t.is_symlink()) => {
-                let target = fs.read_link(&current).await.map_err(io_error)?;
-                current = match current.parent() {
-                    Some(parent) => parent.join(target),
-                    None => target,
-                };
+                fs.read_link(&probe).await.map_err(io_error).map(Some)
             }
-            Ok(_) => return Ok(current),
-            Err(err) if err.kind() == io::ErrorKind::NotFound => return Ok(current),
-            Err(err) => return Err(err),
+            Ok(_) => Ok(None),
+            Err(err) if err.kind() == io::ErrorKind::NotFound => Ok(None),
+            Err(err) => Err(err),
         }
-    }
-    Err(too_many_links(path))
+    })
+    .await
 }
 
 pub(super) async fn read(sftp: &Sftp, path: &Path) -> io::Result<Vec<u8>> {
