@@ -80,7 +80,7 @@ impl LocalEnv {
 
     /// Confines every file operation to these directories: a path whose real location
     /// (symbolic links resolved) is not inside one of them is refused, and the kernel
-    /// enforces it when the file is opened (see the README's "Safety" section). Fails if a
+    /// enforces it when the file is opened (see `docs/safety.md`). Fails if a
     /// root does not exist.
     pub fn with_allowed_roots<I, P>(mut self, roots: I) -> io::Result<Self>
     where
