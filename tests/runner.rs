@@ -860,8 +860,9 @@ async fn a_timeout_ends_the_call_while_siblings_finish() {
     assert!(outcome.messages[0].is_error);
     assert_eq!(
         text_of(&outcome.messages[0]),
-        "Tool slow timed out after 0.1 seconds and was cancelled. Retry with a longer timeout if \
-         the tool accepts one, or split the work into smaller steps.\npartial output: 3 lines"
+        "Tool slow timed out after 0.1 seconds, the time every call is given (`[tools] \
+         timeout_secs` in the configuration), and was cancelled. Split the work into smaller \
+         steps, or raise `[tools] timeout_secs` (0 means no limit).\npartial output: 3 lines"
     );
     assert_eq!(text_of(&outcome.messages[1]), "quick done");
     assert!(!outcome.messages[1].is_error);

@@ -4,6 +4,7 @@ use std::any::{Any, TypeId};
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, OnceLock};
+use std::time::Duration;
 
 use tokio::sync::mpsc::UnboundedSender;
 use tokio_util::sync::CancellationToken;
@@ -98,6 +99,10 @@ impl UpdateChannel {
     }
 }
 
+/// The key of a partial result's `details` that says where its text ends in the whole
+/// output, in bytes of text (see [`ProgressUpdater::update`]).
+pub const OUTPUT_END_DETAIL: &str = "outputEnd";
+
 impl ProgressUpdater {
     /// An updater that drops everything (for calling a tool outside the runner).
     pub fn disabled() -> Self {
@@ -115,6 +120,11 @@ impl ProgressUpdater {
     }
 
     /// Sends a partial result; a no-op once the call has returned.
+    ///
+    /// A tool whose partial results show a window of a growing output (bash shows its
+    /// tail) may put in `details`, under [`OUTPUT_END_DETAIL`], how many bytes of text the
+    /// output has had in all where the window ends: a front end that shows only what is new
+    /// (MCP progress) then knows exactly what is.
     pub fn update(&self, partial: ToolResult) {
         self.send(Update::Partial(partial));
     }
@@ -163,6 +173,7 @@ pub struct ToolContext {
     updater: ProgressUpdater,
     extensions: Extensions,
     tool_config: Option<Arc<dyn Any + Send + Sync>>,
+    time_limit: Option<Duration>,
 }
 
 impl ToolContext {
@@ -197,6 +208,7 @@ impl ToolContext {
             updater: ProgressUpdater::disabled(),
             extensions: Extensions::default(),
             tool_config: None,
+            time_limit: None,
         }
     }
 
@@ -216,6 +228,19 @@ impl ToolContext {
     pub fn with_tool_config(mut self, config: Arc<dyn Any + Send + Sync>) -> Self {
         self.tool_config = Some(config);
         self
+    }
+
+    /// Sets the time the runner gives the call before it cancels it.
+    pub fn with_time_limit(mut self, limit: Option<Duration>) -> Self {
+        self.time_limit = limit;
+        self
+    }
+
+    /// How long the runner lets the call run before it cancels it (its
+    /// [`RunnerConfig::timeout`](super::RunnerConfig::timeout)), if it limits it: a tool
+    /// that takes a timeout of its own can refuse a longer one at once.
+    pub fn time_limit(&self) -> Option<Duration> {
+        self.time_limit
     }
 
     /// The id of the call being executed.

@@ -17,7 +17,7 @@ mod toolset;
 mod validate;
 
 pub use content::ContentBlock;
-pub use context::{Extensions, ProgressUpdater, ToolContext};
+pub use context::{Extensions, OUTPUT_END_DETAIL, ProgressUpdater, ToolContext};
 pub use error::ToolError;
 pub use event::{CollectingSink, EventSink, LogLevel, NoopSink, ToolEvent};
 pub use hooks::{

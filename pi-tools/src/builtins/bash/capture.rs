@@ -55,6 +55,8 @@ pub struct OutputBuffer {
     /// The cap of the spill file; 0 keeps no spill file.
     max_spill_bytes: u64,
     total_bytes: u64,
+    /// Bytes of decoded text so far: where the tail ends in the whole decoded output.
+    text_end: u64,
     newlines: u64,
     /// Bytes since the last newline, and the length of the line the last newline ended.
     current_line: u64,
@@ -203,21 +205,20 @@ impl OutputBuffer {
         loop {
             match std::str::from_utf8(bytes) {
                 Ok(text) => {
-                    self.tail.push_str(text);
+                    self.push_text(text);
                     return;
                 }
                 Err(e) => {
                     let (valid, rest) = bytes.split_at(e.valid_up_to());
                     // `valid_up_to` guarantees this prefix decodes.
-                    self.tail
-                        .push_str(std::str::from_utf8(valid).unwrap_or_default());
+                    self.push_text(std::str::from_utf8(valid).unwrap_or_default());
                     match e.error_len() {
                         None => {
                             self.pending = rest.to_vec();
                             return;
                         }
                         Some(len) => {
-                            self.tail.push('\u{FFFD}');
+                            self.push_text("\u{FFFD}");
                             bytes = &rest[len..];
                         }
                     }
@@ -230,8 +231,21 @@ impl OutputBuffer {
     pub fn finish(&mut self) {
         if !self.pending.is_empty() {
             self.pending.clear();
-            self.tail.push('\u{FFFD}');
+            self.push_text("\u{FFFD}");
         }
+    }
+
+    fn push_text(&mut self, text: &str) {
+        self.tail.push_str(text);
+        self.text_end += text.len() as u64;
+    }
+
+    /// Where `shown` (a [`truncated_tail`](Self::truncated_tail) of the tail as it is now)
+    /// ends in the whole decoded output, in bytes: what follows it in a later one is new.
+    pub fn shown_end(&self, shown: &Truncation) -> u64 {
+        // A cut tail loses its final newline; everything else ends where the tail does.
+        let lost_newline = self.tail.ends_with('\n') && !shown.content.ends_with('\n');
+        self.text_end - u64::from(lost_newline)
     }
 
     /// Lines so far; a trailing newline does not start another line.

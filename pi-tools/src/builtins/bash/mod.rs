@@ -4,31 +4,35 @@
 //! with stdout and stderr merged in arrival order. The model sees the tail of the output
 //! (2000 lines or 50KB); past that, the full output is saved to a file whose path the notice
 //! gives (the file keeps at most `[tool.bash] max_spill_bytes`, the output's end). Progress
-//! updates with the current tail go out about every 100 ms. When the front end wants log
-//! lines (an MCP client), each stderr line is also logged, as a `warning` from `bash`.
+//! updates with the current tail go out as output arrives, at most every 100 ms, and a last
+//! one for output that came after the previous; each says where its tail ends in the whole
+//! output. When the front end wants log lines (an MCP client), each stderr line is also
+//! logged, as a `warning` from `bash`.
+//!
+//! `capture.rs` keeps the output, `stream.rs` runs the command and reports its progress,
+//! `report.rs` words the result and `render.rs` draws calls and results for a person.
 
-use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
 
-use crate::core::{ToolContext, ToolError, ToolResult};
+use crate::core::{ToolContext, ToolError};
 use crate::env::{ExecRequest, ToolContextExt};
 use crate::tool;
 use crate::tool::ToolOutput;
-use crate::tool::render::{Color, Style, Styled};
 mod capture;
+mod render;
+mod report;
 mod sandbox_note;
 mod stderr_lines;
+mod stream;
+pub use render::BashRenderer;
 pub use sandbox_note::with_sandbox_note;
 
-use crate::builtins::preview::arg_str;
-use crate::builtins::truncate::{DEFAULT_MAX_BYTES, TruncatedBy, format_size};
+use crate::builtins::truncate::TruncatedBy;
+use crate::core::OUTPUT_END_DETAIL as OUTPUT_END_KEY;
 pub use capture::DEFAULT_MAX_SPILL_BYTES;
-use capture::OutputBuffer;
-use stderr_lines::StderrLines;
 
 /// How often, at most, a running command reports its output.
 pub const UPDATE_INTERVAL: Duration = Duration::from_millis(100);
@@ -132,161 +136,53 @@ pub async fn bash(
     #[config] config: &BashConfig,
     #[args] args: BashArgs,
 ) -> Result<ToolOutput<BashDetails>, ToolError> {
-    let env = ctx.env();
-    // Checked before anything runs; from here on the timeout is a Duration (whose deadline
-    // exec adds with a checked add), never a float a conversion could panic on.
-    let timeout = match args.timeout {
+    let timeout = command_timeout(args.timeout, config, ctx.time_limit())?;
+    let request = exec_request(ctx, args.command, timeout)?;
+    let finished = stream::run_reporting(ctx, request, config.max_spill_bytes).await?;
+    report::answer(finished, timeout)
+}
+
+/// The command's timeout: the call's own, else the configured default; `None` for none.
+/// Checked before anything runs, so from here on it is a `Duration` (whose deadline exec
+/// adds with a checked add), never a float a conversion could panic on.
+fn command_timeout(
+    asked: Option<f64>,
+    config: &BashConfig,
+    limit: Option<Duration>,
+) -> Result<Option<Duration>, ToolError> {
+    let timeout = match asked {
         Some(secs) => Duration::from_secs_f64(checked_timeout(secs)?),
         None => Duration::from_secs(config.timeout_secs),
     };
-    let timeout = Some(timeout).filter(|t| !t.is_zero());
-    if args.command.contains('\0') {
+    if let (Some(limit), Some(secs)) = (limit, asked)
+        && timeout > limit
+    {
+        return Err(ToolError::new(format!(
+            "The timeout {secs} is longer than the {} every call is given (`[tools] timeout_secs` in the configuration), so the command would be cancelled first. Give a timeout of at most {}, or split the work into smaller steps.",
+            seconds_text(limit.as_secs_f64()),
+            limit.as_secs_f64()
+        )));
+    }
+    Ok(Some(timeout).filter(|t| !t.is_zero()))
+}
+
+/// The command to run in the working directory, refused when no command line can carry it.
+fn exec_request(
+    ctx: &ToolContext,
+    command: String,
+    timeout: Option<Duration>,
+) -> Result<ExecRequest, ToolError> {
+    if command.contains('\0') {
         return Err(ToolError::new(
             "The command contains a NUL byte (\\0), which no command line can carry. Remove it; to print one, write printf '\\0'.",
         ));
     }
-    let request = ExecRequest {
-        command: args.command.clone(),
-        cwd: env.cwd().to_path_buf(),
+    Ok(ExecRequest {
+        command,
+        cwd: ctx.env().cwd().to_path_buf(),
         timeout,
         env: Vec::new(),
-    };
-
-    let buffer = Arc::new(Mutex::new(OutputBuffer::with_max_spill_bytes(
-        config.max_spill_bytes,
-    )));
-    let on_chunk = {
-        let buffer = Arc::clone(&buffer);
-        let updater = ctx.updater().clone();
-        let mut last_update: Option<Instant> = None;
-        // The spill file belongs to the session: handed to the environment as soon as it
-        // exists, so it is deleted when the session ends even if this call never returns.
-        let session = Arc::clone(&env);
-        let mut spill_handed = false;
-        Box::new(move |chunk: &[u8]| {
-            let Ok(mut out) = buffer.lock() else { return };
-            out.push(chunk);
-            if !spill_handed && let Some(path) = out.spill_path() {
-                spill_handed = true;
-                session.remove_at_session_end(path.clone());
-            }
-            let now = Instant::now();
-            if last_update.is_none_or(|t| now.duration_since(t) >= UPDATE_INTERVAL) {
-                last_update = Some(now);
-                let tail = out.truncated_tail().content;
-                drop(out);
-                updater.update(ToolResult::text(tail));
-            }
-        }) as Box<dyn FnMut(&[u8]) + Send>
-    };
-    // Stderr lines become the call's log lines, when a front end wants them.
-    let run = if ctx.updater().wants_logs() {
-        let mut lines = StderrLines::new(ctx.updater().clone());
-        let on_stderr = Box::new(move |chunk: &[u8]| lines.push(chunk));
-        env.exec_with_stderr(request, ctx.cancellation().clone(), on_chunk, on_stderr)
-    } else {
-        env.exec(request, ctx.cancellation().clone(), on_chunk)
-    };
-    let outcome = run.await.map_err(|e| {
-        // The sandbox's refusal is already a complete sentence with its fix.
-        if e.kind() == std::io::ErrorKind::Unsupported && env.is_local() {
-            return ToolError::new(e.to_string());
-        }
-        let fix = match e.kind() {
-            std::io::ErrorKind::InvalidInput => "Change the command and run it again.",
-            std::io::ErrorKind::NotFound | std::io::ErrorKind::NotADirectory => {
-                "Check that the working directory exists."
-            }
-            _ => "Check that the environment can run processes.",
-        };
-        ToolError::new(format!("The command could not be run: {e}. {fix}"))
-    })?;
-
-    let mut out = buffer
-        .lock()
-        .map_err(|_| ToolError::new("The command's output was lost; run it again."))?;
-    out.finish();
-    let shown = out.truncated_tail();
-    let mut details = BashDetails {
-        exit_code: outcome.exit_code,
-        signal: outcome.signal,
-        timed_out: outcome.timed_out,
-        aborted: outcome.aborted,
-        total_lines: out.total_lines(),
-        total_bytes: out.total_bytes(),
-        truncated_by: shown.truncated_by,
-        full_output_path: out.spill_path().map(|p| p.display().to_string()),
-        spill_dropped_bytes: out.spill_dropped_bytes(),
-    };
-    // The final newline ends the last line; it is not part of what the model needs to see.
-    let body = shown.content.strip_suffix('\n').unwrap_or(&shown.content);
-    let mut text = if body.is_empty() {
-        "(no output)".to_string()
-    } else {
-        body.to_string()
-    };
-    if shown.truncated {
-        let full = match (out.spill_path(), out.spill_error()) {
-            (Some(path), _) if out.spill_dropped_bytes() > 0 => format!(
-                "Output's last {} (the first {} were dropped at the {} spill limit): {}",
-                format_size(out.total_bytes() - out.spill_dropped_bytes()),
-                format_size(out.spill_dropped_bytes()),
-                format_size(out.max_spill_bytes()),
-                path.display()
-            ),
-            (Some(path), _) => format!("Full output: {}", path.display()),
-            (None, Some(err)) => format!("The full output could not be saved: {err}"),
-            (None, None) => "The full output was not saved".to_string(),
-        };
-        let total = out.total_lines();
-        let end = total;
-        let start = (total + 1).saturating_sub(shown.output_lines as u64);
-        let notice = if shown.last_line_partial {
-            format!(
-                "Showing the last {} of line {end} (the line is {}). {full}",
-                format_size(shown.output_bytes as u64),
-                format_size(out.last_line_bytes())
-            )
-        } else if shown.truncated_by == Some(TruncatedBy::Lines) {
-            format!("Showing lines {start}-{end} of {total}. {full}")
-        } else {
-            format!(
-                "Showing lines {start}-{end} of {total} ({} limit). {full}",
-                format_size(DEFAULT_MAX_BYTES as u64)
-            )
-        };
-        text.push_str(&format!("\n\n[{notice}]"));
-    } else {
-        details.truncated_by = None;
-    }
-    drop(out);
-
-    let failure = if outcome.timed_out {
-        Some(format!(
-            "Command timed out after {}",
-            seconds_text(timeout.unwrap_or_default().as_secs_f64())
-        ))
-    } else if outcome.aborted {
-        Some("Command aborted".to_string())
-    } else if let Some(signal) = outcome.signal {
-        Some(format!(
-            "Command was killed by signal {signal}{}",
-            signal_name(signal)
-                .map(|n| format!(" ({n})"))
-                .unwrap_or_default()
-        ))
-    } else {
-        match outcome.exit_code {
-            Some(0) | None => None,
-            Some(code) => Some(format!("Command exited with code {code}")),
-        }
-    };
-    if let Some(failure) = failure {
-        text.push_str(&format!("\n\n{failure}"));
-        let details = serde_json::to_value(&details).unwrap_or(Value::Null);
-        return Err(ToolError::new(text).with_details(details));
-    }
-    Ok(ToolOutput::text(text).with_details(details))
+    })
 }
 
 /// A call's timeout in seconds, refused with the fix when it is not one a clock can hold:
@@ -330,55 +226,4 @@ fn signal_name(signal: i32) -> Option<&'static str> {
         libc::SIGTERM => "SIGTERM",
         _ => return None,
     })
-}
-
-/// Lines of output a rendered bash result shows.
-const RENDER_TAIL_LINES: usize = 20;
-
-/// Draws bash calls and results for a person.
-#[derive(Debug, Default, Clone, Copy)]
-pub struct BashRenderer;
-
-impl crate::tool::ToolRenderer for BashRenderer {
-    /// How a bash call looks to a person: `$ command`.
-    fn render_call(&self, args: &Value) -> Styled {
-        let mut out = Styled::new().push("$ ", Style::fg(Color::Cyan).bold());
-        out.add(arg_str(args, "command").unwrap_or(""), Style::PLAIN.bold());
-        if let Some(t) = args.get("timeout").and_then(Value::as_f64) {
-            out.add(
-                format!(" (timeout {})", seconds_text(t)),
-                Style::fg(Color::Gray),
-            );
-        }
-        out
-    }
-
-    /// How a bash result looks to a person: the last lines of output, the status in colour.
-    fn render_result(&self, result: &ToolResult, is_error: bool) -> Styled {
-        let text = result.text_content();
-        let lines: Vec<&str> = text.lines().collect();
-        let mut out = Styled::new();
-        if lines.len() > RENDER_TAIL_LINES {
-            out.add(
-                format!("… {} earlier lines\n", lines.len() - RENDER_TAIL_LINES),
-                Style::fg(Color::Gray),
-            );
-        }
-        let start = lines.len().saturating_sub(RENDER_TAIL_LINES);
-        for (i, line) in lines[start..].iter().enumerate() {
-            let last = start + i + 1 == lines.len();
-            let style = if last && is_error {
-                Style::fg(Color::Red)
-            } else if line.starts_with('[') {
-                Style::fg(Color::Yellow)
-            } else {
-                Style::PLAIN
-            };
-            out.add(*line, style);
-            if !last {
-                out.add("\n", Style::PLAIN);
-            }
-        }
-        out
-    }
 }

@@ -361,7 +361,8 @@ impl<'a> Batch<'a> {
             None => ToolContext::in_batch(call.id.as_str(), self.cancel),
         }
         .with_updater(updater.clone())
-        .with_extensions(self.config.extensions.clone());
+        .with_extensions(self.config.extensions.clone())
+        .with_time_limit(self.config.timeout);
         let hook_args = self.config.after_tool_call.as_ref().map(|_| args.clone());
         let run = AssertUnwindSafe(entry.tool.execute(args, ctx)).catch_unwind();
         let outcome = supervise(
@@ -470,8 +471,9 @@ async fn finalize(
 
 fn timeout_text(tool: &str, after: Duration) -> String {
     format!(
-        "Tool {tool} timed out after {} and was cancelled. Retry with a longer timeout \
-         if the tool accepts one, or split the work into smaller steps.",
+        "Tool {tool} timed out after {}, the time every call is given (`[tools] timeout_secs` \
+         in the configuration), and was cancelled. Split the work into smaller steps, or \
+         raise `[tools] timeout_secs` (0 means no limit).",
         seconds_text(after)
     )
 }
