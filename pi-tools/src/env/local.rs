@@ -23,7 +23,7 @@ use super::procs::{ProcessTracking, Tracker};
 use super::replace::{Target, is_temp_file_name};
 use super::sandbox::{ResolvedSandbox, SandboxPolicy};
 use super::session_files::SessionFiles;
-use super::{DirEntry, ExecutionEnv, FileChange, FileReader, Metadata, MutationQueue};
+use super::{DirEntry, ExecutionEnv, FileChange, FileHead, FileReader, Metadata, MutationQueue};
 use crate::core::BoxFuture;
 
 /// The local file system and local processes.
@@ -241,6 +241,54 @@ fn open_regular(roots: &Roots, path: &Path) -> io::Result<(File, Stat)> {
     Ok((File::from(fd), st))
 }
 
+/// One open, one `fstat` and the reads of up to `max` bytes: a small file needs nothing
+/// more. The file stays open (returned) when there is more to read.
+fn read_head_of(roots: &Roots, path: &Path, max: usize) -> io::Result<(FileHead, Option<File>)> {
+    let fd = roots.open(
+        path,
+        OFlags::RDONLY | OFlags::NONBLOCK | OFlags::NOCTTY,
+        Mode::empty(),
+        Last::Follow,
+    )?;
+    let st = rustix::fs::fstat(&fd)?;
+    let kind = FileType::from_raw_mode(st.st_mode);
+    let metadata = Metadata {
+        is_dir: kind == FileType::Directory,
+        is_file: kind == FileType::RegularFile,
+        is_symlink: false,
+        len: u64::try_from(st.st_size).unwrap_or(0),
+        mode: Some(st.st_mode & 0o7777),
+        modified: modified_of(&st),
+    };
+    if metadata.is_dir {
+        let head = FileHead {
+            metadata,
+            bytes: Vec::new(),
+            rest: None,
+        };
+        return Ok((head, None));
+    }
+    require_regular(path, &st)?;
+    let mut file = File::from(fd);
+    // Sized by the file, plus one byte so a file read whole ends with a read of 0.
+    let size = usize::try_from(st.st_size).unwrap_or(usize::MAX);
+    let mut bytes = Vec::with_capacity(size.saturating_add(1).min(max));
+    io::Read::read_to_end(&mut io::Read::take(&mut file, max as u64), &mut bytes)?;
+    let rest = if bytes.len() < max {
+        None
+    } else {
+        // Regular files ignore O_NONBLOCK; cleared anyway so the handle behaves as usual.
+        rustix::fs::fcntl_setfl(&file, OFlags::empty())?;
+        Some(file)
+    };
+    let head = FileHead {
+        metadata,
+        bytes,
+        rest: None,
+    };
+    Ok((head, rest))
+}
+
 fn metadata_of(roots: &Roots, path: &Path) -> io::Result<Metadata> {
     let link = rustix::fs::fstat(roots.open(path, OFlags::empty(), Mode::empty(), Last::Link)?)?;
     let is_symlink = FileType::from_raw_mode(link.st_mode) == FileType::Symlink;
@@ -384,6 +432,18 @@ impl ExecutionEnv for LocalEnv {
                 .blocking(path, |roots, path| Ok(open_regular(roots, path)?.0))
                 .await?;
             Ok(Box::new(tokio::fs::File::from_std(file)) as FileReader)
+        })
+    }
+
+    fn read_head<'a>(&'a self, path: &'a Path, max: usize) -> BoxFuture<'a, io::Result<FileHead>> {
+        Box::pin(async move {
+            let (head, file) = self
+                .blocking(path, move |roots, path| read_head_of(roots, path, max))
+                .await?;
+            Ok(FileHead {
+                rest: file.map(|f| Box::new(tokio::fs::File::from_std(f)) as FileReader),
+                ..head
+            })
         })
     }
 

@@ -109,6 +109,16 @@ pub type OutputSink = Box<dyn FnMut(&[u8]) + Send>;
 /// A streaming reader over a file's bytes.
 pub type FileReader = Box<dyn AsyncRead + Send + Unpin>;
 
+/// A file's start, read with its metadata in one step by [`ExecutionEnv::read_head`].
+pub struct FileHead {
+    /// The file's metadata (`is_symlink` is `false`: the path's links were followed).
+    pub metadata: Metadata,
+    /// The file's first bytes, up to the size asked for; empty for a directory.
+    pub bytes: Vec<u8>,
+    /// The rest of the file, when `bytes` does not hold all of it.
+    pub rest: Option<FileReader>,
+}
+
 /// A change [`ExecutionEnv::modify_file`] makes to a file: the old bytes in, the new bytes
 /// (or an error, which leaves the file as it was) out. It runs on a blocking thread.
 pub type FileChange = Box<dyn FnOnce(Vec<u8>) -> io::Result<Vec<u8>> + Send>;
@@ -157,6 +167,46 @@ pub trait ExecutionEnv: Send + Sync + 'static {
 
     /// Opens a file for streaming reads, so callers never hold more than they need.
     fn open_read<'a>(&'a self, path: &'a Path) -> BoxFuture<'a, io::Result<FileReader>>;
+
+    /// Stats a path (following links) and, when it is a regular file, reads up to `max`
+    /// bytes of it, keeping the rest open for reading: what a reader of small files needs,
+    /// in one step where the environment can (the local one makes one trip to a blocking
+    /// thread). A directory comes back with no bytes; anything else that is not a regular
+    /// file is refused as [`open_read`](Self::open_read) refuses it.
+    ///
+    /// The default composes [`metadata`](Self::metadata) and `open_read`.
+    fn read_head<'a>(&'a self, path: &'a Path, max: usize) -> BoxFuture<'a, io::Result<FileHead>> {
+        Box::pin(async move {
+            let metadata = self.metadata(path).await?;
+            if metadata.is_dir {
+                return Ok(FileHead {
+                    metadata,
+                    bytes: Vec::new(),
+                    rest: None,
+                });
+            }
+            let mut reader = self.open_read(path).await?;
+            let mut bytes = vec![0; max];
+            let mut filled = 0;
+            while filled < max {
+                let n = tokio::io::AsyncReadExt::read(&mut reader, &mut bytes[filled..]).await?;
+                if n == 0 {
+                    bytes.truncate(filled);
+                    return Ok(FileHead {
+                        metadata,
+                        bytes,
+                        rest: None,
+                    });
+                }
+                filled += n;
+            }
+            Ok(FileHead {
+                metadata,
+                bytes,
+                rest: Some(reader),
+            })
+        })
+    }
 
     /// Replaces (or creates) a file atomically: readers see the old or the new content,
     /// never a mix. An existing file keeps its permissions; a symbolic link keeps pointing

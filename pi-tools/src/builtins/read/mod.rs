@@ -1,7 +1,7 @@
 //! The `read` tool: a text file's lines (a window of them, within the output limits) or an
 //! image, read without loading more of the file than the output needs.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use memchr::{memchr, memchr_iter};
 use schemars::JsonSchema;
@@ -15,7 +15,7 @@ mod image;
 use crate::builtins::sentence;
 use crate::builtins::truncate::{DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, format_size};
 use crate::core::{ContentBlock, ToolContext, ToolError, ToolResult};
-use crate::env::{ToolContextExt, resolve_read_path};
+use crate::env::{ExecutionEnv, FileHead, ToolContextExt, resolve_path, resolve_read_path};
 use crate::tool;
 use crate::tool::ToolOutput;
 use crate::tool::render::{Color, Style, Styled};
@@ -102,6 +102,8 @@ pub struct ImageSize {
 const FIRST_BLOCK: usize = 8 * 1024;
 /// Bytes asked of the environment per read while streaming.
 const CHUNK: usize = 256 * 1024;
+/// Bytes read with the file's metadata in one step: a file this small is read in it whole.
+const HEAD_BYTES: usize = 64 * 1024;
 
 /// Reads a file. Registered as a built-in tool by `#[tool]`.
 #[tool(
@@ -119,13 +121,9 @@ pub async fn read(
     #[args] args: ReadArgs,
 ) -> Result<ToolOutput<ReadDetails>, ToolError> {
     let env = ctx.env();
-    let path = resolve_read_path(&*env, &args.path).await;
     let shown = args.path.as_str();
-    let meta = env
-        .metadata(&path)
-        .await
-        .map_err(|e| open_error(shown, &path, e))?;
-    if meta.is_dir {
+    let (path, head) = open_head(&*env, shown).await?;
+    if head.metadata.is_dir {
         return Err(ToolError::new(format!(
             "{shown} is a directory, not a file. Use ls to list its entries."
         )));
@@ -135,23 +133,14 @@ pub async fn read(
             "limit must be at least 1. Leave it out to read as much as the output limit allows.",
         ));
     }
-    let mut reader = env
-        .open_read(&path)
-        .await
-        .map_err(|e| open_error(shown, &path, e))?;
+    let FileHead {
+        metadata: meta,
+        bytes: mut start,
+        rest,
+    } = head;
+    let first = &start[..start.len().min(FIRST_BLOCK)];
 
-    let mut first = vec![0u8; FIRST_BLOCK];
-    let mut filled = 0;
-    while filled < FIRST_BLOCK {
-        let n = reader.read(&mut first[filled..]).await?;
-        if n == 0 {
-            break;
-        }
-        filled += n;
-    }
-    first.truncate(filled);
-
-    if let Some(mime) = sniff_image_mime(&first) {
+    if let Some(mime) = sniff_image_mime(first) {
         // Decoding holds the file and its pixels in memory: a huge one is refused unread.
         if meta.len > IMAGE_MAX_FILE_BYTES {
             return Err(ToolError::new(format!(
@@ -161,36 +150,59 @@ pub async fn read(
                 format_size(IMAGE_MAX_FILE_BYTES)
             )));
         }
-        let mut bytes = first;
-        reader.read_to_end(&mut bytes).await?;
-        return read_image(&path, shown, &bytes, mime);
+        if let Some(mut rest) = rest {
+            rest.read_to_end(&mut start).await?;
+        }
+        return read_image(&path, shown, &start, mime);
     }
-    if looks_binary(&first, filled < FIRST_BLOCK) {
+    if looks_binary(first, start.len() < FIRST_BLOCK) {
         return Err(ToolError::new(format!(
             "{shown} is a binary file ({} bytes), not text, so read cannot show it. Inspect it with bash instead (e.g. `file` or `xxd {shown} | head`).",
             meta.len
         )));
     }
 
-    let start = match args.offset {
+    let from = match args.offset {
         Some(n) if n > 1 => n as u64,
         _ => 1,
     };
-    let mut window = LineWindow::new(start, args.limit, DEFAULT_MAX_LINES, DEFAULT_MAX_BYTES);
-    window.feed(&first);
-    let mut buf = vec![0u8; CHUNK];
-    loop {
-        if ctx.is_cancelled() {
-            return Err(ToolError::new("The read was cancelled."));
+    let mut window = LineWindow::new(from, args.limit, DEFAULT_MAX_LINES, DEFAULT_MAX_BYTES);
+    window.feed(&start);
+    if let Some(mut rest) = rest {
+        let mut buf = vec![0u8; CHUNK];
+        loop {
+            if ctx.is_cancelled() {
+                return Err(ToolError::new("The read was cancelled."));
+            }
+            let n = rest.read(&mut buf).await?;
+            if n == 0 {
+                break;
+            }
+            window.feed(&buf[..n]);
         }
-        let n = reader.read(&mut buf).await?;
-        if n == 0 {
-            break;
-        }
-        window.feed(&buf[..n]);
     }
     window.finish();
-    text_output(shown, &path, start, window)
+    text_output(shown, &path, from, window)
+}
+
+/// The file's start, with its metadata, in one step when the path names it as given; only
+/// a path that names nothing is looked up again in the other spellings a name may have
+/// (Unicode forms, curly quotes; see [`resolve_read_path`]).
+async fn open_head(env: &dyn ExecutionEnv, shown: &str) -> Result<(PathBuf, FileHead), ToolError> {
+    let plain = resolve_path(env, shown);
+    let missing = match env.read_head(&plain, HEAD_BYTES).await {
+        Ok(head) => return Ok((plain, head)),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => e,
+        Err(e) => return Err(open_error(shown, &plain, e)),
+    };
+    let path = resolve_read_path(env, shown).await;
+    if path == plain {
+        return Err(open_error(shown, &plain, missing));
+    }
+    match env.read_head(&path, HEAD_BYTES).await {
+        Ok(head) => Ok((path, head)),
+        Err(e) => Err(open_error(shown, &path, e)),
+    }
 }
 
 fn open_error(shown: &str, path: &Path, err: std::io::Error) -> ToolError {
