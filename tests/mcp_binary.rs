@@ -335,11 +335,22 @@ async fn without_a_configuration_the_default_tools_are_served() {
         .expect("tools/list answers");
     let names: Vec<&str> = listed.iter().map(|t| t.name.as_ref()).collect();
     assert_eq!(names, ["read", "bash", "edit", "write"]);
-    let (text, is_error) = text_of(&session.call("grep", json!({"pattern": "x"})).await);
-    assert!(is_error);
+    let refused = tokio::time::timeout(
+        PATIENCE,
+        session
+            .client
+            .call_tool(params("grep", json!({"pattern": "x"}))),
+    )
+    .await
+    .expect("the server answers in time")
+    .expect_err("a tool that is not active is no result");
+    let rmcp::ServiceError::McpError(error) = refused else {
+        panic!("a JSON-RPC error, got {refused:?}");
+    };
+    assert_eq!(error.code.0, -32602);
     // grep is registered but off by default: the error says which key turns it on.
     assert_eq!(
-        text,
+        error.message,
         "Tool grep is registered but not active in this configuration, so it cannot be \
          called. The active tools are: read, bash, edit, write. To turn it on, add \"grep\" to \
          `active` in the `[tools]` section of pi-tools.toml."
@@ -499,111 +510,186 @@ async fn invalid_arguments_are_an_error_result_listing_every_violation() {
 }
 
 #[tokio::test]
-async fn an_unknown_tool_is_an_error_result() {
+async fn an_unknown_tool_is_a_protocol_error_naming_the_tools() {
     let session = Session::start(None).await;
-    let (text, is_error) = text_of(&session.call("nope", json!({"path": "a"})).await);
-    assert!(is_error);
-    assert_eq!(text, "Tool nope not found");
-    // The session goes on.
+    let refused = tokio::time::timeout(
+        PATIENCE,
+        session
+            .client
+            .call_tool(params("nope", json!({"path": "a"}))),
+    )
+    .await
+    .expect("the server answers in time")
+    .expect_err("an unknown tool is no result");
+    let rmcp::ServiceError::McpError(error) = refused else {
+        panic!("a JSON-RPC error, got {refused:?}");
+    };
+    assert_eq!(error.code.0, -32602);
+    assert_eq!(
+        error.message,
+        "Unknown tool `nope`. The tools are: read, bash, edit, write. Call one of them by its exact name."
+    );
+    assert_eq!(
+        error.data,
+        Some(json!({"tools": ["read", "bash", "edit", "write"]}))
+    );
+    // The session goes on, and invalid arguments of a known tool stay a tool result.
     session.server.put("a.txt", "still here\n");
     let result = session.call("read", json!({"path": "a.txt"})).await;
     assert_eq!(ok_text(&result), "still here\n");
+    let (_, is_error) = text_of(&session.call("read", json!({"path": 5})).await);
+    assert!(is_error);
     assert!(session.finish().await.success());
 }
 
 #[tokio::test]
-async fn a_long_bash_command_reports_progress_for_the_requests_token() {
-    let mut session = Session::start(None).await;
-    let command = "for i in 1 2 3 4 5; do echo $i; sleep 0.3; done";
+async fn a_timeout_past_the_per_call_limit_is_refused_at_once_naming_the_setting() {
+    let session = Session::start(None).await;
+    let started = Instant::now();
+    let (text, is_error) = text_of(
+        &session
+            .call("bash", json!({"command": "echo never", "timeout": 400}))
+            .await,
+    );
+    assert!(is_error);
+    assert!(started.elapsed() < Duration::from_secs(5));
+    assert_eq!(
+        text,
+        "The timeout 400 is longer than the 180 seconds every call is given (`[tools] timeout_secs` in the configuration), so the command would be cancelled first. Give a timeout of at most 180, or split the work into smaller steps."
+    );
+    assert!(session.finish().await.success());
+}
+
+/// Runs `command` with a progress token; returns each notification's message with when it
+/// came (from the call's start), in the server's order (the client hands notifications to
+/// its handler in tasks of their own, so they may reach the test out of order), and the
+/// result's text.
+async fn progress_of(session: &mut Session, command: &str) -> (Vec<(Duration, String)>, String) {
+    let started = Instant::now();
     let handle = session
         .start_call("bash", json!({"command": command}))
         .await;
     let token = handle.progress_token.clone();
-    let result = match tokio::time::timeout(PATIENCE, handle.await_response())
-        .await
-        .expect("the command ends in time")
-        .expect("tools/call answers")
-    {
+    let response = handle.await_response();
+    tokio::pin!(response);
+    let mut notes = Vec::new();
+    let result = loop {
+        tokio::select! {
+            note = session.progress.recv() => {
+                notes.push((started.elapsed(), note.expect("the client is open")));
+            }
+            result = &mut response => break result,
+        }
+    };
+    let result = match result.expect("tools/call answers") {
         ServerResult::CallToolResult(result) => result,
         other => panic!("expected a tool result, got {other:?}"),
     };
-    assert_eq!(ok_text(&result), "1\n2\n3\n4\n5");
-
-    // Each notification carries only the output that is new since the previous one, so
-    // together they are the output once, in order.
-    // Notifications are handled apart from the response: collect them until none has come
-    // for a while.
-    let mut seen = Vec::new();
     while let Ok(Some(note)) =
-        tokio::time::timeout(Duration::from_millis(500), session.progress.recv()).await
+        tokio::time::timeout(Duration::from_millis(300), session.progress.recv()).await
     {
-        seen.push(note);
+        notes.push((started.elapsed(), note));
     }
-    assert!(seen.len() >= 2, "progress arrives while it runs: {seen:?}");
-    let mut output = String::new();
-    for (n, note) in seen.iter().enumerate() {
+    notes.sort_by(|a, b| a.1.progress.total_cmp(&b.1.progress));
+    let mut messages = Vec::new();
+    for (n, (at, note)) in notes.into_iter().enumerate() {
         assert_eq!(note.progress_token, token);
-        assert_eq!(note.progress, (n + 1) as f64);
+        assert_eq!(note.progress, (n + 1) as f64, "the counter grows by one");
         assert_eq!(note.total, None);
-        let message = note.message.as_deref().expect("a message");
-        if !message.starts_with("running for ") {
-            output.push_str(message);
-        }
+        messages.push((at, note.message.unwrap_or_default()));
     }
-    assert_eq!(output, "1\n2\n3\n4\n5\n", "{seen:?}");
+    (messages, ok_text(&result))
+}
+
+/// The output the notifications carried, heartbeats left out.
+fn output_of(notes: &[(Duration, String)]) -> String {
+    notes
+        .iter()
+        .map(|(_, m)| m.as_str())
+        .filter(|m| !m.starts_with("running for "))
+        .collect()
+}
+
+#[tokio::test]
+async fn progress_carries_every_byte_in_order_the_last_output_at_once_and_heartbeats_each_second() {
+    let mut session = Session::start(None).await;
+    // Output 50 ms apart and then silence: B must not wait for more output to be sent.
+    let (notes, result) = progress_of(&mut session, "echo A; sleep 0.05; echo B; sleep 2.5").await;
+    assert_eq!(result, "A\nB");
+    assert_eq!(output_of(&notes), "A\nB\n", "{notes:?}");
+    let a = notes
+        .iter()
+        .position(|(_, m)| m.contains('A'))
+        .expect("A is sent");
+    let b = notes
+        .iter()
+        .position(|(_, m)| m.contains('B'))
+        .expect("B is sent");
+    assert!(
+        notes[b].0 - notes[a].0 < Duration::from_millis(600),
+        "{notes:?}"
+    );
+    // Then a heartbeat once a second of silence has passed, never later.
+    let beats: Vec<&(Duration, String)> = notes[b + 1..].iter().collect();
+    assert!(beats.len() >= 2, "{notes:?}");
+    assert!(
+        beats.iter().all(|(_, m)| m.starts_with("running for ")),
+        "{notes:?}"
+    );
+    let mut last = notes[b].0;
+    for (at, message) in &beats {
+        let gap = *at - last;
+        assert!(
+            gap >= Duration::from_millis(900) && gap <= Duration::from_millis(1400),
+            "{message:?} came {gap:?} after the previous message: {notes:?}"
+        );
+        last = *at;
+    }
+
+    // A steady trickle: every line, the last one included.
+    let (notes, _) = progress_of(
+        &mut session,
+        "for i in $(seq 1 12); do echo L$i; sleep 0.03; done",
+    )
+    .await;
+    let lines: String = (1..=12).map(|i| format!("L{i}\n")).collect();
+    assert_eq!(output_of(&notes), lines, "{notes:?}");
+
+    // A burst larger than one notification: pieces of at most 4 KB, together the output.
+    let (notes, _) = progress_of(&mut session, "seq -f 'line %g of a longer output' 1 1500").await;
+    let whole: String = (1..=1500)
+        .map(|i| format!("line {i} of a longer output\n"))
+        .collect();
+    assert!(
+        notes.iter().all(|(_, m)| m.len() <= 4096),
+        "a notification over 4 KB"
+    );
+    assert!(notes.len() >= whole.len() / 4096, "{}", notes.len());
+    assert_eq!(output_of(&notes), whole);
     assert!(session.finish().await.success());
 }
 
 #[tokio::test]
-async fn a_silent_command_gets_a_heartbeat_at_least_every_two_seconds() {
-    let mut session = Session::start(None).await;
-    let started = Instant::now();
-    let handle = session
-        .start_call("bash", json!({"command": "sleep 2.5; echo done"}))
+async fn a_line_past_the_configured_message_size_is_refused_naming_the_setting() {
+    let config = "[mcp]\nmax_message_bytes = 4096\n";
+    let mut raw = RawSession::start(Some(config));
+    raw.initialize().await;
+    let content = "x".repeat(5000);
+    raw.raw
+        .send(json!({
+            "jsonrpc": "2.0", "id": 1, "method": "tools/call",
+            "params": {"name": "write", "arguments": {"path": "big.txt", "content": content}}
+        }))
         .await;
-    let mut beats = Vec::new();
-    loop {
-        tokio::select! {
-            note = session.progress.recv() => {
-                let note = note.expect("the client is open");
-                beats.push((started.elapsed(), note.message.unwrap_or_default()));
-            }
-            _ = tokio::time::sleep(Duration::from_millis(3500)) => break,
-        }
-    }
-    let result = match tokio::time::timeout(PATIENCE, handle.await_response())
-        .await
-        .expect("the command ends in time")
-        .expect("tools/call answers")
-    {
-        ServerResult::CallToolResult(result) => result,
-        other => panic!("expected a tool result, got {other:?}"),
-    };
-    assert_eq!(ok_text(&result), "done");
-    let heartbeats: Vec<&str> = beats
-        .iter()
-        .map(|(_, m)| m.as_str())
-        .filter(|m| m.starts_with("running for "))
-        .collect();
-    // A heartbeat once the command has been silent for a second, and never a gap of more
-    // than two seconds (plus scheduling slack on a loaded machine) without a message.
-    assert_eq!(heartbeats.first(), Some(&"running for 1 s"), "{beats:?}");
-    let mut last = Duration::ZERO;
-    for (at, message) in &beats {
-        assert!(
-            *at - last <= Duration::from_millis(2300),
-            "{message:?} came {:?} after the previous message: {beats:?}",
-            *at - last
-        );
-        last = *at;
-    }
-    // No gap of more than two seconds from the start to the last heartbeat.
-    let mut last = Duration::ZERO;
-    for (at, _) in beats.iter().filter(|(_, m)| m.starts_with("running for ")) {
-        assert!(*at - last <= Duration::from_millis(2200), "{beats:?}");
-        last = *at;
-    }
-    assert!(session.finish().await.success());
+    let refused = raw.raw.recv().await;
+    assert_eq!(refused["error"]["code"], -32700, "{refused}");
+    assert_eq!(
+        refused["error"]["message"],
+        "Parse error: the line is longer than 4096 bytes (`[mcp] max_message_bytes`) and was skipped. Send smaller messages (put large data in files), or raise the setting."
+    );
+    assert!(!raw.server.path("big.txt").exists());
+    raw.raw.close_input();
+    assert!(raw.server.exit_status().await.success());
 }
 
 /// SIGTERM, SIGHUP and SIGINT each end the stdio server as the end of its input does: the

@@ -80,7 +80,7 @@ async fn unusable_lines_get_an_error_naming_the_reason_and_the_session_goes_on()
     assert_eq!((id, code), (Value::Null, -32700));
     assert_eq!(
         message,
-        "Parse error: the line is longer than 16777216 bytes and was skipped. Send smaller messages (put large data in files)."
+        "Parse error: the line is longer than 16777216 bytes (`[mcp] max_message_bytes`) and was skipped. Send smaller messages (put large data in files), or raise the setting."
     );
 
     // A readable id is kept, and the reason is named.

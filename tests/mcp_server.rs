@@ -182,7 +182,7 @@ async fn invalid_arguments_are_an_error_result_listing_every_violation() {
 }
 
 #[tokio::test]
-async fn unknown_tools_failures_and_blocking_hooks_are_error_results() {
+async fn unknown_tools_are_protocol_errors_failures_and_blocking_hooks_error_results() {
     let failing = Scripted::new("failing", |_a, _c| async {
         Err(ToolError::new(
             "The disk is full. Free some space and try again.",
@@ -211,8 +211,21 @@ async fn unknown_tools_failures_and_blocking_hooks_are_error_results() {
     )
     .await;
 
+    // An unknown tool is a protocol error naming the tools served.
+    let refused = session
+        .client
+        .call_tool(params("nope", json!({"i": 1})))
+        .await
+        .expect_err("an unknown tool is no result");
+    let rmcp::ServiceError::McpError(error) = refused else {
+        panic!("a JSON-RPC error, got {refused:?}");
+    };
+    assert_eq!(error.code.0, -32602);
+    assert_eq!(
+        error.message,
+        "Unknown tool `nope`. The tools are: failing, guarded, echo. Call one of them by its exact name."
+    );
     for (tool, text) in [
-        ("nope", "Tool nope not found"),
         (
             "failing",
             "The disk is full. Free some space and try again.",
@@ -294,7 +307,7 @@ async fn updates_become_progress_notifications_for_the_requests_token() {
 }
 
 #[tokio::test]
-async fn a_burst_of_updates_is_throttled_to_one_notification() {
+async fn a_burst_of_status_updates_is_coalesced_into_the_first_and_the_last() {
     let burst = Scripted::new("burst", |_args, ctx| async move {
         for n in 1..=20 {
             ctx.update(ToolResult::text(format!("line {n}")));
@@ -307,15 +320,28 @@ async fn a_burst_of_updates_is_throttled_to_one_notification() {
 
     let (token, result) = call_with_progress(&session, params("burst", json!({"i": 1}))).await;
     assert_eq!(only_text(&result), "done");
-    let first = tokio::time::timeout(PATIENCE, session.progress.recv())
-        .await
-        .expect("progress arrives in time")
-        .expect("the client is running");
-    assert_eq!(first.progress_token, token);
-    assert_eq!(first.progress, 1.0);
-    assert_eq!(first.message.as_deref(), Some("line 1"));
-    tokio::time::sleep(Duration::from_millis(300)).await;
-    assert!(session.progress.try_recv().is_err());
+    let mut notes = Vec::new();
+    while let Ok(Some(note)) =
+        tokio::time::timeout(Duration::from_millis(300), session.progress.recv()).await
+    {
+        notes.push(note);
+    }
+    // Notifications reach the test in tasks of their own: put them in the server's order.
+    notes.sort_by(|a, b| a.progress.total_cmp(&b.progress));
+    // Each update replaces the one before (they do not continue each other): what goes out
+    // is at most the first and, coalesced, the last, never the ones between.
+    assert!(!notes.is_empty() && notes.len() <= 2, "{notes:?}");
+    for (n, note) in notes.iter().enumerate() {
+        assert_eq!(note.progress_token, token);
+        assert_eq!(note.progress, (n + 1) as f64);
+    }
+    assert_eq!(
+        notes.last().and_then(|n| n.message.as_deref()),
+        Some("line 20")
+    );
+    if notes.len() == 2 {
+        assert_eq!(notes[0].message.as_deref(), Some("line 1"));
+    }
 }
 
 #[tokio::test]

@@ -31,7 +31,10 @@ pub(super) async fn mcp(args: McpArgs, source: &ConfigSource) -> Result<ExitCode
     let workspace = Workspace::open(&args.workspace, &mut config).await?;
     let toolbox = Toolbox::new(registered, &config, workspace.extensions(&config)?);
     init_stderr_logging();
-    let tools = served_tools(&toolbox);
+    let mut tools = served_tools(&toolbox);
+    if let Some(bytes) = config.mcp_max_message_bytes {
+        tools = tools.with_max_message_bytes(bytes);
+    }
     let stop = CancellationToken::new();
     tokio::spawn(stop_on_signals(stop.clone()));
     let served = match &args.http {
@@ -54,12 +57,17 @@ pub(super) async fn mcp(args: McpArgs, source: &ConfigSource) -> Result<ExitCode
                         "cannot listen on {address} ({e}); pass a free address such as 127.0.0.1:8808 to --http"
                     ))
                 })?;
-            if let Ok(local) = listener.local_addr() {
-                eprintln!(
-                    "pi-tools: serving MCP on http://{local}{}",
-                    crate::mcp::MCP_PATH
-                );
-            }
+            let local = listener.local_addr().map_err(|e| {
+                Failure::general(format!("cannot read the address listened on ({e})"))
+            })?;
+            // A refused start says only that it is refused, and why.
+            options
+                .check(local)
+                .map_err(|e| Failure::usage(e.to_string()))?;
+            eprintln!(
+                "pi-tools: serving MCP on http://{local}{}",
+                crate::mcp::MCP_PATH
+            );
             // Each session gets its own execution environment, so ending one session (or
             // its idle timeout) ends that session's background jobs and no other's.
             let base = toolbox.runner_config();

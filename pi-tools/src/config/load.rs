@@ -21,7 +21,7 @@ use crate::core::ExecutionMode;
 use crate::tool::ToolDefinition;
 
 const TOOLS_KEYS: [&str; 4] = ["active", "execution", "max_concurrency", "timeout_secs"];
-const SECTIONS: [&str; 6] = ["tools", "tool", "paths", "prompt", "sandbox", "env"];
+const SECTIONS: [&str; 7] = ["tools", "tool", "paths", "prompt", "sandbox", "env", "mcp"];
 
 impl Config {
     /// Loads `path`, or the embedded default when `path` is `None`, validating it against
@@ -116,6 +116,7 @@ impl<'a> Loader<'a> {
             guidelines: Vec::new(),
             sandbox: SandboxSettings::default(),
             env: EnvSettings::Local,
+            mcp_max_message_bytes: None,
             origin: self.origin.to_owned(),
         };
         let mut active = None;
@@ -153,6 +154,11 @@ impl<'a> Loader<'a> {
                         config.env = self.env_section(table, key.span());
                     }
                 }
+                "mcp" => {
+                    if let Some(table) = self.table(value, "[mcp]") {
+                        self.mcp_section(table, &mut config);
+                    }
+                }
                 other => {
                     let hint = suggest(other, SECTIONS.iter().copied())
                         .map(|s| format!("did you mean [{s}]? "))
@@ -160,7 +166,7 @@ impl<'a> Loader<'a> {
                     self.report(
                         key.span(),
                         format!(
-                            "unknown section `{other}`; {hint}the sections are [tools], [tool.<name>], [paths], [prompt], [sandbox] and [env]"
+                            "unknown section `{other}`; {hint}the sections are [tools], [tool.<name>], [paths], [prompt], [sandbox], [env] and [mcp]"
                         ),
                     );
                 }
@@ -424,6 +430,21 @@ impl<'a> Loader<'a> {
                     }
                 }
                 other => self.unknown_key(key.span(), other, "[paths]", &["allowed_roots"]),
+            }
+        }
+    }
+
+    fn mcp_section(&mut self, table: &DeTable<'a>, config: &mut Config) {
+        for (key, value) in table {
+            match key.get_ref().as_ref() {
+                "max_message_bytes" => match integer(value).and_then(|n| usize::try_from(n).ok()) {
+                    Some(n) if n >= 1024 => config.mcp_max_message_bytes = Some(n),
+                    _ => self.report(
+                        value.span(),
+                        "`max_message_bytes` must be a whole number of bytes, at least 1024 (e.g. 16777216 for 16 MiB)",
+                    ),
+                },
+                other => self.unknown_key(key.span(), other, "[mcp]", &["max_message_bytes"]),
             }
         }
     }

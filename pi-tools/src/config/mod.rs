@@ -26,6 +26,9 @@
 //! kind = "ssh"                                 # or "local" (the default)
 //! host = "me@build-box"                        # an ssh config alias or user@host
 //! cwd = "/srv/project"                         # the remote working directory
+//!
+//! [mcp]
+//! max_message_bytes = 16777216                 # the largest MCP message, stdio and HTTP
 //! ```
 //!
 //! Loading validates everything against the registered tools: unknown tool names get a

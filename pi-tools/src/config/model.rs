@@ -36,6 +36,9 @@ pub struct Config {
     pub sandbox: SandboxSettings,
     /// `[env]`: which machine the tools work on (absent: this one).
     pub env: EnvSettings,
+    /// `[mcp] max_message_bytes`: the largest message an MCP client may send, over stdio
+    /// and HTTP alike (`None`: the server's default, 16 MiB).
+    pub mcp_max_message_bytes: Option<usize>,
     /// The file it came from, or [`DEFAULT_ORIGIN`](super::DEFAULT_ORIGIN).
     pub origin: String,
 }
@@ -73,6 +76,7 @@ impl std::fmt::Debug for Config {
             .field("guidelines", &self.guidelines)
             .field("sandbox", &self.sandbox)
             .field("env", &self.env)
+            .field("mcp_max_message_bytes", &self.mcp_max_message_bytes)
             .field("origin", &self.origin)
             .finish()
     }

@@ -1,7 +1,7 @@
 //! Why an MCP session could not start or ended abnormally.
 
-/// An error that ends (or prevents) an MCP session. Everything a model should read (unknown
-/// tools, invalid arguments, tool failures) is a tool result, never one of these.
+/// An error that ends (or prevents) an MCP session. Everything a model should read (invalid
+/// arguments, tool failures) is a tool result, never one of these.
 #[derive(Debug, thiserror::Error)]
 pub enum McpError {
     /// A tool's `parameters()` is not a JSON object, so it cannot be an MCP `inputSchema`.

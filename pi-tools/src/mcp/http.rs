@@ -5,25 +5,26 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
-use axum::extract::{Request, State};
-use axum::http::{HeaderValue, StatusCode, header};
-use axum::middleware::Next;
-use axum::response::{IntoResponse, Response};
+use axum::routing::get;
 use axum::serve::ListenerExt;
-use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
-use subtle::ConstantTimeEq;
 use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
 use super::error::McpError;
+use super::http_gate::{Gate, gate, health};
 use super::server::{Served, ToolServer};
+use super::sessions::{DEFAULT_SESSION_IDLE, Sessions};
 use super::tools::McpTools;
 use crate::core::RunnerConfig;
 
 /// The path the server answers on.
 pub const MCP_PATH: &str = "/mcp";
+
+/// The path of the health probe: `GET` answers 200 without a token and tells nothing about
+/// the tools.
+pub const HEALTH_PATH: &str = "/healthz";
 
 /// How long the end of the server waits for cancelled calls and ending sessions.
 const SHUTDOWN_GRACE: Duration = Duration::from_secs(5);
@@ -44,18 +45,39 @@ pub struct HttpOptions {
     /// Serve every request on its own, with no session (`Mcp-Session-Id`): each request
     /// then gets a fresh execution environment, ended with the request.
     pub stateless: bool,
-    /// A session idle this long is closed, its calls cancelled and its background jobs
-    /// ended; `None` keeps the default of 5 minutes.
+    /// A session idle this long (no call running, no answer being sent) is closed and its
+    /// background jobs ended; `None` keeps the default of 5 minutes. A session with a call
+    /// in flight never expires.
     pub session_idle: Option<Duration>,
 }
 
-/// Serves `tools` over MCP's Streamable HTTP transport on `listener` (path `/mcp`) until
-/// `stop` is cancelled; then stops accepting, cancels every call, ends every session (its
-/// background jobs killed) and returns once they are done or after a 5 s grace.
+impl HttpOptions {
+    /// Refuses to serve on `local` when it is not a loopback address and there is no token.
+    ///
+    /// # Errors
+    ///
+    /// [`McpError::Insecure`], saying why and what to do.
+    pub fn check(&self, local: SocketAddr) -> Result<(), McpError> {
+        if !local.ip().is_loopback() && self.token.is_none() {
+            return Err(McpError::Insecure { address: local });
+        }
+        Ok(())
+    }
+}
+
+/// Serves `tools` over MCP's Streamable HTTP transport on `listener` (path `/mcp`, and the
+/// health probe on `/healthz`) until `stop` is cancelled; then stops accepting, cancels
+/// every call, ends every session (its background jobs killed) and returns once they are
+/// done or after a 5 s grace.
 ///
 /// `session_config` makes each session's runner configuration; give each its own execution
 /// environment in `extensions` (a fresh `LocalEnv`), so ending one session ends only its
 /// own background jobs.
+///
+/// A POST body larger than the tools' [`max_message_bytes`](McpTools::with_max_message_bytes)
+/// gets 413; one that is not JSON gets 400 with a JSON-RPC `-32700` error, and JSON that is
+/// not one message (a batch among them) 400 with `-32600`. DELETE of a live session answers
+/// 200 and cancels its calls at once; of any other, 404.
 ///
 /// # Errors
 ///
@@ -73,15 +95,23 @@ where
     F: Fn() -> RunnerConfig + Send + Sync + 'static,
 {
     let local = listener.local_addr().map_err(McpError::Io)?;
-    if !local.ip().is_loopback() && options.token.is_none() {
-        return Err(McpError::Insecure { address: local });
-    }
+    options.check(local)?;
     let served = Served::new(&tools)?;
     let calls = TaskTracker::new();
-    let config = http_config(&options, local, stop.child_token());
+    let max_message_bytes = tools.max_message_bytes();
+    let config = http_config(&options, local, stop.child_token())
+        .with_max_request_body_bytes(max_message_bytes);
+    let sessions = Arc::new(Sessions::new(
+        options.session_idle.unwrap_or(DEFAULT_SESSION_IDLE),
+    ));
+    if !options.stateless {
+        tokio::spawn(Arc::clone(&sessions).expire_idle(stop.clone()));
+    }
     let service = {
         let calls = calls.clone();
         let stop = stop.clone();
+        let manager = Arc::clone(&sessions);
+        let sessions = (!options.stateless).then(|| Arc::clone(&sessions));
         StreamableHttpService::new(
             move || {
                 Ok(ToolServer::for_session(
@@ -89,16 +119,22 @@ where
                     session_config(),
                     stop.child_token(),
                     &calls,
-                ))
+                )
+                .with_sessions(sessions.clone()))
             },
-            Arc::new(session_manager(&options)),
+            manager,
             config,
         )
     };
-    let token = Arc::new(options.token.clone());
+    let gate_state = Arc::new(Gate {
+        token: options.token.clone(),
+        sessions: (!options.stateless).then(|| Arc::clone(&sessions)),
+        max_message_bytes,
+    });
     let app = axum::Router::new()
         .route_service(MCP_PATH, service)
-        .layer(axum::middleware::from_fn_with_state(token, require_token));
+        .layer(axum::middleware::from_fn_with_state(gate_state, gate))
+        .route(HEALTH_PATH, get(health));
     tracing::info!(%local, stateless = options.stateless, "serving MCP over Streamable HTTP");
     // Answers are small writes of an event stream: without TCP_NODELAY, Nagle's algorithm
     // holds each one back until the client's delayed ACK (40 ms per call).
@@ -122,14 +158,6 @@ where
     served.map_err(McpError::Io)
 }
 
-fn session_manager(options: &HttpOptions) -> LocalSessionManager {
-    let mut manager = LocalSessionManager::default();
-    if let Some(idle) = options.session_idle {
-        manager.session_config.keep_alive = Some(idle);
-    }
-    manager
-}
-
 fn http_config(
     options: &HttpOptions,
     local: SocketAddr,
@@ -150,37 +178,4 @@ fn http_config(
         .enforce_origin_validation()
         .with_legacy_session_mode(!options.stateless)
         .with_cancellation_token(cancel)
-}
-
-/// Refuses a request without the right bearer token (compared in constant time).
-async fn require_token(
-    State(token): State<Arc<Option<String>>>,
-    request: Request,
-    next: Next,
-) -> Response {
-    let Some(expected) = token.as_deref() else {
-        return next.run(request).await;
-    };
-    let given = request
-        .headers()
-        .get(header::AUTHORIZATION)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.strip_prefix("Bearer "))
-        .map(str::trim);
-    match given {
-        Some(given) if bool::from(given.as_bytes().ct_eq(expected.as_bytes())) => {
-            next.run(request).await
-        }
-        _ => {
-            let mut response = (
-                StatusCode::UNAUTHORIZED,
-                "Unauthorized: send the server's token as `Authorization: Bearer <token>`.\n",
-            )
-                .into_response();
-            response
-                .headers_mut()
-                .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
-            response
-        }
-    }
 }

@@ -12,6 +12,7 @@
 
 use std::collections::HashMap;
 use std::io;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use rmcp::RoleServer;
@@ -22,11 +23,8 @@ use rmcp::model::{
 use rmcp::transport::Transport;
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader, BufWriter};
-use tokio::sync::{OwnedSemaphorePermit, Semaphore, mpsc};
+use tokio::sync::{Notify, OwnedSemaphorePermit, Semaphore, mpsc};
 use tokio_util::sync::CancellationToken;
-
-/// The longest line read; a longer one is skipped and answered with an error.
-pub(crate) const MAX_LINE_BYTES: usize = 16 << 20;
 
 /// JSON-RPC's codes for a line that is not JSON, and for JSON that is not a request.
 const PARSE_ERROR: i64 = -32700;
@@ -49,10 +47,70 @@ impl InFlight {
     }
 }
 
+/// A sender waits while more than this many bytes of lines wait for the writer (a client
+/// that does not read its answers).
+const MAX_QUEUED_BYTES: usize = 8 << 20;
+
+/// The lines waiting for the writer. A line is queued the moment it is sent, so the order
+/// of sends is the order on the wire (a call's progress notifications come before its
+/// result, though the protocol library finishes each send in a task of its own); only the
+/// wait for room is left to the sender's future.
+#[derive(Clone)]
+struct Outbox {
+    lines: mpsc::UnboundedSender<Vec<u8>>,
+    queue: Arc<Queued>,
+}
+
+/// The bytes queued, shared with the writer, which wakes waiting senders.
+#[derive(Default)]
+struct Queued {
+    bytes: AtomicUsize,
+    drained: Notify,
+}
+
+impl Queued {
+    /// Called by the writer for each line it takes.
+    fn written(&self, bytes: usize) {
+        let before = self.bytes.fetch_sub(bytes, Ordering::Relaxed);
+        if before > MAX_QUEUED_BYTES && before - bytes <= MAX_QUEUED_BYTES {
+            self.drained.notify_waiters();
+        }
+    }
+}
+
+impl Outbox {
+    fn new() -> (Outbox, mpsc::UnboundedReceiver<Vec<u8>>) {
+        let (lines, rx) = mpsc::unbounded_channel();
+        let outbox = Outbox {
+            lines,
+            queue: Arc::default(),
+        };
+        (outbox, rx)
+    }
+
+    /// Queues a line; `false` once the writer is gone (the session is over).
+    fn push(&self, line: Vec<u8>) -> bool {
+        self.queue.bytes.fetch_add(line.len(), Ordering::Relaxed);
+        self.lines.send(line).is_ok()
+    }
+
+    /// Waits while the queue is over its bound.
+    async fn room(&self) {
+        let over = || self.queue.bytes.load(Ordering::Relaxed) > MAX_QUEUED_BYTES;
+        while over() && !self.lines.is_closed() {
+            let drained = self.queue.drained.notified();
+            if !over() {
+                return;
+            }
+            drained.await;
+        }
+    }
+}
+
 /// The transport handed to the protocol library.
 pub(crate) struct LineTransport {
     incoming: mpsc::Receiver<ClientJsonRpcMessage>,
-    outgoing: mpsc::Sender<Vec<u8>>,
+    outgoing: Outbox,
     in_flight: Arc<InFlight>,
     tasks: Vec<tokio::task::JoinHandle<()>>,
 }
@@ -60,14 +118,21 @@ pub(crate) struct LineTransport {
 impl LineTransport {
     /// Starts reading `reader` and writing `writer`. `ended` is cancelled at end of input
     /// (or a read error); from then on nothing more is written, since the client closed
-    /// its side. At most `slots` requests are read and unanswered at once.
-    pub(crate) fn new<R, W>(reader: R, writer: W, slots: usize, ended: CancellationToken) -> Self
+    /// its side. At most `slots` requests are read and unanswered at once; a line longer
+    /// than `max_line` bytes is skipped and answered with an error.
+    pub(crate) fn new<R, W>(
+        reader: R,
+        writer: W,
+        slots: usize,
+        max_line: usize,
+        ended: CancellationToken,
+    ) -> Self
     where
         R: AsyncRead + Send + Unpin + 'static,
         W: AsyncWrite + Send + Unpin + 'static,
     {
         let (incoming_tx, incoming) = mpsc::channel(16);
-        let (outgoing, outgoing_rx) = mpsc::channel(64);
+        let (outgoing, outgoing_rx) = Outbox::new();
         let in_flight = Arc::new(InFlight::default());
         let reading = Reader {
             input: BufReader::new(reader),
@@ -75,6 +140,7 @@ impl LineTransport {
             answer: outgoing.clone(),
             in_flight: in_flight.clone(),
             slots: Arc::new(Semaphore::new(slots.max(1))),
+            max_line,
             initialized: false,
         };
         let read_task = tokio::spawn({
@@ -84,7 +150,12 @@ impl LineTransport {
                 ended.cancel();
             }
         });
-        let write_task = tokio::spawn(write_lines(writer, outgoing_rx, ended));
+        let write_task = tokio::spawn(write_lines(
+            writer,
+            outgoing_rx,
+            Arc::clone(&outgoing.queue),
+            ended,
+        ));
         LineTransport {
             incoming,
             outgoing,
@@ -118,12 +189,14 @@ impl Transport<RoleServer> for LineTransport {
         if let Some(id) = answered {
             self.in_flight.lock().remove(&id);
         }
-        let line = serialize(&item);
+        // Queued now, in the order of the calls; the writer is gone only when the session is
+        // over, and nothing is lost then.
+        let queued = serialize(&item).map(|line| self.outgoing.push(line));
         let outgoing = self.outgoing.clone();
         async move {
-            let line = line?;
-            // The writer is gone only when the session is over; nothing is lost then.
-            let _ = outgoing.send(line).await;
+            if queued? {
+                outgoing.room().await;
+            }
             Ok(())
         }
     }
@@ -141,13 +214,17 @@ impl Transport<RoleServer> for LineTransport {
 /// One message as a line. An error answer without an id gets `"id": null`, as JSON-RPC
 /// requires (the protocol library leaves the member out).
 fn serialize(message: &ServerJsonRpcMessage) -> io::Result<Vec<u8>> {
-    let mut value = serde_json::to_value(message).map_err(io::Error::other)?;
-    if let (ServerJsonRpcMessage::Error(e), Value::Object(map)) = (message, &mut value)
-        && e.id.is_none()
-    {
-        map.insert("id".to_owned(), Value::Null);
+    let mut line = match message {
+        ServerJsonRpcMessage::Error(e) if e.id.is_none() => {
+            let mut value = serde_json::to_value(message).map_err(io::Error::other)?;
+            if let Value::Object(map) = &mut value {
+                map.insert("id".to_owned(), Value::Null);
+            }
+            serde_json::to_vec(&value)
+        }
+        _ => serde_json::to_vec(message),
     }
-    let mut line = serde_json::to_vec(&value).map_err(io::Error::other)?;
+    .map_err(io::Error::other)?;
     line.push(b'\n');
     Ok(line)
 }
@@ -171,16 +248,18 @@ fn error_line(id: Option<&RequestId>, code: i64, message: &str) -> Vec<u8> {
 /// What one read produced.
 enum Line {
     Complete(Vec<u8>),
-    /// A line longer than [`MAX_LINE_BYTES`], skipped to its end.
+    /// A line longer than the limit, skipped to its end.
     TooLong,
 }
 
 struct Reader<R> {
     input: BufReader<R>,
     forward: mpsc::Sender<ClientJsonRpcMessage>,
-    answer: mpsc::Sender<Vec<u8>>,
+    answer: Outbox,
     in_flight: Arc<InFlight>,
     slots: Arc<Semaphore>,
+    /// The longest line read; a longer one is skipped and answered with an error.
+    max_line: usize,
     initialized: bool,
 }
 
@@ -201,7 +280,8 @@ impl<R: AsyncRead + Unpin> Reader<R> {
                     None,
                     PARSE_ERROR,
                     &format!(
-                        "Parse error: the line is longer than {MAX_LINE_BYTES} bytes and was skipped. Send smaller messages (put large data in files)."
+                        "Parse error: the line is longer than {} bytes (`[mcp] max_message_bytes`) and was skipped. Send smaller messages (put large data in files), or raise the setting.",
+                        self.max_line
                     ),
                 )),
                 Line::Complete(bytes) => self.classify(&bytes).await,
@@ -209,7 +289,11 @@ impl<R: AsyncRead + Unpin> Reader<R> {
             let sent = match outcome {
                 Ok(Some(message)) => self.forward.send(message).await.is_ok(),
                 Ok(None) => true,
-                Err(answer) => self.answer.send(answer).await.is_ok(),
+                Err(answer) => {
+                    let queued = self.answer.push(answer);
+                    self.answer.room().await;
+                    queued
+                }
             };
             if !sent {
                 return;
@@ -236,7 +320,7 @@ impl<R: AsyncRead + Unpin> Reader<R> {
                 None => (available, available.len(), false),
             };
             if !too_long {
-                if line.len() + piece.len() > MAX_LINE_BYTES {
+                if line.len() + piece.len() > self.max_line {
                     too_long = true;
                     line = Vec::new();
                 } else {
@@ -269,6 +353,28 @@ impl<R: AsyncRead + Unpin> Reader<R> {
         if text.trim().is_empty() {
             return Ok(None);
         }
+        // A usable message is read straight into its type; only one that is not is read
+        // again, as plain JSON, to say why.
+        let message = match serde_json::from_str::<ClientJsonRpcMessage>(text) {
+            Ok(message) => message,
+            Err(_) => return Err(self.why_unusable(text)),
+        };
+        self.admit(message).await
+    }
+
+    /// The error line for a line that is not a usable message, naming the reason.
+    fn why_unusable(&self, text: &str) -> Vec<u8> {
+        match self.unusable_reason(text) {
+            Err(line) => line,
+            Ok(()) => error_line(
+                None,
+                INVALID_REQUEST,
+                "Invalid request: the message cannot be read. See the MCP specification for the message's shape.",
+            ),
+        }
+    }
+
+    fn unusable_reason(&self, text: &str) -> Result<(), Vec<u8>> {
         let value: Value = serde_json::from_str(text).map_err(|e| {
             let reason = if e.to_string().starts_with("recursion limit exceeded") {
                 format!("it nests deeper than 128 levels ({e})")
@@ -323,7 +429,7 @@ impl<R: AsyncRead + Unpin> Reader<R> {
             .get("method")
             .and_then(Value::as_str)
             .map(str::to_owned);
-        let message: ClientJsonRpcMessage = serde_json::from_value(value).map_err(|e| {
+        serde_json::from_value::<ClientJsonRpcMessage>(value).map_err(|e| {
             let what = method.as_deref().map_or_else(
                 || "the message is neither a request, a notification nor a response".to_owned(),
                 |m| format!("`{m}` cannot be read"),
@@ -332,21 +438,44 @@ impl<R: AsyncRead + Unpin> Reader<R> {
                 "{what} ({e}). See the MCP specification for the message's shape."
             ))
         })?;
+        Ok(())
+    }
+
+    /// Checks a readable message against the session (a request before `initialize`, an
+    /// id still in flight) and takes a slot for a request, waiting for one while all are
+    /// taken (backpressure).
+    async fn admit(
+        &mut self,
+        message: ClientJsonRpcMessage,
+    ) -> Result<Option<ClientJsonRpcMessage>, Vec<u8>> {
+        let invalid = |id: &RequestId, reason: String| {
+            error_line(
+                Some(id),
+                INVALID_REQUEST,
+                &format!("Invalid request: {reason}"),
+            )
+        };
         match &message {
             ClientJsonRpcMessage::Request(request) => {
                 let is_initialize = matches!(request.request, ClientRequest::InitializeRequest(_));
                 let is_ping = matches!(request.request, ClientRequest::PingRequest(_));
                 if !self.initialized && !is_initialize && !is_ping {
-                    let method = method.unwrap_or_default();
-                    return Err(invalid(format!(
-                        "`{method}` came before `initialize`. Open the session with an `initialize` request, then send `notifications/initialized`."
-                    )));
+                    let method = request.request.method();
+                    return Err(invalid(
+                        &request.id,
+                        format!(
+                            "`{method}` came before `initialize`. Open the session with an `initialize` request, then send `notifications/initialized`."
+                        ),
+                    ));
                 }
                 if self.in_flight.lock().contains_key(&request.id) {
-                    return Err(invalid(format!(
-                        "a request with id {} is still in flight. Give every request its own id.",
-                        request.id
-                    )));
+                    return Err(invalid(
+                        &request.id,
+                        format!(
+                            "a request with id {} is still in flight. Give every request its own id.",
+                            request.id
+                        ),
+                    ));
                 }
                 // Backpressure: wait here, reading nothing more, until a slot is free.
                 let Ok(permit) = self.slots.clone().acquire_owned().await else {
@@ -373,11 +502,13 @@ impl<R: AsyncRead + Unpin> Reader<R> {
 /// Writes lines as they come, flushing when none is waiting; drops them once `ended`.
 async fn write_lines<W: AsyncWrite + Unpin>(
     writer: W,
-    mut lines: mpsc::Receiver<Vec<u8>>,
+    mut lines: mpsc::UnboundedReceiver<Vec<u8>>,
+    queue: Arc<Queued>,
     ended: CancellationToken,
 ) {
     let mut out = BufWriter::new(writer);
     while let Some(line) = lines.recv().await {
+        queue.written(line.len());
         // Closing the server's input is how an MCP client ends a stdio session; answers to
         // calls cancelled by it have no reader left, and some clients (the Python SDK
         // before 2.0) fail while shutting down if one arrives anyway.

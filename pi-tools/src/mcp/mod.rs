@@ -49,13 +49,16 @@
 //!   annotations.
 //! - `tools/call` runs the call as a one-call batch of [`execute_tool_calls`]: the same
 //!   lookup, argument preparation, validation, hooks, timeout and cancellation as the runner.
-//!   Unknown tools, invalid arguments (with every violation) and tool failures come back as
-//!   results with `isError: true` and the runner's text; JSON-RPC errors are kept for
-//!   malformed protocol messages. Text content stays text; images become MCP image content.
+//!   Invalid arguments (with every violation) and tool failures come back as results with
+//!   `isError: true` and the runner's text; an unknown tool is a `-32602` error naming the
+//!   tools served, as the specification has it. Text content stays text; images become MCP
+//!   image content.
 //! - When a call carries a progress token, the tool's `ctx.update(..)`s become
-//!   `notifications/progress` (at most one every 100 ms, with an increasing counter and, as
-//!   the message, only the output that is new since the previous one, at most its last
-//!   4 KB), and a call silent for a second gets a `running for N s` heartbeat.
+//!   `notifications/progress` with an increasing counter and, as the message, only the
+//!   output that is new (at most 4 KB each; more goes out as several): at once after a
+//!   quiet spell, then at most every 100 ms, the last before the result. A call silent for
+//!   a second gets a `running for N s` heartbeat. See `progress.rs` and
+//!   [`OUTPUT_END_DETAIL`](crate::OUTPUT_END_DETAIL) for how the new part is found.
 //! - Unusable input lines are answered (`-32700`, or `-32600` naming the reason); a request
 //!   before `initialize` or reusing an in-flight id is refused; reading stops while
 //!   `max_concurrency` plus 64 requests are unanswered (see [`serve_split`]).
@@ -74,16 +77,18 @@
 
 mod error;
 mod http;
+mod http_gate;
 mod lines;
 mod logging;
 mod progress;
 mod result;
 mod serve;
 mod server;
+mod sessions;
 mod tools;
 
 pub use error::McpError;
-pub use http::{HttpOptions, MCP_PATH, serve_http};
+pub use http::{HEALTH_PATH, HttpOptions, MCP_PATH, serve_http};
 pub use logging::init_stderr_logging;
 pub use serve::{serve, serve_split, serve_split_until, serve_stdio};
-pub use tools::{McpTool, McpTools};
+pub use tools::{DEFAULT_MAX_MESSAGE_BYTES, McpTool, McpTools};

@@ -1,29 +1,41 @@
-//! Progress: a running call's updates become MCP progress notifications carrying only the
-//! output that is new since the last one, with a heartbeat while the call is silent; its
-//! log lines become log messages.
+//! Progress: a running call's updates become MCP progress notifications that together carry
+//! its output once, in order, with a heartbeat while the call is silent; its log lines
+//! become log messages.
+//!
+//! The tool's updates are only recorded ([`EventSink::emit`] never waits on the client);
+//! one pump per call ([`ProgressSink::pump`]) sends what is new: at once after a quiet
+//! spell, then at most once per [`PROGRESS_INTERVAL`], so a burst of updates becomes one
+//! notification and the last update is never left unsent. New output longer than
+//! [`MAX_TAIL_BYTES`] goes out as several notifications.
 
 use std::sync::Mutex;
 use std::time::Duration;
 
 use rmcp::model::{ProgressNotificationParam, ProgressToken};
 use rmcp::service::{Peer, RoleServer};
+use tokio::sync::Notify;
 use tokio::time::Instant;
+use tokio_util::sync::CancellationToken;
 
-use crate::core::{EventSink, ToolEvent};
+use crate::core::{EventSink, OUTPUT_END_DETAIL, ToolEvent};
 
-/// At most one output notification per call in this interval; the output of updates in
-/// between goes out with the next one.
+/// At most one round of output notifications per call in this interval; the output of
+/// updates in between goes out with the next round.
 pub(crate) const PROGRESS_INTERVAL: Duration = Duration::from_millis(100);
 
-/// A call that sent nothing for this long gets a heartbeat, so the gap between two
-/// notifications stays under twice this (the heartbeat checks once per interval).
+/// A call that sent nothing for this long gets a heartbeat.
 pub(crate) const HEARTBEAT_INTERVAL: Duration = Duration::from_secs(1);
 
-/// The most output text one notification carries: its newest part.
+/// The most output text one notification carries.
 pub(crate) const MAX_TAIL_BYTES: usize = 4096;
 
+/// Output waiting to be sent beyond this (a client that reads too slowly) loses its oldest
+/// part, and the next notification says how much.
+const MAX_PENDING_BYTES: usize = 4 << 20;
+
 /// The event sink of one `tools/call`: forwards `tool_execution_update` events to the client
-/// as `notifications/progress` for the request's progress token, and ignores the rest.
+/// as `notifications/progress` for the request's progress token, and log lines as log
+/// messages.
 pub(crate) struct ProgressSink {
     target: Option<Target>,
 }
@@ -32,71 +44,145 @@ struct Target {
     peer: Peer<RoleServer>,
     token: ProgressToken,
     state: Mutex<State>,
+    /// Woken by every update with new output.
+    wake: Notify,
+    /// Cancelled when the call has ended: what is pending goes out, and the pump stops.
+    ended: CancellationToken,
 }
 
 struct State {
     started: Instant,
-    last_sent: Option<Instant>,
+    /// When the last notification went out (the call's start before the first).
+    last_sent: Instant,
+    /// When the last output went out, if any has: output waits for the interval after it.
+    last_output: Option<Instant>,
+    /// Notifications sent: the progress value of the last one.
     sent: u64,
-    /// The output as of the last notification, so the next one carries only what followed.
-    sent_text: String,
+    /// The last update's text and the output end it reported, to find what the next adds.
+    seen: Seen,
+    /// New output not sent yet.
+    pending: String,
+    /// Bytes dropped from `pending` because the client did not keep up.
+    skipped: u64,
 }
 
-impl State {
-    /// The progress value of the next notification, or `None` when it is too soon.
-    fn admit(&mut self, now: Instant, interval: Duration) -> Option<u64> {
-        if self
-            .last_sent
-            .is_some_and(|last| now.duration_since(last) < interval)
-        {
-            return None;
-        }
-        self.last_sent = Some(now);
-        self.sent += 1;
-        Some(self.sent)
+/// The output as the previous update showed it.
+#[derive(Default)]
+struct Seen {
+    text: String,
+    end: Option<u64>,
+}
+
+/// What an update adds to the output seen so far.
+struct Fresh<'a> {
+    /// Bytes of new output the update's window no longer shows (it came faster than the
+    /// tool reports).
+    unseen: u64,
+    /// The new output the update shows.
+    text: &'a str,
+    /// The update does not continue the previous one (a tool that reports a status, not a
+    /// growing output): it replaces what was not sent yet.
+    replaces: bool,
+}
+
+impl Seen {
+    /// What `text` (ending at `end`, when the tool says) adds to the output seen so far.
+    fn advance<'a>(&mut self, text: &'a str, end: Option<u64>) -> Fresh<'a> {
+        let fresh = match (self.end.or(Some(0).filter(|_| self.text.is_empty())), end) {
+            (Some(before), Some(now)) if now >= before => {
+                let new = now - before;
+                let shown = clip_start(text, usize::try_from(new).unwrap_or(usize::MAX));
+                Fresh {
+                    unseen: new.saturating_sub(shown.len() as u64),
+                    text: shown,
+                    replaces: false,
+                }
+            }
+            _ => match new_part(&self.text, text) {
+                Some(part) => Fresh {
+                    unseen: 0,
+                    text: part,
+                    replaces: false,
+                },
+                None => Fresh {
+                    unseen: 0,
+                    text,
+                    replaces: true,
+                },
+            },
+        };
+        self.text.clear();
+        self.text.push_str(text);
+        self.end = end;
+        fresh
     }
 }
 
 impl ProgressSink {
     /// A sink that notifies `peer` when the request carried a progress token, and discards
-    /// everything otherwise.
+    /// everything but log lines otherwise.
     pub(crate) fn new(peer: Peer<RoleServer>, token: Option<ProgressToken>) -> Self {
+        let now = Instant::now();
         ProgressSink {
             target: token.map(|token| Target {
                 peer,
                 token,
                 state: Mutex::new(State {
-                    started: Instant::now(),
-                    last_sent: None,
+                    started: now,
+                    last_sent: now,
+                    last_output: None,
                     sent: 0,
-                    sent_text: String::new(),
+                    seen: Seen::default(),
+                    pending: String::new(),
+                    skipped: 0,
                 }),
+                wake: Notify::new(),
+                ended: CancellationToken::new(),
             }),
         }
     }
 
-    /// Sends "running for N s" whenever the call has sent nothing for
-    /// [`HEARTBEAT_INTERVAL`]; never returns (race it against the call).
-    pub(crate) async fn heartbeat(&self) -> std::convert::Infallible {
+    /// Sends the call's progress until [`ProgressSink::end`]: new output at most once per
+    /// [`PROGRESS_INTERVAL`], and "running for N s" whenever nothing went out for
+    /// [`HEARTBEAT_INTERVAL`]. After the end it sends what is still pending and returns, so
+    /// every notification precedes the call's result.
+    pub(crate) async fn pump(&self) {
         let Some(target) = &self.target else {
-            return std::future::pending().await;
+            return;
         };
-        let mut ticks = tokio::time::interval(HEARTBEAT_INTERVAL);
-        ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-        ticks.tick().await;
         loop {
-            ticks.tick().await;
-            let now = Instant::now();
-            let (progress, elapsed) = {
-                let mut state = target.lock();
-                let Some(progress) = state.admit(now, HEARTBEAT_INTERVAL) else {
-                    continue;
-                };
-                (progress, now.duration_since(state.started).as_secs())
+            let (last_sent, last_output) = {
+                let state = target.lock();
+                (state.last_sent, state.last_output)
             };
-            target
-                .send(progress, format!("running for {elapsed} s"))
-                .await;
+            tokio::select! {
+                biased;
+                () = target.ended.cancelled() => {
+                    target.flush().await;
+                    return;
+                }
+                () = target.wake.notified() => {
+                    // Updates that come within the interval join this round; the call's
+                    // end does not wait for it.
+                    if let Some(last) = last_output {
+                        tokio::select! {
+                            () = tokio::time::sleep_until(last + PROGRESS_INTERVAL) => {}
+                            () = target.ended.cancelled() => {}
+                        }
+                    }
+                    target.flush().await;
+                }
+                () = tokio::time::sleep_until(last_sent + HEARTBEAT_INTERVAL) => {
+                    target.heartbeat().await;
+                }
+            }
+        }
+    }
+
+    /// Ends the pump: what is pending goes out, and then [`ProgressSink::pump`] returns.
+    pub(crate) fn end(&self) {
+        if let Some(target) = &self.target {
+            target.ended.cancel();
         }
     }
 }
@@ -104,6 +190,62 @@ impl ProgressSink {
 impl Target {
     fn lock(&self) -> std::sync::MutexGuard<'_, State> {
         self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Sends the pending output, in pieces of at most [`MAX_TAIL_BYTES`].
+    async fn flush(&self) {
+        let (mut text, skipped) = {
+            let mut state = self.lock();
+            (
+                std::mem::take(&mut state.pending),
+                std::mem::take(&mut state.skipped),
+            )
+        };
+        if skipped > 0 {
+            text.insert_str(
+                0,
+                &format!("[{skipped} bytes of output were not sent: the client read too slowly]\n"),
+            );
+        }
+        if !text.is_empty() {
+            self.lock().last_output = Some(Instant::now());
+        }
+        let mut rest = text.as_str();
+        while !rest.is_empty() {
+            let piece = clip_end(rest, MAX_TAIL_BYTES);
+            rest = &rest[piece.len()..];
+            let progress = self.next_progress();
+            self.send(progress, piece.to_owned()).await;
+        }
+    }
+
+    /// "running for N s", or the output waiting, if some is.
+    async fn heartbeat(&self) {
+        let beat = {
+            let mut state = self.lock();
+            if state.pending.is_empty() {
+                let now = Instant::now();
+                state.last_sent = now;
+                state.sent += 1;
+                Some((state.sent, now.duration_since(state.started).as_secs()))
+            } else {
+                None
+            }
+        };
+        match beat {
+            Some((progress, elapsed)) => {
+                self.send(progress, format!("running for {elapsed} s"))
+                    .await;
+            }
+            None => self.flush().await,
+        }
+    }
+
+    fn next_progress(&self) -> u64 {
+        let mut state = self.lock();
+        state.last_sent = Instant::now();
+        state.sent += 1;
+        state.sent
     }
 
     async fn send(&self, progress: u64, message: String) {
@@ -116,11 +258,40 @@ impl Target {
             tracing::debug!(%err, "a progress notification could not be sent");
         }
     }
+
+    /// Records an update's new output and wakes the pump.
+    fn record(&self, text: &str, end: Option<u64>) {
+        {
+            let mut state = self.lock();
+            let fresh = state.seen.advance(text, end);
+            if fresh.replaces {
+                state.pending.clear();
+            }
+            if fresh.unseen > 0 {
+                let note = format!(
+                    "\n[{} bytes of output came too fast to show here; the result has the whole output]\n",
+                    fresh.unseen
+                );
+                state.pending.push_str(&note);
+            }
+            if fresh.text.is_empty() && fresh.unseen == 0 {
+                return;
+            }
+            state.pending.push_str(fresh.text);
+            if state.pending.len() > MAX_PENDING_BYTES {
+                let keep = clip_start(&state.pending, MAX_PENDING_BYTES / 2).len();
+                let cut = state.pending.len() - keep;
+                state.pending.drain(..cut);
+                state.skipped += cut as u64;
+            }
+        }
+        self.wake.notify_one();
+    }
 }
 
 impl EventSink for ProgressSink {
     async fn emit(&self, event: ToolEvent) {
-        let (target, partial_result) = match (&self.target, event) {
+        match (&self.target, event) {
             (
                 _,
                 ToolEvent::ToolExecutionLog {
@@ -129,32 +300,15 @@ impl EventSink for ProgressSink {
                     message,
                     ..
                 },
-            ) => {
-                super::logging::forward_tool_log(level, &logger, message);
-                return;
-            }
+            ) => super::logging::forward_tool_log(level, &logger, message),
             (Some(target), ToolEvent::ToolExecutionUpdate { partial_result, .. }) => {
-                (target, partial_result)
+                let end = partial_result
+                    .details
+                    .get(OUTPUT_END_DETAIL)
+                    .and_then(serde_json::Value::as_u64);
+                target.record(&partial_result.text_content(), end);
             }
-            _ => return,
-        };
-        let text = partial_result.text_content();
-        let admitted = {
-            let mut state = target.lock();
-            let tail = new_tail(&state.sent_text, &text).to_owned();
-            if tail.is_empty() {
-                None
-            } else {
-                state
-                    .admit(Instant::now(), PROGRESS_INTERVAL)
-                    .map(|progress| {
-                        state.sent_text = text;
-                        (progress, tail)
-                    })
-            }
-        };
-        if let Some((progress, tail)) = admitted {
-            target.send(progress, tail).await;
+            _ => {}
         }
     }
 
@@ -164,24 +318,33 @@ impl EventSink for ProgressSink {
     }
 }
 
-/// The part of `now` that follows `before`, at most [`MAX_TAIL_BYTES`] of its end.
-///
-/// Output usually grows at its end; when the tool keeps only a window of it (bash keeps the
-/// last lines), the last line of `before` is looked for inside `now` instead, and when
-/// neither works the whole of `now` counts as new.
-fn new_tail<'a>(before: &str, now: &'a str) -> &'a str {
-    let fresh = if let Some(rest) = now.strip_prefix(before) {
-        rest
-    } else {
-        let body = before.strip_suffix('\n').unwrap_or(before);
-        let last_line = body.rfind('\n').map_or(before, |at| &before[at + 1..]);
-        let anchor = clip_start(last_line, 256);
-        match (anchor.is_empty(), now.rfind(anchor)) {
-            (false, Some(at)) => &now[at + anchor.len()..],
-            _ => now,
+/// The part of `now` that follows `before`, for a tool that does not say where its output
+/// ends; `None` when `now` does not continue `before` at all. Output usually grows at its
+/// end; when the tool shows only a window of it, the longest end of `before` that starts
+/// `now` is taken as what both show.
+fn new_part<'a>(before: &str, now: &'a str) -> Option<&'a str> {
+    if let Some(rest) = now.strip_prefix(before) {
+        return Some(rest);
+    }
+    // The shared part starts `now`, so it ends where some occurrence of `now`'s first line
+    // in `before` runs to `before`'s end.
+    let first_line = now.find('\n').map_or(now, |at| &now[..=at]);
+    if first_line.is_empty() || !first_line.ends_with('\n') {
+        return None;
+    }
+    let mut from = 0;
+    while let Some(at) = before[from..].find(first_line) {
+        let start = from + at;
+        let shared = &before[start..];
+        if now.starts_with(shared) {
+            return Some(&now[shared.len()..]);
         }
-    };
-    clip_start(fresh, MAX_TAIL_BYTES)
+        from = start + 1;
+        while !before.is_char_boundary(from) {
+            from += 1;
+        }
+    }
+    None
 }
 
 /// The last `max` bytes of `text` at most, starting at a character boundary.
@@ -196,50 +359,64 @@ fn clip_start(text: &str, max: usize) -> &str {
     &text[start..]
 }
 
+/// The first `max` bytes of `text` at most, ending at a character boundary (at least one
+/// character).
+fn clip_end(text: &str, max: usize) -> &str {
+    if text.len() <= max {
+        return text;
+    }
+    let mut end = max;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    if end == 0 {
+        end = text.chars().next().map_or(0, char::len_utf8);
+    }
+    &text[..end]
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
-    fn admits_one_per_interval_with_an_increasing_counter() {
-        let t0 = Instant::now();
-        let mut state = State {
-            started: t0,
-            last_sent: None,
-            sent: 0,
-            sent_text: String::new(),
-        };
-        assert_eq!(state.admit(t0, PROGRESS_INTERVAL), Some(1));
+    fn the_new_part_of_a_growing_output_is_what_follows() {
+        assert_eq!(new_part("", "a\n"), Some("a\n"));
+        assert_eq!(new_part("a\n", "a\nb\n"), Some("b\n"));
+        assert_eq!(new_part("a\n", "a\n"), Some(""));
+        // A window that dropped its first line: the shared part is found.
         assert_eq!(
-            state.admit(t0 + Duration::from_millis(99), PROGRESS_INTERVAL),
-            None
+            new_part("line 1\nline 2\n", "line 2\nline 3\n"),
+            Some("line 3\n")
         );
-        assert_eq!(
-            state.admit(t0 + PROGRESS_INTERVAL, PROGRESS_INTERVAL),
-            Some(2)
-        );
-        assert_eq!(
-            state.admit(t0 + Duration::from_millis(150), PROGRESS_INTERVAL),
-            None
-        );
-        assert_eq!(
-            state.admit(t0 + Duration::from_millis(250), PROGRESS_INTERVAL),
-            Some(3)
-        );
+        // Nothing in common: a status that replaces the previous one.
+        assert_eq!(new_part("x", "y"), None);
+        assert_eq!(new_part("line 1", "line 2"), None);
     }
 
     #[test]
-    fn only_the_new_output_is_sent_and_at_most_its_last_4_kb() {
-        assert_eq!(new_tail("", "a\n"), "a\n");
-        assert_eq!(new_tail("a\n", "a\nb\n"), "b\n");
-        assert_eq!(new_tail("a\n", "a\n"), "");
-        // A rolling window: the old end is found inside the new text.
-        assert_eq!(new_tail("line 1\nline 2\n", "line 2\nline 3\n"), "line 3\n");
-        // Nothing in common: all of it is new.
-        assert_eq!(new_tail("x", "y"), "y");
+    fn a_reported_output_end_gives_the_exact_new_part_even_for_repeated_lines() {
+        let mut seen = Seen::default();
+        let text = |fresh: Fresh<'_>| {
+            assert!(!fresh.replaces);
+            (fresh.unseen, fresh.text.to_owned())
+        };
+        assert_eq!(text(seen.advance("y\ny\n", Some(4))), (0, "y\ny\n".into()));
+        // The window kept its size while two more lines came: the offsets say so.
+        assert_eq!(text(seen.advance("y\ny\n", Some(8))), (0, "y\ny\n".into()));
+        assert_eq!(text(seen.advance("y\ny\n", Some(8))), (0, String::new()));
+        // More came than the window shows: what it no longer shows is counted.
+        assert_eq!(text(seen.advance("y\ny\n", Some(20))), (8, "y\ny\n".into()));
+    }
+
+    #[test]
+    fn pieces_end_at_character_boundaries() {
         let long = "é".repeat(5000);
-        let tail = new_tail("", &long);
-        assert!(tail.len() <= MAX_TAIL_BYTES && tail.len() >= MAX_TAIL_BYTES - 1);
-        assert!(tail.chars().all(|c| c == 'é'));
+        let piece = clip_end(&long, MAX_TAIL_BYTES);
+        assert_eq!(piece.len(), MAX_TAIL_BYTES);
+        let piece = clip_end(&long[2..], 3);
+        assert_eq!(piece, "é");
+        let tail = clip_start(&long, 5);
+        assert_eq!(tail, "éé");
     }
 }

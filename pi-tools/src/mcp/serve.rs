@@ -41,7 +41,8 @@ where
 /// `reader` ends.
 ///
 /// One JSON-RPC message per line. Every line gets a usable answer: one that is not JSON
-/// (not UTF-8, a lone surrogate, nesting deeper than 128, longer than 16 MiB) gets a
+/// (not UTF-8, a lone surrogate, nesting deeper than 128, longer than the tools'
+/// [`max_message_bytes`](McpTools::with_max_message_bytes)) gets a
 /// `-32700` parse error with `"id": null`; JSON that is not a usable request gets `-32600`
 /// naming the reason, with its id when the id could be read; a request before
 /// `initialize`, or one that reuses the id of a request still in flight, is refused the
@@ -90,7 +91,13 @@ where
         .map_or(UNBOUNDED_IN_FLIGHT, |n| n.max(1) + QUEUED_REQUESTS);
     let server = ToolServer::new(&tools, config, input_ended.clone())?;
     let calls = server.calls();
-    let transport = LineTransport::new(reader, writer, slots, input_ended.clone());
+    let transport = LineTransport::new(
+        reader,
+        writer,
+        slots,
+        tools.max_message_bytes(),
+        input_ended.clone(),
+    );
     let running = tokio::select! {
         started = server.serve(transport) => match started {
             Ok(running) => running,

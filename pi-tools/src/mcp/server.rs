@@ -23,6 +23,7 @@ use super::error::McpError;
 use super::logging::{SessionLevel, forwarding_logs};
 use super::progress::ProgressSink;
 use super::result::call_tool_result;
+use super::sessions::{Busy, SessionEnder, Sessions};
 use super::tools::McpTools;
 use crate::core::{RunnerConfig, ToolCall, ToolSet, execute_tool_calls};
 use crate::env::ExecutionEnv;
@@ -71,6 +72,8 @@ pub(crate) struct ToolServer {
     /// ended), so the server's end waits for that too.
     _alive: TaskTrackerToken,
     level: SessionLevel,
+    /// The HTTP server's sessions, which a call keeps busy and which end its calls at once.
+    sessions: Option<Arc<Sessions>>,
 }
 
 impl ToolServer {
@@ -105,7 +108,53 @@ impl ToolServer {
             calls: calls.clone(),
             _alive: calls.token(),
             level: SessionLevel::default(),
+            sessions: None,
         }
+    }
+
+    /// The same server, as a session of an HTTP server's `sessions`.
+    pub(crate) fn with_sessions(mut self, sessions: Option<Arc<Sessions>>) -> Self {
+        self.sessions = sessions;
+        self
+    }
+
+    /// The protocol error for a call of a tool that is not served (MCP lists unknown tools
+    /// among invalid params), naming the tools that are.
+    fn unknown_tool(&self, name: &str) -> ErrorData {
+        let names: Vec<&str> = self.served.tools.iter().map(|t| t.name()).collect();
+        // The configuration's own text (a registered tool that is not active says how to
+        // turn it on) comes first, as for a model's batch.
+        let message = match self
+            .config
+            .unknown_tool
+            .as_ref()
+            .and_then(|text| text(name))
+        {
+            Some(text) => text,
+            None if names.is_empty() => {
+                format!("Unknown tool `{name}`. This server serves no tools.")
+            }
+            None => format!(
+                "Unknown tool `{name}`. The tools are: {}. Call one of them by its exact name.",
+                names.join(", ")
+            ),
+        };
+        ErrorData::invalid_params(message, Some(serde_json::json!({ "tools": names })))
+    }
+
+    /// Marks the request's HTTP session busy while the call runs (so it does not expire),
+    /// and tells it how to end this server's calls and processes.
+    fn keep_session_busy(&self, context: &RequestContext<RoleServer>) -> Option<Busy> {
+        let sessions = self.sessions.as_ref()?;
+        let parts = context.extensions.get::<axum::http::request::Parts>()?;
+        sessions.call_started(&parts.headers, || SessionEnder {
+            calls: self.shutdown.clone(),
+            env: self
+                .config
+                .extensions
+                .get::<Arc<dyn ExecutionEnv>>()
+                .cloned(),
+        })
     }
 
     /// The session's calls, to wait for at its end.
@@ -268,15 +317,22 @@ impl ServerHandler for ToolServer {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
+        if self.served.tools.get(&request.name).is_none() {
+            return Err(self.unknown_tool(&request.name));
+        }
+        let _busy = self.keep_session_busy(&context);
         let arguments = Value::Object(request.arguments.unwrap_or_default());
         let call = ToolCall::new(context.id.to_string(), request.name, arguments);
         tracing::debug!(id = %call.id, tool = %call.name, "tools/call");
         let sink = ProgressSink::new(context.peer.clone(), context.meta.get_progress_token());
+        // The progress pump runs beside the call and sends what is left before the result.
         let running = async {
-            tokio::select! {
-                message = self.run(call, &context.ct, &sink) => message,
-                never = sink.heartbeat() => match never {},
-            }
+            let call = async {
+                let message = self.run(call, &context.ct, &sink).await;
+                sink.end();
+                message
+            };
+            tokio::join!(call, sink.pump()).0
         };
         let call = forwarding_logs(self.level.clone(), context.peer.clone(), running);
         match self.calls.track_future(call).await {

@@ -104,12 +104,26 @@ impl std::fmt::Debug for McpTool {
     }
 }
 
+/// The largest message a client may send when none is set: 16 MiB.
+pub const DEFAULT_MAX_MESSAGE_BYTES: usize = 16 << 20;
+
 /// The tools an MCP server serves, in listing order. When two share a name, the first wins
 /// (as in the runner's `ToolSet`).
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug)]
 pub struct McpTools {
     tools: Vec<McpTool>,
     instructions: Option<String>,
+    max_message_bytes: usize,
+}
+
+impl Default for McpTools {
+    fn default() -> Self {
+        McpTools {
+            tools: Vec::new(),
+            instructions: None,
+            max_message_bytes: DEFAULT_MAX_MESSAGE_BYTES,
+        }
+    }
 }
 
 impl McpTools {
@@ -144,6 +158,19 @@ impl McpTools {
     /// The instructions, if set.
     pub fn instructions(&self) -> Option<&str> {
         self.instructions.as_deref()
+    }
+
+    /// Sets the largest message a client may send, the same over both transports: a longer
+    /// stdio line gets a `-32700` error, a larger HTTP body 413 (`[mcp] max_message_bytes`
+    /// in the configuration; default [`DEFAULT_MAX_MESSAGE_BYTES`]).
+    pub fn with_max_message_bytes(mut self, bytes: usize) -> Self {
+        self.max_message_bytes = bytes.max(1);
+        self
+    }
+
+    /// The largest message a client may send.
+    pub fn max_message_bytes(&self) -> usize {
+        self.max_message_bytes
     }
 
     /// Number of tools.
@@ -183,7 +210,7 @@ impl FromIterator<McpTool> for McpTools {
     fn from_iter<I: IntoIterator<Item = McpTool>>(iter: I) -> Self {
         McpTools {
             tools: iter.into_iter().collect(),
-            instructions: None,
+            ..McpTools::default()
         }
     }
 }

@@ -1,0 +1,200 @@
+//! What the HTTP transport answers itself, around the protocol library: the bearer token, a
+//! POST body that is not one usable JSON-RPC message (400 with the JSON-RPC error, as over
+//! stdio), DELETE's status (200, or 404 for a session that is not live), and the health
+//! probe.
+
+use std::sync::Arc;
+
+use axum::body::{Body, to_bytes};
+use axum::extract::{Request, State};
+use axum::http::{HeaderValue, Method, StatusCode, header};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+use rmcp::model::ClientJsonRpcMessage;
+use serde_json::{Value, json};
+use subtle::ConstantTimeEq;
+
+use super::sessions::Sessions;
+
+/// JSON-RPC's codes for a body that is not JSON, and for JSON that is not a request.
+const PARSE_ERROR: i64 = -32700;
+const INVALID_REQUEST: i64 = -32600;
+
+/// What the gate checks requests against.
+pub(crate) struct Gate {
+    /// The bearer token every request must carry, if the server has one.
+    pub(crate) token: Option<String>,
+    /// The server's sessions (`None` when stateless).
+    pub(crate) sessions: Option<Arc<Sessions>>,
+    /// The largest body accepted (`[mcp] max_message_bytes`).
+    pub(crate) max_message_bytes: usize,
+}
+
+/// The middleware in front of the MCP endpoint.
+pub(crate) async fn gate(State(gate): State<Arc<Gate>>, request: Request, next: Next) -> Response {
+    if let Some(expected) = &gate.token
+        && !carries_token(&request, expected)
+    {
+        return unauthorized();
+    }
+    match *request.method() {
+        Method::POST if is_json(&request) => {
+            match checked_body(request, gate.max_message_bytes).await {
+                Ok(request) => next.run(request).await,
+                Err(refusal) => refusal,
+            }
+        }
+        Method::DELETE => delete(&gate, request, next).await,
+        _ => next.run(request).await,
+    }
+}
+
+/// `GET /healthz`: 200 while the server runs. It needs no token and tells nothing about the
+/// tools, so a load balancer or an orchestrator's probe can call it.
+pub(crate) async fn health() -> Response {
+    (
+        [(header::CONTENT_TYPE, "application/json")],
+        "{\"status\":\"ok\"}\n",
+    )
+        .into_response()
+}
+
+/// Whether the request's `Authorization` is `Bearer <expected>` (the scheme in any case, as
+/// RFC 7235 has it; the token compared in constant time).
+fn carries_token(request: &Request, expected: &str) -> bool {
+    let Some((scheme, given)) = request
+        .headers()
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.trim().split_once(' '))
+    else {
+        return false;
+    };
+    scheme.eq_ignore_ascii_case("bearer")
+        && bool::from(given.trim().as_bytes().ct_eq(expected.as_bytes()))
+}
+
+fn unauthorized() -> Response {
+    let mut response = (
+        StatusCode::UNAUTHORIZED,
+        "Unauthorized: send the server's token as `Authorization: Bearer <token>`.\n",
+    )
+        .into_response();
+    response
+        .headers_mut()
+        .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
+    response
+}
+
+/// A body declared as JSON (other types are refused by the protocol library with 415).
+fn is_json(request: &Request) -> bool {
+    request
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.split(';').next())
+        .is_some_and(|essence| essence.trim().eq_ignore_ascii_case("application/json"))
+}
+
+/// The request with its body read, when the body is one JSON-RPC message; else the answer
+/// that says why not.
+async fn checked_body(request: Request, max: usize) -> Result<Request, Response> {
+    let (parts, body) = request.into_parts();
+    let bytes = to_bytes(body, max).await.map_err(|_| {
+        rpc_error(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            Value::Null,
+            INVALID_REQUEST,
+            format!(
+                "Invalid Request: the message is larger than {max} bytes (`[mcp] max_message_bytes`). Send a smaller message (put large data in files), or raise the setting."
+            ),
+        )
+    })?;
+    if let Err(refusal) = check_message(&bytes) {
+        return Err(refusal);
+    }
+    Ok(Request::from_parts(parts, Body::from(bytes)))
+}
+
+/// Refuses a body that is not one JSON-RPC message, with the JSON-RPC error a stdio client
+/// would get for the same line.
+fn check_message(bytes: &[u8]) -> Result<(), Response> {
+    let Err(not_a_message) = serde_json::from_slice::<ClientJsonRpcMessage>(bytes) else {
+        return Ok(());
+    };
+    let value: Value = serde_json::from_slice(bytes).map_err(|e| {
+        let what = if bytes.iter().all(u8::is_ascii_whitespace) {
+            "the body is empty".to_owned()
+        } else {
+            format!("the body is not JSON ({e})")
+        };
+        rpc_error(
+            StatusCode::BAD_REQUEST,
+            Value::Null,
+            PARSE_ERROR,
+            format!("Parse error: {what}. Send one JSON-RPC message as the body."),
+        )
+    })?;
+    let (id, reason) = match &value {
+        Value::Array(_) => (
+            Value::Null,
+            "a batch (JSON array) is not accepted: since protocol version 2025-06-18 a POST carries one message. Send each message in its own request.".to_owned(),
+        ),
+        Value::Object(object) => (
+            object
+                .get("id")
+                .filter(|id| id.is_string() || id.is_i64())
+                .cloned()
+                .unwrap_or(Value::Null),
+            format!(
+                "the body is not a JSON-RPC request, notification or response ({not_a_message}). See the MCP specification for the message's shape."
+            ),
+        ),
+        _ => (
+            Value::Null,
+            "the body is not a JSON object. Send one JSON-RPC message as the body.".to_owned(),
+        ),
+    };
+    Err(rpc_error(
+        StatusCode::BAD_REQUEST,
+        id,
+        INVALID_REQUEST,
+        format!("Invalid Request: {reason}"),
+    ))
+}
+
+fn rpc_error(status: StatusCode, id: Value, code: i64, message: String) -> Response {
+    let body = json!({
+        "jsonrpc": "2.0",
+        "id": id,
+        "error": {"code": code, "message": message},
+    });
+    (
+        status,
+        [(header::CONTENT_TYPE, "application/json")],
+        body.to_string(),
+    )
+        .into_response()
+}
+
+/// DELETE ends a live session with 200 (the library says 202, which some clients take for a
+/// failure), and answers 404 for a session that is not live (unknown, ended or expired).
+async fn delete(gate: &Gate, request: Request, next: Next) -> Response {
+    let live = match (&gate.sessions, request.headers().get("mcp-session-id")) {
+        (Some(sessions), Some(id)) => id.to_str().is_ok_and(|id| sessions.is_live(id)),
+        _ => false,
+    };
+    let mut response = next.run(request).await;
+    if response.status() == StatusCode::ACCEPTED {
+        if live {
+            *response.status_mut() = StatusCode::OK;
+        } else {
+            return (
+                StatusCode::NOT_FOUND,
+                "Not Found: no live session has this id (it ended, expired or never existed). Open a new session with `initialize`.\n",
+            )
+                .into_response();
+        }
+    }
+    response
+}

@@ -1,0 +1,259 @@
+//! `pi-tools mcp --http`, spawned, and what its tests ask of it with a real HTTP client.
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::time::Duration;
+
+use reqwest::StatusCode;
+use serde_json::{Value, json};
+use tempfile::TempDir;
+use tokio::io::{AsyncBufReadExt, BufReader};
+use tokio::process::{Child, Command};
+
+/// How long the binary may take to start on a loaded machine.
+pub const STARTUP: Duration = Duration::from_secs(30);
+/// How long a test waits for something that should happen at once.
+pub const PATIENCE: Duration = Duration::from_secs(10);
+
+/// A running `pi-tools mcp --http 127.0.0.1:0`. Killed if a test fails before it ends it.
+pub struct HttpServer {
+    pub work: TempDir,
+    _etc: TempDir,
+    pub child: Child,
+    pub url: String,
+    pub token: Option<String>,
+    pub http: reqwest::Client,
+}
+
+impl HttpServer {
+    pub async fn spawn(token: Option<&str>) -> HttpServer {
+        HttpServer::spawn_with(token, &[], None).await
+    }
+
+    /// Starts the server with `args` added and, when given, `config` as its configuration.
+    pub async fn spawn_with(
+        token: Option<&str>,
+        args: &[&str],
+        config: Option<&str>,
+    ) -> HttpServer {
+        let work = TempDir::new().expect("a temporary working directory");
+        let etc = TempDir::new().expect("a temporary configuration directory");
+        let mut command = Command::new(env!("CARGO_BIN_EXE_pi-tools"));
+        command
+            .args(["mcp", "--http", "127.0.0.1:0", "--cwd"])
+            .arg(work.path())
+            .args(args);
+        if let Some(config) = config {
+            let file = etc.path().join("pi-tools.toml");
+            std::fs::write(&file, config).expect("the configuration is written");
+            command.arg("--config").arg(file);
+        }
+        if let Some(token) = token {
+            let file = etc.path().join("token");
+            std::fs::write(&file, format!("{token}\n")).expect("the token is written");
+            command.arg("--token-file").arg(file);
+        }
+        let mut child = command
+            .env_remove("RUST_LOG")
+            .env_remove("PI_TOOLS_MCP_TOKEN")
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .kill_on_drop(true)
+            .spawn()
+            .expect("the pi-tools binary starts");
+        let stderr = child.stderr.take().expect("stderr is piped");
+        let mut lines = BufReader::new(stderr).lines();
+        let url = tokio::time::timeout(STARTUP, async {
+            while let Some(line) = lines.next_line().await.expect("stderr is readable") {
+                if let Some(url) = line.strip_prefix("pi-tools: serving MCP on ") {
+                    return url.to_owned();
+                }
+            }
+            panic!("the server ended without saying where it listens");
+        })
+        .await
+        .expect("the server starts in time");
+        // Keep reading stderr, so the server never blocks on a full pipe.
+        tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
+        HttpServer {
+            work,
+            _etc: etc,
+            child,
+            url,
+            token: token.map(str::to_owned),
+            http: reqwest::Client::new(),
+        }
+    }
+
+    pub fn path(&self, relative: &str) -> PathBuf {
+        self.work.path().join(relative)
+    }
+
+    /// A POST of `body` as it is, with the right token (if any) and `session`.
+    pub fn post_raw(&self, session: Option<&str>, body: &str) -> reqwest::RequestBuilder {
+        let mut request = self
+            .http
+            .post(&self.url)
+            .header("Content-Type", "application/json")
+            .header("Accept", "application/json, text/event-stream")
+            .body(body.to_owned());
+        if let Some(token) = &self.token {
+            request = request.bearer_auth(token);
+        }
+        if let Some(session) = session {
+            request = request
+                .header("Mcp-Session-Id", session)
+                .header("MCP-Protocol-Version", "2025-06-18");
+        }
+        request
+    }
+
+    /// A DELETE of `session`, with the right token (if any).
+    pub fn delete(&self, session: &str) -> reqwest::RequestBuilder {
+        let mut request = self
+            .http
+            .delete(&self.url)
+            .header("Mcp-Session-Id", session)
+            .header("MCP-Protocol-Version", "2025-06-18");
+        if let Some(token) = &self.token {
+            request = request.bearer_auth(token);
+        }
+        request
+    }
+
+    /// A POST of one JSON-RPC message with the right token (if any) and `session`.
+    pub fn post(&self, session: Option<&str>, body: &Value) -> reqwest::RequestBuilder {
+        let mut request = self
+            .http
+            .post(&self.url)
+            .header("Content-Type", "application/json")
+            .header("Accept", "application/json, text/event-stream")
+            .body(body.to_string());
+        if let Some(token) = &self.token {
+            request = request.bearer_auth(token);
+        }
+        if let Some(session) = session {
+            request = request
+                .header("Mcp-Session-Id", session)
+                .header("MCP-Protocol-Version", "2025-06-18");
+        }
+        request
+    }
+
+    /// Opens a session and returns its id.
+    pub async fn open_session(&self) -> String {
+        let response = self
+            .post(None, &initialize())
+            .send()
+            .await
+            .expect("initialize is sent");
+        assert_eq!(response.status(), StatusCode::OK);
+        let session = response
+            .headers()
+            .get("mcp-session-id")
+            .and_then(|v| v.to_str().ok())
+            .expect("a session id")
+            .to_owned();
+        let answer = messages(response).await;
+        assert_eq!(answer[0]["result"]["serverInfo"]["name"], "pi-tools");
+        let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+        let response = self
+            .post(Some(&session), &initialized)
+            .send()
+            .await
+            .expect("initialized is sent");
+        assert_eq!(response.status(), StatusCode::ACCEPTED);
+        session
+    }
+
+    /// One `tools/call` in `session`, answered.
+    pub async fn call(&self, session: &str, id: i64, tool: &str, arguments: Value) -> Value {
+        let response = self
+            .post(Some(session), &call(id, tool, arguments))
+            .send()
+            .await
+            .expect("the call is sent");
+        assert_eq!(response.status(), StatusCode::OK);
+        let answers = messages(response).await;
+        answers
+            .into_iter()
+            .find(|m| m["id"] == id)
+            .expect("the call is answered")
+    }
+}
+
+pub fn initialize() -> Value {
+    json!({
+        "jsonrpc": "2.0", "id": 0, "method": "initialize",
+        "params": {"protocolVersion": "2025-06-18", "capabilities": {},
+                   "clientInfo": {"name": "http-test", "version": "0"}}
+    })
+}
+
+pub fn call(id: i64, tool: &str, arguments: Value) -> Value {
+    json!({
+        "jsonrpc": "2.0", "id": id, "method": "tools/call",
+        "params": {"name": tool, "arguments": arguments}
+    })
+}
+
+/// The JSON-RPC messages of a response: its JSON body, or each `data:` of its event stream.
+pub async fn messages(response: reqwest::Response) -> Vec<Value> {
+    let body = tokio::time::timeout(PATIENCE, response.text())
+        .await
+        .expect("the response ends in time")
+        .expect("the body is readable");
+    if let Ok(value) = serde_json::from_str::<Value>(&body) {
+        return vec![value];
+    }
+    body.lines()
+        .filter_map(|line| line.strip_prefix("data:"))
+        .filter_map(|data| serde_json::from_str(data.trim()).ok())
+        .collect()
+}
+
+pub fn text_of(answer: &Value) -> &str {
+    answer["result"]["content"][0]["text"]
+        .as_str()
+        .unwrap_or_else(|| panic!("a text result: {answer}"))
+}
+
+pub fn running(pid: u32) -> bool {
+    // A zombie has ended; only its parent has not collected it yet.
+    std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|stat| {
+        stat.rsplit(')')
+            .next()
+            .is_some_and(|s| !s.trim_start().starts_with('Z'))
+    })
+}
+
+pub async fn wait_gone(pids: &[u32], within: Duration) {
+    let deadline = tokio::time::Instant::now() + within;
+    while pids.iter().any(|&p| running(p)) {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "processes {pids:?} still run"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+pub async fn wait_pid(path: &Path) -> u32 {
+    let deadline = tokio::time::Instant::now() + PATIENCE;
+    loop {
+        if let Some(pid) = std::fs::read_to_string(path)
+            .ok()
+            .and_then(|s| s.trim().parse().ok())
+        {
+            return pid;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "{} never appeared",
+            path.display()
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
