@@ -41,7 +41,7 @@ pub(crate) async fn gate(State(gate): State<Arc<Gate>>, request: Request, next: 
         Method::POST if is_json(&request) => {
             match checked_body(request, gate.max_message_bytes).await {
                 Ok(request) => next.run(request).await,
-                Err(refusal) => refusal,
+                Err(refusal) => refusal.into_response(),
             }
         }
         Method::DELETE => delete(&gate, request, next).await,
@@ -98,27 +98,23 @@ fn is_json(request: &Request) -> bool {
 
 /// The request with its body read, when the body is one JSON-RPC message; else the answer
 /// that says why not.
-async fn checked_body(request: Request, max: usize) -> Result<Request, Response> {
+async fn checked_body(request: Request, max: usize) -> Result<Request, Refusal> {
     let (parts, body) = request.into_parts();
-    let bytes = to_bytes(body, max).await.map_err(|_| {
-        rpc_error(
-            StatusCode::PAYLOAD_TOO_LARGE,
-            Value::Null,
-            INVALID_REQUEST,
-            format!(
-                "Invalid Request: the message is larger than {max} bytes (`[mcp] max_message_bytes`). Send a smaller message (put large data in files), or raise the setting."
-            ),
-        )
+    let bytes = to_bytes(body, max).await.map_err(|_| Refusal {
+        status: StatusCode::PAYLOAD_TOO_LARGE,
+        id: Value::Null,
+        code: INVALID_REQUEST,
+        message: format!(
+            "Invalid Request: the message is larger than {max} bytes (`[mcp] max_message_bytes`). Send a smaller message (put large data in files), or raise the setting."
+        ),
     })?;
-    if let Err(refusal) = check_message(&bytes) {
-        return Err(refusal);
-    }
+    check_message(&bytes)?;
     Ok(Request::from_parts(parts, Body::from(bytes)))
 }
 
 /// Refuses a body that is not one JSON-RPC message, with the JSON-RPC error a stdio client
 /// would get for the same line.
-fn check_message(bytes: &[u8]) -> Result<(), Response> {
+fn check_message(bytes: &[u8]) -> Result<(), Refusal> {
     let Err(not_a_message) = serde_json::from_slice::<ClientJsonRpcMessage>(bytes) else {
         return Ok(());
     };
@@ -128,12 +124,12 @@ fn check_message(bytes: &[u8]) -> Result<(), Response> {
         } else {
             format!("the body is not JSON ({e})")
         };
-        rpc_error(
-            StatusCode::BAD_REQUEST,
-            Value::Null,
-            PARSE_ERROR,
-            format!("Parse error: {what}. Send one JSON-RPC message as the body."),
-        )
+        Refusal {
+            status: StatusCode::BAD_REQUEST,
+            id: Value::Null,
+            code: PARSE_ERROR,
+            message: format!("Parse error: {what}. Send one JSON-RPC message as the body."),
+        }
     })?;
     let (id, reason) = match &value {
         Value::Array(_) => (
@@ -155,26 +151,36 @@ fn check_message(bytes: &[u8]) -> Result<(), Response> {
             "the body is not a JSON object. Send one JSON-RPC message as the body.".to_owned(),
         ),
     };
-    Err(rpc_error(
-        StatusCode::BAD_REQUEST,
+    Err(Refusal {
+        status: StatusCode::BAD_REQUEST,
         id,
-        INVALID_REQUEST,
-        format!("Invalid Request: {reason}"),
-    ))
+        code: INVALID_REQUEST,
+        message: format!("Invalid Request: {reason}"),
+    })
 }
 
-fn rpc_error(status: StatusCode, id: Value, code: i64, message: String) -> Response {
-    let body = json!({
-        "jsonrpc": "2.0",
-        "id": id,
-        "error": {"code": code, "message": message},
-    });
-    (
-        status,
-        [(header::CONTENT_TYPE, "application/json")],
-        body.to_string(),
-    )
-        .into_response()
+/// A body refused with a JSON-RPC error.
+struct Refusal {
+    status: StatusCode,
+    id: Value,
+    code: i64,
+    message: String,
+}
+
+impl IntoResponse for Refusal {
+    fn into_response(self) -> Response {
+        let body = json!({
+            "jsonrpc": "2.0",
+            "id": self.id,
+            "error": {"code": self.code, "message": self.message},
+        });
+        (
+            self.status,
+            [(header::CONTENT_TYPE, "application/json")],
+            body.to_string(),
+        )
+            .into_response()
+    }
 }
 
 /// DELETE ends a live session with 200 (the library says 202, which some clients take for a

@@ -335,9 +335,8 @@ fn new_part<'a>(before: &str, now: &'a str) -> Option<&'a str> {
     let mut from = 0;
     while let Some(at) = before[from..].find(first_line) {
         let start = from + at;
-        let shared = &before[start..];
-        if now.starts_with(shared) {
-            return Some(&now[shared.len()..]);
+        if let Some(rest) = now.strip_prefix(&before[start..]) {
+            return Some(rest);
         }
         from = start + 1;
         while !before.is_char_boundary(from) {
