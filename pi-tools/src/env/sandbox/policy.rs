@@ -306,6 +306,7 @@ impl ResolvedSandbox {
 
     /// Whether `.git` is read-only for commands (there is a repository and `git =
     /// "read-only"`).
+    #[cfg_attr(not(feature = "process"), allow(dead_code))]
     pub(crate) fn git_is_read_only(&self) -> bool {
         !self.git_read_only.is_empty()
     }
