@@ -24,6 +24,8 @@ pub struct HttpServer {
     pub url: String,
     pub token: Option<String>,
     pub http: reqwest::Client,
+    /// What the server said on stderr before it said where it listens.
+    pub said: Vec<String>,
 }
 
 impl HttpServer {
@@ -65,11 +67,13 @@ impl HttpServer {
             .expect("the pi-tools binary starts");
         let stderr = child.stderr.take().expect("stderr is piped");
         let mut lines = BufReader::new(stderr).lines();
+        let mut said = Vec::new();
         let url = tokio::time::timeout(STARTUP, async {
             while let Some(line) = lines.next_line().await.expect("stderr is readable") {
                 if let Some(url) = line.strip_prefix("pi-tools: serving MCP on ") {
                     return url.to_owned();
                 }
+                said.push(line);
             }
             panic!("the server ended without saying where it listens");
         })
@@ -84,6 +88,7 @@ impl HttpServer {
             url,
             token: token.map(str::to_owned),
             http: reqwest::Client::new(),
+            said,
         }
     }
 

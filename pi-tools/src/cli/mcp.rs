@@ -29,6 +29,8 @@ pub(super) async fn mcp(args: McpArgs, source: &ConfigSource) -> Result<ExitCode
     let registered = setup::registered()?;
     let mut config = setup::config(source, &registered)?;
     let workspace = Workspace::open(&args.workspace, &mut config).await?;
+    // Said once the server is sure to start (a refused start says only why).
+    let confinement = args.http.is_some().then(|| confine_over_http(&mut config));
     let toolbox = Toolbox::new(registered, &config, workspace.extensions(&config)?);
     init_stderr_logging();
     let mut tools = served_tools(&toolbox);
@@ -64,6 +66,9 @@ pub(super) async fn mcp(args: McpArgs, source: &ConfigSource) -> Result<ExitCode
             options
                 .check(local)
                 .map_err(|e| Failure::usage(e.to_string()))?;
+            if let Some(notice) = &confinement {
+                eprintln!("{notice}");
+            }
             eprintln!(
                 "pi-tools: serving MCP on http://{local}{}",
                 crate::mcp::MCP_PATH
@@ -114,6 +119,26 @@ fn served_tools(toolbox: &Toolbox) -> McpTools {
     }
     let text: Vec<String> = guidelines.iter().map(|g| format!("- {g}")).collect();
     tools.with_instructions(format!("Guidelines:\n{}", text.join("\n")))
+}
+
+/// Over HTTP the file tools stay in the working directory unless `[paths] allowed_roots`
+/// names directories: a server others can reach does not hand out the host's files by
+/// default. Returns the notice that says where they are confined.
+fn confine_over_http(config: &mut crate::config::Config) -> String {
+    match &config.allowed_roots {
+        None => {
+            config.allowed_roots = Some(vec![std::path::PathBuf::from(".")]);
+            "pi-tools: over HTTP the file tools are confined to the working directory; set [paths] allowed_roots to choose other directories".to_owned()
+        }
+        Some(roots) => format!(
+            "pi-tools: the file tools are confined to {} ([paths] allowed_roots)",
+            roots
+                .iter()
+                .map(|r| r.display().to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    }
 }
 
 /// The bearer token: the first line of `--token-file`, else the environment variable.
