@@ -303,7 +303,8 @@ fn read_head_of(
     // Sized by the file, plus one byte so a file read whole ends with a read of 0.
     let size = usize::try_from(st.st_size).unwrap_or(usize::MAX);
     let mut bytes = Vec::with_capacity(size.saturating_add(1).min(max));
-    io::Read::read_to_end(&mut io::Read::take(&mut file, max as u64), &mut bytes)?;
+    io::Read::read_to_end(&mut io::Read::take(&mut file, max as u64), &mut bytes)
+        .map_err(|e| blocking::would_block(e, path))?;
     // The handle keeps O_NONBLOCK, as open_regular's does.
     let rest = (bytes.len() >= max).then_some(file);
     let head = FileHead {
@@ -472,10 +473,15 @@ impl ExecutionEnv for LocalEnv {
                     read_head_of(roots, path, max, pseudo_files)
                 })
                 .await?;
-            Ok(FileHead {
-                rest: file.map(|f| Box::new(tokio::fs::File::from_std(f)) as FileReader),
-                ..head
-            })
+            let rest = match file {
+                // The reader holds a slot of its own, as open_read's does.
+                Some(file) => {
+                    let slot = blocking::slot().await?;
+                    Some(Box::new(SlotReader::new(file, path, slot)) as FileReader)
+                }
+                None => None,
+            };
+            Ok(FileHead { rest, ..head })
         })
     }
 
