@@ -87,6 +87,7 @@ pub mod mcp;
 #[cfg(feature = "mount")]
 pub mod mount;
 pub mod prompt;
+pub mod provider;
 #[cfg(feature = "builtins")]
 mod search;
 pub mod tool;
