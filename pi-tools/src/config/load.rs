@@ -72,6 +72,8 @@ pub(super) struct Loader<'a> {
     /// Drop unregistered default tools instead of reporting them.
     lenient: bool,
     problems: Vec<(usize, String)>,
+    /// `active` entries that name mounted tools, checked once `[mcp.servers]` is read.
+    mounted_active: Vec<(String, Range<usize>)>,
 }
 
 impl<'a> Loader<'a> {
@@ -87,6 +89,7 @@ impl<'a> Loader<'a> {
             registered,
             lenient,
             problems: Vec::new(),
+            mounted_active: Vec::new(),
         }
     }
 
@@ -118,6 +121,7 @@ impl<'a> Loader<'a> {
             sandbox: SandboxSettings::default(),
             env: EnvSettings::Local,
             mcp_max_message_bytes: None,
+            servers: Vec::new(),
             origin: self.origin.to_owned(),
         };
         let mut active = None;
@@ -177,6 +181,11 @@ impl<'a> Loader<'a> {
             Some(list) => list,
             None => self.default_active(),
         };
+        for (entry, span) in std::mem::take(&mut self.mounted_active) {
+            if let Some(problem) = self.mounted_active_problem(&entry, &config.servers) {
+                self.report(span, problem);
+            }
+        }
         if self.problems.is_empty() {
             Ok(config)
         } else {
@@ -316,6 +325,12 @@ impl<'a> Loader<'a> {
                     item.span(),
                     format!("`{name}` is listed twice in `active`; keep one"),
                 );
+            } else if !self.is_registered(name)
+                && (name.contains(super::servers::MOUNT_SEPARATOR) || super::servers::is_glob(name))
+            {
+                // A mounted server's tool: checked against [mcp.servers] once all is read.
+                self.mounted_active.push((name.to_owned(), item.span()));
+                names.push(name.to_owned());
             } else if !self.is_registered(name) {
                 if !self.lenient {
                     let message = self.unknown_tool(name);
@@ -447,21 +462,6 @@ impl<'a> Loader<'a> {
         }
     }
 
-    fn mcp_section(&mut self, table: &DeTable<'a>, config: &mut Config) {
-        for (key, value) in table {
-            match key.get_ref().as_ref() {
-                "max_message_bytes" => match integer(value).and_then(|n| usize::try_from(n).ok()) {
-                    Some(n) if n >= 1024 => config.mcp_max_message_bytes = Some(n),
-                    _ => self.report(
-                        value.span(),
-                        "`max_message_bytes` must be a whole number of bytes, at least 1024 (e.g. 16777216 for 16 MiB)",
-                    ),
-                },
-                other => self.unknown_key(key.span(), other, "[mcp]", &["max_message_bytes"]),
-            }
-        }
-    }
-
     fn prompt_section(&mut self, table: &DeTable<'a>, config: &mut Config) {
         for (key, value) in table {
             match key.get_ref().as_ref() {
@@ -540,7 +540,10 @@ fn to_json(value: &DeValue<'_>) -> Json {
 }
 
 /// The closest candidate by edit distance, when it is close enough to be a likely typo.
-fn suggest<'c>(word: &str, candidates: impl Iterator<Item = &'c str>) -> Option<&'c str> {
+pub(super) fn suggest<'c>(
+    word: &str,
+    candidates: impl Iterator<Item = &'c str>,
+) -> Option<&'c str> {
     let limit = (word.chars().count() / 3).max(2);
     candidates
         .map(|c| (strsim::levenshtein(word, c), c))

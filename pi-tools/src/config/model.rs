@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use serde_json::Value as Json;
 
-use super::{EnvSettings, SandboxSettings};
+use super::{EnvSettings, SandboxSettings, ServerSettings};
 use crate::core::ExecutionMode;
 
 /// A loaded, validated configuration.
@@ -42,6 +42,9 @@ pub struct Config {
     /// `[mcp] max_message_bytes`: the largest message an MCP client may send, over stdio
     /// and HTTP alike (`None`: the server's default, 16 MiB).
     pub mcp_max_message_bytes: Option<usize>,
+    /// `[mcp.servers.<name>]`: other MCP servers whose tools join as `<name>__<tool>`, in
+    /// file order.
+    pub servers: Vec<ServerSettings>,
     /// The file it came from, or [`DEFAULT_ORIGIN`](super::DEFAULT_ORIGIN).
     pub origin: String,
 }
@@ -81,6 +84,7 @@ impl std::fmt::Debug for Config {
             .field("sandbox", &self.sandbox)
             .field("env", &self.env)
             .field("mcp_max_message_bytes", &self.mcp_max_message_bytes)
+            .field("servers", &self.servers)
             .field("origin", &self.origin)
             .finish()
     }
@@ -90,5 +94,10 @@ impl Config {
     /// The settings of a tool's `[tool.<name>]` section, if it has one.
     pub fn tool(&self, name: &str) -> Option<&ToolSettings> {
         self.tools.get(name)
+    }
+
+    /// The `[mcp.servers.<name>]` entry called `name`.
+    pub fn server(&self, name: &str) -> Option<&ServerSettings> {
+        self.servers.iter().find(|s| s.name == name)
     }
 }
