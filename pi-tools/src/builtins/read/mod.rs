@@ -193,6 +193,8 @@ async fn open_head(env: &dyn ExecutionEnv, shown: &str) -> Result<(PathBuf, File
     let missing = match env.read_head(&plain, HEAD_BYTES).await {
         Ok(head) => return Ok((plain, head)),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => e,
+        // A file that would block a reader says so in a sentence of its own.
+        Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => return Err(e.into()),
         Err(e) => return Err(open_error(shown, &plain, e)),
     };
     let path = resolve_read_path(env, shown).await;
