@@ -4,6 +4,7 @@
 //! stream split at every byte; strict-mode nulls; and the errors for what cannot be read.
 
 mod anthropic;
+mod cli;
 mod gemini;
 mod openai;
 mod responses;
