@@ -118,6 +118,7 @@ fn sandbox_report(config: &Config, kernel: &KernelSupport) -> Vec<String> {
         lines.push(format!(
             "sandbox writable roots: {roots} and a private TMPDIR"
         ));
+        lines.push(format!("sandbox git: {}", sandbox.git));
         lines.push(format!(
             "sandbox protected: {}",
             if sandbox.protected.is_empty() {
@@ -131,6 +132,14 @@ fn sandbox_report(config: &Config, kernel: &KernelSupport) -> Vec<String> {
     let needs_landlock = sandbox.mode != crate::env::SandboxMode::Off;
     let enforceable =
         (!needs_landlock || kernel.landlock_abi > 0) && (sandbox.network || kernel.seccomp);
+    if enforceable && needs_landlock {
+        lines.extend(
+            kernel
+                .gaps()
+                .into_iter()
+                .map(|gap| format!("sandbox cannot enforce: {gap}")),
+        );
+    }
     lines.push(if enforceable {
         "sandbox: enforceable on this kernel".to_owned()
     } else {
@@ -206,10 +215,25 @@ mod tests {
             [
                 "sandbox: mode workspace-write, network off",
                 "sandbox writable roots: . and a private TMPDIR",
+                "sandbox git: read-only",
                 "sandbox protected: .git/hooks, .git/config",
                 "kernel Landlock: ABI 7",
                 "kernel seccomp: available",
                 "kernel user namespaces: available",
+                "sandbox: enforceable on this kernel",
+            ]
+        );
+        let old = KernelSupport {
+            landlock_abi: 5,
+            user_namespaces: false,
+            ..kernel.clone()
+        };
+        assert_eq!(
+            sandbox_report(&config(""), &old)[6..],
+            [
+                "kernel user namespaces: not available",
+                "sandbox cannot enforce: signals and abstract Unix sockets are not scoped (Landlock ABI 5 here; scoping needs ABI 6, Linux 6.12): a command can signal a process of the same user outside the sandbox and connect to its abstract sockets",
+                "sandbox cannot enforce: no user namespace can be made: commands run with every capability dropped instead, and protected paths that exist (such as .git) make every command fail",
                 "sandbox: enforceable on this kernel",
             ]
         );

@@ -29,6 +29,9 @@ pub(super) async fn mcp(args: McpArgs, source: &ConfigSource) -> Result<ExitCode
     let registered = setup::registered()?;
     let mut config = setup::config(source, &registered)?;
     let workspace = Workspace::open(&args.workspace, &mut config).await?;
+    if args.http.is_some() {
+        confine_over_http(&mut config);
+    }
     let toolbox = Toolbox::new(registered, &config, workspace.extensions(&config)?);
     init_stderr_logging();
     let tools = served_tools(&toolbox);
@@ -106,6 +109,28 @@ fn served_tools(toolbox: &Toolbox) -> McpTools {
     }
     let text: Vec<String> = guidelines.iter().map(|g| format!("- {g}")).collect();
     tools.with_instructions(format!("Guidelines:\n{}", text.join("\n")))
+}
+
+/// Over HTTP the file tools stay in the working directory unless `[paths] allowed_roots`
+/// names directories: a server others can reach does not hand out the host's files by
+/// default. Says on stderr where they are confined.
+fn confine_over_http(config: &mut crate::config::Config) {
+    match &config.allowed_roots {
+        None => {
+            config.allowed_roots = Some(vec![std::path::PathBuf::from(".")]);
+            eprintln!(
+                "pi-tools: over HTTP the file tools are confined to the working directory; set [paths] allowed_roots to choose other directories"
+            );
+        }
+        Some(roots) => eprintln!(
+            "pi-tools: the file tools are confined to {} ([paths] allowed_roots)",
+            roots
+                .iter()
+                .map(|r| r.display().to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    }
 }
 
 /// The bearer token: the first line of `--token-file`, else the environment variable.

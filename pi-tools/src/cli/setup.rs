@@ -71,7 +71,7 @@ pub(super) fn working_directory(cwd: Option<&Path>) -> Result<PathBuf, Failure> 
 /// names any (relative roots are taken from `cwd`) and sandboxed by `[sandbox]`. `run` and
 /// `mcp` both start from here.
 pub(super) fn extensions(cwd: &Path, config: &Config) -> Result<Extensions, Failure> {
-    let mut env = LocalEnv::new(cwd);
+    let mut env = LocalEnv::new(cwd).with_pseudo_files(config.pseudo_files);
     if let Some(roots) = &config.allowed_roots {
         env = env.with_allowed_roots(roots).map_err(|e| {
             Failure::general(format!(

@@ -113,6 +113,7 @@ impl<'a> Loader<'a> {
             timeout: Some(Duration::from_secs(DEFAULT_TIMEOUT_SECS)),
             tools: BTreeMap::new(),
             allowed_roots: None,
+            pseudo_files: false,
             guidelines: Vec::new(),
             sandbox: SandboxSettings::default(),
             env: EnvSettings::Local,
@@ -423,7 +424,19 @@ impl<'a> Loader<'a> {
                         config.allowed_roots = Some(list.into_iter().map(PathBuf::from).collect());
                     }
                 }
-                other => self.unknown_key(key.span(), other, "[paths]", &["allowed_roots"]),
+                "pseudo_files" => match value.get_ref() {
+                    DeValue::Boolean(b) => config.pseudo_files = *b,
+                    _ => self.report(
+                        value.span(),
+                        "`pseudo_files` must be true or false (without quotes)",
+                    ),
+                },
+                other => self.unknown_key(
+                    key.span(),
+                    other,
+                    "[paths]",
+                    &["allowed_roots", "pseudo_files"],
+                ),
             }
         }
     }

@@ -14,6 +14,7 @@
 //!
 //! [paths]
 //! allowed_roots = ["."]                        # optional confinement roots
+//! pseudo_files = false                         # true: read files on procfs, sysfs, ...
 //!
 //! [prompt]
 //! guidelines = ["Be concise."]                 # closing guidelines

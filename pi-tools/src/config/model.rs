@@ -29,6 +29,9 @@ pub struct Config {
     /// `[paths] allowed_roots`: directories the file tools are confined to (`None`: no
     /// confinement). Relative roots are relative to the working directory.
     pub allowed_roots: Option<Vec<PathBuf>>,
+    /// `[paths] pseudo_files`: whether the file tools may read files on kernel file systems
+    /// (procfs, sysfs, debugfs, ...), some of which block a reader forever (default `false`).
+    pub pseudo_files: bool,
     /// `[prompt] guidelines`: the closing lines of the prompt's guidelines.
     pub guidelines: Vec<String>,
     /// `[sandbox]`: how far commands and file writes are confined (absent: the defaults of
@@ -70,6 +73,7 @@ impl std::fmt::Debug for Config {
             .field("timeout", &self.timeout)
             .field("tools", &self.tools)
             .field("allowed_roots", &self.allowed_roots)
+            .field("pseudo_files", &self.pseudo_files)
             .field("guidelines", &self.guidelines)
             .field("sandbox", &self.sandbox)
             .field("env", &self.env)
