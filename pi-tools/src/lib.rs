@@ -63,7 +63,8 @@
 //!
 //! Cargo features follow the layers: `builtins` (the seven tools and the search engine they
 //! share, with ripgrep's crates and image decoding), `process` (`LocalEnv` runs processes;
-//! part of `builtins`), `mcp` (the MCP server) and `cli` (the binary; implies the others, and is
+//! part of `builtins`), `mcp` (the MCP server), `mount` (other MCP servers' tools in the
+//! toolbox, [`mount`]) and `cli` (the binary; implies the others, and is
 //! the default). With `default-features = false` a library gets the kernel, the tool API, the
 //! `#[tool]` macro, config, prompt, dialects and catalog.
 
@@ -83,6 +84,8 @@ pub mod env;
 pub mod guide;
 #[cfg(feature = "mcp")]
 pub mod mcp;
+#[cfg(feature = "mount")]
+pub mod mount;
 pub mod prompt;
 pub mod provider;
 #[cfg(feature = "builtins")]

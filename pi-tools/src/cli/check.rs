@@ -7,12 +7,36 @@ use crate::config::{Config, ConfigSource};
 use crate::env::KernelSupport;
 use crate::toolbox::Toolbox;
 
+use super::mounted::Need;
 use super::{Failure, emit, setup};
+use crate::mount::ServerReport;
 
-pub(super) fn check(source: &ConfigSource) -> Result<ExitCode, Failure> {
-    let toolbox = setup::describing_toolbox(source)?;
-    emit::print(&summary(source, &toolbox))?;
+pub(super) async fn check(source: &ConfigSource) -> Result<ExitCode, Failure> {
+    let (toolbox, mounts) = setup::describing_toolbox(source, Need::Active).await?;
+    let servers = mounts.report().await;
+    mounts.end().await;
+    let mut text = summary(source, &toolbox);
+    for line in server_lines(&servers) {
+        text.push('\n');
+        text.push_str(&line);
+    }
+    emit::print(&text)?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// One line per mounted server: its name, transport, state and tool count.
+fn server_lines(servers: &[ServerReport]) -> Vec<String> {
+    servers
+        .iter()
+        .map(|s| {
+            let tools = s
+                .tools
+                .map_or_else(|| "no tools".to_owned(), |n| format!("{n} tools"));
+            // A failure's standard error lines follow, indented.
+            let state = s.state.to_string().replace('\n', "\n    ");
+            format!("mcp server {} ({}): {tools}, {state}", s.name, s.transport)
+        })
+        .collect()
 }
 
 /// A few lines saying which configuration applies and what it sets up.

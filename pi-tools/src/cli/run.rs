@@ -25,6 +25,7 @@ use crate::config::ConfigSource;
 use super::color::{ColorChoice, Terminal};
 use super::jsonl::JsonLines;
 use super::live::LiveView;
+use super::mounted::{self, Need};
 use super::setup::Workspace;
 use super::{Failure, RunArgs, emit, input, setup};
 use crate::toolbox::Toolbox;
@@ -39,11 +40,18 @@ pub(super) async fn run(
         None => Batch::Calls(input::parse(&text)?),
         Some(dialect) => Batch::Reply(Box::new(input::reply(&text, dialect)?)),
     };
-    let registered = setup::registered()?;
+    let mut registered = setup::registered()?;
     let mut config = setup::config(config, &registered)?;
     let workspace = Workspace::open(&args.workspace, &mut config).await?;
+    let mounts = mounted::mount(
+        &config,
+        &workspace.server_dir()?,
+        &mut registered,
+        Need::Calls(batch.calls()),
+    )
+    .await?;
     let toolbox = Toolbox::new(registered, &config, workspace.extensions(&config)?);
-    let runner_config = toolbox.runner_config();
+    let runner_config = mounted::runner_config(toolbox.runner_config(), &mounts);
     let env = runner_config
         .extensions
         .get::<Arc<dyn ExecutionEnv>>()
@@ -72,10 +80,11 @@ pub(super) async fn run(
         view.finish(&outcome, cancel.is_cancelled());
         (outcome, caught)
     };
-    // Background jobs of the batch's calls must not outlive the run.
+    // Background jobs of the batch's calls, and mounted servers, must not outlive the run.
     if let Some(env) = &env {
         env.end_session();
     }
+    mounts.end().await;
     if let Batch::Reply(reply) = &batch {
         emit::print(&next_request(reply, &outcome))?;
     }
@@ -92,6 +101,13 @@ enum Batch {
 }
 
 impl Batch {
+    fn calls(&self) -> &[ToolCall] {
+        match self {
+            Batch::Calls(calls) => calls,
+            Batch::Reply(reply) => &reply.calls,
+        }
+    }
+
     async fn run<S: EventSink>(
         &self,
         tools: &ToolSet,

@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use serde_json::Value as Json;
 
-use super::{EnvSettings, SandboxSettings};
+use super::{EnvSettings, SandboxSettings, ServerSettings};
 use crate::core::ExecutionMode;
 
 /// A loaded, validated configuration.
@@ -39,6 +39,9 @@ pub struct Config {
     pub sandbox: SandboxSettings,
     /// `[env]`: which machine the tools work on (absent: this one).
     pub env: EnvSettings,
+    /// `[mcp.servers.<name>]`: other MCP servers whose tools join as `<name>__<tool>`, in
+    /// file order.
+    pub servers: Vec<ServerSettings>,
     /// The file it came from, or [`DEFAULT_ORIGIN`](super::DEFAULT_ORIGIN).
     pub origin: String,
 }
@@ -77,6 +80,7 @@ impl std::fmt::Debug for Config {
             .field("guidelines", &self.guidelines)
             .field("sandbox", &self.sandbox)
             .field("env", &self.env)
+            .field("servers", &self.servers)
             .field("origin", &self.origin)
             .finish()
     }
@@ -86,5 +90,10 @@ impl Config {
     /// The settings of a tool's `[tool.<name>]` section, if it has one.
     pub fn tool(&self, name: &str) -> Option<&ToolSettings> {
         self.tools.get(name)
+    }
+
+    /// The `[mcp.servers.<name>]` entry called `name`.
+    pub fn server(&self, name: &str) -> Option<&ServerSettings> {
+        self.servers.iter().find(|s| s.name == name)
     }
 }
