@@ -4,7 +4,7 @@
 //! protected `.git/hooks` and `.git/config` (the mount namespace) are part of the cost.
 //!
 //! ```text
-//! cargo run --release -p pi-tools --example bench_sandbox -- [runs]
+//! cargo run --release --example bench_sandbox -- [runs]
 //! ```
 
 use std::time::{Duration, Instant};

