@@ -650,6 +650,7 @@ fn check_summarises_a_valid_configuration() {
             "timeout per call: 30 seconds",
             "mode of shout: parallel",
             "allowed roots: (no confinement)",
+            "environment: this machine",
             "sandbox: mode workspace-write, network on",
             "sandbox writable roots: . and a private TMPDIR",
             "sandbox protected: .git/hooks, .git/config",

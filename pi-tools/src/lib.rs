@@ -89,6 +89,7 @@ pub mod guide;
 #[cfg(feature = "mcp")]
 pub mod mcp;
 pub mod prompt;
+pub mod provider;
 #[cfg(feature = "builtins")]
 mod search;
 pub mod tool;

@@ -114,6 +114,7 @@ async fn dispatch(command: Command, globals: &Globals) -> Result<ExitCode, Failu
         Command::Completions(args) => completions::completions(args, &globals.bin_name),
         Command::Man(args) => completions::man(args, &globals.bin_name),
         Command::Call(args) => call::call(args).await,
+        Command::EnvServer(args) => call::env_server(args).await,
     }
 }
 
@@ -162,8 +163,12 @@ enum Command {
     /// Print the man page (roff).
     Man(ManArgs),
     /// Run one registered tool (active or not) and print its result message as one JSON
-    /// line (the SSH environment runs grep and find on the remote machine this way).
+    /// line.
     Call(CallArgs),
+    /// Serve this machine's commands and tool calls over standard input and output to an
+    /// SSH environment on another machine (it starts this itself), until the input ends.
+    #[command(hide = true)]
+    EnvServer(EnvServerArgs),
 }
 
 #[derive(Debug, Args)]
@@ -176,6 +181,13 @@ struct CallArgs {
     /// The directory the tool works in (default: the current directory).
     #[arg(long, value_name = "DIR")]
     cwd: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+struct EnvServerArgs {
+    /// Print the version and link protocol this binary serves, and exit.
+    #[arg(long)]
+    check: bool,
 }
 
 /// Where the tools of `run` and `mcp` work: a local directory, or one on another machine.
