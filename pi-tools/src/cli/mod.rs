@@ -28,6 +28,7 @@ mod input;
 mod jsonl;
 mod live;
 mod mcp;
+mod mounted;
 mod prompt;
 mod run;
 mod schema;
@@ -106,10 +107,10 @@ async fn dispatch(command: Command, globals: &Globals) -> Result<ExitCode, Failu
     let config = &globals.config;
     match command {
         Command::Run(args) => run::run(args, config, globals.color).await,
-        Command::Catalog(args) => catalog::catalog(args, config),
-        Command::Prompt => prompt::prompt(config),
-        Command::Schema(args) => schema::schema(args, config),
-        Command::Check => check::check(config),
+        Command::Catalog(args) => catalog::catalog(args, config).await,
+        Command::Prompt => prompt::prompt(config).await,
+        Command::Schema(args) => schema::schema(args, config).await,
+        Command::Check => check::check(config).await,
         Command::Mcp(args) => mcp::mcp(args, config).await,
         Command::Completions(args) => completions::completions(args, &globals.bin_name),
         Command::Man(args) => completions::man(args, &globals.bin_name),

@@ -20,6 +20,7 @@ use crate::config::ConfigSource;
 use super::color::{ColorChoice, Terminal};
 use super::jsonl::JsonLines;
 use super::live::LiveView;
+use super::mounted::{self, Need};
 use super::setup::Workspace;
 use super::{Failure, RunArgs, input, setup};
 use crate::toolbox::Toolbox;
@@ -30,11 +31,18 @@ pub(super) async fn run(
     color: ColorChoice,
 ) -> Result<ExitCode, Failure> {
     let calls = input::parse(&input::read(args.input.as_deref())?)?;
-    let registered = setup::registered()?;
+    let mut registered = setup::registered()?;
     let mut config = setup::config(config, &registered)?;
     let workspace = Workspace::open(&args.workspace, &mut config).await?;
+    let mounts = mounted::mount(
+        &config,
+        &workspace.server_dir()?,
+        &mut registered,
+        Need::Calls(&calls),
+    )
+    .await?;
     let toolbox = Toolbox::new(registered, &config, workspace.extensions(&config)?);
-    let runner_config = toolbox.runner_config();
+    let runner_config = mounted::runner_config(toolbox.runner_config(), &mounts);
     let env = runner_config
         .extensions
         .get::<Arc<dyn ExecutionEnv>>()
@@ -57,10 +65,11 @@ pub(super) async fn run(
         view.finish(&outcome, cancel.is_cancelled());
         caught
     };
-    // Background jobs of the batch's calls must not outlive the run.
+    // Background jobs of the batch's calls, and mounted servers, must not outlive the run.
     if let Some(env) = &env {
         env.end_session();
     }
+    mounts.end().await;
     Ok(match caught {
         Some(signo) => ExitCode::from(exit_code(signo)),
         None => ExitCode::SUCCESS,

@@ -7,6 +7,7 @@
 //! `RunnerConfig { extensions: Extensions::new().with::<Arc<dyn ExecutionEnv>>(env), .. }`.
 
 mod beneath;
+mod blocking;
 #[cfg(feature = "process")]
 mod exec;
 mod host_key;
@@ -40,7 +41,7 @@ pub use path::{expand_tilde, mutation_key, normalize_path_input, resolve_path, r
 pub use procs::ProcessTracking;
 pub use queue::MutationQueue;
 pub use replace::is_temp_file_name;
-pub use sandbox::{KernelSupport, ResolvedSandbox, SandboxMode, SandboxPolicy};
+pub use sandbox::{GitAccess, KernelSupport, ResolvedSandbox, SandboxMode, SandboxPolicy};
 
 #[cfg(feature = "builtins")]
 pub(crate) use beneath::{Last, Roots, open_beneath};
