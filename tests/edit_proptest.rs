@@ -15,6 +15,7 @@
 //!   and applies whenever the window is unique and oldText has no blank line at its edges.
 //!
 //! `PROPTEST_CASES` raises the number of cases (the default keeps the suite fast).
+#![cfg(feature = "builtins")]
 
 use std::sync::Arc;
 

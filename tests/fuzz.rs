@@ -14,8 +14,9 @@
 //! run:
 //!
 //! ```text
-//! PI_TOOLS_FUZZ_CASES=100000 cargo test --release -p pi-tools --test fuzz
+//! PI_TOOLS_FUZZ_CASES=100000 cargo test --release --test tools fuzz::
 //! ```
+#![cfg(feature = "builtins")]
 
 use std::sync::Arc;
 

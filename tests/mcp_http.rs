@@ -1,12 +1,11 @@
 //! `pi-tools mcp --http`, spawned and spoken to with a real HTTP client: the bearer token,
 //! the Host/Origin allow-list, sessions that do not disturb each other, and the signals
 //! that end it.
-
-mod mcp_http_support;
+#![cfg(feature = "cli")]
 
 use std::time::Duration;
 
-use mcp_http_support::{
+use crate::mcp_http_support::{
     HttpServer, PATIENCE, call, initialize, messages, running, text_of, wait_gone, wait_pid,
 };
 use reqwest::StatusCode;

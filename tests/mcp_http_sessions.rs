@@ -2,13 +2,12 @@
 //! call keeps it, idle expiry and DELETE end it at once, 404 after), the answers to bodies
 //! that are not one message, the health probe, the bearer scheme in any case, the refused
 //! start, and the one message-size limit.
-
-mod mcp_http_support;
+#![cfg(feature = "cli")]
 
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
-use mcp_http_support::{
+use crate::mcp_http_support::{
     HttpServer, PATIENCE, call, messages, running, text_of, wait_gone, wait_pid,
 };
 use reqwest::StatusCode;
@@ -220,7 +219,7 @@ async fn a_refused_start_prints_only_the_refusal_and_why() {
     let work = tempfile::TempDir::new().expect("a temporary directory");
     let output = tokio::time::timeout(
         PATIENCE * 3,
-        tokio::process::Command::new(env!("CARGO_BIN_EXE_pi-tools"))
+        tokio::process::Command::new(env!("CARGO_BIN_EXE_cli-under-test"))
             .args(["mcp", "--http", "0.0.0.0:0", "--cwd"])
             .arg(work.path())
             .env_remove("PI_TOOLS_MCP_TOKEN")

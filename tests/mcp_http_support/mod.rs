@@ -1,5 +1,4 @@
 //! `pi-tools mcp --http`, spawned, and what its tests ask of it with a real HTTP client.
-#![allow(dead_code)]
 
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
@@ -41,7 +40,7 @@ impl HttpServer {
     ) -> HttpServer {
         let work = TempDir::new().expect("a temporary working directory");
         let etc = TempDir::new().expect("a temporary configuration directory");
-        let mut command = Command::new(env!("CARGO_BIN_EXE_pi-tools"));
+        let mut command = Command::new(env!("CARGO_BIN_EXE_cli-under-test"));
         command
             .args(["mcp", "--http", "127.0.0.1:0", "--cwd"])
             .arg(work.path())

@@ -1,0 +1,13 @@
+//! The command line run as a separate process: `run`, `catalog`, `schema` and the rest,
+//! the file tools across processes, `mcp` over stdio and HTTP, and `--ssh`.
+
+mod cli;
+mod file_processes;
+mod mcp_binary;
+mod mcp_http;
+mod mcp_http_sessions;
+#[cfg(feature = "cli")]
+mod mcp_http_support;
+mod mount;
+mod sandbox_host;
+mod ssh_cli;
