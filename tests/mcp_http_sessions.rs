@@ -195,7 +195,7 @@ async fn the_bearer_scheme_is_accepted_in_any_case() {
             .header("Authorization", format!("{scheme} s3cret"))
             .header("Content-Type", "application/json")
             .header("Accept", "application/json, text/event-stream")
-            .body(mcp_http_support::initialize().to_string())
+            .body(crate::mcp_http_support::initialize().to_string())
             .send()
             .await
             .expect("sent");
@@ -207,7 +207,7 @@ async fn the_bearer_scheme_is_accepted_in_any_case() {
         .header("Authorization", "bearer s3cre")
         .header("Content-Type", "application/json")
         .header("Accept", "application/json, text/event-stream")
-        .body(mcp_http_support::initialize().to_string())
+        .body(crate::mcp_http_support::initialize().to_string())
         .send()
         .await
         .expect("sent");
