@@ -13,6 +13,7 @@ use tokio::signal::unix::{Signal, SignalKind, signal};
 use tokio_util::sync::CancellationToken;
 
 use crate::core::execute_tool_calls;
+use crate::core::text::signal_name;
 use crate::env::ExecutionEnv;
 
 use crate::config::ConfigSource;
@@ -128,7 +129,7 @@ impl Signals {
         };
         eprintln!(
             "Interrupted by {}: cancelling the batch; a second signal (Ctrl-C) quits at once.",
-            signal_name(signo)
+            signal_name(signo).unwrap_or("a signal")
         );
         cancel.cancel();
         tokio::select! {
@@ -143,11 +144,3 @@ impl Signals {
     }
 }
 
-fn signal_name(signo: i32) -> &'static str {
-    match signo {
-        libc::SIGINT => "SIGINT",
-        libc::SIGTERM => "SIGTERM",
-        libc::SIGHUP => "SIGHUP",
-        _ => "signal",
-    }
-}

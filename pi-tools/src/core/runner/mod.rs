@@ -22,6 +22,7 @@ use super::hooks::{
 };
 use super::message::{ToolCall, ToolResultMessage};
 use super::result::ToolResult;
+use super::text::seconds_text;
 use super::tool::ExecutionMode;
 use super::toolset::{Entry, ToolSet};
 
@@ -472,18 +473,8 @@ fn timeout_text(tool: &str, after: Duration) -> String {
     format!(
         "Tool {tool} timed out after {} and was cancelled. Retry with a longer timeout \
          if the tool accepts one, or split the work into smaller steps.",
-        seconds_text(after)
+        seconds_text(after.as_secs_f64())
     )
-}
-
-/// `1 second`, `180 seconds`, `0.1 seconds`.
-fn seconds_text(after: Duration) -> String {
-    let secs = after.as_secs_f64();
-    if secs == 1.0 {
-        "1 second".to_owned()
-    } else {
-        format!("{secs} seconds")
-    }
 }
 
 fn panic_message(panic: &(dyn std::any::Any + Send)) -> String {
