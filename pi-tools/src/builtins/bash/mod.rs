@@ -16,13 +16,12 @@ use serde_json::Value;
 
 use crate::core::{ToolContext, ToolError, ToolResult};
 use crate::env::{ExecRequest, ToolContextExt};
+use crate::text::{seconds_text, signal_name};
 use crate::tool;
 use crate::tool::ToolOutput;
 use crate::tool::render::{Color, Style, Styled};
 mod capture;
-mod sandbox_note;
 mod stderr_lines;
-pub use sandbox_note::with_sandbox_note;
 
 use crate::builtins::preview::arg_str;
 use crate::builtins::truncate::{DEFAULT_MAX_BYTES, TruncatedBy, format_size};
@@ -299,37 +298,6 @@ fn checked_timeout(secs: f64) -> Result<f64, ToolError> {
     Err(ToolError::new(format!(
         "The timeout {secs} is not a usable number of seconds. Give a number from 0 to {MAX_TIMEOUT_SECS} (a day), such as 60, or leave it out."
     )))
-}
-
-/// Seconds as written by a person: `5`, `0.5`.
-/// `1 second`, `60 seconds`, `0.5 seconds`.
-fn seconds_text(secs: f64) -> String {
-    if secs == 1.0 {
-        "1 second".to_owned()
-    } else if secs.fract() == 0.0 && secs < 1e15 {
-        format!("{} seconds", secs as u64)
-    } else {
-        format!("{secs} seconds")
-    }
-}
-
-/// The name of a common signal.
-fn signal_name(signal: i32) -> Option<&'static str> {
-    Some(match signal {
-        libc::SIGHUP => "SIGHUP",
-        libc::SIGINT => "SIGINT",
-        libc::SIGQUIT => "SIGQUIT",
-        libc::SIGILL => "SIGILL",
-        libc::SIGABRT => "SIGABRT",
-        libc::SIGBUS => "SIGBUS",
-        libc::SIGFPE => "SIGFPE",
-        libc::SIGKILL => "SIGKILL",
-        libc::SIGSEGV => "SIGSEGV",
-        libc::SIGPIPE => "SIGPIPE",
-        libc::SIGALRM => "SIGALRM",
-        libc::SIGTERM => "SIGTERM",
-        _ => return None,
-    })
 }
 
 /// Lines of output a rendered bash result shows.
