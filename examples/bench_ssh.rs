@@ -5,9 +5,12 @@
 //! ```
 //!
 //! Or by hand: `PI_TOOLS_SSH=alias PI_TOOLS_SSH_CONFIG=ssh_config cargo run --release
-//! --example bench_ssh`. With `PI_TOOLS_CORPUS` set (a directory), grep and find run over it
-//! too: locally, through the remote helper (`PI_TOOLS_HELPER`, the pi-tools binary to
-//! upload), and walking the tree over SFTP (no helper).
+//! --example bench_ssh`. With `PI_TOOLS_HELPER` (the pi-tools binary to upload) the calls run
+//! over SSH twice, side by side: through the one long-lived remote pi-tools process, and
+//! without it (an SSH session per command, as when the remote has no pi-tools). With
+//! `PI_TOOLS_CORPUS` set (a directory), grep and find run over it too: locally, through the
+//! remote pi-tools, and walking the tree over SFTP. One SFTP stat is printed as the round
+//! trip of the link.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -124,22 +127,49 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
 
     let local_dir = tempfile::tempdir()?;
     let remote_dir = tempfile::tempdir()?;
+    let plain_dir = tempfile::tempdir()?;
     let local: Arc<dyn ExecutionEnv> = Arc::new(LocalEnv::new(local_dir.path()));
-    let remote: Arc<dyn ExecutionEnv> =
-        Arc::new(SshEnv::connect(target.clone(), remote_dir.path()).await?);
+    let ssh = SshEnv::connect(target.clone(), remote_dir.path()).await?;
+    let served = ssh.uses_remote_server().await;
+    let remote: Arc<dyn ExecutionEnv> = Arc::new(ssh);
+    let mut no_server = target.clone();
+    no_server.upload_helper = false;
+    let plain = SshEnv::connect(no_server, plain_dir.path()).await?;
+    let plain_served = plain.uses_remote_server().await;
+    let plain: Arc<dyn ExecutionEnv> = Arc::new(plain);
     let here = measure(&tools, &local, local_dir.path(), runs).await;
     let there = measure(&tools, &remote, remote_dir.path(), runs).await;
-    println!("| call | local ms | SSH (loopback) ms |");
-    println!("|---|---|---|");
-    for ((name, l), (_, r)) in here.iter().zip(there.iter()) {
-        println!("| {name} | {l:.2} | {r:.2} |");
+    let before = measure(&tools, &plain, plain_dir.path(), runs).await;
+    let mut trips = Vec::new();
+    for _ in 0..runs {
+        let started = Instant::now();
+        remote.metadata(remote_dir.path()).await?;
+        trips.push(started.elapsed());
+    }
+    println!("one round trip (an SFTP stat): {:.2} ms", median(trips));
+    println!();
+    let way = |served: bool| {
+        if served {
+            "one remote pi-tools process"
+        } else {
+            "an SSH session per command"
+        }
+    };
+    println!(
+        "| call | local ms | SSH, {} ms | SSH, {} ms |",
+        way(served),
+        way(plain_served)
+    );
+    println!("|---|---|---|---|");
+    for (((name, l), (_, r)), (_, b)) in here.iter().zip(there.iter()).zip(before.iter()) {
+        println!("| {name} | {l:.2} | {r:.2} | {b:.2} |");
     }
 
     if let Some(corpus) = std::env::var_os("PI_TOOLS_CORPUS") {
         let corpus = PathBuf::from(corpus);
         let local: Arc<dyn ExecutionEnv> = Arc::new(LocalEnv::new(&corpus));
-        // With the helper (uploaded by the first call, which is not measured), and without
-        // it: the tree walked and read over SFTP.
+        // Through the remote pi-tools (started by the first call, which is not measured), and
+        // without it: the tree walked and read over SFTP.
         let helper: Arc<dyn ExecutionEnv> =
             Arc::new(SshEnv::connect(target.clone(), &corpus).await?);
         let mut plain = target;
@@ -175,7 +205,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         ];
         println!();
         println!(
-            "| query over the corpus | local ms | SSH, remote helper ms | SSH, SFTP walk ms |"
+            "| query over the corpus | local ms | SSH, remote pi-tools ms | SSH, SFTP walk ms |"
         );
         println!("|---|---|---|---|");
         for (label, tool, query, sftp_runs) in queries {

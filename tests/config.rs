@@ -145,7 +145,7 @@ fn unknown_keys_and_sections_are_errors() {
     assert_eq!(
         error("[tool]\n[toolz]\n"),
         "pi-tools.toml:2:2: unknown section `toolz`; did you mean [tools]? \
-         the sections are [tools], [tool.<name>], [paths], [prompt], [sandbox] and [env]"
+         the sections are [tools], [tool.<name>], [paths], [prompt], [sandbox], [env] and [mcp]"
     );
     assert_eq!(
         error("[prompt]\nguideline = []\n"),
@@ -359,5 +359,123 @@ fn an_ssh_spec_replaces_host_port_and_directory_but_keeps_the_other_keys() {
              [user@]host[:port]/absolute/path, e.g. me@build-box:2222/srv/project"
                 .to_string()
         )
+    );
+}
+
+#[test]
+fn mcp_servers_are_read_with_their_defaults() {
+    use pi_tools::config::{DEFAULT_STARTUP_TIMEOUT, ServerTransport};
+    let config = parse(
+        r#"
+[tools]
+active = ["read", "github__*", "everything__echo"]
+
+[mcp.servers.everything]
+command = ["npx", "-y", "@modelcontextprotocol/server-everything"]
+env = { LOG_LEVEL = "warn" }
+cwd = "servers"
+tools = ["echo", "get-*"]
+eager = true
+sandbox = true
+parallel = true
+call_timeout_secs = 20
+
+[mcp.servers.github]
+url = "https://example.invalid/mcp"
+token_file = "~/.config/github.token"
+headers = { "X-Team" = "tools" }
+startup_timeout_secs = 5
+"#,
+    )
+    .expect("valid");
+    assert_eq!(config.active, ["read", "github__*", "everything__echo"]);
+    let everything = config.server("everything").expect("everything");
+    assert_eq!(
+        everything.transport,
+        ServerTransport::Stdio {
+            command: vec![
+                "npx".into(),
+                "-y".into(),
+                "@modelcontextprotocol/server-everything".into()
+            ],
+            env: [("LOG_LEVEL".to_owned(), "warn".to_owned())].into(),
+            cwd: Some(PathBuf::from("servers")),
+        }
+    );
+    assert_eq!(everything.startup_timeout, DEFAULT_STARTUP_TIMEOUT);
+    assert_eq!(everything.call_timeout, Some(Duration::from_secs(20)));
+    assert!(everything.eager && everything.sandbox && everything.parallel);
+    assert!(everything.allows("echo") && everything.allows("get-sum"));
+    assert!(!everything.allows("toggle-simulated-logging"));
+    let github = config.server("github").expect("github");
+    assert_eq!(
+        github.transport,
+        ServerTransport::Http {
+            url: "https://example.invalid/mcp".into(),
+            token_file: Some(PathBuf::from("~/.config/github.token")),
+            headers: [("X-Team".to_owned(), "tools".to_owned())].into(),
+        }
+    );
+    assert_eq!(github.startup_timeout, Duration::from_secs(5));
+    assert!(github.allows("anything") && !github.eager && !github.sandbox);
+}
+
+#[test]
+fn mcp_server_mistakes_point_at_the_key_with_a_suggestion() {
+    let err = error(
+        r#"[mcp.servers.everything]
+command = ["npx", "server-everything"]
+startup_timeout = 5
+eager = "yes"
+"#,
+    );
+    assert_eq!(
+        err,
+        "pi-tools.toml:3:1: unknown key `startup_timeout` in [mcp.servers.everything]; did you mean `startup_timeout_secs`? the keys allowed there are: command, env, cwd, url, token_file, headers, startup_timeout_secs, call_timeout_secs, tools, eager, sandbox, parallel\n\
+         pi-tools.toml:4:9: `eager` must be true or false (without quotes)"
+    );
+    let err = error("[mcp.servers.x]\ntools = [\"a\"]\n");
+    assert!(
+        err.starts_with("pi-tools.toml:1:14: [mcp.servers.x] needs `command`"),
+        "{err}"
+    );
+    let err = error("[mcp.servers.x]\ncommand = [\"a\"]\nurl = \"http://h/mcp\"\n");
+    assert!(
+        err.starts_with("pi-tools.toml:3:7: [mcp.servers.x] has both `command` and `url`"),
+        "{err}"
+    );
+    let err = error("[mcp.servers.x]\ncommand = [\"a\"]\ntoken_file = \"t\"\n");
+    assert!(
+        err.starts_with("pi-tools.toml:3:1: `token_file` applies to a server reached by `url`"),
+        "{err}"
+    );
+    let err = error("[mcp.servers.\"my.server\"]\ncommand = [\"a\"]\n");
+    assert!(
+        err.starts_with("pi-tools.toml:1:14: the server name `my.server` cannot prefix tool names"),
+        "{err}"
+    );
+    let err = error("[mcp]\nserver = {}\n");
+    assert!(
+        err.starts_with(
+            "pi-tools.toml:2:1: unknown key `server` in [mcp]; did you mean `servers`?"
+        ),
+        "{err}"
+    );
+}
+
+#[test]
+fn active_names_a_mounted_server_that_must_be_configured() {
+    let err = error(
+        r#"[tools]
+active = ["read", "evrything__echo", "e*"]
+
+[mcp.servers.everything]
+command = ["npx", "server-everything"]
+"#,
+    );
+    assert_eq!(
+        err,
+        "pi-tools.toml:2:19: `evrything__echo` names the tool `echo` of an MCP server `evrything`, but there is no [mcp.servers.evrything]; did you mean `everything__echo`? the configured servers are: everything\n\
+         pi-tools.toml:2:38: `e*` is a glob, and globs may only name a mounted server's tools, e.g. \"github__*\""
     );
 }

@@ -133,6 +133,71 @@ async fn reading_the_processs_own_input_or_a_device_is_refused() {
     }
 }
 
+/// Files on kernel file systems are refused, naming the file system and the setting that
+/// allows them; allowed, they are read, and one whose read would wait is refused instead of
+/// waited on (issue 22, finding 4).
+#[tokio::test]
+async fn kernel_files_are_refused_unless_allowed_and_never_waited_on() {
+    let dir = tempfile::tempdir().unwrap();
+    let ctx = ctx_in(dir.path());
+    for (path, fs) in [
+        ("/proc/self/status", "procfs"),
+        ("/sys/kernel/uevent_seqnum", "sysfs"),
+    ] {
+        let answer = text(bounded(read(&ctx, read_args(path))).await);
+        assert_eq!(
+            answer,
+            format!(
+                "ERROR: Could not read {path}: {path} is on {fs}, a kernel file system whose files can block a reader forever, so the file tools do not read it. Use bash (e.g. `timeout 5 cat {path}`), or allow such files with [paths] pseudo_files = true."
+            )
+        );
+    }
+    let allowed = ctx_with(LocalEnv::new(dir.path()).with_pseudo_files(true));
+    let answer = text(bounded(read(&allowed, read_args("/proc/self/status"))).await);
+    assert!(answer.starts_with("Name:\t"), "{answer}");
+    if !rustix::process::geteuid().is_root() {
+        eprintln!("the /proc/kmsg part is skipped: only root may open it");
+        return;
+    }
+    // Whatever the log holds is read first; then the next read would wait.
+    let answer = text(bounded(read(&allowed, read_args("/proc/kmsg"))).await);
+    assert!(
+        answer
+            == "ERROR: /proc/kmsg has no data to give now and a read would wait for it (a kernel or device file), so the file tools do not read it. Use bash with a timeout instead (e.g. `timeout 5 cat /proc/kmsg`).",
+        "{answer}"
+    );
+}
+
+/// 600 concurrent reads of a file whose read never ends take no thread for good: `read
+/// a.txt` answers within a second after them (issue 22, finding 4; `/proc/kmsg` needs root).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn six_hundred_reads_of_a_blocking_file_leave_read_answering() {
+    if !rustix::process::geteuid().is_root() {
+        eprintln!(
+            "six_hundred_reads_of_a_blocking_file_leave_read_answering: skipped: only root may open /proc/kmsg"
+        );
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("a.txt"), "plain\n").unwrap();
+    let ctx = ctx_in(dir.path());
+    let blocked: Vec<_> = (0..600)
+        .map(|_| {
+            let ctx = ctx.clone();
+            tokio::spawn(async move { text(read(&ctx, read_args("/proc/kmsg")).await) })
+        })
+        .collect();
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let answer = tokio::time::timeout(Duration::from_secs(1), read(&ctx, read_args("a.txt")))
+        .await
+        .map(text);
+    assert_eq!(answer, Ok("plain\n".to_owned()));
+    for call in blocked {
+        let answer = bounded(call).await.expect("the call ran");
+        assert!(answer.contains("/proc/kmsg is on procfs"), "{answer}");
+    }
+}
+
 // Finding 4: sizes refused before reading.
 
 #[tokio::test]

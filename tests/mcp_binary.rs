@@ -299,9 +299,10 @@ async fn lists_the_active_tools_in_order_with_canonical_schemas_and_hints() {
             // bash's description ends with what the (default) sandbox allows.
             let description = if name == "bash" {
                 format!(
-                    "{} Commands and file edits may write only in the working directory \
-                     (.git/hooks, .git/config stay read-only) and in $TMPDIR; writes elsewhere \
-                     fail with \"Permission denied\"; network access is on.",
+                    "{} Commands and file edits may write only in the working directory and in \
+                     $TMPDIR; writes elsewhere fail with \"Permission denied\"; .git is \
+                     read-only, so git can read the repository but not commit; network access \
+                     is on.",
                     definition.description()
                 )
             } else {

@@ -26,6 +26,8 @@ struct HttpServer {
     url: String,
     token: Option<String>,
     http: reqwest::Client,
+    /// What the server said on stderr before it said where it listens.
+    said: Vec<String>,
 }
 
 impl HttpServer {
@@ -52,11 +54,13 @@ impl HttpServer {
             .expect("the pi-tools binary starts");
         let stderr = child.stderr.take().expect("stderr is piped");
         let mut lines = BufReader::new(stderr).lines();
+        let mut said = Vec::new();
         let url = tokio::time::timeout(STARTUP, async {
             while let Some(line) = lines.next_line().await.expect("stderr is readable") {
                 if let Some(url) = line.strip_prefix("pi-tools: serving MCP on ") {
                     return url.to_owned();
                 }
+                said.push(line);
             }
             panic!("the server ended without saying where it listens");
         })
@@ -71,6 +75,7 @@ impl HttpServer {
             url,
             token: token.map(str::to_owned),
             http: reqwest::Client::new(),
+            said,
         }
     }
 
@@ -367,4 +372,35 @@ async fn sigterm_sighup_and_sigint_cancel_calls_kill_background_jobs_and_exit_cl
         wait_gone(&[job, call_pid], Duration::from_secs(5)).await;
         long.abort();
     }
+}
+
+/// Over HTTP the file tools stay in the working directory by default, and the server says
+/// so at its start (issue 22, finding 5).
+#[tokio::test]
+async fn over_http_the_file_tools_are_confined_to_the_working_directory() {
+    let server = HttpServer::spawn(None).await;
+    assert_eq!(
+        server.said,
+        [
+            "pi-tools: over HTTP the file tools are confined to the working directory; set [paths] allowed_roots to choose other directories"
+        ]
+    );
+    let session = server.open_session().await;
+    std::fs::write(server.path("a.txt"), "inside\n").expect("written");
+    let answer = server
+        .call(&session, 1, "read", json!({"path": "a.txt"}))
+        .await;
+    assert_eq!(text_of(&answer), "inside\n");
+    let answer = server
+        .call(&session, 2, "read", json!({"path": "/etc/passwd"}))
+        .await;
+    assert_eq!(answer["result"]["isError"], true, "{answer}");
+    let work = std::fs::canonicalize(server.path(".")).expect("canonical");
+    assert_eq!(
+        text_of(&answer),
+        format!(
+            "Could not read /etc/passwd: /etc/passwd is outside the allowed directories ({}). Use a path inside them.",
+            work.display()
+        )
+    );
 }

@@ -4,123 +4,21 @@
 
 #![cfg(all(target_os = "linux", feature = "builtins"))]
 
+use support::sandbox as sandbox_support;
+
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
-use pi_tools::builtins::bash::{BashArgs, BashConfig, bash};
+use pi_tools::Extensions;
 use pi_tools::config::{Config, SandboxSettings};
-use pi_tools::env::{ExecutionEnv, KernelSupport, LocalEnv, SandboxMode, SandboxPolicy};
+use pi_tools::env::{ExecutionEnv, GitAccess, KernelSupport, LocalEnv, SandboxMode, SandboxPolicy};
 use pi_tools::toolbox::Toolbox;
-use pi_tools::{Extensions, ToolContext};
-use tokio_util::sync::CancellationToken;
-
-const ORIGINAL: &str = "original\n";
-
-/// A workspace `ws` (a git repository with one commit) next to a directory `outside` that
-/// holds `target.txt`; both in one temporary directory on one file system.
-struct Fixture {
-    _dir: tempfile::TempDir,
-    ws: PathBuf,
-    outside: PathBuf,
-}
-
-impl Fixture {
-    fn new() -> Fixture {
-        let dir = tempfile::tempdir().expect("tempdir");
-        let base = std::fs::canonicalize(dir.path()).expect("canonical tempdir");
-        let ws = base.join("ws");
-        let outside = base.join("outside");
-        std::fs::create_dir_all(&ws).expect("ws");
-        std::fs::create_dir_all(&outside).expect("outside");
-        std::fs::write(outside.join("target.txt"), ORIGINAL).expect("target");
-        std::fs::write(ws.join("file.txt"), "in the workspace\n").expect("file");
-        git(&ws, &["init", "-q", "-b", "main"]);
-        git(&ws, &["add", "file.txt"]);
-        git(&ws, &["commit", "-q", "-m", "first"]);
-        Fixture {
-            _dir: dir,
-            ws,
-            outside,
-        }
-    }
-
-    fn target(&self) -> PathBuf {
-        self.outside.join("target.txt")
-    }
-
-    fn env(&self, policy: SandboxPolicy) -> Arc<dyn ExecutionEnv> {
-        Arc::new(
-            LocalEnv::new(&self.ws)
-                .with_sandbox(policy)
-                .expect("sandbox resolves"),
-        )
-    }
-
-    fn workspace_write(&self) -> Arc<dyn ExecutionEnv> {
-        self.env(SandboxPolicy::new(SandboxMode::WorkspaceWrite))
-    }
-
-    fn assert_untouched(&self) {
-        assert_eq!(
-            read(&self.target()),
-            ORIGINAL,
-            "the target outside was changed"
-        );
-        let names: Vec<String> = std::fs::read_dir(&self.outside)
-            .expect("outside")
-            .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
-            .collect();
-        assert_eq!(names, ["target.txt"], "something was created outside");
-    }
-}
-
-fn git(dir: &Path, args: &[&str]) {
-    let status = std::process::Command::new("git")
-        .args(["-c", "user.name=t", "-c", "user.email=t@example.com"])
-        .args(args)
-        .current_dir(dir)
-        .status()
-        .expect("git runs");
-    assert!(status.success(), "git {args:?} failed");
-}
-
-fn read(path: &Path) -> String {
-    std::fs::read_to_string(path).unwrap_or_else(|e| format!("<{e}>"))
-}
-
-/// Runs `command` with the bash tool in `env`: `Ok(output)` or `Err(error text)`. bash
-/// names itself in its messages by the path it was started as, which differs between
-/// machines; the results say `bash:`.
-async fn run(env: &Arc<dyn ExecutionEnv>, command: &str) -> Result<String, String> {
-    let same_everywhere = |text: &str| {
-        text.replace("/usr/local/bin/bash: ", "bash: ")
-            .replace("/usr/bin/bash: ", "bash: ")
-            .replace("/bin/bash: ", "bash: ")
-    };
-    let ctx = ToolContext::new("call", CancellationToken::new())
-        .with_extensions(Extensions::new().with(Arc::clone(env)));
-    let args = BashArgs {
-        command: command.to_owned(),
-        timeout: Some(20.0),
-    };
-    match bash(&ctx, &BashConfig::default(), args).await {
-        Ok(out) => Ok(same_everywhere(out.content[0].as_text().expect("text"))),
-        Err(e) => Err(same_everywhere(e.message())),
-    }
-}
-
-/// The text of a failed command (its output plus the exit line).
-async fn refused(env: &Arc<dyn ExecutionEnv>, command: &str) -> String {
-    match run(env, command).await {
-        Ok(out) => panic!("`{command}` succeeded in the sandbox: {out}"),
-        Err(text) => text,
-    }
-}
+use sandbox_support::{Fixture, git, read, refused, run};
 
 #[tokio::test]
 async fn writing_inside_the_workspace_and_tmpdir_works() {
-    let fx = Fixture::new();
+    let fx = Fixture::repository();
     let env = fx.workspace_write();
     let out = run(
         &env,
@@ -133,7 +31,7 @@ async fn writing_inside_the_workspace_and_tmpdir_works() {
 
 #[tokio::test]
 async fn an_absolute_path_outside_is_refused() {
-    let fx = Fixture::new();
+    let fx = Fixture::repository();
     let target = fx.target();
     let text = refused(
         &fx.workspace_write(),
@@ -152,7 +50,7 @@ async fn an_absolute_path_outside_is_refused() {
 
 #[tokio::test]
 async fn a_dot_dot_path_and_a_new_file_outside_are_refused() {
-    let fx = Fixture::new();
+    let fx = Fixture::repository();
     let text = refused(
         &fx.workspace_write(),
         "echo pwned > ../outside/target.txt; touch ../outside/new.txt",
@@ -168,7 +66,7 @@ async fn a_dot_dot_path_and_a_new_file_outside_are_refused() {
 
 #[tokio::test]
 async fn a_symlink_inside_pointing_outside_is_refused() {
-    let fx = Fixture::new();
+    let fx = Fixture::repository();
     std::os::unix::fs::symlink(fx.target(), fx.ws.join("link")).expect("symlink");
     let env = fx.workspace_write();
     let text = refused(&env, "echo pwned > link").await;
@@ -191,7 +89,7 @@ async fn a_symlink_inside_pointing_outside_is_refused() {
 
 #[tokio::test]
 async fn a_hard_link_to_a_file_outside_cannot_be_made() {
-    let fx = Fixture::new();
+    let fx = Fixture::repository();
     let text = refused(
         &fx.workspace_write(),
         &format!("ln {} hard && echo pwned > hard", fx.target().display()),
@@ -210,7 +108,7 @@ async fn a_hard_link_to_a_file_outside_cannot_be_made() {
 
 #[tokio::test]
 async fn proc_self_root_is_no_way_out() {
-    let fx = Fixture::new();
+    let fx = Fixture::repository();
     let via = format!("/proc/self/root{}", fx.target().display());
     let text = refused(&fx.workspace_write(), &format!("echo pwned > {via}")).await;
     assert_eq!(
@@ -256,7 +154,7 @@ fn alive_with(tag: &str) -> Vec<i32> {
 /// common case here: the shell exits at once). Repeated, since that is a race.
 #[tokio::test]
 async fn a_background_job_setsid_and_nohup_stay_confined_after_the_call() {
-    let fx = Fixture::new();
+    let fx = Fixture::repository();
     let target = fx.target();
     // The environment must outlive the calls: ending it ends their background jobs.
     let env = fx.workspace_write();
@@ -303,11 +201,11 @@ async fn a_background_job_setsid_and_nohup_stay_confined_after_the_call() {
 
 #[tokio::test]
 async fn git_hooks_and_config_cannot_be_planted_but_commits_work() {
-    let fx = Fixture::new();
+    let fx = Fixture::repository();
     let hook = fx.ws.join(".git/hooks/pre-commit");
     let config = fx.ws.join(".git/config");
     let config_before = read(&config);
-    let env = fx.workspace_write();
+    let env = fx.env(SandboxPolicy::new(SandboxMode::WorkspaceWrite).with_git(GitAccess::Commit));
     let text = refused(&env, "echo 'touch /tmp/owned' > .git/hooks/pre-commit").await;
     assert_eq!(
         text,
@@ -349,7 +247,7 @@ async fn git_hooks_and_config_cannot_be_planted_but_commits_work() {
 
 #[tokio::test]
 async fn a_worktree_is_protected_through_its_git_file() {
-    let fx = Fixture::new();
+    let fx = Fixture::repository();
     let wt = fx.outside.join("../wt");
     git(
         &fx.ws,
@@ -365,7 +263,9 @@ async fn a_worktree_is_protected_through_its_git_file() {
     let wt = std::fs::canonicalize(wt).expect("worktree");
     let env: Arc<dyn ExecutionEnv> = Arc::new(
         LocalEnv::new(&wt)
-            .with_sandbox(SandboxPolicy::new(SandboxMode::WorkspaceWrite))
+            .with_sandbox(
+                SandboxPolicy::new(SandboxMode::WorkspaceWrite).with_git(GitAccess::Commit),
+            )
             .expect("sandbox"),
     );
     let text = refused(
@@ -429,7 +329,7 @@ except socket.gaierror as e:
 
 #[tokio::test]
 async fn network_off_refuses_tcp_and_dns_sockets() {
-    let fx = Fixture::new();
+    let fx = Fixture::repository();
     let (port, accepted) = listener();
     let env = fx.env(SandboxPolicy::new(SandboxMode::WorkspaceWrite).with_network(false));
     let out = run(&env, &network_command(port)).await;
@@ -454,7 +354,7 @@ async fn network_off_refuses_tcp_and_dns_sockets() {
 
 #[tokio::test]
 async fn network_on_lets_tcp_and_dns_sockets_through() {
-    let fx = Fixture::new();
+    let fx = Fixture::repository();
     let (port, accepted) = listener();
     let out = run(&fx.workspace_write(), &network_command(port)).await;
     assert_eq!(
@@ -467,7 +367,7 @@ async fn network_on_lets_tcp_and_dns_sockets_through() {
 
 #[tokio::test]
 async fn read_only_refuses_every_write_including_tmp() {
-    let fx = Fixture::new();
+    let fx = Fixture::repository();
     let env = fx.env(SandboxPolicy::new(SandboxMode::ReadOnly));
     let text = refused(
         &env,
@@ -488,7 +388,7 @@ async fn read_only_refuses_every_write_including_tmp() {
 
 #[tokio::test]
 async fn the_file_tools_answer_as_bash_does() {
-    let fx = Fixture::new();
+    let fx = Fixture::repository();
     let local = LocalEnv::new(&fx.ws)
         .with_sandbox(SandboxPolicy::new(SandboxMode::WorkspaceWrite))
         .expect("sandbox");
@@ -519,9 +419,9 @@ async fn the_file_tools_answer_as_bash_does() {
     assert_eq!(
         err.to_string(),
         format!(
-            "{} cannot be written: {} is protected by the sandbox ([sandbox] protected), so that no hook or git setting can be planted. Leave it as it is.",
+            "{} cannot be written: {} is read-only in the sandbox ([sandbox] git = \"read-only\"), so that nothing can make a later git command run other code. Leave it as it is; to let commands and the file tools commit, set [sandbox] git = \"commit\" in the configuration.",
             hook.display(),
-            fx.ws.join(".git/hooks").display()
+            fx.ws.join(".git").display()
         )
     );
     let err = env
@@ -549,7 +449,7 @@ async fn the_file_tools_answer_as_bash_does() {
 
 #[tokio::test]
 async fn a_kernel_without_landlock_fails_closed_with_the_fix() {
-    let fx = Fixture::new();
+    let fx = Fixture::repository();
     let marker = fx.ws.join("ran");
     let env = fx.env(
         SandboxPolicy::new(SandboxMode::WorkspaceWrite)
@@ -602,7 +502,7 @@ fn sandbox_keys_and_values_are_checked_with_positions() {
     assert_eq!(
         err.to_string(),
         "pi-tools.toml:2:8: `mode` must be \"off\", \"read-only\" or \"workspace-write\"\n\
-         pi-tools.toml:3:1: unknown key `netwrk` in [sandbox]; did you mean `network`? the keys allowed there are: mode, network, writable_roots, protected\n\
+         pi-tools.toml:3:1: unknown key `netwrk` in [sandbox]; did you mean `network`? the keys allowed there are: mode, network, writable_roots, protected, git\n\
          pi-tools.toml:4:11: `network` must be true or false (without quotes)\n\
          pi-tools.toml:5:13: `protected` entries are relative to each writable root, so `../up` cannot be one; write it like \".git/hooks\"\n\
          pi-tools.toml:6:18: `writable_roots` must be a list of directory paths in quotes, e.g. [\"…\"]"
@@ -615,9 +515,9 @@ fn the_bash_description_and_the_guidelines_say_where_writes_go() {
     let config = Config::parse(text, "pi-tools.toml", &registered()).expect("valid");
     let toolbox = Toolbox::new(registered(), &config, Extensions::new());
     let note = "Commands and file edits may write only in the working directory, /srv/data \
-                (.git/hooks, .git/config stay read-only) and in $TMPDIR; writes elsewhere fail \
-                with \"Permission denied\"; network access is off (sockets fail with \
-                \"Operation not permitted\").";
+                and in $TMPDIR; writes elsewhere fail with \"Permission denied\"; .git is \
+                read-only, so git can read the repository but not commit; network access is \
+                off (sockets fail with \"Operation not permitted\").";
     let bash = toolbox
         .active()
         .iter()

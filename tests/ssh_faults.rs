@@ -1,7 +1,7 @@
 //! What the SSH environment does when things go wrong, against a real sshd: a connection
 //! that drops mid-call, a server killed in the middle of a large write, a refused key, an
 //! unknown host key, an unreachable host.
-#![cfg(feature = "ssh")]
+#![cfg(all(feature = "ssh", feature = "cli"))]
 
 use support::ssh as ssh_support;
 
@@ -88,6 +88,124 @@ async fn a_dropped_connection_fails_the_call_clearly_and_the_next_call_reconnect
         .await
         .expect("sftp works again");
     assert!(meta.is_dir);
+}
+
+/// The processes under `sshd` whose command line says `marker`.
+fn served_by(sshd: &Sshd, marker: &str) -> Vec<u32> {
+    let Some(listener) = sshd.pid() else {
+        return Vec::new();
+    };
+    ssh_support::descendants(listener)
+        .into_iter()
+        .filter(|pid| {
+            std::fs::read(format!("/proc/{pid}/cmdline")).is_ok_and(|c| {
+                String::from_utf8_lossy(&c)
+                    .replace('\0', " ")
+                    .contains(marker)
+            })
+        })
+        .collect()
+}
+
+/// Processes whose command line contains `marker`.
+fn processes_with(marker: &str) -> Vec<u32> {
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir("/proc").expect("/proc").flatten() {
+        let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else {
+            continue;
+        };
+        if let Ok(cmdline) = std::fs::read(entry.path().join("cmdline"))
+            && String::from_utf8_lossy(&cmdline)
+                .replace('\0', " ")
+                .contains(marker)
+        {
+            found.push(pid);
+        }
+    }
+    found
+}
+
+/// An environment whose commands go through the remote pi-tools process.
+async fn served_env(sshd: &Sshd, dir: &std::path::Path) -> SshEnv {
+    let target = sshd
+        .target()
+        .with_upload_helper(Some(env!("CARGO_BIN_EXE_cli-under-test").into()));
+    let env = SshEnv::connect(target, dir).await.expect("connect");
+    assert!(env.uses_remote_server().await);
+    env
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_dropped_connection_fails_a_served_call_clearly_and_the_next_call_starts_again() {
+    let Some(sshd) = Sshd::start() else { return };
+    let dir = tempfile::tempdir().expect("tempdir");
+    let env = served_env(&sshd, dir.path()).await;
+    let (text, _) = exec(&env, "echo before").await.expect("first call");
+    assert_eq!(text, "before\n");
+    let first_server = served_by(&sshd, "env-server");
+    assert_eq!(first_server.len(), 1);
+
+    let running = Arc::new(tokio::sync::Notify::new());
+    let killer = async {
+        running.notified().await;
+        sshd.kill_connections();
+        Instant::now()
+    };
+    let (result, killed_at) = tokio::join!(
+        exec_notify(
+            &env,
+            "echo running; sleep 15; echo never",
+            Arc::clone(&running)
+        ),
+        killer
+    );
+    let err = result.expect_err("the call fails");
+    assert!(killed_at.elapsed() < Duration::from_secs(5));
+    assert_eq!(err.kind(), std::io::ErrorKind::ConnectionAborted, "{err}");
+    assert!(err.to_string().contains("pi-tools-test"), "{err}");
+    assert!(err.to_string().contains("Retry the call"), "{err}");
+
+    let (text, outcome) = exec(&env, "echo after").await.expect("reconnected");
+    assert_eq!(text, "after\n");
+    assert_eq!(outcome.exit_code, Some(0));
+    let second_server = served_by(&sshd, "env-server");
+    assert_eq!(second_server.len(), 1);
+    assert_ne!(first_server, second_server, "a new server");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_killed_remote_server_fails_its_call_clearly_and_the_next_call_starts_another() {
+    let Some(sshd) = Sshd::start() else { return };
+    let dir = tempfile::tempdir().expect("tempdir");
+    let env = served_env(&sshd, dir.path()).await;
+    let server = served_by(&sshd, "env-server");
+    assert_eq!(server.len(), 1);
+
+    let running = Arc::new(tokio::sync::Notify::new());
+    let killer = async {
+        running.notified().await;
+        // SAFETY: plain kill(2) of the server process found under our sshd.
+        unsafe { libc::kill(server[0] as i32, libc::SIGKILL) };
+    };
+    let (result, ()) = tokio::join!(
+        exec_notify(&env, "echo running; sleep 7.25", Arc::clone(&running)),
+        killer
+    );
+    let err = result.expect_err("the call fails");
+    assert_eq!(err.kind(), std::io::ErrorKind::ConnectionAborted, "{err}");
+    assert!(err.to_string().contains("pi-tools-test"), "{err}");
+
+    // The killed server could not end its command; the next server ends what it left.
+    let (text, _) = exec(&env, "echo again").await.expect("a new server");
+    assert_eq!(text, "again\n");
+    let now = served_by(&sshd, "env-server");
+    assert_eq!(now.len(), 1);
+    assert_ne!(now, server);
+    let deadline = Instant::now() + Duration::from_secs(3);
+    while !processes_with("sleep 7.25").is_empty() && Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert_eq!(processes_with("sleep 7.25"), Vec::<u32>::new());
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -202,9 +202,13 @@ async fn fuzzy_smart_quotes_dashes_and_nbsp() {
     assert_eq!(after, "range 1-6\n");
     let (_, after) = run_ok("a\u{00A0}b = 1;\n", &[("a b = 1;", "ab = 2;")]).await;
     assert_eq!(after, "ab = 2;\n");
-    // Leading whitespace is never normalised away.
-    let message = run_err("\tindented();\n", &[("    indented();", "x")]).await;
-    assert!(message.starts_with("Could not find oldText"), "{message}");
+    // Leading whitespace is not normalised away: the normalised stage leaves it alone, so
+    // spaces for a tab do not match there. They match in the indentation stage, because the
+    // line's text is unique in the file, and a line that is unique once its indentation is
+    // set aside is as safe to locate as a block; newText lands at the file's indentation.
+    let (result, after) = run_ok("\tindented();\n", &[("    indented();", "    done();")]).await;
+    assert_eq!(after, "\tdone();\n");
+    assert_eq!(result.details["indentation"][0]["convertedTo"], "tabs");
 }
 
 #[tokio::test]
@@ -431,7 +435,8 @@ async fn blank_lines_inside_the_block_stay_blank() {
     let (_, after) = run_ok(file, &[(old, new)]).await;
     assert_eq!(after, "def f():\n    a = 2\n\n    b = a\n    return b\n");
     // A blank line of oldText does not match a line with text.
-    let message = run_err(file, &[("        a = 1\n\n\n        return a", "x")]).await;
+    let file = "def f():\n    a = 1\n    x = 2\n    return a\n";
+    let message = run_err(file, &[("        a = 1\n\n        return a", "x")]).await;
     assert!(message.starts_with("Could not find oldText"), "{message}");
 }
 
@@ -493,11 +498,78 @@ async fn one_line_sent_with_spaces_in_a_tab_block_is_converted() {
 }
 
 #[tokio::test]
-async fn one_line_with_spaces_for_a_tab_is_not_converted() {
-    // One line cannot tell the tab width, so it is refused rather than guessed.
+async fn one_line_with_spaces_for_a_tab_is_converted_when_its_text_is_unique() {
+    // One line cannot tell the tab width: the file's step is used, else 4.
+    let file = "{\n\t\"name\": \"pi\",\n\t\"version\": \"0.5.3\",\n}\n";
+    let (result, after) = run_ok(
+        file,
+        &[(
+            "    \"version\": \"0.5.3\",",
+            "    \"version\": \"0.5.4\",\n    \"private\": true,",
+        )],
+    )
+    .await;
     assert_eq!(
-        run_err("\tindented();\n", &[("    indented();", "x")]).await,
-        "Could not find oldText in f.txt. It must match the file exactly, including whitespace and indentation: read the file again and copy the text from it. Line 1 of the file has the same text, but the indentation is not the same whitespace with some added or removed (tabs and spaces are converted only in blocks of several lines); copy the indentation from the file.\n\nThe most similar part of the file:\n1 | \tindented();"
+        after,
+        "{\n\t\"name\": \"pi\",\n\t\"version\": \"0.5.4\",\n\t\"private\": true,\n}\n"
+    );
+    assert_eq!(
+        result.text_content(),
+        "Successfully replaced 1 block in f.txt.\nApplied with indentation adjusted: your oldText was indented with spaces where line 3 of the file is indented with tabs (a tab is 4 columns); newText was converted to the file's indentation the same way."
+    );
+    // An indentation no shift or conversion produces (a space before a tab) is still refused.
+    assert_eq!(
+        run_err(" \tindented();\n", &[("  indented();", "x")]).await,
+        "Could not find oldText in f.txt. It must match the file exactly, including whitespace and indentation: read the file again and copy the text from it. Line 1 of the file has the same text, but the indentation is not oldText's shifted or converted between tabs and spaces; copy the indentation from the file.\n\nThe most similar part of the file:\n1 |  \tindented();"
+    );
+}
+
+#[tokio::test]
+async fn one_line_tabs_for_spaces_at_the_files_step_2_4_and_8() {
+    for width in [2, 4, 8] {
+        let pad = " ".repeat(width);
+        let file =
+            format!("fn f() {{\n{pad}let v = 1;\n{pad}if a {{\n{pad}{pad}b();\n{pad}}}\n}}\n");
+        let (result, after) = run_ok(&file, &[("\t\tb();", "\t\tc();\n\t\td();")]).await;
+        assert_eq!(
+            after,
+            file.replace("b();", &format!("c();\n{pad}{pad}d();")),
+            "tabs for {width} spaces"
+        );
+        assert_eq!(result.details["indentation"][0]["convertedTo"], "spaces");
+        assert_eq!(result.details["indentation"][0]["tabWidth"], width);
+        assert_eq!(result.details["indentation"][0]["startLine"], 4);
+        assert_eq!(result.details["indentation"][0]["endLine"], 4);
+    }
+}
+
+#[tokio::test]
+async fn one_line_spaces_for_tabs_land_at_the_files_indentation() {
+    // A tab file has no step in spaces: a tab is 4 columns, and whatever the line's spaces,
+    // it and newText's lines at its depth land at the file line's tabs.
+    for spaces in [2, 4, 8] {
+        let pad = " ".repeat(spaces);
+        let (result, after) = run_ok(TABS, &[(&format!("{pad}b();"), &format!("{pad}c();"))]).await;
+        assert_eq!(after, TABS.replace("b();", "c();"), "{spaces} spaces");
+        assert_eq!(result.details["indentation"][0]["convertedTo"], "tabs");
+        assert_eq!(result.details["indentation"][0]["tabWidth"], 4);
+        assert_eq!(
+            result.details["indentation"][0]["columns"],
+            spaces as i64 - 8,
+            "{spaces} spaces"
+        );
+    }
+}
+
+#[tokio::test]
+async fn one_line_in_either_style_twice_is_refused_naming_both() {
+    assert_eq!(
+        run_err(
+            "\tx = 1;\nfn g() {\n    x = 1;\n}\n",
+            &[("\t\tx = 1;", "x = 2;")]
+        )
+        .await,
+        "oldText does not match f.txt exactly, and once its indentation is set aside it matches several places (starting at lines 1, 3); it must match exactly one. Copy the text with its indentation from the file, and add surrounding lines to make it unique."
     );
 }
 
@@ -553,6 +625,171 @@ async fn each_edit_of_a_call_is_adjusted_on_its_own() {
     assert_eq!(
         run_err(file, &[("b();", "c();"), ("\tif a {\n\t\tb();\n\t}", "x")]).await,
         "edits[0] and edits[1] overlap in f.txt. Merge them into one edit, or make them cover separate parts of the file."
+    );
+}
+
+// --- Blank-line drift: the fourth matching stage ---
+
+/// Two functions with a blank line between them (line 4).
+const FUNCTIONS: &str = "fn a() {\n    1\n}\n\nfn b() {\n    2\n}\n";
+
+#[tokio::test]
+async fn a_blank_line_left_out_stays_in_the_file() {
+    let (result, after) = run_ok(FUNCTIONS, &[("}\nfn b() {\n    2", "}\nfn b() {\n    3")]).await;
+    assert_eq!(after, "fn a() {\n    1\n}\n\nfn b() {\n    3\n}\n");
+    assert_eq!(
+        result.text_content(),
+        "Successfully replaced 1 block in f.txt.\nApplied with blank lines adjusted: your oldText's blank lines differ from lines 3-6 of the file: it has no blank line at line 4 (the file has 1); the file's blank lines were kept next to the lines newText keeps, and the blank lines newText adds or removes were added or removed."
+    );
+    assert_eq!(result.details["fuzzyMatch"], true);
+    assert_eq!(
+        result.details["blankLines"],
+        serde_json::json!([{
+            "edit": 0,
+            "startLine": 3,
+            "endLine": 6,
+            "places": [{"line": 4, "inFile": 1, "inOldText": 0}],
+            "note": result.details["blankLines"][0]["note"].clone(),
+        }])
+    );
+    assert!(result.details.get("indentation").is_none());
+}
+
+#[tokio::test]
+async fn an_extra_blank_line_is_not_written() {
+    let old = "    1\n}\n\n\nfn b() {";
+    let (result, after) = run_ok(FUNCTIONS, &[(old, "    1\n}\n\n\nfn b(x: u8) {")]).await;
+    assert_eq!(after, "fn a() {\n    1\n}\n\nfn b(x: u8) {\n    2\n}\n");
+    assert_eq!(
+        result.details["blankLines"][0]["places"],
+        serde_json::json!([{"line": 4, "inFile": 1, "inOldText": 2}])
+    );
+}
+
+#[tokio::test]
+async fn several_places_and_blank_lines_new_text_adds_or_removes() {
+    let file = "use a;\n\nuse b;\n\n\nfn main() {\n    run();\n}\n";
+    // oldText has none of the file's three blank lines.
+    let old = "use a;\nuse b;\nfn main() {\n    run();";
+    let (result, after) = run_ok(file, &[(old, "use a;\nuse b::c;\nfn main() {\n    go();")]).await;
+    assert_eq!(
+        after,
+        "use a;\n\nuse b::c;\n\n\nfn main() {\n    go();\n}\n"
+    );
+    assert_eq!(
+        result.details["blankLines"][0]["places"],
+        serde_json::json!([
+            {"line": 2, "inFile": 1, "inOldText": 0},
+            {"line": 4, "inFile": 2, "inOldText": 0},
+        ])
+    );
+    // A blank line newText adds where oldText had none is added to the file's; one it
+    // removes is removed from them.
+    let (_, after) = run_ok(file, &[(old, "use a;\n\nuse b;\nfn main() {\n    run();")]).await;
+    assert_eq!(
+        after,
+        "use a;\n\n\nuse b;\n\n\nfn main() {\n    run();\n}\n"
+    );
+    let old = "use a;\n\nuse b;\n\nfn main() {";
+    let (_, after) = run_ok(file, &[(old, "use a;\n\nuse b;\nfn main() {")]).await;
+    assert_eq!(after, "use a;\n\nuse b;\n\nfn main() {\n    run();\n}\n");
+}
+
+#[tokio::test]
+async fn blank_lines_at_the_windows_edge() {
+    // oldText starts and ends with blank lines the file does not have there.
+    let file = "x = 1\ny = 2\nz = 3\n";
+    let (result, after) = run_ok(file, &[("\ny = 2\n\n", "\ny = 5\n\n")]).await;
+    assert_eq!(after, "x = 1\ny = 5\nz = 3\n");
+    assert_eq!(
+        result.details["blankLines"][0]["places"],
+        serde_json::json!([
+            {"line": 2, "inFile": 0, "inOldText": 1},
+            {"line": 3, "inFile": 0, "inOldText": 1},
+        ])
+    );
+    // The file has one blank line before the block where oldText has two: the window takes
+    // that one, and it stays.
+    let file = "x = 1\n\ny = 2\nz = 3\n";
+    let (_, after) = run_ok(file, &[("\n\ny = 2\nz = 3", "\n\ny = 4\nz = 3")]).await;
+    assert_eq!(after, "x = 1\n\ny = 4\nz = 3\n");
+}
+
+#[tokio::test]
+async fn drift_combined_with_an_indentation_shift() {
+    let file = "impl S {\n    fn a() {}\n\n    fn b() {}\n}\n";
+    let (result, after) = run_ok(
+        file,
+        &[(
+            "fn a() {}\nfn b() {}",
+            "fn a() {}\nfn b() {\n    todo!()\n}",
+        )],
+    )
+    .await;
+    assert_eq!(
+        after,
+        "impl S {\n    fn a() {}\n\n    fn b() {\n        todo!()\n    }\n}\n"
+    );
+    assert_eq!(
+        result.text_content(),
+        "Successfully replaced 1 block in f.txt.\nApplied with indentation adjusted: your oldText was indented 4 spaces less deeply than lines 2-4 of the file; newText was shifted deeper by the same amount.\nApplied with blank lines adjusted: your oldText's blank lines differ from lines 2-4 of the file: it has no blank line at line 3 (the file has 1); the file's blank lines were kept next to the lines newText keeps, and the blank lines newText adds or removes were added or removed."
+    );
+    // Tabs for spaces, with the blank line left out.
+    let (_, after) = run_ok(
+        file,
+        &[("\tfn a() {}\n\tfn b() {}", "\tfn a() {}\n\tfn c() {}")],
+    )
+    .await;
+    assert_eq!(after, "impl S {\n    fn a() {}\n\n    fn c() {}\n}\n");
+}
+
+#[tokio::test]
+async fn a_blank_line_between_two_changed_lines_is_refused() {
+    let message = run_err(FUNCTIONS, &[("}\nfn b() {", "})\nfn c() {")]).await;
+    assert_eq!(
+        message,
+        "oldText matches f.txt only with its blank lines adjusted (your oldText's blank lines differ from lines 3-5 of the file), but at line 4 that adjustment falls between lines that newText changes, so where the file's blank lines belong in the new text is not defined. Copy the blank lines of lines 3-5 from the file into oldText exactly, or keep a line next to them unchanged in newText."
+    );
+    // So is new text put between two unchanged lines where the file has a blank line.
+    let message = run_err(FUNCTIONS, &[("}\nfn b() {", "}\nfn x() {}\nfn b() {")]).await;
+    assert!(
+        message.contains("at line 4 that adjustment falls between"),
+        "{message}"
+    );
+}
+
+#[tokio::test]
+async fn drift_in_a_crlf_file_with_a_bom_and_among_other_edits() {
+    let file = "\u{FEFF}top\r\nfn a() {\r\n    1\r\n}\r\n\r\nfn b() {\r\n    2\r\n}\r\nbottom\r\n";
+    let (result, after) = run_ok(
+        file,
+        &[
+            ("top", "TOP"),
+            ("    1\n}\nfn b() {\n", "    1\n}\nfn b(x: u8) {\n"),
+            ("bottom", "BOTTOM"),
+        ],
+    )
+    .await;
+    assert_eq!(
+        after,
+        "\u{FEFF}TOP\r\nfn a() {\r\n    1\r\n}\r\n\r\nfn b(x: u8) {\r\n    2\r\n}\r\nBOTTOM\r\n"
+    );
+    assert!(
+        result
+            .text_content()
+            .contains("\nedits[1] was applied with blank lines adjusted: your oldText's blank lines differ from lines 3-6 of the file"),
+        "{}",
+        result.text_content()
+    );
+    assert_eq!(result.details["blankLines"][0]["edit"], 1);
+}
+
+#[tokio::test]
+async fn drift_matching_two_places_is_refused_naming_both() {
+    let file = "a();\n\nb();\nc();\na();\nb();\n\n";
+    assert_eq!(
+        run_err(file, &[("a();\n\n\nb();", "x")]).await,
+        "oldText does not match f.txt exactly, and once its blank lines and indentation are set aside it matches several places (starting at lines 1, 5); it must match exactly one. Copy the text with its blank lines from the file, and add surrounding lines to make it unique."
     );
 }
 

@@ -39,7 +39,36 @@ async fn entries_are_sorted_ignoring_case_with_dotfiles_and_slashes() {
     std::os::unix::fs::symlink(d.join("missing"), d.join("broken")).expect("symlink");
     assert_eq!(
         run(d, None, None).await.expect("ok"),
-        ".env\nA.txt\napp/\nb.txt\nc.md\nDocs/\nlink-to-app/"
+        ".env\nA.txt\napp/\nb.txt\nc.md\nDocs/\nlink-to-app/\n\n\
+         [1 entry could not be read and was skipped: broken (a link to nothing)]"
+    );
+}
+
+/// With allowed roots, a link that leads outside is left out and named, as grep names what
+/// it skips (issue 22, finding 5).
+#[tokio::test]
+async fn a_link_leading_outside_the_allowed_roots_is_named() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let root = tmp.path().join("root");
+    fs::create_dir(&root).expect("mkdir");
+    fs::write(tmp.path().join("secret.txt"), "x").expect("write");
+    fs::write(root.join("a.txt"), "x").expect("write");
+    std::os::unix::fs::symlink(tmp.path().join("secret.txt"), root.join("out")).expect("symlink");
+    let env: Arc<dyn ExecutionEnv> = Arc::new(
+        LocalEnv::new(&root)
+            .with_allowed_roots(["."])
+            .expect("root"),
+    );
+    let ctx = ToolContext::new("call", CancellationToken::new())
+        .with_extensions(Extensions::new().with(env));
+    let args = LsArgs {
+        path: None,
+        limit: None,
+    };
+    let out = ls(&ctx, args).await.expect("listed");
+    assert_eq!(
+        out.content[0].as_text().expect("text"),
+        "a.txt\n\n[1 entry could not be read and was skipped: out (it leads outside the allowed directories)]"
     );
 }
 

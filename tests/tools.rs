@@ -10,6 +10,7 @@ mod fuzz;
 mod mutation_queue;
 mod processes;
 mod sandbox;
+mod sandbox_git;
 mod tool_bash;
 mod tool_edit;
 mod tool_find;

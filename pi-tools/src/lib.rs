@@ -63,10 +63,11 @@
 //!
 //! Cargo features follow the layers: `builtins` (the seven tools and the search engine they
 //! share, with ripgrep's crates and image decoding), `process` (`LocalEnv` runs processes;
-//! part of `builtins`), `mcp` (the MCP server), `cli` (the binary; implies the three before)
-//! and `ssh` (the SSH environment); `cli` and `ssh` are the default. With `default-features = false` a library gets the kernel, the tool API, the
-//! `#[tool]` macro, config, prompt, dialects and catalog. The documentation marks each item
-//! that needs a feature.
+//! part of `builtins`), `mcp` (the MCP server), `mount` (other MCP servers' tools in the
+//! toolbox, [`mount`]), `cli` (the binary; implies the others but `ssh`) and `ssh` (the SSH
+//! environment); `cli` and `ssh` are the default. With `default-features = false` a library
+//! gets the kernel, the tool API, the `#[tool]` macro, config, prompt, dialects and catalog.
+//! The documentation marks each item that needs a feature.
 
 // docs.rs builds with `--cfg docsrs` on nightly: each item behind a feature gets a badge
 // naming it.
@@ -88,7 +89,10 @@ pub mod env;
 pub mod guide;
 #[cfg(feature = "mcp")]
 pub mod mcp;
+#[cfg(feature = "mount")]
+pub mod mount;
 pub mod prompt;
+pub mod provider;
 #[cfg(feature = "builtins")]
 mod search;
 pub mod tool;

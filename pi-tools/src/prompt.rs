@@ -47,7 +47,9 @@ impl PromptSections {
         let Some(note) = note.map(str::trim).filter(|n| !n.is_empty()) else {
             return self;
         };
-        if !active.iter().any(|t| t.role() == ToolRole::Shell) || self.guidelines.iter().any(|g| g == note) {
+        if !active.iter().any(|t| t.role() == ToolRole::Shell)
+            || self.guidelines.iter().any(|g| g == note)
+        {
             return self;
         }
         let at = usize::from(exploration_rule(active).is_some()).min(self.guidelines.len());

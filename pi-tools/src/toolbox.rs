@@ -36,8 +36,9 @@ pub struct Toolbox {
 impl Toolbox {
     /// The active set `config` names, in its order, drawn from `registered`.
     ///
-    /// Active names that are not registered are ignored (a validated [`Config`] has none;
-    /// this only matters for a configuration loaded against another set of tools).
+    /// Active names that are not registered are ignored (a validated [`Config`] has none
+    /// but mounted servers' tools, which join `registered` once their server listed them).
+    /// A glob (`"github__*"`) activates every registered tool it matches, in their order.
     /// `extensions` reach every tool's context (the execution environment lives there).
     pub fn new(
         registered: Vec<Arc<dyn ToolDefinition>>,
@@ -52,7 +53,20 @@ impl Toolbox {
             tool_set: ToolSet::new([]),
         };
         for name in &config.active {
-            toolbox.push_active(name);
+            if crate::config::is_glob(name) {
+                // `github__*`: a mounted server's tools, in the order it lists them.
+                let matching: Vec<String> = toolbox
+                    .registered
+                    .iter()
+                    .map(|t| t.name().to_owned())
+                    .filter(|t| crate::config::glob_match(name, t))
+                    .collect();
+                for tool in matching {
+                    toolbox.push_active(&tool);
+                }
+            } else {
+                toolbox.push_active(name);
+            }
         }
         toolbox.tool_set = toolbox.agent_tools().into_iter().collect();
         toolbox

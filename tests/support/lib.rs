@@ -1,14 +1,29 @@
 //! What the test binaries share: scripted tools and a logging sink for the kernel's tests
-//! (here), fake definitions ([`fake`]), an in-process MCP session ([`mcp`]), a real sshd
-//! ([`ssh`]), counting processes in /proc ([`procfs`]) and feeding a process its input
+//! (here), hand-written definitions ([`FakeTool`]), an in-process MCP session (`mcp`), MCP
+//! servers to mount (`mount`), a sandboxed workspace to attack (`sandbox`), a real sshd
+//! (`ssh`), counting processes in /proc ([`procfs`]) and feeding a process its input
 //! ([`spawn`]).
 
 mod fake;
 pub use fake::*;
 
+/// The command line built for these tests (`CARGO_BIN_EXE_cli-under-test` in a test file):
+/// cargo puts a package's binaries in the target directory and its test binaries in `deps/`
+/// below it.
+pub fn cli_under_test() -> std::path::PathBuf {
+    let test = std::env::current_exe().expect("the test binary's path");
+    let deps = test.parent().expect("the test binary is in deps/");
+    let target = deps.parent().expect("deps/ is in the target directory");
+    target.join("cli-under-test")
+}
+
 #[cfg(feature = "mcp")]
 pub mod mcp;
+#[cfg(feature = "mount")]
+pub mod mount;
 pub mod procfs;
+#[cfg(all(target_os = "linux", feature = "builtins"))]
+pub mod sandbox;
 pub mod spawn;
 #[cfg(feature = "ssh")]
 pub mod ssh;

@@ -56,6 +56,12 @@ impl Sshd {
     /// Starts a server, or returns `None` (with a message) where no sshd is installed, so the
     /// caller can skip; `.ci/run` installs openssh-server, so CI never skips.
     pub fn start() -> Option<Sshd> {
+        Sshd::start_with(&[])
+    }
+
+    /// [`start`](Self::start), with `extra` lines in the server's config (a `Subsystem`
+    /// line replaces the default one).
+    pub fn start_with(extra: &[&str]) -> Option<Sshd> {
         let Some(sshd) = sshd_binary() else {
             eprintln!("skipped: no sshd installed (apt-get install openssh-server)");
             return None;
@@ -78,19 +84,23 @@ impl Sshd {
         .iter()
         .find(|p| Path::new(p).is_file())
         .map_or("internal-sftp".to_string(), |p| p.to_string());
-        std::fs::write(
-            d.join("sshd_config"),
-            format!(
-                "Port {port}\nListenAddress 127.0.0.1\nHostKey {hk}\nPidFile {pid}\n\
-                 AuthorizedKeysFile {ak}\nPasswordAuthentication no\nKbdInteractiveAuthentication no\n\
-                 PubkeyAuthentication yes\nStrictModes no\nUsePAM no\nPermitRootLogin yes\n\
-                 Subsystem sftp {sftp}\nLogLevel ERROR\nMaxSessions 100\nMaxStartups 100\n",
-                hk = d.join("host_key").display(),
-                pid = d.join("sshd.pid").display(),
-                ak = d.join("authorized_keys").display(),
-            ),
-        )
-        .expect("sshd_config");
+        let mut config = format!(
+            "Port {port}\nListenAddress 127.0.0.1\nHostKey {hk}\nPidFile {pid}\n\
+             AuthorizedKeysFile {ak}\nPasswordAuthentication no\nKbdInteractiveAuthentication no\n\
+             PubkeyAuthentication yes\nStrictModes no\nUsePAM no\nPermitRootLogin yes\n\
+             LogLevel ERROR\nMaxSessions 100\nMaxStartups 100\n",
+            hk = d.join("host_key").display(),
+            pid = d.join("sshd.pid").display(),
+            ak = d.join("authorized_keys").display(),
+        );
+        if !extra.iter().any(|l| l.starts_with("Subsystem")) {
+            config.push_str(&format!("Subsystem sftp {sftp}\n"));
+        }
+        for line in extra {
+            config.push_str(line);
+            config.push('\n');
+        }
+        std::fs::write(d.join("sshd_config"), config).expect("sshd_config");
         std::fs::write(
             d.join("known_hosts"),
             format!("[127.0.0.1]:{port} {host_pub}"),
@@ -161,6 +171,11 @@ impl Sshd {
             // SAFETY: plain kill(2) of a process we found as our server's descendant.
             unsafe { libc::kill(pid as i32, libc::SIGKILL) };
         }
+    }
+
+    /// The listening server's process id.
+    pub fn pid(&self) -> Option<u32> {
+        self.child.as_ref().map(Child::id)
     }
 
     /// The target for the alias, with the generated config.

@@ -199,7 +199,10 @@ async fn find_through_env(
             found.cancelled = true;
             break;
         }
-        if found.take(&entry.rel, entry.kind == Kind::Dir, limit).is_break() {
+        if found
+            .take(&entry.rel, entry.kind == Kind::Dir, limit)
+            .is_break()
+        {
             break;
         }
     }

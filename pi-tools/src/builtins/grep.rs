@@ -28,10 +28,10 @@ use crate::builtins::SearchedVia;
 use crate::env::{ExecutionEnv, ToolContextExt};
 use crate::search::env_walk::EnvWalk;
 use crate::search::path_glob::PathGlob;
+use crate::search::root::{SearchRoot, search_root};
 use crate::search::scan::{
     Collector, FileHits, SearchOutcome, SearchSpec, reason, search, search_reader,
 };
-use crate::search::root::{SearchRoot, search_root};
 use crate::search::skipped::Skipped;
 use crate::search::walk::Kind;
 use crate::text::sentence;

@@ -11,6 +11,8 @@ use crate::builtins::preview::{arg_str, detail_u64, preview};
 use crate::builtins::truncate::{TruncatedBy, TruncationLimits, truncate_head};
 use crate::core::{ToolContext, ToolError, ToolResult};
 use crate::env::{ToolContextExt, resolve_path};
+use crate::search::scan::reason;
+use crate::search::skipped::Skipped;
 use crate::tool;
 use crate::tool::ToolOutput;
 use crate::tool::render::{Color, Style, Styled};
@@ -92,16 +94,30 @@ pub async fn ls(
         .map_err(|e| ToolError::new(format!("Cannot list `{raw_path}`: {e}.")))?;
 
     let mut entries = Vec::with_capacity(listed.len());
+    let mut skipped = Skipped::default();
     for entry in listed {
-        // A symbolic link whose target is gone (or unreadable) cannot be used: skip it.
-        if entry.is_symlink && !entry.is_dir && env.metadata(&dir.join(&entry.name)).await.is_err()
+        // A symbolic link whose target is gone, unreadable or outside the allowed
+        // directories cannot be used: it is skipped, and named at the end.
+        if entry.is_symlink
+            && !entry.is_dir
+            && let Err(err) = env.metadata(&dir.join(&entry.name)).await
         {
+            let why = match err.kind() {
+                std::io::ErrorKind::NotFound => "a link to nothing".to_owned(),
+                _ => reason(&err),
+            };
+            skipped.note(&entry.name, &why);
             continue;
         }
         entries.push(entry);
     }
+    let skipped = skipped.notice("entry", "entries");
     if entries.is_empty() {
-        return Ok(ToolOutput::text("(empty directory)").with_details(LsDetails::default()));
+        let text = match skipped {
+            Some(notice) => format!("(empty directory)\n\n[{notice}]"),
+            None => "(empty directory)".to_owned(),
+        };
+        return Ok(ToolOutput::text(text).with_details(LsDetails::default()));
     }
     entries.sort_by(|a, b| {
         a.name
@@ -132,7 +148,7 @@ pub async fn ls(
         entries: truncation.output_lines,
         ..LsDetails::default()
     };
-    let mut notices = Vec::new();
+    let mut notices: Vec<String> = skipped.into_iter().collect();
     if more {
         notices.push(format!(
             "{limit} entries limit reached. Use limit={} for more",

@@ -30,7 +30,7 @@ pub enum SearchedVia {
 }
 
 /// Lets the environment run `tool` itself when it can (see
-/// [`ExecutionEnv::run_tool`](crate::env::ExecutionEnv::run_tool)): the tool's output when
+/// [`ExecutionEnv::run_beside_files`](crate::env::ExecutionEnv::run_beside_files)): the tool's output when
 /// it did (its details saying `"via": "helper"`), `None` when the tool should go on as
 /// usual, which it also does when the environment answers `ErrorKind::Unsupported`.
 async fn run_in_env<A, D>(
@@ -48,7 +48,7 @@ where
     if let Some(object) = arguments.as_object_mut() {
         object.retain(|_, v| !v.is_null());
     }
-    let run = env.run_tool(tool, arguments, ctx.cancellation().clone())?;
+    let run = env.run_beside_files(tool, arguments, ctx.cancellation().clone())?;
     let via = || serde_json::to_value(SearchedVia::Helper).unwrap_or_default();
     Some(match run.await {
         Err(err) if err.kind() == std::io::ErrorKind::Unsupported => return None,

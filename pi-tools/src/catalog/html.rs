@@ -102,12 +102,17 @@ fn entry(out: &mut String, tool: &CatalogEntry) {
     let _ = write!(
         out,
         "<section class=\"tool\" id=\"{id}\">\n<h2>{name}</h2>\n\
-         <p class=\"meta\">{label} · {mode} · {active}</p>\n",
+         <p class=\"meta\">{label} · {mode} · {active}{server}</p>\n",
         id = anchor(tool),
         name = escape(&tool.name),
         label = escape(&tool.label),
         mode = tool.mode,
         active = if tool.active { "active" } else { "inactive" },
+        server = tool
+            .server
+            .as_deref()
+            .map(|s| format!(" · from the MCP server {}", escape(s)))
+            .unwrap_or_default(),
     );
     if let Some(snippet) = &tool.snippet {
         let _ = writeln!(out, "<p><em>{}</em></p>", markdown_inline(snippet));

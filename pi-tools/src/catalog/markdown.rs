@@ -49,6 +49,9 @@ fn section(out: &mut String, tool: &CatalogEntry, level: u8, slugger: &mut Slugg
         tool.mode,
         if tool.active { "yes" } else { "no" }
     );
+    if let Some(server) = &tool.server {
+        let _ = writeln!(out, "- **MCP server:** {}", inline(server));
+    }
     if let Some(snippet) = &tool.snippet {
         let _ = writeln!(out, "- **Snippet:** {}", inline(snippet));
     }

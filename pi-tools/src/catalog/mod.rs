@@ -41,6 +41,9 @@ pub struct CatalogEntry {
     pub mode: ExecutionMode,
     /// Whether the tool is in the active set.
     pub active: bool,
+    /// The MCP server it is mounted from (`[mcp.servers.<name>]`), for another server's tool.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub server: Option<String>,
     /// The prompt snippet, if any.
     pub snippet: Option<String>,
     /// What the tool does.
@@ -91,6 +94,7 @@ impl Catalog {
                     .and_then(|s| s.mode)
                     .unwrap_or_else(|| tool.execution_mode()),
                 active: active.iter().any(|a| a == tool.name()),
+                server: tool.mounted_from().map(str::to_owned),
                 snippet: tool.prompt_snippet().map(str::to_owned),
                 description: tool.description().to_owned(),
                 guidelines: tool.prompt_guidelines(),

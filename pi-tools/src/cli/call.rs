@@ -1,38 +1,55 @@
 //! `pi-tools call NAME --args JSON`: runs one registered tool (active or not) in a directory
-//! and prints its result message as one JSON line.
-//!
-//! This is how the SSH environment runs grep and find next to the files: it starts the
-//! remote machine's `pi-tools call grep …` and reads the result back, so a remote search
-//! gives exactly what a local one would.
+//! and prints its result message as one JSON line; and `pi-tools env-server`, which serves
+//! this machine's commands and tool calls to an SSH environment on another machine over its
+//! stdin and stdout (see `env::link`), running tool calls the same way.
 
+use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
 
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
-use crate::core::{Extensions, NoopSink, RunnerConfig, ToolCall, ToolSet, execute_tool_calls};
+use crate::core::{
+    Extensions, NoopSink, RunnerConfig, ToolCall, ToolResultMessage, ToolSet, execute_tool_calls,
+};
 use crate::env::{ExecutionEnv, LocalEnv};
 use crate::tool::wrap;
 
-use super::{CallArgs, Failure, emit, setup};
+use super::{CallArgs, EnvServerArgs, Failure, emit, setup};
 
 pub(super) async fn call(args: CallArgs) -> Result<ExitCode, Failure> {
     let cwd = setup::working_directory(args.cwd.as_deref())?;
-    let registered = setup::registered()?;
-    let Some(definition) = registered.iter().find(|d| d.name() == args.name) else {
-        let names: Vec<&str> = registered.iter().map(|d| d.name()).collect();
-        return Err(Failure::usage(format!(
-            "no tool called `{}` is registered; the registered tools are: {}",
-            args.name,
-            names.join(", ")
-        )));
-    };
     let arguments: Value = serde_json::from_str(&args.args).map_err(|e| {
         Failure::usage(format!(
             "--args is not JSON ({e}); give the tool's arguments as one JSON object"
         ))
     })?;
+    let message = run_one(args.name, cwd, arguments, CancellationToken::new())
+        .await
+        .map_err(Failure::usage)?;
+    let line = serde_json::to_string(&message)
+        .map_err(|e| Failure::general(format!("the result could not be written as JSON: {e}")))?;
+    emit::print(&line)?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Runs the registered tool `name` once in `cwd`, on this machine; an unknown name is an
+/// error that lists the registered tools.
+async fn run_one(
+    name: String,
+    cwd: PathBuf,
+    arguments: Value,
+    cancel: CancellationToken,
+) -> Result<ToolResultMessage, String> {
+    let registered = setup::registered().map_err(|f| f.to_string())?;
+    let Some(definition) = registered.iter().find(|d| d.name() == name) else {
+        let names: Vec<&str> = registered.iter().map(|d| d.name()).collect();
+        return Err(format!(
+            "no tool called `{name}` is registered; the registered tools are: {}",
+            names.join(", ")
+        ));
+    };
     let env: Arc<dyn ExecutionEnv> = Arc::new(LocalEnv::new(&cwd));
     let tools = ToolSet::new([wrap(Arc::clone(definition), None)]);
     let config = RunnerConfig {
@@ -41,22 +58,27 @@ pub(super) async fn call(args: CallArgs) -> Result<ExitCode, Failure> {
     };
     let call = ToolCall {
         id: "call".into(),
-        name: args.name.clone(),
+        name,
         arguments,
     };
-    let outcome = execute_tool_calls(
-        &tools,
-        &[call],
-        &config,
-        &CancellationToken::new(),
-        &NoopSink,
-    )
-    .await;
-    for message in &outcome.messages {
-        let line = serde_json::to_string(message).map_err(|e| {
-            Failure::general(format!("the result could not be written as JSON: {e}"))
-        })?;
-        emit::print(&line)?;
+    let mut outcome = execute_tool_calls(&tools, &[call], &config, &cancel, &NoopSink).await;
+    outcome
+        .messages
+        .pop()
+        .ok_or_else(|| "the tool call gave no result".to_owned())
+}
+
+/// `pi-tools env-server`: serves until standard input ends, then ends every process its
+/// commands left. With `--check`, says which version and protocol it serves.
+pub(super) async fn env_server(args: EnvServerArgs) -> Result<ExitCode, Failure> {
+    if args.check {
+        emit::print(crate::env::link::SERVES)?;
+        return Ok(ExitCode::SUCCESS);
     }
+    let runner: crate::env::link::server::CallRunner =
+        Arc::new(|name, cwd, arguments, cancel| Box::pin(run_one(name, cwd, arguments, cancel)));
+    crate::env::link::server::serve(tokio::io::stdin(), tokio::io::stdout(), runner)
+        .await
+        .map_err(|e| Failure::general(format!("the environment link failed: {e}")))?;
     Ok(ExitCode::SUCCESS)
 }

@@ -4,10 +4,12 @@ use std::process::ExitCode;
 
 use crate::config::ConfigSource;
 
+use super::mounted::Need;
 use super::{CatalogArgs, CatalogFormat, Failure, emit, setup};
 
-pub(super) fn catalog(args: CatalogArgs, config: &ConfigSource) -> Result<ExitCode, Failure> {
-    let toolbox = setup::describing_toolbox(config)?;
+pub(super) async fn catalog(args: CatalogArgs, config: &ConfigSource) -> Result<ExitCode, Failure> {
+    let (toolbox, mounts) = setup::describing_toolbox(config, Need::ActiveOrAll(args.all)).await?;
+    mounts.end().await;
     let catalog = toolbox.catalog(args.all).with_title(args.title);
     let text = match args.format {
         CatalogFormat::Markdown => catalog.to_markdown_at(args.heading_level),

@@ -7,12 +7,36 @@ use crate::config::{Config, ConfigSource};
 use crate::env::KernelSupport;
 use crate::toolbox::Toolbox;
 
+use super::mounted::Need;
 use super::{Failure, emit, setup};
+use crate::mount::ServerReport;
 
-pub(super) fn check(source: &ConfigSource) -> Result<ExitCode, Failure> {
-    let toolbox = setup::describing_toolbox(source)?;
-    emit::print(&summary(source, &toolbox))?;
+pub(super) async fn check(source: &ConfigSource) -> Result<ExitCode, Failure> {
+    let (toolbox, mounts) = setup::describing_toolbox(source, Need::Active).await?;
+    let servers = mounts.report().await;
+    mounts.end().await;
+    let mut text = summary(source, &toolbox);
+    for line in server_lines(&servers) {
+        text.push('\n');
+        text.push_str(&line);
+    }
+    emit::print(&text)?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// One line per mounted server: its name, transport, state and tool count.
+fn server_lines(servers: &[ServerReport]) -> Vec<String> {
+    servers
+        .iter()
+        .map(|s| {
+            let tools = s
+                .tools
+                .map_or_else(|| "no tools".to_owned(), |n| format!("{n} tools"));
+            // A failure's standard error lines follow, indented.
+            let state = s.state.to_string().replace('\n', "\n    ");
+            format!("mcp server {} ({}): {tools}, {state}", s.name, s.transport)
+        })
+        .collect()
 }
 
 /// A few lines saying which configuration applies and what it sets up.
@@ -57,8 +81,42 @@ fn summary(source: &ConfigSource, toolbox: &Toolbox) -> String {
             |roots| list(roots.iter().map(|r| r.display().to_string()).collect())
         )
     ));
+    lines.extend(env_report(&config.env));
     lines.extend(sandbox_report(config, &KernelSupport::probe()));
     lines.join("\n")
+}
+
+/// Where the tools work and, over SSH, how commands will run there and what that costs.
+fn env_report(env: &crate::config::EnvSettings) -> Vec<String> {
+    let crate::config::EnvSettings::Ssh(ssh) = env else {
+        return vec!["environment: this machine".to_owned()];
+    };
+    let version = env!("CARGO_PKG_VERSION");
+    let served = format!(
+        "commands over SSH: one long-lived pi-tools process on {host} serves every command, \
+         grep and find (its shell's startup files run once, when it starts)",
+        host = ssh.host
+    );
+    vec![
+        format!(
+            "environment: {} over SSH, in {}",
+            ssh.host,
+            ssh.cwd.display()
+        ),
+        if ssh.upload_helper {
+            format!(
+                "{served}; pi-tools {version} on its PATH, else this binary uploaded there \
+                 (upload_helper = true; same OS and architecture only)"
+            )
+        } else {
+            format!(
+                "{served}, when pi-tools {version} is on its PATH; else each command opens an \
+                 SSH session of its own, which runs the remote shell's startup files every time \
+                 (often 0.1 to 0.3 s a call), and grep and find read the tree over SFTP: set \
+                 upload_helper = true to avoid that"
+            )
+        },
+    ]
 }
 
 /// What `[sandbox]` asks for, what this kernel offers, and whether commands will run.
@@ -84,6 +142,7 @@ fn sandbox_report(config: &Config, kernel: &KernelSupport) -> Vec<String> {
         lines.push(format!(
             "sandbox writable roots: {roots} and a private TMPDIR"
         ));
+        lines.push(format!("sandbox git: {}", sandbox.git));
         lines.push(format!(
             "sandbox protected: {}",
             if sandbox.protected.is_empty() {
@@ -97,6 +156,14 @@ fn sandbox_report(config: &Config, kernel: &KernelSupport) -> Vec<String> {
     let needs_landlock = sandbox.mode != crate::env::SandboxMode::Off;
     let enforceable =
         (!needs_landlock || kernel.landlock_abi > 0) && (sandbox.network || kernel.seccomp);
+    if enforceable && needs_landlock {
+        lines.extend(
+            kernel
+                .gaps()
+                .into_iter()
+                .map(|gap| format!("sandbox cannot enforce: {gap}")),
+        );
+    }
     lines.push(if enforceable {
         "sandbox: enforceable on this kernel".to_owned()
     } else {
@@ -132,6 +199,34 @@ mod tests {
     }
 
     #[test]
+    fn the_environment_report_says_how_commands_run_over_ssh_and_what_it_costs() {
+        assert_eq!(env_report(&config("").env), ["environment: this machine"]);
+        let report =
+            env_report(&config("[env]\nkind = \"ssh\"\nhost = \"box\"\ncwd = \"/srv\"\n").env);
+        assert_eq!(report[0], "environment: box over SSH, in /srv");
+        assert!(
+            report[1].starts_with(
+                "commands over SSH: one long-lived pi-tools process on box serves every command"
+            ),
+            "{report:?}"
+        );
+        assert!(
+            report[1].contains("else each command opens an SSH session of its own"),
+            "{report:?}"
+        );
+        let uploading = env_report(
+            &config(
+                "[env]\nkind = \"ssh\"\nhost = \"box\"\ncwd = \"/srv\"\nupload_helper = true\n",
+            )
+            .env,
+        );
+        assert!(
+            uploading[1].contains("else this binary uploaded there"),
+            "{uploading:?}"
+        );
+    }
+
+    #[test]
     fn the_sandbox_report_says_what_is_asked_and_what_the_kernel_offers() {
         let kernel = KernelSupport {
             landlock_abi: 7,
@@ -144,10 +239,25 @@ mod tests {
             [
                 "sandbox: mode workspace-write, network off",
                 "sandbox writable roots: . and a private TMPDIR",
+                "sandbox git: read-only",
                 "sandbox protected: .git/hooks, .git/config",
                 "kernel Landlock: ABI 7",
                 "kernel seccomp: available",
                 "kernel user namespaces: available",
+                "sandbox: enforceable on this kernel",
+            ]
+        );
+        let old = KernelSupport {
+            landlock_abi: 5,
+            user_namespaces: false,
+            ..kernel.clone()
+        };
+        assert_eq!(
+            sandbox_report(&config(""), &old)[6..],
+            [
+                "kernel user namespaces: not available",
+                "sandbox cannot enforce: signals and abstract Unix sockets are not scoped (Landlock ABI 5 here; scoping needs ABI 6, Linux 6.12): a command can signal a process of the same user outside the sandbox and connect to its abstract sockets",
+                "sandbox cannot enforce: no user namespace can be made: commands run with every capability dropped instead, and protected paths that exist (such as .git) make every command fail",
                 "sandbox: enforceable on this kernel",
             ]
         );

@@ -18,6 +18,7 @@ use crate::mcp::{
 };
 use crate::toolbox::Toolbox;
 
+use super::mounted::{self, Need};
 use super::setup::Workspace;
 use super::{Failure, McpArgs, setup};
 
@@ -26,10 +27,21 @@ use super::{Failure, McpArgs, setup};
 const TOKEN_VARIABLE: &str = "PI_TOOLS_MCP_TOKEN";
 
 pub(super) async fn mcp(args: McpArgs, source: &ConfigSource) -> Result<ExitCode, Failure> {
-    let registered = setup::registered()?;
+    let mut registered = setup::registered()?;
     let mut config = setup::config(source, &registered)?;
     let workspace = Workspace::open(&args.workspace, &mut config).await?;
+    if args.http.is_some() {
+        confine_over_http(&mut config);
+    }
+    let mounts = mounted::mount(
+        &config,
+        &workspace.server_dir()?,
+        &mut registered,
+        Need::Active,
+    )
+    .await?;
     let toolbox = Toolbox::new(registered, &config, workspace.extensions(&config)?);
+    let base_config = mounted::runner_config(toolbox.runner_config(), &mounts);
     init_stderr_logging();
     let tools = served_tools(&toolbox);
     let stop = CancellationToken::new();
@@ -37,7 +49,7 @@ pub(super) async fn mcp(args: McpArgs, source: &ConfigSource) -> Result<ExitCode
     let served = match &args.http {
         None => {
             let (stdin, stdout) = rmcp::transport::io::stdio_pipes();
-            serve_split_until(tools, toolbox.runner_config(), stdin, stdout, stop).await
+            serve_split_until(tools, base_config.clone(), stdin, stdout, stop).await
         }
         Some(address) => {
             let options = HttpOptions {
@@ -62,7 +74,7 @@ pub(super) async fn mcp(args: McpArgs, source: &ConfigSource) -> Result<ExitCode
             }
             // Each session gets its own execution environment, so ending one session (or
             // its idle timeout) ends that session's background jobs and no other's.
-            let base = toolbox.runner_config();
+            let base = base_config.clone();
             let session_config = move || -> RunnerConfig {
                 match workspace.session_extensions(&config) {
                     Ok(extensions) => RunnerConfig {
@@ -87,6 +99,7 @@ pub(super) async fn mcp(args: McpArgs, source: &ConfigSource) -> Result<ExitCode
     {
         env.end_session();
     }
+    mounts.end().await;
     served.map_err(|e| Failure::general(format!("the MCP server failed: {e}")))?;
     Ok(ExitCode::SUCCESS)
 }
@@ -106,6 +119,28 @@ fn served_tools(toolbox: &Toolbox) -> McpTools {
     }
     let text: Vec<String> = guidelines.iter().map(|g| format!("- {g}")).collect();
     tools.with_instructions(format!("Guidelines:\n{}", text.join("\n")))
+}
+
+/// Over HTTP the file tools stay in the working directory unless `[paths] allowed_roots`
+/// names directories: a server others can reach does not hand out the host's files by
+/// default. Says on stderr where they are confined.
+fn confine_over_http(config: &mut crate::config::Config) {
+    match &config.allowed_roots {
+        None => {
+            config.allowed_roots = Some(vec![std::path::PathBuf::from(".")]);
+            eprintln!(
+                "pi-tools: over HTTP the file tools are confined to the working directory; set [paths] allowed_roots to choose other directories"
+            );
+        }
+        Some(roots) => eprintln!(
+            "pi-tools: the file tools are confined to {} ([paths] allowed_roots)",
+            roots
+                .iter()
+                .map(|r| r.display().to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    }
 }
 
 /// The bearer token: the first line of `--token-file`, else the environment variable.

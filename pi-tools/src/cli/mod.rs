@@ -28,6 +28,7 @@ mod input;
 mod jsonl;
 mod live;
 mod mcp;
+mod mounted;
 mod prompt;
 mod run;
 mod schema;
@@ -106,14 +107,15 @@ async fn dispatch(command: Command, globals: &Globals) -> Result<ExitCode, Failu
     let config = &globals.config;
     match command {
         Command::Run(args) => run::run(args, config, globals.color).await,
-        Command::Catalog(args) => catalog::catalog(args, config),
-        Command::Prompt => prompt::prompt(config),
-        Command::Schema(args) => schema::schema(args, config),
-        Command::Check => check::check(config),
+        Command::Catalog(args) => catalog::catalog(args, config).await,
+        Command::Prompt => prompt::prompt(config).await,
+        Command::Schema(args) => schema::schema(args, config).await,
+        Command::Check => check::check(config).await,
         Command::Mcp(args) => mcp::mcp(args, config).await,
         Command::Completions(args) => completions::completions(args, &globals.bin_name),
         Command::Man(args) => completions::man(args, &globals.bin_name),
         Command::Call(args) => call::call(args).await,
+        Command::EnvServer(args) => call::env_server(args).await,
     }
 }
 
@@ -162,8 +164,12 @@ enum Command {
     /// Print the man page (roff).
     Man(ManArgs),
     /// Run one registered tool (active or not) and print its result message as one JSON
-    /// line (the SSH environment runs grep and find on the remote machine this way).
+    /// line.
     Call(CallArgs),
+    /// Serve this machine's commands and tool calls over standard input and output to an
+    /// SSH environment on another machine (it starts this itself), until the input ends.
+    #[command(hide = true)]
+    EnvServer(EnvServerArgs),
 }
 
 #[derive(Debug, Args)]
@@ -176,6 +182,13 @@ struct CallArgs {
     /// The directory the tool works in (default: the current directory).
     #[arg(long, value_name = "DIR")]
     cwd: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+struct EnvServerArgs {
+    /// Print the version and link protocol this binary serves, and exit.
+    #[arg(long)]
+    check: bool,
 }
 
 /// Where the tools of `run` and `mcp` work: a local directory, or one on another machine.
@@ -198,13 +211,42 @@ struct WorkspaceArgs {
 struct RunArgs {
     #[command(flatten)]
     workspace: WorkspaceArgs,
-    /// Print every event as one JSON object a line, then `{"type":"batch_end",…}`.
+    /// Print every event as one JSON object a line, then `{"type":"batch_end",…}` (on
+    /// standard error with --dialect).
     #[arg(long)]
     json: bool,
+    /// Read FILE as this provider's reply (its JSON body, or its saved event stream), run its
+    /// calls, and print on standard output exactly the JSON to append to the conversation:
+    /// an array of messages (openai), of items (openai-responses), or one message (anthropic)
+    /// or content (gemini). Events and the results as a person reads them go to standard
+    /// error. openai-strict is openai whose tools are strict: a `null` optional means absent.
+    #[arg(long, value_enum, value_name = "PROVIDER")]
+    dialect: Option<ReplyDialect>,
     /// The batch: a JSON array of `{id, name, arguments}` or an assistant message with
-    /// `toolCall` blocks; `-` or nothing reads standard input.
+    /// `toolCall` blocks (with --dialect, the provider's reply); `-` or nothing reads
+    /// standard input.
     #[arg(value_name = "FILE")]
     input: Option<PathBuf>,
+}
+
+/// Whose reply `run --dialect` reads, and whose messages it prints.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum ReplyDialect {
+    /// OpenAI Chat Completions: a `ChatCompletion`, or its chunk stream.
+    #[value(name = "openai")]
+    OpenAi,
+    /// OpenAI Chat Completions with strict tools: `null` for an optional parameter is absent.
+    #[value(name = "openai-strict")]
+    OpenAiStrict,
+    /// OpenAI Responses: a `response`, or its event stream.
+    #[value(name = "openai-responses")]
+    OpenAiResponses,
+    /// Anthropic Messages: a `message`, or its event stream.
+    #[value(name = "anthropic")]
+    Anthropic,
+    /// Gemini `generateContent`: a `GenerateContentResponse`, or its `alt=sse` stream.
+    #[value(name = "gemini")]
+    Gemini,
 }
 
 #[derive(Debug, Args)]

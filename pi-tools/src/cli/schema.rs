@@ -7,10 +7,12 @@ use serde_json::Value;
 use crate::config::ConfigSource;
 use crate::dialect;
 
+use super::mounted::Need;
 use super::{Failure, SchemaArgs, emit, setup};
 
-pub(super) fn schema(args: SchemaArgs, config: &ConfigSource) -> Result<ExitCode, Failure> {
-    let toolbox = setup::describing_toolbox(config)?;
+pub(super) async fn schema(args: SchemaArgs, config: &ConfigSource) -> Result<ExitCode, Failure> {
+    let (toolbox, mounts) = setup::describing_toolbox(config, Need::ActiveOrAll(args.all)).await?;
+    mounts.end().await;
     let tools = if args.all {
         toolbox.registered()
     } else {

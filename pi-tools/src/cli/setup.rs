@@ -12,7 +12,9 @@ use crate::tool::Registry;
 use crate::tool::ToolDefinition;
 use crate::toolbox::Toolbox;
 
+use super::mounted::{self, Need};
 use super::{Failure, WorkspaceArgs};
+use crate::mount::Mounts;
 
 /// Every `#[tool]` linked into this binary, sorted by name.
 pub(super) fn registered() -> Result<Vec<Arc<dyn ToolDefinition>>, Failure> {
@@ -31,11 +33,17 @@ pub(super) fn config(
         .map_err(|e| Failure::general(e.to_string()))
 }
 
-/// The toolbox for commands that only describe tools (no execution environment).
-pub(super) fn describing_toolbox(source: &ConfigSource) -> Result<Toolbox, Failure> {
-    let registered = registered()?;
+/// The toolbox for commands that only describe tools (no execution environment), with the
+/// mounted servers `need` names started in the current directory; end them when done.
+pub(super) async fn describing_toolbox(
+    source: &ConfigSource,
+    need: Need<'_>,
+) -> Result<(Toolbox, Arc<Mounts>), Failure> {
+    let mut registered = registered()?;
     let config = config(source, &registered)?;
-    Ok(Toolbox::new(registered, &config, Extensions::new()))
+    let cwd = working_directory(None)?;
+    let mounts = mounted::mount(&config, &cwd, &mut registered, need).await?;
+    Ok((Toolbox::new(registered, &config, Extensions::new()), mounts))
 }
 
 /// The working directory: `--cwd` when given (it must be an existing directory), else the
@@ -71,7 +79,7 @@ pub(super) fn working_directory(cwd: Option<&Path>) -> Result<PathBuf, Failure> 
 /// names any (relative roots are taken from `cwd`) and sandboxed by `[sandbox]`. `run` and
 /// `mcp` both start from here.
 pub(super) fn extensions(cwd: &Path, config: &Config) -> Result<Extensions, Failure> {
-    let mut env = LocalEnv::new(cwd);
+    let mut env = LocalEnv::new(cwd).with_pseudo_files(config.pseudo_files);
     if let Some(roots) = &config.allowed_roots {
         env = env.with_allowed_roots(roots).map_err(|e| {
             Failure::general(format!(
@@ -166,6 +174,16 @@ impl Workspace {
             "this pi-tools was built without the `ssh` feature, so it cannot work on {}; build it with `--features ssh`",
             settings.host
         )))
+    }
+
+    /// Where mounted stdio servers start: the local working directory, or this process's
+    /// current directory for a remote workspace (they run on this machine either way).
+    pub(super) fn server_dir(&self) -> Result<PathBuf, Failure> {
+        match self {
+            Workspace::Local(cwd) => Ok(cwd.clone()),
+            #[cfg(feature = "ssh")]
+            Workspace::Ssh(_) => working_directory(None),
+        }
     }
 
     /// The values the tools' context carries: the workspace's environment (a fresh

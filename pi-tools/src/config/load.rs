@@ -21,7 +21,7 @@ use crate::core::ExecutionMode;
 use crate::tool::ToolDefinition;
 
 const TOOLS_KEYS: [&str; 4] = ["active", "execution", "max_concurrency", "timeout_secs"];
-const SECTIONS: [&str; 6] = ["tools", "tool", "paths", "prompt", "sandbox", "env"];
+const SECTIONS: [&str; 7] = ["tools", "tool", "paths", "prompt", "sandbox", "env", "mcp"];
 
 impl Config {
     /// Loads `path`, or the embedded default when `path` is `None`, validating it against
@@ -72,6 +72,8 @@ pub(super) struct Loader<'a> {
     /// Drop unregistered default tools instead of reporting them.
     lenient: bool,
     problems: Vec<(usize, String)>,
+    /// `active` entries that name mounted tools, checked once `[mcp.servers]` is read.
+    mounted_active: Vec<(String, Range<usize>)>,
 }
 
 impl<'a> Loader<'a> {
@@ -87,6 +89,7 @@ impl<'a> Loader<'a> {
             registered,
             lenient,
             problems: Vec::new(),
+            mounted_active: Vec::new(),
         }
     }
 
@@ -113,9 +116,11 @@ impl<'a> Loader<'a> {
             timeout: Some(Duration::from_secs(DEFAULT_TIMEOUT_SECS)),
             tools: BTreeMap::new(),
             allowed_roots: None,
+            pseudo_files: false,
             guidelines: Vec::new(),
             sandbox: SandboxSettings::default(),
             env: EnvSettings::Local,
+            servers: Vec::new(),
             origin: self.origin.to_owned(),
         };
         let mut active = None;
@@ -153,6 +158,11 @@ impl<'a> Loader<'a> {
                         config.env = self.env_section(table, key.span());
                     }
                 }
+                "mcp" => {
+                    if let Some(table) = self.table(value, "[mcp]") {
+                        config.servers = self.mcp_section(table);
+                    }
+                }
                 other => {
                     let hint = suggest(other, SECTIONS.iter().copied())
                         .map(|s| format!("did you mean [{s}]? "))
@@ -160,7 +170,7 @@ impl<'a> Loader<'a> {
                     self.report(
                         key.span(),
                         format!(
-                            "unknown section `{other}`; {hint}the sections are [tools], [tool.<name>], [paths], [prompt], [sandbox] and [env]"
+                            "unknown section `{other}`; {hint}the sections are [tools], [tool.<name>], [paths], [prompt], [sandbox], [env] and [mcp]"
                         ),
                     );
                 }
@@ -170,6 +180,11 @@ impl<'a> Loader<'a> {
             Some(list) => list,
             None => self.default_active(),
         };
+        for (entry, span) in std::mem::take(&mut self.mounted_active) {
+            if let Some(problem) = self.mounted_active_problem(&entry, &config.servers) {
+                self.report(span, problem);
+            }
+        }
         if self.problems.is_empty() {
             Ok(config)
         } else {
@@ -309,6 +324,12 @@ impl<'a> Loader<'a> {
                     item.span(),
                     format!("`{name}` is listed twice in `active`; keep one"),
                 );
+            } else if !self.is_registered(name)
+                && (name.contains(super::servers::MOUNT_SEPARATOR) || super::servers::is_glob(name))
+            {
+                // A mounted server's tool: checked against [mcp.servers] once all is read.
+                self.mounted_active.push((name.to_owned(), item.span()));
+                names.push(name.to_owned());
             } else if !self.is_registered(name) {
                 if !self.lenient {
                     let message = self.unknown_tool(name);
@@ -423,7 +444,19 @@ impl<'a> Loader<'a> {
                         config.allowed_roots = Some(list.into_iter().map(PathBuf::from).collect());
                     }
                 }
-                other => self.unknown_key(key.span(), other, "[paths]", &["allowed_roots"]),
+                "pseudo_files" => match value.get_ref() {
+                    DeValue::Boolean(b) => config.pseudo_files = *b,
+                    _ => self.report(
+                        value.span(),
+                        "`pseudo_files` must be true or false (without quotes)",
+                    ),
+                },
+                other => self.unknown_key(
+                    key.span(),
+                    other,
+                    "[paths]",
+                    &["allowed_roots", "pseudo_files"],
+                ),
             }
         }
     }
@@ -506,7 +539,10 @@ fn to_json(value: &DeValue<'_>) -> Json {
 }
 
 /// The closest candidate by edit distance, when it is close enough to be a likely typo.
-fn suggest<'c>(word: &str, candidates: impl Iterator<Item = &'c str>) -> Option<&'c str> {
+pub(super) fn suggest<'c>(
+    word: &str,
+    candidates: impl Iterator<Item = &'c str>,
+) -> Option<&'c str> {
     let limit = (word.chars().count() / 3).max(2);
     candidates
         .map(|c| (strsim::levenshtein(word, c), c))

@@ -14,6 +14,7 @@
 //!
 //! [paths]
 //! allowed_roots = ["."]                        # optional confinement roots
+//! pseudo_files = false                         # true: read files on procfs, sysfs, ...
 //!
 //! [prompt]
 //! guidelines = ["Be concise."]                 # closing guidelines
@@ -26,6 +27,9 @@
 //! kind = "ssh"                                 # or "local" (the default)
 //! host = "me@build-box"                        # an ssh config alias or user@host
 //! cwd = "/srv/project"                         # the remote working directory
+//!
+//! [mcp.servers.everything]                     # another MCP server's tools, as everything__<tool>
+//! command = ["npx", "-y", "@modelcontextprotocol/server-everything"]
 //! ```
 //!
 //! Loading validates everything against the registered tools: unknown tool names get a
@@ -41,6 +45,7 @@ mod error;
 mod load;
 mod model;
 mod sandbox;
+mod servers;
 
 pub use discover::{CONFIG_ENV, CONFIG_FILE_NAME, ConfigSource};
 
@@ -48,6 +53,10 @@ pub use env::{DEFAULT_CONNECT_TIMEOUT, EnvSettings, SshSettings};
 pub use error::{ConfigError, ConfigProblem};
 pub use model::{Config, ToolSettings};
 pub use sandbox::SandboxSettings;
+pub use servers::{
+    DEFAULT_STARTUP_TIMEOUT, MAX_TOOL_NAME, MOUNT_SEPARATOR, ServerSettings, ServerTransport,
+    glob_match, is_glob, tool_name_problem,
+};
 
 /// The embedded default configuration, used when no file is given.
 pub const DEFAULT_TOML: &str = include_str!("default-config.toml");

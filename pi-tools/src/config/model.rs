@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use serde_json::Value as Json;
 
-use super::{EnvSettings, SandboxSettings};
+use super::{EnvSettings, SandboxSettings, ServerSettings};
 use crate::core::ExecutionMode;
 
 /// A loaded, validated configuration.
@@ -29,6 +29,9 @@ pub struct Config {
     /// `[paths] allowed_roots`: directories the file tools are confined to (`None`: no
     /// confinement). Relative roots are relative to the working directory.
     pub allowed_roots: Option<Vec<PathBuf>>,
+    /// `[paths] pseudo_files`: whether the file tools may read files on kernel file systems
+    /// (procfs, sysfs, debugfs, ...), some of which block a reader forever (default `false`).
+    pub pseudo_files: bool,
     /// `[prompt] guidelines`: the closing lines of the prompt's guidelines.
     pub guidelines: Vec<String>,
     /// `[sandbox]`: how far commands and file writes are confined (absent: the defaults of
@@ -36,6 +39,9 @@ pub struct Config {
     pub sandbox: SandboxSettings,
     /// `[env]`: which machine the tools work on (absent: this one).
     pub env: EnvSettings,
+    /// `[mcp.servers.<name>]`: other MCP servers whose tools join as `<name>__<tool>`, in
+    /// file order.
+    pub servers: Vec<ServerSettings>,
     /// The file it came from, or [`DEFAULT_ORIGIN`](super::DEFAULT_ORIGIN).
     pub origin: String,
 }
@@ -70,9 +76,11 @@ impl std::fmt::Debug for Config {
             .field("timeout", &self.timeout)
             .field("tools", &self.tools)
             .field("allowed_roots", &self.allowed_roots)
+            .field("pseudo_files", &self.pseudo_files)
             .field("guidelines", &self.guidelines)
             .field("sandbox", &self.sandbox)
             .field("env", &self.env)
+            .field("servers", &self.servers)
             .field("origin", &self.origin)
             .finish()
     }
@@ -82,5 +90,10 @@ impl Config {
     /// The settings of a tool's `[tool.<name>]` section, if it has one.
     pub fn tool(&self, name: &str) -> Option<&ToolSettings> {
         self.tools.get(name)
+    }
+
+    /// The `[mcp.servers.<name>]` entry called `name`.
+    pub fn server(&self, name: &str) -> Option<&ServerSettings> {
+        self.servers.iter().find(|s| s.name == name)
     }
 }

@@ -6,6 +6,7 @@
 //! network = true                    # false: commands cannot open network sockets
 //! writable_roots = ["."]            # default: [paths] allowed_roots, else the working directory
 //! protected = [".git/hooks", ".git/config"]   # read-only inside the writable roots
+//! git = "read-only"                 # or "commit": commands may commit (see docs/safety.md)
 //! ```
 
 use std::path::PathBuf;
@@ -15,9 +16,9 @@ use toml::de::{DeTable, DeValue};
 
 use super::load::Loader;
 use crate::env::sandbox::DEFAULT_PROTECTED;
-use crate::env::{SandboxMode, SandboxPolicy};
+use crate::env::{GitAccess, SandboxMode, SandboxPolicy};
 
-const SANDBOX_KEYS: [&str; 4] = ["mode", "network", "writable_roots", "protected"];
+const SANDBOX_KEYS: [&str; 5] = ["mode", "network", "writable_roots", "protected", "git"];
 
 /// `[sandbox]` as configured. Absent keys take the defaults: workspace-write, network on,
 /// the default writable roots and [`DEFAULT_PROTECTED`].
@@ -32,6 +33,8 @@ pub struct SandboxSettings {
     pub writable_roots: Option<Vec<PathBuf>>,
     /// Paths relative to each writable root that stay read-only.
     pub protected: Vec<PathBuf>,
+    /// How commands may use a repository's `.git` (default read-only).
+    pub git: GitAccess,
 }
 
 impl Default for SandboxSettings {
@@ -41,6 +44,7 @@ impl Default for SandboxSettings {
             network: true,
             writable_roots: None,
             protected: DEFAULT_PROTECTED.iter().map(PathBuf::from).collect(),
+            git: GitAccess::default(),
         }
     }
 }
@@ -51,7 +55,8 @@ impl SandboxSettings {
     pub fn policy(&self, allowed_roots: Option<&[PathBuf]>) -> SandboxPolicy {
         let policy = SandboxPolicy::new(self.mode)
             .with_network(self.network)
-            .with_protected(self.protected.iter().cloned());
+            .with_protected(self.protected.iter().cloned())
+            .with_git(self.git);
         match (&self.writable_roots, allowed_roots) {
             (Some(roots), _) => policy.with_writable_roots(roots.iter().cloned()),
             (None, Some(roots)) => policy.with_writable_roots(roots.iter().cloned()),
@@ -80,20 +85,26 @@ impl SandboxSettings {
                         .collect::<Vec<_>>()
                         .join(", "),
                 };
-                let protected = if self.protected.is_empty() {
+                // With .git read-only as a whole, its parts need no mention.
+                let shown: Vec<String> = self
+                    .protected
+                    .iter()
+                    .filter(|p| self.git == GitAccess::Commit || !p.starts_with(".git"))
+                    .map(|p| p.display().to_string())
+                    .collect();
+                let protected = if shown.is_empty() {
                     String::new()
                 } else {
-                    format!(
-                        " ({} stay read-only)",
-                        self.protected
-                            .iter()
-                            .map(|p| p.display().to_string())
-                            .collect::<Vec<_>>()
-                            .join(", ")
-                    )
+                    format!(" ({} stay read-only)", shown.join(", "))
+                };
+                let git = match self.git {
+                    GitAccess::ReadOnly => {
+                        "; .git is read-only, so git can read the repository but not commit"
+                    }
+                    GitAccess::Commit => "",
                 };
                 format!(
-                    "Commands and file edits may write only in {roots}{protected} and in $TMPDIR; writes elsewhere fail with \"Permission denied\""
+                    "Commands and file edits may write only in {roots}{protected} and in $TMPDIR; writes elsewhere fail with \"Permission denied\"{git}"
                 )
             }
         };
@@ -131,6 +142,10 @@ impl<'a> Loader<'a> {
                             Some(list.into_iter().map(PathBuf::from).collect());
                     }
                 }
+                "git" => match value.get_ref().as_str().map(str::parse::<GitAccess>) {
+                    Some(Ok(git)) => settings.git = git,
+                    _ => self.report(value.span(), "`git` must be \"read-only\" or \"commit\""),
+                },
                 "protected" => {
                     if let Some(list) = self.relative_paths(value) {
                         settings.protected = list;

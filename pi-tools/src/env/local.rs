@@ -4,7 +4,8 @@
 //! Every file operation opens its path through [`Roots`](super::beneath): when the
 //! environment is confined, relative to a held handle of an allowed root, so the kernel
 //! refuses an escape at open time (see `beneath.rs`). Only regular files are read or
-//! replaced, opened without blocking; replacing one goes through `replace.rs`.
+//! replaced, opened without blocking, never on a kernel file system, and the blocking work
+//! is bounded (see `blocking.rs`); replacing one goes through `replace.rs`.
 
 use std::ffi::OsStr;
 use std::fs::File;
@@ -17,6 +18,7 @@ use std::sync::Arc;
 use rustix::fs::{FileType, Mode, OFlags, Stat};
 
 use super::beneath::{Last, Roots, require_regular};
+use super::blocking::{self, SlotReader};
 use super::path::{canonical_lenient_sync, follow_final_links};
 #[cfg(feature = "process")]
 use super::procs::{ProcessTracking, Tracker};
@@ -44,6 +46,8 @@ pub struct LocalEnv {
     home: Option<PathBuf>,
     roots: Arc<Roots>,
     fsync: bool,
+    /// Whether files on kernel file systems (procfs, sysfs, ...) may be read.
+    pseudo_files: bool,
     queue: MutationQueue,
     #[cfg(feature = "process")]
     processes: Tracker,
@@ -70,6 +74,7 @@ impl LocalEnv {
                 .or_else(std::env::home_dir),
             roots: Arc::new(Roots::default()),
             fsync: true,
+            pseudo_files: false,
             queue: MutationQueue::new(),
             #[cfg(feature = "process")]
             processes: Tracker::new(ProcessTracking::Auto),
@@ -110,6 +115,14 @@ impl LocalEnv {
         self
     }
 
+    /// Whether the file tools may read files on kernel file systems (procfs, sysfs,
+    /// debugfs, tracefs, securityfs, configfs; default `false`): some of them block a reader
+    /// forever, such as `/proc/kmsg`. Reads stay non-blocking either way.
+    pub fn with_pseudo_files(mut self, allowed: bool) -> Self {
+        self.pseudo_files = allowed;
+        self
+    }
+
     /// How the processes of commands are found (default [`ProcessTracking::Auto`]: a
     /// cgroup per command where the system allows it, else a scan of `/proc`).
     #[cfg(feature = "process")]
@@ -129,20 +142,27 @@ impl LocalEnv {
         on_stderr: Option<super::OutputSink>,
     ) -> io::Result<super::ExecOutcome> {
         self.check_allowed(&request.cwd)?;
-        if let Some(tmp) = self.sandbox.as_ref().and_then(ResolvedSandbox::tmp_dir) {
+        let Some(sandbox) = &self.sandbox else {
+            return super::exec::run(request, cancel, on_chunk, on_stderr, &self.processes, None)
+                .await;
+        };
+        if let Some(tmp) = sandbox.tmp_dir() {
             request
                 .env
                 .push(("TMPDIR".to_owned(), tmp.display().to_string()));
         }
-        super::exec::run(
+        let (notes, on_chunk) = super::sandbox::CallNotes::wrap(on_chunk);
+        let outcome = super::exec::run(
             request,
             cancel,
             on_chunk,
             on_stderr,
             &self.processes,
-            self.sandbox.as_ref(),
+            Some(sandbox),
         )
-        .await
+        .await?;
+        notes.finish(sandbox, &outcome);
+        Ok(outcome)
     }
 
     /// Refuses a path outside the allowed roots (no-op when unconfined). A check only: the
@@ -211,7 +231,8 @@ impl LocalEnv {
         }
     }
 
-    /// Runs a file operation on a blocking thread with the roots and the absolute path.
+    /// Runs a file operation on a blocking thread (holding one of the bounded slots) with
+    /// the roots and the absolute path.
     async fn blocking<T, F>(&self, path: &Path, op: F) -> io::Result<T>
     where
         T: Send + 'static,
@@ -219,15 +240,14 @@ impl LocalEnv {
     {
         let roots = Arc::clone(&self.roots);
         let path = self.absolute(path);
-        tokio::task::spawn_blocking(move || op(&roots, &path))
-            .await
-            .map_err(|err| io::Error::other(format!("a file operation failed to finish: {err}")))?
+        blocking::run(move || op(&roots, &path)).await
     }
 }
 
 /// Opens a regular file for reading without blocking on it: a FIFO, socket or device is
-/// refused before anything is read from it.
-fn open_regular(roots: &Roots, path: &Path) -> io::Result<(File, Stat)> {
+/// refused before anything is read from it, and so is a file on a kernel file system
+/// unless `pseudo_files`. The handle keeps `O_NONBLOCK`, so a read that would wait fails.
+fn open_regular(roots: &Roots, path: &Path, pseudo_files: bool) -> io::Result<(File, Stat)> {
     let fd = roots.open(
         path,
         OFlags::RDONLY | OFlags::NONBLOCK | OFlags::NOCTTY,
@@ -236,8 +256,9 @@ fn open_regular(roots: &Roots, path: &Path) -> io::Result<(File, Stat)> {
     )?;
     let st = rustix::fs::fstat(&fd)?;
     require_regular(path, &st)?;
-    // Regular files ignore O_NONBLOCK; cleared anyway so the handle behaves as usual.
-    rustix::fs::fcntl_setfl(&fd, OFlags::empty())?;
+    if !pseudo_files {
+        blocking::refuse_pseudo(path, &fd)?;
+    }
     Ok((File::from(fd), st))
 }
 
@@ -370,20 +391,24 @@ impl ExecutionEnv for LocalEnv {
     }
 
     fn read_file<'a>(&'a self, path: &'a Path) -> BoxFuture<'a, io::Result<Vec<u8>>> {
-        Box::pin(self.blocking(path, |roots, path| {
-            let (mut file, st) = open_regular(roots, path)?;
-            let mut bytes = Vec::with_capacity(usize::try_from(st.st_size).unwrap_or(0));
-            io::Read::read_to_end(&mut file, &mut bytes)?;
-            Ok(bytes)
+        let pseudo_files = self.pseudo_files;
+        Box::pin(self.blocking(path, move |roots, path| {
+            let (file, st) = open_regular(roots, path, pseudo_files)?;
+            blocking::read_all(&file, path, usize::try_from(st.st_size).unwrap_or(0))
         }))
     }
 
     fn open_read<'a>(&'a self, path: &'a Path) -> BoxFuture<'a, io::Result<FileReader>> {
+        let pseudo_files = self.pseudo_files;
         Box::pin(async move {
             let file = self
-                .blocking(path, |roots, path| Ok(open_regular(roots, path)?.0))
+                .blocking(path, move |roots, path| {
+                    Ok(open_regular(roots, path, pseudo_files)?.0)
+                })
                 .await?;
-            Ok(Box::new(tokio::fs::File::from_std(file)) as FileReader)
+            // The reader holds a slot of its own for as long as it (or a read of it) lives.
+            let slot = blocking::slot().await?;
+            Ok(Box::new(SlotReader::new(file, path, slot)) as FileReader)
         })
     }
 
@@ -392,12 +417,11 @@ impl ExecutionEnv for LocalEnv {
         Box::pin(async move {
             let target = self.blocking(path, Target::locate).await?;
             self.check_write(&target.real_path())?;
-            tokio::task::spawn_blocking(move || {
+            blocking::run(move || {
                 let locked = target.lock()?;
                 target.replace(locked.as_ref().map(|l| l.stat()), &data, fsync)
             })
             .await
-            .map_err(|err| io::Error::other(format!("a file operation failed to finish: {err}")))?
         })
     }
 
@@ -412,7 +436,7 @@ impl ExecutionEnv for LocalEnv {
             let target = self.blocking(path, Target::locate).await?;
             self.check_write(&target.real_path())?;
             let shown = path.to_path_buf();
-            tokio::task::spawn_blocking(move || {
+            blocking::run(move || {
                 let Some(mut locked) = target.lock()? else {
                     return Err(io::Error::new(
                         io::ErrorKind::NotFound,
@@ -428,7 +452,6 @@ impl ExecutionEnv for LocalEnv {
                 target.replace(Some(locked.stat()), &new, fsync)
             })
             .await
-            .map_err(|err| io::Error::other(format!("a file operation failed to finish: {err}")))?
         })
     }
 
@@ -477,6 +500,9 @@ impl ExecutionEnv for LocalEnv {
         #[cfg(feature = "process")]
         self.processes.end_session();
         self.session_files.remove_all();
+        if let Some(sandbox) = &self.sandbox {
+            sandbox.end_session();
+        }
     }
 
     fn remove_at_session_end(&self, path: PathBuf) {

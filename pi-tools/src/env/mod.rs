@@ -7,9 +7,12 @@
 //! `RunnerConfig { extensions: Extensions::new().with::<Arc<dyn ExecutionEnv>>(env), .. }`.
 
 mod beneath;
+mod blocking;
 #[cfg(feature = "process")]
 mod exec;
 mod host_key;
+#[cfg(feature = "process")]
+pub(crate) mod link;
 mod local;
 mod path;
 #[cfg(feature = "process")]
@@ -38,7 +41,7 @@ pub use path::{expand_tilde, mutation_key, normalize_path_input, resolve_path, r
 pub use procs::ProcessTracking;
 pub use queue::MutationQueue;
 pub use replace::is_temp_file_name;
-pub use sandbox::{KernelSupport, ResolvedSandbox, SandboxMode, SandboxPolicy};
+pub use sandbox::{GitAccess, KernelSupport, ResolvedSandbox, SandboxMode, SandboxPolicy};
 
 #[cfg(feature = "builtins")]
 pub(crate) use beneath::{Last, Roots, open_beneath};
@@ -202,13 +205,14 @@ pub trait ExecutionEnv: Send + Sync + 'static {
     /// The absolute path with every symbolic link, `.` and `..` resolved; the path must exist.
     fn canonicalize<'a>(&'a self, path: &'a Path) -> BoxFuture<'a, io::Result<PathBuf>>;
 
-    /// Runs a built-in tool next to the files, where this environment can do that better than
-    /// the tool could through the environment (a remote machine with the pi-tools helper runs
-    /// grep and find there, instead of walking the tree file by file over the network).
-    /// Returns the tool's result message, or `None` when the environment does not run `tool`
-    /// itself (the default), and the tool goes on as usual; so it does when the future fails
-    /// with `ErrorKind::Unsupported` (the environment found out it cannot after all).
-    fn run_tool<'a>(
+    /// Runs a tool call on the machine that holds the files, by that machine's own registered
+    /// tool of the name `tool` gives, where this environment can (a remote machine with
+    /// pi-tools of the same version): a tool whose work is many small file operations (a
+    /// search over a tree) asks for this, instead of making each operation a round trip.
+    /// Returns the result message, or `None` when the environment cannot (the default), and
+    /// the tool goes on as usual; so it does when the future fails with
+    /// `ErrorKind::Unsupported` (the environment found out it cannot after all).
+    fn run_beside_files<'a>(
         &'a self,
         tool: &'a str,
         arguments: serde_json::Value,

@@ -128,6 +128,12 @@ pub trait ToolDefinition: Send + Sync + 'static {
         false
     }
 
+    /// The MCP server this tool is mounted from (`[mcp.servers.<name>]`), or `None` for a
+    /// tool of this program.
+    fn mounted_from(&self) -> Option<&str> {
+        None
+    }
+
     /// The tool's part in the prompt's rule on exploring files.
     fn role(&self) -> ToolRole {
         ToolRole::General

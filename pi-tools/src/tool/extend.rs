@@ -107,6 +107,10 @@ impl ToolDefinition for Extended {
         self.inner.destructive()
     }
 
+    fn mounted_from(&self) -> Option<&str> {
+        self.inner.mounted_from()
+    }
+
     fn role(&self) -> ToolRole {
         self.inner.role()
     }

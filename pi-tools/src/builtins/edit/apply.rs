@@ -1,13 +1,19 @@
 //! Applying one call's edits to a file's text, in memory: each `oldText` located by the
-//! three stages, checked for uniqueness and overlap, its `newText` spliced into the
-//! original bytes, the diff of the change built around the edited lines, and the refusals
-//! worded so that a model can fix its call.
+//! four stages, checked for uniqueness and overlap, its `newText` spliced into the original
+//! bytes, and the diff of the change built around the edited lines. The refusals are worded
+//! in `refusal.rs`.
 
 use super::Replacement;
+use super::blank::{BlankFit, BlankMatch, locate_drifted};
+use super::blank_map::map_new_text;
+use super::blank_note::BlankLineAdjustment;
 use super::diff::{self, EditDiff, diff};
-use super::indent::{IndentFit, IndentIndex, IndentMatch, default_width, locate_indented};
+use super::indent::{IndentFit, IndentMatch, locate_indented};
 use super::indent_note::IndentAdjustment;
-use super::matching::{LfText, LocateError, Located, SplitCharacter, closest_region, locate};
+use super::lines::IndentIndex;
+use super::matching::{LfText, LocateError, Located, locate};
+use super::refusal::{self, Labels};
+use super::transform::default_width;
 use crate::core::ToolError;
 
 /// The outcome of applying edits to a file's text.
@@ -17,19 +23,23 @@ pub struct Edited {
     pub content: String,
     /// The diffs of the change (computed on the LF-normalised text).
     pub diff: EditDiff,
-    /// Whether any edit was located by a forgiving match (normalised text or adjusted
-    /// indentation).
+    /// Whether any edit was located by a forgiving match (normalised text, adjusted
+    /// indentation or blank lines).
     pub fuzzy: bool,
     /// The edits whose oldText matched once its indentation was adjusted, and how.
     pub indentation: Vec<IndentAdjustment>,
+    /// The edits whose oldText matched once its blank lines were set aside, and where they
+    /// differed.
+    pub blank_lines: Vec<BlankLineAdjustment>,
 }
 
-/// Applies all edits to the text of a file, in memory: each `oldText` located (exactly, else
-/// through normalisation, else line by line with one consistent indentation mistake
-/// forgiven) in the original, checked for uniqueness and overlap, and its `newText` (its
-/// indentation transformed like oldText's, when that was adjusted) spliced into the original
-/// text, whose BOM, line endings and other bytes stay as they were. All or nothing: the error
-/// (naming the file as `shown`) says why no edit was applied.
+/// Applies all edits to the text of a file, in memory: each `oldText` located in the
+/// original (exactly; else through normalisation; else line by line with one consistent
+/// indentation mistake forgiven; else with blank lines set aside as well), checked for
+/// uniqueness and overlap, and its `newText` (re-indented and placed around the file's blank
+/// lines the way oldText was matched) spliced into the original text, whose BOM, line
+/// endings and other bytes stay as they were. All or nothing: the error (naming the file as
+/// `shown`) says why no edit was applied.
 ///
 /// This is the whole of `edit` except the file IO, for tools that keep text elsewhere.
 pub fn apply_edits(
@@ -41,127 +51,220 @@ pub fn apply_edits(
         Some(rest) => ("\u{FEFF}", rest),
         None => ("", original),
     };
-    let ending = match body.find('\n') {
-        Some(i) if i > 0 && body.as_bytes()[i - 1] == b'\r' => "\r\n",
-        _ => "\n",
-    };
     let lf = LfText::new(body);
-    let label = |i: usize| {
-        if edits.len() > 1 {
-            format!("edits[{i}].oldText")
-        } else {
-            "oldText".to_string()
-        }
+    let mut locator = Locator {
+        text: &lf.text,
+        index: None,
+        shown,
+        labels: Labels { count: edits.len() },
+        indentation: Vec::new(),
+        blank_lines: Vec::new(),
     };
+    let mut placed = edits
+        .iter()
+        .enumerate()
+        .map(|(i, edit)| locator.place(i, edit))
+        .collect::<Result<Vec<Placed>, ToolError>>()?;
+    let Locator {
+        indentation,
+        blank_lines,
+        ..
+    } = locator;
+    placed.sort_by_key(|p| p.at.start);
+    check_overlaps(&placed, shown)?;
+    let content = splice(bom, body, &lf, &placed);
+    if content == original {
+        return Err(ToolError::new(refusal::no_change(shown)));
+    }
+    Ok(Edited {
+        content,
+        diff: diff_of(&lf.text, &placed, shown),
+        fuzzy: placed.iter().any(|p| p.at.fuzzy),
+        indentation,
+        blank_lines,
+    })
+}
 
-    let mut indent_cache = None;
-    let mut located = Vec::with_capacity(edits.len());
-    let mut indentation = Vec::new();
-    for (i, edit) in edits.iter().enumerate() {
+/// One edit located in the LF text, with the text to put there.
+struct Placed {
+    /// Its index in `edits`.
+    edit: usize,
+    at: Located,
+    new_text: String,
+}
+
+/// Locates the edits of one call in the LF text, stage by stage, and gathers what the
+/// forgiving stages adjusted.
+struct Locator<'t> {
+    text: &'t str,
+    /// The file as the line-based stages read it, built on first need.
+    index: Option<IndentIndex<'t>>,
+    shown: &'t str,
+    labels: Labels,
+    indentation: Vec<IndentAdjustment>,
+    blank_lines: Vec<BlankLineAdjustment>,
+}
+
+impl<'t> Locator<'t> {
+    /// Locates edit `i` and prepares its newText, or says why it cannot be applied.
+    fn place(&mut self, i: usize, edit: &Replacement) -> Result<Placed, ToolError> {
+        let refuse = |message: String| Err(ToolError::new(message));
         let old = edit.old_text.replace("\r\n", "\n");
         let new_text = edit.new_text.replace("\r\n", "\n");
         if old.is_empty() {
-            return Err(ToolError::new(format!(
-                "{} is empty. Give the exact text to replace, with enough surrounding lines to make it unique.",
-                label(i)
-            )));
+            return refuse(refusal::empty(&self.labels.old_text(i)));
         }
-        let split = match locate(&lf.text, &old) {
+        let split = match locate(self.text, &old) {
             Ok(at) => {
-                located.push((i, at, new_text));
-                continue;
+                return Ok(Placed {
+                    edit: i,
+                    at,
+                    new_text,
+                });
             }
             Err(LocateError::Ambiguous(count)) => {
-                return Err(ToolError::new(format!(
-                    "{} matches {count} places in {shown}; it must match exactly one. Add surrounding lines to make it unique.",
-                    label(i)
-                )));
+                return refuse(refusal::ambiguous(
+                    &self.labels.old_text(i),
+                    count,
+                    self.shown,
+                ));
             }
             Err(LocateError::NotFound) => None,
             Err(LocateError::SplitsCharacter(split)) => Some(split),
         };
-        let index = indent_cache.get_or_insert_with(|| IndentIndex::new(&lf.text));
-        let fit = match (locate_indented(index, &old), split) {
-            (IndentMatch::Fit(fit), _) => fit,
-            (IndentMatch::Ambiguous(lines), _) => {
-                return Err(ToolError::new(ambiguous_indented(&label(i), &lines, shown)));
+        let text = self.text;
+        let index = self.index.get_or_insert_with(|| IndentIndex::new(text));
+        let inconsistent = match locate_indented(index, &old) {
+            IndentMatch::Fit(fit) => return self.place_indented(i, fit, &new_text),
+            IndentMatch::Ambiguous(lines) => {
+                let label = self.labels.old_text(i);
+                return refuse(refusal::ambiguous_indented(&label, &lines, self.shown));
             }
-            (_, Some(split)) => {
-                return Err(ToolError::new(splits_character(&label(i), &split, shown)));
-            }
-            (IndentMatch::Inconsistent(windows, one_line), None) => {
-                let near = Some((windows[0], one_line));
-                return Err(ToolError::new(not_found(
-                    &label(i),
-                    &lf.text,
-                    &old,
-                    shown,
-                    near,
-                )));
-            }
-            (IndentMatch::NotFound, None) => {
-                return Err(ToolError::new(not_found(
-                    &label(i),
-                    &lf.text,
-                    &old,
-                    shown,
-                    None,
-                )));
-            }
+            IndentMatch::Inconsistent(windows) => windows.first().copied(),
+            IndentMatch::NotFound => None,
         };
-        let new_text = fit.transform.apply_to_text(&new_text).map_err(|line| {
-            ToolError::new(too_shallow(&new_label(edits.len(), i), line, &fit, shown))
-        })?;
-        if !fit.is_identity() {
-            indentation.push(fit.adjustment(i, default_width(index)));
+        match locate_drifted(index, &old) {
+            BlankMatch::Fit(fit) => return self.place_drifted(i, fit, &old, &new_text),
+            BlankMatch::Ambiguous(lines) => {
+                let label = self.labels.old_text(i);
+                return refuse(refusal::ambiguous_blank(&label, &lines, self.shown));
+            }
+            BlankMatch::NotFound => {}
         }
-        let at = Located {
-            start: fit.start,
-            end: fit.end,
-            fuzzy: true,
-        };
-        located.push((i, at, new_text));
-    }
-    located.sort_by_key(|(_, at, _)| at.start);
-    for pair in located.windows(2) {
-        let ((a, first, _), (b, second, _)) = (&pair[0], &pair[1]);
-        let (a, b) = (*a, *b);
-        if second.start < first.end {
-            let (a, b) = (a.min(b), a.max(b));
-            return Err(ToolError::new(format!(
-                "edits[{a}] and edits[{b}] overlap in {shown}. Merge them into one edit, or make them cover separate parts of the file."
-            )));
+        let label = self.labels.old_text(i);
+        match split {
+            Some(split) => refuse(refusal::splits_character(&label, &split, self.shown)),
+            None => refuse(refusal::not_found(
+                &label,
+                self.text,
+                &old,
+                self.shown,
+                inconsistent,
+            )),
         }
     }
 
-    // Splice into the original bytes; the diff needs only the changed lines and a few
-    // around them, so only that window of the new LF text is built.
-    let mut content = String::with_capacity(original.len() + 64);
+    /// `new_text` re-indented the way the indentation stage matched oldText.
+    fn reindent(&self, i: usize, fit: &IndentFit, new_text: &str) -> Result<String, ToolError> {
+        fit.transform.apply_to_text(new_text).map_err(|line| {
+            ToolError::new(refusal::too_shallow(
+                &self.labels.new_text(i),
+                line,
+                fit,
+                self.shown,
+            ))
+        })
+    }
+
+    /// Reports an indentation adjustment, when there was one.
+    fn note_indentation(&mut self, i: usize, fit: &IndentFit) {
+        if !fit.is_identity() {
+            let width = self.index.as_ref().map_or(4, default_width);
+            self.indentation.push(fit.adjustment(i, width));
+        }
+    }
+
+    fn place_indented(
+        &mut self,
+        i: usize,
+        fit: IndentFit,
+        new_text: &str,
+    ) -> Result<Placed, ToolError> {
+        let new_text = self.reindent(i, &fit, new_text)?;
+        self.note_indentation(i, &fit);
+        Ok(Placed {
+            edit: i,
+            at: Located {
+                start: fit.start,
+                end: fit.end,
+                fuzzy: true,
+            },
+            new_text,
+        })
+    }
+
+    fn place_drifted(
+        &mut self,
+        i: usize,
+        fit: BlankFit,
+        old: &str,
+        new_text: &str,
+    ) -> Result<Placed, ToolError> {
+        let indented = self.reindent(i, &fit.fit, new_text)?;
+        let new_text = map_new_text(&fit.gaps, old, new_text, &indented).map_err(|at| {
+            let (label, new_label) = (self.labels.old_text(i), self.labels.new_text(i));
+            ToolError::new(refusal::ill_defined(
+                &label, &new_label, &fit, at, self.shown,
+            ))
+        })?;
+        self.note_indentation(i, &fit.fit);
+        self.blank_lines.push(fit.adjustment(i));
+        Ok(Placed {
+            edit: i,
+            at: Located {
+                start: fit.fit.start,
+                end: fit.fit.end,
+                fuzzy: true,
+            },
+            new_text,
+        })
+    }
+}
+
+/// Refuses edits (sorted by start) that overlap, naming the first two.
+fn check_overlaps(placed: &[Placed], shown: &str) -> Result<(), ToolError> {
+    for pair in placed.windows(2) {
+        let (first, second) = (&pair[0], &pair[1]);
+        if second.at.start < first.at.end {
+            let (a, b) = (first.edit.min(second.edit), first.edit.max(second.edit));
+            return Err(ToolError::new(refusal::overlap(a, b, shown)));
+        }
+    }
+    Ok(())
+}
+
+/// The file's new content: each placed newText (sorted, not overlapping) spliced into the
+/// original bytes of `body` with the file's line ending, after the BOM.
+fn splice(bom: &str, body: &str, lf: &LfText<'_>, placed: &[Placed]) -> String {
+    let ending = match body.find('\n') {
+        Some(i) if i > 0 && body.as_bytes()[i - 1] == b'\r' => "\r\n",
+        _ => "\n",
+    };
+    let mut content = String::with_capacity(bom.len() + body.len() + 64);
     content.push_str(bom);
     let mut orig_pos = 0;
-    for (_, at, new_text) in &located {
-        let (orig_start, orig_end) = (lf.original_offset(at.start), lf.original_offset(at.end));
+    for p in placed {
+        let (orig_start, orig_end) = (lf.original_offset(p.at.start), lf.original_offset(p.at.end));
         content.push_str(&body[orig_pos..orig_start]);
         if ending == "\n" {
-            content.push_str(new_text);
+            content.push_str(&p.new_text);
         } else {
-            content.push_str(&new_text.replace('\n', ending));
+            content.push_str(&p.new_text.replace('\n', ending));
         }
         orig_pos = orig_end;
     }
     content.push_str(&body[orig_pos..]);
-
-    if content == original {
-        return Err(ToolError::new(format!(
-            "No changes made to {shown}: the replacements produce the same content. Make newText differ from oldText."
-        )));
-    }
-    Ok(Edited {
-        content,
-        diff: diff_of(&lf.text, &located, shown),
-        fuzzy: located.iter().any(|(_, at, _)| at.fuzzy),
-        indentation,
-    })
+    content
 }
 
 /// Lines kept around the edited region for the diff: more than the diff's own context, so
@@ -170,14 +273,14 @@ const DIFF_MARGIN_LINES: usize = 8;
 
 /// The diff of `text` (LF-only) with the located replacements (sorted, not overlapping),
 /// built from a window of whole lines around them.
-fn diff_of(text: &str, located: &[(usize, Located, String)], shown: &str) -> EditDiff {
+fn diff_of(text: &str, located: &[Placed], shown: &str) -> EditDiff {
     let (Some(first), Some(last)) = (located.first(), located.last()) else {
         return diff(text, text, shown);
     };
     let bytes = text.as_bytes();
     // The start of the first change's line, then DIFF_MARGIN_LINES lines back.
     let line_start = |at: usize| memchr::memrchr(b'\n', &bytes[..at]).map_or(0, |nl| nl + 1);
-    let mut from = line_start(first.1.start);
+    let mut from = line_start(first.at.start);
     for _ in 0..DIFF_MARGIN_LINES {
         if from == 0 {
             break;
@@ -185,7 +288,7 @@ fn diff_of(text: &str, located: &[(usize, Located, String)], shown: &str) -> Edi
         from = line_start(from - 1);
     }
     // Forward DIFF_MARGIN_LINES line ends from the last change.
-    let mut to = last.1.end;
+    let mut to = last.at.end;
     for _ in 0..=DIFF_MARGIN_LINES {
         match memchr::memchr(b'\n', &bytes[to..]) {
             Some(nl) => to += nl + 1,
@@ -197,10 +300,10 @@ fn diff_of(text: &str, located: &[(usize, Located, String)], shown: &str) -> Edi
     }
     let mut new_window = String::with_capacity(to - from + 64);
     let mut pos = from;
-    for (_, at, new_text) in located {
-        new_window.push_str(&text[pos..at.start]);
-        new_window.push_str(new_text);
-        pos = at.end;
+    for p in located {
+        new_window.push_str(&text[pos..p.at.start]);
+        new_window.push_str(&p.new_text);
+        pos = p.at.end;
     }
     new_window.push_str(&text[pos..to]);
     let lines_before = memchr::memchr_iter(b'\n', &bytes[..from]).count();
@@ -213,78 +316,6 @@ fn diff_of(text: &str, located: &[(usize, Located, String)], shown: &str) -> Edi
             lines_before,
             lines_after,
         },
-    )
-}
-
-fn new_label(count: usize, i: usize) -> String {
-    if count > 1 {
-        format!("edits[{i}].newText")
-    } else {
-        "newText".to_string()
-    }
-}
-
-/// Not found at all: the rule, a note on windows whose indentation was almost right, and
-/// the most similar part of the file.
-fn not_found(
-    label: &str,
-    text: &str,
-    old: &str,
-    shown: &str,
-    inconsistent: Option<((usize, usize), bool)>,
-) -> String {
-    let mut message = format!(
-        "Could not find {label} in {shown}. It must match the file exactly, including whitespace and indentation: read the file again and copy the text from it."
-    );
-    if let Some(((first, last), one_line)) = inconsistent {
-        let lines = if first == last {
-            format!("Line {first} of the file has")
-        } else {
-            format!("Lines {first}-{last} of the file have")
-        };
-        let why = if one_line {
-            "is not the same whitespace with some added or removed (tabs and spaces are converted only in blocks of several lines)"
-        } else {
-            "differs from line to line in a way no single shift or tabs-for-spaces conversion explains"
-        };
-        message.push_str(&format!(
-            " {lines} the same text, but the indentation {why}; copy the indentation from the file."
-        ));
-    }
-    if let Some(region) = closest_region(text, old) {
-        message.push_str("\n\nThe most similar part of the file:\n");
-        message.push_str(&region);
-    }
-    message
-}
-
-fn ambiguous_indented(label: &str, lines: &[usize], shown: &str) -> String {
-    let named = lines
-        .iter()
-        .map(usize::to_string)
-        .collect::<Vec<_>>()
-        .join(", ");
-    format!(
-        "{label} does not match {shown} exactly, and once its indentation is set aside it matches several places (starting at lines {named}); it must match exactly one. Copy the text with its indentation from the file, and add surrounding lines to make it unique."
-    )
-}
-
-fn too_shallow(new_label: &str, line: usize, fit: &IndentFit, shown: &str) -> String {
-    format!(
-        "{new_label} could not be re-indented for {shown}: {}, but line {line} of {new_label} is indented too little to be adjusted the same way. Indent newText the way oldText is indented, or copy the indentation from the file exactly.",
-        fit.mistake()
-    )
-}
-
-fn splits_character(label: &str, split: &SplitCharacter, shown: &str) -> String {
-    let (which, advice) = if split.at_start {
-        ("begins", "Start")
-    } else {
-        ("ends", "End")
-    };
-    format!(
-        "{label} matches {shown} only if it {which} inside the character \"{}\" on line {}, which reads as \"{}\"; edit does not replace part of a character. {advice} {label} before or after that character, copying it from the file as it is.",
-        split.character, split.line, split.reads_as
     )
 }
 
@@ -321,24 +352,25 @@ mod tests {
                 vec![(at("line 5\n") + 6, at("line 5\n") + 7, "")],
             ];
             for edits in cases {
-                let located: Vec<(usize, Located, String)> = edits
+                let located: Vec<Placed> = edits
                     .iter()
                     .enumerate()
-                    .map(|(i, &(start, end, new))| {
-                        let at = Located {
+                    .map(|(i, &(start, end, new))| Placed {
+                        edit: i,
+                        at: Located {
                             start,
                             end,
                             fuzzy: false,
-                        };
-                        (i, at, new.to_owned())
+                        },
+                        new_text: new.to_owned(),
                     })
                     .collect();
                 let mut whole = String::new();
                 let mut pos = 0;
-                for (_, at, new) in &located {
-                    whole.push_str(&file[pos..at.start]);
-                    whole.push_str(new);
-                    pos = at.end;
+                for p in &located {
+                    whole.push_str(&file[pos..p.at.start]);
+                    whole.push_str(&p.new_text);
+                    pos = p.at.end;
                 }
                 whole.push_str(&file[pos..]);
                 assert_eq!(

@@ -1,7 +1,8 @@
 //! What the indentation stage tells about an edit it adjusted: the adjustment as data (in
 //! the result's details) and the one sentence a model learns from (in its text).
 
-use super::indent::{IndentFit, Transform, columns};
+use super::indent::IndentFit;
+use super::transform::{Transform, columns};
 
 /// What the indentation stage did to one edit, as data.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
@@ -89,22 +90,13 @@ impl IndentFit {
         };
         IndentAdjustment {
             edit,
-            start_line: self.first_line,
-            end_line: self.last_line,
+            start_line: self.lines.first,
+            end_line: self.lines.last,
             columns: columns_deeper,
             shift,
             converted_to,
             tab_width,
             note: self.note(),
-        }
-    }
-
-    /// "lines 3-7" / "line 3".
-    fn lines(&self) -> String {
-        if self.first_line == self.last_line {
-            format!("line {}", self.first_line)
-        } else {
-            format!("lines {}-{}", self.first_line, self.last_line)
         }
     }
 
@@ -123,7 +115,7 @@ impl IndentFit {
     /// What was wrong with oldText's indentation: "your oldText was indented 4 spaces deeper
     /// than lines 3-7 of the file".
     pub fn mistake(&self) -> String {
-        let lines = self.lines();
+        let lines = self.lines.words();
         match &self.transform {
             Transform::Deepen(extra) => format!(
                 "your oldText was indented {} less deeply than {lines} of the file",
@@ -149,7 +141,7 @@ impl IndentFit {
                     s if *s < 0 => format!(", {} deeper,", plural(s.unsigned_abs(), "column")),
                     s => format!(", {} less deeply,", plural(s.unsigned_abs(), "column")),
                 };
-                let verb = if self.first_line == self.last_line {
+                let verb = if self.lines.first == self.lines.last {
                     "is"
                 } else {
                     "are"
@@ -173,7 +165,7 @@ pub(crate) fn whitespace(s: &str) -> String {
     }
 }
 
-fn plural(n: u64, what: &str) -> String {
+pub(super) fn plural(n: u64, what: &str) -> String {
     if n == 1 {
         format!("1 {what}")
     } else {

@@ -1,11 +1,13 @@
 //! The `edit` tool: exact, unique, non-overlapping text replacements, applied all or nothing
 //! inside the file's mutation queue.
 //!
-//! An `oldText` is located in three stages: exactly; else through a normalisation of
+//! An `oldText` is located in four stages: exactly; else through a normalisation of
 //! Unicode forms, quotes, dashes, odd spaces and trailing blanks (`matching.rs`); else line by
 //! line with one consistent indentation mistake forgiven, `newText` then re-indented the
-//! same way (`indent.rs`). Only the replaced regions change: a match locates a region, and
-//! the new text is spliced into the file's original bytes, so line endings, a byte-order mark,
+//! same way (`indent.rs`, `transform.rs`); else with the blank lines of both set aside as
+//! well, `newText` then placed around the file's own blank lines (`blank.rs`,
+//! `blank_map.rs`). Only the replaced regions change: a match locates a region, and the new
+//! text is spliced into the file's original bytes, so line endings, a byte-order mark,
 //! trailing spaces and typographic characters elsewhere stay exactly as they were.
 //! `apply.rs` does all of that in memory (the whole tool but the file IO, also public as
 //! [`apply_edits`]); this file holds the tool, its arguments and its rendering.
@@ -19,10 +21,16 @@ use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 mod apply;
+mod blank;
+mod blank_map;
+mod blank_note;
 mod diff;
 mod indent;
 mod indent_note;
+mod lines;
 mod matching;
+mod refusal;
+mod transform;
 
 use crate::builtins::preview::arg_str;
 use crate::builtins::sentence;
@@ -31,6 +39,7 @@ use crate::env::{ExecutionEnv, ToolContextExt, mutation_key, resolve_path};
 use crate::tool;
 use crate::tool::ToolOutput;
 use crate::tool::render::{Color, Style, Styled};
+pub use blank_note::{BlankLineAdjustment, BlankLinePlace};
 pub use indent_note::{IndentAdjustment, IndentShift, IndentStyle};
 
 /// Arguments of `edit`.
@@ -69,12 +78,16 @@ pub struct EditDetails {
     pub patch: String,
     /// The first changed line, numbered in the new file.
     pub first_changed_line: Option<usize>,
-    /// Whether any edit was located by a forgiving match (normalised text or adjusted
-    /// indentation).
+    /// Whether any edit was located by a forgiving match (normalised text, adjusted
+    /// indentation or blank lines).
     pub fuzzy_match: bool,
     /// The edits whose indentation was adjusted, and how (absent when none was).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub indentation: Vec<IndentAdjustment>,
+    /// The edits whose oldText matched once blank lines were set aside, and where its blank
+    /// lines differed from the file's (absent when none did).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub blank_lines: Vec<BlankLineAdjustment>,
 }
 
 /// Accepts the older single-replacement layout (`oldText`/`newText` beside `path`) by moving
@@ -167,9 +180,16 @@ struct EditJob {
     cancel: CancellationToken,
 }
 
-/// What one edit call changed: edits applied, the diff, whether a forgiving match was used,
-/// and the indentation adjustments made.
-type EditOutcome = (usize, EditDiff, bool, Vec<IndentAdjustment>);
+/// What one edit call changed, kept from the change of the file for the result.
+struct EditOutcome {
+    /// How many edits were applied.
+    replacements: usize,
+    diff: EditDiff,
+    /// Whether a forgiving match was used.
+    fuzzy: bool,
+    indentation: Vec<IndentAdjustment>,
+    blank_lines: Vec<BlankLineAdjustment>,
+}
 
 /// Why the change refused to produce new content: the message for the model, carried
 /// through the environment's `io::Error` untouched.
@@ -211,8 +231,13 @@ impl EditJob {
                         "The edit of {shown} was cancelled before anything was written."
                     ))));
                 }
-                *outcome.lock().unwrap_or_else(PoisonError::into_inner) =
-                    Some((edits.len(), edited.diff, edited.fuzzy, edited.indentation));
+                *outcome.lock().unwrap_or_else(PoisonError::into_inner) = Some(EditOutcome {
+                    replacements: edits.len(),
+                    diff: edited.diff,
+                    fuzzy: edited.fuzzy,
+                    indentation: edited.indentation,
+                    blank_lines: edited.blank_lines,
+                });
                 Ok(edited.content.into_bytes())
             })
         };
@@ -234,7 +259,7 @@ impl EditJob {
                     _ => ToolError::new(format!("Could not edit {shown}: {}", sentence(&e))),
                 }
             })?;
-        let Some((n, diff, fuzzy, indentation)) = outcome
+        let Some(outcome) = outcome
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .take()
@@ -243,31 +268,49 @@ impl EditJob {
                 "The edit of {shown} finished without a result; read the file to see its state."
             )));
         };
-        let mut message = format!(
-            "Successfully replaced {n} block{} in {shown}.",
-            if n == 1 { "" } else { "s" }
-        );
-        for adjustment in &indentation {
-            if n == 1 {
-                message.push_str("\nApplied with indentation adjusted: ");
-            } else {
-                message.push_str(&format!(
-                    "\nedits[{}] was applied with indentation adjusted: ",
-                    adjustment.edit
-                ));
-            }
-            message.push_str(&adjustment.note);
-        }
-        Ok(ToolOutput::text(message).with_details(EditDetails {
-            path: self.path.display().to_string(),
-            replacements: n,
-            diff: diff.numbered,
-            patch: diff.patch,
-            first_changed_line: diff.first_changed_line,
-            fuzzy_match: fuzzy,
-            indentation,
-        }))
+        Ok(
+            ToolOutput::text(result_text(&outcome, &shown)).with_details(EditDetails {
+                path: self.path.display().to_string(),
+                replacements: outcome.replacements,
+                diff: outcome.diff.numbered,
+                patch: outcome.diff.patch,
+                first_changed_line: outcome.diff.first_changed_line,
+                fuzzy_match: outcome.fuzzy,
+                indentation: outcome.indentation,
+                blank_lines: outcome.blank_lines,
+            }),
+        )
     }
+}
+
+/// The result text: how many blocks were replaced, then one sentence per adjustment, in
+/// the order of the edits.
+fn result_text(outcome: &EditOutcome, shown: &str) -> String {
+    let n = outcome.replacements;
+    let mut message = format!(
+        "Successfully replaced {n} block{} in {shown}.",
+        if n == 1 { "" } else { "s" }
+    );
+    let indentation = outcome
+        .indentation
+        .iter()
+        .map(|a| (a.edit, "indentation", &a.note));
+    let blank_lines = outcome
+        .blank_lines
+        .iter()
+        .map(|a| (a.edit, "blank lines", &a.note));
+    let mut notes: Vec<(usize, &str, &String)> = indentation.chain(blank_lines).collect();
+    notes.sort_by_key(|&(edit, ..)| edit);
+    for (edit, what, note) in notes {
+        if n == 1 {
+            message.push_str(&format!("\nApplied with {what} adjusted: {note}"));
+        } else {
+            message.push_str(&format!(
+                "\nedits[{edit}] was applied with {what} adjusted: {note}"
+            ));
+        }
+    }
+    message
 }
 
 pub use apply::{Edited, apply_edits};

@@ -1,20 +1,33 @@
 //! [`ChildSandbox`]: a resolved policy turned into what the child applies between `fork`
 //! and `exec`. Everything that allocates or opens paths happens in the parent; the child
-//! only makes system calls, in this order: mount namespace (protected paths), Landlock
-//! (writes), seccomp (network). Every descendant inherits all three.
+//! only makes system calls, in this order: its own user namespace (or, where none can be
+//! made, every capability dropped), the mount namespace (protected paths), Landlock
+//! (writes, device nodes, signals and abstract sockets), seccomp (network). Every
+//! descendant inherits all of it.
 
 use std::io;
+#[cfg(target_os = "linux")]
+use std::path::PathBuf;
 
 use super::policy::{ResolvedSandbox, SandboxMode};
 use super::probe::KernelSupport;
 
 #[cfg(target_os = "linux")]
-use super::{landlock, mounts::MountPlan, seccomp};
+use super::{landlock, mounts::MountPlan, privileges, seccomp};
+
+/// How the command is kept from the host's privileges.
+#[cfg(target_os = "linux")]
+enum Isolation {
+    /// A user namespace of its own (with the protected paths' mounts, if any).
+    Namespaces(MountPlan),
+    /// No user namespace can be made: every capability is dropped instead.
+    DropCapabilities,
+}
 
 /// The confinement of one command, ready to be installed on its `Command`.
 pub(crate) struct ChildSandbox {
     #[cfg(target_os = "linux")]
-    mounts: Option<MountPlan>,
+    isolation: Option<Isolation>,
     #[cfg(target_os = "linux")]
     ruleset: Option<::landlock::RulesetCreated>,
     #[cfg(target_os = "linux")]
@@ -31,15 +44,31 @@ impl ChildSandbox {
         }
         let kernel = sandbox.kernel.clone().unwrap_or_else(KernelSupport::probe);
         unenforceable(sandbox, &kernel)?;
-        Self::build(sandbox)
+        Self::build(sandbox, &kernel)
     }
 
     #[cfg(target_os = "linux")]
-    fn build(sandbox: &ResolvedSandbox) -> io::Result<Option<ChildSandbox>> {
+    fn build(
+        sandbox: &ResolvedSandbox,
+        kernel: &KernelSupport,
+    ) -> io::Result<Option<ChildSandbox>> {
         let confine_writes = sandbox.mode != SandboxMode::Off;
         Ok(Some(ChildSandbox {
-            mounts: if confine_writes {
-                MountPlan::new(&sandbox.anchors, &sandbox.protected)?
+            isolation: if !confine_writes {
+                None
+            } else if kernel.user_namespaces {
+                // Outside the writable roots Landlock refuses writes already.
+                let protected: Vec<&PathBuf> = sandbox
+                    .protected
+                    .iter()
+                    .filter(|p| sandbox.roots.iter().any(|r| p.starts_with(r)))
+                    .collect();
+                Some(Isolation::Namespaces(MountPlan::new(
+                    &sandbox.anchors,
+                    &protected,
+                )?))
+            } else if privileges::held() {
+                Some(Isolation::DropCapabilities)
             } else {
                 None
             },
@@ -57,7 +86,10 @@ impl ChildSandbox {
     }
 
     #[cfg(not(target_os = "linux"))]
-    fn build(_sandbox: &ResolvedSandbox) -> io::Result<Option<ChildSandbox>> {
+    fn build(
+        _sandbox: &ResolvedSandbox,
+        _kernel: &KernelSupport,
+    ) -> io::Result<Option<ChildSandbox>> {
         Err(io::Error::new(
             io::ErrorKind::Unsupported,
             "the sandbox needs Linux; set [sandbox] mode = \"off\" and network = true",
@@ -83,8 +115,10 @@ impl ChildSandbox {
 
     #[cfg(target_os = "linux")]
     fn apply(self) -> io::Result<()> {
-        if let Some(mounts) = &self.mounts {
-            mounts.apply()?;
+        match &self.isolation {
+            Some(Isolation::Namespaces(plan)) => plan.apply()?,
+            Some(Isolation::DropCapabilities) => privileges::drop_all()?,
+            None => {}
         }
         if let Some(ruleset) = self.ruleset {
             landlock::restrict(ruleset)?;

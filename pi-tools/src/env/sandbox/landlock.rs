@@ -1,14 +1,17 @@
 //! The file-system rules: Landlock handles every write right of the newest ABI this crate
 //! knows (the crate drops the rights an older kernel lacks, its best-effort compatibility)
-//! and grants them only beneath the writable roots and on a few harmless devices. Reads
-//! and execution are not handled, so they stay allowed everywhere.
+//! and grants them only beneath the writable roots and on a few harmless devices; making
+//! a character or block device is granted nowhere. Reads and execution are not handled,
+//! so they stay allowed everywhere. Where the kernel offers scoping (ABI 6), signals and
+//! connections to abstract Unix sockets cannot reach past the sandbox: a command can
+//! signal the processes it started, not one outside.
 
 use std::io;
 use std::path::{Path, PathBuf};
 
 use landlock::{
-    ABI, AccessFs, CompatLevel, Compatible, Ruleset, RulesetAttr, RulesetCreated,
-    RulesetCreatedAttr, path_beneath_rules,
+    ABI, Access, AccessFs, CompatLevel, Compatible, Ruleset, RulesetAttr, RulesetCreated,
+    RulesetCreatedAttr, Scope, path_beneath_rules,
 };
 
 /// The ABI whose write rights are requested.
@@ -28,7 +31,8 @@ pub(super) fn ruleset(roots: &[PathBuf]) -> io::Result<RulesetCreated> {
             ),
         )
     };
-    let write = AccessFs::from_write(TARGET_ABI);
+    let handled = AccessFs::from_write(TARGET_ABI);
+    let write = handled & !(AccessFs::MakeChar | AccessFs::MakeBlock);
     let devices: Vec<&Path> = DEVICES
         .iter()
         .map(Path::new)
@@ -36,7 +40,9 @@ pub(super) fn ruleset(roots: &[PathBuf]) -> io::Result<RulesetCreated> {
         .collect();
     Ruleset::default()
         .set_compatibility(CompatLevel::BestEffort)
-        .handle_access(write)
+        .handle_access(handled)
+        .map_err(|e| fail(&e))?
+        .scope(Scope::from_all(TARGET_ABI))
         .map_err(|e| fail(&e))?
         .create()
         .map_err(|e| fail(&e))?

@@ -4,9 +4,15 @@
 //! - **Writes**: Landlock grants the write rights only beneath the writable roots (the
 //!   working directory and a private `TMPDIR` by default) and on `/dev/null` and its kin.
 //!   Reads and execution are not confined.
+//! - **No host privileges**: every command runs in a user namespace of its own (or, where
+//!   none can be made, with every capability dropped), so root inside cannot make device
+//!   nodes, change the network or the host name; Landlock refuses device nodes anyway and,
+//!   from ABI 6, keeps signals and abstract Unix sockets inside the sandbox.
+//! - **Git**: a repository's `.git` is mounted read-only (`git = "read-only"`), or
+//!   writable for commits with its settings and hooks read-only and the redirect files a
+//!   command writes undone after each call (`git = "commit"`); see [`git`](self::git).
 //! - **Protected paths** (`.git/hooks`, `.git/config` by default) stay read-only inside the
-//!   writable roots through read-only bind mounts in a private user + mount namespace, so
-//!   commits still work but no hook or git setting can be planted.
+//!   writable roots through read-only bind mounts in the command's mount namespace.
 //! - **Network** off: a seccomp filter makes `socket()` fail with EPERM for every family
 //!   but `AF_UNIX`.
 //!
@@ -19,11 +25,16 @@
 
 #[cfg(feature = "process")]
 mod child;
+mod git;
 #[cfg(all(target_os = "linux", feature = "process"))]
 mod landlock;
 #[cfg(all(target_os = "linux", feature = "process"))]
 mod mounts;
+#[cfg(feature = "process")]
+mod notes;
 mod policy;
+#[cfg(all(target_os = "linux", feature = "process"))]
+mod privileges;
 mod probe;
 #[cfg(all(target_os = "linux", feature = "process"))]
 mod seccomp;
@@ -31,6 +42,9 @@ mod tempdir;
 
 #[cfg(feature = "process")]
 pub(crate) use child::ChildSandbox;
+pub use git::GitAccess;
+#[cfg(feature = "process")]
+pub(crate) use notes::CallNotes;
 pub use policy::{DEFAULT_PROTECTED, ResolvedSandbox, SandboxMode, SandboxPolicy};
 pub use probe::KernelSupport;
 pub use tempdir::PrivateTemp;

@@ -1,9 +1,14 @@
-//! Protected paths inside writable roots. Landlock only adds rights, so it cannot keep
-//! `.git/hooks` read-only beneath a writable workspace; a private mount namespace can: the
-//! child bind-mounts each protected path onto itself read-only before Landlock is applied
-//! (then Landlock forbids changing mounts), and bind-mounts each `.git` directory onto
-//! itself so it cannot be renamed away and replaced. The namespace lives in a new user
-//! namespace, so no privilege is needed and none is gained over the rest of the system.
+//! The child's own user namespace, and protected paths inside writable roots.
+//!
+//! Every sandboxed command runs in a user namespace of its own, so it holds no capability
+//! over anything the rest of the system owns: root inside cannot make device nodes, change
+//! the network, the host name or the mounts of the system, whatever the workspace holds.
+//!
+//! Landlock only adds rights, so it cannot keep `.git` read-only beneath a writable
+//! workspace; a private mount namespace (in that user namespace) can: the child bind-mounts
+//! each protected path onto itself read-only before Landlock is applied (then Landlock
+//! forbids changing mounts), and bind-mounts each anchor (a `.git` directory) onto itself so
+//! it cannot be renamed away and replaced.
 
 use std::ffi::CString;
 use std::io;
@@ -28,12 +33,12 @@ struct Target {
 
 impl MountPlan {
     /// A plan that anchors `anchors` (writable) and protects `protected` (read-only); the
-    /// protected paths that do not exist are left out (there is nothing to mount on).
-    /// `None` when there is nothing to do.
+    /// protected paths that do not exist are left out (there is nothing to mount on). With
+    /// nothing to protect, the plan is the user namespace alone.
     pub(super) fn new(
         anchors: &[impl AsRef<Path>],
         protected: &[impl AsRef<Path>],
-    ) -> io::Result<Option<MountPlan>> {
+    ) -> io::Result<MountPlan> {
         let mut targets = Vec::new();
         for anchor in anchors {
             targets.push(Target {
@@ -54,25 +59,34 @@ impl MountPlan {
             });
         }
         if targets.iter().all(|t| t.read_only.is_none()) {
-            return Ok(None);
+            targets.clear();
         }
         // SAFETY: getuid and getgid cannot fail.
         let (uid, gid) = unsafe { (libc::getuid(), libc::getgid()) };
-        Ok(Some(MountPlan {
+        Ok(MountPlan {
             uid_map: format!("{uid} {uid} 1\n").into_bytes(),
             gid_map: format!("{gid} {gid} 1\n").into_bytes(),
             targets,
-        }))
+        })
     }
 
-    /// In the child: new user and mount namespaces, then the bind mounts.
+    /// In the child: a new user namespace (and a mount namespace when there is something to
+    /// mount), then the bind mounts.
     pub(super) fn apply(&self) -> io::Result<()> {
+        let flags = if self.targets.is_empty() {
+            libc::CLONE_NEWUSER
+        } else {
+            libc::CLONE_NEWUSER | libc::CLONE_NEWNS
+        };
         // SAFETY: plain system calls on NUL-terminated strings prepared before fork.
         unsafe {
-            check(libc::unshare(libc::CLONE_NEWUSER | libc::CLONE_NEWNS))?;
+            check(libc::unshare(flags))?;
             write_proc(c"/proc/self/setgroups", b"deny")?;
             write_proc(c"/proc/self/uid_map", &self.uid_map)?;
             write_proc(c"/proc/self/gid_map", &self.gid_map)?;
+            if self.targets.is_empty() {
+                return Ok(());
+            }
             // Private, so nothing done here reaches the mounts of the rest of the system.
             check(libc::mount(
                 std::ptr::null(),
@@ -162,4 +176,39 @@ unsafe fn write_proc(path: &std::ffi::CStr, data: &[u8]) -> io::Result<()> {
         }
     }
     Ok(())
+}
+
+/// Whether this process can give a child its own user and mount namespaces: tried once in a
+/// forked child (a switch that allows them can still be overridden by a seccomp profile or a
+/// security module, as in many containers).
+pub(super) fn namespaces_work() -> bool {
+    let Ok(plan) = MountPlan::new(&[] as &[&Path], &[] as &[&Path]) else {
+        return false;
+    };
+    // SAFETY: the child only makes system calls on data prepared before fork, then _exit.
+    unsafe {
+        let pid = libc::fork();
+        if pid < 0 {
+            return false;
+        }
+        if pid == 0 {
+            let ok = plan.apply().is_ok()
+                && libc::unshare(libc::CLONE_NEWNS) == 0
+                && libc::mount(
+                    std::ptr::null(),
+                    c"/".as_ptr(),
+                    std::ptr::null(),
+                    libc::MS_REC | libc::MS_PRIVATE,
+                    std::ptr::null(),
+                ) == 0;
+            libc::_exit(if ok { 0 } else { 1 });
+        }
+        let mut status = 0;
+        while libc::waitpid(pid, &mut status, 0) < 0 {
+            if *libc::__errno_location() != libc::EINTR {
+                return false;
+            }
+        }
+        libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0
+    }
 }

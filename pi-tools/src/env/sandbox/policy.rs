@@ -9,6 +9,7 @@ use std::path::{Component, Path, PathBuf};
 use std::str::FromStr;
 use std::sync::Arc;
 
+use super::git::{GitAccess, GitGuard, Repository};
 use super::probe::KernelSupport;
 use super::tempdir::PrivateTemp;
 use crate::env::path::{canonical_lenient_sync, follow_final_links, lexical_join};
@@ -80,6 +81,7 @@ pub struct SandboxPolicy {
     pub(super) network: bool,
     writable_roots: Option<Vec<PathBuf>>,
     protected: Vec<PathBuf>,
+    git: GitAccess,
     private_tmp: bool,
     #[cfg_attr(not(feature = "process"), allow(dead_code))]
     pub(super) kernel: Option<KernelSupport>,
@@ -94,6 +96,7 @@ impl SandboxPolicy {
             network: true,
             writable_roots: None,
             protected: DEFAULT_PROTECTED.iter().map(PathBuf::from).collect(),
+            git: GitAccess::default(),
             private_tmp: true,
             kernel: None,
         }
@@ -133,6 +136,13 @@ impl SandboxPolicy {
         self
     }
 
+    /// How commands may use the `.git` of a repository at the top of a writable root
+    /// (default [`GitAccess::ReadOnly`]; see `docs/safety.md`).
+    pub fn with_git(mut self, git: GitAccess) -> Self {
+        self.git = git;
+        self
+    }
+
     /// Whether commands get a private temporary directory of their own as `TMPDIR`
     /// (default `true`; never in read-only mode).
     pub fn with_private_tmp(mut self, private_tmp: bool) -> Self {
@@ -167,6 +177,10 @@ impl SandboxPolicy {
             roots: Vec::new(),
             protected: Vec::new(),
             anchors: Vec::new(),
+            git: self.git,
+            git_read_only: Vec::new(),
+            repositories: Vec::new(),
+            git_guard: None,
             tmp: None,
             kernel: self.kernel.clone(),
         };
@@ -191,24 +205,11 @@ impl SandboxPolicy {
             push_unique(&mut resolved.roots, canonical);
         }
         for root in resolved.roots.clone() {
-            let git = root.join(".git");
-            let git_dir = match fs::symlink_metadata(&git) {
-                Ok(meta) if meta.is_dir() => {
-                    resolved.anchors.push(git.clone());
-                    Some(git.clone())
-                }
-                Ok(meta) if meta.is_file() => {
-                    // A worktree: the pointer file itself must not be redirected, and the
-                    // repository it names must stay writable for commits to work.
-                    resolved.protected.push(git.clone());
-                    let (worktree_dir, common) = git_dirs_from_file(&git)?;
-                    push_unique(&mut resolved.roots, worktree_dir);
-                    push_unique(&mut resolved.roots, common.clone());
-                    resolved.anchors.push(common.clone());
-                    Some(common)
-                }
-                _ => None,
-            };
+            let repository = Repository::find(&root)?;
+            let git_dir = repository.as_ref().map(|r| r.common.clone());
+            if let Some(repo) = &repository {
+                resolved.git_paths(repo);
+            }
             for relative in &self.protected {
                 let target = match (relative.strip_prefix(".git"), &git_dir) {
                     (Ok(rest), Some(dir)) => dir.join(rest),
@@ -219,6 +220,11 @@ impl SandboxPolicy {
                     resolved.protected.push(target);
                 }
             }
+            resolved.repositories.extend(repository);
+        }
+        let guard = GitGuard::new(resolved.repositories.clone(), self.git);
+        if !guard.is_empty() {
+            resolved.git_guard = Some(Arc::new(guard));
         }
         if self.private_tmp {
             let tmp = PrivateTemp::create()?;
@@ -248,6 +254,14 @@ pub struct ResolvedSandbox {
     /// `.git` directories that are bind-mounted onto themselves so they cannot be moved
     /// away and replaced by a copy with other hooks.
     pub(super) anchors: Vec<PathBuf>,
+    /// How commands may use `.git`.
+    pub(super) git: GitAccess,
+    /// The git directories (and worktree `.git` files) kept read-only by `git = "read-only"`.
+    git_read_only: Vec<PathBuf>,
+    /// The repositories at the top of the writable roots.
+    repositories: Vec<Repository>,
+    /// What undoes redirect files after each call.
+    git_guard: Option<Arc<GitGuard>>,
     pub(super) tmp: Option<Arc<PrivateTemp>>,
     #[cfg_attr(not(feature = "process"), allow(dead_code))]
     pub(super) kernel: Option<KernelSupport>,
@@ -279,6 +293,74 @@ impl ResolvedSandbox {
         self.tmp.as_deref().map(PrivateTemp::path)
     }
 
+    /// How commands may use `.git`.
+    pub fn git(&self) -> GitAccess {
+        self.git
+    }
+
+    /// What the end of a call undoes: git redirect files the command created, changed or
+    /// removed, one sentence each (see the `git` module).
+    pub(crate) fn after_call(&self) -> Vec<String> {
+        self.git_guard.as_ref().map_or_else(Vec::new, |g| g.undo())
+    }
+
+    /// Whether `.git` is read-only for commands (there is a repository and `git =
+    /// "read-only"`).
+    #[cfg_attr(not(feature = "process"), allow(dead_code))]
+    pub(crate) fn git_is_read_only(&self) -> bool {
+        !self.git_read_only.is_empty()
+    }
+
+    /// What the end of the session undoes: git redirect files, and the private temporary
+    /// directory is emptied.
+    pub(crate) fn end_session(&self) {
+        self.after_call();
+        if let Some(tmp) = &self.tmp {
+            tmp.clear();
+        }
+    }
+
+    /// Adds what `repo` needs: with `git = "read-only"`, its `.git` (file or directory), its
+    /// git directories and its submodules' `.git` read-only; with `git = "commit"`, its
+    /// git directories writable (a worktree's are outside the workspace) and anchored, its
+    /// `.git` file, the submodules' `.git` and git directories read-only.
+    fn git_paths(&mut self, repo: &Repository) {
+        let existing = |p: &&PathBuf| fs::symlink_metadata(p).is_ok();
+        let worktree = repo.dot_git != repo.git_dir;
+        if worktree {
+            push_unique(&mut self.protected, repo.dot_git.clone());
+        }
+        match self.git {
+            GitAccess::ReadOnly => {
+                for dir in repo.git_dirs() {
+                    push_unique(&mut self.protected, dir.to_path_buf());
+                    self.git_read_only.push(dir.to_path_buf());
+                }
+                if worktree {
+                    self.git_read_only.push(repo.dot_git.clone());
+                }
+            }
+            GitAccess::Commit => {
+                if worktree {
+                    push_unique(&mut self.roots, repo.git_dir.clone());
+                    push_unique(&mut self.roots, repo.common.clone());
+                } else {
+                    self.anchors.push(repo.dot_git.clone());
+                }
+                if worktree {
+                    self.anchors.push(repo.common.clone());
+                }
+                let modules = repo.common.join("modules");
+                if modules.exists() {
+                    push_unique(&mut self.protected, modules);
+                }
+            }
+        }
+        for dot_git in repo.submodules.iter().filter(existing) {
+            push_unique(&mut self.protected, dot_git.clone());
+        }
+    }
+
     /// Refuses a write to `path` that the sandbox would refuse a command, with a sentence a
     /// model can act on. The write and edit tools call this, so they answer as bash would.
     pub fn check_write(&self, path: &Path) -> io::Result<()> {
@@ -293,6 +375,25 @@ impl ResolvedSandbox {
             )),
             SandboxMode::WorkspaceWrite => {
                 let real = real_location(path);
+                if let Some(git) = self.git_read_only.iter().find(|p| real.starts_with(p)) {
+                    return Err(io::Error::new(
+                        io::ErrorKind::PermissionDenied,
+                        format!(
+                            "{} cannot be written: {} is read-only in the sandbox ([sandbox] git = \"read-only\"), so that nothing can make a later git command run other code. Leave it as it is; to let commands and the file tools commit, set [sandbox] git = \"commit\" in the configuration.",
+                            path.display(),
+                            git.display()
+                        ),
+                    ));
+                }
+                if self.repositories.iter().any(|r| r.is_redirect(&real)) {
+                    return Err(io::Error::new(
+                        io::ErrorKind::PermissionDenied,
+                        format!(
+                            "{} cannot be written: it is one of git's settings, hooks or redirect files (such as commondir), which could make a later git command outside the sandbox run other code. Leave it as it is.",
+                            path.display()
+                        ),
+                    ));
+                }
                 if let Some(protected) = self.protected.iter().find(|p| real.starts_with(p)) {
                     return Err(io::Error::new(
                         io::ErrorKind::PermissionDenied,
@@ -327,40 +428,6 @@ fn push_unique(list: &mut Vec<PathBuf>, path: PathBuf) {
     if !list.contains(&path) {
         list.push(path);
     }
-}
-
-/// The worktree's own git directory and the repository's common one, from a `.git` file
-/// (`gitdir: <path>`, and that directory's `commondir`, when it has one).
-fn git_dirs_from_file(dot_git: &Path) -> io::Result<(PathBuf, PathBuf)> {
-    let unreadable = |what: String| {
-        io::Error::new(
-            io::ErrorKind::InvalidData,
-            format!(
-                "{} {what}, so the sandbox cannot tell which git directory to protect; fix the file or set [sandbox] protected = []",
-                dot_git.display()
-            ),
-        )
-    };
-    let text =
-        fs::read_to_string(dot_git).map_err(|e| unreadable(format!("cannot be read ({e})")))?;
-    let pointer = text
-        .lines()
-        .find_map(|l| l.strip_prefix("gitdir:"))
-        .map(str::trim)
-        .filter(|p| !p.is_empty())
-        .ok_or_else(|| unreadable("has no `gitdir: <path>` line".to_owned()))?;
-    let base = dot_git.parent().unwrap_or(Path::new("/"));
-    let git_dir = fs::canonicalize(base.join(pointer))
-        .map_err(|e| unreadable(format!("points to {pointer}, which cannot be used ({e})")))?;
-    let common = match fs::read_to_string(git_dir.join("commondir")) {
-        Ok(common) => fs::canonicalize(git_dir.join(common.trim())).map_err(|e| {
-            unreadable(format!(
-                "names a repository whose common directory cannot be used ({e})"
-            ))
-        })?,
-        Err(_) => git_dir.clone(),
-    };
-    Ok((git_dir, common))
 }
 
 /// The real location of `path`, by the environment's one path algorithm: its final symbolic

@@ -35,6 +35,9 @@ impl KernelSupport {
         }
     }
 
+    /// The Landlock ABI that scopes signals and abstract Unix sockets (Linux 6.12).
+    pub const SCOPING_ABI: u32 = 6;
+
     /// One line per feature, e.g. `Landlock: ABI 7`, `seccomp: available`.
     pub fn report(&self) -> Vec<String> {
         let yes_no = |b: bool| if b { "available" } else { "not available" };
@@ -47,6 +50,25 @@ impl KernelSupport {
             format!("seccomp: {}", yes_no(self.seccomp)),
             format!("user namespaces: {}", yes_no(self.user_namespaces)),
         ]
+    }
+
+    /// What a sandbox that confines writes cannot enforce on this kernel though it runs,
+    /// one sentence each (empty when it enforces everything).
+    pub fn gaps(&self) -> Vec<String> {
+        let mut gaps = Vec::new();
+        if (1..Self::SCOPING_ABI).contains(&self.landlock_abi) {
+            gaps.push(format!(
+                "signals and abstract Unix sockets are not scoped (Landlock ABI {} here; scoping needs ABI {}, Linux 6.12): a command can signal a process of the same user outside the sandbox and connect to its abstract sockets",
+                self.landlock_abi,
+                Self::SCOPING_ABI
+            ));
+        }
+        if self.landlock_abi > 0 && !self.user_namespaces {
+            gaps.push(
+                "no user namespace can be made: commands run with every capability dropped instead, and protected paths that exist (such as .git) make every command fail".to_owned(),
+            );
+        }
+        gaps
     }
 }
 
@@ -64,6 +86,23 @@ fn probe_now() -> KernelSupport {
     };
     // SAFETY: PR_GET_SECCOMP only reads this thread's seccomp mode.
     let seccomp = unsafe { libc::prctl(libc::PR_GET_SECCOMP, 0, 0, 0, 0) } >= 0;
+    KernelSupport {
+        landlock_abi: u32::try_from(abi).unwrap_or(0),
+        seccomp,
+        user_namespaces: user_namespaces(),
+        os: "Linux",
+    }
+}
+
+/// Tried for real where commands can run (see `mounts::namespaces_work`).
+#[cfg(all(target_os = "linux", feature = "process"))]
+fn user_namespaces() -> bool {
+    super::mounts::namespaces_work()
+}
+
+/// Without the process runtime, from the kernel's switches.
+#[cfg(all(target_os = "linux", not(feature = "process")))]
+fn user_namespaces() -> bool {
     let read = |p: &str| std::fs::read_to_string(p).map(|s| s.trim().to_owned());
     // SAFETY: geteuid cannot fail.
     let root = unsafe { libc::geteuid() } == 0;
@@ -72,19 +111,13 @@ fn probe_now() -> KernelSupport {
         Ok(v) => v == allowed,
         Err(_) => true,
     };
-    let user_namespaces = read("/proc/sys/user/max_user_namespaces").is_ok_and(|n| n != "0")
+    read("/proc/sys/user/max_user_namespaces").is_ok_and(|n| n != "0")
         && (root || allows("/proc/sys/kernel/unprivileged_userns_clone", "1"))
         && (root
             || allows(
                 "/proc/sys/kernel/apparmor_restrict_unprivileged_userns",
                 "0",
-            ));
-    KernelSupport {
-        landlock_abi: u32::try_from(abi).unwrap_or(0),
-        seccomp,
-        user_namespaces,
-        os: "Linux",
-    }
+            ))
 }
 
 #[cfg(not(target_os = "linux"))]

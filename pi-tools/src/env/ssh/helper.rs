@@ -1,61 +1,56 @@
-//! The remote search helper: grep and find run on the remote machine itself, by the
-//! `pi-tools call` of a pi-tools binary of the same version there, so a search over a large
-//! remote tree streams back only its result instead of walking the tree over SFTP.
-//!
-//! The helper is the remote `pi-tools` on `PATH` when its version is ours; otherwise, when
+//! Starting the remote `pi-tools env-server` that serves an [`SshEnv`]'s commands (see
+//! `served.rs`), in one SSH session that also finds it: the remote `pi-tools` on `PATH`
+//! when its version is ours; else one uploaded before to
+//! `~/.cache/pi-tools/pi-tools-<version>-<size>-<mtime>`; else, when
 //! [`SshTarget::upload_helper`] is set and the remote runs the same OS and architecture,
-//! this process's own binary (or [`SshTarget::helper_binary`]) uploaded once to
-//! `~/.cache/pi-tools/pi-tools-<version>-<size>-<mtime>`.
+//! this process's own binary (or [`SshTarget::helper_binary`]) uploaded there now over SFTP
+//! while the session waits. So the remote shell's startup files run once for all of it.
+//!
+//! Without any of them the session ends, and the environment runs each command in an SSH
+//! session of its own (`exec.rs`).
 
 use std::io;
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
+use std::time::Duration;
 
-use serde_json::Value;
-use tokio_util::sync::CancellationToken;
+use openssh::{Session, Stdio};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
-use super::exec::quote;
+use super::connection::Connection;
+use super::served::Served;
 use super::{SshEnv, SshTarget};
-use crate::core::ToolResultMessage;
-use crate::env::{ExecRequest, ExecutionEnv};
-
-/// The tools the helper runs.
-pub(super) const TOOLS: [&str; 2] = ["grep", "find"];
+use crate::env::link::{HELLO, SERVES};
 
 const VERSION: &str = env!("CARGO_PKG_VERSION");
 
-/// Runs `command` on the remote machine and returns its output (at most `limit` bytes) and
-/// exit code.
-async fn capture(
-    env: &SshEnv,
-    command: String,
-    cancel: CancellationToken,
-    limit: usize,
-) -> io::Result<(String, Option<i32>)> {
-    let out = Arc::new(Mutex::new(Vec::new()));
-    let sink = Arc::clone(&out);
-    let outcome = env
-        .exec(
-            ExecRequest {
-                command,
-                cwd: env.cwd.clone(),
-                timeout: None,
-                env: Vec::new(),
-            },
-            cancel,
-            Box::new(move |chunk| {
-                let mut out = sink.lock().unwrap_or_else(|e| e.into_inner());
-                if out.len() < limit {
-                    out.extend_from_slice(chunk);
-                }
-            }),
-        )
-        .await?;
-    let bytes = std::mem::take(&mut *out.lock().unwrap_or_else(|e| e.into_inner()));
-    Ok((
-        String::from_utf8_lossy(&bytes).into_owned(),
-        outcome.exit_code,
-    ))
+/// How long the remote side may take to answer (its shell's startup files included),
+/// besides an upload.
+const START_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// The start script: `$1` is the line `env-server --check` must print, `$2` the path of an uploaded
+/// helper (may be empty), `$3` `1` when uploading is allowed. It says `upload PLATFORM`
+/// and reads the uploaded path from stdin, or says `none`, or execs the server (which
+/// says hello). The server runs without `SSH_CLIENT`, so bash does not read `~/.bashrc`
+/// again for each command (as locally).
+const START: &str = r#"v=$1 c=$2 h=
+p=$(command -v pi-tools 2>/dev/null) && [ "$("$p" env-server --check 2>/dev/null)" = "$v" ] && h=$p
+if [ -z "$h" ] && [ -n "$c" ] && [ -x "$c" ] && [ "$("$c" env-server --check 2>/dev/null)" = "$v" ]; then h=$c; fi
+if [ -z "$h" ] && [ "$3" = 1 ]; then
+  printf '\036pi-tools-upload %s\n' "$(uname -sm)"
+  IFS= read -r h || h=
+  if [ -n "$h" ]; then chmod 755 "$h" && [ "$("$h" env-server --check 2>/dev/null)" = "$v" ] || h=; fi
+fi
+[ -n "$h" ] || { printf '\036pi-tools-none\n'; exit 0; }
+unset SSH_CLIENT SSH2_CLIENT
+exec "$h" env-server"#;
+
+/// What the start script said.
+enum Said {
+    /// The server runs; what was read past its hello line.
+    Hello(Vec<u8>),
+    Upload(String),
+    None,
 }
 
 /// `uname -sm` as this build would print it, for comparing with the remote's.
@@ -73,106 +68,148 @@ fn local_platform() -> String {
     format!("{os} {arch}")
 }
 
-impl SshEnv {
-    /// The remote path of a usable helper, found (or uploaded) on first use.
-    pub(super) async fn helper(&self) -> Option<String> {
-        let found = self
-            .helper
-            .get_or_init(|| async { self.find_helper().await.ok().flatten() })
-            .await;
-        found.clone()
-    }
-
-    async fn find_helper(&self) -> io::Result<Option<String>> {
-        let probe = "p=$(command -v pi-tools 2>/dev/null) && printf 'path %s\\nversion %s\\n' \"$p\" \"$(\"$p\" --version 2>/dev/null)\"; printf 'platform %s\\n' \"$(uname -sm)\"; printf 'home %s\\n' \"$HOME\"".to_string();
-        let (out, _) = capture(self, probe, CancellationToken::new(), 64 * 1024).await?;
-        let field = |name: &str| {
-            out.lines()
-                .find_map(|l| l.strip_prefix(name).map(|v| v.trim().to_string()))
-        };
-        if let (Some(path), Some(version)) = (field("path "), field("version "))
-            && version == format!("pi-tools {VERSION}")
+/// Reads `output` until the script says something (whatever the shell's startup files
+/// printed before is dropped).
+async fn next_said(
+    output: &mut (impl tokio::io::AsyncRead + Unpin),
+    pending: &mut Vec<u8>,
+) -> io::Result<Said> {
+    const MARK: &[u8] = b"\x1epi-tools-";
+    let mut buf = [0u8; 8192];
+    loop {
+        if let Some(at) = memchr::memmem::find(pending, MARK)
+            && let Some(end) = memchr::memchr(b'\n', &pending[at..])
         {
-            return Ok(Some(path));
+            let line = pending[at..at + end + 1].to_vec();
+            let rest = pending.split_off(at + end + 1);
+            *pending = Vec::new();
+            if line == HELLO {
+                return Ok(Said::Hello(rest));
+            }
+            let text = String::from_utf8_lossy(&line[MARK.len()..line.len() - 1]).into_owned();
+            if let Some(platform) = text.strip_prefix("upload ") {
+                return Ok(Said::Upload(platform.to_owned()));
+            }
+            return Ok(Said::None);
         }
-        if !self.target.upload_helper {
-            return Ok(None);
+        let n = output.read(&mut buf).await?;
+        if n == 0 {
+            return Err(io::Error::new(
+                io::ErrorKind::UnexpectedEof,
+                "the remote start script ended without a word",
+            ));
         }
-        if field("platform ").as_deref() != Some(local_platform().as_str()) {
-            return Ok(None);
-        }
-        let Some(home) = field("home ").filter(|h| h.starts_with('/')) else {
+        pending.extend_from_slice(&buf[..n]);
+    }
+}
+
+impl SshEnv {
+    /// The uploaded helper's remote path, named by the build as well as the version so a
+    /// rebuilt binary is uploaded afresh; with the local file to upload.
+    async fn upload_paths(&self) -> io::Result<Option<(PathBuf, PathBuf)>> {
+        let Some(home) = self.home.as_ref().filter(|h| h.is_absolute()) else {
             return Ok(None);
         };
         let local = match &self.target.helper_binary {
             Some(path) => path.clone(),
             None => std::env::current_exe()?,
         };
-        // Named by the build as well as the version, so a rebuilt binary is uploaded afresh.
         let meta = tokio::fs::metadata(&local).await?;
         let built = meta
             .modified()
             .ok()
             .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
             .map_or(0, |d| d.as_secs());
-        let remote_dir = PathBuf::from(home).join(".cache/pi-tools");
-        let remote = remote_dir.join(format!("pi-tools-{VERSION}-{:x}-{built:x}", meta.len()));
-        let remote_text = remote.to_string_lossy().into_owned();
-        let check = format!("{} --version 2>/dev/null", quote(&remote_text));
-        if let Ok((out, Some(0))) = capture(self, check, CancellationToken::new(), 4096).await
-            && out.trim() == format!("pi-tools {VERSION}")
-        {
-            return Ok(Some(remote_text));
-        }
-        let bytes = tokio::fs::read(&local).await?;
-        let conn = self.connection().await?;
-        super::files::create_dir_all(&conn.sftp, &remote_dir).await?;
-        super::files::atomic_write(&conn.sftp, &remote, &bytes, false).await?;
-        let chmod = format!(
-            "chmod 755 {} && {} --version",
-            quote(&remote_text),
-            quote(&remote_text)
-        );
-        let (out, code) = capture(self, chmod, CancellationToken::new(), 4096).await?;
-        Ok((code == Some(0) && out.trim() == format!("pi-tools {VERSION}")).then_some(remote_text))
+        let remote = home
+            .join(".cache/pi-tools")
+            .join(format!("pi-tools-{VERSION}-{:x}-{built:x}", meta.len()));
+        Ok(Some((local, remote)))
     }
 
-    /// Runs `tool` (one of [`TOOLS`]) through the helper; `None` when there is no helper.
-    pub(super) async fn run_with_helper(
-        &self,
-        tool: &str,
-        arguments: Value,
-        cancel: CancellationToken,
-    ) -> Option<io::Result<ToolResultMessage>> {
-        let helper = self.helper().await?;
-        let command = format!(
-            "{} call {} --cwd {} --args {}",
-            quote(&helper),
-            quote(tool),
-            quote(&self.cwd.to_string_lossy()),
-            quote(&arguments.to_string())
-        );
-        Some(
-            async {
-                let (out, _) = capture(self, command, cancel, 64 << 20).await?;
-                let line = out
-                    .lines()
-                    .rev()
-                    .find(|l| l.starts_with('{'))
-                    .ok_or_else(|| {
-                        io::Error::other(format!(
-                            "the remote pi-tools helper gave no result (it printed: {})",
-                            out.trim()
-                        ))
-                    })?;
-                serde_json::from_str::<ToolResultMessage>(line).map_err(|e| {
-                    io::Error::other(format!(
-                        "the remote pi-tools helper gave an unreadable result: {e}"
-                    ))
-                })
+    /// Starts the remote server on `conn`: `Ok(None)` when the remote has no pi-tools of our
+    /// version and none may be uploaded.
+    pub(super) async fn start_served(&self, conn: &Arc<Connection>) -> io::Result<Option<Served>> {
+        let paths = if self.target.upload_helper {
+            self.upload_paths().await.ok().flatten()
+        } else {
+            None
+        };
+        let cached = paths
+            .as_ref()
+            .map(|(_, remote)| remote.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let mut child = Session::to_command(Arc::clone(&conn.session), "sh")
+            .arg("-c")
+            .arg(START)
+            .arg("pi-tools")
+            .arg(SERVES)
+            .arg(&cached)
+            .arg(if self.target.upload_helper { "1" } else { "0" })
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .await
+            .map_err(|e| {
+                io::Error::new(
+                    io::ErrorKind::ConnectionAborted,
+                    format!("could not start pi-tools on {}: {e}", self.target.host()),
+                )
+            })?;
+        let mut stdin = child.stdin().take().expect("stdin is piped");
+        let mut stdout = child.stdout().take().expect("stdout is piped");
+        let mut pending = Vec::new();
+        let timed = |what| {
+            io::Error::new(
+                io::ErrorKind::TimedOut,
+                format!(
+                    "{} did not {what} within {START_TIMEOUT:?}",
+                    self.target.host()
+                ),
+            )
+        };
+        let mut said = tokio::time::timeout(START_TIMEOUT, next_said(&mut stdout, &mut pending))
+            .await
+            .map_err(|_| timed("answer"))??;
+        if let Said::Upload(platform) = &said {
+            let path = match &paths {
+                Some((local, remote)) if *platform == local_platform() => {
+                    self.upload(conn, local, remote).await?;
+                    remote.to_string_lossy().into_owned()
+                }
+                _ => String::new(),
+            };
+            stdin.write_all(format!("{path}\n").as_bytes()).await?;
+            stdin.flush().await?;
+            said = tokio::time::timeout(START_TIMEOUT, next_said(&mut stdout, &mut pending))
+                .await
+                .map_err(|_| timed("start pi-tools"))??;
+        }
+        match said {
+            Said::Hello(rest) => Ok(Some(Served::start(
+                self.target.host().to_owned(),
+                stdin,
+                std::io::Cursor::new(rest).chain(stdout),
+                child,
+            ))),
+            Said::Upload(_) | Said::None => {
+                let _ = child.disconnect().await;
+                Ok(None)
             }
-            .await,
-        )
+        }
+    }
+
+    async fn upload(
+        &self,
+        conn: &Arc<Connection>,
+        local: &PathBuf,
+        remote: &std::path::Path,
+    ) -> io::Result<()> {
+        let bytes = tokio::fs::read(local).await?;
+        if let Some(dir) = remote.parent() {
+            super::files::create_dir_all(&conn.sftp, dir).await?;
+        }
+        super::files::atomic_write(&conn.sftp, remote, &bytes, false).await
     }
 }
 

@@ -1,18 +1,22 @@
 //! [`SshEnv`]: the tools on another machine, through OpenSSH.
 //!
 //! One master connection (the user's own `ssh`, so `~/.ssh/config` aliases, the agent and
-//! known_hosts all apply) carries every call of a session: files go over SFTP, commands run
-//! in their own remote session (`setsid`) so a timeout or a cancellation kills the whole
-//! remote process group. What the remote side needs: sshd with the SFTP subsystem, a POSIX
-//! shell and `setsid`.
+//! known_hosts all apply) carries every call of a session: files go over SFTP; commands and
+//! beside-the-files tool calls go to one long-lived `pi-tools env-server` on the remote
+//! machine (`served.rs`, started by `helper.rs`), which runs each command as `LocalEnv`
+//! does there, so no shell starts per call. Where the remote has no pi-tools of our version
+//! (and none may be uploaded), each command runs in an SSH session of its own instead
+//! (`exec.rs`), which runs the remote shell's startup files every time. What the remote
+//! side needs: sshd with the SFTP subsystem, a POSIX shell and `setsid`.
 //!
 //! A connection that drops fails the call that was using it with a clear error; the next
-//! call connects again.
+//! call connects again (and starts the remote server again).
 
 mod connection;
 mod exec;
 mod files;
 mod helper;
+mod served;
 
 use std::io;
 use std::path::{Path, PathBuf};
@@ -22,6 +26,7 @@ use tokio::sync::Mutex;
 
 use connection::Connection;
 pub use connection::SshTarget;
+use served::Served;
 
 use super::session_files::SessionFiles;
 use super::{DirEntry, ExecutionEnv, FileReader, Metadata, MutationQueue, OutputSink};
@@ -47,10 +52,13 @@ pub struct SshEnv {
     queue: MutationQueue,
     /// The connection, shared with the environments made by [`session`](Self::session).
     conn: Arc<Mutex<Option<Arc<Connection>>>>,
-    /// Process groups of commands started in this session that may still run.
+    /// Process groups of commands started in this session that may still run (commands
+    /// run without the remote server).
     groups: std::sync::Mutex<Vec<u32>>,
-    /// The remote search helper, once looked for.
-    helper: Arc<tokio::sync::OnceCell<Option<String>>>,
+    /// The remote server, shared with the environments made by [`session`](Self::session).
+    served: Arc<Mutex<ServedSlot>>,
+    /// This session's id at the remote server (its background jobs are the session's).
+    session_id: u64,
     /// Local files of this session (bash's spill files), deleted when it ends.
     session_files: SessionFiles,
 }
@@ -99,7 +107,8 @@ impl SshEnv {
             queue: MutationQueue::new(),
             conn: Arc::new(Mutex::new(Some(conn))),
             groups: std::sync::Mutex::new(Vec::new()),
-            helper: Arc::new(tokio::sync::OnceCell::new()),
+            served: Arc::new(Mutex::new(ServedSlot::Unknown)),
+            session_id: next_session_id(),
             session_files: SessionFiles::default(),
         })
     }
@@ -117,7 +126,8 @@ impl SshEnv {
             queue: self.queue.clone(),
             conn: Arc::clone(&self.conn),
             groups: std::sync::Mutex::new(Vec::new()),
-            helper: Arc::clone(&self.helper),
+            served: Arc::clone(&self.served),
+            session_id: next_session_id(),
             session_files: SessionFiles::default(),
         }
     }
@@ -178,6 +188,108 @@ impl SshEnv {
             *slot = None;
         }
     }
+
+    /// The remote server, started on first use and again after it was lost; `None` where
+    /// the remote has no pi-tools to serve (then each command gets an SSH session).
+    async fn served(&self) -> Option<Arc<Served>> {
+        let mut slot = self.served.lock().await;
+        match &*slot {
+            ServedSlot::Absent => return None,
+            ServedSlot::Live(served) if served.is_alive() => return Some(Arc::clone(served)),
+            _ => {}
+        }
+        let conn = self.connection().await.ok()?;
+        match self.start_served(&conn).await {
+            Ok(Some(served)) => {
+                let served = Arc::new(served);
+                *slot = ServedSlot::Live(Arc::clone(&served));
+                Some(served)
+            }
+            Ok(None) => {
+                *slot = ServedSlot::Absent;
+                None
+            }
+            // Perhaps the connection dropped: the call goes on without, and fails or not
+            // on its own; the next call tries again.
+            Err(_) => {
+                if conn.session.check().await.is_err() {
+                    self.lost(&conn).await;
+                }
+                *slot = ServedSlot::Unknown;
+                None
+            }
+        }
+    }
+
+    /// After a call through `served` failed with a lost link: forgets the connection too
+    /// when it is the master connection that dropped.
+    async fn served_lost(&self, err: &io::Error) {
+        if err.kind() != io::ErrorKind::ConnectionAborted {
+            return;
+        }
+        let live = self.conn.lock().await.clone();
+        if let Some(conn) = live
+            && conn.session.check().await.is_err()
+        {
+            self.lost(&conn).await;
+        }
+    }
+
+    /// Whether commands of this environment run through a long-lived remote pi-tools
+    /// process (`true`), or in an SSH session each (`false`, where the remote has no
+    /// pi-tools of this version and none may be uploaded; each then runs the remote
+    /// shell's startup files). Starts the remote process if it is not running.
+    pub async fn uses_remote_server(&self) -> bool {
+        self.served().await.is_some()
+    }
+
+    /// Ends this session's remote background jobs through the server, from synchronous code.
+    fn end_served_session_blocking(&self) {
+        let live = match self.served.try_lock().ok().map(|slot| match &*slot {
+            ServedSlot::Live(served) => Some(Arc::clone(served)),
+            _ => None,
+        }) {
+            Some(Some(served)) if served.is_alive() => served,
+            _ => return,
+        };
+        let session = self.session_id;
+        // A single-threaded runtime blocked here cannot send the request: it goes out when
+        // the runtime runs again, without waiting for the answer.
+        let wait = match tokio::runtime::Handle::try_current() {
+            Ok(handle)
+                if handle.runtime_flavor() == tokio::runtime::RuntimeFlavor::CurrentThread =>
+            {
+                std::time::Duration::ZERO
+            }
+            _ => std::time::Duration::from_secs(5),
+        };
+        std::thread::scope(|scope| {
+            scope.spawn(|| {
+                let Ok(runtime) = tokio::runtime::Builder::new_current_thread()
+                    .enable_all()
+                    .build()
+                else {
+                    return;
+                };
+                runtime.block_on(live.end_session(session, wait));
+            });
+        });
+    }
+}
+
+/// What is known of the remote server.
+#[derive(Debug)]
+enum ServedSlot {
+    /// Not started yet, or lost: the next call starts it.
+    Unknown,
+    /// The remote has no pi-tools to serve.
+    Absent,
+    Live(Arc<Served>),
+}
+
+fn next_session_id() -> u64 {
+    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+    NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
 }
 
 impl ExecutionEnv for SshEnv {
@@ -244,30 +356,33 @@ impl ExecutionEnv for SshEnv {
         }))
     }
 
-    fn run_tool<'a>(
+    fn run_beside_files<'a>(
         &'a self,
         tool: &'a str,
         arguments: serde_json::Value,
         cancel: tokio_util::sync::CancellationToken,
     ) -> Option<BoxFuture<'a, io::Result<crate::core::ToolResultMessage>>> {
-        // A confined environment searches through its own file operations, which check
-        // every path against the allowed roots; the helper knows none.
-        if !helper::TOOLS.contains(&tool) || !self.roots.is_empty() {
+        // A confined environment works through its own file operations, which check every
+        // path against the allowed roots; the remote side knows none.
+        if !self.roots.is_empty() {
             return None;
         }
         Some(Box::pin(async move {
-            match self.run_with_helper(tool, arguments, cancel).await {
-                Some(result) => result,
-                // The tool walks the remote tree over SFTP itself.
-                None => Err(io::Error::new(
+            let Some(served) = self.served().await else {
+                return Err(io::Error::new(
                     io::ErrorKind::Unsupported,
                     format!(
-                        "{} has no pi-tools {} to run {tool}",
+                        "{} has no pi-tools {} to run the call",
                         self.target.host(),
                         env!("CARGO_PKG_VERSION")
                     ),
-                )),
+                ));
+            };
+            let result = served.call(tool, self.cwd.clone(), arguments, cancel).await;
+            if let Err(err) = &result {
+                self.served_lost(err).await;
             }
+            result
         }))
     }
 
@@ -277,20 +392,21 @@ impl ExecutionEnv for SshEnv {
         cancel: tokio_util::sync::CancellationToken,
         on_chunk: OutputSink,
     ) -> BoxFuture<'a, io::Result<super::ExecOutcome>> {
-        Box::pin(async move {
-            let conn = self.connection().await?;
-            self.check_allowed(&conn, &request.cwd).await?;
-            let result = exec::run(self, &conn, request, cancel, on_chunk).await;
-            if let Err(err) = &result
-                && err.kind() == io::ErrorKind::ConnectionAborted
-            {
-                self.lost(&conn).await;
-            }
-            result
-        })
+        Box::pin(self.run_command(request, cancel, on_chunk, None))
+    }
+
+    fn exec_with_stderr<'a>(
+        &'a self,
+        request: super::ExecRequest,
+        cancel: tokio_util::sync::CancellationToken,
+        on_chunk: OutputSink,
+        on_stderr: OutputSink,
+    ) -> BoxFuture<'a, io::Result<super::ExecOutcome>> {
+        Box::pin(self.run_command(request, cancel, on_chunk, Some(on_stderr)))
     }
 
     fn end_session(&self) {
+        self.end_served_session_blocking();
         self.kill_remote_jobs_blocking();
         self.session_files.remove_all();
     }
@@ -304,7 +420,40 @@ impl Drop for SshEnv {
     /// Nothing can end the session's remote jobs once the environment is gone, so they end
     /// with it.
     fn drop(&mut self) {
+        self.end_served_session_blocking();
         self.kill_remote_jobs_blocking();
         self.session_files.remove_all();
+    }
+}
+
+impl SshEnv {
+    /// Runs a command through the remote server, or in an SSH session of its own where
+    /// there is none.
+    async fn run_command(
+        &self,
+        request: super::ExecRequest,
+        cancel: tokio_util::sync::CancellationToken,
+        on_chunk: OutputSink,
+        on_stderr: Option<OutputSink>,
+    ) -> io::Result<super::ExecOutcome> {
+        let conn = self.connection().await?;
+        self.check_allowed(&conn, &request.cwd).await?;
+        if let Some(served) = self.served().await {
+            let result = served
+                .exec(self.session_id, request, cancel, on_chunk, on_stderr)
+                .await;
+            if let Err(err) = &result {
+                self.served_lost(err).await;
+            }
+            return result;
+        }
+        let conn = self.connection().await?;
+        let result = exec::run(self, &conn, request, cancel, on_chunk).await;
+        if let Err(err) = &result
+            && err.kind() == io::ErrorKind::ConnectionAborted
+        {
+            self.lost(&conn).await;
+        }
+        result
     }
 }

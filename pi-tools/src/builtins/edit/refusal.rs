@@ -1,0 +1,147 @@
+//! The refusals of `apply.rs`, worded so that a model can fix its call: each says what did
+//! not match, where, and what to send instead.
+
+use super::blank::BlankFit;
+use super::blank_map::IllDefined;
+use super::indent::{IndentFit, LineRange};
+use super::matching::{SplitCharacter, closest_region};
+
+/// How the edits of one call are named: `oldText`, or `edits[2].oldText` when there are
+/// several.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Labels {
+    pub count: usize,
+}
+
+impl Labels {
+    pub fn old_text(&self, i: usize) -> String {
+        self.field(i, "oldText")
+    }
+
+    pub fn new_text(&self, i: usize) -> String {
+        self.field(i, "newText")
+    }
+
+    fn field(&self, i: usize, name: &str) -> String {
+        if self.count > 1 {
+            format!("edits[{i}].{name}")
+        } else {
+            name.to_string()
+        }
+    }
+}
+
+pub(super) fn empty(label: &str) -> String {
+    format!(
+        "{label} is empty. Give the exact text to replace, with enough surrounding lines to make it unique."
+    )
+}
+
+pub(super) fn ambiguous(label: &str, count: usize, shown: &str) -> String {
+    format!(
+        "{label} matches {count} places in {shown}; it must match exactly one. Add surrounding lines to make it unique."
+    )
+}
+
+pub(super) fn overlap(a: usize, b: usize, shown: &str) -> String {
+    format!(
+        "edits[{a}] and edits[{b}] overlap in {shown}. Merge them into one edit, or make them cover separate parts of the file."
+    )
+}
+
+pub(super) fn no_change(shown: &str) -> String {
+    format!(
+        "No changes made to {shown}: the replacements produce the same content. Make newText differ from oldText."
+    )
+}
+
+/// Not found at all: the rule, a note on a window whose indentation was almost right, and
+/// the most similar part of the file.
+pub(super) fn not_found(
+    label: &str,
+    text: &str,
+    old: &str,
+    shown: &str,
+    inconsistent: Option<LineRange>,
+) -> String {
+    let mut message = format!(
+        "Could not find {label} in {shown}. It must match the file exactly, including whitespace and indentation: read the file again and copy the text from it."
+    );
+    if let Some(lines) = inconsistent {
+        let (lines, why) = if lines.first == lines.last {
+            (
+                format!("Line {} of the file has", lines.first),
+                "is not oldText's shifted or converted between tabs and spaces",
+            )
+        } else {
+            (
+                format!("Lines {}-{} of the file have", lines.first, lines.last),
+                "differs from line to line in a way no single shift or tabs-for-spaces conversion explains",
+            )
+        };
+        message.push_str(&format!(
+            " {lines} the same text, but the indentation {why}; copy the indentation from the file."
+        ));
+    }
+    if let Some(region) = closest_region(text, old) {
+        message.push_str("\n\nThe most similar part of the file:\n");
+        message.push_str(&region);
+    }
+    message
+}
+
+fn line_list(lines: &[usize]) -> String {
+    lines
+        .iter()
+        .map(usize::to_string)
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+pub(super) fn ambiguous_indented(label: &str, lines: &[usize], shown: &str) -> String {
+    format!(
+        "{label} does not match {shown} exactly, and once its indentation is set aside it matches several places (starting at lines {}); it must match exactly one. Copy the text with its indentation from the file, and add surrounding lines to make it unique.",
+        line_list(lines)
+    )
+}
+
+pub(super) fn ambiguous_blank(label: &str, lines: &[usize], shown: &str) -> String {
+    format!(
+        "{label} does not match {shown} exactly, and once its blank lines and indentation are set aside it matches several places (starting at lines {}); it must match exactly one. Copy the text with its blank lines from the file, and add surrounding lines to make it unique.",
+        line_list(lines)
+    )
+}
+
+pub(super) fn too_shallow(new_label: &str, line: usize, fit: &IndentFit, shown: &str) -> String {
+    format!(
+        "{new_label} could not be re-indented for {shown}: {}, but line {line} of {new_label} is indented too little to be adjusted the same way. Indent newText the way oldText is indented, or copy the indentation from the file exactly.",
+        fit.mistake()
+    )
+}
+
+pub(super) fn ill_defined(
+    label: &str,
+    new_label: &str,
+    fit: &BlankFit,
+    at: IllDefined,
+    shown: &str,
+) -> String {
+    format!(
+        "{label} matches {shown} only with its blank lines adjusted ({}), but at line {} that adjustment falls between lines that {new_label} changes, so where the file's blank lines belong in the new text is not defined. Copy the blank lines of {} from the file into oldText exactly, or keep a line next to them unchanged in {new_label}.",
+        fit.mistake(),
+        at.line,
+        fit.fit.lines.words()
+    )
+}
+
+pub(super) fn splits_character(label: &str, split: &SplitCharacter, shown: &str) -> String {
+    let (which, advice) = if split.at_start {
+        ("begins", "Start")
+    } else {
+        ("ends", "End")
+    };
+    format!(
+        "{label} matches {shown} only if it {which} inside the character \"{}\" on line {}, which reads as \"{}\"; edit does not replace part of a character. {advice} {label} before or after that character, copying it from the file as it is.",
+        split.character, split.line, split.reads_as
+    )
+}

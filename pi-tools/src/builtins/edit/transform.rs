@@ -1,0 +1,239 @@
+//! The indentation mistakes edit forgives: every line shifted by the same whitespace, or
+//! tabs and spaces converted at one width (and shifted). Finding the one transformation that
+//! maps `oldText`'s indentation onto a window of the file, and applying it to `newText`.
+
+use super::lines::IndentIndex;
+
+/// Tab widths tried, after the file's own indent step, when tabs and spaces are converted.
+const WIDTHS: [usize; 3] = [4, 2, 8];
+
+/// How `oldText`'s indentation maps onto the file's. Applied to `newText` before it is
+/// written.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Transform {
+    /// The file has this whitespace in front of every line beyond `oldText`.
+    Deepen(String),
+    /// `oldText` has this whitespace in front of every line beyond the file.
+    Undeepen(String),
+    /// Indentation converted between tabs and spaces at `width`, then shifted by `shift`
+    /// columns (file minus `oldText`).
+    Restyle {
+        width: usize,
+        shift: i64,
+        to_tabs: bool,
+    },
+}
+
+impl Transform {
+    /// The file's indentation for a line that `oldText` (or `newText`) indents with `indent`;
+    /// `None` when the line is too shallow for the transformation.
+    fn apply(&self, indent: &str) -> Option<String> {
+        match self {
+            Transform::Deepen(extra) => Some(format!("{extra}{indent}")),
+            Transform::Undeepen(extra) => indent.strip_prefix(extra.as_str()).map(str::to_string),
+            Transform::Restyle {
+                width,
+                shift,
+                to_tabs,
+            } => {
+                let columns = i64::try_from(columns(indent, *width)).ok()? + shift;
+                let columns = usize::try_from(columns).ok()?;
+                Some(render(columns, *width, *to_tabs))
+            }
+        }
+    }
+
+    /// `new` (LF-only) with every line re-indented; empty lines stay empty, and a line of
+    /// only spaces and tabs is re-indented when it can be and kept as it is otherwise. The
+    /// error is the 1-based number of a line of `new` that is too shallow.
+    pub fn apply_to_text(&self, new: &str) -> Result<String, usize> {
+        let mut out = String::with_capacity(new.len() + 64);
+        for (i, line) in new.split('\n').enumerate() {
+            if i > 0 {
+                out.push('\n');
+            }
+            let body = line.trim_start_matches([' ', '\t']);
+            let indent = &line[..line.len() - body.len()];
+            if line.is_empty() {
+                continue;
+            }
+            match self.apply(indent) {
+                Some(indent) => {
+                    out.push_str(&indent);
+                    out.push_str(body);
+                }
+                None if line.trim().is_empty() => out.push_str(line),
+                None => return Err(i + 1),
+            }
+        }
+        Ok(out)
+    }
+
+    pub(super) fn is_identity(&self) -> bool {
+        matches!(self, Transform::Deepen(s) | Transform::Undeepen(s) if s.is_empty())
+    }
+}
+
+/// Width in columns of an indentation, a tab reaching the next multiple of `width`.
+pub(super) fn columns(indent: &str, width: usize) -> usize {
+    indent.chars().fold(0, |col, c| match c {
+        '\t' => (col / width + 1) * width,
+        _ => col + 1,
+    })
+}
+
+/// An indentation of `columns` columns in the file's style.
+fn render(columns: usize, width: usize, tabs: bool) -> String {
+    if tabs {
+        let mut s = "\t".repeat(columns / width);
+        s.push_str(&" ".repeat(columns % width));
+        s
+    } else {
+        " ".repeat(columns)
+    }
+}
+
+/// The tab width an adjustment's columns are counted in for a plain shift, and the only
+/// width a single line is converted at: the file's step when it has one.
+pub(crate) fn default_width(index: &IndentIndex<'_>) -> usize {
+    index.step.unwrap_or(WIDTHS[0])
+}
+
+/// The one transformation mapping every `(old, file)` indentation pair, preferring a plain
+/// shift. A block of several lines is converted between tabs and spaces at the width its
+/// levels fit; a single line shows no levels, so it is converted at [`default_width`].
+pub(super) fn transform_for(
+    pairs: &[(&str, &str)],
+    one_line: bool,
+    index: &IndentIndex<'_>,
+) -> Option<Transform> {
+    let &(old0, file0) = pairs.first()?;
+    let shift = if let Some(extra) = file0.strip_suffix(old0) {
+        Some(Transform::Deepen(extra.to_string()))
+    } else {
+        old0.strip_suffix(file0)
+            .map(|extra| Transform::Undeepen(extra.to_string()))
+    };
+    let fits = |t: &Transform| {
+        pairs
+            .iter()
+            .all(|&(old, file)| t.apply(old).as_deref() == Some(file))
+    };
+    if let Some(shift) = shift.filter(|t| fits(t)) {
+        return Some(shift);
+    }
+    let to_tabs = if pairs.iter().any(|(_, file)| file.contains('\t')) {
+        true
+    } else if pairs.iter().any(|(_, file)| !file.is_empty()) {
+        false
+    } else {
+        index.tabs
+    };
+    let restyle = |width: usize| {
+        let shift = columns(file0, width) as i64 - columns(old0, width) as i64;
+        Transform::Restyle {
+            width,
+            shift,
+            to_tabs,
+        }
+    };
+    if one_line {
+        return Some(restyle(default_width(index))).filter(|t| fits(t));
+    }
+    let mut widths: Vec<usize> = index.step.into_iter().collect();
+    widths.extend(WIDTHS.iter().filter(|w| Some(**w) != index.step));
+    // A conversion alone explains more than a conversion and a shift: only when no width
+    // converts without shifting is a shift assumed (a flat block of 2-space lines in a tab
+    // file is a tab per 2 spaces, not a tab per 4 spaces shifted by 2).
+    let plain = widths
+        .iter()
+        .map(|&width| restyle(width))
+        .find(|t| matches!(t, Transform::Restyle { shift: 0, .. }) && fits(t));
+    plain.or_else(|| widths.iter().map(|&width| restyle(width)).find(|t| fits(t)))
+}
+
+/// [`transform_for`] for one `oldText` against many windows, remembering the answer for the
+/// last indentations seen: in a file whose windows repeat (the same lines again and again)
+/// each window then costs a comparison.
+pub(super) struct TransformCache<'o, 'f> {
+    old: Vec<&'o str>,
+    one_line: bool,
+    pairs: Vec<(&'o str, &'f str)>,
+    last: Option<(Vec<&'f str>, Option<Transform>)>,
+}
+
+impl<'o, 'f> TransformCache<'o, 'f> {
+    /// For `oldText` lines with these indentations (its lines with text, in order).
+    pub fn new(old: Vec<&'o str>) -> Self {
+        let one_line = old.len() == 1;
+        TransformCache {
+            pairs: Vec::with_capacity(old.len()),
+            old,
+            one_line,
+            last: None,
+        }
+    }
+
+    /// The transformation for a window whose lines with text have these indentations.
+    pub fn get(
+        &mut self,
+        file: impl Iterator<Item = &'f str> + Clone,
+        index: &IndentIndex<'_>,
+    ) -> Option<Transform> {
+        if let Some((indents, answer)) = &self.last
+            && indents.iter().copied().eq(file.clone())
+        {
+            return answer.clone();
+        }
+        self.pairs.clear();
+        self.pairs
+            .extend(self.old.iter().copied().zip(file.clone()));
+        let answer = transform_for(&self.pairs, self.one_line, index);
+        self.last = Some((file.collect(), answer.clone()));
+        answer
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn columns_and_rendering() {
+        assert_eq!(columns("\t  ", 4), 6);
+        assert_eq!(columns("  \t", 4), 4);
+        assert_eq!(render(6, 4, true), "\t  ");
+        assert_eq!(render(6, 4, false), "      ");
+    }
+
+    #[test]
+    fn a_too_shallow_new_line_is_reported() {
+        let t = Transform::Undeepen("    ".into());
+        assert_eq!(t.apply_to_text("    a\n  b"), Err(2));
+        assert_eq!(t.apply_to_text("    a\n\n      b"), Ok("a\n\n  b".into()));
+    }
+
+    #[test]
+    fn one_line_converts_at_the_files_step_else_4() {
+        let spaces = IndentIndex::new("a\n   b\n      c\n");
+        assert_eq!(
+            transform_for(&[("\t", "   ")], true, &spaces),
+            Some(Transform::Restyle {
+                width: 3,
+                shift: 0,
+                to_tabs: false
+            })
+        );
+        let tabs = IndentIndex::new("a\n\tb\n\t\tc\n");
+        assert_eq!(
+            transform_for(&[("  ", "\t\t")], true, &tabs),
+            Some(Transform::Restyle {
+                width: 4,
+                shift: 6,
+                to_tabs: true
+            })
+        );
+        // An indentation no conversion renders (a space before a tab) is not guessed at.
+        assert_eq!(transform_for(&[("  ", " \t")], true, &tabs), None);
+    }
+}

@@ -1,0 +1,103 @@
+//! The `[mcp.servers]` of a command: which servers it starts (only those whose tools it
+//! needs), their tools added to the registered ones, `[tools] active` checked against what
+//! they list, and the error for a call of a server that could not be started.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use crate::config::{Config, MOUNT_SEPARATOR, is_glob};
+use crate::core::{RunnerConfig, ToolCall, UnknownToolMessage};
+use crate::mount::Mounts;
+use crate::tool::ToolDefinition;
+
+use super::Failure;
+
+/// Which servers a command needs.
+pub(super) enum Need<'a> {
+    /// Those `[tools] active` draws from (catalog, prompt, schema, mcp).
+    Active,
+    /// Those `[tools] active` draws from, or every one with `--all`.
+    ActiveOrAll(bool),
+    /// Those a batch's calls name (run).
+    Calls(&'a [ToolCall]),
+}
+
+/// Mounts `config`'s servers for a command working in `cwd`: starts the eager ones and
+/// those `need` names, and adds their tools to `registered`.
+pub(super) async fn mount(
+    config: &Config,
+    cwd: &Path,
+    registered: &mut Vec<Arc<dyn ToolDefinition>>,
+    need: Need<'_>,
+) -> Result<Arc<Mounts>, Failure> {
+    let mounts = Arc::new(Mounts::new(config, cwd).map_err(Failure::general)?);
+    if mounts.is_empty() {
+        return Ok(mounts);
+    }
+    mounts.start_eager();
+    let by_active = Mounts::named_by_active(config);
+    let wanted = |server: &str| match &need {
+        Need::Active | Need::ActiveOrAll(false) => by_active.iter().any(|s| s == server),
+        Need::ActiveOrAll(true) => true,
+        Need::Calls(calls) => calls.iter().any(|c| {
+            c.name
+                .split_once(MOUNT_SEPARATOR)
+                .is_some_and(|(s, _)| s == server)
+        }),
+    };
+    let tools = mounts
+        .definitions(wanted, registered)
+        .await
+        .map_err(|e| Failure::general(format!("{}: {e}", config.origin)))?;
+    check_active(config, &tools)?;
+    registered.extend(tools);
+    Ok(mounts)
+}
+
+/// Every exact `server__tool` of `[tools] active` whose server listed its tools must be
+/// one of them.
+fn check_active(config: &Config, tools: &[Arc<dyn ToolDefinition>]) -> Result<(), Failure> {
+    for entry in &config.active {
+        let Some((server, _)) = entry.split_once(MOUNT_SEPARATOR) else {
+            continue;
+        };
+        let listed: Vec<&str> = tools
+            .iter()
+            .filter(|t| t.mounted_from() == Some(server))
+            .map(|t| t.name())
+            .collect();
+        if listed.is_empty() || is_glob(entry) || listed.contains(&entry.as_str()) {
+            continue;
+        }
+        let hint = listed
+            .iter()
+            .min_by_key(|name| strsim::levenshtein(entry, name))
+            .filter(|name| strsim::levenshtein(entry, name) <= (entry.len() / 3).max(2))
+            .map(|name| format!("did you mean `{name}`? "))
+            .unwrap_or_default();
+        return Err(Failure::general(format!(
+            "{}: [tools] active names `{entry}`, but the MCP server `{server}` has no such tool (or its `tools` allow-list leaves it out); {hint}its tools are: {}",
+            config.origin,
+            listed.join(", ")
+        )));
+    }
+    Ok(())
+}
+
+/// `base`, with calls of a server that could not be started answered by its reason.
+pub(super) fn runner_config(base: RunnerConfig, mounts: &Arc<Mounts>) -> RunnerConfig {
+    if mounts.is_empty() {
+        return base;
+    }
+    let previous = base.unknown_tool.clone();
+    let mounts = Arc::clone(mounts);
+    let unknown_tool: UnknownToolMessage = Arc::new(move |name: &str| {
+        mounts
+            .unknown_tool_message(name)
+            .or_else(|| previous.as_ref().and_then(|p| p(name)))
+    });
+    RunnerConfig {
+        unknown_tool: Some(unknown_tool),
+        ..base
+    }
+}

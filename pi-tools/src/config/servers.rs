@@ -1,0 +1,473 @@
+//! `[mcp.servers.<name>]`: other MCP servers whose tools join the toolbox as
+//! `<name>__<tool>`.
+//!
+//! ```toml
+//! [mcp.servers.everything]
+//! command = ["npx", "-y", "@modelcontextprotocol/server-everything"]
+//! env = { LOG_LEVEL = "warn" }        # added to the inherited environment
+//! cwd = "."                           # where the process starts (default: the working directory)
+//! startup_timeout_secs = 30           # starting plus the MCP handshake and tool listing
+//! call_timeout_secs = 60              # per call (default: [tools] timeout_secs)
+//! tools = ["echo", "get-*"]           # allow-list, globs allowed (default: every tool)
+//! eager = false                       # start with the session rather than on first use
+//! sandbox = false                     # run under [sandbox], as bash's commands do
+//! parallel = false                    # calls that are not read-only may run together
+//!
+//! [mcp.servers.remote]
+//! url = "http://127.0.0.1:9000/mcp"   # a Streamable HTTP server instead of a command
+//! token_file = "~/.config/remote.token"  # sent as `Authorization: Bearer <token>`
+//! headers = { "X-Team" = "tools" }
+//! ```
+
+use std::collections::BTreeMap;
+use std::ops::Range;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use toml::Spanned;
+use toml::de::{DeTable, DeValue};
+
+use super::load::{Loader, integer};
+
+const SERVER_KEYS: [&str; 12] = [
+    "command",
+    "env",
+    "cwd",
+    "url",
+    "token_file",
+    "headers",
+    "startup_timeout_secs",
+    "call_timeout_secs",
+    "tools",
+    "eager",
+    "sandbox",
+    "parallel",
+];
+
+/// How long a server may take to start, answer the handshake and list its tools when its
+/// entry does not say.
+pub const DEFAULT_STARTUP_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// The separator between a server's name and its tool's name: `github__create_issue`.
+pub const MOUNT_SEPARATOR: &str = "__";
+
+/// The longest tool name every provider accepts (OpenAI and Gemini allow 64 characters).
+pub const MAX_TOOL_NAME: usize = 64;
+
+/// One `[mcp.servers.<name>]` entry.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ServerSettings {
+    /// The entry's name: the prefix of its tools' names.
+    pub name: String,
+    /// How to reach the server.
+    pub transport: ServerTransport,
+    /// Starting, the handshake and the tool listing together may take this long.
+    pub startup_timeout: Duration,
+    /// Per-call timeout of its tools (`None`: `[tools] timeout_secs`).
+    pub call_timeout: Option<Duration>,
+    /// Which of its tools join (globs allowed); `None`: all of them.
+    pub tools: Option<Vec<String>>,
+    /// Start with the session instead of on first use.
+    pub eager: bool,
+    /// Run the process under `[sandbox]`, as bash's commands are.
+    pub sandbox: bool,
+    /// Tools that are not read-only may run beside each other (by default they run one at a
+    /// time among this server's calls).
+    pub parallel: bool,
+}
+
+/// Where a mounted server is.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ServerTransport {
+    /// A process started by pi-tools, speaking MCP on its standard input and output.
+    Stdio {
+        /// The program and its arguments.
+        command: Vec<String>,
+        /// Variables added to the inherited environment.
+        env: BTreeMap<String, String>,
+        /// Where it starts (relative: to the working directory); `None`: the working directory.
+        cwd: Option<PathBuf>,
+    },
+    /// A Streamable HTTP endpoint.
+    Http {
+        /// The endpoint's URL.
+        url: String,
+        /// A file whose first line is the bearer token.
+        token_file: Option<PathBuf>,
+        /// Extra request headers.
+        headers: BTreeMap<String, String>,
+    },
+}
+
+impl ServerSettings {
+    /// Settings for a stdio server running `command`, the rest at their defaults.
+    pub fn stdio(name: impl Into<String>, command: Vec<String>) -> Self {
+        ServerSettings {
+            name: name.into(),
+            transport: ServerTransport::Stdio {
+                command,
+                env: BTreeMap::new(),
+                cwd: None,
+            },
+            startup_timeout: DEFAULT_STARTUP_TIMEOUT,
+            call_timeout: None,
+            tools: None,
+            eager: false,
+            sandbox: false,
+            parallel: false,
+        }
+    }
+
+    /// Settings for a Streamable HTTP server at `url`, the rest at their defaults.
+    pub fn http(name: impl Into<String>, url: impl Into<String>) -> Self {
+        ServerSettings {
+            transport: ServerTransport::Http {
+                url: url.into(),
+                token_file: None,
+                headers: BTreeMap::new(),
+            },
+            ..ServerSettings::stdio(name, Vec::new())
+        }
+    }
+
+    /// Whether the allow-list lets `tool` (the server's own name for it) join.
+    pub fn allows(&self, tool: &str) -> bool {
+        self.tools
+            .as_ref()
+            .is_none_or(|patterns| patterns.iter().any(|p| glob_match(p, tool)))
+    }
+}
+
+/// Whether `name` matches `pattern`, where `*` stands for any run of characters and `?` for
+/// one character.
+pub fn glob_match(pattern: &str, name: &str) -> bool {
+    let p: Vec<char> = pattern.chars().collect();
+    let n: Vec<char> = name.chars().collect();
+    let (mut pi, mut ni) = (0, 0);
+    let mut star: Option<(usize, usize)> = None;
+    while ni < n.len() {
+        match p.get(pi) {
+            Some('*') => {
+                star = Some((pi, ni));
+                pi += 1;
+            }
+            Some(&c) if c == '?' || c == n[ni] => {
+                pi += 1;
+                ni += 1;
+            }
+            _ => match star {
+                Some((sp, sn)) => {
+                    pi = sp + 1;
+                    ni = sn + 1;
+                    star = Some((sp, sn + 1));
+                }
+                None => return false,
+            },
+        }
+    }
+    p[pi..].iter().all(|&c| c == '*')
+}
+
+/// Whether `name` has glob characters.
+pub fn is_glob(name: &str) -> bool {
+    name.contains(['*', '?'])
+}
+
+/// Why `name` cannot be a tool name every provider accepts, if it cannot: 1 to 64
+/// characters, each a letter, digit, `_` or `-`, starting with a letter or `_`.
+pub fn tool_name_problem(name: &str) -> Option<String> {
+    if name.is_empty() {
+        return Some("it is empty".to_owned());
+    }
+    if name.chars().count() > MAX_TOOL_NAME {
+        return Some(format!(
+            "it is {} characters long and providers accept at most {MAX_TOOL_NAME}",
+            name.chars().count()
+        ));
+    }
+    if let Some(bad) = name
+        .chars()
+        .find(|c| !(c.is_ascii_alphanumeric() || *c == '_' || *c == '-'))
+    {
+        return Some(format!(
+            "it contains `{bad}`, and providers accept only letters, digits, `_` and `-`"
+        ));
+    }
+    if !name.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_') {
+        return Some("it must start with a letter or `_` (Gemini's rule)".to_owned());
+    }
+    None
+}
+
+impl<'a> Loader<'a> {
+    /// `[mcp]`: its `servers` table.
+    pub(super) fn mcp_section(&mut self, table: &DeTable<'a>) -> Vec<ServerSettings> {
+        let mut servers = Vec::new();
+        for (key, value) in table {
+            match key.get_ref().as_ref() {
+                "servers" => {
+                    let Some(entries) = self.table(value, "[mcp.servers]") else {
+                        continue;
+                    };
+                    for (name, entry) in entries {
+                        if let Some(server) = self.server_entry(name, entry) {
+                            servers.push(server);
+                        }
+                    }
+                }
+                other => self.unknown_key(key.span(), other, "[mcp]", &["servers"]),
+            }
+        }
+        servers
+    }
+
+    fn server_entry(
+        &mut self,
+        name: &Spanned<std::borrow::Cow<'a, str>>,
+        entry: &Spanned<DeValue<'a>>,
+    ) -> Option<ServerSettings> {
+        let server = name.get_ref().as_ref();
+        let header = format!("[mcp.servers.{server}]");
+        if server.contains(MOUNT_SEPARATOR) || tool_name_problem(server).is_some() {
+            self.report(
+                name.span(),
+                format!(
+                    "the server name `{server}` cannot prefix tool names: use letters, digits, `-` and single `_` only, starting with a letter, e.g. [mcp.servers.github]"
+                ),
+            );
+            return None;
+        }
+        let table = self.table(entry, &header)?;
+        let mut settings = ServerSettings::stdio(server, Vec::new());
+        let mut command = None;
+        let mut url: Option<(String, Range<usize>)> = None;
+        let mut env = BTreeMap::new();
+        let mut cwd = None;
+        let mut token_file = None;
+        let mut headers = BTreeMap::new();
+        let mut stdio_keys = Vec::new();
+        let mut http_keys = Vec::new();
+        for (key, value) in table {
+            let k = key.get_ref().as_ref();
+            match k {
+                "command" => match self.strings(value, "command", "the program and its arguments")
+                {
+                    Some(list) if !list.is_empty() && !list[0].trim().is_empty() => {
+                        command = Some(list);
+                    }
+                    Some(_) => self.report(
+                        value.span(),
+                        "`command` must name the program first, e.g. [\"npx\", \"-y\", \"@modelcontextprotocol/server-everything\"]",
+                    ),
+                    None => {}
+                },
+                "env" => {
+                    stdio_keys.push((k, key.span()));
+                    env = self.string_map(value, "env", "VARIABLE = \"value\"");
+                }
+                "cwd" => {
+                    stdio_keys.push((k, key.span()));
+                    match value.get_ref().as_str() {
+                        Some(s) if !s.trim().is_empty() => cwd = Some(PathBuf::from(s)),
+                        _ => self.report(
+                            value.span(),
+                            "`cwd` must be the directory the server starts in, as a path in quotes",
+                        ),
+                    }
+                }
+                "url" => match value.get_ref().as_str() {
+                    Some(s) if s.starts_with("http://") || s.starts_with("https://") => {
+                        url = Some((s.to_owned(), value.span()));
+                    }
+                    _ => self.report(
+                        value.span(),
+                        "`url` must be the server's Streamable HTTP endpoint, e.g. \"http://127.0.0.1:9000/mcp\"",
+                    ),
+                },
+                "token_file" => {
+                    http_keys.push((k, key.span()));
+                    match value.get_ref().as_str() {
+                        Some(s) if !s.trim().is_empty() => token_file = Some(PathBuf::from(s)),
+                        _ => self.report(
+                            value.span(),
+                            "`token_file` must be the path of a file holding the bearer token, in quotes",
+                        ),
+                    }
+                }
+                "headers" => {
+                    http_keys.push((k, key.span()));
+                    headers = self.string_map(value, "headers", "\"Header-Name\" = \"value\"");
+                }
+                "startup_timeout_secs" => {
+                    if let Some(secs) = self.seconds(value, k) {
+                        settings.startup_timeout = secs;
+                    }
+                }
+                "call_timeout_secs" => settings.call_timeout = self.seconds(value, k),
+                "tools" => {
+                    settings.tools = self.strings(value, "tools", "tool names or globs");
+                }
+                "eager" => settings.eager = self.boolean(value, k).unwrap_or(false),
+                "sandbox" => settings.sandbox = self.boolean(value, k).unwrap_or(false),
+                "parallel" => settings.parallel = self.boolean(value, k).unwrap_or(false),
+                other => self.unknown_key(key.span(), other, &header, &SERVER_KEYS),
+            }
+        }
+        settings.transport = match (command, url) {
+            (Some(_), Some((_, span))) => {
+                self.report(
+                    span,
+                    format!(
+                        "{header} has both `command` and `url`; keep `command` for a server pi-tools starts, or `url` for one already running"
+                    ),
+                );
+                return None;
+            }
+            (Some(command), None) => {
+                for (k, span) in http_keys {
+                    self.report(
+                        span,
+                        format!("`{k}` applies to a server reached by `url`; remove it from {header}, which has a `command`"),
+                    );
+                }
+                ServerTransport::Stdio { command, env, cwd }
+            }
+            (None, Some((url, _))) => {
+                for (k, span) in stdio_keys {
+                    self.report(
+                        span,
+                        format!("`{k}` applies to a server started by `command`; remove it from {header}, which has a `url`"),
+                    );
+                }
+                ServerTransport::Http {
+                    url,
+                    token_file,
+                    headers,
+                }
+            }
+            (None, None) => {
+                self.report(
+                    name.span(),
+                    format!(
+                        "{header} needs `command` (a server pi-tools starts, e.g. command = [\"npx\", \"-y\", \"@modelcontextprotocol/server-everything\"]) or `url` (a Streamable HTTP server)"
+                    ),
+                );
+                return None;
+            }
+        };
+        Some(settings)
+    }
+
+    fn seconds(&mut self, value: &Spanned<DeValue<'a>>, key: &str) -> Option<Duration> {
+        match integer(value).and_then(|n| u64::try_from(n).ok()) {
+            Some(n) if n > 0 => Some(Duration::from_secs(n)),
+            _ => {
+                self.report(
+                    value.span(),
+                    format!("`{key}` must be a whole number of seconds, at least 1"),
+                );
+                None
+            }
+        }
+    }
+
+    fn boolean(&mut self, value: &Spanned<DeValue<'a>>, key: &str) -> Option<bool> {
+        match value.get_ref() {
+            DeValue::Boolean(b) => Some(*b),
+            _ => {
+                self.report(
+                    value.span(),
+                    format!("`{key}` must be true or false (without quotes)"),
+                );
+                None
+            }
+        }
+    }
+
+    fn string_map(
+        &mut self,
+        value: &Spanned<DeValue<'a>>,
+        key: &str,
+        form: &str,
+    ) -> BTreeMap<String, String> {
+        let mut map = BTreeMap::new();
+        let DeValue::Table(table) = value.get_ref() else {
+            self.report(
+                value.span(),
+                format!("`{key}` must be a table of strings, e.g. {key} = {{ {form} }}"),
+            );
+            return map;
+        };
+        for (k, v) in table {
+            match v.get_ref().as_str() {
+                Some(s) => {
+                    map.insert(k.get_ref().to_string(), s.to_owned());
+                }
+                None => self.report(
+                    v.span(),
+                    format!("each value of `{key}` must be a string in quotes"),
+                ),
+            }
+        }
+        map
+    }
+
+    /// The problem with an `active` entry that names a mounted tool (`server__tool` or a
+    /// glob over one server's tools), if any.
+    pub(super) fn mounted_active_problem(
+        &self,
+        entry: &str,
+        servers: &[ServerSettings],
+    ) -> Option<String> {
+        let Some((server, tool)) = entry.split_once(MOUNT_SEPARATOR) else {
+            return Some(format!(
+                "`{entry}` is a glob, and globs may only name a mounted server's tools, e.g. \"github__*\""
+            ));
+        };
+        if !servers.iter().any(|s| s.name == server) {
+            let names: Vec<&str> = servers.iter().map(|s| s.name.as_str()).collect();
+            let hint = super::load::suggest(server, names.iter().copied())
+                .map(|s| format!("did you mean `{s}{MOUNT_SEPARATOR}{tool}`? "))
+                .unwrap_or_default();
+            let known = if names.is_empty() {
+                "no [mcp.servers.<name>] entry is configured".to_owned()
+            } else {
+                format!("the configured servers are: {}", names.join(", "))
+            };
+            return Some(format!(
+                "`{entry}` names the tool `{tool}` of an MCP server `{server}`, but there is no [mcp.servers.{server}]; {hint}{known}"
+            ));
+        }
+        if tool.is_empty() {
+            return Some(format!(
+                "`{entry}` names no tool after `{server}{MOUNT_SEPARATOR}`; write \"{server}{MOUNT_SEPARATOR}*\" for all of its tools"
+            ));
+        }
+        None
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn globs_match_runs_and_single_characters() {
+        assert!(glob_match("*", "echo"));
+        assert!(glob_match("get-*", "get-sum"));
+        assert!(!glob_match("get-*", "echo"));
+        assert!(glob_match("e?ho", "echo"));
+        assert!(glob_match("*-*-*", "get-tiny-image"));
+        assert!(!glob_match("*-*-*", "get-sum"));
+        assert!(glob_match("echo", "echo"));
+        assert!(!glob_match("echo", "echo2"));
+    }
+
+    #[test]
+    fn names_providers_forbid_are_explained() {
+        assert_eq!(tool_name_problem("everything__get-sum"), None);
+        assert!(tool_name_problem("fs__read.file").unwrap().contains("`.`"));
+        assert!(tool_name_problem(&"a".repeat(65)).unwrap().contains("65"));
+        assert!(tool_name_problem("1x").unwrap().contains("start"));
+    }
+}

@@ -1,0 +1,207 @@
+//! The MCP client side of one connection: rmcp's client with a handler that routes the
+//! server's progress notifications to the running call they belong to, and a call that
+//! forwards our cancellation as `notifications/cancelled`.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+use rmcp::model::{
+    CallToolRequest, CallToolRequestParams, CallToolResult, CancelledNotification,
+    CancelledNotificationParam, ClientCapabilities, ClientConfig, ClientRequest, Implementation,
+    JsonObject, ProgressNotificationParam, ProgressToken, ServerResult,
+};
+use rmcp::service::{
+    NotificationContext, Peer, PeerRequestOptions, RoleClient, RunningService, ServiceError,
+};
+use rmcp::{ClientHandler, ServiceExt};
+use tokio_util::sync::CancellationToken;
+
+use crate::core::{ProgressUpdater, ToolResult};
+
+/// Where each running call's progress goes, by the progress token of its request.
+type ProgressRoutes = Arc<Mutex<HashMap<ProgressToken, ProgressUpdater>>>;
+
+/// Our side of a connection: answers the server's requests with rmcp's defaults and
+/// forwards its progress notifications.
+#[derive(Clone, Default)]
+pub(crate) struct Handler {
+    routes: ProgressRoutes,
+}
+
+impl ClientHandler for Handler {
+    fn on_progress(
+        &self,
+        params: ProgressNotificationParam,
+        _context: NotificationContext<RoleClient>,
+    ) -> impl Future<Output = ()> + Send + '_ {
+        let updater = self
+            .routes
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(&params.progress_token)
+            .cloned();
+        if let Some(updater) = updater {
+            updater.update(progress_update(&params));
+        }
+        std::future::ready(())
+    }
+
+    fn get_info(&self) -> ClientConfig {
+        ClientConfig::new(
+            ClientCapabilities::default(),
+            Implementation::new("pi-tools", env!("CARGO_PKG_VERSION")),
+        )
+    }
+}
+
+/// A progress notification as a partial result: its message, or `progress n/total`.
+fn progress_update(params: &ProgressNotificationParam) -> ToolResult {
+    let text = match (&params.message, params.total) {
+        (Some(message), _) => message.clone(),
+        (None, Some(total)) => format!("progress {}/{}", params.progress, total),
+        (None, None) => format!("progress {}", params.progress),
+    };
+    ToolResult::text(text).with_details(serde_json::json!({
+        "progress": params.progress,
+        "total": params.total,
+    }))
+}
+
+/// A live connection to a server.
+pub(crate) struct Connection {
+    service: RunningService<RoleClient, Handler>,
+    routes: ProgressRoutes,
+}
+
+/// How a call over a connection ended, when it did not return a result.
+pub(crate) enum CallFailure {
+    /// The connection closed (the server exited or the stream broke).
+    Closed,
+    /// The call was cancelled; `notifications/cancelled` was sent.
+    Cancelled,
+    /// The server answered with a JSON-RPC error, or something else went wrong.
+    Other(String),
+}
+
+impl Connection {
+    /// Runs the MCP handshake over `transport`.
+    pub(crate) async fn open<T, E, A>(transport: T) -> Result<Connection, String>
+    where
+        T: rmcp::transport::IntoTransport<RoleClient, E, A>,
+        E: std::error::Error + Send + Sync + 'static,
+    {
+        let handler = Handler::default();
+        let routes = handler.routes.clone();
+        let service = handler
+            .serve(transport)
+            .await
+            .map_err(|e| format!("the MCP handshake failed ({e})"))?;
+        Ok(Connection { service, routes })
+    }
+
+    pub(crate) fn peer(&self) -> &Peer<RoleClient> {
+        self.service.peer()
+    }
+
+    /// The server's `instructions`, if it gave any.
+    pub(crate) fn instructions(&self) -> Option<String> {
+        self.peer()
+            .peer_info()
+            .and_then(|info| info.instructions.clone())
+            .filter(|i| !i.trim().is_empty())
+    }
+
+    /// Whether the connection has closed.
+    pub(crate) fn is_closed(&self) -> bool {
+        self.service.is_closed() || self.peer().is_transport_closed()
+    }
+
+    /// Every tool the server lists.
+    pub(crate) async fn list_tools(&self) -> Result<Vec<rmcp::model::Tool>, String> {
+        self.peer()
+            .list_all_tools()
+            .await
+            .map_err(|e| format!("listing its tools failed ({e})"))
+    }
+
+    /// Calls `tool`; its progress goes to `updater`; cancelling `cancel` sends
+    /// `notifications/cancelled` and returns at once.
+    pub(crate) async fn call(
+        &self,
+        tool: &str,
+        arguments: JsonObject,
+        updater: &ProgressUpdater,
+        cancel: &CancellationToken,
+    ) -> Result<CallToolResult, CallFailure> {
+        let mut params = CallToolRequestParams::new(tool.to_owned());
+        params.arguments = Some(arguments);
+        let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
+        let handle = self
+            .peer()
+            .send_request_with_option(request, PeerRequestOptions::no_options())
+            .await
+            .map_err(failure)?;
+        let id = handle.id.clone();
+        let token = handle.progress_token.clone();
+        self.routes
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(token.clone(), updater.clone());
+        let _route = RouteGuard {
+            routes: &self.routes,
+            token,
+        };
+        let response = tokio::select! {
+            response = handle.await_response() => response,
+            _ = cancel.cancelled() => {
+                let notification = CancelledNotification::new(CancelledNotificationParam::new(
+                    Some(id),
+                    Some("the call was cancelled".to_owned()),
+                ));
+                let _ = self.peer().send_notification(notification.into()).await;
+                return Err(CallFailure::Cancelled);
+            }
+        };
+        match response.map_err(failure)? {
+            ServerResult::CallToolResult(result) => Ok(result),
+            other => Err(CallFailure::Other(format!(
+                "the server answered with something other than a tool result ({})",
+                serde_json::to_string(&other).unwrap_or_default()
+            ))),
+        }
+    }
+
+    /// Closes the connection.
+    pub(crate) async fn close(mut self) {
+        let _ = self
+            .service
+            .close_with_timeout(std::time::Duration::from_secs(1))
+            .await;
+    }
+}
+
+/// Removes a call's progress route when the call ends, however it ends.
+struct RouteGuard<'a> {
+    routes: &'a ProgressRoutes,
+    token: ProgressToken,
+}
+
+impl Drop for RouteGuard<'_> {
+    fn drop(&mut self) {
+        self.routes
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .remove(&self.token);
+    }
+}
+
+fn failure(error: ServiceError) -> CallFailure {
+    match error {
+        ServiceError::TransportClosed | ServiceError::TransportSend(_) => CallFailure::Closed,
+        ServiceError::McpError(e) => CallFailure::Other(format!(
+            "the server refused the call: {} (JSON-RPC error {})",
+            e.message, e.code.0
+        )),
+        other => CallFailure::Other(other.to_string()),
+    }
+}

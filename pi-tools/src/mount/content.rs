@@ -1,0 +1,111 @@
+//! A server's tool result as ours: text and images as they are, audio, embedded resources
+//! and resource links as text that says what they are, structured content in `details`
+//! (and as text when there is no other content), `isError` as a failed call.
+
+use rmcp::model::CallToolResult;
+use serde_json::{Value, json};
+
+use crate::core::{ContentBlock, ToolError, ToolResult};
+
+/// Maps `result` of `tool` (our name for it) onto our result, or onto an error when the
+/// server flagged it as one.
+pub(crate) fn map_result(result: CallToolResult) -> Result<ToolResult, ToolError> {
+    let mut content = Vec::with_capacity(result.content.len());
+    for block in &result.content {
+        let block = serde_json::to_value(block).unwrap_or(Value::Null);
+        content.push(map_block(&block));
+    }
+    let structured = result.structured_content.clone();
+    if content.is_empty()
+        && let Some(structured) = &structured
+    {
+        content.push(ContentBlock::text(structured.to_string()));
+    }
+    let details = match structured {
+        Some(structured) => json!({ "structuredContent": structured }),
+        None => Value::Null,
+    };
+    if result.is_error == Some(true) {
+        let mut text = ToolResult {
+            content,
+            ..ToolResult::default()
+        }
+        .text_content();
+        if text.trim().is_empty() {
+            text = "The tool reported an error without saying what went wrong.".to_owned();
+        }
+        return Err(ToolError::new(text).with_details(details));
+    }
+    Ok(ToolResult {
+        content,
+        details,
+        ..ToolResult::default()
+    })
+}
+
+/// One MCP content block (as JSON) as ours.
+fn map_block(block: &Value) -> ContentBlock {
+    let str_of = |key: &str| block.get(key).and_then(Value::as_str).unwrap_or("");
+    match str_of("type") {
+        "text" => ContentBlock::text(str_of("text")),
+        "image" => ContentBlock::image(str_of("data"), str_of("mimeType")),
+        "audio" => ContentBlock::text(format!(
+            "[audio: {}, {} bytes of base64 not shown]",
+            str_of("mimeType"),
+            str_of("data").len()
+        )),
+        "resource" => {
+            let resource = block.get("resource").cloned().unwrap_or(Value::Null);
+            let uri = resource.get("uri").and_then(Value::as_str).unwrap_or("");
+            match resource.get("text").and_then(Value::as_str) {
+                Some(text) => ContentBlock::text(format!("[resource {uri}]\n{text}")),
+                None => ContentBlock::text(format!(
+                    "[resource {uri}: {} binary data not shown]",
+                    resource
+                        .get("mimeType")
+                        .and_then(Value::as_str)
+                        .unwrap_or("application/octet-stream")
+                )),
+            }
+        }
+        "resource_link" => {
+            let mut text = format!("[resource link: {}", str_of("uri"));
+            if !str_of("name").is_empty() {
+                text.push_str(&format!(" ({})", str_of("name")));
+            }
+            if !str_of("description").is_empty() {
+                text.push_str(&format!(": {}", str_of("description")));
+            }
+            text.push(']');
+            ContentBlock::text(text)
+        }
+        _ => ContentBlock::text(block.to_string()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn blocks_map_onto_text_and_images() {
+        assert_eq!(
+            map_block(&json!({"type": "text", "text": "hi"})),
+            ContentBlock::text("hi")
+        );
+        assert_eq!(
+            map_block(&json!({"type": "image", "data": "AAAA", "mimeType": "image/png"})),
+            ContentBlock::image("AAAA", "image/png")
+        );
+        assert_eq!(
+            map_block(&json!({"type": "resource_link", "uri": "test://a", "name": "a"})),
+            ContentBlock::text("[resource link: test://a (a)]")
+        );
+        assert_eq!(
+            map_block(
+                &json!({"type": "resource", "resource": {"uri": "test://b", "text": "body"}})
+            ),
+            ContentBlock::text("[resource test://b]\nbody")
+        );
+    }
+}

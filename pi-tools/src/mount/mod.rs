@@ -1,0 +1,133 @@
+//! Other MCP servers' tools as members of the toolbox.
+//!
+//! A server named in `[mcp.servers.<name>]` (a command pi-tools starts, speaking MCP on
+//! standard input and output, or a Streamable HTTP `url`) brings its tools as
+//! `<name>__<tool>`. They take part in everything our own tools do: the catalog, the
+//! prompt (a snippet from the description, a guideline from the server's instructions),
+//! provider schemas, the runner's validation, hooks, timeouts and cancellation (forwarded
+//! as `notifications/cancelled`), progress (the server's notifications become updates) and
+//! `pi-tools mcp`, which serves them beside the built-in tools.
+//!
+//! A tool whose `readOnlyHint` is not true runs alone among its server's calls (unless the
+//! entry says `parallel = true`); other calls of the batch still run beside it.
+//!
+//! A stdio server starts when its tools are first needed (`eager = true`: with the
+//! session), in a process group of its own, under the bash sandbox with `sandbox = true`.
+//! When it dies it is started once more on the next call; when it cannot be started its
+//! tools fail with the reason and its last standard error lines. [`Mounts::end`] ends them
+//! all.
+//!
+//! In code, [`McpServerTools::connect`] mounts one server:
+//!
+//! ```no_run
+//! # async fn demo() -> Result<(), pi_tools::mount::MountError> {
+//! use pi_tools::config::ServerSettings;
+//! use pi_tools::mount::McpServerTools;
+//! use pi_tools::ToolSet;
+//!
+//! let settings = ServerSettings::stdio(
+//!     "everything",
+//!     vec!["npx".into(), "-y".into(), "@modelcontextprotocol/server-everything".into()],
+//! );
+//! let server = McpServerTools::connect(settings).await?;
+//! let mut tools = ToolSet::new([]);
+//! server.add_to(&mut tools); // everything__echo, everything__get-sum, …
+//! // … run batches with `tools` …
+//! server.end().await;
+//! # Ok(()) }
+//! ```
+
+mod client;
+mod content;
+mod http;
+mod mounts;
+mod process;
+mod server;
+mod tool;
+
+use std::path::Path;
+use std::sync::Arc;
+
+pub use mounts::{Mounts, ServerReport};
+pub use server::ServerState;
+
+use crate::config::{Config, ServerSettings};
+use crate::core::{AgentTool, ToolSet};
+use crate::tool::{ToolDefinition, wrap};
+
+/// A server could not be mounted.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct MountError(pub String);
+
+/// One mounted server and its tools, for a toolbox built in code.
+pub struct McpServerTools {
+    mounts: Mounts,
+    tools: Vec<Arc<dyn ToolDefinition>>,
+}
+
+impl McpServerTools {
+    /// Starts (or connects to) the server `settings` describe, in the current directory,
+    /// and lists its tools (those its `tools` allow-list lets in).
+    pub async fn connect(settings: ServerSettings) -> Result<Self, MountError> {
+        let cwd = std::env::current_dir().map_err(|e| MountError(e.to_string()))?;
+        let defaults = Config::parse("", "<code>", &[]).map_err(|e| MountError(e.to_string()))?;
+        Self::connect_in(settings, &cwd, &defaults).await
+    }
+
+    /// [`connect`](Self::connect), with a stdio server started in `cwd` under `config`'s
+    /// `[sandbox]` when `settings.sandbox` is set.
+    pub async fn connect_in(
+        settings: ServerSettings,
+        cwd: &Path,
+        config: &Config,
+    ) -> Result<Self, MountError> {
+        let name = settings.name.clone();
+        let config = Config {
+            servers: vec![settings],
+            ..config.clone()
+        };
+        let mounts = Mounts::new(&config, cwd).map_err(MountError)?;
+        let tools = mounts
+            .definitions(|_| true, &[])
+            .await
+            .map_err(MountError)?;
+        if tools.is_empty()
+            && let Some(why) = mounts.unknown_tool_message(&format!("{name}__"))
+        {
+            return Err(MountError(why));
+        }
+        Ok(McpServerTools { mounts, tools })
+    }
+
+    /// Its tools, as definitions (for a [`Toolbox`](crate::toolbox::Toolbox) or the catalog).
+    pub fn definitions(&self) -> &[Arc<dyn ToolDefinition>] {
+        &self.tools
+    }
+
+    /// Its tools as the runner sees them.
+    pub fn agent_tools(&self) -> Vec<Arc<dyn AgentTool>> {
+        self.tools.iter().map(|t| wrap(t.clone(), None)).collect()
+    }
+
+    /// Adds its tools to `set`.
+    pub fn add_to(&self, set: &mut ToolSet) {
+        for tool in self.agent_tools() {
+            set.push(tool);
+        }
+    }
+
+    /// Where the server is in its life.
+    pub async fn state(&self) -> ServerState {
+        let report = self.mounts.report().await;
+        report
+            .into_iter()
+            .next()
+            .map_or(ServerState::Ended, |r| r.state)
+    }
+
+    /// Ends the server; its tools fail from then on.
+    pub async fn end(&self) {
+        self.mounts.end().await;
+    }
+}

@@ -1,0 +1,237 @@
+//! A mounted server's tool as one of ours: `server__tool`, its description and schema as
+//! the server lists them, its hints as our read-only and destructive flags, and a call that
+//! goes to the server with our cancellation, timeout and progress.
+
+use std::time::Duration;
+
+use serde_json::Value;
+use tokio_util::sync::CancellationToken;
+
+use super::client::CallFailure;
+use super::content::map_result;
+use super::server::Server;
+use crate::config::MOUNT_SEPARATOR;
+use crate::core::{BoxFuture, ToolContext, ToolError, ToolResult};
+use crate::tool::ToolDefinition;
+
+/// One tool of a mounted server.
+pub(crate) struct MountedTool {
+    server: Server,
+    name: String,
+    remote: String,
+    label: String,
+    description: String,
+    snippet: Option<String>,
+    guidelines: Vec<String>,
+    parameters: Value,
+    read_only: bool,
+    destructive: bool,
+    accepts_unknown: bool,
+}
+
+impl MountedTool {
+    /// The tool `tool` of `server`, with the server's `instructions`.
+    pub(crate) fn new(
+        server: &Server,
+        tool: &rmcp::model::Tool,
+        instructions: Option<&str>,
+    ) -> Self {
+        let remote = tool.name.to_string();
+        let name = format!("{}{MOUNT_SEPARATOR}{remote}", server.name());
+        let description = tool
+            .description
+            .as_deref()
+            .map(str::trim)
+            .filter(|d| !d.is_empty())
+            .map_or_else(
+                || format!("The `{remote}` tool of the MCP server `{}`.", server.name()),
+                str::to_owned,
+            );
+        let snippet = description
+            .lines()
+            .next()
+            .map(|line| line.trim().to_owned())
+            .filter(|line| !line.is_empty());
+        let guidelines = instructions
+            .map(str::trim)
+            .filter(|i| !i.is_empty())
+            .map(|i| {
+                // Continuation lines indented, so they stay within the guideline's bullet.
+                let i = i.replace('\n', "\n  ");
+                vec![format!(
+                    "The {server}{MOUNT_SEPARATOR}* tools come from the MCP server `{server}`, whose instructions are: {i}",
+                    server = server.name()
+                )]
+            })
+            .unwrap_or_default();
+        let mut parameters = Value::Object((*tool.input_schema).clone());
+        if let Some(object) = parameters.as_object_mut() {
+            // Our schemas are JSON Schema 2020-12 without a `$schema` of their own.
+            object.remove("$schema");
+            if !object.contains_key("type") {
+                object.insert("type".to_owned(), Value::from("object"));
+            }
+        }
+        // Unknown properties are refused (with the closest known one named) unless the
+        // server's schema explicitly allows them.
+        let accepts_unknown = parameters
+            .get("additionalProperties")
+            .is_some_and(|a| a != &Value::Bool(false));
+        let annotations = tool.annotations.as_ref();
+        let read_only = annotations.and_then(|a| a.read_only_hint).unwrap_or(false);
+        // MCP's default for destructiveHint is true when the tool is not read-only.
+        let destructive =
+            !read_only && annotations.and_then(|a| a.destructive_hint).unwrap_or(true);
+        let label = tool
+            .title
+            .clone()
+            .or_else(|| annotations.and_then(|a| a.title.clone()))
+            .unwrap_or_else(|| name.clone());
+        MountedTool {
+            server: server.clone(),
+            name,
+            remote,
+            label,
+            description,
+            snippet,
+            guidelines,
+            parameters,
+            read_only,
+            destructive,
+            accepts_unknown,
+        }
+    }
+
+    /// The server it belongs to.
+    pub(crate) fn server_name(&self) -> &str {
+        self.server.name()
+    }
+
+    async fn call(&self, args: Value, ctx: ToolContext) -> Result<ToolResult, ToolError> {
+        let Value::Object(arguments) = args else {
+            return Err(ToolError::new(format!(
+                "The arguments of {} must be a JSON object.",
+                self.name
+            )));
+        };
+        let connection = self.server.connection().await.map_err(ToolError::new)?;
+        // A tool that may change things runs alone among this server's calls.
+        let _turn = if self.read_only || self.server.settings().parallel {
+            None
+        } else {
+            Some(self.server.mutations().lock().await)
+        };
+        let own = ctx.cancellation().child_token();
+        let call = connection.call(&self.remote, arguments, ctx.updater(), &own);
+        let outcome = match self.server.settings().call_timeout {
+            None => call.await.map_err(Timed::from),
+            Some(limit) => timed(call, limit, &own).await,
+        };
+        match outcome {
+            Ok(result) => map_result(result),
+            Err(Timed::Out(limit)) => Err(ToolError::new(format!(
+                "Tool {} timed out after {} s (call_timeout_secs of [mcp.servers.{}]) and the MCP server was told to cancel it. Retry with less work, or raise call_timeout_secs.",
+                self.name,
+                limit.as_secs(),
+                self.server.name()
+            ))),
+            Err(Timed::Failed(CallFailure::Cancelled)) => Err(ToolError::new(format!(
+                "The call of {} was cancelled, and the MCP server `{}` was told to stop it.",
+                self.name,
+                self.server.name()
+            ))),
+            Err(Timed::Failed(failure @ CallFailure::Closed)) => {
+                let why = self.server.failure_text(&failure).await;
+                Err(ToolError::new(format!(
+                    "The MCP server `{server}` stopped while {tool} was running: {why}. Whether the call took effect is unknown; check before calling it again. The next call starts the server again.",
+                    server = self.server.name(),
+                    tool = self.name
+                )))
+            }
+            Err(Timed::Failed(CallFailure::Other(text))) => Err(ToolError::new(format!(
+                "The MCP server `{}` could not run {}: {text}.",
+                self.server.name(),
+                self.name
+            ))),
+        }
+    }
+}
+
+/// How a call with its own time limit ended, when it did not return a result.
+enum Timed {
+    Out(Duration),
+    Failed(CallFailure),
+}
+
+impl From<CallFailure> for Timed {
+    fn from(failure: CallFailure) -> Self {
+        Timed::Failed(failure)
+    }
+}
+
+/// Awaits `call`, cancelling `token` (which makes it send `notifications/cancelled` and
+/// return) once `limit` has passed.
+async fn timed<T>(
+    call: impl Future<Output = Result<T, CallFailure>>,
+    limit: Duration,
+    token: &CancellationToken,
+) -> Result<T, Timed> {
+    let mut call = std::pin::pin!(call);
+    tokio::select! {
+        out = &mut call => return out.map_err(Timed::from),
+        _ = tokio::time::sleep(limit) => {}
+    }
+    token.cancel();
+    let _ = call.await;
+    Err(Timed::Out(limit))
+}
+
+impl ToolDefinition for MountedTool {
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn label(&self) -> &str {
+        &self.label
+    }
+
+    fn description(&self) -> &str {
+        &self.description
+    }
+
+    fn prompt_snippet(&self) -> Option<&str> {
+        self.snippet.as_deref()
+    }
+
+    fn prompt_guidelines(&self) -> Vec<String> {
+        self.guidelines.clone()
+    }
+
+    fn parameters(&self) -> &Value {
+        &self.parameters
+    }
+
+    fn accepts_unknown_properties(&self) -> bool {
+        self.accepts_unknown
+    }
+
+    fn read_only(&self) -> bool {
+        self.read_only
+    }
+
+    fn destructive(&self) -> bool {
+        self.destructive
+    }
+
+    fn mounted_from(&self) -> Option<&str> {
+        Some(self.server_name())
+    }
+
+    fn execute(
+        &self,
+        args: Value,
+        ctx: ToolContext,
+    ) -> BoxFuture<'_, Result<ToolResult, ToolError>> {
+        Box::pin(self.call(args, ctx))
+    }
+}

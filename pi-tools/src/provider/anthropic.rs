@@ -1,0 +1,266 @@
+//! Anthropic Messages: a `message` (or its `message_start` … `message_stop` stream) in, one
+//! `user` message of `tool_result` blocks out.
+
+use serde_json::{Map, Value, json};
+
+use crate::core::{ContentBlock, ToolResultMessage};
+
+use super::reply::Arguments;
+use super::stream::{Event, index};
+use super::walk::{At, Path, kind};
+use super::{Provider, Reply, ReplyError};
+
+const P: Provider = Provider::Anthropic;
+
+/// Blocks of server tools: Anthropic ran them, their results are inside, and they go back
+/// into the history as they are.
+const SERVER: &[&str] = &["server_tool_use", "web_search_tool_result"];
+
+/// The results as the one `user` message Anthropic wants after a turn with tool calls: a
+/// `tool_result` block per call, in the calls' order, with its text and image blocks and
+/// `is_error`.
+pub fn tool_results(messages: &[ToolResultMessage]) -> Value {
+    let blocks: Vec<Value> = messages
+        .iter()
+        .map(|message| {
+            let content: Vec<Value> = message
+                .content
+                .iter()
+                .filter_map(|block| match block {
+                    // Anthropic refuses empty text blocks.
+                    ContentBlock::Text { text } if text.is_empty() => None,
+                    ContentBlock::Text { text } => Some(json!({"type": "text", "text": text})),
+                    ContentBlock::Image { data, mime_type } => Some(json!({
+                        "type": "image",
+                        "source": {"type": "base64", "media_type": mime_type, "data": data},
+                    })),
+                })
+                .collect();
+            let mut block = Map::new();
+            block.insert("type".into(), json!("tool_result"));
+            block.insert("tool_use_id".into(), json!(message.tool_call_id));
+            if !content.is_empty() {
+                block.insert("content".into(), Value::Array(content));
+            }
+            block.insert("is_error".into(), json!(message.is_error));
+            Value::Object(block)
+        })
+        .collect();
+    json!({"role": "user", "content": blocks})
+}
+
+/// Reads a `message`: its `content` blocks.
+pub(super) fn read(body: &Value, reply: &mut Reply) -> Result<(), ReplyError> {
+    let root_path = Path::root();
+    let root = At::new(P, body, &root_path);
+    if root.str("type")? == Some("error") || root.field("error")?.is_some() {
+        let reason = root
+            .field("error")?
+            .and_then(|e| e.get("message"))
+            .and_then(Value::as_str)
+            .unwrap_or("no reason given");
+        return Err(root.error(format!("the provider answered with an error: {reason}")));
+    }
+    reply.stop_reason = root.str("stop_reason")?.map(str::to_owned);
+    let mut content = Vec::new();
+    for (block, path) in root.array("content")? {
+        let at = At::new(P, block, &path);
+        match at.required_str("type")? {
+            "text" => reply.push_text(at.str("text")?.unwrap_or_default()),
+            "thinking" => reply.push_thinking(at.str("thinking")?.unwrap_or_default()),
+            "redacted_thinking" => {}
+            "tool_use" => {
+                let id = at.required_str("id")?;
+                let name = at.required_str("name")?;
+                let input_path = Path::key(at.path(), "input");
+                let arguments = match at.field("input")? {
+                    None => Arguments::Text(""),
+                    // A streamed call's input, put together from its `input_json_delta`s.
+                    Some(Value::String(text)) => Arguments::Text(text),
+                    Some(value) => Arguments::Value(value),
+                };
+                reply.push_call(Some(id), name, arguments, input_path.as_str());
+                // The history needs the input as an object; a call whose input cannot be
+                // read is kept with `{}` (its result says why it did not run).
+                let input = reply
+                    .calls
+                    .last()
+                    .map_or_else(|| json!({}), |c| c.arguments.clone());
+                content.push(json!({"type": "tool_use", "id": id, "name": name, "input": input}));
+                continue;
+            }
+            server if SERVER.contains(&server) => {}
+            other => {
+                return Err(at.error_at(
+                    "type",
+                    format!(
+                        "unknown content block type `{other}`; pi-tools reads `text`, `thinking`, `redacted_thinking` and `tool_use` blocks, and keeps those of server tools ({})",
+                        SERVER.join(", ")
+                    ),
+                ));
+            }
+        }
+        content.push(block.clone());
+    }
+    if !content.is_empty() {
+        reply.assistant = vec![json!({"role": "assistant", "content": content})];
+    }
+    Ok(())
+}
+
+/// A `message_start` … `message_stop` stream under reconstruction.
+#[derive(Debug, Default)]
+pub(super) struct Stream {
+    message: Option<Value>,
+    blocks: Vec<Option<Value>>,
+    /// Each `tool_use` block's `input_json_delta`s so far, by block index.
+    inputs: Vec<Option<String>>,
+    stop_reason: Option<String>,
+    stopped: bool,
+}
+
+impl Stream {
+    pub(super) fn event(&mut self, event: &Event<'_>) -> Result<(), ReplyError> {
+        let data = &event.data;
+        let kind = match data.str("type")? {
+            Some(kind) => kind,
+            None => event.name,
+        };
+        match kind {
+            "message_start" => {
+                self.message = Some(data.required("message")?.clone());
+            }
+            "content_block_start" => {
+                let at = index(data, "index")?;
+                let block = data.required("content_block")?;
+                if !block.is_object() {
+                    return Err(data.error_at("content_block", "expected an object"));
+                }
+                if self.blocks.len() <= at {
+                    self.blocks.resize(at + 1, None);
+                    self.inputs.resize(at + 1, None);
+                }
+                self.blocks[at] = Some(block.clone());
+                if block.get("type").and_then(Value::as_str) == Some("tool_use") {
+                    self.inputs[at] = Some(String::new());
+                }
+            }
+            "content_block_delta" => self.delta(data)?,
+            "content_block_stop" => {
+                let at = index(data, "index")?;
+                let Some(Some(block)) = self.blocks.get_mut(at) else {
+                    return Err(data.error_at("index", "no block was started at this index"));
+                };
+                if let Some(input) = self.inputs.get_mut(at).and_then(Option::take)
+                    && let Some(object) = block.as_object_mut()
+                {
+                    object.insert("input".into(), json!(input));
+                }
+            }
+            "message_delta" => {
+                if let Some(delta) = data.field("delta")?
+                    && let Some(reason) = delta.get("stop_reason").and_then(Value::as_str)
+                {
+                    self.stop_reason = Some(reason.to_owned());
+                }
+            }
+            "message_stop" => self.stopped = true,
+            // `ping`, and event types added later: Anthropic's versioning policy asks clients
+            // to let unknown events pass (their content is in the blocks).
+            _ => {}
+        }
+        Ok(())
+    }
+
+    fn delta(&mut self, data: &At<'_>) -> Result<(), ReplyError> {
+        let at = index(data, "index")?;
+        let delta_path = Path::key(data.path(), "delta");
+        let delta = At::new(P, data.required("delta")?, &delta_path);
+        let Some(Some(block)) = self.blocks.get_mut(at) else {
+            return Err(data.error_at("index", "no block was started at this index"));
+        };
+        let (key, text) = match delta.required_str("type")? {
+            "text_delta" => ("text", delta.required_text("text")?),
+            "thinking_delta" => ("thinking", delta.required_text("thinking")?),
+            "signature_delta" => ("signature", delta.required_text("signature")?),
+            "input_json_delta" => {
+                let part = delta.required_text("partial_json")?;
+                match self.inputs.get_mut(at).and_then(Option::as_mut) {
+                    Some(input) => input.push_str(part),
+                    None => {
+                        return Err(
+                            delta.error("an `input_json_delta` for a block that is not `tool_use`")
+                        );
+                    }
+                }
+                return Ok(());
+            }
+            "citations_delta" => {
+                let citation = delta.required("citation")?.clone();
+                if let Some(object) = block.as_object_mut() {
+                    let list = object
+                        .entry("citations")
+                        .or_insert_with(|| Value::Array(Vec::new()));
+                    if let Some(list) = list.as_array_mut() {
+                        list.push(citation);
+                    }
+                }
+                return Ok(());
+            }
+            other => {
+                return Err(delta.error_at(
+                    "type",
+                    format!(
+                        "unknown delta type `{other}`; pi-tools reads text, thinking, signature, input_json and citations deltas"
+                    ),
+                ));
+            }
+        };
+        match block.as_object_mut().map(|o| o.entry(key)) {
+            Some(serde_json::map::Entry::Occupied(mut e)) => match e.get_mut() {
+                Value::String(s) => s.push_str(text),
+                other => {
+                    return Err(delta.error(format!(
+                        "the block's `{key}` is {}, not a string to add to",
+                        kind(other)
+                    )));
+                }
+            },
+            Some(serde_json::map::Entry::Vacant(e)) => {
+                e.insert(json!(text));
+            }
+            None => {}
+        }
+        Ok(())
+    }
+
+    /// The `message` the events make up.
+    pub(super) fn finish(self) -> Result<Value, String> {
+        if !self.stopped {
+            return Err("no `message_stop` event".to_owned());
+        }
+        let Some(mut message) = self.message else {
+            return Err("no `message_start` event".to_owned());
+        };
+        if let Some(object) = message.as_object_mut() {
+            // A tool_use block whose stop event did not come still gets its input.
+            let blocks: Vec<Value> = self
+                .blocks
+                .into_iter()
+                .zip(self.inputs)
+                .filter_map(|(block, input)| {
+                    let mut block = block?;
+                    if let (Some(input), Some(object)) = (input, block.as_object_mut()) {
+                        object.insert("input".into(), json!(input));
+                    }
+                    Some(block)
+                })
+                .collect();
+            object.insert("content".into(), Value::Array(blocks));
+            if let Some(reason) = self.stop_reason {
+                object.insert("stop_reason".into(), json!(reason));
+            }
+        }
+        Ok(message)
+    }
+}

@@ -1,0 +1,57 @@
+//! A reply that cannot be read: which provider, where in it, and why.
+
+use super::Provider;
+
+/// A provider reply (or event stream) that cannot be read as a whole: the JSON is broken, a
+/// field the provider always sends is missing or of another type, a block has a type nobody
+/// knows, or the stream ended before the reply did.
+///
+/// A problem that concerns one call only (its arguments are not a JSON object) is not this
+/// error: that call gets a failed result instead (see [`Reply::unreadable`]).
+///
+/// [`Reply::unreadable`]: super::Reply::unreadable
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{}", self.describe())]
+pub struct ReplyError {
+    /// Whose wire format the reply was read as.
+    pub provider: Provider,
+    /// Whether the reply was an event stream.
+    pub streamed: bool,
+    /// Where the problem is: a JSON path into the reply (`choices[0].message.tool_calls[1].id`),
+    /// for a stream into the reply rebuilt from its events, or the event (`event 7`); empty
+    /// for the reply as a whole.
+    pub path: String,
+    /// What is wrong, and what to do about it.
+    pub reason: String,
+}
+
+impl ReplyError {
+    pub(crate) fn new(
+        provider: Provider,
+        path: impl Into<String>,
+        reason: impl Into<String>,
+    ) -> Self {
+        ReplyError {
+            provider,
+            streamed: false,
+            path: path.into(),
+            reason: reason.into(),
+        }
+    }
+
+    fn describe(&self) -> String {
+        let what = if self.streamed {
+            "event stream"
+        } else {
+            "reply"
+        };
+        if self.path.is_empty() {
+            format!("cannot read the {} {what}: {}", self.provider, self.reason)
+        } else {
+            format!(
+                "cannot read the {} {what} at `{}`: {}",
+                self.provider, self.path, self.reason
+            )
+        }
+    }
+}

@@ -1,0 +1,225 @@
+//! Gemini `generateContent`: a `GenerateContentResponse` (or the chunks of
+//! `streamGenerateContent?alt=sse`) in, one content of `functionResponse` parts out.
+
+use serde_json::{Map, Value, json};
+
+use crate::core::ToolResultMessage;
+
+use super::reply::Arguments;
+use super::stream::Event;
+use super::walk::{At, Path};
+use super::{Provider, Reply, ReplyError, split_content};
+
+const P: Provider = Provider::Gemini;
+
+/// Parts the model produced that are not text or calls (code it ran and its result, inline
+/// or file data): kept in the history as they are.
+const KEPT: &[&str] = &[
+    "executableCode",
+    "codeExecutionResult",
+    "inlineData",
+    "fileData",
+];
+
+/// The results as the one content Gemini wants after a turn with function calls: a
+/// `functionResponse` part per call, in the calls' order, with the call's `name`, its `id`
+/// when the model sent one, and `response` `{"output": text}`, or `{"error": text}` for a
+/// failed call. Images go in the part's `parts` as `inlineData`.
+pub fn function_responses(reply: &Reply, messages: &[ToolResultMessage]) -> Value {
+    let parts: Vec<Value> = messages
+        .iter()
+        .map(|message| {
+            let (text, images) = split_content(&message.content);
+            let mut response = Map::new();
+            response.insert("name".into(), json!(message.tool_name));
+            let index = reply
+                .calls
+                .iter()
+                .position(|c| c.id == message.tool_call_id);
+            if index.is_none_or(|i| reply.sent_id(i)) {
+                response.insert("id".into(), json!(message.tool_call_id));
+            }
+            let key = if message.is_error { "error" } else { "output" };
+            response.insert("response".into(), json!({ key: text }));
+            if !images.is_empty() {
+                let media: Vec<Value> = images
+                    .into_iter()
+                    .map(|(mime_type, data)| {
+                        json!({"inlineData": {"mimeType": mime_type, "data": data}})
+                    })
+                    .collect();
+                response.insert("parts".into(), Value::Array(media));
+            }
+            json!({"functionResponse": response})
+        })
+        .collect();
+    json!({"role": "user", "parts": parts})
+}
+
+/// Reads a `GenerateContentResponse`: the first candidate's content.
+pub(super) fn read(body: &Value, reply: &mut Reply) -> Result<(), ReplyError> {
+    let root_path = Path::root();
+    let root = At::new(P, body, &root_path);
+    if let Some(error) = root.field("error")? {
+        return Err(root.error_at(
+            "error",
+            format!("the provider answered with an error: {error}"),
+        ));
+    }
+    let candidates = root.array("candidates")?;
+    let Some((candidate, candidate_path)) = candidates.first() else {
+        let blocked = root
+            .field("promptFeedback")?
+            .and_then(|f| f.get("blockReason"))
+            .and_then(Value::as_str);
+        return Err(match blocked {
+            Some(reason) => root.error_at(
+                "promptFeedback.blockReason",
+                format!("the prompt was blocked ({reason}); change the request"),
+            ),
+            None => root.error_at("candidates", "no candidate: the reply has nothing to read"),
+        });
+    };
+    let candidate = At::new(P, candidate, candidate_path);
+    reply.stop_reason = candidate.str("finishReason")?.map(str::to_owned);
+    let Some(content) = candidate.field("content")? else {
+        return Ok(());
+    };
+    let content_path = Path::key(candidate.path(), "content");
+    let content_at = At::new(P, content, &content_path);
+    let parts = content_at.array("parts")?;
+    for (part, path) in &parts {
+        let at = At::new(P, part, path);
+        let fields = at.object()?;
+        if let Some(call) = at.field("functionCall")? {
+            let call_path = Path::key(at.path(), "functionCall");
+            let call = At::new(P, call, &call_path);
+            let name = call.required_str("name")?;
+            let id = call.str("id")?.filter(|id| !id.is_empty());
+            let args_path = Path::key(call.path(), "args");
+            let arguments = match call.field("args")? {
+                None => Arguments::Text(""),
+                // Not what Gemini sends; read as a JSON text, as for the other providers.
+                Some(Value::String(text)) => Arguments::Text(text),
+                Some(value) => Arguments::Value(value),
+            };
+            reply.push_call(id, name, arguments, args_path.as_str());
+        } else if let Some(text) = at.str("text")? {
+            if at.field("thought")? == Some(&Value::Bool(true)) {
+                reply.push_thinking(text);
+            } else {
+                reply.push_text(text);
+            }
+        } else {
+            let kept = KEPT.iter().any(|k| fields.contains_key(*k));
+            let signature_only = fields.len() == 1 && fields.contains_key("thoughtSignature");
+            if kept || signature_only {
+                continue;
+            }
+            let keys: Vec<&str> = fields.keys().map(String::as_str).collect();
+            return Err(at.error(format!(
+                "a part with none of `text`, `functionCall` or {} (it has {}); pi-tools cannot tell what it is",
+                KEPT.join(", "),
+                if keys.is_empty() {
+                    "no field".to_owned()
+                } else {
+                    keys.join(", ")
+                }
+            )));
+        }
+    }
+    if !parts.is_empty() {
+        reply.assistant = vec![json!({
+            "role": "model",
+            "parts": parts.iter().map(|(p, _)| (*p).clone()).collect::<Vec<_>>(),
+        })];
+    }
+    Ok(())
+}
+
+/// The chunks of `streamGenerateContent?alt=sse` under reconstruction: each is a whole
+/// `GenerateContentResponse` carrying the next parts. Text parts in a row are joined (unless
+/// a part carries a thought signature, which stays on its own part).
+#[derive(Debug, Default)]
+pub(super) struct Stream {
+    parts: Vec<Value>,
+    finish_reason: Option<String>,
+    prompt_feedback: Option<Value>,
+    chunks: usize,
+}
+
+impl Stream {
+    pub(super) fn event(&mut self, event: &Event<'_>) -> Result<(), ReplyError> {
+        let data = &event.data;
+        self.chunks += 1;
+        if let Some(feedback) = data.field("promptFeedback")? {
+            self.prompt_feedback = Some(feedback.clone());
+        }
+        let candidates = data.array("candidates")?;
+        let Some((candidate, path)) = candidates.first() else {
+            return Ok(());
+        };
+        let candidate = At::new(P, candidate, path);
+        if let Some(reason) = candidate.str("finishReason")? {
+            self.finish_reason = Some(reason.to_owned());
+        }
+        let Some(content) = candidate.field("content")? else {
+            return Ok(());
+        };
+        let content_path = Path::key(candidate.path(), "content");
+        let content = At::new(P, content, &content_path);
+        for (part, path) in content.array("parts")? {
+            let at = At::new(P, part, &path);
+            at.object()?;
+            self.push(part);
+        }
+        Ok(())
+    }
+
+    fn push(&mut self, part: &Value) {
+        if let (Some(last), Some(text)) = (self.parts.last_mut(), plain_text(part))
+            && let Some(previous) = plain_text(last).map(str::to_owned)
+            && thought(last) == thought(part)
+        {
+            last["text"] = json!(previous + text);
+            return;
+        }
+        self.parts.push(part.clone());
+    }
+
+    /// The `GenerateContentResponse` the chunks make up.
+    pub(super) fn finish(self) -> Result<Value, String> {
+        let Some(finish_reason) = self.finish_reason else {
+            return Err(if self.chunks == 0 {
+                "no chunk".to_owned()
+            } else {
+                "no chunk has a `finishReason`".to_owned()
+            });
+        };
+        let mut body = json!({
+            "candidates": [{
+                "content": {"role": "model", "parts": self.parts},
+                "finishReason": finish_reason,
+            }],
+        });
+        if let Some(feedback) = self.prompt_feedback {
+            body["promptFeedback"] = feedback;
+        }
+        Ok(body)
+    }
+}
+
+/// The text of a part that is only text (and maybe `thought`), with no signature.
+fn plain_text(part: &Value) -> Option<&str> {
+    let object = part.as_object()?;
+    let only_text = object.keys().all(|k| k == "text" || k == "thought");
+    if only_text {
+        object.get("text").and_then(Value::as_str)
+    } else {
+        None
+    }
+}
+
+fn thought(part: &Value) -> bool {
+    part.get("thought") == Some(&Value::Bool(true))
+}

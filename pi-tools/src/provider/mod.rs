@@ -1,0 +1,165 @@
+//! Providers' wire formats, both ways: a model's reply in (the JSON body or the streamed
+//! event-stream body) as the batch the runner runs, and the batch's results out as what goes
+//! next into that provider's request.
+//!
+//! | provider | calls in the reply | results in the next request |
+//! |---|---|---|
+//! | `openai` (Chat Completions) | `choices[0].message.tool_calls[]` (`arguments` a JSON string); streamed as `delta.tool_calls[]` keyed by `index` | one `{"role": "tool", "tool_call_id", "content"}` per call; images follow in one `user` message |
+//! | `openai-responses` | `output[]` items `{type: "function_call", call_id, name, arguments}`; streamed as `response.function_call_arguments.delta` | `{type: "function_call_output", call_id, output}` items (`output` a list with `input_image`s when there are images) |
+//! | `anthropic` (Messages) | `content[]` blocks `{type: "tool_use", id, name, input}`; streamed as `input_json_delta` | one `user` message of `tool_result` blocks `{tool_use_id, content, is_error}` |
+//! | `gemini` (`generateContent`) | `candidates[0].content.parts[].functionCall {name, args, id?}`; streamed as whole chunks | one content of `functionResponse {name, id?, response: {output} or {error}, parts?}` parts |
+//!
+//! Every reader keeps the assistant turn as the provider wants it back in the history
+//! ([`Reply::assistant`]) and its text and thinking ([`Reply::text`], [`Reply::thinking`]).
+//! A reply that cannot be read is a [`ReplyError`] naming the provider and the JSON path; a
+//! call whose arguments are not a JSON object is not: it gets a failed result of its own
+//! ([`Reply::unreadable`]), and the rest of the batch runs. Nothing is dropped silently: a
+//! block, item or part of a type this module does not know is an error.
+//!
+//! ```
+//! use pi_tools::provider::{Provider, read_reply};
+//!
+//! let body = br#"{"choices": [{"index": 0, "finish_reason": "tool_calls", "message": {
+//!     "role": "assistant", "content": null,
+//!     "tool_calls": [{"id": "call_1", "type": "function",
+//!                     "function": {"name": "read", "arguments": "{\"path\": \"a.txt\"}"}}]}}]}"#;
+//! let reply = read_reply(Provider::OpenAi, body).unwrap();
+//! assert_eq!(reply.calls[0].name, "read");
+//! assert_eq!(reply.calls[0].arguments, serde_json::json!({"path": "a.txt"}));
+//! ```
+
+pub mod anthropic;
+mod error;
+pub mod gemini;
+pub mod openai;
+mod reply;
+pub mod responses;
+mod stream;
+mod walk;
+
+use serde_json::Value;
+
+pub use error::ReplyError;
+pub use reply::Reply;
+pub use stream::ReplyStream;
+
+/// An API whose replies and requests this module reads and writes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Provider {
+    /// OpenAI Chat Completions (and the many servers that speak it).
+    OpenAi,
+    /// OpenAI Responses.
+    OpenAiResponses,
+    /// Anthropic Messages.
+    Anthropic,
+    /// Google Gemini `generateContent` / `streamGenerateContent?alt=sse`.
+    Gemini,
+}
+
+impl Provider {
+    /// Every provider, in documentation order.
+    pub const ALL: [Provider; 4] = [
+        Provider::OpenAi,
+        Provider::OpenAiResponses,
+        Provider::Anthropic,
+        Provider::Gemini,
+    ];
+
+    /// The provider's name as the CLI spells it (`openai-responses`, …).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Provider::OpenAi => "openai",
+            Provider::OpenAiResponses => "openai-responses",
+            Provider::Anthropic => "anthropic",
+            Provider::Gemini => "gemini",
+        }
+    }
+}
+
+impl std::fmt::Display for Provider {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl std::str::FromStr for Provider {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        Provider::ALL
+            .into_iter()
+            .find(|p| p.as_str() == s)
+            .ok_or_else(|| {
+                format!(
+                    "unknown provider `{s}`: use one of openai, openai-responses, anthropic, gemini"
+                )
+            })
+    }
+}
+
+/// Reads a reply body as the provider sent it: a JSON object, or the event-stream body of a
+/// streamed reply (told apart by the first character that is not white space).
+pub fn read_reply(provider: Provider, body: &[u8]) -> Result<Reply, ReplyError> {
+    let body = body.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(body);
+    let first = body.iter().find(|b| !b.is_ascii_whitespace());
+    match first {
+        None => Err(ReplyError::new(
+            provider,
+            "",
+            "the body is empty; pass the reply's whole JSON body or its event stream",
+        )),
+        Some(b'{') => {
+            let value: Value = serde_json::from_slice(body).map_err(|e| {
+                ReplyError::new(
+                    provider,
+                    "",
+                    format!("the body is not valid JSON ({e}); pass the reply's whole body"),
+                )
+            })?;
+            read_json(provider, &value)
+        }
+        Some(_) => {
+            let mut stream = ReplyStream::new(provider);
+            stream.feed(body)?;
+            stream.finish()
+        }
+    }
+}
+
+/// Reads a reply's JSON body (a `ChatCompletion`, a Responses `response`, an Anthropic
+/// `message`, a Gemini `GenerateContentResponse`).
+pub fn read_json(provider: Provider, body: &Value) -> Result<Reply, ReplyError> {
+    let mut reply = Reply::new(provider);
+    match provider {
+        Provider::OpenAi => openai::read(body, &mut reply)?,
+        Provider::OpenAiResponses => responses::read(body, &mut reply)?,
+        Provider::Anthropic => anthropic::read(body, &mut reply)?,
+        Provider::Gemini => gemini::read(body, &mut reply)?,
+    }
+    Ok(reply)
+}
+
+/// `data:<mime>;base64,<data>`, how OpenAI takes an inline image.
+fn data_url(mime_type: &str, data: &str) -> String {
+    format!("data:{mime_type};base64,{data}")
+}
+
+/// The text blocks of a result joined by newlines, and its images.
+fn split_content(content: &[crate::core::ContentBlock]) -> (String, Vec<(&str, &str)>) {
+    let mut text = String::new();
+    let mut images = Vec::new();
+    for block in content {
+        match block {
+            crate::core::ContentBlock::Text { text: t } => {
+                if !text.is_empty() {
+                    text.push('\n');
+                }
+                text.push_str(t);
+            }
+            crate::core::ContentBlock::Image { data, mime_type } => {
+                images.push((mime_type.as_str(), data.as_str()));
+            }
+        }
+    }
+    (text, images)
+}

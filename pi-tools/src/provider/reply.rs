@@ -1,0 +1,314 @@
+//! What a provider's reply says, in the runner's terms: the calls to run, the text and
+//! thinking around them, and the assistant turn to keep in the history.
+
+use serde_json::{Map, Value, json};
+use tokio_util::sync::CancellationToken;
+
+use crate::core::{
+    BatchOutcome, ContentBlock, EventSink, RunnerConfig, ToolCall, ToolEvent, ToolResult,
+    ToolResultMessage, ToolSet, execute_tool_calls,
+};
+
+use super::Provider;
+
+/// A provider's reply, read: the batch of calls the runner runs, and what else the model said.
+///
+/// Build it with [`read_reply`](super::read_reply), [`read_json`](super::read_json) or a
+/// [`ReplyStream`](super::ReplyStream); run it with [`Reply::run`]; turn the results into the
+/// provider's next-request messages with [`Reply::results`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct Reply {
+    /// Whose wire format the reply came in.
+    pub provider: Provider,
+    /// The calls, in the reply's order. A call the provider sent without an id (Gemini may)
+    /// gets `call_<n>`, its position in the reply; [`Reply::results`] leaves that id out again.
+    pub calls: Vec<ToolCall>,
+    /// The assistant's text, all text parts joined (empty when there was none).
+    pub text: String,
+    /// The model's visible thinking (reasoning summaries, thinking blocks, thought parts).
+    pub thinking: String,
+    /// The assistant turn as it goes back into the next request's history, in the provider's
+    /// shape: one message (OpenAI Chat, Anthropic), one content (Gemini), or the output items
+    /// (Responses). For a stream it is rebuilt from the events; thinking signatures are kept.
+    pub assistant: Vec<Value>,
+    /// Why the model stopped (`tool_calls`, `end_turn`, `STOP`, …), as the provider says it.
+    pub stop_reason: Option<String>,
+    /// Whether `null` for an optional parameter means "absent" (OpenAI strict mode sends one
+    /// for every optional parameter the model leaves out): [`Reply::run`] then drops such
+    /// `null`s, so the parameter's default applies. Set for Responses (whose function tools
+    /// are strict unless declared otherwise); set it yourself for Chat Completions with
+    /// `strict: true` tools (the `openai-strict` dialect).
+    pub strict: bool,
+    /// Per call: why its arguments cannot be used, when they cannot.
+    unreadable: Vec<Option<Unreadable>>,
+    /// Per call: whether the provider sent its id.
+    sent_ids: Vec<bool>,
+}
+
+/// A call whose arguments cannot be used, and where they were.
+#[derive(Debug, Clone, PartialEq)]
+struct Unreadable {
+    problem: String,
+    path: String,
+}
+
+/// A call's arguments as the reply carries them.
+pub(super) enum Arguments<'a> {
+    /// A JSON text still to parse (OpenAI's `arguments`, a streamed `input_json_delta`).
+    Text(&'a str),
+    /// A JSON value already parsed (Anthropic's `input`, Gemini's `args`).
+    Value(&'a Value),
+}
+
+impl Reply {
+    pub(super) fn new(provider: Provider) -> Self {
+        Reply {
+            provider,
+            calls: Vec::new(),
+            text: String::new(),
+            thinking: String::new(),
+            assistant: Vec::new(),
+            stop_reason: None,
+            strict: provider == Provider::OpenAiResponses,
+            unreadable: Vec::new(),
+            sent_ids: Vec::new(),
+        }
+    }
+
+    /// Adds a call; `path` is where its arguments are in the reply.
+    pub(super) fn push_call(
+        &mut self,
+        id: Option<&str>,
+        name: &str,
+        arguments: Arguments<'_>,
+        path: &str,
+    ) {
+        let (arguments, problem) = match read_arguments(arguments) {
+            Ok(value) => (value, None),
+            Err(problem) => (Value::Object(Map::new()), Some(problem)),
+        };
+        self.sent_ids.push(id.is_some());
+        let id = id.map_or_else(|| format!("call_{}", self.calls.len()), str::to_owned);
+        self.calls.push(ToolCall::new(id, name, arguments));
+        self.unreadable.push(problem.map(|problem| Unreadable {
+            problem,
+            path: path.to_owned(),
+        }));
+    }
+
+    pub(super) fn push_text(&mut self, text: &str) {
+        self.text.push_str(text);
+    }
+
+    pub(super) fn push_thinking(&mut self, text: &str) {
+        self.thinking.push_str(text);
+    }
+
+    /// Whether the provider sent the id of call `index` (Gemini may not).
+    pub fn sent_id(&self, index: usize) -> bool {
+        self.sent_ids.get(index).copied().unwrap_or(true)
+    }
+
+    /// Why call `index` cannot run as sent (its arguments are not a JSON object), when it
+    /// cannot: the text its failed result carries. [`Reply::run`] gives it that result
+    /// without running it.
+    pub fn unreadable(&self, index: usize) -> Option<&str> {
+        self.unreadable
+            .get(index)
+            .and_then(Option::as_ref)
+            .map(|u| u.problem.as_str())
+    }
+
+    /// The calls with their strict-mode `null`s removed: a property whose value is `null` and
+    /// which the tool's schema does not require is left out, at any depth, so its default
+    /// applies. Calls to tools the set does not hold are unchanged.
+    pub fn calls_without_strict_nulls(&self, tools: &ToolSet) -> Vec<ToolCall> {
+        self.calls
+            .iter()
+            .map(|call| {
+                let mut call = call.clone();
+                if let Some(tool) = tools.get(&call.name) {
+                    drop_optional_nulls(tool.parameters(), &mut call.arguments);
+                }
+                call
+            })
+            .collect()
+    }
+
+    /// Runs the calls with the runner and returns one result message per call, in the
+    /// reply's order. A call whose arguments cannot be read does not run: it gets a failed
+    /// result saying why (with start and end events like any other call), and `details`
+    /// naming the provider and the JSON path. With [`Reply::strict`], optional `null`s are
+    /// dropped first.
+    pub async fn run<S: EventSink>(
+        &self,
+        tools: &ToolSet,
+        config: &RunnerConfig,
+        cancel: &CancellationToken,
+        sink: &S,
+    ) -> BatchOutcome {
+        let calls = if self.strict {
+            self.calls_without_strict_nulls(tools)
+        } else {
+            self.calls.clone()
+        };
+        let mut runnable = Vec::with_capacity(calls.len());
+        let mut refused = Vec::new();
+        for (call, unreadable) in calls.iter().zip(&self.unreadable) {
+            match unreadable {
+                None => runnable.push(call.clone()),
+                Some(u) => refused.push(self.refuse(call, u, sink).await),
+            }
+        }
+        let ran = execute_tool_calls(tools, &runnable, config, cancel, sink).await;
+        let mut ran_messages = ran.messages.into_iter();
+        let mut refused = refused.into_iter();
+        let messages = self
+            .unreadable
+            .iter()
+            .filter_map(|u| match u {
+                None => ran_messages.next(),
+                Some(_) => refused.next(),
+            })
+            .collect::<Vec<_>>();
+        let terminate = ran.terminate && self.unreadable.iter().all(Option::is_none);
+        BatchOutcome {
+            messages,
+            terminate,
+        }
+    }
+
+    async fn refuse<S: EventSink>(
+        &self,
+        call: &ToolCall,
+        unreadable: &Unreadable,
+        sink: &S,
+    ) -> ToolResultMessage {
+        let result = ToolResult {
+            content: vec![ContentBlock::text(format!(
+                "The call was not run: its arguments {}. Call {} again with its arguments as one JSON object.",
+                unreadable.problem, call.name
+            ))],
+            details: json!({"provider": self.provider.as_str(), "path": unreadable.path}),
+            ..ToolResult::default()
+        };
+        sink.emit(ToolEvent::ToolExecutionStart {
+            tool_call_id: call.id.clone(),
+            tool_name: call.name.clone(),
+            args: call.arguments.clone(),
+        })
+        .await;
+        sink.emit(ToolEvent::ToolExecutionEnd {
+            tool_call_id: call.id.clone(),
+            tool_name: call.name.clone(),
+            result: result.clone(),
+            is_error: true,
+        })
+        .await;
+        let message = ToolResultMessage {
+            tool_call_id: call.id.clone(),
+            tool_name: call.name.clone(),
+            content: result.content,
+            details: result.details,
+            usage: None,
+            added_tool_names: Vec::new(),
+            is_error: true,
+            timestamp: now_millis(),
+        };
+        for event in [
+            ToolEvent::MessageStart {
+                message: message.clone(),
+            },
+            ToolEvent::MessageEnd {
+                message: message.clone(),
+            },
+        ] {
+            sink.emit(event).await;
+        }
+        message
+    }
+
+    /// The batch's results as what goes next into this provider's request, to append to the
+    /// history after [`Reply::assistant`]: tool messages (and a `user` message with the
+    /// images) for OpenAI Chat, `function_call_output` items for Responses, one `user` message
+    /// for Anthropic, one content for Gemini. Empty when the reply called no tool.
+    ///
+    /// `messages` are [`Reply::run`]'s, one per call in the reply's order (a message for a
+    /// call the reply does not have is an error of the caller: it is rendered as it is).
+    pub fn results(&self, messages: &[ToolResultMessage]) -> Vec<Value> {
+        if messages.is_empty() {
+            return Vec::new();
+        }
+        match self.provider {
+            Provider::OpenAi => super::openai::tool_messages(messages),
+            Provider::OpenAiResponses => super::responses::function_call_outputs(messages),
+            Provider::Anthropic => vec![super::anthropic::tool_results(messages)],
+            Provider::Gemini => vec![super::gemini::function_responses(self, messages)],
+        }
+    }
+}
+
+/// The arguments as a JSON object, or what is wrong with them ("are not valid JSON (…)").
+/// An empty text is no arguments (some OpenAI-compatible servers send `""` for them).
+fn read_arguments(arguments: Arguments<'_>) -> Result<Value, String> {
+    let parsed;
+    let value = match arguments {
+        Arguments::Text(text) if text.trim().is_empty() => return Ok(Value::Object(Map::new())),
+        Arguments::Text(text) => {
+            parsed = serde_json::from_str::<Value>(text)
+                .map_err(|e| format!("are not valid JSON ({e})"))?;
+            &parsed
+        }
+        Arguments::Value(value) => value,
+    };
+    match value {
+        Value::Object(_) => Ok(value.clone()),
+        other => Err(format!(
+            "are {}, not a JSON object",
+            super::walk::kind(other)
+        )),
+    }
+}
+
+/// Removes `null` properties that `schema` does not require, in `value` and below it.
+fn drop_optional_nulls(schema: &Value, value: &mut Value) {
+    match value {
+        Value::Object(map) => {
+            let properties = schema.get("properties").and_then(Value::as_object);
+            let required = schema.get("required").and_then(Value::as_array);
+            let is_required =
+                |name: &str| required.is_some_and(|r| r.iter().any(|v| v.as_str() == Some(name)));
+            map.retain(|name, v| !v.is_null() || is_required(name));
+            for (name, v) in map.iter_mut() {
+                if let Some(sub) = properties.and_then(|p| p.get(name)) {
+                    drop_optional_nulls(sub, v);
+                }
+            }
+        }
+        Value::Array(items) => {
+            if let Some(sub) = schema.get("items") {
+                for item in items {
+                    drop_optional_nulls(sub, item);
+                }
+            }
+        }
+        _ => {}
+    }
+    // Unions (an optional struct is `anyOf: [object, null]` in some schemas): each branch
+    // that describes an object has its say.
+    for key in ["anyOf", "oneOf", "allOf"] {
+        if let Some(Value::Array(branches)) = schema.get(key) {
+            for branch in branches {
+                if branch.get("properties").is_some() || branch.get("items").is_some() {
+                    drop_optional_nulls(branch, value);
+                }
+            }
+        }
+    }
+}
+
+fn now_millis() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as u64)
+}

@@ -1,0 +1,289 @@
+//! OpenAI Responses: a `response` (or its `response.*` event stream) in,
+//! `function_call_output` items out.
+
+use serde_json::{Map, Value, json};
+
+use crate::core::ToolResultMessage;
+
+use super::reply::Arguments;
+use super::stream::{Event, index};
+use super::walk::{At, Path, kind};
+use super::{Provider, Reply, ReplyError, data_url, split_content};
+
+const P: Provider = Provider::OpenAiResponses;
+
+/// Output items that hosted tools produce: the provider ran them, their results are inside,
+/// and they go back into the history as they are.
+const HOSTED: &[&str] = &[
+    "web_search_call",
+    "file_search_call",
+    "code_interpreter_call",
+    "image_generation_call",
+];
+
+/// The results as Responses input items, in the calls' order: one
+/// `{"type": "function_call_output", "call_id", "output"}` each. `output` is the text, or,
+/// when the result has images, a list of `input_text` and `input_image` parts. Responses
+/// has no failure flag: a failed call's output is its error text.
+pub fn function_call_outputs(messages: &[ToolResultMessage]) -> Vec<Value> {
+    messages
+        .iter()
+        .map(|message| {
+            let (text, images) = split_content(&message.content);
+            let output = if images.is_empty() {
+                json!(text)
+            } else {
+                let mut parts = Vec::with_capacity(images.len() + 1);
+                if !text.is_empty() {
+                    parts.push(json!({"type": "input_text", "text": text}));
+                }
+                for (mime_type, data) in images {
+                    parts.push(json!({
+                        "type": "input_image",
+                        "image_url": data_url(mime_type, data),
+                    }));
+                }
+                Value::Array(parts)
+            };
+            json!({
+                "type": "function_call_output",
+                "call_id": message.tool_call_id,
+                "output": output,
+            })
+        })
+        .collect()
+}
+
+/// Reads a `response` object: its `output` items.
+pub(super) fn read(body: &Value, reply: &mut Reply) -> Result<(), ReplyError> {
+    let root_path = Path::root();
+    let root = At::new(P, body, &root_path);
+    if let Some(error) = root.field("error")? {
+        return Err(root.error_at(
+            "error",
+            format!("the provider answered with an error: {error}"),
+        ));
+    }
+    let status = root.str("status")?;
+    if status == Some("failed") {
+        return Err(root.error_at("status", "the response failed"));
+    }
+    reply.stop_reason = match (status, root.field("incomplete_details")?) {
+        (Some("incomplete"), Some(details)) => Some(format!(
+            "incomplete: {}",
+            details
+                .get("reason")
+                .and_then(Value::as_str)
+                .unwrap_or("no reason given")
+        )),
+        (status, _) => status.map(str::to_owned),
+    };
+    for (item, path) in root.array("output")? {
+        let at = At::new(P, item, &path);
+        match at.required_str("type")? {
+            "message" => {
+                for (part, path) in at.array("content")? {
+                    let part = At::new(P, part, &path);
+                    match part.required_str("type")? {
+                        "output_text" => reply.push_text(part.str("text")?.unwrap_or_default()),
+                        "refusal" => reply.push_text(part.str("refusal")?.unwrap_or_default()),
+                        other => {
+                            return Err(part.error_at(
+                                "type",
+                                format!(
+                                    "unknown content part type `{other}`; pi-tools reads `output_text` and `refusal`"
+                                ),
+                            ));
+                        }
+                    }
+                }
+            }
+            "reasoning" => {
+                for key in ["summary", "content"] {
+                    for (part, path) in at.array(key)? {
+                        let part = At::new(P, part, &path);
+                        if let Some(text) = part.str("text")? {
+                            reply.push_thinking(text);
+                        }
+                    }
+                }
+            }
+            "function_call" => {
+                let id = at.required_str("call_id")?;
+                let name = at.required_str("name")?;
+                let arguments_path = Path::key(at.path(), "arguments");
+                let arguments = match at.field("arguments")? {
+                    None => Arguments::Text(""),
+                    Some(Value::String(text)) => Arguments::Text(text),
+                    Some(other) => {
+                        return Err(at.error_at(
+                            "arguments",
+                            format!("expected a JSON string, found {}", kind(other)),
+                        ));
+                    }
+                };
+                reply.push_call(Some(id), name, arguments, arguments_path.as_str());
+            }
+            hosted if HOSTED.contains(&hosted) => {}
+            other => {
+                return Err(at.error_at(
+                    "type",
+                    format!(
+                        "unknown output item type `{other}`; pi-tools reads `message`, `reasoning` and `function_call` items, and keeps those of hosted tools ({})",
+                        HOSTED.join(", ")
+                    ),
+                ));
+            }
+        }
+        reply.assistant.push(item.clone());
+    }
+    Ok(())
+}
+
+/// A `response.*` event stream under reconstruction. Items are built from
+/// `response.output_item.added` and the deltas, replaced by `response.output_item.done`'s
+/// complete item, and in the end by `response.completed`'s output when it has one. Events
+/// about parts of an item that its done event carries anyway are not needed and pass.
+#[derive(Debug, Default)]
+pub(super) struct Stream {
+    items: Vec<Value>,
+    /// The final `response` of `response.completed` / `response.incomplete`.
+    last: Option<Value>,
+}
+
+impl Stream {
+    pub(super) fn event(&mut self, event: &Event<'_>) -> Result<(), ReplyError> {
+        let data = &event.data;
+        let kind = match data.str("type")? {
+            Some(kind) => kind,
+            None => event.name,
+        };
+        match kind {
+            "response.output_item.added" | "response.output_item.done" => {
+                let at = index(data, "output_index")?;
+                let item = data.required("item")?;
+                if !item.is_object() {
+                    return Err(data.error_at("item", "expected an object"));
+                }
+                *self.slot(at) = item.clone();
+            }
+            "response.content_part.added" => {
+                let part = data.required("part")?.clone();
+                self.nested(data, "content", "content_index")?
+                    .clone_from(&part);
+            }
+            "response.reasoning_summary_part.added" => {
+                let part = data.required("part")?.clone();
+                self.nested(data, "summary", "summary_index")?
+                    .clone_from(&part);
+            }
+            "response.output_text.delta" => {
+                let delta = data.required_text("delta")?;
+                append(
+                    self.nested(data, "content", "content_index")?,
+                    "text",
+                    delta,
+                );
+            }
+            "response.refusal.delta" => {
+                let delta = data.required_text("delta")?;
+                append(
+                    self.nested(data, "content", "content_index")?,
+                    "refusal",
+                    delta,
+                );
+            }
+            "response.reasoning_summary_text.delta" => {
+                let delta = data.required_text("delta")?;
+                append(
+                    self.nested(data, "summary", "summary_index")?,
+                    "text",
+                    delta,
+                );
+            }
+            "response.function_call_arguments.delta" => {
+                let delta = data.required_text("delta")?;
+                let at = index(data, "output_index")?;
+                append(self.slot(at), "arguments", delta);
+            }
+            "response.completed" | "response.incomplete" => {
+                self.last = Some(data.required("response")?.clone());
+            }
+            "response.failed" => {
+                let reason = data
+                    .field("response")?
+                    .and_then(|r| r.get("error"))
+                    .and_then(|e| e.get("message"))
+                    .and_then(Value::as_str)
+                    .unwrap_or("no reason given");
+                return Err(data.error(format!("the response failed: {reason}")));
+            }
+            "error" => {
+                let reason = data.str("message")?.unwrap_or("no reason given");
+                return Err(data.error(format!("the provider reports an error: {reason}")));
+            }
+            _ => {}
+        }
+        Ok(())
+    }
+
+    /// The output item at `at`, made (empty) if the stream has not announced it.
+    fn slot(&mut self, at: usize) -> &mut Value {
+        if self.items.len() <= at {
+            self.items.resize_with(at + 1, || Value::Object(Map::new()));
+        }
+        &mut self.items[at]
+    }
+
+    /// The element `data[index_key]` of the list `key` of the item `data.output_index`.
+    fn nested(
+        &mut self,
+        data: &At<'_>,
+        key: &str,
+        index_key: &str,
+    ) -> Result<&mut Value, ReplyError> {
+        let item = index(data, "output_index")?;
+        let at = index(data, index_key)?;
+        let slot = self.slot(item);
+        let Some(object) = slot.as_object_mut() else {
+            return Err(data.error("the item this event is about is not an object"));
+        };
+        let list = object
+            .entry(key)
+            .or_insert_with(|| Value::Array(Vec::new()));
+        let Some(list) = list.as_array_mut() else {
+            return Err(data.error(format!("the item's `{key}` is not a list")));
+        };
+        if list.len() <= at {
+            list.resize_with(at + 1, || Value::Object(Map::new()));
+        }
+        Ok(&mut list[at])
+    }
+
+    /// The `response` the events make up.
+    pub(super) fn finish(self) -> Result<Value, String> {
+        let Some(mut last) = self.last else {
+            return Err("no `response.completed` event".to_owned());
+        };
+        let has_output = last
+            .get("output")
+            .and_then(Value::as_array)
+            .is_some_and(|o| !o.is_empty());
+        if !has_output && let Some(object) = last.as_object_mut() {
+            object.insert("output".into(), Value::Array(self.items));
+        }
+        Ok(last)
+    }
+}
+
+/// Appends `text` to the string field `key` of `target` (made when absent).
+fn append(target: &mut Value, key: &str, text: &str) {
+    if let Some(object) = target.as_object_mut() {
+        match object.get_mut(key) {
+            Some(Value::String(s)) => s.push_str(text),
+            _ => {
+                object.insert(key.to_owned(), json!(text));
+            }
+        }
+    }
+}

@@ -1,0 +1,195 @@
+//! A streamed reply: the server-sent-event body, fed in chunks as they arrive (split anywhere,
+//! inside a UTF-8 character or a JSON string), each provider's deltas put back together into
+//! the reply they stand for, which is then read like a JSON body.
+
+use serde_json::Value;
+use sse_parse::SseParser;
+
+use super::walk::{At, Path};
+use super::{Provider, Reply, ReplyError, anthropic, gemini, openai, responses};
+
+/// Reads a streamed reply: [`feed`](ReplyStream::feed) it the body's bytes as they come,
+/// then [`finish`](ReplyStream::finish) it for the [`Reply`].
+///
+/// ```
+/// use pi_tools::provider::{Provider, ReplyStream};
+///
+/// let body = "event: message_start\n\
+///     data: {\"type\":\"message_start\",\"message\":{\"id\":\"msg_1\",\"type\":\"message\",\"role\":\"assistant\",\"content\":[],\"stop_reason\":null}}\n\n\
+///     event: content_block_start\n\
+///     data: {\"type\":\"content_block_start\",\"index\":0,\"content_block\":{\"type\":\"tool_use\",\"id\":\"toolu_1\",\"name\":\"ls\",\"input\":{}}}\n\n\
+///     event: content_block_delta\n\
+///     data: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"input_json_delta\",\"partial_json\":\"{\\\"path\\\": \\\"sr\"}}\n\n\
+///     event: content_block_delta\n\
+///     data: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"input_json_delta\",\"partial_json\":\"c\\\"}\"}}\n\n\
+///     event: content_block_stop\n\
+///     data: {\"type\":\"content_block_stop\",\"index\":0}\n\n\
+///     event: message_delta\n\
+///     data: {\"type\":\"message_delta\",\"delta\":{\"stop_reason\":\"tool_use\"}}\n\n\
+///     event: message_stop\n\
+///     data: {\"type\":\"message_stop\"}\n\n";
+/// let mut stream = ReplyStream::new(Provider::Anthropic);
+/// for chunk in body.as_bytes().chunks(7) {
+///     stream.feed(chunk).unwrap();
+/// }
+/// let reply = stream.finish().unwrap();
+/// assert_eq!(reply.calls[0].arguments, serde_json::json!({"path": "src"}));
+/// ```
+#[derive(Debug)]
+pub struct ReplyStream {
+    provider: Provider,
+    parser: SseParser,
+    /// Events read so far (the next one's number).
+    events: usize,
+    state: State,
+}
+
+/// Each provider's reply under reconstruction.
+#[derive(Debug)]
+enum State {
+    OpenAi(openai::Stream),
+    Responses(responses::Stream),
+    Anthropic(anthropic::Stream),
+    Gemini(gemini::Stream),
+}
+
+/// One event of the stream, as the provider's accumulator sees it.
+pub(super) struct Event<'a> {
+    /// The `event:` field (empty when the event has none).
+    pub(super) name: &'a str,
+    /// The `data:` field, parsed.
+    pub(super) data: At<'a>,
+}
+
+impl ReplyStream {
+    /// A stream of `provider`'s events, before its first byte.
+    pub fn new(provider: Provider) -> Self {
+        let state = match provider {
+            Provider::OpenAi => State::OpenAi(openai::Stream::default()),
+            Provider::OpenAiResponses => State::Responses(responses::Stream::default()),
+            Provider::Anthropic => State::Anthropic(anthropic::Stream::default()),
+            Provider::Gemini => State::Gemini(gemini::Stream::default()),
+        };
+        ReplyStream {
+            provider,
+            parser: SseParser::new(),
+            events: 0,
+            state,
+        }
+    }
+
+    /// Takes the next bytes of the body, any number, split anywhere. An event that cannot be
+    /// read (its data is not JSON, a field has the wrong type, the provider reports an error)
+    /// is an error at once.
+    pub fn feed(&mut self, bytes: &[u8]) -> Result<(), ReplyError> {
+        self.parser.feed(bytes);
+        self.drain()
+    }
+
+    /// Ends the stream and reads the reply its events made. A body that stops inside an
+    /// event, or before the provider's last event, is an error saying it was cut off.
+    pub fn finish(mut self) -> Result<Reply, ReplyError> {
+        // A block without its closing blank line is dropped by the event-stream rules; ending
+        // it here shows whether there was one, which means the body was cut off.
+        let before = self.events;
+        self.parser.feed(b"\n\n");
+        if self.parser.next_event().is_some() {
+            return Err(self.error(
+                format!("events[{before}]"),
+                "the body ends inside this event (it has no closing blank line): it was cut off; pass the whole body",
+            ));
+        }
+        self.parser.finish();
+        let provider = self.provider;
+        let rebuilt = match self.state {
+            State::OpenAi(s) => s.finish(),
+            State::Responses(s) => s.finish(),
+            State::Anthropic(s) => s.finish(),
+            State::Gemini(s) => s.finish(),
+        };
+        let rebuilt = rebuilt.map_err(|reason| self::cut_off(provider, reason))?;
+        super::read_json(provider, &rebuilt).map_err(|mut e| {
+            e.streamed = true;
+            e
+        })
+    }
+
+    fn drain(&mut self) -> Result<(), ReplyError> {
+        while let Some(event) = self.parser.next_event() {
+            let number = self.events;
+            self.events += 1;
+            let path = Path::key("", &format!("events[{number}]"));
+            if self.provider == Provider::OpenAi && event.data.trim() == "[DONE]" {
+                if let State::OpenAi(s) = &mut self.state {
+                    s.done();
+                }
+                continue;
+            }
+            if event.data.is_empty() {
+                continue;
+            }
+            let data: Value = serde_json::from_str(&event.data).map_err(|e| {
+                self.error(
+                    path.as_str().to_owned(),
+                    format!("the event's data is not valid JSON ({e})"),
+                )
+            })?;
+            let at = At::new(self.provider, &data, &path);
+            if let Some(error) = at.field("error")? {
+                return Err(self.error(
+                    path.as_str().to_owned(),
+                    format!(
+                        "the provider reports an error: {}",
+                        error
+                            .get("message")
+                            .and_then(Value::as_str)
+                            .map_or_else(|| error.to_string(), str::to_owned)
+                    ),
+                ));
+            }
+            let event = Event {
+                name: &event.event,
+                data: at,
+            };
+            let read = match &mut self.state {
+                State::OpenAi(s) => s.event(&event),
+                State::Responses(s) => s.event(&event),
+                State::Anthropic(s) => s.event(&event),
+                State::Gemini(s) => s.event(&event),
+            };
+            read.map_err(|mut e| {
+                e.streamed = true;
+                e
+            })?;
+        }
+        Ok(())
+    }
+
+    fn error(&self, path: String, reason: impl Into<String>) -> ReplyError {
+        let mut e = ReplyError::new(self.provider, path, reason);
+        e.streamed = true;
+        e
+    }
+}
+
+/// The error for a stream that ended before the provider's last event.
+fn cut_off(provider: Provider, reason: String) -> ReplyError {
+    let mut e = ReplyError::new(
+        provider,
+        "",
+        format!(
+            "the stream ended before the reply did ({reason}): it was cut off; pass the whole body"
+        ),
+    );
+    e.streamed = true;
+    e
+}
+
+/// An index field of an event (`index`, `output_index`, …).
+pub(super) fn index(at: &At<'_>, key: &str) -> Result<usize, ReplyError> {
+    at.required(key)?
+        .as_u64()
+        .and_then(|n| usize::try_from(n).ok())
+        .filter(|n| *n < 4096)
+        .ok_or_else(|| at.error_at(key, "expected a small non-negative integer"))
+}

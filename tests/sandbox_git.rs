@@ -1,0 +1,242 @@
+//! Git, safely (issue 22, finding 3): nothing a sandboxed command (or the write tool) does
+//! makes a later git command outside the sandbox run code, with `.git` read-only (the
+//! default) or writable for commits, in a plain repository, a worktree and a repository
+//! with a submodule. Each attack plants a command that would leave a marker outside; a real
+//! `git status` and `git commit` then run outside the sandbox and the marker must not exist.
+
+#![cfg(all(target_os = "linux", feature = "builtins"))]
+
+use support::sandbox as sandbox_support;
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use pi_tools::env::{ExecutionEnv, GitAccess, SandboxMode, SandboxPolicy};
+use sandbox_support::{Fixture, git, read, refused, run};
+
+fn policy(access: GitAccess) -> SandboxPolicy {
+    SandboxPolicy::new(SandboxMode::WorkspaceWrite).with_git(access)
+}
+
+/// The note a failed command gets when it hit the read-only `.git`.
+const READ_ONLY_NOTE: &str = "[The repository's .git is read-only in this sandbox ([sandbox] git = \"read-only\"), so git can read it but not commit, stage or switch branches. Leave such changes to the user, or ask them to set [sandbox] git = \"commit\" in the configuration.]";
+
+/// The marker a planted command would make, outside the workspace.
+fn marker(fx: &Fixture) -> PathBuf {
+    fx.outside.join("pwned")
+}
+
+/// A shell command that writes a git config running `touch <marker>` as fsmonitor and
+/// hooks path into `config` (relative to the command's directory).
+fn plant_config(config: &str, marker: &Path) -> String {
+    format!(
+        "printf '[core]\\n\\trepositoryformatversion = 0\\n\\tfsmonitor = \"touch {m}; false\"\\n\\thooksPath = /nonexistent\\n' > {config}",
+        m = marker.display()
+    )
+}
+
+/// `git status` and `git commit` outside the sandbox, in `dir`; the marker must not exist.
+fn git_outside_runs_nothing(dir: &Path, marker: &Path, what: &str) {
+    git(dir, &["status", "--porcelain"]);
+    git(dir, &["commit", "-q", "--allow-empty", "-m", "outside"]);
+    assert!(!marker.exists(), "{what}: the planted command ran outside");
+}
+
+#[tokio::test]
+async fn the_commondir_attack_runs_nothing_in_a_later_git_status_in_either_mode() {
+    for access in [GitAccess::ReadOnly, GitAccess::Commit] {
+        let fx = Fixture::repository();
+        let env = fx.env(policy(access));
+        let attack = format!(
+            "mkdir -p evil && cp -r .git/objects .git/refs .git/HEAD evil/ && {} && echo ../evil > .git/commondir",
+            plant_config("evil/config", &marker(&fx))
+        );
+        let commondir = fx.ws.join(".git/commondir");
+        match access {
+            GitAccess::ReadOnly => assert_eq!(
+                refused(&env, &attack).await,
+                format!(
+                    "bash: line 1: .git/commondir: Read-only file system\n{READ_ONLY_NOTE}\n\nCommand exited with code 1"
+                )
+            ),
+            GitAccess::Commit => assert_eq!(
+                run(&env, &attack).await,
+                Ok(format!(
+                    "[The sandbox undid what this command did to git's settings, hooks or redirect files, which could make a later git command outside the sandbox run other code: removed {}. Leave them as they are.]",
+                    commondir.display()
+                ))
+            ),
+        }
+        assert!(!commondir.exists(), "{access}");
+        // The write tool is refused the same file.
+        let err = env
+            .write_file(&commondir, b"../evil\n".to_vec())
+            .await
+            .expect_err("refused");
+        let expected = match access {
+            GitAccess::ReadOnly => format!(
+                "{} cannot be written: {} is read-only in the sandbox ([sandbox] git = \"read-only\"), so that nothing can make a later git command run other code. Leave it as it is; to let commands and the file tools commit, set [sandbox] git = \"commit\" in the configuration.",
+                commondir.display(),
+                fx.ws.join(".git").display()
+            ),
+            GitAccess::Commit => format!(
+                "{} cannot be written: it is one of git's settings, hooks or redirect files (such as commondir), which could make a later git command outside the sandbox run other code. Leave it as it is.",
+                commondir.display()
+            ),
+        };
+        assert_eq!(err.to_string(), expected, "{access}");
+        git_outside_runs_nothing(&fx.ws, &marker(&fx), access.as_str());
+    }
+}
+
+#[tokio::test]
+async fn commits_work_in_commit_mode_and_fail_naming_the_setting_in_read_only() {
+    let fx = Fixture::repository();
+    let commit = "echo more >> file.txt && git -c user.name=t -c user.email=t@example.com commit -qam second && git log --format=%s";
+    let text = refused(&fx.env(policy(GitAccess::ReadOnly)), commit).await;
+    assert!(
+        text.contains("/.git/index.lock': Read-only file system"),
+        "{text}"
+    );
+    assert!(
+        text.ends_with(&format!("{READ_ONLY_NOTE}\n\nCommand exited with code 128")),
+        "{text}"
+    );
+    // Reading the repository works.
+    let out = run(&fx.env(policy(GitAccess::ReadOnly)), "git log --format=%s").await;
+    assert_eq!(out, Ok("first".to_owned()));
+    let out = run(&fx.env(policy(GitAccess::Commit)), commit).await;
+    assert_eq!(out, Ok("second\nfirst".to_owned()));
+    assert_eq!(git(&fx.ws, &["log", "-1", "--format=%s"]), "second\n");
+}
+
+/// A worktree of `fx.ws` next to it, on branch `side`.
+fn add_worktree(fx: &Fixture) -> PathBuf {
+    let wt = fx.outside.join("../wt");
+    git(
+        &fx.ws,
+        &[
+            "worktree",
+            "add",
+            "-q",
+            wt.to_str().expect("utf-8"),
+            "-b",
+            "side",
+        ],
+    );
+    std::fs::canonicalize(wt).expect("worktree")
+}
+
+#[tokio::test]
+async fn a_worktree_cannot_be_redirected_and_commits_in_commit_mode() {
+    for access in [GitAccess::ReadOnly, GitAccess::Commit] {
+        let fx = Fixture::repository();
+        let wt = add_worktree(&fx);
+        let env: Arc<dyn ExecutionEnv> = Fixture::env_in(&wt, policy(access));
+        let git_dir = fx.ws.join(".git/worktrees/wt");
+        let before = read(&git_dir.join("commondir"));
+        let attack = format!(
+            "mkdir -p evil && cp -r {common}/objects {common}/refs evil/ && cp {gd}/HEAD evil/ && {} && echo {wt}/evil > {gd}/commondir",
+            plant_config("evil/config", &marker(&fx)),
+            common = fx.ws.join(".git").display(),
+            gd = git_dir.display(),
+            wt = wt.display()
+        );
+        let result = run(&env, &attack).await;
+        match access {
+            GitAccess::ReadOnly => assert_eq!(
+                result,
+                Err(format!(
+                    "bash: line 1: {}/commondir: Permission denied\n\nCommand exited with code 1",
+                    git_dir.display()
+                ))
+            ),
+            GitAccess::Commit => assert_eq!(
+                result,
+                Ok(format!(
+                    "[The sandbox undid what this command did to git's settings, hooks or redirect files, which could make a later git command outside the sandbox run other code: restored {}/commondir. Leave them as they are.]",
+                    git_dir.display()
+                ))
+            ),
+        }
+        assert_eq!(read(&git_dir.join("commondir")), before, "{access}");
+        // The worktree's .git file cannot be pointed elsewhere either.
+        let text = refused(&env, "echo 'gitdir: /tmp' > .git").await;
+        assert!(
+            text.starts_with("bash: line 1: .git: Read-only file system\n"),
+            "{access}: {text}"
+        );
+        git_outside_runs_nothing(&wt, &marker(&fx), access.as_str());
+    }
+    let fx = Fixture::repository();
+    let wt = add_worktree(&fx);
+    let env = Fixture::env_in(&wt, policy(GitAccess::Commit));
+    let out = run(
+        &env,
+        "echo wt >> file.txt && git -c user.name=t -c user.email=t@example.com commit -qam in-worktree && git log -1 --format=%s",
+    )
+    .await;
+    assert_eq!(out, Ok("in-worktree".to_owned()));
+}
+
+/// Adds `fx.outside/lib` (a repository of its own) as the submodule `sub`.
+fn add_submodule(fx: &Fixture) {
+    let lib = fx.outside.join("lib");
+    std::fs::create_dir(&lib).expect("lib");
+    git(&lib, &["init", "-q", "-b", "main"]);
+    std::fs::write(lib.join("lib.txt"), "lib\n").expect("lib.txt");
+    git(&lib, &["add", "lib.txt"]);
+    git(&lib, &["commit", "-q", "-m", "lib"]);
+    git(
+        &fx.ws,
+        &[
+            "submodule",
+            "add",
+            "-q",
+            lib.to_str().expect("utf-8"),
+            "sub",
+        ],
+    );
+    git(&fx.ws, &["commit", "-q", "-m", "submodule"]);
+}
+
+#[tokio::test]
+async fn a_submodule_cannot_be_redirected_in_either_mode() {
+    for access in [GitAccess::ReadOnly, GitAccess::Commit] {
+        let fx = Fixture::repository();
+        add_submodule(&fx);
+        let env = fx.env(policy(access));
+        // Its git directory and its .git file are read-only in both modes.
+        let text = refused(
+            &env,
+            &format!(
+                "{{ {}; }} 2>&1; echo 'gitdir: ../evil' > sub/.git",
+                plant_config(".git/modules/sub/config", &marker(&fx))
+            ),
+        )
+        .await;
+        assert!(
+            text.starts_with(
+                "bash: line 1: .git/modules/sub/config: Read-only file system\n\
+                 bash: line 1: sub/.git: Read-only file system\n"
+            ),
+            "{access}: {text}"
+        );
+        git_outside_runs_nothing(&fx.ws, &marker(&fx), access.as_str());
+    }
+    // A submodule staged in the session with a planted repository is removed after the call.
+    let fx = Fixture::repository();
+    let env = fx.env(policy(GitAccess::Commit));
+    let attack = format!(
+        "git init -q evilsub && {} && git update-index --add --cacheinfo 160000,$(git rev-parse HEAD),evilsub",
+        plant_config("evilsub/.git/config", &marker(&fx))
+    );
+    assert_eq!(
+        run(&env, &attack).await,
+        Ok(format!(
+            "[The sandbox undid what this command did to git's settings, hooks or redirect files, which could make a later git command outside the sandbox run other code: removed {}. Leave them as they are.]",
+            fx.ws.join("evilsub/.git").display()
+        ))
+    );
+    git_outside_runs_nothing(&fx.ws, &marker(&fx), "a staged submodule");
+}
