@@ -8,17 +8,18 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use mcp_support::{PATIENCE, RawPipe, connect};
+use pi_tools::dialect::{Dialect, tool_schema};
 use pi_tools::mcp::{McpTool, McpTools};
 use pi_tools::{
-    BeforeToolCallContext, BeforeToolCallOutcome, ContentBlock, RunnerConfig, ToolCall, ToolError,
-    ToolResult, ToolSet, execute_tool_calls,
+    BeforeToolCallContext, BeforeToolCallOutcome, ContentBlock, RunnerConfig, ToolCall,
+    ToolDefinition, ToolError, ToolResult, ToolSet, execute_tool_calls, wrap,
 };
 use rmcp::model::{
     CallToolRequest, CallToolRequestParams, CallToolResult, ClientRequest, JsonObject, ServerResult,
 };
 use rmcp::service::PeerRequestOptions;
 use serde_json::{Value, json};
-use support::{Scripted, echo, schema};
+use support::{FakeTool, Scripted, echo, schema};
 use tokio::sync::{Notify, oneshot};
 use tokio_util::sync::CancellationToken;
 
@@ -98,11 +99,58 @@ async fn initialize_names_the_server_and_lists_tools_with_canonical_schemas_and_
             json!({
                 "name": "plain", "description": "A scripted test tool.",
                 "inputSchema": plain.parameters(),
-                "annotations": {"readOnlyHint": false, "destructiveHint": false}
             }),
         ]
     );
     assert_eq!(listed[0]["inputSchema"], schema());
+}
+
+/// `pi-tools schema --dialect mcp` (`tool_schema`) and the server's `tools/list` (what
+/// `pi-tools mcp` serves: `McpTool::with_definition`) list a definition alike, whether it
+/// has a label and hints or none.
+#[tokio::test]
+async fn tools_list_and_the_mcp_dialect_list_a_definition_alike() {
+    let definitions: Vec<Arc<dyn ToolDefinition>> = vec![
+        Arc::new(FakeTool::new("plain")),
+        Arc::new(FakeTool::new("labelled").label("Labelled")),
+        Arc::new(FakeTool::new("reader").read_only()),
+        Arc::new(FakeTool::new("remover").label("Remover").destructive()),
+    ];
+    let served: McpTools = definitions
+        .iter()
+        .map(|def| McpTool::with_definition(wrap(Arc::clone(def), None), def.as_ref()))
+        .collect();
+    let session = connect(served, RunnerConfig::default()).await;
+    let listed: Vec<Value> = session
+        .client
+        .list_all_tools()
+        .await
+        .expect("tools/list answers")
+        .iter()
+        .map(|t| serde_json::to_value(t).expect("a tool serialises"))
+        .collect();
+    let dialect: Vec<Value> = definitions
+        .iter()
+        .map(|def| tool_schema(def.as_ref(), Dialect::Mcp).expect("an object schema"))
+        .collect();
+    assert_eq!(listed, dialect);
+    // No label and no hints: neither a title nor annotations (MCP's defaults apply).
+    assert_eq!(
+        listed[0],
+        json!({
+            "name": "plain",
+            "description": "The plain tool.",
+            "inputSchema": {"type": "object", "properties": {}, "required": []}
+        })
+    );
+    assert_eq!(listed[1]["title"], "Labelled");
+    assert!(listed[1].get("annotations").is_none());
+    assert_eq!(listed[2]["annotations"], json!({"readOnlyHint": true}));
+    assert!(listed[2].get("title").is_none());
+    assert_eq!(
+        listed[3]["annotations"],
+        json!({"readOnlyHint": false, "destructiveHint": true})
+    );
 }
 
 #[tokio::test]

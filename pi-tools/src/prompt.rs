@@ -37,8 +37,8 @@ impl PromptSections {
 impl PromptSections {
     /// Adds the sandbox's limits (a sentence such as
     /// [`SandboxSettings::describe`](crate::config::SandboxSettings::describe) gives) as a
-    /// guideline right after the exploration rule, when bash is active: the model should
-    /// know where its commands may write before one fails.
+    /// guideline right after the exploration rule, when a shell ([`ToolRole::Shell`]) is
+    /// active: the model should know where its commands may write before one fails.
     pub fn with_sandbox_note(
         mut self,
         active: &[Arc<dyn ToolDefinition>],
@@ -47,7 +47,9 @@ impl PromptSections {
         let Some(note) = note.map(str::trim).filter(|n| !n.is_empty()) else {
             return self;
         };
-        if !active.iter().any(|t| t.name() == "bash") || self.guidelines.iter().any(|g| g == note) {
+        if !active.iter().any(|t| t.role() == ToolRole::Shell)
+            || self.guidelines.iter().any(|g| g == note)
+        {
             return self;
         }
         let at = usize::from(exploration_rule(active).is_some()).min(self.guidelines.len());

@@ -22,7 +22,7 @@ use crate::config::Config;
 use crate::core::{AgentTool, BatchOutcome, Extensions, RunnerConfig, ToolSet, UnknownToolMessage};
 use crate::dialect::{self, Dialect, DialectError};
 use crate::prompt::PromptSections;
-use crate::tool::{ToolDefinition, wrap_with_mode};
+use crate::tool::{ToolDefinition, ToolRole, extend_description, wrap_with_mode};
 
 /// The tools a session works with, in the configured order, ready for the runner.
 pub struct Toolbox {
@@ -187,22 +187,26 @@ impl Toolbox {
             .describe(self.config.allowed_roots.as_deref())
     }
 
+    /// What the descriptions of the tools with `role` say besides their own words: a shell
+    /// tells where its commands may write and whether the network is on, so the model reads
+    /// it before its first call.
+    fn description_addition(&self, role: ToolRole) -> Option<String> {
+        match role {
+            ToolRole::Shell => self.sandbox_note(),
+            ToolRole::General | ToolRole::Explore => None,
+        }
+    }
+
     fn push_active(&mut self, name: &str) -> bool {
         if self.active.iter().any(|t| t.name() == name) {
             return false;
         }
         match self.registered.iter().find(|t| t.name() == name) {
             Some(definition) => {
-                // bash's description carries the sandbox's limits.
-                #[cfg(feature = "builtins")]
-                let definition = match self.sandbox_note() {
-                    Some(note) if definition.role() == crate::tool::ToolRole::Shell => {
-                        crate::builtins::bash::with_sandbox_note(definition.clone(), &note)
-                    }
-                    _ => definition.clone(),
+                let definition = match self.description_addition(definition.role()) {
+                    Some(addition) => extend_description(definition.clone(), &addition),
+                    None => definition.clone(),
                 };
-                #[cfg(not(feature = "builtins"))]
-                let definition = definition.clone();
                 self.active.push(definition);
                 true
             }

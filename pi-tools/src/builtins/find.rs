@@ -23,9 +23,10 @@ use crate::builtins::SearchedVia;
 use crate::env::{ExecutionEnv, ToolContextExt};
 use crate::search::env_walk::EnvWalk;
 use crate::search::path_glob::PathGlob;
-use crate::search::walk::{
-    Kind, Skipped, WalkBase, WalkEnd, resolve_root, search_root, sentence, spare_cores, walk_sorted,
-};
+use crate::search::root::{SearchRoot, search_root};
+use crate::search::skipped::Skipped;
+use crate::search::walk::{Kind, WalkBase, WalkEnd, spare_cores, walk_sorted};
+use crate::text::sentence;
 use crate::tool;
 use crate::tool::ToolOutput;
 use crate::tool::render::{Color, Style, Styled};
@@ -100,36 +101,28 @@ pub async fn find(
     let limit = usize::try_from(args.limit.unwrap_or(DEFAULT_LIMIT as u64))
         .unwrap_or(usize::MAX)
         .max(1);
-    if !env.is_local() {
-        let (root, meta) = resolve_root(env.as_ref(), raw_path).await?;
-        if !meta.is_dir {
-            return Err(not_a_directory(raw_path));
-        }
-        let glob = PathGlob::new(&args.pattern).map_err(ToolError::new)?;
-        return find_through_env(env.as_ref(), &root, &glob, limit, ctx.cancellation()).await;
-    }
-    let (root, meta, roots) = search_root(
-        ctx,
-        "find",
-        Some(raw_path),
-        "Use bash to list files there instead.",
-    )
-    .await?;
+    let SearchRoot {
+        path: root,
+        meta,
+        roots,
+    } = search_root(env.as_ref(), raw_path).await?;
     if !meta.is_dir {
         return Err(not_a_directory(raw_path));
     }
     let glob = PathGlob::new(&args.pattern).map_err(ToolError::new)?;
+    if !env.is_local() {
+        return find_through_env(env.as_ref(), &root, &glob, limit, ctx.cancellation()).await;
+    }
     let cancel = ctx.cancellation().clone();
     let shown = raw_path.to_string();
-    let (found, more, end, skipped) = tokio::task::spawn_blocking(move || {
+    let found = tokio::task::spawn_blocking(move || {
         let base = WalkBase::open(&roots, &root).map_err(|e| {
             ToolError::new(format!(
                 "Cannot search `{shown}`: {} Check the path and its permissions.",
                 sentence(&e)
             ))
         })?;
-        let mut found: Vec<String> = Vec::new();
-        let (mut bytes, mut more) = (0usize, false);
+        let mut found = Found::default();
         let mut skipped = Skipped::default();
         let end = walk_sorted(
             &base,
@@ -137,29 +130,51 @@ pub async fn find(
             spare_cores(),
             Some(&glob),
             &mut skipped,
-            |entry| {
-                if found.len() == limit {
-                    more = true;
-                    return ControlFlow::Break(());
-                }
-                let mut line = entry.rel.to_owned();
-                if entry.is_dir {
-                    line.push('/');
-                }
-                bytes += line.len() + 1;
-                found.push(line);
-                // Past the output limits nothing more would be shown.
-                if bytes > DEFAULT_MAX_BYTES || found.len() > DEFAULT_MAX_LINES {
-                    return ControlFlow::Break(());
-                }
-                ControlFlow::Continue(())
-            },
+            |entry| found.take(entry.rel, entry.is_dir, limit),
         );
-        Ok::<_, ToolError>((found, more, end, skipped))
+        found.skipped = skipped;
+        found.cancelled = end == WalkEnd::Cancelled;
+        Ok::<_, ToolError>(found)
     })
     .await
     .map_err(|e| ToolError::new(format!("The search failed unexpectedly: {e}.")))??;
-    found_result(found, more, end == WalkEnd::Cancelled, &skipped, limit)
+    found_result(found, limit)
+}
+
+/// The paths a find collects, and how its walk ended.
+#[derive(Default)]
+struct Found {
+    /// Each path, relative to the search directory; directories end in `/`.
+    paths: Vec<String>,
+    /// Their size in the output, line ends included.
+    bytes: usize,
+    /// The limit cut them short: more paths match.
+    more: bool,
+    /// The call was cancelled before the walk ended.
+    cancelled: bool,
+    /// The directories that could not be read.
+    skipped: Skipped,
+}
+
+impl Found {
+    /// Takes the path `rel` unless `limit` paths are there already; breaks once the output
+    /// limits are passed (nothing more would be shown).
+    fn take(&mut self, rel: &str, is_dir: bool, limit: usize) -> ControlFlow<()> {
+        if self.paths.len() == limit {
+            self.more = true;
+            return ControlFlow::Break(());
+        }
+        let mut line = rel.to_owned();
+        if is_dir {
+            line.push('/');
+        }
+        self.bytes += line.len() + 1;
+        self.paths.push(line);
+        if self.bytes > DEFAULT_MAX_BYTES || self.paths.len() > DEFAULT_MAX_LINES {
+            return ControlFlow::Break(());
+        }
+        ControlFlow::Continue(())
+    }
 }
 
 fn not_a_directory(raw_path: &str) -> ToolError {
@@ -178,47 +193,35 @@ async fn find_through_env(
     cancel: &CancellationToken,
 ) -> Result<ToolOutput<FindDetails>, ToolError> {
     let mut walk = EnvWalk::new(env, root, Some(glob)).await;
-    let mut found: Vec<String> = Vec::new();
-    let (mut bytes, mut more, mut cancelled) = (0usize, false, false);
+    let mut found = Found::default();
     while let Some(entry) = walk.next().await {
         if cancel.is_cancelled() {
-            cancelled = true;
+            found.cancelled = true;
             break;
         }
-        if found.len() == limit {
-            more = true;
-            break;
-        }
-        let mut line = entry.rel;
-        if entry.kind == Kind::Dir {
-            line.push('/');
-        }
-        bytes += line.len() + 1;
-        found.push(line);
-        if bytes > DEFAULT_MAX_BYTES || found.len() > DEFAULT_MAX_LINES {
+        if found
+            .take(&entry.rel, entry.kind == Kind::Dir, limit)
+            .is_break()
+        {
             break;
         }
     }
-    let mut output = found_result(found, more, cancelled, &walk.skipped, limit)?;
+    found.skipped = walk.skipped;
+    let mut output = found_result(found, limit)?;
     if let Some(details) = &mut output.details {
         details.via = Some(SearchedVia::Walk);
     }
     Ok(output)
 }
 
-/// The result for the paths `found` (`more`: the limit cut them short).
-fn found_result(
-    found: Vec<String>,
-    more: bool,
-    cancelled: bool,
-    skipped: &Skipped,
-    limit: usize,
-) -> Result<ToolOutput<FindDetails>, ToolError> {
-    let unreadable = skipped.notice("directory", "directories");
-    if cancelled {
+/// The result the model reads for what a walk `found`: the paths, one per line, then in
+/// brackets what limit was reached and what could not be read.
+fn found_result(found: Found, limit: usize) -> Result<ToolOutput<FindDetails>, ToolError> {
+    let unreadable = found.skipped.notice("directory", "directories");
+    if found.cancelled {
         return Err(ToolError::new("The search was aborted."));
     }
-    if found.is_empty() {
+    if found.paths.is_empty() {
         let text = match unreadable {
             Some(notice) => format!(
                 "No files found matching pattern\n\n[{notice}. Search inside them by a path you can read, or check their permissions]"
@@ -228,7 +231,7 @@ fn found_result(
         return Ok(ToolOutput::text(text).with_details(FindDetails::default()));
     }
 
-    let truncation = truncate_head(&found.join("\n"), TruncationLimits::default());
+    let truncation = truncate_head(&found.paths.join("\n"), TruncationLimits::default());
     let mut out = truncation.content.clone();
     let mut details = FindDetails {
         results: truncation.output_lines,
@@ -241,7 +244,7 @@ fn found_result(
             "\n\n[Output limit of {what} reached. Use a more specific pattern or path to see the rest]"
         ));
         details.truncated_by = Some(by);
-    } else if more {
+    } else if found.more {
         out.push_str(&format!(
             "\n\n[{limit} results limit reached. Use limit={} for more, or refine the pattern]",
             limit.saturating_mul(2)

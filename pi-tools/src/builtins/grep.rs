@@ -25,13 +25,16 @@ use tokio_util::io::SyncIoBridge;
 use tokio_util::sync::CancellationToken;
 
 use crate::builtins::SearchedVia;
-use crate::env::{ExecutionEnv, Roots, ToolContextExt};
+use crate::env::{ExecutionEnv, ToolContextExt};
 use crate::search::env_walk::EnvWalk;
 use crate::search::path_glob::PathGlob;
+use crate::search::root::{SearchRoot, search_root};
 use crate::search::scan::{
     Collector, FileHits, SearchOutcome, SearchSpec, reason, search, search_reader,
 };
-use crate::search::walk::{Kind, Skipped, resolve_root, search_root, sentence};
+use crate::search::skipped::Skipped;
+use crate::search::walk::Kind;
+use crate::text::sentence;
 use crate::tool;
 use crate::tool::ToolOutput;
 use crate::tool::render::{Color, Style, Styled};
@@ -135,20 +138,25 @@ pub async fn grep(
         return output;
     }
     let env = ctx.env();
-    let (root, meta, roots) = if env.is_local() {
-        search_root(
-            ctx,
-            "grep",
-            args.path.as_deref(),
-            "Use bash to run a search there instead.",
-        )
-        .await?
-    } else {
-        // The files are elsewhere: the search walks and reads them through the environment,
-        // which confines every path itself (no local roots to open them through).
-        let (root, meta) = resolve_root(env.as_ref(), args.path.as_deref().unwrap_or(".")).await?;
-        (root, meta, Arc::new(Roots::default()))
-    };
+    let shown = args.path.as_deref().unwrap_or(".");
+    let spec = search_spec(&args, search_root(env.as_ref(), shown).await?)?;
+    let limit = spec.limit;
+    let via = (!env.is_local()).then_some(SearchedVia::Walk);
+    let outcome = run_search(env, spec, ctx.cancellation()).await?;
+    if outcome.cancelled {
+        return Err(ToolError::new("The search was aborted."));
+    }
+    if let Some(err) = &outcome.failed {
+        return Err(ToolError::new(format!(
+            "Cannot search `{shown}`: {} Check the path and its permissions.",
+            sentence(err)
+        )));
+    }
+    Ok(report(&outcome, limit, via))
+}
+
+/// What to search for and where, from the arguments: the matcher, the glob and the limits.
+fn search_spec(args: &GrepArgs, start: SearchRoot) -> Result<SearchSpec, ToolError> {
     let matcher = RegexMatcherBuilder::new()
         .case_insensitive(args.ignore_case.unwrap_or(false))
         .fixed_strings(args.literal.unwrap_or(false))
@@ -163,72 +171,59 @@ pub async fn grep(
         Some(g) if !g.is_empty() => Some(PathGlob::new(g).map_err(ToolError::new)?),
         _ => None,
     };
-    let limit = to_usize(args.limit.unwrap_or(DEFAULT_LIMIT as u64)).max(1);
-    let shown = args.path.clone().unwrap_or_else(|| ".".into());
-    let spec = SearchSpec {
-        root,
-        roots,
-        single_file: !meta.is_dir,
+    Ok(SearchSpec {
+        root: start.path,
+        roots: start.roots,
+        single_file: !start.meta.is_dir,
         matcher,
         glob,
         context: to_usize(args.context.unwrap_or(0).min(MAX_CONTEXT)),
-        limit,
+        limit: to_usize(args.limit.unwrap_or(DEFAULT_LIMIT as u64)).max(1),
         max_lines: DEFAULT_MAX_LINES,
         max_bytes: DEFAULT_MAX_BYTES,
-    };
-    let cancel = ctx.cancellation().clone();
-    let via = (!env.is_local()).then_some(SearchedVia::Walk);
-    let outcome = if env.is_local() {
-        tokio::task::spawn_blocking(move || search(&spec, &cancel))
-            .await
-            .map_err(|e| ToolError::new(format!("The search failed unexpectedly: {e}.")))?
-    } else {
-        search_through_env(env, Arc::new(spec), &cancel).await
-    };
-    if outcome.cancelled {
-        return Err(ToolError::new("The search was aborted."));
+    })
+}
+
+/// Runs the search: on a blocking thread when the files are on this machine, else through
+/// the environment's file operations.
+async fn run_search(
+    env: Arc<dyn ExecutionEnv>,
+    spec: SearchSpec,
+    cancel: &CancellationToken,
+) -> Result<SearchOutcome, ToolError> {
+    if !env.is_local() {
+        return Ok(search_through_env(env, Arc::new(spec), cancel).await);
     }
-    if let Some(err) = &outcome.failed {
-        return Err(ToolError::new(format!(
-            "Cannot search `{shown}`: {} Check the path and its permissions.",
-            sentence(err)
-        )));
-    }
+    let cancel = cancel.clone();
+    tokio::task::spawn_blocking(move || search(&spec, &cancel))
+        .await
+        .map_err(|e| ToolError::new(format!("The search failed unexpectedly: {e}.")))
+}
+
+/// The result the model reads: the matching lines (`path:line: text`, context lines as
+/// `path-line- text`), then in brackets what limit was reached and what could not be read.
+fn report(
+    outcome: &SearchOutcome,
+    limit: usize,
+    via: Option<SearchedVia>,
+) -> ToolOutput<GrepDetails> {
     let unreadable = outcome
         .skipped
         .notice("file or directory", "files or directories");
     if outcome.matches == 0 {
-        let text = match unreadable {
-            Some(notice) => format!(
-                "No matches found in what could be read\n\n[{notice}. Check their permissions, or search them with bash]"
-            ),
-            None => "No matches found".to_string(),
-        };
-        return Ok(ToolOutput::text(text).with_details(GrepDetails {
+        return ToolOutput::text(no_matches_text(unreadable)).with_details(GrepDetails {
             via,
             ..GrepDetails::default()
-        }));
+        });
     }
-
-    let mut text = String::new();
-    let mut lines_truncated = false;
-    for file in &outcome.files {
-        for line in &file.lines {
-            let sep = if line.is_match { ':' } else { '-' };
-            text.push_str(&format!(
-                "{}{sep}{}{sep} {}\n",
-                file.rel, line.number, line.text
-            ));
-            lines_truncated |= line.clipped;
-        }
-    }
-    let truncation = truncate_head(&text, TruncationLimits::default());
+    let lines = match_lines(&outcome.files);
+    let truncation = truncate_head(&lines.text, TruncationLimits::default());
     let mut out = truncation.content.trim_end_matches('\n').to_string();
     let mut notices = Vec::new();
     let mut details = GrepDetails {
         matches: outcome.matches,
         files: outcome.files.len(),
-        lines_truncated,
+        lines_truncated: lines.clipped,
         via,
         ..GrepDetails::default()
     };
@@ -246,20 +241,56 @@ pub async fn grep(
             "Output limit of {what} reached. Narrow the search with a more specific pattern, path or glob, or a lower context"
         ));
         details.truncated_by = Some(by);
-        (details.matches, details.files) = count_shown(&outcome.files, truncation.output_lines);
+        let shown = count_shown(&outcome.files, truncation.output_lines);
+        details.matches = shown.matches;
+        details.files = shown.files;
     }
-    if lines_truncated {
+    if lines.clipped {
         notices.push(format!(
             "Some lines were clipped to {GREP_MAX_LINE_CHARS} characters. Use the read tool to see them in full"
         ));
     }
-    if let Some(notice) = unreadable {
-        notices.push(notice);
-    }
+    notices.extend(unreadable);
     if !notices.is_empty() {
         out.push_str(&format!("\n\n[{}]", notices.join(". ")));
     }
-    Ok(ToolOutput::text(out).with_details(details))
+    ToolOutput::text(out).with_details(details)
+}
+
+/// The result when nothing matched, saying what could not be read (`unreadable`) if anything.
+fn no_matches_text(unreadable: Option<String>) -> String {
+    match unreadable {
+        Some(notice) => format!(
+            "No matches found in what could be read\n\n[{notice}. Check their permissions, or search them with bash]"
+        ),
+        None => "No matches found".to_string(),
+    }
+}
+
+/// Every hit line of the search, one per output line.
+struct MatchLines {
+    /// `path:line: text` for a match, `path-line- text` for context, each ending in `\n`.
+    text: String,
+    /// Some line was clipped to [`GREP_MAX_LINE_CHARS`] characters.
+    clipped: bool,
+}
+
+fn match_lines(files: &[FileHits]) -> MatchLines {
+    let mut lines = MatchLines {
+        text: String::new(),
+        clipped: false,
+    };
+    for file in files {
+        for line in &file.lines {
+            let sep = if line.is_match { ':' } else { '-' };
+            lines.text.push_str(&format!(
+                "{}{sep}{}{sep} {}\n",
+                file.rel, line.number, line.text
+            ));
+            lines.clipped |= line.clipped;
+        }
+    }
+    lines
 }
 
 /// grep through the environment's own file operations (its files are not on this machine,
@@ -288,8 +319,7 @@ async fn search_through_env(
     let mut walk = EnvWalk::new(env.as_ref(), &spec.root, spec.glob.as_ref()).await;
     // Each read is a round trip (or several) to the remote side: a few files are read and
     // searched at once, ahead of the walk, and their results taken in walk order.
-    let mut pending: VecDeque<(String, JoinHandle<std::io::Result<Option<FileHits>>>)> =
-        VecDeque::new();
+    let mut pending: VecDeque<PendingFile> = VecDeque::new();
     let mut walking = true;
     loop {
         while walking && pending.len() < READ_AHEAD && !cancel.is_cancelled() {
@@ -304,13 +334,16 @@ async fn search_through_env(
                         entry.path,
                         entry.rel.clone(),
                     );
-                    pending.push_back((entry.rel, tokio::spawn(search)));
+                    pending.push_back(PendingFile {
+                        rel: entry.rel,
+                        search: tokio::spawn(search),
+                    });
                 }
                 Some(_) => {}
                 None => walking = false,
             }
         }
-        let Some((rel, search)) = pending.pop_front() else {
+        let Some(PendingFile { rel, search }) = pending.pop_front() else {
             break;
         };
         let searched = search
@@ -325,8 +358,8 @@ async fn search_through_env(
             break;
         }
     }
-    for (_, search) in pending {
-        search.abort();
+    for file in pending {
+        file.search.abort();
     }
     // As locally, the directories that could not be read come after the files.
     let mut outcome = collector.outcome;
@@ -335,6 +368,14 @@ async fn search_through_env(
     outcome.skipped.first.truncate(Skipped::SHOWN);
     outcome.cancelled = cancel.is_cancelled();
     outcome
+}
+
+/// A file of the environment being read and searched ahead of the walk.
+struct PendingFile {
+    /// The file's path relative to the search's root.
+    rel: String,
+    /// Its search: the hits, `None` when there are none.
+    search: JoinHandle<std::io::Result<Option<FileHits>>>,
 }
 
 /// Searches one file of the environment, shown as `rel`.
@@ -358,20 +399,31 @@ async fn search_env_file(
     .map_err(|e| std::io::Error::other(format!("the search failed unexpectedly: {e}")))?
 }
 
+/// How many matches and files a cut result still shows.
+#[derive(Debug, PartialEq, Eq)]
+struct Shown {
+    matches: usize,
+    files: usize,
+}
+
 /// Matches and files among the first `lines` output lines (each hit line is one output line).
-fn count_shown(files: &[FileHits], lines: usize) -> (usize, usize) {
-    let (mut matches, mut file_count, mut seen) = (0, 0, 0);
+fn count_shown(files: &[FileHits], lines: usize) -> Shown {
+    let mut shown = Shown {
+        matches: 0,
+        files: 0,
+    };
+    let mut seen = 0;
     for file in files {
         if seen >= lines {
             break;
         }
-        file_count += 1;
+        shown.files += 1;
         for line in file.lines.iter().take(lines - seen) {
-            matches += usize::from(line.is_match);
+            shown.matches += usize::from(line.is_match);
         }
         seen += file.lines.len();
     }
-    (matches, file_count)
+    shown
 }
 
 fn to_usize(n: u64) -> usize {
@@ -440,8 +492,9 @@ mod tests {
                 lines: vec![line(1, true)],
             },
         ];
-        assert_eq!(count_shown(&files, 2), (1, 1));
-        assert_eq!(count_shown(&files, 3), (2, 1));
-        assert_eq!(count_shown(&files, 4), (3, 2));
+        let shown = |matches, files| Shown { matches, files };
+        assert_eq!(count_shown(&files, 2), shown(1, 1));
+        assert_eq!(count_shown(&files, 3), shown(2, 1));
+        assert_eq!(count_shown(&files, 4), shown(3, 2));
     }
 }

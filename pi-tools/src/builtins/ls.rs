@@ -12,7 +12,7 @@ use crate::builtins::truncate::{TruncatedBy, TruncationLimits, truncate_head};
 use crate::core::{ToolContext, ToolError, ToolResult};
 use crate::env::{ToolContextExt, resolve_path};
 use crate::search::scan::reason;
-use crate::search::walk::Skipped;
+use crate::search::skipped::Skipped;
 use crate::tool;
 use crate::tool::ToolOutput;
 use crate::tool::render::{Color, Style, Styled};

@@ -15,11 +15,7 @@ pub mod read;
 pub mod truncate;
 pub mod write;
 
-/// An error's text as the end of a sentence: exactly one final period.
-fn sentence(err: &impl std::fmt::Display) -> String {
-    let text = err.to_string();
-    format!("{}.", text.trim_end().trim_end_matches('.'))
-}
+use crate::text::sentence;
 
 /// How grep or find searched an environment whose files are not on this machine, for the
 /// event log (in the result's details; never in the text the model reads).

@@ -16,6 +16,7 @@ use tokio_util::sync::CancellationToken;
 
 use serde_json::Value;
 
+use crate::core::text::signal_name;
 use crate::core::{BatchOutcome, EventSink, RunnerConfig, ToolCall, ToolSet, execute_tool_calls};
 use crate::env::ExecutionEnv;
 use crate::provider::{Provider, Reply};
@@ -200,7 +201,7 @@ impl Signals {
         };
         eprintln!(
             "Interrupted by {}: cancelling the batch; a second signal (Ctrl-C) quits at once.",
-            signal_name(signo)
+            signal_name(signo).unwrap_or("a signal")
         );
         cancel.cancel();
         tokio::select! {
@@ -212,14 +213,5 @@ impl Signals {
                 std::process::exit(i32::from(exit_code(again)))
             }
         }
-    }
-}
-
-fn signal_name(signo: i32) -> &'static str {
-    match signo {
-        libc::SIGINT => "SIGINT",
-        libc::SIGTERM => "SIGTERM",
-        libc::SIGHUP => "SIGHUP",
-        _ => "signal",
     }
 }

@@ -12,6 +12,7 @@ mod hooks;
 mod message;
 mod result;
 mod runner;
+pub mod text;
 mod tool;
 mod toolset;
 mod validate;

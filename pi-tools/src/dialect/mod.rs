@@ -29,10 +29,13 @@
 
 mod anthropic;
 mod gemini;
+pub mod mcp;
 mod openai_strict;
 mod visit;
 
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
+
+pub use mcp::McpHints;
 
 use crate::tool::ToolDefinition;
 
@@ -169,11 +172,8 @@ pub fn transform(canonical: &Value, dialect: Dialect) -> Result<Value, DialectEr
     }
 }
 
-/// A tool's full wire description in a dialect.
-///
-/// MCP's `title` is the tool's label when it differs from the name; its `annotations` carry
-/// `readOnlyHint: true` for read-only tools and `destructiveHint: true` for destructive ones
-/// (omitted when neither is declared, as nothing is known then).
+/// A tool's full wire description in a dialect. MCP's is [`mcp::listing`], with the
+/// definition's [`McpHints`].
 pub fn tool_schema(def: &dyn ToolDefinition, dialect: Dialect) -> Result<Value, DialectError> {
     let schema = transform(def.parameters(), dialect).map_err(|mut e| {
         e.tool = Some(def.name().to_owned());
@@ -182,24 +182,7 @@ pub fn tool_schema(def: &dyn ToolDefinition, dialect: Dialect) -> Result<Value, 
     let name = def.name();
     let description = def.description();
     Ok(match dialect {
-        Dialect::Mcp => {
-            let mut out = Map::new();
-            out.insert("name".into(), json!(name));
-            if def.label() != name {
-                out.insert("title".into(), json!(def.label()));
-            }
-            out.insert("description".into(), json!(description));
-            out.insert("inputSchema".into(), schema);
-            if def.read_only() {
-                out.insert("annotations".into(), json!({"readOnlyHint": true}));
-            } else if def.destructive() {
-                out.insert(
-                    "annotations".into(),
-                    json!({"readOnlyHint": false, "destructiveHint": true}),
-                );
-            }
-            Value::Object(out)
-        }
+        Dialect::Mcp => mcp::listing(name, description, schema, &McpHints::of(def)),
         Dialect::OpenAi => json!({
             "type": "function",
             "function": {"name": name, "description": description, "parameters": schema},

@@ -13,6 +13,18 @@ pub enum McpError {
         /// The tool's name.
         tool: String,
     },
+    /// A tool's listing did not fit MCP's `Tool` type (a bug: [`crate::dialect::mcp::listing`]
+    /// builds only what the type holds).
+    #[error(
+        "Tool `{tool}` cannot be listed over MCP: its listing does not fit the protocol's tool \
+         type ({reason}). This is a bug; report it with the tool's name and schema."
+    )]
+    ListingRejected {
+        /// The tool's name.
+        tool: String,
+        /// What the protocol type refused.
+        reason: String,
+    },
     /// The client closed the connection or sent something else before `initialize`.
     #[error(
         "The MCP session did not start: {0}. The client must open the session with an \

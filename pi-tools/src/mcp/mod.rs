@@ -46,7 +46,8 @@
 //!   `notifications/message`.
 //! - `tools/list` lists every tool with its name, title, description, its canonical
 //!   `parameters()` schema as `inputSchema`, and the `readOnlyHint` / `destructiveHint`
-//!   annotations.
+//!   annotations, as [`dialect::mcp::listing`](crate::dialect::mcp::listing) builds them
+//!   (the same entry `pi-tools schema --dialect mcp` prints).
 //! - `tools/call` runs the call as a one-call batch of [`execute_tool_calls`]: the same
 //!   lookup, argument preparation, validation, hooks, timeout and cancellation as the runner.
 //!   Invalid arguments (with every violation) and tool failures come back as results with

@@ -3,26 +3,22 @@
 use std::collections::HashSet;
 use std::sync::Arc;
 
-use rmcp::model::{Tool, ToolAnnotations};
-use serde_json::Value;
+use rmcp::model::Tool;
 
 use super::error::McpError;
 use crate::core::AgentTool;
+use crate::dialect::McpHints;
+use crate::dialect::mcp::listing;
 use crate::tool::ToolDefinition;
 
 /// One tool as the MCP server serves it: the kernel's lean face plus the hints MCP lists
-/// (`title`, `readOnlyHint`, `destructiveHint`).
+/// beside it ([`McpHints`]: `title`, `readOnlyHint`, `destructiveHint`).
 #[derive(Clone)]
 pub struct McpTool {
     /// The tool itself.
     pub tool: Arc<dyn AgentTool>,
-    /// A human title for clients' user interfaces (MCP's `title`).
-    pub title: Option<String>,
-    /// Whether the tool only reads (MCP's `readOnlyHint`).
-    pub read_only: bool,
-    /// Whether the tool may destroy data (MCP's `destructiveHint`; listed only for tools
-    /// that are not read-only, where the hint applies).
-    pub destructive: bool,
+    /// What `tools/list` says of it besides its name, description and schema.
+    pub hints: McpHints,
 }
 
 impl McpTool {
@@ -30,66 +26,52 @@ impl McpTool {
     pub fn new(tool: Arc<dyn AgentTool>) -> Self {
         McpTool {
             tool,
-            title: None,
-            read_only: false,
-            destructive: false,
+            hints: McpHints::default(),
         }
     }
 
-    /// A tool whose title and hints come from its rich definition (title from `label()`,
-    /// `read_only()`, `destructive()`).
+    /// A tool whose title and hints come from its rich definition ([`McpHints::of`]), as
+    /// `pi-tools schema --dialect mcp` lists it.
     pub fn with_definition(tool: Arc<dyn AgentTool>, definition: &dyn ToolDefinition) -> Self {
-        let label = definition.label();
         McpTool {
             tool,
-            title: (!label.is_empty()).then(|| label.to_owned()),
-            read_only: definition.read_only(),
-            destructive: definition.destructive(),
+            hints: McpHints::of(definition),
         }
     }
 
     /// Replaces the title.
     pub fn title(mut self, title: impl Into<String>) -> Self {
-        self.title = Some(title.into());
+        self.hints.title = Some(title.into());
         self
     }
 
     /// Sets the read-only hint.
     pub fn read_only(mut self, read_only: bool) -> Self {
-        self.read_only = read_only;
+        self.hints.read_only = read_only;
         self
     }
 
     /// Sets the destructive hint.
     pub fn destructive(mut self, destructive: bool) -> Self {
-        self.destructive = destructive;
+        self.hints.destructive = destructive;
         self
     }
 
-    /// The `tools/list` entry: name, title, description, the canonical schema as the input
-    /// schema, and the annotations.
+    /// The `tools/list` entry, as [`dialect::mcp::listing`](crate::dialect::mcp::listing)
+    /// builds it from the canonical schema.
     pub(crate) fn listing(&self) -> Result<Tool, McpError> {
-        let name = self.tool.name().to_owned();
-        let Value::Object(schema) = self.tool.parameters() else {
-            return Err(McpError::SchemaNotAnObject { tool: name });
-        };
-        let annotations = if self.read_only {
-            ToolAnnotations::new().read_only(true)
-        } else {
-            ToolAnnotations::new()
-                .read_only(false)
-                .destructive(self.destructive)
-        };
-        let mut listed = Tool::new(
-            name,
-            self.tool.description().to_owned(),
-            Arc::new(schema.clone()),
-        )
-        .with_annotations(annotations);
-        if let Some(title) = &self.title {
-            listed = listed.with_title(title.clone());
+        let name = self.tool.name();
+        let schema = self.tool.parameters();
+        if !schema.is_object() {
+            return Err(McpError::SchemaNotAnObject {
+                tool: name.to_owned(),
+            });
         }
-        Ok(listed)
+        let listed = listing(name, self.tool.description(), schema.clone(), &self.hints);
+        serde_json::from_value(listed).map_err(|e| McpError::ListingRejected {
+            tool: name.to_owned(),
+            reason: e.to_string(),
+        })
     }
 }
 
@@ -97,9 +79,7 @@ impl std::fmt::Debug for McpTool {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("McpTool")
             .field("name", &self.tool.name())
-            .field("title", &self.title)
-            .field("read_only", &self.read_only)
-            .field("destructive", &self.destructive)
+            .field("hints", &self.hints)
             .finish()
     }
 }

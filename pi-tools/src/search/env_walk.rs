@@ -18,7 +18,7 @@ use super::ignore_rules::{
 };
 use super::listing::Kind;
 use super::path_glob::PathGlob;
-use super::walk::Skipped;
+use super::skipped::Skipped;
 use crate::env::{ExecutionEnv, is_temp_file_name};
 
 /// One path the walk yields (never the root itself).

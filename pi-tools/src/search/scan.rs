@@ -22,7 +22,8 @@ use tokio_util::sync::CancellationToken;
 
 use super::one_file::{new_searcher, search_file};
 use super::path_glob::PathGlob;
-use super::walk::{Kind, Skipped, WalkBase, WalkEnd, walk_sorted};
+use super::skipped::Skipped;
+use super::walk::{Kind, WalkBase, WalkEnd, walk_sorted};
 use crate::env::{Last, Roots, open_beneath};
 use rustix::fs::{FileType, Mode, OFlags};
 use rustix::io::Errno;

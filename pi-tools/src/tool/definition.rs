@@ -55,7 +55,8 @@ pub enum ToolRole {
     /// active, the prompt tells the model to prefer these tools over it for exploring.
     Explore,
     /// Runs shell commands (the built-in bash): with it active, the prompt tells the model
-    /// how to explore files, with the exploration tools or, without any, with the shell.
+    /// how to explore files, with the exploration tools or, without any, with the shell;
+    /// its description and the prompt's guidelines say what the sandbox allows.
     Shell,
 }
 

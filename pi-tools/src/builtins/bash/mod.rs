@@ -19,16 +19,15 @@ use serde::{Deserialize, Serialize};
 
 use crate::core::{ToolContext, ToolError};
 use crate::env::{ExecRequest, ToolContextExt};
+use crate::text::{seconds_text, signal_name};
 use crate::tool;
 use crate::tool::ToolOutput;
 mod capture;
 mod render;
 mod report;
-mod sandbox_note;
 mod stderr_lines;
 mod stream;
 pub use render::BashRenderer;
-pub use sandbox_note::with_sandbox_note;
 
 use crate::builtins::truncate::TruncatedBy;
 use crate::core::OUTPUT_END_DETAIL as OUTPUT_END_KEY;
@@ -197,33 +196,3 @@ fn checked_timeout(secs: f64) -> Result<f64, ToolError> {
     )))
 }
 
-/// Seconds as written by a person: `5`, `0.5`.
-/// `1 second`, `60 seconds`, `0.5 seconds`.
-fn seconds_text(secs: f64) -> String {
-    if secs == 1.0 {
-        "1 second".to_owned()
-    } else if secs.fract() == 0.0 && secs < 1e15 {
-        format!("{} seconds", secs as u64)
-    } else {
-        format!("{secs} seconds")
-    }
-}
-
-/// The name of a common signal.
-fn signal_name(signal: i32) -> Option<&'static str> {
-    Some(match signal {
-        libc::SIGHUP => "SIGHUP",
-        libc::SIGINT => "SIGINT",
-        libc::SIGQUIT => "SIGQUIT",
-        libc::SIGILL => "SIGILL",
-        libc::SIGABRT => "SIGABRT",
-        libc::SIGBUS => "SIGBUS",
-        libc::SIGFPE => "SIGFPE",
-        libc::SIGKILL => "SIGKILL",
-        libc::SIGSEGV => "SIGSEGV",
-        libc::SIGPIPE => "SIGPIPE",
-        libc::SIGALRM => "SIGALRM",
-        libc::SIGTERM => "SIGTERM",
-        _ => return None,
-    })
-}

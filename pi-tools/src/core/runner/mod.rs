@@ -22,6 +22,7 @@ use super::hooks::{
 };
 use super::message::{ToolCall, ToolResultMessage};
 use super::result::ToolResult;
+use super::text::seconds_text;
 use super::tool::ExecutionMode;
 use super::toolset::{Entry, ToolSet};
 
@@ -474,18 +475,8 @@ fn timeout_text(tool: &str, after: Duration) -> String {
         "Tool {tool} timed out after {}, the time every call is given (`[tools] timeout_secs` \
          in the configuration), and was cancelled. Split the work into smaller steps, or \
          raise `[tools] timeout_secs` (0 means no limit).",
-        seconds_text(after)
+        seconds_text(after.as_secs_f64())
     )
-}
-
-/// `1 second`, `180 seconds`, `0.1 seconds`.
-fn seconds_text(after: Duration) -> String {
-    let secs = after.as_secs_f64();
-    if secs == 1.0 {
-        "1 second".to_owned()
-    } else {
-        format!("{secs} seconds")
-    }
 }
 
 fn panic_message(panic: &(dyn std::any::Any + Send)) -> String {
