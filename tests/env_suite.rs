@@ -842,6 +842,20 @@ async fn the_remote_shell_startup_files_run_once_per_environment() {
     );
     assert!(env.uses_remote_server().await);
     assert_eq!(startups(), 1, "the startup file ran once for nine calls");
+    // The environment was captured when the server started: a later change to the startup
+    // file applies to the next environment, not to this one's commands.
+    let mut rc = std::fs::OpenOptions::new()
+        .append(true)
+        .open(home.path().join(".bashrc"))
+        .expect("bashrc");
+    std::io::Write::write_all(&mut rc, b"export LATER=yes\n").expect("append");
+    let out = run(
+        Arc::clone(&env) as Arc<dyn ExecutionEnv>,
+        &[("bash", json!({"command": "echo ${LATER:-unset}"}))],
+    )
+    .await;
+    assert_eq!(out, "[ok] bash: unset\n");
+    assert_eq!(startups(), 1);
     assert_eq!(served_by(&sshd, "env-server"), 1);
 
     // The environment's end ends the remote process.
@@ -859,12 +873,12 @@ async fn the_remote_shell_startup_files_run_once_per_environment() {
     let out = run(
         Arc::clone(&plain) as Arc<dyn ExecutionEnv>,
         &[
-            ("bash", json!({"command": "echo \"$FROM_STARTUP\""})),
-            ("bash", json!({"command": "echo \"$FROM_STARTUP\""})),
+            ("bash", json!({"command": "echo \"$FROM_STARTUP\" $LATER"})),
+            ("bash", json!({"command": "echo \"$FROM_STARTUP\" $LATER"})),
         ],
     )
     .await;
-    assert_eq!(out, "[ok] bash: set once\n[ok] bash: set once\n");
+    assert_eq!(out, "[ok] bash: set once yes\n[ok] bash: set once yes\n");
     assert!(!plain.uses_remote_server().await);
     // One session finding no pi-tools there, then one per command.
     assert_eq!(startups() - before, 3);

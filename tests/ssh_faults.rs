@@ -106,6 +106,24 @@ fn served_by(sshd: &Sshd, marker: &str) -> Vec<u32> {
         .collect()
 }
 
+/// Processes whose command line contains `marker`.
+fn processes_with(marker: &str) -> Vec<u32> {
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir("/proc").expect("/proc").flatten() {
+        let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else {
+            continue;
+        };
+        if let Ok(cmdline) = std::fs::read(entry.path().join("cmdline"))
+            && String::from_utf8_lossy(&cmdline)
+                .replace('\0', " ")
+                .contains(marker)
+        {
+            found.push(pid);
+        }
+    }
+    found
+}
+
 /// An environment whose commands go through the remote pi-tools process.
 async fn served_env(sshd: &Sshd, dir: &std::path::Path) -> SshEnv {
     let target = sshd
@@ -176,11 +194,17 @@ async fn a_killed_remote_server_fails_its_call_clearly_and_the_next_call_starts_
     assert_eq!(err.kind(), std::io::ErrorKind::ConnectionAborted, "{err}");
     assert!(err.to_string().contains("pi-tools-test"), "{err}");
 
+    // The killed server could not end its command; the next server ends what it left.
     let (text, _) = exec(&env, "echo again").await.expect("a new server");
     assert_eq!(text, "again\n");
     let now = served_by(&sshd, "env-server");
     assert_eq!(now.len(), 1);
     assert_ne!(now, server);
+    let deadline = Instant::now() + Duration::from_secs(3);
+    while !processes_with("sleep 7.25").is_empty() && Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert_eq!(processes_with("sleep 7.25"), Vec::<u32>::new());
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

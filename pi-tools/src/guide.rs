@@ -6,6 +6,7 @@
 //! - [`running_a_batch`]: a model's tool calls through the runner.
 //! - [`serving_over_mcp`]: the active tools to any MCP client.
 //! - [`choosing_a_dialect`]: which schema dialect a provider (or SDK) needs.
+//! - [`closing_the_loop`]: a provider's reply in, its next request's messages out.
 
 /// # Writing a tool
 ///
@@ -202,3 +203,72 @@ pub mod serving_over_mcp {}
 ///
 /// Properties keep their declaration order in every dialect.
 pub mod choosing_a_dialect {}
+
+/// # Closing the loop with a provider
+///
+/// [`provider`](crate::provider) reads a model's reply (the JSON body, or the streamed body
+/// through a [`ReplyStream`](crate::provider::ReplyStream)) into the batch the runner runs,
+/// and renders the results as what goes next into that provider's request. One step of the
+/// loop is the same for every provider:
+///
+/// ```
+/// use std::sync::Arc;
+///
+/// use pi_tools::provider::{Provider, ReplyError, read_json};
+/// use pi_tools::{NoopSink, RunnerConfig, ToolSet, tool, wrap};
+/// use serde_json::{Value, json};
+/// use tokio_util::sync::CancellationToken;
+///
+/// /// Shout a text.
+/// #[tool]
+/// async fn guide_shout(text: String) -> Result<String, String> {
+///     Ok(text.to_uppercase())
+/// }
+///
+/// /// Keeps the reply's turn and its results in `history`; `false` when the loop is over.
+/// async fn step(provider: Provider, body: &Value, tools: &ToolSet, history: &mut Vec<Value>)
+///     -> Result<bool, ReplyError> {
+///     let reply = read_json(provider, body)?;
+///     history.extend(reply.assistant.iter().cloned());
+///     if reply.calls.is_empty() {
+///         return Ok(false);
+///     }
+///     let cancel = CancellationToken::new();
+///     let outcome = reply.run(tools, &RunnerConfig::default(), &cancel, &NoopSink).await;
+///     history.extend(reply.results(&outcome.messages));
+///     Ok(!outcome.terminate)
+/// }
+///
+/// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+/// let tools = ToolSet::new([wrap(Arc::new(GuideShoutTool), None)]);
+/// let mut history = vec![json!({"role": "user", "content": "Shout hi."})];
+/// let body = json!({"type": "message", "role": "assistant", "stop_reason": "tool_use",
+///     "content": [{"type": "tool_use", "id": "toolu_1", "name": "guide_shout", "input": {"text": "hi"}}]});
+/// assert!(step(Provider::Anthropic, &body, &tools, &mut history).await.unwrap());
+/// assert_eq!(history[2], json!({"role": "user", "content": [{"type": "tool_result",
+///     "tool_use_id": "toolu_1", "content": [{"type": "text", "text": "HI"}], "is_error": false}]}));
+/// # });
+/// ```
+///
+/// What differs is the request that sends `history` and the tools (`toolbox.schemas(dialect)`
+/// or [`tool_schema`](crate::dialect::tool_schema) per tool):
+///
+/// - **OpenAI Chat Completions**: `POST {base}/chat/completions` with
+///   `{"model", "tools": <openai or openai-strict schemas>, "messages": history}`; read with
+///   `Provider::OpenAi`, and set `reply.strict = true` when the tools are strict.
+/// - **OpenAI Responses**: `POST {base}/responses` with `{"model", "tools", "input": history}`;
+///   a Responses tool is flat, `{"type": "function", "name", "description", "parameters",
+///   "strict": true}`, so take `name`, `description` and `parameters` from the
+///   `openai-strict` schema's `function`. Read with `Provider::OpenAiResponses`.
+/// - **Anthropic Messages**: `POST {base}/v1/messages` (headers `x-api-key`,
+///   `anthropic-version`) with `{"model", "max_tokens", "tools": <anthropic schemas>,
+///   "messages": history}`; read with `Provider::Anthropic`.
+/// - **Gemini**: `POST {base}/v1beta/models/{model}:generateContent` with
+///   `{"contents": history, "tools": [{"functionDeclarations": <gemini schemas>}]}`; read with
+///   `Provider::Gemini`.
+///
+/// For a streamed reply (`"stream": true`, or Gemini's `streamGenerateContent?alt=sse`),
+/// feed the body's chunks to a `ReplyStream` and `finish()` it instead of `read_json`.
+/// `examples/agent.rs` is the whole loop with reqwest; `pi-tools run --dialect …` does one
+/// step from the shell.
+pub mod closing_the_loop {}

@@ -3,7 +3,9 @@
 //! an unknown tool, arguments that are not a JSON object), as a JSON body and as an event
 //! stream split at every byte; strict-mode nulls; and the errors for what cannot be read.
 
+mod agent;
 mod anthropic;
+mod cli;
 mod gemini;
 mod openai;
 mod responses;

@@ -60,6 +60,19 @@ impl Terminal {
             std::io::stderr().is_terminal(),
         )
     }
+
+    /// As [`Terminal::of_process`], for a view that writes only to standard error.
+    pub(super) fn of_stderr(choice: ColorChoice) -> Terminal {
+        use std::io::IsTerminal;
+        let stderr = std::io::stderr().is_terminal();
+        Terminal::decide(
+            choice,
+            std::env::var_os("NO_COLOR").as_deref(),
+            std::env::var_os("TERM").as_deref(),
+            stderr,
+            stderr,
+        )
+    }
 }
 
 #[cfg(test)]

@@ -1,6 +1,6 @@
 //! The batch `pi-tools run` executes: a JSON array of `{id, name, arguments}` or an
-//! assistant message whose `toolCall` blocks are the calls. Anything else is refused with a
-//! message naming the problem and the expected shape.
+//! assistant message whose `toolCall` blocks are the calls, or (`--dialect`) a provider's
+//! reply. Anything else is refused with a message naming the problem and the expected shape.
 
 use std::collections::HashSet;
 use std::io::{IsTerminal, Read};
@@ -9,8 +9,9 @@ use std::path::Path;
 use serde_json::{Map, Value};
 
 use crate::core::ToolCall;
+use crate::provider::{Provider, Reply, read_reply};
 
-use super::Failure;
+use super::{Failure, ReplyDialect};
 
 /// The shapes `run` accepts, for error messages.
 const EXPECTED: &str = "expected a JSON array of tool calls, \
@@ -75,6 +76,31 @@ pub(super) fn parse(text: &str) -> Result<Vec<ToolCall>, Failure> {
         }
     }
     Ok(calls)
+}
+
+/// A provider's reply (its JSON body or its event stream), for `run --dialect`.
+pub(super) fn reply(text: &str, dialect: ReplyDialect) -> Result<Reply, Failure> {
+    let provider = match dialect {
+        ReplyDialect::OpenAi | ReplyDialect::OpenAiStrict => Provider::OpenAi,
+        ReplyDialect::OpenAiResponses => Provider::OpenAiResponses,
+        ReplyDialect::Anthropic => Provider::Anthropic,
+        ReplyDialect::Gemini => Provider::Gemini,
+    };
+    let mut reply = read_reply(provider, text.as_bytes())
+        .map_err(|e| Failure::usage(format!("unusable reply: {e}")))?;
+    if dialect == ReplyDialect::OpenAiStrict {
+        reply.strict = true;
+    }
+    let mut seen = HashSet::new();
+    for call in &reply.calls {
+        if !seen.insert(call.id.as_str()) {
+            return Err(Failure::usage(format!(
+                "unusable reply: two calls have the id `{}`; the results could not be told apart",
+                call.id
+            )));
+        }
+    }
+    Ok(reply)
 }
 
 fn message_calls(message: &Map<String, Value>) -> Result<Vec<ToolCall>, Failure> {

@@ -28,6 +28,8 @@ pub(super) struct LiveView {
     definitions: Vec<Arc<dyn ToolDefinition>>,
     ansi: bool,
     terminal_progress: bool,
+    /// Results and the summary go to standard error (`run --dialect`) instead of output.
+    on_stderr: bool,
     state: Mutex<State>,
 }
 
@@ -48,16 +50,19 @@ struct Running {
 }
 
 impl LiveView {
-    /// A view writing to this process's standard output and error, with a ticker that keeps
-    /// the spinners turning while calls run (only when `terminal` allows cursor movement).
+    /// A view writing to this process's standard output and error (only error when
+    /// `on_stderr`), with a ticker that keeps the spinners turning while calls run (only when
+    /// `terminal` allows cursor movement).
     pub(super) fn start(
         definitions: Vec<Arc<dyn ToolDefinition>>,
         terminal: Terminal,
+        on_stderr: bool,
     ) -> (Arc<Self>, Ticker) {
         let view = Arc::new(LiveView {
             definitions,
             ansi: terminal.colour,
             terminal_progress: terminal.cursor,
+            on_stderr,
             state: Mutex::new(State::default()),
         });
         let ticker = view.terminal_progress.then(|| {
@@ -224,9 +229,14 @@ impl LiveView {
     }
 
     fn print_text(&self, text: &str) {
-        let mut out = std::io::stdout().lock();
         // A reader that went away stops seeing output; the batch still runs to its end.
-        let _ = writeln!(out, "{text}").and_then(|()| out.flush());
+        if self.on_stderr {
+            let mut out = std::io::stderr().lock();
+            let _ = writeln!(out, "{text}").and_then(|()| out.flush());
+        } else {
+            let mut out = std::io::stdout().lock();
+            let _ = writeln!(out, "{text}").and_then(|()| out.flush());
+        }
     }
 }
 

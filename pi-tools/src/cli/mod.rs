@@ -211,13 +211,42 @@ struct WorkspaceArgs {
 struct RunArgs {
     #[command(flatten)]
     workspace: WorkspaceArgs,
-    /// Print every event as one JSON object a line, then `{"type":"batch_end",…}`.
+    /// Print every event as one JSON object a line, then `{"type":"batch_end",…}` (on
+    /// standard error with --dialect).
     #[arg(long)]
     json: bool,
+    /// Read FILE as this provider's reply (its JSON body, or its saved event stream), run its
+    /// calls, and print on standard output exactly the JSON to append to the conversation:
+    /// an array of messages (openai), of items (openai-responses), or one message (anthropic)
+    /// or content (gemini). Events and the results as a person reads them go to standard
+    /// error. openai-strict is openai whose tools are strict: a `null` optional means absent.
+    #[arg(long, value_enum, value_name = "PROVIDER")]
+    dialect: Option<ReplyDialect>,
     /// The batch: a JSON array of `{id, name, arguments}` or an assistant message with
-    /// `toolCall` blocks; `-` or nothing reads standard input.
+    /// `toolCall` blocks (with --dialect, the provider's reply); `-` or nothing reads
+    /// standard input.
     #[arg(value_name = "FILE")]
     input: Option<PathBuf>,
+}
+
+/// Whose reply `run --dialect` reads, and whose messages it prints.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum ReplyDialect {
+    /// OpenAI Chat Completions: a `ChatCompletion`, or its chunk stream.
+    #[value(name = "openai")]
+    OpenAi,
+    /// OpenAI Chat Completions with strict tools: `null` for an optional parameter is absent.
+    #[value(name = "openai-strict")]
+    OpenAiStrict,
+    /// OpenAI Responses: a `response`, or its event stream.
+    #[value(name = "openai-responses")]
+    OpenAiResponses,
+    /// Anthropic Messages: a `message`, or its event stream.
+    #[value(name = "anthropic")]
+    Anthropic,
+    /// Gemini `generateContent`: a `GenerateContentResponse`, or its `alt=sse` stream.
+    #[value(name = "gemini")]
+    Gemini,
 }
 
 #[derive(Debug, Args)]

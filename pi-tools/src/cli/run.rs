@@ -1,5 +1,7 @@
 //! `pi-tools run`: executes one batch of tool calls and shows its events, for a person or
-//! (`--json`) as JSON lines.
+//! (`--json`) as JSON lines. With `--dialect`, the batch is a provider's reply, and standard
+//! output is the JSON to append to that provider's conversation (the events go to standard
+//! error).
 //!
 //! SIGINT, SIGTERM and SIGHUP end the run as the end of the batch does: the first cancels
 //! the running calls (their processes are killed) and lets the batch report; a second quits
@@ -12,8 +14,11 @@ use std::sync::Arc;
 use tokio::signal::unix::{Signal, SignalKind, signal};
 use tokio_util::sync::CancellationToken;
 
-use crate::core::execute_tool_calls;
+use serde_json::Value;
+
+use crate::core::{BatchOutcome, EventSink, RunnerConfig, ToolCall, ToolSet, execute_tool_calls};
 use crate::env::ExecutionEnv;
+use crate::provider::{Provider, Reply};
 
 use crate::config::ConfigSource;
 
@@ -22,7 +27,7 @@ use super::jsonl::JsonLines;
 use super::live::LiveView;
 use super::mounted::{self, Need};
 use super::setup::Workspace;
-use super::{Failure, RunArgs, input, setup};
+use super::{Failure, RunArgs, emit, input, setup};
 use crate::toolbox::Toolbox;
 
 pub(super) async fn run(
@@ -30,7 +35,11 @@ pub(super) async fn run(
     config: &ConfigSource,
     color: ColorChoice,
 ) -> Result<ExitCode, Failure> {
-    let calls = input::parse(&input::read(args.input.as_deref())?)?;
+    let text = input::read(args.input.as_deref())?;
+    let batch = match args.dialect {
+        None => Batch::Calls(input::parse(&text)?),
+        Some(dialect) => Batch::Reply(Box::new(input::reply(&text, dialect)?)),
+    };
     let mut registered = setup::registered()?;
     let mut config = setup::config(config, &registered)?;
     let workspace = Workspace::open(&args.workspace, &mut config).await?;
@@ -38,7 +47,7 @@ pub(super) async fn run(
         &config,
         &workspace.server_dir()?,
         &mut registered,
-        Need::Calls(&calls),
+        Need::Calls(batch.calls()),
     )
     .await?;
     let toolbox = Toolbox::new(registered, &config, workspace.extensions(&config)?);
@@ -50,30 +59,84 @@ pub(super) async fn run(
     let mut signals = Signals::new(env.clone());
     let cancel = CancellationToken::new();
     let tools = toolbox.tool_set();
-    let caught = if args.json {
-        let sink = JsonLines::default();
-        let batch = execute_tool_calls(tools, &calls, &runner_config, &cancel, &sink);
-        let (outcome, caught) = signals.interruptible(batch, &cancel).await;
+    // With a dialect, standard output is the provider's messages only.
+    let on_stderr = args.dialect.is_some();
+    let (outcome, caught) = if args.json {
+        let sink = JsonLines::new(on_stderr);
+        let run = batch.run(tools, &runner_config, &cancel, &sink);
+        let (outcome, caught) = signals.interruptible(run, &cancel).await;
         sink.batch_end(outcome.terminate);
-        caught
+        (outcome, caught)
     } else {
-        let terminal = Terminal::of_process(color);
-        let (view, ticker) = LiveView::start(toolbox.registered().to_vec(), terminal);
-        let batch = execute_tool_calls(tools, &calls, &runner_config, &cancel, &*view);
-        let (outcome, caught) = signals.interruptible(batch, &cancel).await;
+        let terminal = if on_stderr {
+            Terminal::of_stderr(color)
+        } else {
+            Terminal::of_process(color)
+        };
+        let (view, ticker) = LiveView::start(toolbox.registered().to_vec(), terminal, on_stderr);
+        let run = batch.run(tools, &runner_config, &cancel, &*view);
+        let (outcome, caught) = signals.interruptible(run, &cancel).await;
         drop(ticker);
         view.finish(&outcome, cancel.is_cancelled());
-        caught
+        (outcome, caught)
     };
     // Background jobs of the batch's calls, and mounted servers, must not outlive the run.
     if let Some(env) = &env {
         env.end_session();
     }
     mounts.end().await;
+    if let Batch::Reply(reply) = &batch {
+        emit::print(&next_request(reply, &outcome))?;
+    }
     Ok(match caught {
         Some(signo) => ExitCode::from(exit_code(signo)),
         None => ExitCode::SUCCESS,
     })
+}
+
+/// What `run` executes: calls in the normalised form, or a provider's reply.
+enum Batch {
+    Calls(Vec<ToolCall>),
+    Reply(Box<Reply>),
+}
+
+impl Batch {
+    fn calls(&self) -> &[ToolCall] {
+        match self {
+            Batch::Calls(calls) => calls,
+            Batch::Reply(reply) => &reply.calls,
+        }
+    }
+
+    async fn run<S: EventSink>(
+        &self,
+        tools: &ToolSet,
+        config: &RunnerConfig,
+        cancel: &CancellationToken,
+        sink: &S,
+    ) -> BatchOutcome {
+        match self {
+            Batch::Calls(calls) => execute_tool_calls(tools, calls, config, cancel, sink).await,
+            Batch::Reply(reply) => reply.run(tools, config, cancel, sink).await,
+        }
+    }
+}
+
+/// The JSON to append to the conversation: an array for OpenAI's APIs (messages, items),
+/// one object for Anthropic (a message) and Gemini (a content); `null` there when the reply
+/// called no tool, as there is nothing to append.
+fn next_request(reply: &Reply, outcome: &BatchOutcome) -> String {
+    let results = reply.results(&outcome.messages);
+    let value = match reply.provider {
+        Provider::OpenAi | Provider::OpenAiResponses => Value::Array(results),
+        Provider::Anthropic | Provider::Gemini => {
+            if results.is_empty() {
+                eprintln!("The reply calls no tool: there is nothing to append.");
+            }
+            results.into_iter().next().unwrap_or(Value::Null)
+        }
+    };
+    serde_json::to_string_pretty(&value).unwrap_or_else(|_| value.to_string())
 }
 
 /// The exit code after a fatal signal, as shells report it: 128 + its number.

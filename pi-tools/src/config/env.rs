@@ -8,7 +8,7 @@
 //! identity_file = "~/.ssh/id_ed25519"   # optional: the key (`ssh -i`)
 //! cwd = "/srv/project"              # the remote working directory, absolute
 //! known_hosts = "strict"            # or "accept-new", "accept-any"
-//! upload_helper = false             # upload this pi-tools to search there (same OS/arch)
+//! upload_helper = false             # upload this pi-tools to serve commands there (same OS/arch)
 //! ssh_config = "deploy/ssh_config"  # optional: an ssh config file instead of ~/.ssh/config
 //! connect_timeout_secs = 10         # optional
 //! ```
@@ -62,8 +62,8 @@ pub struct SshSettings {
     pub cwd: PathBuf,
     /// How the remote host's key is checked.
     pub known_hosts: HostKeyPolicy,
-    /// Upload this pi-tools binary to run grep and find on the remote machine when it has
-    /// no pi-tools of the same version (same OS and architecture only).
+    /// Upload this pi-tools binary to serve commands, grep and find on the remote machine
+    /// when it has no pi-tools of the same version (same OS and architecture only).
     pub upload_helper: bool,
     /// An ssh config file to use instead of `~/.ssh/config` (`ssh -F`).
     pub ssh_config: Option<PathBuf>,

@@ -6,7 +6,8 @@
 //! one `LocalEnv` per client session so ending a session ends only its own jobs. Tool calls
 //! go to the runner the caller supplies (the binary's registered tools). When the input
 //! ends (the client went away, or the connection dropped), every call is cancelled and
-//! every session's processes are killed before [`serve`] returns.
+//! every session's processes are killed before [`serve`] returns. What a server killed
+//! outright left running is killed when the next one starts (`leftovers.rs`).
 
 use std::collections::HashMap;
 use std::io;
@@ -18,6 +19,7 @@ use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
+use super::leftovers;
 use super::{
     CallMessage, ExecMessage, FailureMessage, Frame, HELLO, Kind, OutcomeMessage, SessionMessage,
 };
@@ -43,6 +45,8 @@ const QUEUE: usize = 64;
 /// What the requests in flight share.
 struct State {
     out: mpsc::Sender<Vec<u8>>,
+    /// This server's mark, in every command's environment.
+    mark: String,
     sessions: Mutex<HashMap<u64, Arc<LocalEnv>>>,
     calls: Mutex<HashMap<u64, CancellationToken>>,
     run_call: CallRunner,
@@ -98,6 +102,7 @@ pub(crate) async fn serve(
     mut output: impl AsyncWrite + Unpin + Send + 'static,
     run_call: CallRunner,
 ) -> io::Result<()> {
+    let _ = tokio::task::spawn_blocking(leftovers::kill_orphans).await;
     output.write_all(HELLO).await?;
     output.flush().await?;
     let (out, mut queue) = mpsc::channel::<Vec<u8>>(QUEUE);
@@ -114,6 +119,7 @@ pub(crate) async fn serve(
     });
     let state = Arc::new(State {
         out,
+        mark: leftovers::own_mark(),
         sessions: Mutex::new(HashMap::new()),
         calls: Mutex::new(HashMap::new()),
         run_call,
@@ -225,11 +231,13 @@ async fn read_requests(input: &mut (impl AsyncRead + Unpin), state: &Arc<State>)
 /// Runs one command and reports its output and end.
 async fn exec(state: Arc<State>, id: u64, message: ExecMessage, cancel: CancellationToken) {
     let env = state.session(message.session, &message.cwd);
+    let mut vars = message.env;
+    vars.push((leftovers::SERVER_VAR.to_owned(), state.mark.clone()));
     let request = ExecRequest {
         command: message.command,
         cwd: message.cwd,
         timeout: message.timeout_ms.map(Duration::from_millis),
-        env: message.env,
+        env: vars,
     };
     let merged = state.out.clone();
     let on_chunk = Box::new(move |chunk: &[u8]| {

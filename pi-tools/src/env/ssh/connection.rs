@@ -32,9 +32,9 @@ pub struct SshTarget {
     pub host_key_policy: HostKeyPolicy,
     /// How long connecting may take.
     pub connect_timeout: Duration,
-    /// Upload this process's binary (or [`helper_binary`](Self::helper_binary)) to run grep
-    /// and find on the remote machine when it has no pi-tools of the same version (same OS
-    /// and architecture only).
+    /// Upload this process's binary (or [`helper_binary`](Self::helper_binary)) to serve
+    /// commands, grep and find on the remote machine (one long-lived process) when it has no
+    /// pi-tools of the same version (same OS and architecture only).
     pub upload_helper: bool,
     /// The local pi-tools binary to upload as the helper (default: this process's own).
     pub helper_binary: Option<PathBuf>,

@@ -253,6 +253,16 @@ impl SshEnv {
             _ => return,
         };
         let session = self.session_id;
+        // A single-threaded runtime blocked here cannot send the request: it goes out when
+        // the runtime runs again, without waiting for the answer.
+        let wait = match tokio::runtime::Handle::try_current() {
+            Ok(handle)
+                if handle.runtime_flavor() == tokio::runtime::RuntimeFlavor::CurrentThread =>
+            {
+                std::time::Duration::ZERO
+            }
+            _ => std::time::Duration::from_secs(5),
+        };
         std::thread::scope(|scope| {
             scope.spawn(|| {
                 let Ok(runtime) = tokio::runtime::Builder::new_current_thread()
@@ -261,7 +271,7 @@ impl SshEnv {
                 else {
                     return;
                 };
-                runtime.block_on(live.end_session(session, std::time::Duration::from_secs(5)));
+                runtime.block_on(live.end_session(session, wait));
             });
         });
     }

@@ -1,0 +1,91 @@
+//! What a server that died leaves: the serving end marks every command it starts with
+//! `PI_TOOLS_ENV_SERVER=<its pid>-<its start time>` in the environment (which the command's
+//! processes inherit), so a server that was killed outright (and so could not end its
+//! commands) has its leftovers killed by the next server that starts there: the next call
+//! after the loss. A process that clears its environment escapes this.
+
+use std::fs;
+
+/// The environment variable that marks a served command's processes.
+pub(crate) const SERVER_VAR: &str = "PI_TOOLS_ENV_SERVER";
+
+/// When `pid` started (in clock ticks after boot), so a reused pid is not taken for it.
+fn start_time(pid: u32) -> Option<u64> {
+    let stat = fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // After the parenthesised command name: state is field 3, starttime field 22.
+    let (_, rest) = stat.rsplit_once(')')?;
+    rest.split_whitespace().nth(19)?.parse().ok()
+}
+
+/// This process's mark.
+pub(crate) fn own_mark() -> String {
+    let pid = std::process::id();
+    format!("{pid}-{}", start_time(pid).unwrap_or(0))
+}
+
+/// Whether the server that made `mark` still runs.
+fn server_runs(mark: &str) -> bool {
+    let Some((pid, started)) = mark.split_once('-') else {
+        return false;
+    };
+    match (pid.parse::<u32>(), started.parse::<u64>()) {
+        (Ok(pid), Ok(started)) => start_time(pid) == Some(started),
+        _ => false,
+    }
+}
+
+/// Kills every process (of those this user may read) marked by a server that no longer
+/// runs; returns how many. Two rounds, for what the first round's processes forked.
+pub(crate) fn kill_orphans() -> usize {
+    let needle = format!("{SERVER_VAR}=");
+    let mut killed = 0;
+    for _ in 0..2 {
+        let Ok(entries) = fs::read_dir("/proc") else {
+            return killed;
+        };
+        let mut round = 0;
+        for entry in entries.flatten() {
+            let Some(pid) = entry
+                .file_name()
+                .to_str()
+                .and_then(|n| n.parse::<i32>().ok())
+            else {
+                continue;
+            };
+            let Ok(environ) = fs::read(entry.path().join("environ")) else {
+                continue;
+            };
+            let mark = environ
+                .split(|b| *b == 0)
+                .find_map(|var| var.strip_prefix(needle.as_bytes()));
+            if let Some(mark) = mark
+                && !server_runs(&String::from_utf8_lossy(mark))
+            {
+                // SAFETY: kill(2) of a process found in /proc; no memory is involved.
+                unsafe {
+                    libc::kill(pid, libc::SIGKILL);
+                }
+                round += 1;
+            }
+        }
+        killed += round;
+        if round == 0 {
+            break;
+        }
+    }
+    killed
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_mark_names_a_running_server_only() {
+        assert!(server_runs(&own_mark()));
+        let pid = std::process::id();
+        assert!(!server_runs(&format!("{pid}-1")), "another start time");
+        assert!(!server_runs("nonsense"));
+        assert!(!server_runs(&format!("{}-0", u32::MAX)));
+    }
+}

@@ -1,0 +1,277 @@
+//! The `agent` example against a local scripted server for each protocol: fixed replies call
+//! `write`, then `read`, then answer in text; the requests the server received carry the
+//! tool schemas in the provider's dialect and each result under its call's id.
+
+#![cfg(feature = "cli")]
+
+use std::collections::VecDeque;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::{Arc, Mutex, OnceLock};
+
+use axum::Router;
+use axum::extract::State;
+use axum::http::{HeaderMap, Uri, header};
+use pi_tools::Registry;
+use pi_tools::dialect::{Dialect, check, tool_schema};
+use serde_json::{Value, json};
+
+/// What the server answers, in order, and what it was sent.
+#[derive(Default)]
+struct Script {
+    replies: Mutex<VecDeque<Value>>,
+    /// `(path, the key the client sent, body)` of every request.
+    requests: Mutex<Vec<(String, String, Value)>>,
+}
+
+async fn answer(
+    State(script): State<Arc<Script>>,
+    uri: Uri,
+    headers: HeaderMap,
+    body: String,
+) -> ([(header::HeaderName, &'static str); 1], String) {
+    let key = headers
+        .get("x-api-key")
+        .or_else(|| headers.get(header::AUTHORIZATION))
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or_default()
+        .to_owned();
+    let body = serde_json::from_str(&body).expect("the client sends JSON");
+    script
+        .requests
+        .lock()
+        .unwrap()
+        .push((uri.path().to_owned(), key, body));
+    let reply = script
+        .replies
+        .lock()
+        .unwrap()
+        .pop_front()
+        .expect("a scripted reply is left");
+    (
+        [(header::CONTENT_TYPE, "application/json")],
+        reply.to_string(),
+    )
+}
+
+/// The example's executable, built once by cargo (which says where it put it).
+fn agent_binary() -> &'static PathBuf {
+    static BIN: OnceLock<PathBuf> = OnceLock::new();
+    BIN.get_or_init(|| {
+        let output = Command::new(env!("CARGO"))
+            .args(["build", "--example", "agent", "--message-format=json"])
+            .arg("--manifest-path")
+            .arg(concat!(env!("CARGO_MANIFEST_DIR"), "/Cargo.toml"))
+            .stderr(Stdio::inherit())
+            .output()
+            .expect("cargo starts");
+        assert!(output.status.success(), "building the agent example failed");
+        String::from_utf8_lossy(&output.stdout)
+            .lines()
+            .filter_map(|line| serde_json::from_str::<Value>(line).ok())
+            .filter(|m| m["reason"] == "compiler-artifact" && m["target"]["name"] == "agent")
+            .find_map(|m| m["executable"].as_str().map(PathBuf::from))
+            .expect("cargo reports the example's executable")
+    })
+}
+
+/// Serves `replies`, runs the example with `args` in a fresh directory, and returns the
+/// requests, the example's standard output and its directory.
+async fn converse(
+    name: &str,
+    replies: Vec<Value>,
+    env: &[(&str, String)],
+    args: &[&str],
+) -> (Vec<(String, String, Value)>, String, PathBuf) {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join("agent")
+        .join(name);
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let script = Arc::new(Script {
+        replies: Mutex::new(replies.into()),
+        ..Script::default()
+    });
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let app = Router::new().fallback(answer).with_state(script.clone());
+    let server = tokio::spawn(async move { axum::serve(listener, app).await });
+    let mut command = Command::new(agent_binary());
+    command
+        .current_dir(&dir)
+        .args(args)
+        .env("PI_TOOLS_MODEL", "scripted-model");
+    for (key, value) in env {
+        command.env(key, value.replace("PORT", &port.to_string()));
+    }
+    let output = tokio::task::spawn_blocking(move || command.output().expect("the example runs"))
+        .await
+        .unwrap();
+    server.abort();
+    let stdout = String::from_utf8(output.stdout).unwrap();
+    assert!(
+        output.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let requests = script.requests.lock().unwrap().clone();
+    (requests, stdout, dir)
+}
+
+const NOTE: &str = "hello from the agent\n";
+const WROTE: &str = "Successfully wrote 21 bytes to notes.txt";
+
+/// The example's tools in `dialect`: the built-ins as this library renders them, and the
+/// example's own `word_count`, all held to the dialect's rules.
+fn assert_tools(tools: &Value, dialect: Dialect) {
+    let registry = Registry::from_inventory().unwrap();
+    let tools = tools.as_array().expect("the request lists the tools");
+    for (tool, name) in tools
+        .iter()
+        .zip(["read", "write", "edit", "bash", "ls", "grep"])
+    {
+        assert_eq!(
+            tool,
+            &tool_schema(registry.get(name).unwrap().as_ref(), dialect).unwrap()
+        );
+    }
+    assert_eq!(tools.len(), 7);
+    for tool in tools {
+        assert_eq!(check(dialect, tool), Ok(()), "{tool}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_agent_loops_over_chat_completions_until_the_model_answers() {
+    let completion = |message: Value, finish: &str| {
+        json!({"id": "chatcmpl-1", "object": "chat.completion", "created": 1, "model": "scripted-model",
+               "choices": [{"index": 0, "message": message, "finish_reason": finish}]})
+    };
+    let call = |id: &str, name: &str, arguments: Value| {
+        json!({"role": "assistant", "content": null, "tool_calls": [{"id": id, "type": "function",
+               "function": {"name": name, "arguments": arguments.to_string()}}]})
+    };
+    let replies = vec![
+        completion(
+            call(
+                "call_w",
+                "write",
+                json!({"path": "notes.txt", "content": NOTE}),
+            ),
+            "tool_calls",
+        ),
+        completion(
+            call("call_r", "read", json!({"path": "notes.txt"})),
+            "tool_calls",
+        ),
+        completion(
+            json!({"role": "assistant", "content": "The note says hello."}),
+            "stop",
+        ),
+    ];
+    let env = [
+        ("OPENAI_BASE_URL", "http://127.0.0.1:PORT/v1".to_owned()),
+        ("OPENAI_API_KEY", "sk-test".to_owned()),
+    ];
+    let (requests, stdout, dir) = converse("openai", replies.clone(), &env, &["Take a note"]).await;
+    assert_eq!(
+        std::fs::read_to_string(dir.join("notes.txt")).unwrap(),
+        NOTE
+    );
+    assert_eq!(requests.len(), 3);
+    for (path, key, body) in &requests {
+        assert_eq!(
+            (path.as_str(), key.as_str()),
+            ("/v1/chat/completions", "Bearer sk-test")
+        );
+        assert_eq!(body["model"], "scripted-model");
+        assert_tools(&body["tools"], Dialect::OpenAi);
+    }
+    let user = json!({"role": "user", "content": "Take a note"});
+    let assistant = |i: usize| replies[i]["choices"][0]["message"].clone();
+    let wrote = json!({"role": "tool", "tool_call_id": "call_w", "content": WROTE});
+    let read = json!({"role": "tool", "tool_call_id": "call_r", "content": NOTE});
+    assert_eq!(requests[0].2["messages"], json!([user]));
+    assert_eq!(
+        requests[1].2["messages"],
+        json!([user, assistant(0), wrote])
+    );
+    assert_eq!(
+        requests[2].2["messages"],
+        json!([user, assistant(0), wrote, assistant(1), read])
+    );
+    assert!(
+        stdout.ends_with("assistant: The note says hello.\n"),
+        "{stdout}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_agent_loops_over_anthropic_messages_until_the_model_answers() {
+    let message = |content: Value, stop: &str| {
+        json!({"id": "msg_1", "type": "message", "role": "assistant", "model": "scripted-model",
+               "content": content, "stop_reason": stop, "stop_sequence": null,
+               "usage": {"input_tokens": 1, "output_tokens": 1}})
+    };
+    let tool_use = |id: &str, name: &str, input: Value| {
+        json!([{"type": "text", "text": "On it."},
+               {"type": "tool_use", "id": id, "name": name, "input": input}])
+    };
+    let replies = vec![
+        message(
+            tool_use(
+                "toolu_w",
+                "write",
+                json!({"path": "notes.txt", "content": NOTE}),
+            ),
+            "tool_use",
+        ),
+        message(
+            tool_use("toolu_r", "read", json!({"path": "notes.txt"})),
+            "tool_use",
+        ),
+        message(
+            json!([{"type": "text", "text": "The note says hello."}]),
+            "end_turn",
+        ),
+    ];
+    let env = [
+        ("ANTHROPIC_BASE_URL", "http://127.0.0.1:PORT".to_owned()),
+        ("ANTHROPIC_API_KEY", "sk-ant-test".to_owned()),
+    ];
+    let args = ["--provider", "anthropic", "Take a note"];
+    let (requests, stdout, dir) = converse("anthropic", replies.clone(), &env, &args).await;
+    assert_eq!(
+        std::fs::read_to_string(dir.join("notes.txt")).unwrap(),
+        NOTE
+    );
+    assert_eq!(requests.len(), 3);
+    for (path, key, body) in &requests {
+        assert_eq!(
+            (path.as_str(), key.as_str()),
+            ("/v1/messages", "sk-ant-test")
+        );
+        assert_eq!(body["max_tokens"], 4096);
+        assert_tools(&body["tools"], Dialect::Anthropic);
+    }
+    let user = json!({"role": "user", "content": "Take a note"});
+    let assistant = |i: usize| json!({"role": "assistant", "content": replies[i]["content"]});
+    let result = |id: &str, text: &str| {
+        json!({"role": "user", "content": [{"type": "tool_result", "tool_use_id": id,
+               "content": [{"type": "text", "text": text}], "is_error": false}]})
+    };
+    let wrote = result("toolu_w", WROTE);
+    let read = result("toolu_r", NOTE);
+    assert_eq!(
+        requests[1].2["messages"],
+        json!([user, assistant(0), wrote])
+    );
+    assert_eq!(
+        requests[2].2["messages"],
+        json!([user, assistant(0), wrote, assistant(1), read])
+    );
+    assert!(
+        stdout.ends_with("assistant: The note says hello.\n"),
+        "{stdout}"
+    );
+}
