@@ -11,7 +11,7 @@
 //!   `target/release/pi-tools`) and calls the built-in `read` on a one-line file over the
 //!   child's stdin and stdout, so the figures add the pipes, the binary's runtime and the
 //!   real tool. Build both first, then run the example:
-//!   `cargo build --release -p pi-tools --bin pi-tools --example bench_mcp &&
+//!   `cargo build --release --bin pi-tools --example bench_mcp &&
 //!   target/release/examples/bench_mcp --binary`.
 
 use std::path::PathBuf;

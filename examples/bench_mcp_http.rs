@@ -22,7 +22,7 @@
 //! Peak RSS (`VmHWM`) of each server process is printed at the end.
 //!
 //! ```text
-//! cargo build --release -p pi-tools --example bench_mcp_http
+//! cargo build --release --example bench_mcp_http
 //! target/release/examples/bench_mcp_http [--seconds 3] [--stdio] [--reference NODE SCRIPT]
 //! ```
 

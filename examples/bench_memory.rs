@@ -5,7 +5,7 @@
 //! 50,000 requests.
 //!
 //! ```text
-//! cargo run --release -p pi-tools --example bench_memory
+//! cargo run --release --example bench_memory
 //! ```
 //!
 //! Each case resets the process's peak resident set (`/proc/self/clear_refs`, Linux) and

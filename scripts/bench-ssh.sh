@@ -47,6 +47,6 @@ EOC
 mkdir -p /run/sshd 2>/dev/null || true
 "$sshd" -D -e -f "$dir/sshd_config" & pid=$!
 sleep 0.5
-cargo build --release -q -p pi-tools --bin pi-tools --example bench_ssh
+cargo build --release -q --bin pi-tools --example bench_ssh
 PI_TOOLS_SSH=bench PI_TOOLS_SSH_CONFIG="$dir/ssh_config" PI_TOOLS_HELPER="$PWD/target/release/pi-tools" \
   target/release/examples/bench_ssh

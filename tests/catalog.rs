@@ -2,8 +2,6 @@
 //! defaults), examples, the table of contents, escaping, and an HTML page that loads nothing
 //! from the network and links only within itself.
 
-mod support;
-
 use std::collections::HashMap;
 use std::sync::Arc;
 

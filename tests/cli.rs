@@ -4,16 +4,18 @@
 //! that declares its own tools (`sleep_ms`, `shout`, `fill`) and calls
 //! `pi_tools::cli::main()`. Output checks run against `my_tools` with a configuration that
 //! names its tools, so they do not depend on which built-in tools the library registers.
+#![cfg(feature = "cli")]
 
+use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::sync::OnceLock;
 
 use serde_json::{Value, json};
 
-mod procfs;
-mod spawn;
 use spawn::feed;
+use support::procfs;
+use support::spawn;
 
 /// The configuration the output checks use: the example's tools, in this order.
 const MY_TOOLS_TOML: &str = r#"[tools]
@@ -28,40 +30,17 @@ mode = "parallel"
 guidelines = ["Keep answers short."]
 "#;
 
-/// The `pi-tools` binary of this package.
+/// The `pi-tools` command line, called by that name (completions and the man page name the
+/// program after it).
 fn pi_tools() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_pi-tools"))
+    let mut command = Command::new(env!("CARGO_BIN_EXE_cli-under-test"));
+    command.arg0("pi-tools");
+    command
 }
 
-/// The `my_tools` example binary.
-///
-/// Cargo builds binaries (and says where, in `CARGO_BIN_EXE_*`) for integration tests, but
-/// not examples; so the first test that needs it asks cargo to build it, with the same
-/// cargo and manifest, and takes the executable's path from cargo's own JSON report rather
-/// than guessing the target directory layout. The build shares this test's target directory,
-/// so it only compiles the example itself.
+/// The `my_tools` example binary (built by this package from the example's source).
 fn my_tools() -> Command {
-    static BIN: OnceLock<PathBuf> = OnceLock::new();
-    let bin = BIN.get_or_init(|| {
-        let output = Command::new(env!("CARGO"))
-            .args(["build", "--example", "my_tools", "--message-format=json"])
-            .arg("--manifest-path")
-            .arg(concat!(env!("CARGO_MANIFEST_DIR"), "/Cargo.toml"))
-            .stderr(Stdio::inherit())
-            .output()
-            .expect("cargo can be started");
-        assert!(
-            output.status.success(),
-            "building the my_tools example failed"
-        );
-        String::from_utf8_lossy(&output.stdout)
-            .lines()
-            .filter_map(|line| serde_json::from_str::<Value>(line).ok())
-            .filter(|m| m["reason"] == "compiler-artifact" && m["target"]["name"] == "my_tools")
-            .find_map(|m| m["executable"].as_str().map(PathBuf::from))
-            .expect("cargo reports the example's executable")
-    });
-    Command::new(bin)
+    Command::new(env!("CARGO_BIN_EXE_my_tools"))
 }
 
 fn stdout(output: &Output) -> String {

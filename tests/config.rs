@@ -1,8 +1,6 @@
 //! `pi-tools.toml`: defaults, every error kind with its position, did-you-mean, and typed
 //! tool sections.
 
-mod support;
-
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 

@@ -4,7 +4,8 @@
 //! The race test swaps a directory and a file for symbolic links to the outside, over and
 //! over, while every file tool runs against them. It makes `PI_TOOLS_RACE_CALLS` calls per
 //! tool (default 200, to keep the suite fast; the acceptance run uses 2000:
-//! `PI_TOOLS_RACE_CALLS=2000 cargo test -p pi-tools --release --test confinement`).
+//! `PI_TOOLS_RACE_CALLS=2000 cargo test --release --test tools confinement::`).
+#![cfg(feature = "builtins")]
 
 use std::path::Path;
 use std::sync::Arc;

@@ -2,8 +2,6 @@
 //! wire form (or its error), each output held to its dialect's rules by the walkers, and the
 //! exact errors for what a dialect cannot express.
 
-mod support;
-
 use pi_tools::dialect::{Dialect, DialectError, check, tool_schema, transform};
 use serde_json::{Map, Value, json};
 use support::FakeTool;

@@ -1,5 +1,6 @@
 //! Every built-in tool in every provider dialect: a snapshot of the wire form, held to the
 //! dialect's rules, and derived from the same canonical schema the runner validates with.
+#![cfg(feature = "builtins")]
 
 use pi_tools::Registry;
 use pi_tools::dialect::{Dialect, check, tool_schema};

@@ -3,8 +3,9 @@
 //! Each case sets up the same files in a fresh directory for each environment, runs the
 //! same tool calls through the runner, and the transcripts (result texts, error flags and
 //! the files left behind) must be identical, and equal to what the case expects.
+#![cfg(all(feature = "ssh", feature = "cli"))]
 
-mod ssh_support;
+use support::ssh as ssh_support;
 
 use std::path::Path;
 use std::sync::Arc;
@@ -150,7 +151,7 @@ impl Envs {
             setup(remote_dir.path());
             let target = if helper {
                 sshd.target()
-                    .with_upload_helper(Some(env!("CARGO_BIN_EXE_pi-tools").into()))
+                    .with_upload_helper(Some(env!("CARGO_BIN_EXE_cli-under-test").into()))
             } else {
                 sshd.target()
             };
@@ -340,7 +341,7 @@ fn processes_with(marker: &str) -> Vec<u32> {
 fn target_of(sshd: &Sshd, served: bool) -> pi_tools::env::SshTarget {
     if served {
         sshd.target()
-            .with_upload_helper(Some(env!("CARGO_BIN_EXE_pi-tools").into()))
+            .with_upload_helper(Some(env!("CARGO_BIN_EXE_cli-under-test").into()))
     } else {
         sshd.target()
     }
@@ -493,7 +494,7 @@ async fn the_event_log_says_how_a_remote_search_ran() {
     for (target, via) in [
         (
             sshd.target()
-                .with_upload_helper(Some(env!("CARGO_BIN_EXE_pi-tools").into())),
+                .with_upload_helper(Some(env!("CARGO_BIN_EXE_cli-under-test").into())),
             "helper",
         ),
         (sshd.target(), "walk"),
@@ -816,7 +817,7 @@ async fn the_remote_shell_startup_files_run_once_per_environment() {
     std::fs::write(dir.path().join("f.txt"), "hit\n").expect("write");
     let target = sshd
         .target()
-        .with_upload_helper(Some(env!("CARGO_BIN_EXE_pi-tools").into()));
+        .with_upload_helper(Some(env!("CARGO_BIN_EXE_cli-under-test").into()));
     let env = Arc::new(SshEnv::connect(target, dir.path()).await.expect("connect"));
     let calls: Vec<(&str, Value)> = (0..5)
         .map(|i| {

@@ -1,6 +1,7 @@
 //! The file tools across processes, through the real `pi-tools run` binary: concurrent edits
 //! of one file lose nothing (issue 12, finding 11), and an unprivileged user is refused what
 //! the shell would refuse and told what could not be read (findings 10 and 13).
+#![cfg(feature = "cli")]
 
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
@@ -8,11 +9,11 @@ use std::process::Command;
 
 use serde_json::{Value, json};
 
-mod spawn;
 use spawn::feed;
+use support::spawn;
 
 fn pi_tools() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_pi-tools"))
+    Command::new(env!("CARGO_BIN_EXE_cli-under-test"))
 }
 
 /// A configuration with every file tool active.
@@ -36,7 +37,7 @@ fn run_batch(dir: &Path, calls: &[Value], user: Option<u32>) -> Vec<(String, boo
                 .arg(format!("--reuid={uid}"))
                 .arg(format!("--regid={uid}"))
                 .arg("--clear-groups")
-                .arg(env!("CARGO_BIN_EXE_pi-tools"));
+                .arg(env!("CARGO_BIN_EXE_cli-under-test"));
             command
         }
         None => pi_tools(),

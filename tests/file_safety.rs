@@ -1,6 +1,7 @@
 //! The file tools at the edges: FIFOs and devices, sizes, owners and hard links, temporary
 //! files left by killed writers, and errors that say what went wrong (issue 12, findings 3,
 //! 4, 6, 10 and 13).
+#![cfg(feature = "builtins")]
 
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::Path;

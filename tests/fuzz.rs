@@ -4,8 +4,9 @@
 //! - argument coercion and validation against every built-in tool's schema, then the
 //!   deserialisation the tool's wrapper does, with arbitrary JSON (huge and negative
 //!   numbers, numbers and JSON as strings, nulls, deep nesting, unknown keys);
-//! - edit's matching (exact, normalised, indentation-forgiving) with files and oldTexts cut
-//!   from Unicode-heavy pieces, mixed line endings and shifted indentation;
+//! - edit's matching (exact, normalised, forgiving indentation and blank lines) with files
+//!   and oldTexts cut from Unicode-heavy pieces, mixed line endings, shifted indentation and
+//!   blank lines left out or added;
 //! - configuration parsing with TOML built from the real sections and keys and arbitrary
 //!   values, and arbitrary text.
 //!
@@ -13,8 +14,9 @@
 //! run:
 //!
 //! ```text
-//! PI_TOOLS_FUZZ_CASES=100000 cargo test --release -p pi-tools --test fuzz
+//! PI_TOOLS_FUZZ_CASES=100000 cargo test --release --test tools fuzz::
 //! ```
+#![cfg(feature = "builtins")]
 
 use std::sync::Arc;
 
@@ -258,6 +260,9 @@ enum Derive {
     Plain(usize, usize),
     /// The cut with every line's indentation changed (the indentation stage).
     Indent(usize, usize, i8, bool),
+    /// The cut with its blank lines left out, or a blank line added after every line (the
+    /// blank-line stage).
+    Blanks(usize, usize, bool),
     /// Text of its own.
     Free(String),
 }
@@ -268,6 +273,7 @@ fn derive() -> impl Strategy<Value = Derive> {
         at().prop_map(|(a, b)| Derive::Cut(a, b)),
         at().prop_map(|(a, b)| Derive::Plain(a, b)),
         (at(), -4i8..5, any::<bool>()).prop_map(|((a, b), s, t)| Derive::Indent(a, b, s, t)),
+        (at(), any::<bool>()).prop_map(|((a, b), drop)| Derive::Blanks(a, b, drop)),
         filler(8).prop_map(Derive::Free),
     ]
 }
@@ -312,6 +318,12 @@ fn old_text(file: &str, how: &Derive) -> String {
             })
             .collect::<Vec<_>>()
             .join("\n"),
+        Derive::Blanks(a, b, true) => cut(file, *a, *b)
+            .split('\n')
+            .filter(|line| !line.trim().is_empty())
+            .collect::<Vec<_>>()
+            .join("\n"),
+        Derive::Blanks(a, b, false) => cut(file, *a, *b).replace('\n', "\n\n"),
         Derive::Free(text) => text.clone(),
     }
 }

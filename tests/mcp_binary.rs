@@ -1,8 +1,9 @@
 //! `pi-tools mcp` as a separate process: the built binary serves the built-in tools in a
 //! temporary working directory, and the tests talk to it over its stdin and stdout with
 //! rmcp's client, or in raw JSON-RPC lines where they need to send what no client would.
+#![cfg(feature = "cli")]
 
-mod mcp_support;
+use support::mcp as mcp_support;
 
 use std::path::{Path, PathBuf};
 use std::process::{ExitStatus, Stdio};
@@ -57,7 +58,7 @@ impl Server {
     fn spawn(config: Option<&str>) -> (Server, ChildStdin, ChildStdout) {
         let work = TempDir::new().expect("a temporary working directory");
         let etc = TempDir::new().expect("a temporary configuration directory");
-        let mut command = Command::new(env!("CARGO_BIN_EXE_pi-tools"));
+        let mut command = Command::new(env!("CARGO_BIN_EXE_cli-under-test"));
         command.arg("mcp").arg("--cwd").arg(work.path());
         if let Some(config) = config {
             let file = etc.path().join("pi-tools.toml");
@@ -298,9 +299,10 @@ async fn lists_the_active_tools_in_order_with_canonical_schemas_and_hints() {
             // bash's description ends with what the (default) sandbox allows.
             let description = if name == "bash" {
                 format!(
-                    "{} Commands and file edits may write only in the working directory \
-                     (.git/hooks, .git/config stay read-only) and in $TMPDIR; writes elsewhere \
-                     fail with \"Permission denied\"; network access is on.",
+                    "{} Commands and file edits may write only in the working directory and in \
+                     $TMPDIR; writes elsewhere fail with \"Permission denied\"; .git is \
+                     read-only, so git can read the repository but not commit; network access \
+                     is on.",
                     definition.description()
                 )
             } else {

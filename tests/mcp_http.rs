@@ -1,6 +1,7 @@
 //! `pi-tools mcp --http`, spawned and spoken to with a real HTTP client: the bearer token,
 //! the Host/Origin allow-list, sessions that do not disturb each other, and the signals
 //! that end it.
+#![cfg(feature = "cli")]
 
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
@@ -33,7 +34,7 @@ impl HttpServer {
     async fn spawn(token: Option<&str>) -> HttpServer {
         let work = TempDir::new().expect("a temporary working directory");
         let etc = TempDir::new().expect("a temporary configuration directory");
-        let mut command = Command::new(env!("CARGO_BIN_EXE_pi-tools"));
+        let mut command = Command::new(env!("CARGO_BIN_EXE_cli-under-test"));
         command
             .args(["mcp", "--http", "127.0.0.1:0", "--cwd"])
             .arg(work.path());

@@ -1,8 +1,8 @@
 //! The MCP server's answers to input it cannot use, its backpressure, logging, instructions
 //! and unknown-property errors, in process over raw JSON-RPC lines.
+#![cfg(feature = "mcp")]
 
-mod mcp_support;
-mod support;
+use support::mcp as mcp_support;
 
 use std::sync::Arc;
 use std::time::Duration;

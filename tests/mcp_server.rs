@@ -1,8 +1,8 @@
 //! The MCP server, in process: handshake, listing, calls through the runner's pipeline,
 //! progress, cancellation, the session lock and robustness against bad input.
+#![cfg(feature = "mcp")]
 
-mod mcp_support;
-mod support;
+use support::mcp as mcp_support;
 
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};

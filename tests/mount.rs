@@ -4,8 +4,9 @@
 //! it before the tests): a call through `pi-tools run`, the gateway (`pi-tools mcp`),
 //! progress, images, cancellation reaching the server, a server killed mid-call, servers
 //! that never start, provider schemas of every mounted tool, and no process left behind.
+#![cfg(feature = "cli")]
 
-mod mount_support;
+use support::mount as mount_support;
 
 use std::process::Stdio;
 use std::sync::Arc;
@@ -344,7 +345,7 @@ async fn the_gateway_serves_mounted_tools_beside_the_built_in_ones() {
         r#"["read", "everything__echo", "everything__get-tiny-image"]"#,
         "",
     ));
-    let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_pi-tools"))
+    let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_cli-under-test"))
         .arg("--config")
         .arg(setup.config())
         .arg("mcp")

@@ -1,4 +1,5 @@
 //! The per-file mutation queue: order, parallelism, aliases, cancellation.
+#![cfg(feature = "builtins")]
 
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};

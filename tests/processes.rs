@@ -2,8 +2,9 @@
 //! (`setsid`, `setsid -f`, `set -m`) die with the call, whether it exits, times out or is
 //! cancelled; background jobs (`cmd &`, double forks) outlive the call but not the session.
 //! Survivors are counted in /proc, for both ways of tracking processes.
+#![cfg(feature = "builtins")]
 
-mod procfs;
+use support::procfs;
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};

@@ -1,7 +1,5 @@
 //! The system prompt's "Available tools" and "Guidelines" sections.
 
-mod support;
-
 use std::sync::Arc;
 
 use pi_tools::prompt::{PromptSections, available_tools, guidelines};

@@ -4,8 +4,6 @@
 //! Every test runs on tokio's paused clock: sleeps, timeouts and the cancel grace pass in
 //! virtual time, at once and exactly.
 
-mod support;
-
 use std::sync::Arc;
 use std::time::Duration;
 

@@ -2,9 +2,9 @@
 //! to write outside the writable roots, plant git hooks and settings, and reach the
 //! network; each attack's exact outcome is asserted and its target checked afterwards.
 
-#![cfg(target_os = "linux")]
+#![cfg(all(target_os = "linux", feature = "builtins"))]
 
-mod sandbox_support;
+use support::sandbox as sandbox_support;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;

@@ -4,9 +4,9 @@
 //! with a submodule. Each attack plants a command that would leave a marker outside; a real
 //! `git status` and `git commit` then run outside the sandbox and the marker must not exist.
 
-#![cfg(target_os = "linux")]
+#![cfg(all(target_os = "linux", feature = "builtins"))]
 
-mod sandbox_support;
+use support::sandbox as sandbox_support;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;

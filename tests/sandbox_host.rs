@@ -5,9 +5,9 @@
 //! asserted and its target checked on the host afterwards. And nothing is left behind in
 //! the temporary directory, even by killed runs (finding 5).
 
-#![cfg(target_os = "linux")]
+#![cfg(all(target_os = "linux", feature = "cli"))]
 
-mod sandbox_support;
+use support::sandbox as sandbox_support;
 
 use std::os::linux::net::SocketAddrExt;
 use std::time::Duration;
@@ -213,7 +213,7 @@ fn private_temporary_directories_of_killed_runs_are_removed_by_the_next() {
     let tmp = fx.outside.join("tmp");
     std::fs::create_dir(&tmp).expect("tmp");
     let server = || {
-        let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_pi-tools"));
+        let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_cli-under-test"));
         command
             .args(["mcp", "--cwd"])
             .arg(&fx.ws)

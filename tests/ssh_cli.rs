@@ -1,8 +1,9 @@
 //! `pi-tools run --ssh` and `pi-tools mcp --ssh` as separate processes against a real sshd on
 //! 127.0.0.1: the tools change files on the "remote" side, one connection serves the
 //! session, and a malformed `--ssh` is a usage error naming the expected form.
+#![cfg(all(feature = "ssh", feature = "cli"))]
 
-mod ssh_support;
+use support::ssh as ssh_support;
 
 use std::io::{BufRead, BufReader, Write};
 use std::path::Path;
@@ -17,7 +18,7 @@ use ssh_support::{ALIAS, Sshd};
 const PATIENCE: Duration = Duration::from_secs(30);
 
 fn pi_tools() -> Command {
-    let mut command = Command::new(env!("CARGO_BIN_EXE_pi-tools"));
+    let mut command = Command::new(env!("CARGO_BIN_EXE_cli-under-test"));
     command.env_remove("RUST_LOG").env_remove("PI_TOOLS_CONFIG");
     command
 }
@@ -376,7 +377,10 @@ impl StdinText for Command {
             .spawn()
             .expect("pi-tools starts");
         let mut stdin = child.stdin.take().expect("stdin");
-        stdin.write_all(text.as_bytes()).expect("input");
+        // A program that refuses its arguments exits without reading its input.
+        if let Err(e) = stdin.write_all(text.as_bytes()) {
+            assert_eq!(e.kind(), std::io::ErrorKind::BrokenPipe, "input: {e}");
+        }
         drop(stdin);
         child.wait_with_output().expect("output")
     }
@@ -437,7 +441,7 @@ async fn mcp_http_over_ssh_ends_each_sessions_remote_jobs_with_it() {
     use tokio::io::AsyncBufReadExt;
     let Some(sshd) = Sshd::start() else { return };
     let remote = tempfile::tempdir().expect("remote dir");
-    let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_pi-tools"))
+    let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_cli-under-test"))
         .env_remove("RUST_LOG")
         .env_remove("PI_TOOLS_CONFIG")
         .env_remove("PI_TOOLS_MCP_TOKEN")

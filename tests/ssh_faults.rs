@@ -1,8 +1,9 @@
 //! What the SSH environment does when things go wrong, against a real sshd: a connection
 //! that drops mid-call, a server killed in the middle of a large write, a refused key, an
 //! unknown host key, an unreachable host.
+#![cfg(all(feature = "ssh", feature = "cli"))]
 
-mod ssh_support;
+use support::ssh as ssh_support;
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -128,7 +129,7 @@ fn processes_with(marker: &str) -> Vec<u32> {
 async fn served_env(sshd: &Sshd, dir: &std::path::Path) -> SshEnv {
     let target = sshd
         .target()
-        .with_upload_helper(Some(env!("CARGO_BIN_EXE_pi-tools").into()));
+        .with_upload_helper(Some(env!("CARGO_BIN_EXE_cli-under-test").into()));
     let env = SshEnv::connect(target, dir).await.expect("connect");
     assert!(env.uses_remote_server().await);
     env

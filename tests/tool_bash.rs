@@ -1,5 +1,6 @@
 //! The bash tool with real processes: results, exit codes, signals, timeouts, cancellation,
 //! process-group cleanup, background jobs, update throttling, UTF-8, truncation and spilling.
+#![cfg(feature = "builtins")]
 
 use std::path::Path;
 use std::sync::Arc;

@@ -1,5 +1,6 @@
 //! The edit tool: exact and fuzzy matching, errors, and byte-for-byte preservation of
 //! everything outside the replaced regions.
+#![cfg(feature = "builtins")]
 
 use std::path::Path;
 use std::sync::Arc;

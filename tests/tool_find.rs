@@ -1,4 +1,5 @@
 //! The find tool against real directories.
+#![cfg(feature = "builtins")]
 
 use std::fs;
 use std::path::Path;

@@ -1,5 +1,6 @@
 //! The grep tool against real directories: output format, limits, ignore rules, context
 //! merging, clipping, errors and determinism.
+#![cfg(feature = "builtins")]
 
 use std::fs;
 use std::path::Path;

@@ -1,4 +1,5 @@
 //! The read tool, end to end against a real directory.
+#![cfg(feature = "builtins")]
 
 use std::io::Cursor;
 use std::path::Path;

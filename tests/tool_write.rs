@@ -1,4 +1,5 @@
 //! The write tool: parents, byte counts, atomic replacement, permissions, links.
+#![cfg(feature = "builtins")]
 
 use std::path::Path;
 use std::sync::Arc;

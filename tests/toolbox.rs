@@ -1,8 +1,6 @@
 //! The toolbox: the configured active set, typed tool sections and mode overrides reaching
 //! the runner, and tools activated by `added_tool_names`.
 
-mod support;
-
 use std::sync::Arc;
 use std::time::Duration;
 

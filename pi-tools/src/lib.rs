@@ -64,9 +64,14 @@
 //! Cargo features follow the layers: `builtins` (the seven tools and the search engine they
 //! share, with ripgrep's crates and image decoding), `process` (`LocalEnv` runs processes;
 //! part of `builtins`), `mcp` (the MCP server), `mount` (other MCP servers' tools in the
-//! toolbox, [`mount`]) and `cli` (the binary; implies the others, and is
-//! the default). With `default-features = false` a library gets the kernel, the tool API, the
-//! `#[tool]` macro, config, prompt, dialects and catalog.
+//! toolbox, [`mount`]), `cli` (the binary; implies the others but `ssh`) and `ssh` (the SSH
+//! environment); `cli` and `ssh` are the default. With `default-features = false` a library
+//! gets the kernel, the tool API, the `#[tool]` macro, config, prompt, dialects and catalog.
+//! The documentation marks each item that needs a feature.
+
+// docs.rs builds with `--cfg docsrs` on nightly: each item behind a feature gets a badge
+// naming it.
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
 // Generated code names `::pi_tools`, which must resolve inside this crate too (the
 // built-in tools are ordinary `#[tool]` functions).

@@ -6,8 +6,8 @@
 
 use std::collections::VecDeque;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
-use std::sync::{Arc, Mutex, OnceLock};
+use std::process::Command;
+use std::sync::{Arc, Mutex};
 
 use axum::Router;
 use axum::extract::State;
@@ -54,25 +54,9 @@ async fn answer(
     )
 }
 
-/// The example's executable, built once by cargo (which says where it put it).
-fn agent_binary() -> &'static PathBuf {
-    static BIN: OnceLock<PathBuf> = OnceLock::new();
-    BIN.get_or_init(|| {
-        let output = Command::new(env!("CARGO"))
-            .args(["build", "--example", "agent", "--message-format=json"])
-            .arg("--manifest-path")
-            .arg(concat!(env!("CARGO_MANIFEST_DIR"), "/Cargo.toml"))
-            .stderr(Stdio::inherit())
-            .output()
-            .expect("cargo starts");
-        assert!(output.status.success(), "building the agent example failed");
-        String::from_utf8_lossy(&output.stdout)
-            .lines()
-            .filter_map(|line| serde_json::from_str::<Value>(line).ok())
-            .filter(|m| m["reason"] == "compiler-artifact" && m["target"]["name"] == "agent")
-            .find_map(|m| m["executable"].as_str().map(PathBuf::from))
-            .expect("cargo reports the example's executable")
-    })
+/// The example's executable (this package builds it from the example's source).
+fn agent_binary() -> &'static Path {
+    Path::new(env!("CARGO_BIN_EXE_agent"))
 }
 
 /// Serves `replies`, runs the example with `args` in a fresh directory, and returns the

@@ -20,7 +20,7 @@ fn workspace(name: &str) -> PathBuf {
 
 /// `pi-tools run --dialect <dialect> --cwd <dir> -` with `reply` on standard input.
 fn run(dialect: &str, dir: &Path, reply: &str, extra: &[&str]) -> Output {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_pi-tools"))
+    let mut child = Command::new(env!("CARGO_BIN_EXE_cli-under-test"))
         .args(["run", "--dialect", dialect, "--cwd"])
         .arg(dir)
         .args(extra)
@@ -127,7 +127,7 @@ fn a_reply_that_cannot_be_read_is_a_usage_error_with_the_reason() {
 
 #[test]
 fn the_dialect_flag_is_in_the_help_and_the_completions() {
-    let help = Command::new(env!("CARGO_BIN_EXE_pi-tools"))
+    let help = Command::new(env!("CARGO_BIN_EXE_cli-under-test"))
         .args(["run", "--help"])
         .output()
         .unwrap();
@@ -142,7 +142,7 @@ fn the_dialect_flag_is_in_the_help_and_the_completions() {
     ] {
         assert!(help.contains(&format!("- {name}:")), "{name} in {help}");
     }
-    let bash = Command::new(env!("CARGO_BIN_EXE_pi-tools"))
+    let bash = Command::new(env!("CARGO_BIN_EXE_cli-under-test"))
         .args(["completions", "bash"])
         .output()
         .unwrap();

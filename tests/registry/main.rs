@@ -1,5 +1,6 @@
 //! Tools declared in separate files are all found through the registry, with no list naming
 //! them.
+#![cfg(feature = "builtins")]
 
 mod files;
 mod search;

@@ -140,10 +140,30 @@ pub(crate) fn map_new_text(
     Ok(text)
 }
 
-/// For each line of `old`, the line of `new` it stays as, when newText keeps it.
+/// For each line of `old`, the line of `new` it stays as, when newText keeps it. Only lines
+/// with text are compared: blank lines are what is being placed. When newText has as many
+/// lines with text as oldText, they are taken as replacing them line for line (a line
+/// repeated in the window would otherwise let a diff pair it with another copy of itself);
+/// otherwise a line diff tells which were kept.
 fn kept_lines(old: &[&str], new: &[&str]) -> Vec<Option<usize>> {
+    let texts = |lines: &[&str]| -> (Vec<usize>, Vec<String>) {
+        (0..lines.len())
+            .filter(|&i| !is_blank(lines[i]))
+            .map(|i| (i, lines[i].to_string()))
+            .unzip()
+    };
+    let (old_at, old_texts) = texts(old);
+    let (new_at, new_texts) = texts(new);
     let mut kept = vec![None; old.len()];
-    for op in capture_diff_slices(Algorithm::Myers, old, new) {
+    if old_texts.len() == new_texts.len() {
+        for k in 0..old_texts.len() {
+            if old_texts[k] == new_texts[k] {
+                kept[old_at[k]] = Some(new_at[k]);
+            }
+        }
+        return kept;
+    }
+    for op in capture_diff_slices(Algorithm::Myers, &old_texts, &new_texts) {
         if let DiffOp::Equal {
             old_index,
             new_index,
@@ -151,7 +171,7 @@ fn kept_lines(old: &[&str], new: &[&str]) -> Vec<Option<usize>> {
         } = op
         {
             for k in 0..len {
-                kept[old_index + k] = Some(new_index + k);
+                kept[old_at[old_index + k]] = Some(new_at[new_index + k]);
             }
         }
     }

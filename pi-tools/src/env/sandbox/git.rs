@@ -290,33 +290,81 @@ fn varint(bytes: &[u8]) -> Option<(usize, usize)> {
     Some((value, used))
 }
 
-/// What a watched path held when the session started.
-#[derive(Debug, Clone, PartialEq, Eq)]
-enum Saved {
-    File(Vec<u8>),
+/// When a file last changed, as far as a stat tells (its change time cannot be set back).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Stamp {
+    ino: u64,
+    len: u64,
+    ctime: i64,
+    ctime_nsec: i64,
+}
+
+/// What a watched path is now.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Seen {
+    File(Stamp),
     Other,
 }
 
+/// What a watched path held when the session started (a file's bytes, to restore them).
+#[derive(Debug, Clone)]
+struct Saved {
+    seen: Seen,
+    bytes: Option<Vec<u8>>,
+}
+
+fn stat(path: &Path) -> Option<Seen> {
+    use std::os::unix::fs::MetadataExt;
+    let meta = fs::symlink_metadata(path).ok()?;
+    Some(if meta.is_file() {
+        Seen::File(Stamp {
+            ino: meta.ino(),
+            len: meta.len(),
+            ctime: meta.ctime(),
+            ctime_nsec: meta.ctime_nsec(),
+        })
+    } else {
+        Seen::Other
+    })
+}
+
+/// The gitlinks of an index, and the stamp of the index they were read from.
+type IndexLinks = (Seen, Vec<PathBuf>);
+
 /// Catches, after every call and at the session's end, what the kernel could not stop: a
 /// redirect file a command created, changed or removed in a writable git directory, or a
-/// submodule `.git` that appeared.
+/// submodule `.git` that appeared. A check is stats only (and a read of the index when it
+/// changed); contents are read once, at the start, to restore them.
 #[derive(Debug)]
 pub(super) struct GitGuard {
     repositories: Vec<Repository>,
     /// Whether the git directories are writable (commit mode): only then are they scanned.
     scan_git_dirs: bool,
     saved: Mutex<BTreeMap<PathBuf, Saved>>,
+    /// Each repository's gitlinks, by the stamp of the index they were read from.
+    links: Mutex<Vec<Option<IndexLinks>>>,
 }
 
 impl GitGuard {
     /// Remembers what every watched path holds now.
     pub(super) fn new(repositories: Vec<Repository>, access: GitAccess) -> GitGuard {
+        let count = repositories.len();
         let guard = GitGuard {
             repositories,
             scan_git_dirs: access == GitAccess::Commit,
             saved: Mutex::new(BTreeMap::new()),
+            links: Mutex::new(vec![None; count]),
         };
-        let now = guard.current();
+        let now = guard
+            .current()
+            .into_iter()
+            .map(|(path, seen)| {
+                let bytes = matches!(seen, Seen::File(_))
+                    .then(|| fs::read(&path).ok())
+                    .flatten();
+                (path, Saved { seen, bytes })
+            })
+            .collect();
         *guard.saved.lock().unwrap_or_else(|e| e.into_inner()) = now;
         guard
     }
@@ -326,10 +374,25 @@ impl GitGuard {
         self.repositories.is_empty()
     }
 
-    /// The watched paths that exist now, with what they hold.
-    fn current(&self) -> BTreeMap<PathBuf, Saved> {
+    /// The gitlinks of repository `at`, read again only when its index changed.
+    fn gitlinks(&self, at: usize) -> Vec<PathBuf> {
+        let index = self.repositories[at].git_dir.join("index");
+        let stamp = stat(&index);
+        let mut links = self.links.lock().unwrap_or_else(|e| e.into_inner());
+        match (&links[at], stamp) {
+            (Some((seen, found)), Some(now)) if *seen == now => found.clone(),
+            _ => {
+                let found = gitlinks(&index);
+                links[at] = stamp.map(|s| (s, found.clone()));
+                found
+            }
+        }
+    }
+
+    /// The watched paths that exist now.
+    fn current(&self) -> BTreeMap<PathBuf, Seen> {
         let mut found = BTreeMap::new();
-        for repo in &self.repositories {
+        for (at, repo) in self.repositories.iter().enumerate() {
             for dot_git in &repo.submodules {
                 note(&mut found, dot_git);
             }
@@ -337,7 +400,7 @@ impl GitGuard {
                 continue;
             }
             // A gitlink staged during the session, with a `.git` planted beneath it.
-            for link in gitlinks(&repo.git_dir.join("index")) {
+            for link in self.gitlinks(at) {
                 note(&mut found, &repo.root.join(link).join(".git"));
             }
             for dir in repo.git_dirs() {
@@ -362,14 +425,18 @@ impl GitGuard {
 
     /// Undoes what changed since the session started; one sentence per path undone.
     pub(super) fn undo(&self) -> Vec<String> {
-        let saved = self.saved.lock().unwrap_or_else(|e| e.into_inner());
+        let mut saved = self.saved.lock().unwrap_or_else(|e| e.into_inner());
         let now = self.current();
         let mut undone = Vec::new();
-        for (path, held) in &now {
-            match saved.get(path) {
-                Some(before) if before == held => {}
-                Some(Saved::File(bytes)) => {
+        for (path, seen) in &now {
+            match saved.get_mut(path) {
+                Some(before) if before.seen == *seen => {}
+                Some(Saved {
+                    seen: before,
+                    bytes: Some(bytes),
+                }) => {
                     if restore(path, bytes).is_ok() {
+                        *before = stat(path).unwrap_or(*before);
                         undone.push(format!("restored {}", path.display()));
                     }
                 }
@@ -380,10 +447,14 @@ impl GitGuard {
                 }
             }
         }
-        for (path, before) in saved.iter() {
-            if let (false, Saved::File(bytes)) = (now.contains_key(path), before)
+        for (path, before) in saved.iter_mut() {
+            if now.contains_key(path) {
+                continue;
+            }
+            if let Some(bytes) = &before.bytes
                 && restore(path, bytes).is_ok()
             {
+                before.seen = stat(path).unwrap_or(before.seen);
                 undone.push(format!("restored {}", path.display()));
             }
         }
@@ -392,25 +463,16 @@ impl GitGuard {
 }
 
 /// Records `path` if it exists (a link is recorded as itself, never followed).
-fn note(found: &mut BTreeMap<PathBuf, Saved>, path: &Path) {
-    match fs::symlink_metadata(path) {
-        Ok(meta) if meta.is_file() => {
-            found.insert(
-                path.to_path_buf(),
-                Saved::File(fs::read(path).unwrap_or_default()),
-            );
-        }
-        Ok(_) => {
-            found.insert(path.to_path_buf(), Saved::Other);
-        }
-        Err(_) => {}
+fn note(found: &mut BTreeMap<PathBuf, Seen>, path: &Path) {
+    if let Some(seen) = stat(path) {
+        found.insert(path.to_path_buf(), seen);
     }
 }
 
 /// Records the files beneath `dir` that can redirect git: all of them in `hooks`, and in
 /// `modules` the settings, hooks and redirect files of every submodule's git directory
 /// (objects and refs are left out).
-fn note_tree(found: &mut BTreeMap<PathBuf, Saved>, dir: &Path, depth: usize, hooks: bool) {
+fn note_tree(found: &mut BTreeMap<PathBuf, Seen>, dir: &Path, depth: usize, hooks: bool) {
     let Ok(entries) = fs::read_dir(dir) else {
         return;
     };

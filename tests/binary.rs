@@ -1,0 +1,10 @@
+//! The command line run as a separate process: `run`, `catalog`, `schema` and the rest,
+//! the file tools across processes, `mcp` over stdio and HTTP, and `--ssh`.
+
+mod cli;
+mod file_processes;
+mod mcp_binary;
+mod mcp_http;
+mod mount;
+mod sandbox_host;
+mod ssh_cli;

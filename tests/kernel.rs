@@ -1,0 +1,16 @@
+//! The kernel, the tool API and the `#[tool]` macro, one module per subject: the runner,
+//! argument validation, canonical schemas and the provider dialects, provider replies, the
+//! prompt, config, the catalog and the wire types.
+
+mod catalog;
+mod config;
+mod dialects;
+mod macro_config;
+mod macro_e2e;
+mod prompt;
+mod providers;
+mod runner;
+mod schema_canonical;
+mod toolbox;
+mod validation;
+mod wire;

@@ -1,0 +1,4 @@
+//! The MCP server in process: the protocol over a pipe, and robustness against bad input.
+
+mod mcp_input;
+mod mcp_server;

