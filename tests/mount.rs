@@ -434,3 +434,61 @@ fn a_streamable_http_server_is_mounted_by_its_url() {
     let _ = server.wait();
     assert_eq!(text_of(&messages[0]), "Echo: over HTTP", "{}", messages[0]);
 }
+
+#[test]
+fn a_sandboxed_server_is_confined_as_bash_is() {
+    let root = TempDir::new().expect("a directory for the filesystem server");
+    std::fs::write(root.path().join("a.txt"), "readable\n").expect("a file");
+    let server = |name: &str, sandbox: bool| {
+        format!(
+            "[mcp.servers.{name}]\ncommand = {}\nstartup_timeout_secs = 60\nsandbox = {sandbox}\n",
+            toml_list(&filesystem_command(root.path()))
+        )
+    };
+    let setup = Setup::new(&format!(
+        "[tools]\nactive = [\"boxed__*\", \"free__*\"]\n\n[sandbox]\nmode = \"read-only\"\n\n{}\n{}",
+        server("boxed", true),
+        server("free", false)
+    ));
+    let write = |tool: &str, file: &str| json!({"id": tool, "name": tool, "arguments": {"path": path_text(&root.path().join(file)), "content": "x"}});
+    let messages = setup.run_calls(json!([
+        write("boxed__write_file", "boxed.txt"),
+        {"id": "r", "name": "boxed__read_text_file", "arguments": {"path": path_text(&root.path().join("a.txt"))}},
+        write("free__write_file", "free.txt")
+    ]));
+    assert_eq!(messages[0]["isError"], true, "{}", messages[0]);
+    assert!(text_of(&messages[0]).contains("EACCES"), "{}", messages[0]);
+    assert!(!root.path().join("boxed.txt").exists());
+    assert_eq!(text_of(&messages[1]), "readable\n");
+    assert_eq!(messages[2]["isError"], false, "{}", messages[2]);
+    assert!(root.path().join("free.txt").exists());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_eager_server_starts_with_the_session_and_a_lazy_one_waits_for_use() {
+    use pi_tools::config::Config;
+    use pi_tools::mount::Mounts;
+    let command = toml_list(&everything_command());
+    let text = format!(
+        "[tools]\nactive = [\"eager__echo\", \"lazy__echo\"]\n\n[mcp.servers.eager]\ncommand = {command}\neager = true\nstartup_timeout_secs = 60\n\n[mcp.servers.lazy]\ncommand = {command}\n"
+    );
+    let config = Config::parse(&text, "pi-tools.toml", &[]).expect("valid");
+    let work = TempDir::new().expect("a working directory");
+    let mounts = Mounts::new(&config, work.path()).expect("mounts");
+    assert_eq!(mounts.state("eager").await, Some(ServerState::NotStarted));
+    mounts.start_eager();
+    let mut pid = None;
+    for _ in 0..600 {
+        if let Some(ServerState::Running(Some(p))) = mounts.state("eager").await {
+            pid = Some(p);
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let pid = pid.expect("the eager server started on its own");
+    assert_eq!(mounts.state("lazy").await, Some(ServerState::NotStarted));
+    assert_eq!(processes_in(work.path()), [pid]);
+    mounts.end().await;
+    assert!(gone(pid));
+    assert_eq!(mounts.state("eager").await, Some(ServerState::Ended));
+}
