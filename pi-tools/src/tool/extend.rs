@@ -19,13 +19,13 @@ use crate::core::{BoxFuture, ExecutionMode, ToolContext, ToolError, ToolResult};
 ///
 /// /// Say hello.
 /// #[tool]
-/// async fn hello() -> Result<String, ToolError> {
+/// async fn greet() -> Result<String, ToolError> {
 ///     Ok("hello".to_owned())
 /// }
 ///
-/// let noted = extend_description(Arc::new(HelloTool), "Greets in English only.");
+/// let noted = extend_description(Arc::new(GreetTool), "Greets in English only.");
 /// assert_eq!(noted.description(), "Say hello. Greets in English only.");
-/// assert_eq!(noted.name(), "hello");
+/// assert_eq!(noted.name(), "greet");
 /// ```
 pub fn extend_description(
     definition: Arc<dyn ToolDefinition>,

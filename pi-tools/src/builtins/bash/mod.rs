@@ -195,4 +195,3 @@ fn checked_timeout(secs: f64) -> Result<f64, ToolError> {
         "The timeout {secs} is not a usable number of seconds. Give a number from 0 to {MAX_TIMEOUT_SECS} (a day), such as 60, or leave it out."
     )))
 }
-
