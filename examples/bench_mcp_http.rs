@@ -18,12 +18,14 @@
 //!
 //! Both run on this machine in the same run, one after the other at each concurrency, so
 //! they share its load; the clients run in this process. With `--stdio`, each server is
-//! also measured over stdio: one session, with 1, 8 and 64 calls in flight (rmcp's client).
+//! also measured over stdio: one session, with 1, 8 and 64 calls in flight (rmcp's client),
+//! the servers taking turns four times a cell (a new session each turn);
+//! `--no-http` leaves the HTTP cells out.
 //! Peak RSS (`VmHWM`) of each server process is printed at the end.
 //!
 //! ```text
 //! cargo build --release --example bench_mcp_http
-//! target/release/examples/bench_mcp_http [--seconds 3] [--stdio] [--reference NODE SCRIPT]
+//! target/release/examples/bench_mcp_http [--seconds 3] [--stdio] [--no-http] [--reference NODE SCRIPT]
 //! ```
 
 use std::path::{Path, PathBuf};
@@ -48,6 +50,8 @@ async fn echo(
 }
 
 const CONCURRENCY: [usize; 3] = [1, 8, 64];
+/// Turns each server takes at each stdio cell (the window is split between them).
+const STDIO_ROUNDS: u32 = 4;
 const WARM_UP: Duration = Duration::from_millis(500);
 const STARTUP: Duration = Duration::from_secs(30);
 /// A bound on any single request, so a stuck server ends the run instead of hanging it.
@@ -87,6 +91,8 @@ fn main() -> ExitCode {
 struct Options {
     window: Duration,
     stdio: bool,
+    /// Leave out the HTTP cells (`--no-http`).
+    no_http: bool,
     reference: Option<(PathBuf, PathBuf)>,
 }
 
@@ -95,6 +101,7 @@ impl Options {
         let mut options = Options {
             window: Duration::from_secs(3),
             stdio: false,
+            no_http: false,
             reference: None,
         };
         let mut args = std::env::args().skip(1);
@@ -109,6 +116,7 @@ impl Options {
                     options.window = Duration::from_secs_f64(seconds);
                 }
                 "--stdio" => options.stdio = true,
+                "--no-http" => options.no_http = true,
                 "--reference" => {
                     let (Some(node), Some(script)) = (args.next(), args.next()) else {
                         return Err(
@@ -130,6 +138,7 @@ impl Options {
 }
 
 /// One measured cell: calls answered in the window and their latencies.
+#[derive(Default)]
 struct Figures {
     calls: usize,
     elapsed: Duration,
@@ -137,6 +146,13 @@ struct Figures {
 }
 
 impl Figures {
+    /// Another round's figures of the same cell.
+    fn add(&mut self, round: Figures) {
+        self.calls += round.calls;
+        self.elapsed += round.elapsed;
+        self.latencies.extend(round.latencies);
+    }
+
     fn line(mut self, server: &str, transport: &str, concurrency: usize) -> String {
         self.latencies.sort();
         format!(
@@ -173,7 +189,7 @@ async fn run(options: Options) -> Result<(), Error> {
     );
     println!("| transport | server | clients | calls/s | p50 ms | p99 ms |");
     println!("|---|---|---:|---:|---:|---:|");
-    for concurrency in CONCURRENCY {
+    for concurrency in CONCURRENCY.into_iter().filter(|_| !options.no_http) {
         for server in &servers {
             let figures = http_cell(&server.url, concurrency, options.window).await?;
             println!("{}", figures.line(server.name, "http", concurrency));
@@ -186,11 +202,20 @@ async fn run(options: Options) -> Result<(), Error> {
             command.arg(script).arg("stdio");
             commands.push(("reference", command));
         }
-        for (name, command) in commands {
-            for concurrency in CONCURRENCY {
-                let figures =
-                    stdio_cell(name, command_clone(&command), concurrency, options.window).await?;
-                println!("{}", figures.line(name, "stdio", concurrency));
+        // The servers take turns, STDIO_ROUNDS times a cell, so a change in the machine's
+        // load during the run weighs on both alike.
+        for concurrency in CONCURRENCY {
+            let mut totals: Vec<Figures> = commands.iter().map(|_| Figures::default()).collect();
+            for _ in 0..STDIO_ROUNDS {
+                for ((name, command), total) in commands.iter().zip(&mut totals) {
+                    let round = options.window.div_f64(STDIO_ROUNDS as f64);
+                    let figures =
+                        stdio_cell(name, command_clone(command), concurrency, round).await?;
+                    total.add(figures);
+                }
+            }
+            for ((name, _), total) in commands.iter().zip(totals) {
+                println!("{}", total.line(name, "stdio", concurrency));
             }
         }
     }

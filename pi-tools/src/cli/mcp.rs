@@ -14,7 +14,7 @@ use tokio_util::sync::CancellationToken;
 use crate::config::ConfigSource;
 use crate::core::RunnerConfig;
 use crate::mcp::{
-    HttpOptions, McpTool, McpTools, init_stderr_logging, serve_http, serve_split_until,
+    HttpOptions, McpTool, McpTools, init_stderr_logging, serve_http, serve_split_until, stdio,
 };
 use crate::toolbox::Toolbox;
 
@@ -50,7 +50,7 @@ pub(super) async fn mcp(args: McpArgs, source: &ConfigSource) -> Result<ExitCode
     tokio::spawn(stop_on_signals(stop.clone()));
     let served = match &args.http {
         None => {
-            let (stdin, stdout) = rmcp::transport::io::stdio_pipes();
+            let (stdin, stdout) = stdio();
             serve_split_until(tools, base_config.clone(), stdin, stdout, stop).await
         }
         Some(address) => {

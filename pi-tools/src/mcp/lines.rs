@@ -355,9 +355,12 @@ impl<R: AsyncRead + Unpin> Reader<R> {
         }
         // A usable message is read straight into its type; only one that is not is read
         // again, as plain JSON, to say why.
-        let message = match serde_json::from_str::<ClientJsonRpcMessage>(text) {
-            Ok(message) => message,
-            Err(_) => return Err(self.why_unusable(text)),
+        let message = match super::call_line::read_call(text) {
+            Some(call) => call,
+            None => match serde_json::from_str::<ClientJsonRpcMessage>(text) {
+                Ok(message) => message,
+                Err(_) => return Err(self.why_unusable(text)),
+            },
         };
         self.admit(message).await
     }

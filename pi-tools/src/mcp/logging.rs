@@ -33,10 +33,13 @@ pub fn init_stderr_logging() {
         .with_writer(std::io::stderr)
         .with_ansi(false)
         .with_filter(filter);
+    // Events only: spans would be recorded for every request for nothing (this layer
+    // forwards events), at a cost per call.
     let to_clients = ClientLogLayer.with_filter(dynamic_filter_fn(|meta, _| {
-        CALL_LOG
-            .try_with(|log| log.wants(*meta.level()))
-            .unwrap_or(false)
+        meta.is_event()
+            && CALL_LOG
+                .try_with(|log| log.wants(*meta.level()))
+                .unwrap_or(false)
     }));
     let installed = tracing_subscriber::registry()
         .with(stderr)

@@ -76,6 +76,7 @@
 //! [`RunnerConfig::extensions`]: crate::RunnerConfig::extensions
 //! [`RunnerConfig::max_concurrency`]: crate::RunnerConfig::max_concurrency
 
+mod call_line;
 mod error;
 mod http;
 mod http_gate;
@@ -86,10 +87,12 @@ mod result;
 mod serve;
 mod server;
 mod sessions;
+mod stdio;
 mod tools;
 
 pub use error::McpError;
 pub use http::{HEALTH_PATH, HttpOptions, MCP_PATH, serve_http};
 pub use logging::init_stderr_logging;
 pub use serve::{serve, serve_split, serve_split_until, serve_stdio};
+pub use stdio::{StdinStream, StdoutStream, stdio};
 pub use tools::{DEFAULT_MAX_MESSAGE_BYTES, McpTool, McpTools};

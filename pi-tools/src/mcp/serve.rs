@@ -23,7 +23,7 @@ use crate::core::RunnerConfig;
 /// # }
 /// ```
 pub async fn serve_stdio(tools: McpTools, config: RunnerConfig) -> Result<(), McpError> {
-    let (stdin, stdout) = rmcp::transport::io::stdio_pipes();
+    let (stdin, stdout) = super::stdio();
     serve_split(tools, config, stdin, stdout).await
 }
 

@@ -335,7 +335,9 @@ impl ServerHandler for ToolServer {
             tokio::join!(call, sink.pump()).0
         };
         let call = forwarding_logs(self.level.clone(), context.peer.clone(), running);
-        match self.calls.track_future(call).await {
+        // Boxed: the protocol library moves each request's future into a task of its own,
+        // and a call's future is several kilobytes, copied at every move.
+        match Box::pin(self.calls.track_future(call)).await {
             Some(message) => Ok(call_tool_result(message).into()),
             None => Err(ErrorData::internal_error(
                 "The runner returned no result for the call; this is a bug in pi-tools.",
