@@ -275,7 +275,7 @@ fn an_ssh_env_section_reads_every_key() {
         "[env]\nkind = \"ssh\"\nhost = \"me@build-box\"\nport = 2222\n\
          identity_file = \"~/.ssh/id_ed25519\"\ncwd = \"/srv/project\"\n\
          known_hosts = \"accept-new\"\nupload_helper = true\nssh_config = \"conf/ssh\"\n\
-         connect_timeout_secs = 4\n",
+         connect_timeout_secs = 4\nlogin_shell = false\n",
     )
     .expect("valid");
     assert_eq!(
@@ -287,6 +287,7 @@ fn an_ssh_env_section_reads_every_key() {
             cwd: "/srv/project".into(),
             known_hosts: HostKeyPolicy::AcceptNew,
             upload_helper: true,
+            login_shell: false,
             ssh_config: Some("conf/ssh".into()),
             connect_timeout: Duration::from_secs(4),
         })
@@ -298,6 +299,9 @@ fn an_ssh_env_section_reads_every_key() {
     assert_eq!(ssh.known_hosts, HostKeyPolicy::Strict, "strict by default");
     assert_eq!(ssh.connect_timeout, DEFAULT_CONNECT_TIMEOUT);
     assert_eq!((ssh.port, ssh.upload_helper), (None, false));
+    assert!(ssh.login_shell, "commands get a login shell's environment by default");
+    #[cfg(feature = "ssh")]
+    assert!(ssh.target().login_shell);
 }
 
 #[test]
@@ -314,7 +318,7 @@ fn env_section_mistakes_are_errors_saying_what_to_fix() {
     assert_eq!(
         error("[env]\nkind = \"ssh\"\nhots = \"box\"\nhost = \"box\"\ncwd = \"/w\"\n"),
         "pi-tools.toml:3:1: unknown key `hots` in [env]; did you mean `host`? the keys allowed there are: \
-         kind, host, port, identity_file, cwd, known_hosts, upload_helper, ssh_config, connect_timeout_secs"
+         kind, host, port, identity_file, cwd, known_hosts, upload_helper, login_shell, ssh_config, connect_timeout_secs"
     );
     assert_eq!(
         error("[env]\nkind = \"remote\"\n"),
@@ -326,11 +330,12 @@ fn env_section_mistakes_are_errors_saying_what_to_fix() {
     );
     assert_eq!(
         error(
-            "[env]\nkind = \"ssh\"\nhost = \"box\"\ncwd = \"/w\"\nport = 70000\nknown_hosts = \"yes\"\nupload_helper = \"true\"\n"
+            "[env]\nkind = \"ssh\"\nhost = \"box\"\ncwd = \"/w\"\nport = 70000\nknown_hosts = \"yes\"\nupload_helper = \"true\"\nlogin_shell = 1\n"
         ),
         "pi-tools.toml:5:8: `port` must be a port number from 1 to 65535; remove it for the ssh config's (or 22)\n\
          pi-tools.toml:6:15: `known_hosts` must be one of \"strict\", \"accept-new\", \"accept-any\": \"strict\" needs the host's key in known_hosts already, \"accept-new\" records an unknown host's key, \"accept-any\" checks nothing\n\
-         pi-tools.toml:7:17: `upload_helper` must be true or false (without quotes)"
+         pi-tools.toml:7:17: `upload_helper` must be true or false (without quotes)\n\
+         pi-tools.toml:8:15: `login_shell` must be true or false (without quotes): true gives commands a login shell's environment, false a plain SSH command's"
     );
 }
 

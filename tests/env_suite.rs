@@ -793,9 +793,10 @@ fn served_by(sshd: &Sshd, marker: &str) -> usize {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_remote_shell_startup_files_run_once_per_environment() {
-    // sshd gives the sessions a HOME whose .bashrc (which bash reads for every SSH command)
-    // counts its runs, prints noise and sets a variable; SFTP runs inside sshd, without a
-    // shell, so only the commands' sessions count.
+    // sshd gives the sessions a HOME whose .bashrc (which bash reads for every SSH command,
+    // and which the .profile of a login shell sources, as Debian's does) counts its runs,
+    // prints noise and sets a variable; SFTP runs inside sshd, without a shell, so only the
+    // commands' sessions count.
     let home = tempfile::tempdir().expect("tempdir");
     std::fs::write(
         home.path().join(".bashrc"),
@@ -803,6 +804,17 @@ async fn the_remote_shell_startup_files_run_once_per_environment() {
          export FROM_STARTUP=\"set once\"\n",
     )
     .expect("bashrc");
+    std::fs::write(
+        home.path().join(".profile"),
+        "echo run >> \"$HOME/profiles\"\n. \"$HOME/.bashrc\"\n",
+    )
+    .expect("profile");
+    let profiles = || {
+        std::fs::read_to_string(home.path().join("profiles"))
+            .unwrap_or_default()
+            .lines()
+            .count()
+    };
     let set_home = format!("SetEnv HOME={}", home.path().display());
     let Some(sshd) = Sshd::start_with(&[&set_home, "Subsystem sftp internal-sftp"]) else {
         return;
@@ -843,6 +855,7 @@ async fn the_remote_shell_startup_files_run_once_per_environment() {
     );
     assert!(env.uses_remote_server().await);
     assert_eq!(startups(), 1, "the startup file ran once for nine calls");
+    assert_eq!(profiles(), 1, "the login shell's, which sourced it, too");
     // The environment was captured when the server started: a later change to the startup
     // file applies to the next environment, not to this one's commands.
     let mut rc = std::fs::OpenOptions::new()
@@ -856,7 +869,7 @@ async fn the_remote_shell_startup_files_run_once_per_environment() {
     )
     .await;
     assert_eq!(out, "[ok] bash: unset\n");
-    assert_eq!(startups(), 1);
+    assert_eq!((startups(), profiles()), (1, 1));
     assert_eq!(served_by(&sshd, "env-server"), 1);
 
     // The environment's end ends the remote process.
@@ -881,6 +894,84 @@ async fn the_remote_shell_startup_files_run_once_per_environment() {
     .await;
     assert_eq!(out, "[ok] bash: set once yes\n[ok] bash: set once yes\n");
     assert!(!plain.uses_remote_server().await);
-    // One session finding no pi-tools there, then one per command.
+    // One session finding no pi-tools there (a login shell, whose .profile sources
+    // .bashrc), then one per command (an SSH command's shell, which reads .bashrc itself).
     assert_eq!(startups() - before, 3);
+    assert_eq!(profiles(), 2);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn commands_get_a_login_shells_environment_unless_configured_otherwise() {
+    // A HOME whose .profile (read by a login shell, not for an SSH command) prints noise,
+    // exports a variable and puts a directory on PATH, and whose .bashrc (read for an SSH
+    // command, not by a login shell: this .profile does not source it) exports another;
+    // each counts its runs.
+    let home = tempfile::tempdir().expect("tempdir");
+    let bin = home.path().join("bin");
+    std::fs::create_dir(&bin).expect("bin");
+    std::fs::write(bin.join("from-profile-path"), "#!/bin/sh\necho on PATH\n").expect("tool");
+    std::fs::set_permissions(
+        bin.join("from-profile-path"),
+        std::os::unix::fs::PermissionsExt::from_mode(0o755),
+    )
+    .expect("chmod");
+    std::fs::write(
+        home.path().join(".profile"),
+        "echo run >> \"$HOME/profiles\"\necho noise from .profile\n\
+         export FROM_PROFILE=login\nPATH=\"$HOME/bin:$PATH\"\n",
+    )
+    .expect("profile");
+    std::fs::write(
+        home.path().join(".bashrc"),
+        "echo run >> \"$HOME/bashrcs\"\nexport FROM_BASHRC=rc\n",
+    )
+    .expect("bashrc");
+    let set_home = format!("SetEnv HOME={}", home.path().display());
+    let Some(sshd) = Sshd::start_with(&[&set_home, "Subsystem sftp internal-sftp"]) else {
+        return;
+    };
+    let count = |name: &str| {
+        std::fs::read_to_string(home.path().join(name))
+            .unwrap_or_default()
+            .lines()
+            .count()
+    };
+    let dir = tempfile::tempdir().expect("tempdir");
+    let call = (
+        "bash",
+        json!({"command": "echo ${FROM_PROFILE:-no profile} ${FROM_BASHRC:-no bashrc}; \
+                           from-profile-path 2>/dev/null || echo not on PATH"}),
+    );
+    for (login_shell, seen, runs) in [
+        (true, "login no bashrc\non PATH", (1, 0)),
+        (false, "no profile rc\nnot on PATH", (0, 1)),
+    ] {
+        for name in ["profiles", "bashrcs"] {
+            let _ = std::fs::remove_file(home.path().join(name));
+        }
+        let mut target = sshd
+            .target()
+            .with_upload_helper(Some(env!("CARGO_BIN_EXE_cli-under-test").into()));
+        assert!(target.login_shell, "a login shell by default");
+        target.login_shell = login_shell;
+        let env = Arc::new(SshEnv::connect(target, dir.path()).await.expect("connect"));
+        let out = run(
+            Arc::clone(&env) as Arc<dyn ExecutionEnv>,
+            &[call.clone(), call.clone(), call.clone(), call.clone()],
+        )
+        .await;
+        assert_eq!(
+            out,
+            format!("[ok] bash: {seen}\n").repeat(4),
+            "login_shell = {login_shell}"
+        );
+        assert!(env.uses_remote_server().await);
+        assert_eq!(
+            (count("profiles"), count("bashrcs")),
+            runs,
+            "login_shell = {login_shell}: the startup files ran once for four calls"
+        );
+        drop(env);
+        assert_eq!(settle(0, || served_by(&sshd, "env-server")).await, 0);
+    }
 }

@@ -9,6 +9,7 @@
 //! cwd = "/srv/project"              # the remote working directory, absolute
 //! known_hosts = "strict"            # or "accept-new", "accept-any"
 //! upload_helper = false             # upload this pi-tools to serve commands there (same OS/arch)
+//! login_shell = true                # commands get a login shell's PATH and variables (false: a plain SSH command's)
 //! ssh_config = "deploy/ssh_config"  # optional: an ssh config file instead of ~/.ssh/config
 //! connect_timeout_secs = 10         # optional
 //! ```
@@ -24,7 +25,7 @@ use toml::de::{DeTable, DeValue};
 use super::load::{Loader, integer};
 use crate::env::HostKeyPolicy;
 
-const ENV_KEYS: [&str; 9] = [
+const ENV_KEYS: [&str; 10] = [
     "kind",
     "host",
     "port",
@@ -32,6 +33,7 @@ const ENV_KEYS: [&str; 9] = [
     "cwd",
     "known_hosts",
     "upload_helper",
+    "login_shell",
     "ssh_config",
     "connect_timeout_secs",
 ];
@@ -65,6 +67,12 @@ pub struct SshSettings {
     /// Upload this pi-tools binary to serve commands, grep and find on the remote machine
     /// when it has no pi-tools of the same version (same OS and architecture only).
     pub upload_helper: bool,
+    /// Start the remote pi-tools process (which runs every command) under the remote user's
+    /// login shell, so commands see the `PATH` and variables a login shell gives (bash:
+    /// `/etc/profile` and `~/.profile`), captured once when it starts (default `true`).
+    /// `false`: the plain SSH command environment instead (bash: `~/.bashrc`, not
+    /// `~/.profile`), as `SshTarget::login_shell`.
+    pub login_shell: bool,
     /// An ssh config file to use instead of `~/.ssh/config` (`ssh -F`).
     pub ssh_config: Option<PathBuf>,
     /// How long connecting may take.
@@ -81,6 +89,7 @@ impl SshSettings {
             cwd: cwd.into(),
             known_hosts: HostKeyPolicy::Strict,
             upload_helper: false,
+            login_shell: true,
             ssh_config: None,
             connect_timeout: DEFAULT_CONNECT_TIMEOUT,
         }
@@ -118,6 +127,7 @@ impl SshSettings {
         target.host_key_policy = self.known_hosts;
         target.connect_timeout = self.connect_timeout;
         target.upload_helper = self.upload_helper;
+        target.login_shell = self.login_shell;
         target
     }
 }
@@ -253,6 +263,13 @@ impl<'a> Loader<'a> {
                     _ => self.report(
                         value.span(),
                         "`upload_helper` must be true or false (without quotes)",
+                    ),
+                },
+                "login_shell" => match value.get_ref() {
+                    DeValue::Boolean(b) => settings.login_shell = *b,
+                    _ => self.report(
+                        value.span(),
+                        "`login_shell` must be true or false (without quotes): true gives commands a login shell's environment, false a plain SSH command's",
                     ),
                 },
                 "connect_timeout_secs" => match integer(value).and_then(|n| u64::try_from(n).ok()) {

@@ -38,11 +38,18 @@ pub struct SshTarget {
     pub upload_helper: bool,
     /// The local pi-tools binary to upload as the helper (default: this process's own).
     pub helper_binary: Option<PathBuf>,
+    /// Start the remote pi-tools process under the remote user's login shell (default
+    /// `true`), so every command it runs sees the `PATH` and variables a login shell gives
+    /// (bash: `/etc/profile` and `~/.profile`, or `~/.bash_profile`), captured once when it
+    /// starts. `false`: the environment of a plain SSH command instead (bash: `~/.bashrc`,
+    /// not `~/.profile`). Commands run without the remote process (each in an SSH session of
+    /// its own) always get the plain SSH command environment.
+    pub login_shell: bool,
 }
 
 impl SshTarget {
-    /// A target with the defaults: strict host key checking, a 10 s connect timeout, and the
-    /// user's own ssh configuration.
+    /// A target with the defaults: strict host key checking, a 10 s connect timeout, the
+    /// user's own ssh configuration, and the remote process under a login shell.
     pub fn new(destination: impl Into<String>) -> Self {
         SshTarget {
             destination: destination.into(),
@@ -54,6 +61,7 @@ impl SshTarget {
             connect_timeout: Duration::from_secs(10),
             upload_helper: false,
             helper_binary: None,
+            login_shell: true,
         }
     }
 

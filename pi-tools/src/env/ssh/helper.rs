@@ -33,6 +33,15 @@ const START_TIMEOUT: Duration = Duration::from_secs(30);
 /// and reads the uploaded path from stdin, or says `none`, or execs the server (which
 /// says hello). The server runs without `SSH_CLIENT`, so bash does not read `~/.bashrc`
 /// again for each command (as locally).
+///
+/// It runs under the remote user's login shell by default ([`SshTarget::login_shell`]):
+/// the session asks sshd for a shell instead of a command, so sshd starts that shell as a
+/// login shell (`-bash`), which reads its login startup files (`/etc/profile`, then
+/// `~/.bash_profile` or `~/.profile`; `~/.profile` sources `~/.bashrc` on Debian) once, and
+/// then reads [`login_line`] from stdin and execs this script. Not `$SHELL -l -c` from an
+/// SSH command: the command's shell has read `~/.bashrc` already (bash does for sshd), so a
+/// `~/.profile` that sources it would run it twice. Without the login shell the script is
+/// the session's command, as sshd runs it: `$SHELL -c`.
 const START: &str = r#"v=$1 c=$2 h=
 p=$(command -v pi-tools 2>/dev/null) && [ "$("$p" env-server --check 2>/dev/null)" = "$v" ] && h=$p
 if [ -z "$h" ] && [ -n "$c" ] && [ -x "$c" ] && [ "$("$c" env-server --check 2>/dev/null)" = "$v" ]; then h=$c; fi
@@ -44,6 +53,24 @@ fi
 [ -n "$h" ] || { printf '\036pi-tools-none\n'; exit 0; }
 unset SSH_CLIENT SSH2_CLIENT
 exec "$h" env-server"#;
+
+/// The one line the login shell reads from stdin: exec the start script under `sh` with its
+/// arguments. Nothing else is written before the script speaks, so a shell that reads ahead
+/// finds nothing of the protocol to swallow.
+fn login_line(args: &[&str]) -> String {
+    let mut line = format!("exec sh -c {} pi-tools", quote(START));
+    for arg in args {
+        line.push(' ');
+        line.push_str(&quote(arg));
+    }
+    line.push('\n');
+    line
+}
+
+/// `text` as one word for a POSIX shell: in single quotes, each `'` as `'\''`.
+fn quote(text: &str) -> String {
+    format!("'{}'", text.replace('\'', r"'\''"))
+}
 
 /// What the start script said.
 enum Said {
@@ -138,13 +165,24 @@ impl SshEnv {
             .as_ref()
             .map(|(_, remote)| remote.to_string_lossy().into_owned())
             .unwrap_or_default();
-        let mut child = Session::to_command(Arc::clone(&conn.session), "sh")
-            .arg("-c")
-            .arg(START)
-            .arg("pi-tools")
-            .arg(SERVES)
-            .arg(&cached)
-            .arg(if self.target.upload_helper { "1" } else { "0" })
+        let upload = if self.target.upload_helper { "1" } else { "0" };
+        let session = Arc::clone(&conn.session);
+        let mut command = if self.target.login_shell {
+            // An empty command: ssh asks for the user's shell, which sshd starts as a login
+            // shell.
+            Session::to_raw_command(session, "")
+        } else {
+            let mut command = Session::to_command(session, "sh");
+            command
+                .arg("-c")
+                .arg(START)
+                .arg("pi-tools")
+                .arg(SERVES)
+                .arg(&cached)
+                .arg(upload);
+            command
+        };
+        let mut child = command
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
@@ -157,6 +195,12 @@ impl SshEnv {
                 )
             })?;
         let mut stdin = child.stdin().take().expect("stdin is piped");
+        if self.target.login_shell {
+            stdin
+                .write_all(login_line(&[SERVES, &cached, upload]).as_bytes())
+                .await?;
+            stdin.flush().await?;
+        }
         let mut stdout = child.stdout().take().expect("stdout is piped");
         let mut pending = Vec::new();
         let timed = |what| {
