@@ -299,7 +299,10 @@ fn an_ssh_env_section_reads_every_key() {
     assert_eq!(ssh.known_hosts, HostKeyPolicy::Strict, "strict by default");
     assert_eq!(ssh.connect_timeout, DEFAULT_CONNECT_TIMEOUT);
     assert_eq!((ssh.port, ssh.upload_helper), (None, false));
-    assert!(ssh.login_shell, "commands get a login shell's environment by default");
+    assert!(
+        ssh.login_shell,
+        "commands get a login shell's environment by default"
+    );
     #[cfg(feature = "ssh")]
     assert!(ssh.target().login_shell);
 }

@@ -94,8 +94,19 @@ fn env_report(env: &crate::config::EnvSettings) -> Vec<String> {
     let version = env!("CARGO_PKG_VERSION");
     let served = format!(
         "commands over SSH: one long-lived pi-tools process on {host} serves every command, \
-         grep and find (its shell's startup files run once, when it starts)",
-        host = ssh.host
+         grep and find (its {shell}'s startup files run once, when it starts: commands get \
+         {env})",
+        host = ssh.host,
+        shell = if ssh.login_shell {
+            "login shell"
+        } else {
+            "shell"
+        },
+        env = if ssh.login_shell {
+            "a login shell's PATH and variables; login_shell = false for a plain SSH command's"
+        } else {
+            "a plain SSH command's PATH and variables (login_shell = false)"
+        },
     );
     vec![
         format!(
@@ -223,6 +234,18 @@ mod tests {
         assert!(
             uploading[1].contains("else this binary uploaded there"),
             "{uploading:?}"
+        );
+        assert!(
+            report[1].contains("commands get a login shell's PATH and variables"),
+            "{report:?}"
+        );
+        let plain = env_report(
+            &config("[env]\nkind = \"ssh\"\nhost = \"box\"\ncwd = \"/srv\"\nlogin_shell = false\n")
+                .env,
+        );
+        assert!(
+            plain[1].contains("commands get a plain SSH command's PATH and variables"),
+            "{plain:?}"
         );
     }
 
