@@ -8,6 +8,7 @@ mod mcp_http;
 mod mcp_http_sessions;
 #[cfg(feature = "cli")]
 mod mcp_http_support;
+mod mcp_stdio;
 mod mount;
 mod sandbox_host;
 mod ssh_cli;
