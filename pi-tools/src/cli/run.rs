@@ -64,8 +64,9 @@ pub(super) async fn run(
     let on_stderr = args.dialect.is_some();
     let (outcome, caught) = if args.json {
         let sink = JsonLines::new(on_stderr);
-        let run = batch.run(tools, &runner_config, &cancel, &sink);
-        let (outcome, caught) = signals.interruptible(run, &cancel).await;
+        let (outcome, caught) = batch
+            .run(tools, &runner_config, &cancel, &mut signals, &sink)
+            .await;
         sink.batch_end(outcome.terminate);
         (outcome, caught)
     } else {
@@ -75,8 +76,9 @@ pub(super) async fn run(
             Terminal::of_process(color)
         };
         let (view, ticker) = LiveView::start(toolbox.registered().to_vec(), terminal, on_stderr);
-        let run = batch.run(tools, &runner_config, &cancel, &*view);
-        let (outcome, caught) = signals.interruptible(run, &cancel).await;
+        let (outcome, caught) = batch
+            .run(tools, &runner_config, &cancel, &mut signals, &*view)
+            .await;
         drop(ticker);
         view.finish(&outcome, cancel.is_cancelled());
         (outcome, caught)
@@ -109,17 +111,23 @@ impl Batch {
         }
     }
 
+    /// Runs the batch, its events going to `sink`, until it ends: with the signal that
+    /// cancelled it if one did (see [`Signals::interruptible`]).
     async fn run<S: EventSink>(
         &self,
         tools: &ToolSet,
         config: &RunnerConfig,
         cancel: &CancellationToken,
+        signals: &mut Signals,
         sink: &S,
-    ) -> BatchOutcome {
-        match self {
-            Batch::Calls(calls) => execute_tool_calls(tools, calls, config, cancel, sink).await,
-            Batch::Reply(reply) => reply.run(tools, config, cancel, sink).await,
-        }
+    ) -> (BatchOutcome, Option<i32>) {
+        let run = async {
+            match self {
+                Batch::Calls(calls) => execute_tool_calls(tools, calls, config, cancel, sink).await,
+                Batch::Reply(reply) => reply.run(tools, config, cancel, sink).await,
+            }
+        };
+        signals.interruptible(run, cancel).await
     }
 }
 

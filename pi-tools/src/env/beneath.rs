@@ -6,7 +6,7 @@
 //! component, `..` and symbolic link is resolved by the kernel at open time, and anything
 //! that would lead out of the root fails there (`EXDEV`), however the tree is changed
 //! between a check and the open. Where `openat2` is missing (Linux before 5.6, other
-//! Unixes), [`open_manual`] does the same resolution one component at a time with
+//! Unixes), [`Beneath::manual`] does the same resolution one component at a time with
 //! `O_NOFOLLOW` opens and `readlinkat`, holding a handle to every directory on the way.
 //!
 //! A link that names an absolute path (which `RESOLVE_BENEATH` always refuses) gets a
@@ -202,123 +202,150 @@ pub(crate) fn open_beneath(
     mode: Mode,
     no_links: bool,
 ) -> io::Result<OwnedFd> {
-    let rel = if rel.as_os_str().is_empty() {
-        Path::new(".")
-    } else {
-        rel
+    let open = Beneath {
+        root,
+        rel: if rel.as_os_str().is_empty() {
+            Path::new(".")
+        } else {
+            rel
+        },
+        flags: flags | OFlags::CLOEXEC,
+        mode,
+        no_links,
     };
-    let flags = flags | OFlags::CLOEXEC;
     #[cfg(target_os = "linux")]
-    if !NO_OPENAT2.load(Ordering::Relaxed) {
+    if let Some(opened) = open.by_kernel() {
+        return opened;
+    }
+    let _ = &NO_OPENAT2;
+    open.manual()
+}
+
+/// One open of [`open_beneath`]: `rel` (not empty) beneath `root`, with `flags` and `mode`,
+/// and with `no_links` through no symbolic link at all.
+#[derive(Clone, Copy)]
+struct Beneath<'a> {
+    root: BorrowedFd<'a>,
+    rel: &'a Path,
+    flags: OFlags,
+    mode: Mode,
+    no_links: bool,
+}
+
+impl Beneath<'_> {
+    /// The open done by `openat2`; `None` where the kernel does not have it (from then on,
+    /// every open goes the [`manual`](Self::manual) way).
+    #[cfg(target_os = "linux")]
+    fn by_kernel(self) -> Option<io::Result<OwnedFd>> {
         use rustix::fs::ResolveFlags;
+        if NO_OPENAT2.load(Ordering::Relaxed) {
+            return None;
+        }
         let mut resolve = ResolveFlags::BENEATH | ResolveFlags::NO_MAGICLINKS;
-        if no_links {
+        if self.no_links {
             resolve |= ResolveFlags::NO_SYMLINKS;
         }
         for _ in 0..8 {
-            match rustix::fs::openat2(root, rel, flags, mode, resolve) {
+            match rustix::fs::openat2(self.root, self.rel, self.flags, self.mode, resolve) {
                 // A rename somewhere on the system raced with a `..`: try again.
                 Err(Errno::AGAIN) => continue,
                 Err(Errno::NOSYS) => {
                     NO_OPENAT2.store(true, Ordering::Relaxed);
-                    break;
+                    return None;
                 }
-                other => return Ok(other?),
+                other => return Some(other.map_err(io::Error::from)),
             }
         }
-        if !NO_OPENAT2.load(Ordering::Relaxed) {
-            return Err(Errno::AGAIN.into());
-        }
+        Some(Err(Errno::AGAIN.into()))
     }
-    let _ = &NO_OPENAT2;
-    open_manual(root, rel, flags, mode, no_links)
-}
 
-/// [`open_beneath`] without `openat2`: each component opened with `O_NOFOLLOW` relative to
-/// a handle of the one before it, `..` popping back to a handle already held (never above
-/// `root`), and a relative link's target spliced into the components still to go. An
-/// absolute link, or a `..` above `root`, fails with `EXDEV` as `openat2` does.
-pub(crate) fn open_manual(
-    root: BorrowedFd<'_>,
-    rel: &Path,
-    flags: OFlags,
-    mode: Mode,
-    no_links: bool,
-) -> io::Result<OwnedFd> {
-    let mut pending: Vec<OsString> = Vec::new();
-    push_components(&mut pending, rel)?;
-    let mut held: Vec<OwnedFd> = Vec::new();
-    let mut links = 0;
-    let wants_link = flags.contains(OFlags::NOFOLLOW);
-    loop {
-        let current = held.last().map_or(root, |fd| fd.as_fd());
-        let Some(name) = pending.pop() else {
-            // The path ended on a directory reached through `..` or `.`.
-            return Ok(rustix::fs::openat(
-                current,
-                ".",
-                flags & !(OFlags::CREATE | OFlags::EXCL | OFlags::NOFOLLOW),
-                mode,
-            )?);
-        };
-        if name == ".." {
-            if held.pop().is_none() {
-                return Err(Errno::XDEV.into());
-            }
-            continue;
-        }
-        let is_last = pending.is_empty();
-        let attempt = if is_last {
-            rustix::fs::openat(current, &*name, flags | OFlags::NOFOLLOW, mode)
-        } else {
-            rustix::fs::openat(
-                current,
-                &*name,
-                OFlags::PATH | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC,
-                Mode::empty(),
-            )
-        };
-        let failure = match attempt {
-            Ok(fd) if is_last => {
-                // `O_PATH | O_NOFOLLOW` opens a link itself: follow it unless asked not to.
-                let is_link = flags.contains(OFlags::PATH)
-                    && !wants_link
-                    && rustix::fs::fstat(&fd)
-                        .is_ok_and(|st| FileType::from_raw_mode(st.st_mode) == FileType::Symlink);
-                if !is_link {
-                    return Ok(fd);
+    /// The open without `openat2`: each component opened with `O_NOFOLLOW` relative to a
+    /// handle of the one before it, `..` popping back to a handle already held (never above
+    /// `root`), and a relative link's target spliced into the components still to go. An
+    /// absolute link, or a `..` above `root`, fails with `EXDEV` as `openat2` does.
+    fn manual(self) -> io::Result<OwnedFd> {
+        let Beneath {
+            root,
+            rel,
+            flags,
+            mode,
+            no_links,
+        } = self;
+        let mut pending: Vec<OsString> = Vec::new();
+        push_components(&mut pending, rel)?;
+        let mut held: Vec<OwnedFd> = Vec::new();
+        let mut links = 0;
+        let wants_link = flags.contains(OFlags::NOFOLLOW);
+        loop {
+            let current = held.last().map_or(root, |fd| fd.as_fd());
+            let Some(name) = pending.pop() else {
+                // The path ended on a directory reached through `..` or `.`.
+                return Ok(rustix::fs::openat(
+                    current,
+                    ".",
+                    flags & !(OFlags::CREATE | OFlags::EXCL | OFlags::NOFOLLOW),
+                    mode,
+                )?);
+            };
+            if name == ".." {
+                if held.pop().is_none() {
+                    return Err(Errno::XDEV.into());
                 }
-                Errno::LOOP
-            }
-            Ok(fd) => {
-                held.push(fd);
                 continue;
             }
-            Err(err) => err,
-        };
-        if is_last && wants_link {
-            return Err(failure.into());
+            let is_last = pending.is_empty();
+            let attempt = if is_last {
+                rustix::fs::openat(current, &*name, flags | OFlags::NOFOLLOW, mode)
+            } else {
+                rustix::fs::openat(
+                    current,
+                    &*name,
+                    OFlags::PATH | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+                    Mode::empty(),
+                )
+            };
+            let failure = match attempt {
+                Ok(fd) if is_last => {
+                    // `O_PATH | O_NOFOLLOW` opens a link itself: follow it unless asked not to.
+                    let is_link = flags.contains(OFlags::PATH)
+                        && !wants_link
+                        && rustix::fs::fstat(&fd).is_ok_and(|st| {
+                            FileType::from_raw_mode(st.st_mode) == FileType::Symlink
+                        });
+                    if !is_link {
+                        return Ok(fd);
+                    }
+                    Errno::LOOP
+                }
+                Ok(fd) => {
+                    held.push(fd);
+                    continue;
+                }
+                Err(err) => err,
+            };
+            if is_last && wants_link {
+                return Err(failure.into());
+            }
+            // ELOOP (a link with O_NOFOLLOW) or ENOTDIR (a link where a directory was wanted):
+            // a link to follow, if it is one.
+            let target = match rustix::fs::readlinkat(current, &*name, Vec::new()) {
+                Ok(target) => target,
+                Err(_) => return Err(failure.into()),
+            };
+            if no_links {
+                return Err(Errno::LOOP.into());
+            }
+            links += 1;
+            if links > MAX_LINKS {
+                return Err(Errno::LOOP.into());
+            }
+            push_components(
+                &mut pending,
+                Path::new(OsStr::from_bytes(target.as_bytes())),
+            )?;
         }
-        // ELOOP (a link with O_NOFOLLOW) or ENOTDIR (a link where a directory was wanted):
-        // a link to follow, if it is one.
-        let target = match rustix::fs::readlinkat(current, &*name, Vec::new()) {
-            Ok(target) => target,
-            Err(_) => return Err(failure.into()),
-        };
-        if no_links {
-            return Err(Errno::LOOP.into());
-        }
-        links += 1;
-        if links > MAX_LINKS {
-            return Err(Errno::LOOP.into());
-        }
-        push_components(
-            &mut pending,
-            Path::new(OsStr::from_bytes(target.as_bytes())),
-        )?;
     }
 }
-
 /// Pushes `path`'s components onto `stack` so that the first is popped first; an absolute
 /// path leads out of any root.
 fn push_components(stack: &mut Vec<OsString>, path: &Path) -> io::Result<()> {
@@ -400,13 +427,14 @@ mod tests {
         link("loop", "loop");
         let fd = dir_fd(&root);
         let read = |rel: &str, no_links: bool| {
-            open_manual(
-                fd.as_fd(),
-                Path::new(rel),
-                OFlags::RDONLY,
-                Mode::empty(),
+            Beneath {
+                root: fd.as_fd(),
+                rel: Path::new(rel),
+                flags: OFlags::RDONLY,
+                mode: Mode::empty(),
                 no_links,
-            )
+            }
+            .manual()
             .map(|f| {
                 let mut text = String::new();
                 std::io::Read::read_to_string(&mut std::fs::File::from(f), &mut text)

@@ -69,8 +69,7 @@ pub(crate) async fn run(
     sandbox: Option<&ResolvedSandbox>,
 ) -> io::Result<ExecOutcome> {
     check_request(&request)?;
-    let (mut child, call, mut output, mut errors) =
-        spawn(&request, tracker, sandbox, on_stderr.is_some())?;
+    let (mut child, call, output, errors) = spawn(&request, tracker, sandbox, on_stderr.is_some())?;
     let mut sinks = Sinks {
         merged: on_chunk,
         stderr: on_stderr,
@@ -89,10 +88,7 @@ pub(crate) async fn run(
     tokio::pin!(sleep_until);
 
     let mut outcome = ExecOutcome::default();
-    let mut buf = vec![0u8; 16 * 1024];
-    let mut err_buf = vec![0u8; if errors.is_some() { 16 * 1024 } else { 0 }];
-    let mut pipe_open = true;
-    let mut errors_open = errors.is_some();
+    let mut pipes = Pipes::new(output, errors);
     let status = loop {
         tokio::select! {
             // Cancellation and the timeout first, so a flood of output cannot starve them.
@@ -105,14 +101,7 @@ pub(crate) async fn run(
                 outcome.timed_out = true;
                 break None;
             }
-            read = output.read(&mut buf), if pipe_open => match read {
-                Ok(0) | Err(_) => pipe_open = false,
-                Ok(n) => (sinks.merged)(&buf[..n]),
-            },
-            read = read_some(&mut errors, &mut err_buf), if errors_open => match read {
-                Ok(0) | Err(_) => errors_open = false,
-                Ok(n) => sinks.stderr(&err_buf[..n]),
-            },
+            () = pipes.pass_on(&mut sinks), if pipes.open() => {}
             status = child.wait() => break Some(status),
         }
     };
@@ -134,17 +123,10 @@ pub(crate) async fn run(
     // Drain what is left, but never wait long for a pipe a background job keeps open.
     let grace = tokio::time::sleep(PIPE_GRACE);
     tokio::pin!(grace);
-    while pipe_open || errors_open {
+    while pipes.open() {
         tokio::select! {
             biased;
-            read = output.read(&mut buf), if pipe_open => match read {
-                Ok(0) | Err(_) => pipe_open = false,
-                Ok(n) => (sinks.merged)(&buf[..n]),
-            },
-            read = read_some(&mut errors, &mut err_buf), if errors_open => match read {
-                Ok(0) | Err(_) => errors_open = false,
-                Ok(n) => sinks.stderr(&err_buf[..n]),
-            },
+            () = pipes.pass_on(&mut sinks) => {}
             () = &mut grace => break,
         }
     }
@@ -165,6 +147,51 @@ impl Sinks {
         (self.merged)(chunk);
         if let Some(stderr) = self.stderr.as_mut() {
             stderr(chunk);
+        }
+    }
+}
+
+/// The read ends of the command's output pipe and, when asked for, of its stderr pipe, with
+/// a buffer each and whether each is still open (a pipe that ends or fails is closed).
+struct Pipes {
+    output: pipe::Receiver,
+    errors: Option<pipe::Receiver>,
+    buf: Vec<u8>,
+    err_buf: Vec<u8>,
+    output_open: bool,
+    errors_open: bool,
+}
+
+impl Pipes {
+    fn new(output: pipe::Receiver, errors: Option<pipe::Receiver>) -> Self {
+        Pipes {
+            err_buf: vec![0u8; if errors.is_some() { 16 * 1024 } else { 0 }],
+            errors_open: errors.is_some(),
+            output,
+            errors,
+            buf: vec![0u8; 16 * 1024],
+            output_open: true,
+        }
+    }
+
+    /// Whether a pipe is still open.
+    fn open(&self) -> bool {
+        self.output_open || self.errors_open
+    }
+
+    /// Reads the next chunk from an open pipe (the output pipe first when both are ready)
+    /// and passes it to `sinks`, or closes the pipe that ended. Only while [`Self::open`].
+    async fn pass_on(&mut self, sinks: &mut Sinks) {
+        tokio::select! {
+            biased;
+            read = self.output.read(&mut self.buf), if self.output_open => match read {
+                Ok(0) | Err(_) => self.output_open = false,
+                Ok(n) => (sinks.merged)(&self.buf[..n]),
+            },
+            read = read_some(&mut self.errors, &mut self.err_buf), if self.errors_open => match read {
+                Ok(0) | Err(_) => self.errors_open = false,
+                Ok(n) => sinks.stderr(&self.err_buf[..n]),
+            },
         }
     }
 }

@@ -244,10 +244,9 @@ impl LocalEnv {
     }
 }
 
-/// Opens a regular file for reading without blocking on it: a FIFO, socket or device is
-/// refused before anything is read from it, and so is a file on a kernel file system
-/// unless `pseudo_files`. The handle keeps `O_NONBLOCK`, so a read that would wait fails.
-fn open_regular(roots: &Roots, path: &Path, pseudo_files: bool) -> io::Result<(File, Stat)> {
+/// Opens `path` (following a link at its end) for reading, with `O_NONBLOCK` so no read
+/// waits, and without making a terminal the controlling one; returns it with its `fstat`.
+fn open_for_reading(roots: &Roots, path: &Path) -> io::Result<(OwnedFd, Stat)> {
     let fd = roots.open(
         path,
         OFlags::RDONLY | OFlags::NONBLOCK | OFlags::NOCTTY,
@@ -255,6 +254,14 @@ fn open_regular(roots: &Roots, path: &Path, pseudo_files: bool) -> io::Result<(F
         Last::Follow,
     )?;
     let st = rustix::fs::fstat(&fd)?;
+    Ok((fd, st))
+}
+
+/// Opens a regular file for reading without blocking on it: a FIFO, socket or device is
+/// refused before anything is read from it, and so is a file on a kernel file system
+/// unless `pseudo_files`. The handle keeps `O_NONBLOCK`, so a read that would wait fails.
+fn open_regular(roots: &Roots, path: &Path, pseudo_files: bool) -> io::Result<(File, Stat)> {
+    let (fd, st) = open_for_reading(roots, path)?;
     require_regular(path, &st)?;
     if !pseudo_files {
         blocking::refuse_pseudo(path, &fd)?;
@@ -271,13 +278,7 @@ fn read_head_of(
     max: usize,
     pseudo_files: bool,
 ) -> io::Result<(FileHead, Option<File>)> {
-    let fd = roots.open(
-        path,
-        OFlags::RDONLY | OFlags::NONBLOCK | OFlags::NOCTTY,
-        Mode::empty(),
-        Last::Follow,
-    )?;
-    let st = rustix::fs::fstat(&fd)?;
+    let (fd, st) = open_for_reading(roots, path)?;
     let kind = FileType::from_raw_mode(st.st_mode);
     let metadata = Metadata {
         is_dir: kind == FileType::Directory,

@@ -367,30 +367,36 @@ impl ProcStat {
     }
 }
 
+/// The ids of the processes `/proc` lists (those this user may see); none when it cannot
+/// be read.
+pub(super) fn proc_pids() -> impl Iterator<Item = i32> {
+    fs::read_dir("/proc")
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|entry| entry.file_name().to_str()?.parse().ok())
+}
+
+/// The environment of process `pid`, as `/proc` has it: `NAME=value` entries, each ended by
+/// a NUL byte.
+pub(super) fn environ(pid: i32) -> io::Result<Vec<u8>> {
+    fs::read(format!("/proc/{pid}/environ"))
+}
+
 /// Live processes that carry `PI_TOOLS_CALL=<marker>` in their environment or descend from
 /// one that does, each with its process group.
 fn scan_marked(marker: &str) -> Vec<(i32, i32)> {
     let needle = format!("{MARKER_VAR}={marker}");
-    let Ok(entries) = fs::read_dir("/proc") else {
-        return Vec::new();
-    };
     let mut stats: HashMap<i32, ProcStat> = HashMap::new();
     let mut marked: HashSet<i32> = HashSet::new();
-    for entry in entries.flatten() {
-        let Some(pid) = entry
-            .file_name()
-            .to_str()
-            .and_then(|n| n.parse::<i32>().ok())
-        else {
-            continue;
-        };
+    for pid in proc_pids() {
         let Some(stat) = ProcStat::read(pid) else {
             continue;
         };
         if stat.state == 'Z' {
             continue;
         }
-        let carries = fs::read(entry.path().join("environ"))
+        let carries = environ(pid)
             .is_ok_and(|env| env.split(|&b| b == 0).any(|var| var == needle.as_bytes()));
         if carries {
             marked.insert(pid);

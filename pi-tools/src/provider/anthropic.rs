@@ -5,7 +5,6 @@ use serde_json::{Map, Value, json};
 
 use crate::core::{ContentBlock, ToolResultMessage};
 
-use super::reply::Arguments;
 use super::stream::{Event, index};
 use super::walk::{At, Path, kind};
 use super::{Provider, Reply, ReplyError};
@@ -51,8 +50,7 @@ pub fn tool_results(messages: &[ToolResultMessage]) -> Value {
 
 /// Reads a `message`: its `content` blocks.
 pub(super) fn read(body: &Value, reply: &mut Reply) -> Result<(), ReplyError> {
-    let root_path = Path::root();
-    let root = At::new(P, body, &root_path);
+    let root = At::root(P, body);
     if root.str("type")? == Some("error") || root.field("error")?.is_some() {
         let reason = root
             .field("error")?
@@ -72,14 +70,7 @@ pub(super) fn read(body: &Value, reply: &mut Reply) -> Result<(), ReplyError> {
             "tool_use" => {
                 let id = at.required_str("id")?;
                 let name = at.required_str("name")?;
-                let input_path = Path::key(at.path(), "input");
-                let arguments = match at.field("input")? {
-                    None => Arguments::Text(""),
-                    // A streamed call's input, put together from its `input_json_delta`s.
-                    Some(Value::String(text)) => Arguments::Text(text),
-                    Some(value) => Arguments::Value(value),
-                };
-                reply.push_call(Some(id), name, arguments, input_path.as_str());
+                reply.push_call_at(Some(id), name, &at, "input")?;
                 // The history needs the input as an object; a call whose input cannot be
                 // read is kept with `{}` (its result says why it did not run).
                 let input = reply
@@ -122,11 +113,7 @@ pub(super) struct Stream {
 impl Stream {
     pub(super) fn event(&mut self, event: &Event<'_>) -> Result<(), ReplyError> {
         let data = &event.data;
-        let kind = match data.str("type")? {
-            Some(kind) => kind,
-            None => event.name,
-        };
-        match kind {
+        match event.kind()? {
             "message_start" => {
                 self.message = Some(data.required("message")?.clone());
             }

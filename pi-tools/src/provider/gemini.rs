@@ -5,7 +5,6 @@ use serde_json::{Map, Value, json};
 
 use crate::core::ToolResultMessage;
 
-use super::reply::Arguments;
 use super::stream::Event;
 use super::walk::{At, Path};
 use super::{Provider, Reply, ReplyError, split_content};
@@ -58,14 +57,7 @@ pub fn function_responses(reply: &Reply, messages: &[ToolResultMessage]) -> Valu
 
 /// Reads a `GenerateContentResponse`: the first candidate's content.
 pub(super) fn read(body: &Value, reply: &mut Reply) -> Result<(), ReplyError> {
-    let root_path = Path::root();
-    let root = At::new(P, body, &root_path);
-    if let Some(error) = root.field("error")? {
-        return Err(root.error_at(
-            "error",
-            format!("the provider answered with an error: {error}"),
-        ));
-    }
+    let root = At::reply_root(P, body)?;
     let candidates = root.array("candidates")?;
     let Some((candidate, candidate_path)) = candidates.first() else {
         let blocked = root
@@ -96,14 +88,8 @@ pub(super) fn read(body: &Value, reply: &mut Reply) -> Result<(), ReplyError> {
             let call = At::new(P, call, &call_path);
             let name = call.required_str("name")?;
             let id = call.str("id")?.filter(|id| !id.is_empty());
-            let args_path = Path::key(call.path(), "args");
-            let arguments = match call.field("args")? {
-                None => Arguments::Text(""),
-                // Not what Gemini sends; read as a JSON text, as for the other providers.
-                Some(Value::String(text)) => Arguments::Text(text),
-                Some(value) => Arguments::Value(value),
-            };
-            reply.push_call(id, name, arguments, args_path.as_str());
+            // A string is not what Gemini sends; it reads as a JSON text, as for the others.
+            reply.push_call_at(id, name, &call, "args")?;
         } else if let Some(text) = at.str("text")? {
             if at.field("thought")? == Some(&Value::Bool(true)) {
                 reply.push_thinking(text);

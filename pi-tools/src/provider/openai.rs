@@ -82,14 +82,7 @@ pub fn tool_messages(messages: &[ToolResultMessage]) -> Vec<Value> {
 
 /// Reads a `ChatCompletion`: the first (only) choice's message.
 pub(super) fn read(body: &Value, reply: &mut Reply) -> Result<(), ReplyError> {
-    let root_path = Path::root();
-    let root = At::new(P, body, &root_path);
-    if let Some(error) = root.field("error")? {
-        return Err(root.error_at(
-            "error",
-            format!("the provider answered with an error: {error}"),
-        ));
-    }
+    let root = At::reply_root(P, body)?;
     let choices = root.array("choices")?;
     let Some((choice, choice_path)) = choices.first() else {
         return Err(root.error_at("choices", "no choice: the reply has no message to read"));

@@ -9,7 +9,8 @@ use crate::core::{
     ToolResultMessage, ToolSet, execute_tool_calls,
 };
 
-use super::Provider;
+use super::walk::{At, Path};
+use super::{Provider, ReplyError};
 
 /// A provider's reply, read: the batch of calls the runner runs, and what else the model said.
 ///
@@ -94,6 +95,26 @@ impl Reply {
             problem,
             path: path.to_owned(),
         }));
+    }
+
+    /// Adds a call whose arguments are the field `key` of `at`: a JSON text (OpenAI's
+    /// `arguments`, a streamed Anthropic call's input put together from its
+    /// `input_json_delta`s), a JSON value (Anthropic's `input`, Gemini's `args`), or none
+    /// when the field is absent or `null`.
+    pub(super) fn push_call_at(
+        &mut self,
+        id: Option<&str>,
+        name: &str,
+        at: &At<'_>,
+        key: &str,
+    ) -> Result<(), ReplyError> {
+        let arguments = match at.field(key)? {
+            None => Arguments::Text(""),
+            Some(Value::String(text)) => Arguments::Text(text),
+            Some(value) => Arguments::Value(value),
+        };
+        self.push_call(id, name, arguments, Path::key(at.path(), key).as_str());
+        Ok(())
     }
 
     pub(super) fn push_text(&mut self, text: &str) {

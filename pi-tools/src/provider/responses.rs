@@ -5,9 +5,8 @@ use serde_json::{Map, Value, json};
 
 use crate::core::ToolResultMessage;
 
-use super::reply::Arguments;
 use super::stream::{Event, index};
-use super::walk::{At, Path, kind};
+use super::walk::{At, kind};
 use super::{Provider, Reply, ReplyError, data_url, split_content};
 
 const P: Provider = Provider::OpenAiResponses;
@@ -56,14 +55,7 @@ pub fn function_call_outputs(messages: &[ToolResultMessage]) -> Vec<Value> {
 
 /// Reads a `response` object: its `output` items.
 pub(super) fn read(body: &Value, reply: &mut Reply) -> Result<(), ReplyError> {
-    let root_path = Path::root();
-    let root = At::new(P, body, &root_path);
-    if let Some(error) = root.field("error")? {
-        return Err(root.error_at(
-            "error",
-            format!("the provider answered with an error: {error}"),
-        ));
-    }
+    let root = At::reply_root(P, body)?;
     let status = root.str("status")?;
     if status == Some("failed") {
         return Err(root.error_at("status", "the response failed"));
@@ -111,18 +103,13 @@ pub(super) fn read(body: &Value, reply: &mut Reply) -> Result<(), ReplyError> {
             "function_call" => {
                 let id = at.required_str("call_id")?;
                 let name = at.required_str("name")?;
-                let arguments_path = Path::key(at.path(), "arguments");
-                let arguments = match at.field("arguments")? {
-                    None => Arguments::Text(""),
-                    Some(Value::String(text)) => Arguments::Text(text),
-                    Some(other) => {
-                        return Err(at.error_at(
-                            "arguments",
-                            format!("expected a JSON string, found {}", kind(other)),
-                        ));
-                    }
-                };
-                reply.push_call(Some(id), name, arguments, arguments_path.as_str());
+                if let Some(other) = at.field("arguments")?.filter(|v| !v.is_string()) {
+                    return Err(at.error_at(
+                        "arguments",
+                        format!("expected a JSON string, found {}", kind(other)),
+                    ));
+                }
+                reply.push_call_at(Some(id), name, &at, "arguments")?;
             }
             hosted if HOSTED.contains(&hosted) => {}
             other => {
@@ -154,11 +141,7 @@ pub(super) struct Stream {
 impl Stream {
     pub(super) fn event(&mut self, event: &Event<'_>) -> Result<(), ReplyError> {
         let data = &event.data;
-        let kind = match data.str("type")? {
-            Some(kind) => kind,
-            None => event.name,
-        };
-        match kind {
+        match event.kind()? {
             "response.output_item.added" | "response.output_item.done" => {
                 let at = index(data, "output_index")?;
                 let item = data.required("item")?;

@@ -61,6 +61,13 @@ pub(super) struct Event<'a> {
     pub(super) data: At<'a>,
 }
 
+impl<'a> Event<'a> {
+    /// The event's type: its data's `type`, else its `event:` name.
+    pub(super) fn kind(&self) -> Result<&'a str, ReplyError> {
+        Ok(self.data.str("type")?.unwrap_or(self.name))
+    }
+}
+
 impl ReplyStream {
     /// A stream of `provider`'s events, before its first byte.
     pub fn new(provider: Provider) -> Self {

@@ -19,10 +19,6 @@ pub(super) struct At<'a> {
 pub(super) struct Path(String);
 
 impl Path {
-    pub(super) fn root() -> Self {
-        Path(String::new())
-    }
-
     pub(super) fn key(parent: &str, key: &str) -> Self {
         if parent.is_empty() {
             Path(key.to_owned())
@@ -47,6 +43,28 @@ impl<'a> At<'a> {
             path: path.as_str(),
             provider,
         }
+    }
+
+    /// The root of a reply's `body` (its path is empty).
+    pub(super) fn root(provider: Provider, body: &'a Value) -> Self {
+        At {
+            value: body,
+            path: "",
+            provider,
+        }
+    }
+
+    /// The root of a reply's `body`, refused when it has an `error` member: the provider
+    /// answered with an error instead of a reply.
+    pub(super) fn reply_root(provider: Provider, body: &'a Value) -> Result<Self, ReplyError> {
+        let root = At::root(provider, body);
+        if let Some(error) = root.field("error")? {
+            return Err(root.error_at(
+                "error",
+                format!("the provider answered with an error: {error}"),
+            ));
+        }
+        Ok(root)
     }
 
     pub(super) fn path(&self) -> &'a str {

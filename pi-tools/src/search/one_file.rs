@@ -101,11 +101,11 @@ fn search_by_windows<R: Read>(
     use grep_matcher::Matcher;
     let matcher = &spec.matcher;
     let mut reader = BufReader::with_capacity(64 << 10, file);
-    let (mut number, mut after_left) = (1u64, 0usize);
+    let mut number = 1u64;
     let mut window: Vec<u8> = Vec::new();
     let mut head: Vec<u8> = Vec::new();
     let mut matched = false;
-    let mut before: VecDeque<(u64, Vec<u8>)> = VecDeque::new();
+    let mut around = Around::new(spec.context);
     let is_match = |bytes: &[u8]| -> io::Result<bool> {
         matcher
             .is_match(bytes)
@@ -118,15 +118,7 @@ fn search_by_windows<R: Read>(
             let line_left = !head.is_empty() || !window.is_empty();
             if !binary && line_left {
                 matched = matched || is_match(&window)?;
-                emit(
-                    sink,
-                    spec.context,
-                    &mut before,
-                    &mut after_left,
-                    number,
-                    &head,
-                    matched,
-                );
+                around.emit(sink, number, &head, matched);
             }
             return Ok(());
         }
@@ -148,15 +140,7 @@ fn search_by_windows<R: Read>(
         reader.consume(take);
         if ends_line {
             matched = matched || is_match(&window)?;
-            emit(
-                sink,
-                spec.context,
-                &mut before,
-                &mut after_left,
-                number,
-                &head,
-                matched,
-            );
+            around.emit(sink, number, &head, matched);
             if sink.matches >= sink.cap {
                 return Ok(());
             }
@@ -166,31 +150,42 @@ fn search_by_windows<R: Read>(
     }
 }
 
-/// Passes one line of [`search_by_windows`] to the sink as a match, as context after one,
-/// or keeps it as possible context before the next.
-fn emit(
-    sink: &mut Collect,
+/// The context lines around the matches of [`search_by_windows`]: those kept as possible
+/// context before the next match, and how many after the last match are still to pass.
+struct Around {
+    /// How many context lines go before and after a match.
     context: usize,
-    before: &mut VecDeque<(u64, Vec<u8>)>,
-    after_left: &mut usize,
-    number: u64,
-    head: &[u8],
-    matched: bool,
-) {
-    if matched {
-        for (n, line) in before.drain(..) {
-            sink.push(Some(n), &line, false);
+    before: VecDeque<(u64, Vec<u8>)>,
+    after_left: usize,
+}
+
+impl Around {
+    fn new(context: usize) -> Self {
+        Around {
+            context,
+            before: VecDeque::new(),
+            after_left: 0,
         }
-        sink.push(Some(number), head, true);
-        sink.matches += 1;
-        *after_left = context;
-    } else if *after_left > 0 {
-        sink.push(Some(number), head, false);
-        *after_left -= 1;
-    } else if context > 0 {
-        before.push_back((number, head.to_vec()));
-        if before.len() > context {
-            before.pop_front();
+    }
+
+    /// Passes line `number` (its kept `head`) to the sink as a match, as context after one,
+    /// or keeps it as possible context before the next.
+    fn emit(&mut self, sink: &mut Collect, number: u64, head: &[u8], matched: bool) {
+        if matched {
+            for (n, line) in self.before.drain(..) {
+                sink.push(Some(n), &line, false);
+            }
+            sink.push(Some(number), head, true);
+            sink.matches += 1;
+            self.after_left = self.context;
+        } else if self.after_left > 0 {
+            sink.push(Some(number), head, false);
+            self.after_left -= 1;
+        } else if self.context > 0 {
+            self.before.push_back((number, head.to_vec()));
+            if self.before.len() > self.context {
+                self.before.pop_front();
+            }
         }
     }
 }

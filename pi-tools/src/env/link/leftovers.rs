@@ -6,6 +6,8 @@
 
 use std::fs;
 
+use crate::env::procs::{environ, proc_pids};
+
 /// The environment variable that marks a served command's processes.
 pub(crate) const SERVER_VAR: &str = "PI_TOOLS_ENV_SERVER";
 
@@ -40,19 +42,9 @@ pub(crate) fn kill_orphans() -> usize {
     let needle = format!("{SERVER_VAR}=");
     let mut killed = 0;
     for _ in 0..2 {
-        let Ok(entries) = fs::read_dir("/proc") else {
-            return killed;
-        };
         let mut round = 0;
-        for entry in entries.flatten() {
-            let Some(pid) = entry
-                .file_name()
-                .to_str()
-                .and_then(|n| n.parse::<i32>().ok())
-            else {
-                continue;
-            };
-            let Ok(environ) = fs::read(entry.path().join("environ")) else {
+        for pid in proc_pids() {
+            let Ok(environ) = environ(pid) else {
                 continue;
             };
             let mark = environ

@@ -305,25 +305,15 @@ impl SshEnv {
             return;
         }
         let live = self.conn.try_lock().ok().and_then(|slot| slot.clone());
-        std::thread::scope(|scope| {
-            scope.spawn(|| {
-                let Ok(runtime) = tokio::runtime::Builder::new_current_thread()
-                    .enable_all()
-                    .build()
-                else {
-                    return;
-                };
-                runtime.block_on(async {
-                    let conn = match live {
-                        Some(conn) => conn,
-                        None => match self.target.connect().await {
-                            Ok(conn) => Arc::new(conn),
-                            Err(_) => return,
-                        },
-                    };
-                    kill_groups(&conn, &groups).await;
-                });
-            });
+        super::block_on_own_thread(|| async {
+            let conn = match live {
+                Some(conn) => conn,
+                None => match self.target.connect().await {
+                    Ok(conn) => Arc::new(conn),
+                    Err(_) => return,
+                },
+            };
+            kill_groups(&conn, &groups).await;
         });
     }
 }

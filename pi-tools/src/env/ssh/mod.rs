@@ -263,18 +263,25 @@ impl SshEnv {
             }
             _ => std::time::Duration::from_secs(5),
         };
-        std::thread::scope(|scope| {
-            scope.spawn(|| {
-                let Ok(runtime) = tokio::runtime::Builder::new_current_thread()
-                    .enable_all()
-                    .build()
-                else {
-                    return;
-                };
-                runtime.block_on(live.end_session(session, wait));
-            });
-        });
+        block_on_own_thread(|| live.end_session(session, wait));
     }
+}
+
+/// Runs the future `work` makes to its end, from synchronous code (ending a session,
+/// dropping the environment), on a thread of its own with a runtime of its own: that works
+/// inside a runtime as well as outside one. Nothing runs when no runtime can be built.
+fn block_on_own_thread<F: Future<Output = ()>>(work: impl FnOnce() -> F + Send) {
+    std::thread::scope(|scope| {
+        scope.spawn(|| {
+            let Ok(runtime) = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+            else {
+                return;
+            };
+            runtime.block_on(work());
+        });
+    });
 }
 
 /// What is known of the remote server.
