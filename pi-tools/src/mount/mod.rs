@@ -40,6 +40,7 @@
 mod client;
 mod content;
 mod http;
+mod lines;
 mod mounts;
 mod process;
 mod server;

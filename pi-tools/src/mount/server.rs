@@ -9,6 +9,7 @@ use rmcp::model::Tool;
 use tokio::sync::Mutex;
 
 use super::client::{CallFailure, Connection};
+use super::lines::LineClient;
 use super::process::{Launch, ServerProcess};
 use crate::config::{ServerSettings, ServerTransport};
 
@@ -235,7 +236,7 @@ impl Server {
                     )
                 })?;
                 let opened = tokio::time::timeout(timeout, async {
-                    let connection = Connection::open((stdout, stdin)).await?;
+                    let connection = Connection::open(LineClient::new(stdout, stdin)).await?;
                     self.list_once(&connection).await?;
                     Ok::<_, String>(connection)
                 })
