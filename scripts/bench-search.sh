@@ -3,7 +3,7 @@
 # fdfind command-line tools on the same queries, and prints a side-by-side table in ms
 # (median of several runs after a warm-up).
 #   usage: scripts/bench-search.sh [RUNS]
-# The corpus (rustc 1.63 source, 36,743 files) comes from ../shared/bench/corpus.sh, or from
+# The corpus (rustc 1.63 source, 36,743 files) comes from scripts/corpus.sh, or from
 # $PI_TOOLS_CORPUS when set. rg and fdfind are installed with apt when missing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -11,7 +11,7 @@ runs=${1:-9}
 
 corpus=${PI_TOOLS_CORPUS:-}
 if [ -z "$corpus" ]; then
-  corpus=$(../shared/bench/corpus.sh)
+  corpus=$(bash scripts/corpus.sh)
 fi
 [ -d "$corpus" ] || { echo "corpus not found: $corpus" >&2; exit 1; }
 
