@@ -492,3 +492,56 @@ async fn an_eager_server_starts_with_the_session_and_a_lazy_one_waits_for_use() 
     assert!(gone(pid));
     assert_eq!(mounts.state("eager").await, Some(ServerState::Ended));
 }
+
+/// Two calls of a tool that is not read-only (pi-tools' own `bash`, served by `pi-tools mcp`
+/// and mounted) take turns on their server, though the batch runs in parallel; with
+/// `parallel = true` on the server's entry they overlap.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn calls_that_are_not_read_only_take_turns_on_their_server_unless_it_says_parallel() {
+    for parallel in [false, true] {
+        let dir = TempDir::new().expect("a temporary directory");
+        let command = vec![
+            env!("CARGO_BIN_EXE_cli-under-test").to_owned(),
+            "mcp".to_owned(),
+            "--cwd".to_owned(),
+            path_text(dir.path()),
+        ];
+        let mut settings = ServerSettings::stdio("inner", command);
+        settings.startup_timeout = STARTUP;
+        settings.parallel = parallel;
+        let server = McpServerTools::connect(settings)
+            .await
+            .expect("pi-tools mcp starts");
+        let mut tools = ToolSet::new([]);
+        server.add_to(&mut tools);
+        let args = json!({"command": "date +%s%N; sleep 1; date +%s%N"});
+        let calls = [
+            ToolCall::new("a", "inner__bash", args.clone()),
+            ToolCall::new("b", "inner__bash", args),
+        ];
+        let outcome = execute_tool_calls(
+            &tools,
+            &calls,
+            &RunnerConfig::default(),
+            &CancellationToken::new(),
+            &CollectingSink::new(),
+        )
+        .await;
+        let spans: Vec<(u128, u128)> = outcome
+            .messages
+            .iter()
+            .map(|message| {
+                let text = text_of(&serde_json::to_value(message).expect("JSON"));
+                let times: Vec<u128> = text
+                    .lines()
+                    .filter_map(|line| line.trim().parse().ok())
+                    .collect();
+                assert_eq!(times.len(), 2, "{text}");
+                (times[0], times[1])
+            })
+            .collect();
+        let overlap = spans[0].0 < spans[1].1 && spans[1].0 < spans[0].1;
+        assert_eq!(overlap, parallel, "parallel = {parallel}: {spans:?}");
+        drop(server);
+    }
+}
