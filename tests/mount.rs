@@ -7,6 +7,7 @@
 #![cfg(feature = "cli")]
 
 use support::mount as mount_support;
+use support::procfs::processes_with;
 
 use std::process::Stdio;
 use std::sync::Arc;
@@ -14,7 +15,7 @@ use std::time::Duration;
 
 use mount_support::{
     STARTUP, Setup, everything_command, everything_config, filesystem_command, gone, node,
-    path_text, processes_in, processes_with, server_script, text_of, toml_list,
+    path_text, processes_in, server_script, text_of, toml_list,
 };
 
 use pi_tools::config::ServerSettings;

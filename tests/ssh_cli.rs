@@ -3,6 +3,7 @@
 //! session, and a malformed `--ssh` is a usage error naming the expected form.
 #![cfg(all(feature = "ssh", feature = "cli"))]
 
+use support::procfs::processes_with;
 use support::ssh as ssh_support;
 
 use std::io::{BufRead, BufReader, Write};
@@ -126,24 +127,6 @@ impl Mcp {
             .expect("the server exits once its input closes")
             .expect("status")
     }
-}
-
-/// The sshd's child processes whose command line contains `marker`.
-fn processes_with(marker: &str) -> Vec<u32> {
-    let mut found = Vec::new();
-    for entry in std::fs::read_dir("/proc").expect("/proc").flatten() {
-        let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else {
-            continue;
-        };
-        if let Ok(cmdline) = std::fs::read(entry.path().join("cmdline"))
-            && String::from_utf8_lossy(&cmdline)
-                .replace('\0', " ")
-                .contains(marker)
-        {
-            found.push(pid);
-        }
-    }
-    found
 }
 
 #[test]

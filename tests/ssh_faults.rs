@@ -3,6 +3,7 @@
 //! unknown host key, an unreachable host.
 #![cfg(all(feature = "ssh", feature = "cli"))]
 
+use support::procfs::processes_with;
 use support::ssh as ssh_support;
 
 use std::sync::Arc;
@@ -105,24 +106,6 @@ fn served_by(sshd: &Sshd, marker: &str) -> Vec<u32> {
             })
         })
         .collect()
-}
-
-/// Processes whose command line contains `marker`.
-fn processes_with(marker: &str) -> Vec<u32> {
-    let mut found = Vec::new();
-    for entry in std::fs::read_dir("/proc").expect("/proc").flatten() {
-        let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else {
-            continue;
-        };
-        if let Ok(cmdline) = std::fs::read(entry.path().join("cmdline"))
-            && String::from_utf8_lossy(&cmdline)
-                .replace('\0', " ")
-                .contains(marker)
-        {
-            found.push(pid);
-        }
-    }
-    found
 }
 
 /// An environment whose commands go through the remote pi-tools process.

@@ -2,24 +2,7 @@
 //! background jobs and no others, and the remote shell's startup files run once per environment.
 
 use super::*;
-
-/// Processes whose command line contains `marker`.
-fn processes_with(marker: &str) -> Vec<u32> {
-    let mut found = Vec::new();
-    for entry in std::fs::read_dir("/proc").expect("/proc").flatten() {
-        let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else {
-            continue;
-        };
-        if let Ok(cmdline) = std::fs::read(entry.path().join("cmdline"))
-            && String::from_utf8_lossy(&cmdline)
-                .replace('\0', " ")
-                .contains(marker)
-        {
-            found.push(pid);
-        }
-    }
-    found
-}
+use support::procfs::processes_with;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_remote_timeout_kills_the_whole_remote_group() {

@@ -74,29 +74,6 @@ pub fn toml_list(items: &[String]) -> String {
     format!("[{}]", quoted.join(", "))
 }
 
-/// The process ids whose command line contains `marker`.
-pub fn processes_with(marker: &str) -> Vec<u32> {
-    let mut found = Vec::new();
-    for entry in std::fs::read_dir("/proc")
-        .expect("/proc is readable")
-        .flatten()
-    {
-        let Some(pid) = entry
-            .file_name()
-            .to_str()
-            .and_then(|n| n.parse::<u32>().ok())
-        else {
-            continue;
-        };
-        if let Ok(cmdline) = std::fs::read(entry.path().join("cmdline"))
-            && String::from_utf8_lossy(&cmdline).contains(marker)
-        {
-            found.push(pid);
-        }
-    }
-    found
-}
-
 /// The process ids whose working directory is `dir` (mounted servers start in the
 /// working directory of the command that mounts them).
 pub fn processes_in(dir: &Path) -> Vec<u32> {

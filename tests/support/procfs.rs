@@ -37,3 +37,22 @@ pub fn alive(tag: &str) -> Vec<i32> {
     }
     found
 }
+
+/// The processes whose command line (its arguments joined by spaces) contains `marker`,
+/// zombies included.
+pub fn processes_with(marker: &str) -> Vec<u32> {
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir("/proc").expect("/proc").flatten() {
+        let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else {
+            continue;
+        };
+        if let Ok(cmdline) = std::fs::read(entry.path().join("cmdline"))
+            && String::from_utf8_lossy(&cmdline)
+                .replace('\0', " ")
+                .contains(marker)
+        {
+            found.push(pid);
+        }
+    }
+    found
+}
