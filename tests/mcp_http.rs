@@ -130,28 +130,7 @@ async fn sigterm_sighup_and_sigint_cancel_calls_kill_background_jobs_and_exit_cl
     for signal in [libc::SIGTERM, libc::SIGHUP, libc::SIGINT] {
         let mut server = HttpServer::spawn(None).await;
         let session = server.open_session().await;
-        let answer = server
-            .call(
-                &session,
-                1,
-                "bash",
-                json!({"command": "sleep 30 > /dev/null 2>&1 & echo $!"}),
-            )
-            .await;
-        let job: u32 = text_of(&answer).parse().expect("bash prints the job's pid");
-        let long = server
-            .post(
-                Some(&session),
-                &call(
-                    2,
-                    "bash",
-                    json!({"command": "echo $$ > long.pid; exec sleep 30"}),
-                ),
-            )
-            .send();
-        let long = tokio::spawn(long);
-        let call_pid = wait_pid(&server.path("long.pid")).await;
-        assert!(running(job) && running(call_pid));
+        let (job, call_pid, long) = server.job_and_running_call(&session).await;
 
         let pid = server.child.id().expect("the server runs");
         let pid = i32::try_from(pid).expect("a pid fits");

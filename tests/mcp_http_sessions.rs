@@ -7,9 +7,7 @@
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
-use crate::mcp_http_support::{
-    HttpServer, PATIENCE, call, messages, running, text_of, wait_gone, wait_pid,
-};
+use crate::mcp_http_support::{HttpServer, PATIENCE, call, messages, text_of, wait_gone};
 use reqwest::StatusCode;
 use serde_json::{Value, json};
 
@@ -62,28 +60,7 @@ async fn a_running_call_keeps_its_session_past_the_idle_time_which_then_ends_it_
 async fn delete_ends_the_sessions_call_and_processes_at_once_and_answers_200_then_404() {
     let server = HttpServer::spawn(None).await;
     let session = server.open_session().await;
-    let job = server
-        .call(
-            &session,
-            1,
-            "bash",
-            json!({"command": "sleep 30 > /dev/null 2>&1 & echo $!"}),
-        )
-        .await;
-    let job: u32 = text_of(&job).parse().expect("bash prints the job's pid");
-    let long = server
-        .post(
-            Some(&session),
-            &call(
-                2,
-                "bash",
-                json!({"command": "echo $$ > long.pid; exec sleep 30"}),
-            ),
-        )
-        .send();
-    let long = tokio::spawn(long);
-    let call_pid = wait_pid(&server.path("long.pid")).await;
-    assert!(running(call_pid) && running(job));
+    let (job, call_pid, long) = server.job_and_running_call(&session).await;
 
     let asked = Instant::now();
     let deleted = server.delete(&session).send().await.expect("sent");

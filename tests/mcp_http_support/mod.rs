@@ -129,21 +129,7 @@ impl HttpServer {
 
     /// A POST of one JSON-RPC message with the right token (if any) and `session`.
     pub fn post(&self, session: Option<&str>, body: &Value) -> reqwest::RequestBuilder {
-        let mut request = self
-            .http
-            .post(&self.url)
-            .header("Content-Type", "application/json")
-            .header("Accept", "application/json, text/event-stream")
-            .body(body.to_string());
-        if let Some(token) = &self.token {
-            request = request.bearer_auth(token);
-        }
-        if let Some(session) = session {
-            request = request
-                .header("Mcp-Session-Id", session)
-                .header("MCP-Protocol-Version", "2025-06-18");
-        }
-        request
+        self.post_raw(session, &body.to_string())
     }
 
     /// Opens a session and returns its id.
@@ -170,6 +156,42 @@ impl HttpServer {
             .expect("initialized is sent");
         assert_eq!(response.status(), StatusCode::ACCEPTED);
         session
+    }
+
+    /// Two processes in `session`: a background job left by a finished bash call (request
+    /// 1), and a bash call still running (request 2, sent by the returned task). Returns
+    /// their pids, both running, and the task.
+    pub async fn job_and_running_call(
+        &self,
+        session: &str,
+    ) -> (
+        u32,
+        u32,
+        tokio::task::JoinHandle<reqwest::Result<reqwest::Response>>,
+    ) {
+        let answer = self
+            .call(
+                session,
+                1,
+                "bash",
+                json!({"command": "sleep 30 > /dev/null 2>&1 & echo $!"}),
+            )
+            .await;
+        let job: u32 = text_of(&answer).parse().expect("bash prints the job's pid");
+        let long = self
+            .post(
+                Some(session),
+                &call(
+                    2,
+                    "bash",
+                    json!({"command": "echo $$ > long.pid; exec sleep 30"}),
+                ),
+            )
+            .send();
+        let long = tokio::spawn(long);
+        let call_pid = wait_pid(&self.path("long.pid")).await;
+        assert!(running(job) && running(call_pid));
+        (job, call_pid, long)
     }
 
     /// One `tools/call` in `session`, answered.
