@@ -183,6 +183,54 @@ async fn a_second_request_with_the_id_of_one_in_flight_is_refused() {
 }
 
 #[tokio::test]
+async fn a_cancelled_call_gets_no_answer_and_its_id_is_free_for_the_next_request() {
+    // The tool notices the cancellation, then answers anyway: that answer must not reach the
+    // client, and above all must not pass for the answer to the next request with the id.
+    let (events_tx, mut events) = tokio::sync::mpsc::unbounded_channel();
+    let gate = Arc::new(Semaphore::new(0));
+    let stubborn = {
+        let gate = gate.clone();
+        Scripted::new("stubborn", move |_args, ctx| {
+            let (gate, events_tx) = (gate.clone(), events_tx.clone());
+            async move {
+                let _ = events_tx.send("started");
+                ctx.cancellation().cancelled().await;
+                let _ = events_tx.send("cancelled");
+                let _pass = gate.acquire().await;
+                Ok(ToolResult::text("answered after the cancellation"))
+            }
+        })
+        .arc()
+    };
+    let mut pipe = RawPipe::start(served([stubborn, echo("echo")]), RunnerConfig::default());
+    pipe.initialize().await;
+    pipe.send(call(json!(7), "stubborn", json!({"i": 1}))).await;
+    let mut next_event = async || {
+        tokio::time::timeout(Duration::from_secs(10), events.recv())
+            .await
+            .expect("the tool reports in time")
+    };
+    assert_eq!(next_event().await, Some("started"));
+    pipe.send(json!({
+        "jsonrpc": "2.0", "method": "notifications/cancelled",
+        "params": {"requestId": 7, "reason": "the user pressed stop"}
+    }))
+    .await;
+    assert_eq!(next_event().await, Some("cancelled"));
+    // Its id is free at once: the next request with it is not refused.
+    pipe.send(call(json!(7), "echo", json!({"i": 2}))).await;
+    let answer = pipe.recv().await;
+    assert_eq!(answer["id"], 7);
+    assert_eq!(answer["result"]["content"][0]["text"], "ok 2");
+    // The cancelled call now ends with a result, which is dropped.
+    gate.add_permits(1);
+    let stray = tokio::time::timeout(Duration::from_millis(500), pipe.recv()).await;
+    assert!(stray.is_err(), "the cancelled call was answered: {stray:?}");
+    pipe.send(call(json!(8), "echo", json!({"i": 3}))).await;
+    assert_eq!(pipe.recv().await["result"]["content"][0]["text"], "ok 3");
+}
+
+#[tokio::test]
 async fn the_server_stops_reading_while_max_concurrency_plus_the_queue_are_unanswered() {
     let gate = Arc::new(Semaphore::new(0));
     let slow = {

@@ -119,8 +119,8 @@ where
                     session_config(),
                     stop.child_token(),
                     &calls,
-                )
-                .with_sessions(sessions.clone()))
+                    sessions.clone(),
+                ))
             },
             manager,
             config,

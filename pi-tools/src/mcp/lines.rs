@@ -9,22 +9,27 @@
 //! still in flight are refused. It also applies backpressure: while `slots` requests are
 //! unanswered, no further line is read, so a client that pipelines any number of requests
 //! costs bounded memory (the operating system's pipe buffer holds the rest).
+//!
+//! Once the session is started, it runs `tools/call` requests itself and writes their
+//! answers (see [`DirectCall`]); everything else goes through the protocol library.
 
 use std::collections::HashMap;
 use std::io;
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 
+use futures::future::BoxFuture;
 use rmcp::RoleServer;
 use rmcp::model::{
-    ClientJsonRpcMessage, ClientNotification, ClientRequest, NumberOrString, RequestId,
-    ServerJsonRpcMessage,
+    ClientJsonRpcMessage, ClientNotification, ClientRequest, JsonRpcRequest, NumberOrString,
+    RequestId, ServerJsonRpcMessage,
 };
 use rmcp::transport::Transport;
 use serde_json::{Value, json};
-use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader, BufWriter};
-use tokio::sync::{Notify, OwnedSemaphorePermit, Semaphore, mpsc};
+use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, BufReader};
+use tokio::sync::{OwnedSemaphorePermit, Semaphore, mpsc};
 use tokio_util::sync::CancellationToken;
+
+use super::outbox::{Outbox, write_lines};
 
 /// JSON-RPC's codes for a line that is not JSON, and for JSON that is not a request.
 const PARSE_ERROR: i64 = -32700;
@@ -38,74 +43,45 @@ pub(crate) const UNBOUNDED_IN_FLIGHT: usize = 256;
 /// Requests read and not yet answered, by id; each holds one slot.
 #[derive(Default)]
 struct InFlight {
-    ids: Mutex<HashMap<RequestId, OwnedSemaphorePermit>>,
+    ids: Mutex<HashMap<RequestId, Slot>>,
+}
+
+/// A request's place among those in flight.
+struct Slot {
+    _permit: OwnedSemaphorePermit,
+    /// For a call this transport runs itself: its number (ids may be reused once a request
+    /// is answered or cancelled) and its cancellation.
+    direct: Option<(u64, CancellationToken)>,
 }
 
 impl InFlight {
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<RequestId, OwnedSemaphorePermit>> {
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<RequestId, Slot>> {
         self.ids.lock().unwrap_or_else(|e| e.into_inner())
     }
-}
 
-/// A sender waits while more than this many bytes of lines wait for the writer (a client
-/// that does not read its answers).
-const MAX_QUEUED_BYTES: usize = 8 << 20;
-
-/// The lines waiting for the writer. A line is queued the moment it is sent, so the order
-/// of sends is the order on the wire (a call's progress notifications come before its
-/// result, though the protocol library finishes each send in a task of its own); only the
-/// wait for room is left to the sender's future.
-#[derive(Clone)]
-struct Outbox {
-    lines: mpsc::UnboundedSender<Vec<u8>>,
-    queue: Arc<Queued>,
-}
-
-/// The bytes queued, shared with the writer, which wakes waiting senders.
-#[derive(Default)]
-struct Queued {
-    bytes: AtomicUsize,
-    drained: Notify,
-}
-
-impl Queued {
-    /// Called by the writer for each line it takes.
-    fn written(&self, bytes: usize) {
-        let before = self.bytes.fetch_sub(bytes, Ordering::Relaxed);
-        if before > MAX_QUEUED_BYTES && before - bytes <= MAX_QUEUED_BYTES {
-            self.drained.notify_waiters();
+    /// Frees a request's slot, cancelling it when this transport runs it.
+    fn cancel(&self, id: &RequestId) {
+        let slot = self.lock().remove(id);
+        if let Some((_, cancel)) = slot.and_then(|slot| slot.direct) {
+            cancel.cancel();
         }
     }
 }
 
-impl Outbox {
-    fn new() -> (Outbox, mpsc::UnboundedReceiver<Vec<u8>>) {
-        let (lines, rx) = mpsc::unbounded_channel();
-        let outbox = Outbox {
-            lines,
-            queue: Arc::default(),
-        };
-        (outbox, rx)
-    }
+/// Runs one `tools/call` request to its answer, as the protocol library would, given the
+/// request's cancellation (`notifications/cancelled` for it, read by this transport).
+pub(crate) type DirectCall = Arc<
+    dyn Fn(
+            JsonRpcRequest<ClientRequest>,
+            CancellationToken,
+        ) -> BoxFuture<'static, ServerJsonRpcMessage>
+        + Send
+        + Sync,
+>;
 
-    /// Queues a line; `false` once the writer is gone (the session is over).
-    fn push(&self, line: Vec<u8>) -> bool {
-        self.queue.bytes.fetch_add(line.len(), Ordering::Relaxed);
-        self.lines.send(line).is_ok()
-    }
-
-    /// Waits while the queue is over its bound.
-    async fn room(&self) {
-        let over = || self.queue.bytes.load(Ordering::Relaxed) > MAX_QUEUED_BYTES;
-        while over() && !self.lines.is_closed() {
-            let drained = self.queue.drained.notified();
-            if !over() {
-                return;
-            }
-            drained.await;
-        }
-    }
-}
+/// Where the session puts its [`DirectCall`] once the protocol library has started it;
+/// until then every request goes the library's way.
+pub(crate) type DirectCalls = Arc<OnceLock<DirectCall>>;
 
 /// The transport handed to the protocol library.
 pub(crate) struct LineTransport {
@@ -119,13 +95,15 @@ impl LineTransport {
     /// Starts reading `reader` and writing `writer`. `ended` is cancelled at end of input
     /// (or a read error); from then on nothing more is written, since the client closed
     /// its side. At most `slots` requests are read and unanswered at once; a line longer
-    /// than `max_line` bytes is skipped and answered with an error.
+    /// than `max_line` bytes is skipped and answered with an error. Once `direct` is set,
+    /// `tools/call` requests are run with it and answered here.
     pub(crate) fn new<R, W>(
         reader: R,
         writer: W,
         slots: usize,
         max_line: usize,
         ended: CancellationToken,
+        direct: DirectCalls,
     ) -> Self
     where
         R: AsyncRead + Send + Unpin + 'static,
@@ -142,6 +120,8 @@ impl LineTransport {
             slots: Arc::new(Semaphore::new(slots.max(1))),
             max_line,
             initialized: false,
+            direct,
+            calls: 0,
         };
         let read_task = tokio::spawn({
             let ended = ended.clone();
@@ -261,6 +241,9 @@ struct Reader<R> {
     /// The longest line read; a longer one is skipped and answered with an error.
     max_line: usize,
     initialized: bool,
+    direct: DirectCalls,
+    /// Calls run directly so far (each one's number in its slot).
+    calls: u64,
 }
 
 impl<R: AsyncRead + Unpin> Reader<R> {
@@ -287,7 +270,10 @@ impl<R: AsyncRead + Unpin> Reader<R> {
                 Line::Complete(bytes) => self.classify(&bytes).await,
             };
             let sent = match outcome {
-                Ok(Some(message)) => self.forward.send(message).await.is_ok(),
+                Ok(Some(message)) => match self.run_directly(message) {
+                    None => true,
+                    Some(message) => self.forward.send(message).await.is_ok(),
+                },
                 Ok(None) => true,
                 Err(answer) => {
                     let queued = self.answer.push(answer);
@@ -299,6 +285,60 @@ impl<R: AsyncRead + Unpin> Reader<R> {
                 return;
             }
         }
+    }
+
+    /// Runs a `tools/call` request in a task of its own and answers it from there, when the
+    /// session has given a [`DirectCall`]: the protocol library would hand it to its own
+    /// task, then pass the answer back through its own, two more hand-offs between
+    /// threads for every call. Any other message is given back, to forward.
+    fn run_directly(&mut self, message: ClientJsonRpcMessage) -> Option<ClientJsonRpcMessage> {
+        let Some(run) = self.direct.get() else {
+            return Some(message);
+        };
+        let ClientJsonRpcMessage::Request(request) = message else {
+            return Some(message);
+        };
+        if !matches!(request.request, ClientRequest::CallToolRequest(_)) {
+            return Some(ClientJsonRpcMessage::Request(request));
+        }
+        self.calls += 1;
+        let number = self.calls;
+        let cancel = CancellationToken::new();
+        let id = request.id.clone();
+        // The slot was taken by `admit` a moment ago, in this task.
+        if let Some(slot) = self.in_flight.lock().get_mut(&id) {
+            slot.direct = Some((number, cancel.clone()));
+        }
+        let answer = run(request, cancel);
+        let in_flight = Arc::clone(&self.in_flight);
+        let outbox = self.answer.clone();
+        tokio::spawn(async move {
+            let answer = answer.await;
+            // Queued while the slot is held, so an id the client reuses after this answer
+            // cannot meet an answer to the old request; a request cancelled meanwhile gets
+            // none (its slot is gone), as the protocol library does.
+            let queued = {
+                let mut slots = in_flight.lock();
+                let ours = slots
+                    .get(&id)
+                    .is_some_and(|slot| slot.direct.as_ref().is_some_and(|(n, _)| *n == number));
+                if !ours {
+                    return;
+                }
+                slots.remove(&id);
+                match serialize(&answer) {
+                    Ok(line) => outbox.push(line),
+                    Err(err) => {
+                        tracing::error!(%err, "an answer could not be serialized");
+                        false
+                    }
+                }
+            };
+            if queued {
+                outbox.room().await;
+            }
+        });
+        None
     }
 
     /// The next line without its end, `None` at end of input. A last line without a
@@ -484,46 +524,27 @@ impl<R: AsyncRead + Unpin> Reader<R> {
                 let Ok(permit) = self.slots.clone().acquire_owned().await else {
                     return Ok(None);
                 };
-                self.in_flight.lock().insert(request.id.clone(), permit);
+                self.in_flight.lock().insert(
+                    request.id.clone(),
+                    Slot {
+                        _permit: permit,
+                        direct: None,
+                    },
+                );
                 self.initialized |= is_initialize;
             }
             ClientJsonRpcMessage::Notification(notification) => {
-                // A cancelled request may get no answer: its slot is free now.
+                // A cancelled request may get no answer: its slot is free now, and a call
+                // run here is cancelled (the library cancels its own).
                 if let ClientNotification::CancelledNotification(cancelled) =
                     &notification.notification
                     && let Some(id) = &cancelled.params.request_id
                 {
-                    self.in_flight.lock().remove(id);
+                    self.in_flight.cancel(id);
                 }
             }
             _ => {}
         }
         Ok(Some(message))
     }
-}
-
-/// Writes lines as they come, flushing when none is waiting; drops them once `ended`.
-async fn write_lines<W: AsyncWrite + Unpin>(
-    writer: W,
-    mut lines: mpsc::UnboundedReceiver<Vec<u8>>,
-    queue: Arc<Queued>,
-    ended: CancellationToken,
-) {
-    let mut out = BufWriter::new(writer);
-    while let Some(line) = lines.recv().await {
-        queue.written(line.len());
-        // Closing the server's input is how an MCP client ends a stdio session; answers to
-        // calls cancelled by it have no reader left, and some clients (the Python SDK
-        // before 2.0) fail while shutting down if one arrives anyway.
-        if ended.is_cancelled() {
-            continue;
-        }
-        if out.write_all(&line).await.is_err() {
-            return;
-        }
-        if lines.is_empty() && out.flush().await.is_err() {
-            return;
-        }
-    }
-    let _ = out.flush().await;
 }

@@ -82,6 +82,7 @@ mod http;
 mod http_gate;
 mod lines;
 mod logging;
+mod outbox;
 mod progress;
 mod result;
 mod serve;

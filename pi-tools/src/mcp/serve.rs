@@ -1,12 +1,14 @@
 //! Running a session: over stdio, or over any byte stream.
 
+use std::sync::Arc;
+
 use rmcp::ServiceExt;
 use rmcp::service::{QuitReason, ServerInitializeError};
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio_util::sync::CancellationToken;
 
 use super::error::McpError;
-use super::lines::{LineTransport, QUEUED_REQUESTS, UNBOUNDED_IN_FLIGHT};
+use super::lines::{DirectCalls, LineTransport, QUEUED_REQUESTS, UNBOUNDED_IN_FLIGHT};
 use super::server::ToolServer;
 use super::tools::McpTools;
 use crate::core::RunnerConfig;
@@ -91,15 +93,17 @@ where
         .map_or(UNBOUNDED_IN_FLIGHT, |n| n.max(1) + QUEUED_REQUESTS);
     let server = ToolServer::new(&tools, config, input_ended.clone())?;
     let calls = server.calls();
+    let direct = DirectCalls::default();
     let transport = LineTransport::new(
         reader,
         writer,
         slots,
         tools.max_message_bytes(),
         input_ended.clone(),
+        Arc::clone(&direct),
     );
     let running = tokio::select! {
-        started = server.serve(transport) => match started {
+        started = server.clone().serve(transport) => match started {
             Ok(running) => running,
             Err(ServerInitializeError::ConnectionClosed(_)) => {
                 tracing::info!("the client closed the session before initializing it");
@@ -110,6 +114,10 @@ where
         _ = stop.cancelled() => return Ok(()),
     };
     tracing::info!("MCP session started");
+    // From now on the transport runs `tools/call` itself. Only it keeps the handle (and so
+    // this session's server): the session's end waits for the server to be dropped.
+    let _ = direct.set(server.direct_call(running.peer().clone()));
+    drop((direct, server));
     let cancel = running.cancellation_token();
     let ended = input_ended.clone();
     tokio::spawn(async move {

@@ -5,14 +5,14 @@
 
 use std::sync::Arc;
 
-use rmcp::ErrorData;
 use rmcp::handler::server::ServerHandler;
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CustomRequest, CustomResult, ErrorCode,
-    Implementation, ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig,
-    SetLevelRequestParams, Tool,
+    CallToolRequestParams, CallToolResponse, CustomRequest, CustomResult, ErrorCode, GetExtensions,
+    GetMeta, Implementation, JsonRpcRequest, ListToolsResult, PaginatedRequestParams,
+    ServerCapabilities, ServerConfig, ServerJsonRpcMessage, SetLevelRequestParams, Tool,
 };
-use rmcp::service::{RequestContext, RoleServer};
+use rmcp::service::{Peer, RequestContext, RoleServer};
+use rmcp::{ErrorData, Service};
 use serde_json::Value;
 use tokio::sync::{RwLock, Semaphore};
 use tokio_util::sync::CancellationToken;
@@ -20,6 +20,7 @@ use tokio_util::task::TaskTracker;
 use tokio_util::task::task_tracker::TaskTrackerToken;
 
 use super::error::McpError;
+use super::lines::DirectCall;
 use super::logging::{SessionLevel, forwarding_logs};
 use super::progress::ProgressSink;
 use super::result::call_tool_result;
@@ -51,10 +52,17 @@ impl Served {
 
 /// One session: its calls, limits, logging level and cancellation. Every `tools/call` is a
 /// one-call batch of the runner, so lookup, argument preparation, validation, hooks,
-/// timeout and cancellation behave exactly as they do for a model's batch. When the
-/// session is dropped (its transport ended, or an HTTP session closed or timed out), every
-/// call has ended and its execution environment's session is ended too.
-pub(crate) struct ToolServer {
+/// timeout and cancellation behave exactly as they do for a model's batch.
+///
+/// A handle: the protocol library holds one, and the stdio transport another, for the calls
+/// it runs itself (see `lines`). When the last handle is dropped (its transport ended, or an
+/// HTTP session closed or timed out), every call has ended and its execution environment's
+/// session is ended too.
+#[derive(Clone)]
+pub(crate) struct ToolServer(Arc<Session>);
+
+/// What a session's handles share.
+pub(crate) struct Session {
     served: Arc<Served>,
     config: RunnerConfig,
     /// Parallel-mode calls share it; a sequential-mode call holds it alone, so it never
@@ -87,19 +95,22 @@ impl ToolServer {
             config,
             shutdown,
             &TaskTracker::new(),
+            None,
         ))
     }
 
     /// One session of a server whose sessions share `served`; its calls and its own life
-    /// are tracked in `calls`.
+    /// are tracked in `calls`. `sessions` is the HTTP server's session table, when the
+    /// session is one of it.
     pub(crate) fn for_session(
         served: Arc<Served>,
         config: RunnerConfig,
         shutdown: CancellationToken,
         calls: &TaskTracker,
+        sessions: Option<Arc<Sessions>>,
     ) -> Self {
         let in_flight = config.max_concurrency.map(|n| Semaphore::new(n.max(1)));
-        ToolServer {
+        ToolServer(Arc::new(Session {
             served,
             config,
             exclusive: RwLock::new(()),
@@ -108,14 +119,8 @@ impl ToolServer {
             calls: calls.clone(),
             _alive: calls.token(),
             level: SessionLevel::default(),
-            sessions: None,
-        }
-    }
-
-    /// The same server, as a session of an HTTP server's `sessions`.
-    pub(crate) fn with_sessions(mut self, sessions: Option<Arc<Sessions>>) -> Self {
-        self.sessions = sessions;
-        self
+            sessions,
+        }))
     }
 
     /// The protocol error for a call of a tool that is not served (MCP lists unknown tools
@@ -154,6 +159,30 @@ impl ToolServer {
                 .extensions
                 .get::<Arc<dyn ExecutionEnv>>()
                 .cloned(),
+        })
+    }
+
+    /// Runs `tools/call` requests for the stdio transport, which answers them itself (see
+    /// [`DirectCall`]). Each goes through the protocol library's own request handling, with
+    /// the context its session loop would build, so the answer is the same.
+    pub(crate) fn direct_call(&self, peer: Peer<RoleServer>) -> DirectCall {
+        let server = self.clone();
+        Arc::new(move |request: JsonRpcRequest<_>, cancel| {
+            let server = server.clone();
+            let peer = peer.clone();
+            Box::pin(async move {
+                let JsonRpcRequest {
+                    id, mut request, ..
+                } = request;
+                let mut context = RequestContext::new(id.clone(), peer);
+                context.ct = cancel;
+                std::mem::swap(&mut context.meta, request.get_meta_mut());
+                std::mem::swap(&mut context.extensions, request.extensions_mut());
+                match Service::handle_request(&server, request, context).await {
+                    Ok(result) => ServerJsonRpcMessage::response(result, id),
+                    Err(error) => ServerJsonRpcMessage::error(error, Some(id)),
+                }
+            })
         })
     }
 
@@ -217,7 +246,15 @@ impl ToolServer {
     }
 }
 
-impl Drop for ToolServer {
+impl std::ops::Deref for ToolServer {
+    type Target = Session;
+
+    fn deref(&self) -> &Session {
+        &self.0
+    }
+}
+
+impl Drop for Session {
     fn drop(&mut self) {
         self.shutdown.cancel();
         if let Some(env) = self.config.extensions.get::<Arc<dyn ExecutionEnv>>() {
