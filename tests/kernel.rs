@@ -7,6 +7,7 @@ mod config;
 mod dialects;
 mod macro_config;
 mod macro_e2e;
+mod macro_forms;
 mod prompt;
 mod providers;
 mod runner;

@@ -7,6 +7,9 @@
 mod fake;
 pub use fake::*;
 
+#[cfg(doctest)]
+mod docs;
+
 /// The command line built for these tests (`CARGO_BIN_EXE_cli-under-test` in a test file):
 /// cargo puts a package's binaries in the target directory and its test binaries in `deps/`
 /// below it.
