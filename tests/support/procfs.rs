@@ -56,3 +56,17 @@ pub fn processes_with(marker: &str) -> Vec<u32> {
     }
     found
 }
+
+/// Polls `count` until it is `want` or five seconds have passed, and returns the last count:
+/// a process just started may not have exec'd its command yet, one just killed may not be
+/// reaped yet.
+pub fn settle(want: usize, count: impl Fn() -> usize) -> usize {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+    loop {
+        let n = count();
+        if n == want || std::time::Instant::now() > deadline {
+            return n;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+}
