@@ -182,11 +182,7 @@ fn mcp_over_ssh_serves_the_remote_directory() {
         std::fs::read_to_string(remote.path().join("from-bash.txt")).expect("bash wrote"),
         "out\n"
     );
-    assert_eq!(
-        settle(1, || processes_with(&job).len()),
-        1,
-        "the job runs"
-    );
+    assert_eq!(settle(1, || processes_with(&job).len()), 1, "the job runs");
     assert!(mcp.finish().success());
     assert_eq!(
         settle(0, || processes_with(&job).len()),
