@@ -29,6 +29,8 @@ use serde_json::{Value, json};
 use tempfile::TempDir;
 use tokio_util::sync::CancellationToken;
 
+mod http;
+
 #[test]
 fn a_call_through_run_reaches_the_server_and_its_process_ends_with_the_run() {
     let root = TempDir::new().expect("a directory for the filesystem server");
