@@ -10,7 +10,7 @@
 //!   from ABI 6, keeps signals and abstract Unix sockets inside the sandbox.
 //! - **Git**: a repository's `.git` is mounted read-only (`git = "read-only"`), or
 //!   writable for commits with its settings and hooks read-only and the redirect files a
-//!   command writes undone after each call (`git = "commit"`); see [`git`](self::git).
+//!   command writes undone after each call (`git = "commit"`); see `env/sandbox/git.rs`.
 //! - **Protected paths** (`.git/hooks`, `.git/config` by default) stay read-only inside the
 //!   writable roots through read-only bind mounts in the command's mount namespace.
 //! - **Network** off: a seccomp filter makes `socket()` fail with EPERM for every family
