@@ -34,6 +34,8 @@ use super::outbox::{Outbox, write_lines};
 /// JSON-RPC's codes for a line that is not JSON, and for JSON that is not a request.
 const PARSE_ERROR: i64 = -32700;
 const INVALID_REQUEST: i64 = -32600;
+/// JSON-RPC's code for an error of the server itself.
+const INTERNAL_ERROR: i64 = -32603;
 
 /// Requests read ahead of the ones executing, beyond `max_concurrency`.
 pub(crate) const QUEUED_REQUESTS: usize = 64;
@@ -313,7 +315,17 @@ impl<R: AsyncRead + Unpin> Reader<R> {
         let in_flight = Arc::clone(&self.in_flight);
         let outbox = self.answer.clone();
         tokio::spawn(async move {
-            let answer = answer.await;
+            // Serialized before the slot is looked at, so that a large answer does not hold
+            // the lock the reader takes for every request.
+            let line = serialize(&answer.await).unwrap_or_else(|err| {
+                error_line(
+                    Some(&id),
+                    INTERNAL_ERROR,
+                    &format!(
+                        "The answer could not be serialized ({err}); this is a bug in pi-tools."
+                    ),
+                )
+            });
             // Queued while the slot is held, so an id the client reuses after this answer
             // cannot meet an answer to the old request; a request cancelled meanwhile gets
             // none (its slot is gone), as the protocol library does.
@@ -326,13 +338,7 @@ impl<R: AsyncRead + Unpin> Reader<R> {
                     return;
                 }
                 slots.remove(&id);
-                match serialize(&answer) {
-                    Ok(line) => outbox.push(line),
-                    Err(err) => {
-                        tracing::error!(%err, "an answer could not be serialized");
-                        false
-                    }
-                }
+                outbox.push(line)
             };
             if queued {
                 outbox.room().await;
