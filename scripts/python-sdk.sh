@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Runs the official MCP Python SDK as a client of `pi-tools mcp`, over stdio and over
+# Streamable HTTP (tests/python/sdk_client.py): initialize, tools/list, calls with progress,
+# a refused argument, an unknown tool, and the session's DELETE, with any warning the SDK logs
+# failing the run.
+#
+# Installs the SDK (pinned) from PyPI into a virtual environment in target/python-sdk when
+# missing, and Python's venv module from Debian when that is missing; `--install` does only
+# that (`.ci/run` installs while the lints compile).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+SDK_VERSION=2.3.0
+venv=target/python-sdk
+if ! python3 -c 'import venv, ensurepip' >/dev/null 2>&1; then
+    apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3 python3-venv >/dev/null
+fi
+if ! "$venv/bin/python" -c "import mcp, sys; from importlib.metadata import version; sys.exit(version('mcp') != '$SDK_VERSION')" >/dev/null 2>&1; then
+    rm -rf "$venv"
+    python3 -m venv "$venv"
+    "$venv/bin/pip" install --quiet --disable-pip-version-check "mcp==$SDK_VERSION"
+fi
+
+[[ "${1:-}" == --install ]] && exit 0
+
+cargo build --quiet --bin pi-tools
+"$venv/bin/python" tests/python/sdk_client.py target/debug/pi-tools

@@ -1,0 +1,125 @@
+"""The official MCP Python SDK as a client of `pi-tools mcp`, over stdio and over Streamable HTTP.
+
+Run by scripts/python-sdk.sh (which installs the SDK into a virtual environment) with the
+binary to test as its argument. Each check raises on a wrong answer; any warning the SDK logs
+(a failed session termination, an unreadable message) fails the run too.
+"""
+
+import asyncio
+import logging
+import os
+import sys
+import tempfile
+
+from mcp import ClientSession, StdioServerParameters
+from mcp.client.stdio import stdio_client
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared.exceptions import MCPError
+
+
+class Warnings(logging.Handler):
+    """Every record of level WARNING or above the SDK logs."""
+
+    def __init__(self):
+        super().__init__(logging.WARNING)
+        self.records = []
+
+    def emit(self, record):
+        self.records.append(self.format(record))
+
+
+async def exercise(session: ClientSession, transport: str) -> None:
+    init = await session.initialize()
+    assert init.server_info.name == "pi-tools", init
+
+    names = [tool.name for tool in (await session.list_tools()).tools]
+    assert names == ["read", "bash", "edit", "write"], names
+
+    result = await session.call_tool("read", {"path": "a.txt"})
+    assert not result.is_error and result.content[0].text == "hello\n", result
+
+    # Progress: every line of output reaches the client, in order.
+    seen = []
+
+    async def progress(value, total, message):
+        if message:
+            seen.append(message)
+
+    result = await session.call_tool(
+        "bash",
+        {"command": "for i in 1 2 3; do echo line$i; sleep 0.2; done"},
+        progress_callback=progress,
+    )
+    assert not result.is_error, result
+    assert result.content[0].text == "line1\nline2\nline3", result
+    streamed = "".join(seen)
+    assert [l for l in streamed.splitlines() if l.startswith("line")] == [
+        "line1",
+        "line2",
+        "line3",
+    ], seen
+
+    # Arguments a tool refuses are a tool result the model can correct itself from.
+    result = await session.call_tool("read", {"path": 42})
+    assert result.is_error, result
+
+    # An unknown tool is a protocol error naming the tools.
+    try:
+        await session.call_tool("no_such_tool", {})
+    except MCPError as err:
+        assert err.error.code == -32602, err.error
+        assert "read, bash, edit, write" in err.error.message, err.error.message
+    else:
+        raise AssertionError(f"{transport}: an unknown tool was not refused")
+
+
+async def over_stdio(binary: str, work: str) -> None:
+    params = StdioServerParameters(command=binary, args=["mcp", "--cwd", work])
+    async with stdio_client(params) as (read, write):
+        async with ClientSession(read, write) as session:
+            await exercise(session, "stdio")
+
+
+async def over_http(binary: str, work: str) -> None:
+    server = await asyncio.create_subprocess_exec(
+        binary,
+        "mcp",
+        "--http",
+        "127.0.0.1:0",
+        "--cwd",
+        work,
+        stdin=asyncio.subprocess.DEVNULL,
+        stderr=asyncio.subprocess.PIPE,
+    )
+    try:
+        url = None
+        while url is None:
+            line = await asyncio.wait_for(server.stderr.readline(), 30)
+            if not line:
+                raise AssertionError("the HTTP server ended without saying where it listens")
+            text = line.decode().strip()
+            if text.startswith("pi-tools: serving MCP on "):
+                url = text.removeprefix("pi-tools: serving MCP on ")
+        async with streamable_http_client(url) as (read, write):
+            async with ClientSession(read, write) as session:
+                await exercise(session, "http")
+        # Leaving the client's context sent DELETE; a refused one is logged as a warning.
+    finally:
+        server.terminate()
+        await server.wait()
+
+
+async def main(binary: str) -> None:
+    warnings = Warnings()
+    logging.getLogger().addHandler(warnings)
+    with tempfile.TemporaryDirectory() as work:
+        with open(os.path.join(work, "a.txt"), "w") as f:
+            f.write("hello\n")
+        await over_stdio(binary, work)
+        await over_http(binary, work)
+    assert not warnings.records, "the SDK logged warnings:\n" + "\n".join(warnings.records)
+    print("python-sdk: stdio and Streamable HTTP sessions behave as the SDK expects")
+
+
+if __name__ == "__main__":
+    asyncio.run(main(sys.argv[1]))
