@@ -245,17 +245,11 @@ impl SshEnv {
 
     /// Ends this session's remote background jobs through the server, from synchronous code.
     fn end_served_session_blocking(&self) {
-        let live = match self.served.try_lock().ok().map(|slot| match &*slot {
-            ServedSlot::Live(served) => Some(Arc::clone(served)),
-            _ => None,
-        }) {
-            Some(Some(served)) if served.is_alive() => served,
-            _ => return,
-        };
         let session = self.session_id;
-        // A single-threaded runtime blocked here cannot send the request: it goes out when
-        // the runtime runs again, without waiting for the answer.
-        let wait = match tokio::runtime::Handle::try_current() {
+        // A single-threaded runtime blocked here cannot send the request, nor let go of the
+        // server's slot: the request goes out when the runtime runs again, without waiting
+        // for the answer, and only if the slot is free now.
+        let patience = match tokio::runtime::Handle::try_current() {
             Ok(handle)
                 if handle.runtime_flavor() == tokio::runtime::RuntimeFlavor::CurrentThread =>
             {
@@ -263,7 +257,20 @@ impl SshEnv {
             }
             _ => std::time::Duration::from_secs(5),
         };
-        block_on_own_thread(|| live.end_session(session, wait));
+        let slot = Arc::clone(&self.served);
+        block_on_own_thread(|| async move {
+            // The slot is held only for a moment (or while the server starts), but another
+            // session of the same connection may be ending at this very moment: wait for it
+            // rather than leave this session's jobs running.
+            // (The timeout tries the lock once even with no patience.)
+            let live = tokio::time::timeout(patience, slot.lock())
+                .await
+                .ok()
+                .and_then(|slot| slot.live());
+            if let Some(live) = live {
+                live.end_session(session, patience).await;
+            }
+        });
     }
 }
 
@@ -292,6 +299,16 @@ enum ServedSlot {
     /// The remote has no pi-tools to serve.
     Absent,
     Live(Arc<Served>),
+}
+
+impl ServedSlot {
+    /// The server, when it runs.
+    fn live(&self) -> Option<Arc<Served>> {
+        match self {
+            ServedSlot::Live(served) if served.is_alive() => Some(Arc::clone(served)),
+            _ => None,
+        }
+    }
 }
 
 fn next_session_id() -> u64 {
