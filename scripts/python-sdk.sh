@@ -6,7 +6,10 @@
 #
 # Installs the SDK (pinned) from PyPI into a virtual environment in target/python-sdk when
 # missing, and Python's venv module from Debian when that is missing; `--install` does only
-# that (`.ci/run` installs while the lints compile).
+# that (`.ci/run` installs while the lints compile). `scripts/python-sdk.sh BINARY` tests
+# that binary instead of building target/debug/pi-tools (`.ci/run` passes the one the
+# conformance step built, which a build of the binary alone would build again, with the
+# features of the pi-tools package alone).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -24,5 +27,9 @@ fi
 
 [[ "${1:-}" == --install ]] && exit 0
 
-cargo build --quiet --bin pi-tools
-"$venv/bin/python" tests/python/sdk_client.py target/debug/pi-tools
+binary="${1:-}"
+if [[ -z "$binary" ]]; then
+    cargo build --quiet --bin pi-tools
+    binary=target/debug/pi-tools
+fi
+"$venv/bin/python" tests/python/sdk_client.py "$binary"
