@@ -16,7 +16,7 @@ use pi_tools::{
     Extensions, NoopSink, Registry, RunnerConfig, ToolCall, ToolSet, execute_tool_calls, wrap,
 };
 use serde_json::{Value, json};
-use ssh_support::{Sshd, descendants};
+use ssh_support::Sshd;
 use tokio_util::sync::CancellationToken;
 
 mod remote_processes;

@@ -3,7 +3,7 @@
 //! session, and a malformed `--ssh` is a usage error naming the expected form.
 #![cfg(all(feature = "ssh", feature = "cli"))]
 
-use support::procfs::{processes_with, settle};
+use support::procfs::{processes_with, settle, settle_blocking};
 use support::ssh as ssh_support;
 
 use std::io::{BufRead, BufReader, Write};
@@ -182,10 +182,14 @@ fn mcp_over_ssh_serves_the_remote_directory() {
         std::fs::read_to_string(remote.path().join("from-bash.txt")).expect("bash wrote"),
         "out\n"
     );
-    assert_eq!(settle(1, || processes_with(&job).len()), 1, "the job runs");
+    assert_eq!(
+        settle_blocking(1, || processes_with(&job).len()),
+        1,
+        "the job runs"
+    );
     assert!(mcp.finish().success());
     assert_eq!(
-        settle(0, || processes_with(&job).len()),
+        settle_blocking(0, || processes_with(&job).len()),
         0,
         "the remote background job ended with the session"
     );
@@ -407,18 +411,6 @@ async fn post(
     (id, messages)
 }
 
-/// Waits (up to 5 s) until `count()` is `want`; the last count.
-async fn settle_async(want: usize, count: impl Fn() -> usize) -> usize {
-    let deadline = std::time::Instant::now() + Duration::from_secs(5);
-    loop {
-        let n = count();
-        if n == want || std::time::Instant::now() > deadline {
-            return n;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn mcp_http_over_ssh_ends_each_sessions_remote_jobs_with_it() {
     use tokio::io::AsyncBufReadExt;
@@ -483,8 +475,8 @@ async fn mcp_http_over_ssh_ends_each_sessions_remote_jobs_with_it() {
         jobs.push(format!("sleep {seconds}"));
         sessions.push(id);
     }
-    assert_eq!(settle_async(1, || processes_with(&jobs[0]).len()).await, 1);
-    assert_eq!(settle_async(1, || processes_with(&jobs[1]).len()).await, 1);
+    assert_eq!(settle(1, || processes_with(&jobs[0]).len()).await, 1);
+    assert_eq!(settle(1, || processes_with(&jobs[1]).len()).await, 1);
 
     // The first client goes away: its job ends, the other's runs on.
     let deleted = http
@@ -495,7 +487,7 @@ async fn mcp_http_over_ssh_ends_each_sessions_remote_jobs_with_it() {
         .await
         .expect("DELETE is sent");
     assert!(deleted.status().is_success(), "{deleted:?}");
-    assert_eq!(settle_async(0, || processes_with(&jobs[0]).len()).await, 0);
+    assert_eq!(settle(0, || processes_with(&jobs[0]).len()).await, 0);
     assert_eq!(processes_with(&jobs[1]).len(), 1);
 
     // The server ends (SIGTERM): the last session's job ends with it.
@@ -507,5 +499,5 @@ async fn mcp_http_over_ssh_ends_each_sessions_remote_jobs_with_it() {
         .expect("the server exits in time")
         .expect("status");
     assert!(status.success(), "{status:?}");
-    assert_eq!(settle_async(0, || processes_with(&jobs[1]).len()).await, 0);
+    assert_eq!(settle(0, || processes_with(&jobs[1]).len()).await, 0);
 }

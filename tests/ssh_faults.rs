@@ -91,23 +91,6 @@ async fn a_dropped_connection_fails_the_call_clearly_and_the_next_call_reconnect
     assert!(meta.is_dir);
 }
 
-/// The processes under `sshd` whose command line says `marker`.
-fn served_by(sshd: &Sshd, marker: &str) -> Vec<u32> {
-    let Some(listener) = sshd.pid() else {
-        return Vec::new();
-    };
-    ssh_support::descendants(listener)
-        .into_iter()
-        .filter(|pid| {
-            std::fs::read(format!("/proc/{pid}/cmdline")).is_ok_and(|c| {
-                String::from_utf8_lossy(&c)
-                    .replace('\0', " ")
-                    .contains(marker)
-            })
-        })
-        .collect()
-}
-
 /// An environment whose commands go through the remote pi-tools process.
 async fn served_env(sshd: &Sshd, dir: &std::path::Path) -> SshEnv {
     let target = sshd
@@ -125,7 +108,7 @@ async fn a_dropped_connection_fails_a_served_call_clearly_and_the_next_call_star
     let env = served_env(&sshd, dir.path()).await;
     let (text, _) = exec(&env, "echo before").await.expect("first call");
     assert_eq!(text, "before\n");
-    let first_server = served_by(&sshd, "env-server");
+    let first_server = sshd.served_by("env-server");
     assert_eq!(first_server.len(), 1);
 
     let running = Arc::new(tokio::sync::Notify::new());
@@ -151,7 +134,7 @@ async fn a_dropped_connection_fails_a_served_call_clearly_and_the_next_call_star
     let (text, outcome) = exec(&env, "echo after").await.expect("reconnected");
     assert_eq!(text, "after\n");
     assert_eq!(outcome.exit_code, Some(0));
-    let second_server = served_by(&sshd, "env-server");
+    let second_server = sshd.served_by("env-server");
     assert_eq!(second_server.len(), 1);
     assert_ne!(first_server, second_server, "a new server");
 }
@@ -161,7 +144,7 @@ async fn a_killed_remote_server_fails_its_call_clearly_and_the_next_call_starts_
     let Some(sshd) = Sshd::start() else { return };
     let dir = tempfile::tempdir().expect("tempdir");
     let env = served_env(&sshd, dir.path()).await;
-    let server = served_by(&sshd, "env-server");
+    let server = sshd.served_by("env-server");
     assert_eq!(server.len(), 1);
 
     let running = Arc::new(tokio::sync::Notify::new());
@@ -181,7 +164,7 @@ async fn a_killed_remote_server_fails_its_call_clearly_and_the_next_call_starts_
     // The killed server could not end its command; the next server ends what it left.
     let (text, _) = exec(&env, "echo again").await.expect("a new server");
     assert_eq!(text, "again\n");
-    let now = served_by(&sshd, "env-server");
+    let now = sshd.served_by("env-server");
     assert_eq!(now.len(), 1);
     assert_ne!(now, server);
     let deadline = Instant::now() + Duration::from_secs(3);

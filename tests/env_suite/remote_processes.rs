@@ -2,7 +2,7 @@
 //! background jobs and no others, and the remote shell's startup files run once per environment.
 
 use super::*;
-use support::procfs::processes_with;
+use support::procfs::{processes_with, settle};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_remote_timeout_kills_the_whole_remote_group() {
@@ -37,18 +37,6 @@ async fn a_remote_timeout_kills_the_whole_remote_group() {
             "served: {served}"
         );
         drop(env);
-    }
-}
-
-/// Waits (up to 5 s) until `count()` is `want`.
-async fn settle(want: usize, count: impl Fn() -> usize) -> usize {
-    let deadline = std::time::Instant::now() + Duration::from_secs(5);
-    loop {
-        let n = count();
-        if n == want || std::time::Instant::now() > deadline {
-            return n;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
     }
 }
 
@@ -120,22 +108,6 @@ async fn ending_a_session(served: bool) {
         0,
         "dropping a session ends its jobs"
     );
-}
-
-/// The processes under `sshd` (its connections' processes) whose command line says
-/// `marker`.
-fn served_by(sshd: &Sshd, marker: &str) -> usize {
-    let Some(listener) = sshd.pid() else { return 0 };
-    descendants(listener)
-        .into_iter()
-        .filter(|pid| {
-            std::fs::read(format!("/proc/{pid}/cmdline")).is_ok_and(|c| {
-                String::from_utf8_lossy(&c)
-                    .replace('\0', " ")
-                    .contains(marker)
-            })
-        })
-        .count()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -217,11 +189,11 @@ async fn the_remote_shell_startup_files_run_once_per_environment() {
     .await;
     assert_eq!(out, "[ok] bash: unset\n");
     assert_eq!((startups(), profiles()), (1, 1));
-    assert_eq!(served_by(&sshd, "env-server"), 1);
+    assert_eq!(sshd.served_by("env-server").len(), 1);
 
     // The environment's end ends the remote process.
     drop(env);
-    assert_eq!(settle(0, || served_by(&sshd, "env-server")).await, 0);
+    assert_eq!(settle(0, || sshd.served_by("env-server").len()).await, 0);
 
     // Without pi-tools on the remote side, every command is a session of its own, and the
     // startup file runs for each.
@@ -319,6 +291,6 @@ async fn commands_get_a_login_shells_environment_unless_configured_otherwise() {
             "login_shell = {login_shell}: the startup files ran once for four calls"
         );
         drop(env);
-        assert_eq!(settle(0, || served_by(&sshd, "env-server")).await, 0);
+        assert_eq!(settle(0, || sshd.served_by("env-server").len()).await, 0);
     }
 }

@@ -60,13 +60,22 @@ pub fn processes_with(marker: &str) -> Vec<u32> {
 /// Polls `count` until it is `want` or five seconds have passed, and returns the last count:
 /// a process just started may not have exec'd its command yet, one just killed may not be
 /// reaped yet.
-pub fn settle(want: usize, count: impl Fn() -> usize) -> usize {
+pub async fn settle(want: usize, count: impl Fn() -> usize) -> usize {
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
     loop {
         let n = count();
         if n == want || std::time::Instant::now() > deadline {
             return n;
         }
-        std::thread::sleep(std::time::Duration::from_millis(50));
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
     }
+}
+
+/// [`settle`], for a test without a runtime.
+pub fn settle_blocking(want: usize, count: impl Fn() -> usize) -> usize {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_time()
+        .build()
+        .expect("a runtime for the wait")
+        .block_on(settle(want, count))
 }

@@ -178,6 +178,19 @@ impl Sshd {
         self.child.as_ref().map(Child::id)
     }
 
+    /// The processes under this sshd (its connections' processes) whose command line
+    /// contains `marker`.
+    pub fn served_by(&self, marker: &str) -> Vec<u32> {
+        let Some(listener) = self.pid() else {
+            return Vec::new();
+        };
+        let under = descendants(listener);
+        crate::procfs::processes_with(marker)
+            .into_iter()
+            .filter(|pid| under.contains(pid))
+            .collect()
+    }
+
     /// The target for the alias, with the generated config.
     pub fn target(&self) -> SshTarget {
         let mut target = SshTarget::new(ALIAS);
