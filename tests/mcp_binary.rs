@@ -170,6 +170,17 @@ impl Session {
             .unwrap_or_else(|e| panic!("{tool} answers with a result: {e}"))
     }
 
+    /// A bash call that leaves a background job (`sleep 30`) and ends; the job's pid.
+    async fn background_job(&self) -> u32 {
+        let result = self
+            .call(
+                "bash",
+                json!({"command": "sleep 30 > /dev/null 2>&1 & echo $!"}),
+            )
+            .await;
+        ok_text(&result).parse().expect("bash prints the job's pid")
+    }
+
     /// Closes the client (and with it the server's stdin) and returns the server's exit
     /// status.
     async fn finish(mut self) -> ExitStatus {

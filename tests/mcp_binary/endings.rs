@@ -9,13 +9,7 @@ use super::*;
 async fn sigterm_sighup_and_sigint_end_the_stdio_server_like_the_end_of_its_input() {
     for signal in [libc::SIGTERM, libc::SIGHUP, libc::SIGINT] {
         let session = Session::start(None).await;
-        let result = session
-            .call(
-                "bash",
-                json!({"command": "sleep 30 > /dev/null 2>&1 & echo $!"}),
-            )
-            .await;
-        let job: u32 = ok_text(&result).parse().expect("bash prints the job's pid");
+        let job = session.background_job().await;
         let _long = session
             .start_call(
                 "bash",
@@ -182,13 +176,7 @@ async fn end_of_input_ends_the_process_cleanly_and_leaves_no_processes_behind() 
 #[tokio::test]
 async fn background_jobs_of_finished_calls_do_not_outlive_the_server() {
     let session = Session::start(None).await;
-    let result = session
-        .call(
-            "bash",
-            json!({"command": "sleep 30 > /dev/null 2>&1 & echo $!"}),
-        )
-        .await;
-    let sleep: u32 = ok_text(&result).parse().expect("bash prints the job's pid");
+    let sleep = session.background_job().await;
     // The call is over, and its background job still runs.
     assert!(running(sleep));
     let result = session.call("bash", json!({"command": "echo later"})).await;
