@@ -13,7 +13,8 @@ use std::time::Duration;
 
 use pi_tools::env::{ExecutionEnv, LocalEnv, SshEnv};
 use pi_tools::{
-    Extensions, NoopSink, Registry, RunnerConfig, ToolCall, ToolSet, execute_tool_calls, wrap,
+    Extensions, NoopSink, Registry, RunnerConfig, ToolCall, ToolResultMessage, ToolSet,
+    execute_tool_calls, wrap,
 };
 use serde_json::{Value, json};
 use ssh_support::Sshd;
@@ -37,37 +38,47 @@ async fn run(env: Arc<dyn ExecutionEnv>, calls: &[(&str, Value)]) -> String {
     let tools = tools();
     let mut transcript = String::new();
     for (i, (name, args)) in calls.iter().enumerate() {
-        let config = RunnerConfig {
-            extensions: Extensions::new().with(Arc::clone(&env)),
-            ..RunnerConfig::default()
-        };
-        let call = ToolCall {
-            id: format!("c{i}"),
-            name: (*name).to_string(),
-            arguments: args.clone(),
-        };
-        let outcome = execute_tool_calls(
-            &tools,
-            &[call],
-            &config,
-            &CancellationToken::new(),
-            &NoopSink,
-        )
-        .await;
-        for message in outcome.messages {
-            let text: Vec<String> = message
-                .content
-                .iter()
-                .filter_map(|b| b.as_text().map(str::to_string))
-                .collect();
-            transcript.push_str(&format!(
-                "[{}] {name}: {}\n",
-                if message.is_error { "error" } else { "ok" },
-                text.join("\n")
-            ));
-        }
+        let message = run_one(&tools, &env, &format!("c{i}"), name, args.clone()).await;
+        let text: Vec<String> = message
+            .content
+            .iter()
+            .filter_map(|b| b.as_text().map(str::to_string))
+            .collect();
+        transcript.push_str(&format!(
+            "[{}] {name}: {}\n",
+            if message.is_error { "error" } else { "ok" },
+            text.join("\n")
+        ));
     }
     transcript
+}
+
+/// One call of `tools` in `env`, as a batch of its own; its result message.
+async fn run_one(
+    tools: &ToolSet,
+    env: &Arc<dyn ExecutionEnv>,
+    id: &str,
+    name: &str,
+    arguments: Value,
+) -> ToolResultMessage {
+    let config = RunnerConfig {
+        extensions: Extensions::new().with(Arc::clone(env)),
+        ..RunnerConfig::default()
+    };
+    let call = ToolCall::new(id, name, arguments);
+    let outcome = execute_tool_calls(
+        tools,
+        &[call],
+        &config,
+        &CancellationToken::new(),
+        &NoopSink,
+    )
+    .await;
+    outcome
+        .messages
+        .into_iter()
+        .next()
+        .expect("a batch of one call has one result")
 }
 
 /// Every file under `dir` with its content (or `<dir>`), sorted, and modes of files.

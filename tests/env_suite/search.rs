@@ -121,28 +121,11 @@ async fn the_event_log_says_how_a_remote_search_ran() {
     ] {
         let env: Arc<dyn ExecutionEnv> =
             Arc::new(SshEnv::connect(target, dir.path()).await.expect("connect"));
-        let config = RunnerConfig {
-            extensions: Extensions::new().with(env),
-            ..RunnerConfig::default()
-        };
         for (name, args) in [
             ("grep", json!({"pattern": "hit"})),
             ("find", json!({"pattern": "*.txt"})),
         ] {
-            let call = ToolCall {
-                id: "c".into(),
-                name: name.into(),
-                arguments: args,
-            };
-            let outcome = execute_tool_calls(
-                &tools,
-                &[call],
-                &config,
-                &CancellationToken::new(),
-                &NoopSink,
-            )
-            .await;
-            let message = &outcome.messages[0];
+            let message = &run_one(&tools, &env, "c", name, args).await;
             assert!(!message.is_error, "{message:?}");
             assert_eq!(message.details["via"], json!(via), "{name}: {message:?}");
             let text: Vec<&str> = message.content.iter().filter_map(|b| b.as_text()).collect();
@@ -154,22 +137,6 @@ async fn the_event_log_says_how_a_remote_search_ran() {
     }
     // Locally nothing is recorded.
     let local: Arc<dyn ExecutionEnv> = Arc::new(LocalEnv::new(dir.path()));
-    let config = RunnerConfig {
-        extensions: Extensions::new().with(local),
-        ..RunnerConfig::default()
-    };
-    let call = ToolCall {
-        id: "c".into(),
-        name: "grep".into(),
-        arguments: json!({"pattern": "hit"}),
-    };
-    let outcome = execute_tool_calls(
-        &tools,
-        &[call],
-        &config,
-        &CancellationToken::new(),
-        &NoopSink,
-    )
-    .await;
-    assert_eq!(outcome.messages[0].details.get("via"), None);
+    let message = run_one(&tools, &local, "c", "grep", json!({"pattern": "hit"})).await;
+    assert_eq!(message.details.get("via"), None);
 }
