@@ -363,6 +363,27 @@ fn render(
     Some(out.join("\n"))
 }
 
+/// The lines as a file in `style`, with `ending` line endings, a final line ending when
+/// `final_newline`, and a byte order mark when `bom`.
+fn file_text(
+    lines: &[(usize, String)],
+    style: Style,
+    ending: &str,
+    final_newline: bool,
+    bom: bool,
+) -> String {
+    let mut text = render(lines, |l| Some(style.indent(l)), "")
+        .expect("the file's own style indents every level")
+        .replace('\n', ending);
+    if final_newline {
+        text.push_str(ending);
+    }
+    if bom {
+        text.insert(0, '\u{FEFF}');
+    }
+    text
+}
+
 proptest! {
     #![proptest_config(ProptestConfig {
         max_global_rejects: 4 * cases(256),
@@ -413,16 +434,7 @@ proptest! {
         let new = render(&new_lines, model, "").expect("every level has room");
 
         let ending = if crlf { "\r\n" } else { "\n" };
-        let file_text = |lines: &[(usize, String)]| {
-            let mut text = render(lines, |l| Some(style.indent(l)), "").unwrap().replace('\n', ending);
-            if final_newline {
-                text.push_str(ending);
-            }
-            if bom {
-                text.insert(0, '\u{FEFF}');
-            }
-            text
-        };
+        let file_text = |lines: &[(usize, String)]| file_text(lines, style, ending, final_newline, bom);
         let original = file_text(&lines);
         let mut expected_lines = lines[..block.0].to_vec();
         expected_lines.extend(new_lines.iter().cloned());

@@ -146,16 +146,7 @@ proptest! {
         prop_assume!(new != old);
 
         let ending = if crlf { "\r\n" } else { "\n" };
-        let file_text = |lines: &[(usize, String)]| {
-            let mut text = render(lines, |l| Some(style.indent(l)), "").unwrap().replace('\n', ending);
-            if final_newline {
-                text.push_str(ending);
-            }
-            if bom {
-                text.insert(0, '\u{FEFF}');
-            }
-            text
-        };
+        let file_text = |lines: &[(usize, String)]| file_text(lines, style, ending, final_newline, bom);
         let original = file_text(&lines);
         let mut expected_lines = lines[..block.0].to_vec();
         expected_lines.extend(expected_block);
