@@ -245,6 +245,12 @@ impl SshEnv {
 
     /// Ends this session's remote background jobs through the server, from synchronous code.
     fn end_served_session_blocking(&self) {
+        // Most often there is no server (or none yet): nothing to end, no thread to start.
+        if let Ok(slot) = self.served.try_lock()
+            && slot.live().is_none()
+        {
+            return;
+        }
         let session = self.session_id;
         // A single-threaded runtime blocked here cannot send the request, nor let go of the
         // server's slot: the request goes out when the runtime runs again, without waiting
