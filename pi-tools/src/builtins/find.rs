@@ -9,6 +9,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use crate::builtins::common_args;
 use crate::builtins::preview::{arg_str, detail_u64, preview};
 use crate::builtins::run_in_env;
 use crate::builtins::truncate::{
@@ -40,7 +41,7 @@ pub struct FindArgs {
     /// Glob pattern to match, e.g. `*.rs`, `**/*.spec.ts` or `src/**/mod.rs`.
     pub pattern: String,
     /// The directory to search (default: the current directory).
-    #[serde(default = "current_dir")]
+    #[serde(default = "common_args::current_dir")]
     pub path: Option<String>,
     /// The maximum number of results (default: 1000).
     #[serde(default = "default_limit")]
@@ -48,9 +49,6 @@ pub struct FindArgs {
 }
 
 // The defaults the fields get when the model leaves them out; the schema shows them.
-fn current_dir() -> Option<String> {
-    Some(".".to_owned())
-}
 fn default_limit() -> Option<u64> {
     Some(DEFAULT_LIMIT as u64)
 }
@@ -98,9 +96,7 @@ pub async fn find(
     }
     let env = ctx.env();
     let raw_path = args.path.as_deref().unwrap_or(".");
-    let limit = usize::try_from(args.limit.unwrap_or(DEFAULT_LIMIT as u64))
-        .unwrap_or(usize::MAX)
-        .max(1);
+    let limit = common_args::limit(args.limit, DEFAULT_LIMIT);
     let SearchRoot {
         path: root,
         meta,

@@ -8,6 +8,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use crate::builtins::common_args;
 use crate::builtins::preview::{arg_str, detail_u64, preview};
 use crate::builtins::run_in_env;
 use crate::builtins::truncate::{
@@ -57,7 +58,7 @@ pub struct GrepArgs {
     /// `literal` is true.
     pub pattern: String,
     /// The directory or file to search (default: the current directory).
-    #[serde(default = "current_dir")]
+    #[serde(default = "common_args::current_dir")]
     pub path: Option<String>,
     /// Only search files whose path matches this glob, e.g. `*.rs` or `**/*.spec.ts`.
     #[serde(default)]
@@ -78,9 +79,6 @@ pub struct GrepArgs {
 }
 
 // The defaults the fields get when the model leaves them out; the schema shows them.
-fn current_dir() -> Option<String> {
-    Some(".".to_owned())
-}
 fn no() -> Option<bool> {
     Some(false)
 }
@@ -178,7 +176,7 @@ fn search_spec(args: &GrepArgs, start: SearchRoot) -> Result<SearchSpec, ToolErr
         matcher,
         glob,
         context: to_usize(args.context.unwrap_or(0).min(MAX_CONTEXT)),
-        limit: to_usize(args.limit.unwrap_or(DEFAULT_LIMIT as u64)).max(1),
+        limit: common_args::limit(args.limit, DEFAULT_LIMIT),
         max_lines: DEFAULT_MAX_LINES,
         max_bytes: DEFAULT_MAX_BYTES,
     })

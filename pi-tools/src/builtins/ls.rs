@@ -7,6 +7,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use crate::builtins::common_args;
 use crate::builtins::preview::{arg_str, detail_u64, preview};
 use crate::builtins::truncate::{TruncatedBy, TruncationLimits, truncate_head};
 use crate::core::{ToolContext, ToolError, ToolResult};
@@ -24,7 +25,7 @@ pub const DEFAULT_LIMIT: usize = 500;
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 pub struct LsArgs {
     /// The directory to list (default: the current directory).
-    #[serde(default = "current_dir")]
+    #[serde(default = "common_args::current_dir")]
     pub path: Option<String>,
     /// The maximum number of entries to return (default: 500).
     #[serde(default = "default_limit")]
@@ -32,9 +33,6 @@ pub struct LsArgs {
 }
 
 // The defaults the fields get when the model leaves them out; the schema shows them.
-fn current_dir() -> Option<String> {
-    Some(".".to_owned())
-}
 fn default_limit() -> Option<u64> {
     Some(DEFAULT_LIMIT as u64)
 }
@@ -126,9 +124,7 @@ pub async fn ls(
             .then_with(|| a.name.cmp(&b.name))
     });
 
-    let limit = usize::try_from(args.limit.unwrap_or(DEFAULT_LIMIT as u64))
-        .unwrap_or(usize::MAX)
-        .max(1);
+    let limit = common_args::limit(args.limit, DEFAULT_LIMIT);
     let more = entries.len() > limit;
     let text = entries
         .iter()

@@ -6,6 +6,7 @@
 //! truncation helpers in [`truncate`]), so it doubles as an example of writing a tool.
 
 pub mod bash;
+mod common_args;
 pub mod edit;
 pub mod find;
 pub mod grep;
