@@ -3,6 +3,8 @@
 //! It goes through the execution environment's `list_dir`, so it works on any environment,
 //! not only the local one.
 
+use std::path::{Path, PathBuf};
+
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -11,7 +13,7 @@ use crate::builtins::common_args;
 use crate::builtins::preview::{arg_str, detail_u64, preview};
 use crate::builtins::truncate::{TruncatedBy, TruncationLimits, truncate_head};
 use crate::core::{ToolContext, ToolError, ToolResult};
-use crate::env::{ToolContextExt, resolve_path};
+use crate::env::{DirEntry, ExecutionEnv, ToolContextExt, resolve_path};
 use crate::search::scan::reason;
 use crate::search::skipped::Skipped;
 use crate::tool;
@@ -71,7 +73,27 @@ pub async fn ls(
 ) -> Result<ToolOutput<LsDetails>, ToolError> {
     let env = ctx.env();
     let raw_path = args.path.as_deref().unwrap_or(".");
-    let dir = resolve_path(env.as_ref(), raw_path);
+    let dir = directory(env.as_ref(), raw_path).await?;
+    let listed = env
+        .list_dir(&dir)
+        .await
+        .map_err(|e| ToolError::new(format!("Cannot list `{raw_path}`: {e}.")))?;
+    let mut skipped = Skipped::default();
+    let mut entries = usable_entries(env.as_ref(), &dir, listed, &mut skipped).await;
+    entries.sort_by(|a, b| {
+        a.name
+            .to_lowercase()
+            .cmp(&b.name.to_lowercase())
+            .then_with(|| a.name.cmp(&b.name))
+    });
+    let limit = common_args::limit(args.limit, DEFAULT_LIMIT);
+    Ok(listing(&entries, skipped.notice("entry", "entries"), limit))
+}
+
+/// The directory `raw_path` names, resolved; an error the model can act on when it does not
+/// exist or is a file.
+async fn directory(env: &dyn ExecutionEnv, raw_path: &str) -> Result<PathBuf, ToolError> {
+    let dir = resolve_path(env, raw_path);
     let meta = env.metadata(&dir).await.map_err(|e| {
         if e.kind() == std::io::ErrorKind::NotFound {
             ToolError::new(format!(
@@ -86,16 +108,19 @@ pub async fn ls(
             "`{raw_path}` is not a directory. Use the read tool to see a file's contents."
         )));
     }
-    let listed = env
-        .list_dir(&dir)
-        .await
-        .map_err(|e| ToolError::new(format!("Cannot list `{raw_path}`: {e}.")))?;
+    Ok(dir)
+}
 
+/// The entries of `dir` that can be used. A symbolic link whose target is gone, unreadable
+/// or outside the allowed directories cannot: it goes to `skipped`, named at the end.
+async fn usable_entries(
+    env: &dyn ExecutionEnv,
+    dir: &Path,
+    listed: Vec<DirEntry>,
+    skipped: &mut Skipped,
+) -> Vec<DirEntry> {
     let mut entries = Vec::with_capacity(listed.len());
-    let mut skipped = Skipped::default();
     for entry in listed {
-        // A symbolic link whose target is gone, unreadable or outside the allowed
-        // directories cannot be used: it is skipped, and named at the end.
         if entry.is_symlink
             && !entry.is_dir
             && let Err(err) = env.metadata(&dir.join(&entry.name)).await
@@ -109,23 +134,20 @@ pub async fn ls(
         }
         entries.push(entry);
     }
-    let skipped = skipped.notice("entry", "entries");
+    entries
+}
+
+/// The result the model reads for the sorted `entries`: the first `limit` of them, one per
+/// line with a `/` after each directory, within the output limits; then in brackets what
+/// could not be listed (`skipped`) and what limit was reached.
+fn listing(entries: &[DirEntry], skipped: Option<String>, limit: usize) -> ToolOutput<LsDetails> {
     if entries.is_empty() {
         let text = match skipped {
             Some(notice) => format!("(empty directory)\n\n[{notice}]"),
             None => "(empty directory)".to_owned(),
         };
-        return Ok(ToolOutput::text(text).with_details(LsDetails::default()));
+        return ToolOutput::text(text).with_details(LsDetails::default());
     }
-    entries.sort_by(|a, b| {
-        a.name
-            .to_lowercase()
-            .cmp(&b.name.to_lowercase())
-            .then_with(|| a.name.cmp(&b.name))
-    });
-
-    let limit = common_args::limit(args.limit, DEFAULT_LIMIT);
-    let more = entries.len() > limit;
     let text = entries
         .iter()
         .take(limit)
@@ -145,23 +167,21 @@ pub async fn ls(
         ..LsDetails::default()
     };
     let mut notices: Vec<String> = skipped.into_iter().collect();
-    if more {
+    if entries.len() > limit {
         notices.push(format!(
             "{limit} entries limit reached. Use limit={} for more",
             limit.saturating_mul(2)
         ));
         details.entry_limit_reached = Some(limit);
     }
-    if truncation.truncated {
-        let by = truncation.truncated_by.unwrap_or(TruncatedBy::Bytes);
-        let what = by.default_limit();
-        notices.push(format!("Output limit of {what} reached"));
+    if let Some(by) = truncation.truncated_by {
+        notices.push(format!("Output limit of {} reached", by.default_limit()));
         details.truncated_by = Some(by);
     }
     if !notices.is_empty() {
         out.push_str(&format!("\n\n[{}]", notices.join(". ")));
     }
-    Ok(ToolOutput::text(out).with_details(details))
+    ToolOutput::text(out).with_details(details)
 }
 
 /// Draws ls calls and results for a person.
