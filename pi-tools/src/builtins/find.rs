@@ -233,8 +233,7 @@ fn found_result(found: Found, limit: usize) -> Result<ToolOutput<FindDetails>, T
         results: truncation.output_lines,
         ..FindDetails::default()
     };
-    if truncation.truncated {
-        let by = truncation.truncated_by.unwrap_or(TruncatedBy::Bytes);
+    if let Some(by) = truncation.truncated_by {
         let what = by.default_limit();
         out.push_str(&format!(
             "\n\n[Output limit of {what} reached. Use a more specific pattern or path to see the rest]"
