@@ -20,6 +20,21 @@ async fn exec(
     exec_notify(env, command, Arc::new(tokio::sync::Notify::new())).await
 }
 
+/// Runs `true` in `cwd`, for the error a missing directory gets.
+async fn exec_in(
+    env: &SshEnv,
+    cwd: &std::path::Path,
+) -> std::io::Result<pi_tools::env::ExecOutcome> {
+    let request = ExecRequest {
+        command: "true".into(),
+        cwd: cwd.to_path_buf(),
+        timeout: Some(Duration::from_secs(20)),
+        env: Vec::new(),
+    };
+    env.exec(request, CancellationToken::new(), Box::new(|_| {}))
+        .await
+}
+
 /// [`exec`], notifying `first_output` when the first output arrives.
 async fn exec_notify(
     env: &SshEnv,
@@ -272,4 +287,32 @@ async fn connection_failures_name_the_host_and_the_setting_to_fix() {
     let text = err.to_string();
     assert!(text.starts_with("127.0.0.1 could not be reached"), "{text}");
     assert!(text.contains("port"), "{text}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_working_directory_the_remote_lacks_is_a_clear_error_with_and_without_the_server() {
+    let Some(sshd) = Sshd::start() else { return };
+    let dir = tempfile::tempdir().expect("tempdir");
+    let gone = dir.path().join("gone");
+    let plain = SshEnv::connect(sshd.target(), dir.path())
+        .await
+        .expect("connect");
+    let served = served_env(&sshd, dir.path()).await;
+    let plain_says = format!(
+        "the working directory {} does not exist or cannot be read on {}",
+        gone.display(),
+        sshd.target().host()
+    );
+    // The remote pi-tools process says what its own system said.
+    let served_says = format!(
+        "the working directory {} does not exist or cannot be read (No such file or directory (os error 2))",
+        gone.display()
+    );
+    for (env, says) in [(&plain, plain_says), (&served, served_says)] {
+        let err = exec_in(env, &gone).await.expect_err("no such directory");
+        assert_eq!(err.kind(), std::io::ErrorKind::NotFound, "{err}");
+        assert_eq!(err.to_string(), says);
+        let outcome = exec_in(env, dir.path()).await.expect("the next call works");
+        assert_eq!(outcome.exit_code, Some(0));
+    }
 }

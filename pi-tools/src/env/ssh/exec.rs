@@ -87,13 +87,9 @@ fn valid_name(name: &str) -> bool {
         && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
 }
 
-pub(super) async fn run(
-    env: &SshEnv,
-    conn: &Arc<Connection>,
-    request: ExecRequest,
-    cancel: CancellationToken,
-    mut on_chunk: OutputSink,
-) -> io::Result<ExecOutcome> {
+/// The script `sh -c` runs: the request's environment, exported, then [`WRAPPER`]. Refuses
+/// a NUL byte (no shell command can hold one) and a variable name a shell cannot export.
+fn script(request: &ExecRequest) -> io::Result<String> {
     if request.command.contains('\0') || request.cwd.as_os_str().as_encoded_bytes().contains(&0) {
         return Err(io::Error::new(
             io::ErrorKind::InvalidInput,
@@ -111,6 +107,71 @@ pub(super) async fn run(
         script.push_str(&format!("export {key}={}\n", quote(value)));
     }
     script.push_str(WRAPPER);
+    Ok(script)
+}
+
+/// What the wrapper has reported on its stderr so far.
+#[derive(Default)]
+struct Reports {
+    /// The command's process group.
+    pgid: Option<u32>,
+    /// Processes of the group still ran when the command had finished.
+    alive: bool,
+    /// The command's exit status, once it has finished.
+    status: Option<i32>,
+}
+
+/// One line of the wrapper's stderr, as [`Reports::take`] read it.
+enum Report {
+    /// Nothing the call waits on (a group id, `alive`, or noise).
+    Noted,
+    /// The command has finished.
+    Finished,
+    /// The working directory does not exist.
+    NoCwd,
+}
+
+impl Reports {
+    /// Reads `line`: a group is remembered in `env` (to end with the session) until the
+    /// command finishes with nothing of it left running.
+    fn take(&mut self, env: &SshEnv, line: &str) -> Report {
+        if let Some(n) = line.strip_prefix("pgid ") {
+            self.pgid = n.trim().parse().ok();
+            if let Some(g) = self.pgid {
+                env.remember_group(g);
+            }
+        } else if line == "alive" {
+            self.alive = true;
+        } else if let Some(n) = line.strip_prefix("status ") {
+            self.status = n.trim().parse().ok();
+            if let (Some(g), false) = (self.pgid, self.alive) {
+                env.forget_group(g);
+            }
+            return Report::Finished;
+        } else if line == "cwd" {
+            return Report::NoCwd;
+        }
+        Report::Noted
+    }
+}
+
+/// Starts the wait for the output to close, ending the call `after` from now, unless it
+/// has started already.
+fn start_grace(grace: std::pin::Pin<&mut tokio::time::Sleep>, started: &mut bool, after: Duration) {
+    if !*started {
+        *started = true;
+        grace.reset(tokio::time::Instant::now() + after);
+    }
+}
+
+pub(super) async fn run(
+    env: &SshEnv,
+    conn: &Arc<Connection>,
+    request: ExecRequest,
+    cancel: CancellationToken,
+    mut on_chunk: OutputSink,
+) -> io::Result<ExecOutcome> {
+    let script = script(&request)?;
     let cwd = request.cwd.to_string_lossy().into_owned();
     let mut child = Session::to_command(Arc::clone(&conn.session), "sh")
         .arg("-c")
@@ -135,9 +196,7 @@ pub(super) async fn run(
         started: false,
         pending: Vec::new(),
     };
-    let mut pgid: Option<u32> = None;
-    let mut status: Option<i32> = None;
-    let mut alive = false;
+    let mut reports = Reports::default();
     let mut outcome = ExecOutcome::default();
     let mut stdout_open = true;
     let mut control_open = true;
@@ -146,7 +205,7 @@ pub(super) async fn run(
     let mut in_grace = false;
 
     loop {
-        if !stdout_open && (status.is_some() || !control_open) {
+        if !stdout_open && (reports.status.is_some() || !control_open) {
             break;
         }
         tokio::select! {
@@ -155,57 +214,51 @@ pub(super) async fn run(
                 Ok(n) => output.feed(&buf[..n], &mut on_chunk),
             },
             line = control.next_line(), if control_open => match line {
-                Ok(Some(line)) => {
-                    if let Some(n) = line.strip_prefix("pgid ") {
-                        pgid = n.trim().parse().ok();
-                        if let Some(g) = pgid {
-                            env.remember_group(g);
-                        }
-                    } else if line == "alive" {
-                        alive = true;
-                    } else if let Some(n) = line.strip_prefix("status ") {
-                        status = n.trim().parse().ok();
-                        // Nothing of the group is left to end with the session.
-                        if let (Some(g), false) = (pgid, alive) {
-                            env.forget_group(g);
-                        }
-                        if !in_grace {
-                            in_grace = true;
-                            grace.as_mut().reset(tokio::time::Instant::now() + PIPE_GRACE);
-                        }
-                    } else if line == "cwd" {
+                Ok(Some(line)) => match reports.take(env, &line) {
+                    Report::Noted => {}
+                    Report::Finished => start_grace(grace.as_mut(), &mut in_grace, PIPE_GRACE),
+                    Report::NoCwd => {
                         let _ = child.disconnect().await;
-                        return Err(io::Error::new(
-                            io::ErrorKind::NotFound,
-                            format!("the working directory {cwd} does not exist on the remote machine"),
-                        ));
+                        return Err(no_cwd(&cwd, env.target.host()));
                     }
-                }
+                },
                 Ok(None) | Err(_) => control_open = false,
             },
             () = &mut grace, if in_grace => break,
             () = cancel.cancelled(), if !outcome.aborted && !outcome.timed_out => {
                 outcome.aborted = true;
-                kill(conn, pgid).await;
-                if !in_grace {
-                    in_grace = true;
-                    grace.as_mut().reset(tokio::time::Instant::now() + Duration::from_secs(2));
-                }
+                kill(conn, reports.pgid).await;
+                start_grace(grace.as_mut(), &mut in_grace, Duration::from_secs(2));
             }
             () = async { match timeout.as_mut().as_pin_mut() { Some(t) => t.await, None => std::future::pending().await } },
                 if !outcome.aborted && !outcome.timed_out => {
                 outcome.timed_out = true;
-                kill(conn, pgid).await;
-                if !in_grace {
-                    in_grace = true;
-                    grace.as_mut().reset(tokio::time::Instant::now() + Duration::from_secs(2));
-                }
+                kill(conn, reports.pgid).await;
+                start_grace(grace.as_mut(), &mut in_grace, Duration::from_secs(2));
             }
         }
     }
     // Done with this command; a background job may still hold the channel open, so the
     // local handle is let go rather than waited for.
     let _ = child.disconnect().await;
+    finished(env, reports.status, outcome)
+}
+
+/// The error for a working directory `cwd` the wrapper could not enter on `host`.
+fn no_cwd(cwd: &str, host: &str) -> io::Error {
+    io::Error::new(
+        io::ErrorKind::NotFound,
+        format!("the working directory {cwd} does not exist or cannot be read on {host}"),
+    )
+}
+
+/// The outcome of a command that ended with `status` (none: the wrapper never said), or was
+/// killed for a timeout or a cancellation; an error when the connection was lost.
+fn finished(
+    env: &SshEnv,
+    status: Option<i32>,
+    mut outcome: ExecOutcome,
+) -> io::Result<ExecOutcome> {
     match status {
         Some(code) if code > 128 => outcome.signal = Some(code - 128),
         Some(code) => outcome.exit_code = Some(code),
