@@ -20,6 +20,7 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
+use toml::Spanned;
 use toml::de::{DeTable, DeValue};
 
 use super::load::{Loader, integer};
@@ -193,93 +194,20 @@ impl<'a> Loader<'a> {
         let mut remote_only = Vec::new();
         for (key, value) in table {
             let name = key.get_ref().as_ref();
-            if name != "kind" && ENV_KEYS.contains(&name) {
-                remote_only.push((name.to_owned(), key.span()));
-            }
             host |= name == "host";
-            match name {
-                "kind" => {
-                    kind_given = true;
-                    match value.get_ref().as_str() {
-                        Some("local") => kind = Some(false),
-                        Some("ssh") => kind = Some(true),
-                        _ => self.report(value.span(), "`kind` must be \"local\" or \"ssh\""),
-                    }
+            cwd |= name == "cwd";
+            if name == "kind" {
+                kind_given = true;
+                match value.get_ref().as_str() {
+                    Some("local") => kind = Some(false),
+                    Some("ssh") => kind = Some(true),
+                    _ => self.report(value.span(), "`kind` must be \"local\" or \"ssh\""),
                 }
-                "host" => match value.get_ref().as_str().map(str::trim) {
-                    Some(h) if !h.is_empty() && !h.contains(char::is_whitespace) => {
-                        settings.host = h.to_owned();
-                    }
-                    _ => self.report(
-                        value.span(),
-                        "`host` must be an ssh config alias or user@host in quotes, e.g. \"me@build-box\"",
-                    ),
-                },
-                "port" => match integer(value).and_then(|n| u16::try_from(n).ok()) {
-                    Some(p) if p > 0 => settings.port = Some(p),
-                    _ => self.report(
-                        value.span(),
-                        "`port` must be a port number from 1 to 65535; remove it for the ssh config's (or 22)",
-                    ),
-                },
-                "identity_file" => {
-                    if let Some(path) = self.path(value, "identity_file", "the private key file") {
-                        settings.identity_file = Some(path);
-                    }
+            } else {
+                if ENV_KEYS.contains(&name) {
+                    remote_only.push((name.to_owned(), key.span()));
                 }
-                "ssh_config" => {
-                    if let Some(path) = self.path(value, "ssh_config", "an ssh config file") {
-                        settings.ssh_config = Some(path);
-                    }
-                }
-                "cwd" => {
-                    cwd = true;
-                    if let Some(path) = self.path(value, "cwd", "the remote working directory") {
-                        if path.is_absolute() {
-                            settings.cwd = path;
-                        } else {
-                            self.report(
-                                value.span(),
-                                format!(
-                                    "`cwd` must be an absolute path on the remote machine, and `{}` is relative; write it from the root, e.g. \"/home/me/project\"",
-                                    path.display()
-                                ),
-                            );
-                        }
-                    }
-                }
-                "known_hosts" => match value.get_ref().as_str().map(str::parse::<HostKeyPolicy>) {
-                    Some(Ok(policy)) => settings.known_hosts = policy,
-                    _ => self.report(
-                        value.span(),
-                        format!(
-                            "`known_hosts` must be one of {}: \"strict\" needs the host's key in known_hosts already, \"accept-new\" records an unknown host's key, \"accept-any\" checks nothing",
-                            HostKeyPolicy::NAMES.map(|n| format!("\"{n}\"")).join(", ")
-                        ),
-                    ),
-                },
-                "upload_helper" => match value.get_ref() {
-                    DeValue::Boolean(b) => settings.upload_helper = *b,
-                    _ => self.report(
-                        value.span(),
-                        "`upload_helper` must be true or false (without quotes)",
-                    ),
-                },
-                "login_shell" => match value.get_ref() {
-                    DeValue::Boolean(b) => settings.login_shell = *b,
-                    _ => self.report(
-                        value.span(),
-                        "`login_shell` must be true or false (without quotes): true gives commands a login shell's environment, false a plain SSH command's",
-                    ),
-                },
-                "connect_timeout_secs" => match integer(value).and_then(|n| u64::try_from(n).ok()) {
-                    Some(n) if n > 0 => settings.connect_timeout = Duration::from_secs(n),
-                    _ => self.report(
-                        value.span(),
-                        "`connect_timeout_secs` must be a whole number of seconds, at least 1",
-                    ),
-                },
-                other => self.unknown_key(key.span(), other, "[env]", &ENV_KEYS),
+                self.ssh_setting(key, value, &mut settings);
             }
         }
         match kind {
@@ -312,6 +240,91 @@ impl<'a> Loader<'a> {
                 }
                 EnvSettings::Local
             }
+        }
+    }
+
+    /// Reads the SSH setting `key` of [env] (any key but `kind`) into `settings`, reporting
+    /// a value it cannot take, or a key [env] does not have.
+    fn ssh_setting(
+        &mut self,
+        key: &Spanned<std::borrow::Cow<'a, str>>,
+        value: &Spanned<DeValue<'a>>,
+        settings: &mut SshSettings,
+    ) {
+        match key.get_ref().as_ref() {
+            "host" => match value.get_ref().as_str().map(str::trim) {
+                Some(h) if !h.is_empty() && !h.contains(char::is_whitespace) => {
+                    settings.host = h.to_owned();
+                }
+                _ => self.report(
+                    value.span(),
+                    "`host` must be an ssh config alias or user@host in quotes, e.g. \"me@build-box\"",
+                ),
+            },
+            "port" => match integer(value).and_then(|n| u16::try_from(n).ok()) {
+                Some(p) if p > 0 => settings.port = Some(p),
+                _ => self.report(
+                    value.span(),
+                    "`port` must be a port number from 1 to 65535; remove it for the ssh config's (or 22)",
+                ),
+            },
+            "identity_file" => {
+                if let Some(path) = self.path(value, "identity_file", "the private key file") {
+                    settings.identity_file = Some(path);
+                }
+            }
+            "ssh_config" => {
+                if let Some(path) = self.path(value, "ssh_config", "an ssh config file") {
+                    settings.ssh_config = Some(path);
+                }
+            }
+            "cwd" => {
+                if let Some(path) = self.path(value, "cwd", "the remote working directory") {
+                    if path.is_absolute() {
+                        settings.cwd = path;
+                    } else {
+                        self.report(
+                            value.span(),
+                            format!(
+                                "`cwd` must be an absolute path on the remote machine, and `{}` is relative; write it from the root, e.g. \"/home/me/project\"",
+                                path.display()
+                            ),
+                        );
+                    }
+                }
+            }
+            "known_hosts" => match value.get_ref().as_str().map(str::parse::<HostKeyPolicy>) {
+                Some(Ok(policy)) => settings.known_hosts = policy,
+                _ => self.report(
+                    value.span(),
+                    format!(
+                        "`known_hosts` must be one of {}: \"strict\" needs the host's key in known_hosts already, \"accept-new\" records an unknown host's key, \"accept-any\" checks nothing",
+                        HostKeyPolicy::NAMES.map(|n| format!("\"{n}\"")).join(", ")
+                    ),
+                ),
+            },
+            "upload_helper" => match value.get_ref() {
+                DeValue::Boolean(b) => settings.upload_helper = *b,
+                _ => self.report(
+                    value.span(),
+                    "`upload_helper` must be true or false (without quotes)",
+                ),
+            },
+            "login_shell" => match value.get_ref() {
+                DeValue::Boolean(b) => settings.login_shell = *b,
+                _ => self.report(
+                    value.span(),
+                    "`login_shell` must be true or false (without quotes): true gives commands a login shell's environment, false a plain SSH command's",
+                ),
+            },
+            "connect_timeout_secs" => match integer(value).and_then(|n| u64::try_from(n).ok()) {
+                Some(n) if n > 0 => settings.connect_timeout = Duration::from_secs(n),
+                _ => self.report(
+                    value.span(),
+                    "`connect_timeout_secs` must be a whole number of seconds, at least 1",
+                ),
+            },
+                other => self.unknown_key(key.span(), other, "[env]", &ENV_KEYS),
         }
     }
 
