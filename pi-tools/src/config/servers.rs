@@ -199,6 +199,27 @@ pub fn tool_name_problem(name: &str) -> Option<String> {
     None
 }
 
+/// The keys of one server that choose and shape its transport, as read, before the choice.
+#[derive(Default)]
+struct TransportKeys {
+    /// `command`: the program and its arguments.
+    command: Option<Vec<String>>,
+    /// `url`, with where it stands (for the report when `command` is there too).
+    url: Option<(String, Range<usize>)>,
+    /// `env`, for a started server.
+    env: BTreeMap<String, String>,
+    /// `cwd`, for a started server.
+    cwd: Option<PathBuf>,
+    /// `token_file`, for a server reached by `url`.
+    token_file: Option<PathBuf>,
+    /// `headers`, for a server reached by `url`.
+    headers: BTreeMap<String, String>,
+    /// The keys given that only a started server takes, with where they stand.
+    stdio_keys: Vec<(&'static str, Range<usize>)>,
+    /// The keys given that only a server reached by `url` takes, with where they stand.
+    http_keys: Vec<(&'static str, Range<usize>)>,
+}
+
 impl<'a> Loader<'a> {
     /// `[mcp]`: its `servers` table and `max_message_bytes`.
     pub(super) fn mcp_section(&mut self, table: &DeTable<'a>, config: &mut super::Config) {
@@ -235,6 +256,8 @@ impl<'a> Loader<'a> {
         config.servers = servers;
     }
 
+    /// One `[mcp.servers.<name>]`: its settings, or `None` (reported) when the name cannot
+    /// prefix tool names or the transport is missing or given twice.
     fn server_entry(
         &mut self,
         name: &Spanned<std::borrow::Cow<'a, str>>,
@@ -253,81 +276,102 @@ impl<'a> Loader<'a> {
         }
         let table = self.table(entry, &header)?;
         let mut settings = ServerSettings::stdio(server, Vec::new());
-        let mut command = None;
-        let mut url: Option<(String, Range<usize>)> = None;
-        let mut env = BTreeMap::new();
-        let mut cwd = None;
-        let mut token_file = None;
-        let mut headers = BTreeMap::new();
-        let mut stdio_keys = Vec::new();
-        let mut http_keys = Vec::new();
+        let mut transport = TransportKeys::default();
         for (key, value) in table {
-            let k = key.get_ref().as_ref();
-            match k {
-                "command" => match self.strings(value, "command", "the program and its arguments")
-                {
-                    Some(list) if !list.is_empty() && !list[0].trim().is_empty() => {
-                        command = Some(list);
-                    }
-                    Some(_) => self.report(
+            self.server_key(key, value, &header, &mut settings, &mut transport);
+        }
+        settings.transport = self.transport(transport, &header, name.span())?;
+        Some(settings)
+    }
+
+    /// Reads `key` of the server `header`: a key of the transport into `transport`, any
+    /// other into `settings`; reports a value it cannot take, or a key servers do not have.
+    fn server_key(
+        &mut self,
+        key: &Spanned<std::borrow::Cow<'a, str>>,
+        value: &Spanned<DeValue<'a>>,
+        header: &str,
+        settings: &mut ServerSettings,
+        transport: &mut TransportKeys,
+    ) {
+        let k = key.get_ref().as_ref();
+        match k {
+            "command" => match self.strings(value, "command", "the program and its arguments") {
+                Some(list) if !list.is_empty() && !list[0].trim().is_empty() => {
+                    transport.command = Some(list);
+                }
+                Some(_) => self.report(
+                    value.span(),
+                    "`command` must name the program first, e.g. [\"npx\", \"-y\", \"@modelcontextprotocol/server-everything\"]",
+                ),
+                None => {}
+            },
+            "env" => {
+                transport.stdio_keys.push(("env", key.span()));
+                transport.env = self.string_map(value, "env", "VARIABLE = \"value\"");
+            }
+            "cwd" => {
+                transport.stdio_keys.push(("cwd", key.span()));
+                match value.get_ref().as_str() {
+                    Some(s) if !s.trim().is_empty() => transport.cwd = Some(PathBuf::from(s)),
+                    _ => self.report(
                         value.span(),
-                        "`command` must name the program first, e.g. [\"npx\", \"-y\", \"@modelcontextprotocol/server-everything\"]",
+                        "`cwd` must be the directory the server starts in, as a path in quotes",
                     ),
-                    None => {}
-                },
-                "env" => {
-                    stdio_keys.push((k, key.span()));
-                    env = self.string_map(value, "env", "VARIABLE = \"value\"");
                 }
-                "cwd" => {
-                    stdio_keys.push((k, key.span()));
-                    match value.get_ref().as_str() {
-                        Some(s) if !s.trim().is_empty() => cwd = Some(PathBuf::from(s)),
-                        _ => self.report(
-                            value.span(),
-                            "`cwd` must be the directory the server starts in, as a path in quotes",
-                        ),
-                    }
+            }
+            "url" => match value.get_ref().as_str() {
+                Some(s) if s.starts_with("http://") || s.starts_with("https://") => {
+                    transport.url = Some((s.to_owned(), value.span()));
                 }
-                "url" => match value.get_ref().as_str() {
-                    Some(s) if s.starts_with("http://") || s.starts_with("https://") => {
-                        url = Some((s.to_owned(), value.span()));
+                _ => self.report(
+                    value.span(),
+                    "`url` must be the server's Streamable HTTP endpoint, e.g. \"http://127.0.0.1:9000/mcp\"",
+                ),
+            },
+            "token_file" => {
+                transport.http_keys.push(("token_file", key.span()));
+                match value.get_ref().as_str() {
+                    Some(s) if !s.trim().is_empty() => {
+                        transport.token_file = Some(PathBuf::from(s));
                     }
                     _ => self.report(
                         value.span(),
-                        "`url` must be the server's Streamable HTTP endpoint, e.g. \"http://127.0.0.1:9000/mcp\"",
+                        "`token_file` must be the path of a file holding the bearer token, in quotes",
                     ),
-                },
-                "token_file" => {
-                    http_keys.push((k, key.span()));
-                    match value.get_ref().as_str() {
-                        Some(s) if !s.trim().is_empty() => token_file = Some(PathBuf::from(s)),
-                        _ => self.report(
-                            value.span(),
-                            "`token_file` must be the path of a file holding the bearer token, in quotes",
-                        ),
-                    }
                 }
-                "headers" => {
-                    http_keys.push((k, key.span()));
-                    headers = self.string_map(value, "headers", "\"Header-Name\" = \"value\"");
-                }
-                "startup_timeout_secs" => {
-                    if let Some(secs) = self.seconds(value, k) {
-                        settings.startup_timeout = secs;
-                    }
-                }
-                "call_timeout_secs" => settings.call_timeout = self.seconds(value, k),
-                "tools" => {
-                    settings.tools = self.strings(value, "tools", "tool names or globs");
-                }
-                "eager" => settings.eager = self.boolean(value, k).unwrap_or(false),
-                "sandbox" => settings.sandbox = self.boolean(value, k).unwrap_or(false),
-                "parallel" => settings.parallel = self.boolean(value, k).unwrap_or(false),
-                other => self.unknown_key(key.span(), other, &header, &SERVER_KEYS),
             }
+            "headers" => {
+                transport.http_keys.push(("headers", key.span()));
+                transport.headers =
+                    self.string_map(value, "headers", "\"Header-Name\" = \"value\"");
+            }
+            "startup_timeout_secs" => {
+                if let Some(secs) = self.seconds(value, k) {
+                    settings.startup_timeout = secs;
+                }
+            }
+            "call_timeout_secs" => settings.call_timeout = self.seconds(value, k),
+            "tools" => {
+                settings.tools = self.strings(value, "tools", "tool names or globs");
+            }
+            "eager" => settings.eager = self.boolean(value, k).unwrap_or(false),
+            "sandbox" => settings.sandbox = self.boolean(value, k).unwrap_or(false),
+            "parallel" => settings.parallel = self.boolean(value, k).unwrap_or(false),
+            other => self.unknown_key(key.span(), other, header, &SERVER_KEYS),
         }
-        settings.transport = match (command, url) {
+    }
+
+    /// The transport the keys of the server `header` give: `command` (with `env` and `cwd`)
+    /// or `url` (with `token_file` and `headers`). `None`, reported, for both or neither; a
+    /// key of the other transport is reported and left out.
+    fn transport(
+        &mut self,
+        keys: TransportKeys,
+        header: &str,
+        name: Range<usize>,
+    ) -> Option<ServerTransport> {
+        match (keys.command, keys.url) {
             (Some(_), Some((_, span))) => {
                 self.report(
                     span,
@@ -335,41 +379,44 @@ impl<'a> Loader<'a> {
                         "{header} has both `command` and `url`; keep `command` for a server pi-tools starts, or `url` for one already running"
                     ),
                 );
-                return None;
+                None
             }
             (Some(command), None) => {
-                for (k, span) in http_keys {
+                for (k, span) in keys.http_keys {
                     self.report(
                         span,
                         format!("`{k}` applies to a server reached by `url`; remove it from {header}, which has a `command`"),
                     );
                 }
-                ServerTransport::Stdio { command, env, cwd }
+                Some(ServerTransport::Stdio {
+                    command,
+                    env: keys.env,
+                    cwd: keys.cwd,
+                })
             }
             (None, Some((url, _))) => {
-                for (k, span) in stdio_keys {
+                for (k, span) in keys.stdio_keys {
                     self.report(
                         span,
                         format!("`{k}` applies to a server started by `command`; remove it from {header}, which has a `url`"),
                     );
                 }
-                ServerTransport::Http {
+                Some(ServerTransport::Http {
                     url,
-                    token_file,
-                    headers,
-                }
+                    token_file: keys.token_file,
+                    headers: keys.headers,
+                })
             }
             (None, None) => {
                 self.report(
-                    name.span(),
+                    name,
                     format!(
                         "{header} needs `command` (a server pi-tools starts, e.g. command = [\"npx\", \"-y\", \"@modelcontextprotocol/server-everything\"]) or `url` (a Streamable HTTP server)"
                     ),
                 );
-                return None;
+                None
             }
-        };
-        Some(settings)
+        }
     }
 
     fn seconds(&mut self, value: &Spanned<DeValue<'a>>, key: &str) -> Option<Duration> {
