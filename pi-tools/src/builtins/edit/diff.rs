@@ -73,68 +73,14 @@ pub(crate) fn diff_window(old: &str, new: &str, path: &str, window: Window) -> E
         .take_while(|(a, b)| a == b)
         .count();
     let from = prefix.saturating_sub(CONTEXT);
-    // Rows carry numbers in the whole file; the slices are indexed in the window.
-    let at = |i: usize| before + from + i;
     let keep_after = suffix.saturating_sub(CONTEXT);
     let (old_to, new_to) = (old_lines.len() - keep_after, new_lines.len() - keep_after);
 
-    let mut rows: Vec<Row<'_>> = Vec::new();
-    let ops = capture_diff_slices(
-        Algorithm::Myers,
+    let rows = rows(
         &old_lines[from..old_to],
         &new_lines[from..new_to],
+        before + from,
     );
-    for op in &ops {
-        let (tag, old_range, new_range) = op.as_tag_tuple();
-        {
-            match tag {
-                DiffTag::Equal => {
-                    for (o, n) in old_range.zip(new_range) {
-                        rows.push(row(ChangeTag::Equal, at(o), at(n), old_lines[from + o]));
-                    }
-                }
-                DiffTag::Delete => {
-                    for o in old_range {
-                        rows.push(row(
-                            ChangeTag::Delete,
-                            at(o),
-                            at(new_range.start),
-                            old_lines[from + o],
-                        ));
-                    }
-                }
-                DiffTag::Insert => {
-                    for n in new_range {
-                        rows.push(row(
-                            ChangeTag::Insert,
-                            at(old_range.start),
-                            at(n),
-                            new_lines[from + n],
-                        ));
-                    }
-                }
-                DiffTag::Replace => {
-                    for o in old_range.clone() {
-                        rows.push(row(
-                            ChangeTag::Delete,
-                            at(o),
-                            at(new_range.start),
-                            old_lines[from + o],
-                        ));
-                    }
-                    for n in new_range {
-                        rows.push(row(
-                            ChangeTag::Insert,
-                            at(old_range.end),
-                            at(n),
-                            new_lines[from + n],
-                        ));
-                    }
-                }
-            }
-        }
-    }
-
     let first_changed_line = rows
         .iter()
         .find(|r| r.tag != ChangeTag::Equal)
@@ -147,13 +93,37 @@ pub(crate) fn diff_window(old: &str, new: &str, path: &str, window: Window) -> E
     }
 }
 
-fn row(tag: ChangeTag, old: usize, new: usize, text: &str) -> Row<'_> {
-    Row {
+/// The rows of a line diff of `old` and `new`, numbered as in the file, where the lines
+/// diffed start after `offset` lines. A changed line is shown at the line of the other side
+/// where the change stands: a deleted line before the new lines, an inserted one after the
+/// old lines.
+fn rows<'a>(old: &[&'a str], new: &[&'a str], offset: usize) -> Vec<Row<'a>> {
+    let row = |tag, o: usize, n: usize, text| Row {
         tag,
-        old,
-        new,
+        old: offset + o,
+        new: offset + n,
         text,
+    };
+    let mut rows = Vec::new();
+    for op in capture_diff_slices(Algorithm::Myers, old, new) {
+        let (tag, old_range, new_range) = op.as_tag_tuple();
+        if tag == DiffTag::Equal {
+            rows.extend(
+                old_range
+                    .zip(new_range)
+                    .map(|(o, n)| row(ChangeTag::Equal, o, n, old[o])),
+            );
+            continue;
+        }
+        // A delete has no new lines and an insert no old ones; a replace has both.
+        rows.extend(
+            old_range
+                .clone()
+                .map(|o| row(ChangeTag::Delete, o, new_range.start, old[o])),
+        );
+        rows.extend(new_range.map(|n| row(ChangeTag::Insert, old_range.end, n, new[n])));
     }
+    rows
 }
 
 fn near_changes(rows: &[Row<'_>], radius: usize) -> Vec<bool> {
