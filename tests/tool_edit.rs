@@ -110,7 +110,26 @@ async fn not_found_shows_the_closest_part_of_the_file() {
 async fn duplicates_overlaps_empty_and_no_op_are_refused() {
     assert_eq!(
         run_err("x = 1\nx = 1\n", &[("x = 1", "x = 2")]).await,
-        "oldText matches 2 places in f.txt; it must match exactly one. Add surrounding lines to make it unique."
+        "oldText matches 2 places in f.txt (starting at lines 1, 2); it must match exactly one. Add surrounding lines to make it unique."
+    );
+    assert_eq!(
+        run_err("a = 1; a = 1;\nb\n", &[("a = 1", "a = 2")]).await,
+        "oldText matches 2 places in f.txt (all on line 1); it must match exactly one. Add surrounding lines to make it unique."
+    );
+    // The first ten lines are named, however many there are.
+    let many = "x\n".repeat(12);
+    assert_eq!(
+        run_err(&many, &[("x", "y")]).await,
+        "oldText matches 12 places in f.txt (starting at lines 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, …); it must match exactly one. Add surrounding lines to make it unique."
+    );
+    // The same through the normalisation of quotes: three places on two lines.
+    assert_eq!(
+        run_err(
+            "say(\u{201C}hi\u{201D}) + say(\u{201C}hi\u{201D})\n\nsay(\u{201C}hi\u{201D})\n",
+            &[("say(\"hi\")", "say(\"bye\")")]
+        )
+        .await,
+        "oldText matches 3 places in f.txt (starting at lines 1, 3); it must match exactly one. Add surrounding lines to make it unique."
     );
     assert_eq!(
         run_err("abcdef\n", &[("abcd", "X"), ("cdef", "Y")]).await,

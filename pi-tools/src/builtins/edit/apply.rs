@@ -122,10 +122,11 @@ impl<'t> Locator<'t> {
                     new_text,
                 });
             }
-            Err(LocateError::Ambiguous(count)) => {
+            Err(LocateError::Ambiguous { count, lines }) => {
                 return refuse(refusal::ambiguous(
                     &self.labels.old_text(i),
                     count,
+                    &lines,
                     self.shown,
                 ));
             }

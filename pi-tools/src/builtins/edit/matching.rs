@@ -177,6 +177,8 @@ struct Found {
     count: usize,
     /// Fuzzy end of the last counted occurrence.
     taken_end: usize,
+    /// The lines the counted occurrences start on.
+    lines: StartLines,
     /// The first occurrence that cuts a character: the original span of that character
     /// and whether the match would begin (rather than end) inside it.
     split: Option<((usize, usize), bool)>,
@@ -187,7 +189,7 @@ impl Found {
     /// included (one that cuts a character in two does not count, and must not hide a
     /// whole-character one that overlaps it), then drops what no later occurrence can
     /// start in.
-    fn search(&mut self, window: &mut Window, needle: &str) {
+    fn search(&mut self, window: &mut Window, needle: &str, content: &str) {
         while let Some(i) = window.text[window.from..].find(needle) {
             let start = window.from + i;
             let end = start + needle.len();
@@ -197,6 +199,7 @@ impl Found {
                     if self.count == 0 || global >= self.taken_end {
                         self.count += 1;
                         self.taken_end = global + needle.len();
+                        self.lines.note(content, window.spans[start].0);
                     }
                     self.first
                         .get_or_insert((window.spans[start].0, window.spans[end - 1].1));
@@ -241,7 +244,13 @@ pub(crate) struct Located {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum LocateError {
     NotFound,
-    Ambiguous(usize),
+    /// Several occurrences: how many (not overlapping, counted from the left), and the
+    /// lines the first of them start on (1-based, each once, at most [`LINES_SHOWN`] + 1, so
+    /// that a refusal can tell whether there are more).
+    Ambiguous {
+        count: usize,
+        lines: Vec<usize>,
+    },
     /// The only fuzzy matches begin or end inside the compatibility expansion of one
     /// character; replacing the whole character would change bytes nobody asked to change.
     SplitsCharacter(SplitCharacter),
@@ -260,6 +269,38 @@ pub(crate) struct SplitCharacter {
     pub at_start: bool,
 }
 
+/// How many of an ambiguous `oldText`'s lines a refusal names.
+pub(crate) const LINES_SHOWN: usize = 10;
+
+/// The 1-based lines on which occurrences start, each line once, noted in ascending order:
+/// at most [`LINES_SHOWN`] + 1 of them, so that a refusal can tell whether there are more.
+#[derive(Default)]
+struct StartLines {
+    lines: Vec<usize>,
+    /// Line ends before `counted_to`.
+    ends: usize,
+    counted_to: usize,
+}
+
+impl StartLines {
+    /// Notes the occurrence at byte `at` of `content` (not before the last one noted).
+    fn note(&mut self, content: &str, at: usize) {
+        if self.lines.len() > LINES_SHOWN {
+            return;
+        }
+        let passed = content
+            .as_bytes()
+            .get(self.counted_to..at)
+            .unwrap_or_default();
+        self.ends += memchr::memchr_iter(b'\n', passed).count();
+        self.counted_to = at;
+        let line = self.ends + 1;
+        if self.lines.last() != Some(&line) {
+            self.lines.push(line);
+        }
+    }
+}
+
 /// Finds `old` (LF-only) in `content`: an exact, unique match first; otherwise a unique
 /// match of the fuzzy forms whose ends fall between original characters.
 ///
@@ -269,7 +310,16 @@ pub(crate) fn locate(content: &str, old: &str) -> Result<Located, LocateError> {
     if let Some(start) = content.find(old) {
         // Counting every occurrence is only needed for the error.
         if content[start + old.len()..].contains(old) {
-            return Err(LocateError::Ambiguous(content.matches(old).count()));
+            let mut lines = StartLines::default();
+            let mut count = 0;
+            for (at, _) in content.match_indices(old) {
+                count += 1;
+                lines.note(content, at);
+            }
+            return Err(LocateError::Ambiguous {
+                count,
+                lines: lines.lines,
+            });
         }
         return Ok(Located {
             start,
@@ -293,20 +343,23 @@ pub(crate) fn locate(content: &str, old: &str) -> Result<Located, LocateError> {
     normalize(content, |c, span| {
         // Search only between segments, so no occurrence is judged on half a character.
         if span != last_span && window.text.len() >= WINDOW_BYTES + needle.len() {
-            found.search(&mut window, &needle);
+            found.search(&mut window, &needle, content);
         }
         last_span = span;
         window.text.push(c);
         window.spans.extend(std::iter::repeat_n(span, c.len_utf8()));
     });
-    found.search(&mut window, &needle);
+    found.search(&mut window, &needle, content);
     match (found.first, found.count) {
         (Some((start, end)), 1) => Ok(Located {
             start,
             end,
             fuzzy: true,
         }),
-        (Some(_), count) => Err(LocateError::Ambiguous(count)),
+        (Some(_), count) => Err(LocateError::Ambiguous {
+            count,
+            lines: found.lines.lines,
+        }),
         (None, _) => match found.split {
             Some(((s, e), at_start)) => Err(LocateError::SplitsCharacter(SplitCharacter {
                 character: content[s..e].to_string(),
@@ -435,7 +488,10 @@ mod tests {
         let many = "\u{2018}ab\u{2019} ".repeat(WINDOW_BYTES / 4);
         assert_eq!(
             locate(&many, "'ab'"),
-            Err(LocateError::Ambiguous(WINDOW_BYTES / 4))
+            Err(LocateError::Ambiguous {
+                count: WINDOW_BYTES / 4,
+                lines: vec![1]
+            })
         );
         assert_eq!(locate(&many, "'abc'"), Err(LocateError::NotFound));
     }

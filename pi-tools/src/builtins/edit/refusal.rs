@@ -4,7 +4,7 @@
 use super::blank::BlankFit;
 use super::blank_map::IllDefined;
 use super::indent::{IndentFit, LineRange};
-use super::matching::{SplitCharacter, closest_region};
+use super::matching::{LINES_SHOWN, SplitCharacter, closest_region};
 
 /// How the edits of one call are named: `oldText`, or `edits[2].oldText` when there are
 /// several.
@@ -37,9 +37,13 @@ pub(super) fn empty(label: &str) -> String {
     )
 }
 
-pub(super) fn ambiguous(label: &str, count: usize, shown: &str) -> String {
+pub(super) fn ambiguous(label: &str, count: usize, lines: &[usize], shown: &str) -> String {
+    let place = match lines {
+        [line] => format!("all on line {line}"),
+        _ => format!("starting at lines {}", line_list(lines)),
+    };
     format!(
-        "{label} matches {count} places in {shown}; it must match exactly one. Add surrounding lines to make it unique."
+        "{label} matches {count} places in {shown} ({place}); it must match exactly one. Add surrounding lines to make it unique."
     )
 }
 
@@ -90,12 +94,17 @@ pub(super) fn not_found(
     message
 }
 
+/// `1, 5, 9`: the first [`LINES_SHOWN`] of `lines`, then `…` when there are more.
 fn line_list(lines: &[usize]) -> String {
-    lines
+    let mut list = lines
         .iter()
+        .take(LINES_SHOWN)
         .map(usize::to_string)
-        .collect::<Vec<_>>()
-        .join(", ")
+        .collect::<Vec<_>>();
+    if lines.len() > LINES_SHOWN {
+        list.push("…".to_owned());
+    }
+    list.join(", ")
 }
 
 pub(super) fn ambiguous_indented(label: &str, lines: &[usize], shown: &str) -> String {
