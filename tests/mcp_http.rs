@@ -15,11 +15,7 @@ use serde_json::json;
 async fn requests_without_the_token_or_with_a_wrong_one_are_refused() {
     let server = HttpServer::spawn(Some("correct horse battery staple")).await;
     let missing = server
-        .http
-        .post(&server.url)
-        .header("Content-Type", "application/json")
-        .header("Accept", "application/json, text/event-stream")
-        .body(initialize().to_string())
+        .post_as(None, &initialize().to_string())
         .send()
         .await
         .expect("sent");
@@ -30,12 +26,10 @@ async fn requests_without_the_token_or_with_a_wrong_one_are_refused() {
         "Unauthorized: send the server's token as `Authorization: Bearer <token>`.\n"
     );
     let wrong = server
-        .http
-        .post(&server.url)
-        .bearer_auth("correct horse battery")
-        .header("Content-Type", "application/json")
-        .header("Accept", "application/json, text/event-stream")
-        .body(initialize().to_string())
+        .post_as(
+            Some("Bearer correct horse battery"),
+            &initialize().to_string(),
+        )
         .send()
         .await
         .expect("sent");

@@ -7,7 +7,9 @@
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
-use crate::mcp_http_support::{HttpServer, PATIENCE, call, messages, text_of, wait_gone};
+use crate::mcp_http_support::{
+    HttpServer, PATIENCE, call, initialize, messages, text_of, wait_gone,
+};
 use reqwest::StatusCode;
 use serde_json::{Value, json};
 
@@ -151,11 +153,7 @@ async fn the_health_probe_needs_no_token_and_tells_nothing_about_the_tools() {
     );
     // The MCP endpoint still wants the token.
     let refused = server
-        .http
-        .post(&server.url)
-        .header("Content-Type", "application/json")
-        .header("Accept", "application/json, text/event-stream")
-        .body(ping(1).to_string())
+        .post_as(None, &ping(1).to_string())
         .send()
         .await
         .expect("sent");
@@ -167,24 +165,14 @@ async fn the_bearer_scheme_is_accepted_in_any_case() {
     let server = HttpServer::spawn(Some("s3cret")).await;
     for scheme in ["bearer", "BEARER", "Bearer"] {
         let response = server
-            .http
-            .post(&server.url)
-            .header("Authorization", format!("{scheme} s3cret"))
-            .header("Content-Type", "application/json")
-            .header("Accept", "application/json, text/event-stream")
-            .body(crate::mcp_http_support::initialize().to_string())
+            .post_as(Some(&format!("{scheme} s3cret")), &initialize().to_string())
             .send()
             .await
             .expect("sent");
         assert_eq!(response.status(), StatusCode::OK, "{scheme}");
     }
     let wrong = server
-        .http
-        .post(&server.url)
-        .header("Authorization", "bearer s3cre")
-        .header("Content-Type", "application/json")
-        .header("Accept", "application/json, text/event-stream")
-        .body(crate::mcp_http_support::initialize().to_string())
+        .post_as(Some("bearer s3cre"), &initialize().to_string())
         .send()
         .await
         .expect("sent");

@@ -97,12 +97,7 @@ impl HttpServer {
 
     /// A POST of `body` as it is, with the right token (if any) and `session`.
     pub fn post_raw(&self, session: Option<&str>, body: &str) -> reqwest::RequestBuilder {
-        let mut request = self
-            .http
-            .post(&self.url)
-            .header("Content-Type", "application/json")
-            .header("Accept", "application/json, text/event-stream")
-            .body(body.to_owned());
+        let mut request = self.post_as(None, body);
         if let Some(token) = &self.token {
             request = request.bearer_auth(token);
         }
@@ -112,6 +107,21 @@ impl HttpServer {
                 .header("MCP-Protocol-Version", "2025-06-18");
         }
         request
+    }
+
+    /// A POST of `body` outside any session, with `authorization` as the whole
+    /// `Authorization` header (none: without one) instead of the right token.
+    pub fn post_as(&self, authorization: Option<&str>, body: &str) -> reqwest::RequestBuilder {
+        let request = self
+            .http
+            .post(&self.url)
+            .header("Content-Type", "application/json")
+            .header("Accept", "application/json, text/event-stream")
+            .body(body.to_owned());
+        match authorization {
+            Some(value) => request.header("Authorization", value),
+            None => request,
+        }
     }
 
     /// A DELETE of `session`, with the right token (if any).
