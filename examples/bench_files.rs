@@ -44,11 +44,7 @@ async fn bench_read_3000(dir: &Path, context: &ToolContext) -> Res {
     let mut shown = serde_json::Value::Null;
     let start = Instant::now();
     for _ in 0..n {
-        let args = ReadArgs {
-            path: "three_thousand.txt".into(),
-            offset: None,
-            limit: None,
-        };
+        let args = ReadArgs::new("three_thousand.txt");
         let out = read(context, args).await?.into_tool_result()?;
         assert!(out.text_content().ends_with("to continue.]"));
         shown = out.details;
@@ -89,9 +85,9 @@ async fn bench_read_1gb(dir: &Path, context: &ToolContext) -> Res {
     let rss_before = proc_status_kb("VmRSS:");
     let start = Instant::now();
     let args = ReadArgs {
-        path: "one_gigabyte.txt".into(),
         offset: Some(offset as i64),
         limit: Some(20),
+        ..ReadArgs::new("one_gigabyte.txt")
     };
     let out = read(context, args).await?.into_tool_result()?;
     let elapsed = start.elapsed();
@@ -122,13 +118,7 @@ async fn bench_one_replacement(dir: &Path, label: &str, context: &ToolContext) -
         } else {
             ("compute(4321)", "compute(1234)")
         };
-        let args = EditArgs {
-            path: "hundred_kb.rs".into(),
-            edits: vec![Replacement {
-                old_text: old.into(),
-                new_text: new.into(),
-            }],
-        };
+        let args = EditArgs::new("hundred_kb.rs", [Replacement::new(old, new)]);
         edit(context, args).await?;
     }
     println!(
@@ -168,13 +158,13 @@ async fn bench_concurrent_edits(dir: &Path, context: &ToolContext) -> Res {
     let calls = (0..n).map(|i| {
         let context = context.clone();
         tokio::spawn(async move {
-            let args = EditArgs {
-                path: "shared.txt".into(),
-                edits: vec![Replacement {
-                    old_text: format!("item {i:04} = old"),
-                    new_text: format!("item {i:04} = new"),
-                }],
-            };
+            let args = EditArgs::new(
+                "shared.txt",
+                [Replacement::new(
+                    format!("item {i:04} = old"),
+                    format!("item {i:04} = new"),
+                )],
+            );
             edit(&context, args).await.map(|_| ())
         })
     });

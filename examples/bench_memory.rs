@@ -122,13 +122,10 @@ async fn main() {
     let edit_ctx = ctx.clone().with_tool_config(Arc::new(EditConfig {
         max_file_bytes: Some(256 * MB),
     }));
-    let args = EditArgs {
-        path: "big.rs".into(),
-        edits: vec![Replacement {
-            old_text: "this text is nowhere in the file".into(),
-            new_text: "x".into(),
-        }],
-    };
+    let args = EditArgs::new(
+        "big.rs",
+        [Replacement::new("this text is nowhere in the file", "x")],
+    );
     measure("edit, oldText not found", edit_bytes, async {
         text(edit(&edit_ctx, args).await)
     })
@@ -143,36 +140,30 @@ async fn main() {
             file.write_all(b"x\n").expect("write");
         }
     }
-    let args = EditArgs {
-        path: "short.txt".into(),
-        edits: vec![Replacement {
-            old_text: "  x\n x\n".into(),
-            new_text: "z\n".into(),
-        }],
-    };
+    let args = EditArgs::new("short.txt", [Replacement::new("  x\n x\n", "z\n")]);
     measure("edit, not found, one-character lines", edit_bytes, async {
         text(edit(&edit_ctx, args).await)
     })
     .await;
-    let args = EditArgs {
-        path: "big.rs".into(),
-        edits: vec![Replacement {
-            old_text: "    let value_777 = compute(777, \"text\"); // comment 777\n".into(),
-            new_text: "    let value_777 = compute(778, \"text\"); // comment 777\n".into(),
-        }],
-    };
+    let args = EditArgs::new(
+        "big.rs",
+        [Replacement::new(
+            "    let value_777 = compute(777, \"text\"); // comment 777\n",
+            "    let value_777 = compute(778, \"text\"); // comment 777\n",
+        )],
+    );
     measure("edit, found exactly", edit_bytes, async {
         text(edit(&edit_ctx, args).await)
     })
     .await;
     // Curly quotes: found only in the normalised form of the file.
-    let args = EditArgs {
-        path: "big.rs".into(),
-        edits: vec![Replacement {
-            old_text: "let value_999 = compute(999, \u{201C}text\u{201D});".into(),
-            new_text: "let value_999 = compute(1000, \"text\");".into(),
-        }],
-    };
+    let args = EditArgs::new(
+        "big.rs",
+        [Replacement::new(
+            "let value_999 = compute(999, \u{201C}text\u{201D});",
+            "let value_999 = compute(1000, \"text\");",
+        )],
+    );
     measure("edit, found through normalisation", edit_bytes, async {
         text(edit(&edit_ctx, args).await)
     })
@@ -180,13 +171,7 @@ async fn main() {
     let limited_ctx = ctx.clone().with_tool_config(Arc::new(EditConfig {
         max_file_bytes: Some(50 * MB),
     }));
-    let args = EditArgs {
-        path: "big.rs".into(),
-        edits: vec![Replacement {
-            old_text: "value_1 ".into(),
-            new_text: "value_one ".into(),
-        }],
-    };
+    let args = EditArgs::new("big.rs", [Replacement::new("value_1 ", "value_one ")]);
     measure("edit, over max_file_bytes (50 MB)", edit_bytes, async {
         text(edit(&limited_ctx, args).await)
     })
@@ -199,11 +184,7 @@ async fn main() {
         (&file).write_all(b"\x89PNG\r\n\x1a\n").expect("write");
         file.set_len(png_bytes).expect("set_len");
     }
-    let args = ReadArgs {
-        path: "huge.png".into(),
-        offset: None,
-        limit: None,
-    };
+    let args = ReadArgs::new("huge.png");
     measure("read, PNG magic bytes", png_bytes, async {
         text(read(&ctx, args).await)
     })
@@ -223,15 +204,7 @@ async fn main() {
         }
         file.write_all(b"needle\n").expect("write");
     }
-    let args = GrepArgs {
-        pattern: "needle".into(),
-        path: Some("line.txt".into()),
-        glob: None,
-        ignore_case: None,
-        literal: None,
-        context: None,
-        limit: None,
-    };
+    let args = GrepArgs::new("needle").within("line.txt");
     measure("grep, one line", line_bytes, async {
         text(grep(&ctx, args).await)
     })

@@ -20,13 +20,10 @@ use tokio_util::sync::CancellationToken;
 
 fn grep_args(pattern: &str, glob: Option<&str>, literal: bool, limit: Option<u64>) -> GrepArgs {
     GrepArgs {
-        pattern: pattern.into(),
-        path: None,
         glob: glob.map(Into::into),
-        ignore_case: None,
         literal: Some(literal),
-        context: None,
         limit,
+        ..GrepArgs::new(pattern)
     }
 }
 
@@ -109,11 +106,7 @@ async fn main() {
         let (t, text) = median(runs, || {
             let ctx = ctx.clone();
             async move {
-                let args = FindArgs {
-                    pattern: pattern.into(),
-                    path: None,
-                    limit: None,
-                };
+                let args = FindArgs::new(pattern);
                 match find(&ctx, args).await {
                     Ok(out) => out.content[0].as_text().unwrap_or("").to_string(),
                     Err(e) => e.message().to_string(),
@@ -130,10 +123,7 @@ async fn main() {
     let (t, _) = median(runs, || {
         let ctx = ctx.clone();
         async move {
-            let args = BashArgs {
-                command: "echo hi".into(),
-                timeout: None,
-            };
+            let args = BashArgs::new("echo hi");
             bash(&ctx, &BashConfig::default(), args)
                 .await
                 .map(|o| format!("{:?}", o.content))

@@ -42,18 +42,6 @@ fn text<T: IntoToolResult, E: std::fmt::Display>(result: Result<T, E>) -> String
     }
 }
 
-fn grep_args(pattern: &str, path: Option<&str>) -> GrepArgs {
-    GrepArgs {
-        pattern: pattern.into(),
-        path: path.map(Into::into),
-        glob: None,
-        ignore_case: None,
-        literal: None,
-        context: None,
-        limit: None,
-    }
-}
-
 /// `top/r` (the root, with `inside.txt`) and `top/out/s.txt` holding the secret.
 fn tree() -> tempfile::TempDir {
     let top = tempfile::tempdir().unwrap();
@@ -72,40 +60,24 @@ async fn grep_and_find_do_not_follow_a_link_out_of_the_roots() {
     std::os::unix::fs::symlink("../out", r.join("dirlink")).unwrap();
     std::os::unix::fs::symlink("inside.txt", r.join("ok_link")).unwrap();
     let ctx = confined(&r);
-    let read = read(
-        &ctx,
-        ReadArgs {
-            path: "link".into(),
-            offset: None,
-            limit: None,
-        },
-    )
-    .await;
+    let read = read(&ctx, ReadArgs::new("link")).await;
     assert!(text(read).contains("outside the allowed directories"));
-    let answer = text(grep(&ctx, grep_args(SECRET, None)).await);
+    let answer = text(grep(&ctx, GrepArgs::new(SECRET)).await);
     assert_eq!(
         answer,
         "No matches found in what could be read\n\n[2 files or directories could not be read and were skipped: dirlink (it leads outside the allowed directories), link (it leads outside the allowed directories). Check their permissions, or search them with bash]"
     );
     // A link that stays inside is still searched; the others are named.
     assert_eq!(
-        text(grep(&ctx, grep_args("inside", None)).await),
+        text(grep(&ctx, GrepArgs::new("inside")).await),
         "inside.txt:1: inside\nok_link:1: inside\n\n[2 files or directories could not be read and were skipped: dirlink (it leads outside the allowed directories), link (it leads outside the allowed directories)]"
     );
-    let answer = text(grep(&ctx, grep_args(SECRET, Some("dirlink"))).await);
+    let answer = text(grep(&ctx, GrepArgs::new(SECRET).within("dirlink")).await);
     assert!(
         answer.contains("outside the allowed directories"),
         "{answer}"
     );
-    let found = find(
-        &ctx,
-        FindArgs {
-            pattern: "*.txt".into(),
-            path: None,
-            limit: None,
-        },
-    )
-    .await;
+    let found = find(&ctx, FindArgs::new("*.txt")).await;
     assert_eq!(text(found), "inside.txt");
 }
 
@@ -159,58 +131,36 @@ fn no_tool_gets_out_while_the_tree_is_swapped_under_it() {
     runtime.block_on(async {
         for i in 0..calls {
             for path in ["d/s.txt", "d/in.txt", "f"] {
-                let args = ReadArgs {
-                    path: path.into(),
-                    offset: None,
-                    limit: None,
-                };
+                let args = ReadArgs::new(path);
                 check("read", text(read(&ctx, args).await));
             }
-            let listed = ls(
-                &ctx,
-                LsArgs {
-                    path: Some("d".into()),
-                    limit: None,
-                },
-            )
-            .await;
+            let listed = ls(&ctx, LsArgs::new("d")).await;
             // Only a listing of `out` shows `s.txt`.
             let listed = text(listed);
             if listed.lines().any(|l| l == "s.txt") {
                 escapes.borrow_mut().push(format!("ls: {listed}"));
             }
-            let found = find(
-                &ctx,
-                FindArgs {
-                    pattern: "*.txt".into(),
-                    path: Some("d".into()),
-                    limit: None,
-                },
-            )
-            .await;
+            let found = find(&ctx, FindArgs::new("*.txt").within("d")).await;
             let found = text(found);
             if found.lines().any(|l| l == "s.txt") {
                 escapes.borrow_mut().push(format!("find: {found}"));
             }
-            check("grep", text(grep(&ctx, grep_args(SECRET, Some("d"))).await));
-            check("grep", text(grep(&ctx, grep_args(SECRET, Some("f"))).await));
+            check(
+                "grep",
+                text(grep(&ctx, GrepArgs::new(SECRET).within("d")).await),
+            );
+            check(
+                "grep",
+                text(grep(&ctx, GrepArgs::new(SECRET).within("f")).await),
+            );
             let wrote = write(
                 &ctx,
-                WriteArgs {
-                    path: format!("d/w{}.txt", i % 2),
-                    content: "written\n".into(),
-                },
+                WriteArgs::new(format!("d/w{}.txt", i % 2), "written\n"),
             )
             .await;
             check("write", text(wrote));
             for path in ["f", "d/s.txt", "d/in.txt"] {
-                let args = EditArgs {
-                    path: path.into(),
-                    edits: vec![Replacement {
-                        old_text: SECRET.into(),
-                        new_text: "EDITED".into(),
-                    }],
-                };
+                let args = EditArgs::new(path, [Replacement::new(SECRET, "EDITED")]);
                 check("edit", text(edit(&ctx, args).await));
             }
         }

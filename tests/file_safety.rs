@@ -54,36 +54,6 @@ fn mkfifo(path: &Path) {
     .expect("mkfifo");
 }
 
-fn read_args(path: &str) -> ReadArgs {
-    ReadArgs {
-        path: path.into(),
-        offset: None,
-        limit: None,
-    }
-}
-
-fn grep_args(pattern: &str, path: Option<&str>) -> GrepArgs {
-    GrepArgs {
-        pattern: pattern.into(),
-        path: path.map(Into::into),
-        glob: None,
-        ignore_case: None,
-        literal: None,
-        context: None,
-        limit: None,
-    }
-}
-
-fn edit_args(path: &str, old: &str, new: &str) -> EditArgs {
-    EditArgs {
-        path: path.into(),
-        edits: vec![Replacement {
-            old_text: old.into(),
-            new_text: new.into(),
-        }],
-    }
-}
-
 // Finding 3: FIFOs, devices and the server's own input.
 
 #[tokio::test]
@@ -93,30 +63,30 @@ async fn a_fifo_is_refused_by_read_and_edit_and_skipped_by_grep_without_blocking
     std::fs::write(dir.path().join("a.txt"), "needle\n").unwrap();
     let ctx = ctx_in(dir.path());
 
-    let answer = text(bounded(read(&ctx, read_args("p"))).await);
+    let answer = text(bounded(read(&ctx, ReadArgs::new("p"))).await);
     assert!(answer.starts_with("ERROR: "), "{answer}");
     assert!(
         answer.contains("p is a FIFO, not a regular file"),
         "{answer}"
     );
 
-    let answer = text(bounded(edit(&ctx, edit_args("p", "a", "b"))).await);
+    let answer = text(bounded(edit(&ctx, EditArgs::new("p", [Replacement::new("a", "b")]))).await);
     assert!(
         answer.contains("p is a FIFO, not a regular file"),
         "{answer}"
     );
 
-    let answer = text(bounded(grep(&ctx, grep_args("needle", None))).await);
+    let answer = text(bounded(grep(&ctx, GrepArgs::new("needle"))).await);
     assert_eq!(answer, "a.txt:1: needle");
-    let answer = text(bounded(grep(&ctx, grep_args("needle", Some("p")))).await);
+    let answer = text(bounded(grep(&ctx, GrepArgs::new("needle").within("p"))).await);
     assert_eq!(answer, "No matches found");
 
     // Many in a row leave no thread behind to block later calls.
     for _ in 0..50 {
-        let answer = text(bounded(read(&ctx, read_args("p"))).await);
+        let answer = text(bounded(read(&ctx, ReadArgs::new("p"))).await);
         assert!(answer.contains("not a regular file"), "{answer}");
     }
-    let answer = text(bounded(read(&ctx, read_args("a.txt"))).await);
+    let answer = text(bounded(read(&ctx, ReadArgs::new("a.txt"))).await);
     assert_eq!(answer, "needle\n");
 }
 
@@ -125,7 +95,7 @@ async fn reading_the_processs_own_input_or_a_device_is_refused() {
     let dir = tempfile::tempdir().unwrap();
     let ctx = ctx_in(dir.path());
     for path in ["/proc/self/fd/0", "/dev/null", "/dev/zero"] {
-        let answer = text(bounded(read(&ctx, read_args(path))).await);
+        let answer = text(bounded(read(&ctx, ReadArgs::new(path))).await);
         assert!(
             answer.starts_with("ERROR: ") && answer.contains("not a regular file"),
             "{path}: {answer}"
@@ -144,7 +114,7 @@ async fn kernel_files_are_refused_unless_allowed_and_never_waited_on() {
         ("/proc/self/status", "procfs"),
         ("/sys/kernel/uevent_seqnum", "sysfs"),
     ] {
-        let answer = text(bounded(read(&ctx, read_args(path))).await);
+        let answer = text(bounded(read(&ctx, ReadArgs::new(path))).await);
         assert_eq!(
             answer,
             format!(
@@ -153,14 +123,14 @@ async fn kernel_files_are_refused_unless_allowed_and_never_waited_on() {
         );
     }
     let allowed = ctx_with(LocalEnv::new(dir.path()).with_pseudo_files(true));
-    let answer = text(bounded(read(&allowed, read_args("/proc/self/status"))).await);
+    let answer = text(bounded(read(&allowed, ReadArgs::new("/proc/self/status"))).await);
     assert!(answer.starts_with("Name:\t"), "{answer}");
     if !rustix::process::geteuid().is_root() {
         eprintln!("the /proc/kmsg part is skipped: only root may open it");
         return;
     }
     // Whatever the log holds is read first; then the next read would wait.
-    let answer = text(bounded(read(&allowed, read_args("/proc/kmsg"))).await);
+    let answer = text(bounded(read(&allowed, ReadArgs::new("/proc/kmsg"))).await);
     assert!(
         answer
             == "ERROR: /proc/kmsg has no data to give now and a read would wait for it (a kernel or device file), so the file tools do not read it. Use bash with a timeout instead (e.g. `timeout 5 cat /proc/kmsg`).",
@@ -184,11 +154,11 @@ async fn six_hundred_reads_of_a_blocking_file_leave_read_answering() {
     let blocked: Vec<_> = (0..600)
         .map(|_| {
             let ctx = ctx.clone();
-            tokio::spawn(async move { text(read(&ctx, read_args("/proc/kmsg")).await) })
+            tokio::spawn(async move { text(read(&ctx, ReadArgs::new("/proc/kmsg")).await) })
         })
         .collect();
     tokio::time::sleep(Duration::from_millis(300)).await;
-    let answer = tokio::time::timeout(Duration::from_secs(1), read(&ctx, read_args("a.txt")))
+    let answer = tokio::time::timeout(Duration::from_secs(1), read(&ctx, ReadArgs::new("a.txt")))
         .await
         .map(text);
     assert_eq!(answer, Ok("plain\n".to_owned()));
@@ -207,7 +177,7 @@ async fn edit_refuses_a_file_over_its_configured_size_limit() {
     let ctx = ctx_in(dir.path()).with_tool_config(Arc::new(EditConfig {
         max_file_bytes: Some(10),
     }));
-    let answer = text(edit(&ctx, edit_args("big.txt", "x", "y")).await);
+    let answer = text(edit(&ctx, EditArgs::new("big.txt", [Replacement::new("x", "y")])).await);
     assert_eq!(
         answer,
         "ERROR: big.txt is larger than edit's limit of 10 bytes, so it was not read. Change it with bash (e.g. sed), or raise [tool.edit] max_file_bytes in the configuration."
@@ -226,7 +196,7 @@ async fn a_huge_image_is_refused_before_it_is_read() {
     std::io::Write::write_all(&mut &file, b"\x89PNG\r\n\x1a\n").unwrap();
     // Sparse: 64 MiB on paper, nothing on disk.
     file.set_len(64 << 20).unwrap();
-    let answer = text(bounded(read(&ctx_in(dir.path()), read_args("huge.png"))).await);
+    let answer = text(bounded(read(&ctx_in(dir.path()), ReadArgs::new("huge.png"))).await);
     assert_eq!(
         answer,
         "ERROR: huge.png is a PNG image of 64.0MB, over the 32.0MB limit for images, so it was not read. Make a smaller copy with bash (e.g. ImageMagick's `convert`) and read that."
@@ -240,7 +210,7 @@ async fn grep_finds_a_match_far_into_a_line_longer_than_it_holds() {
     long.push_str("needle");
     long.push_str("\nsecond line\nneedle again\n");
     std::fs::write(dir.path().join("long.txt"), &long).unwrap();
-    let mut args = grep_args("needle", None);
+    let mut args = GrepArgs::new("needle");
     args.context = Some(1);
     let answer = text(grep(&ctx_in(dir.path()), args).await);
     assert_eq!(
@@ -286,29 +256,14 @@ async fn stale_temp_files_are_removed_by_the_next_write_and_hidden_from_the_sear
         ),
         "c.txt"
     );
-    let found = find(
-        &ctx,
-        FindArgs {
-            pattern: "*".into(),
-            path: None,
-            limit: None,
-        },
-    )
-    .await;
+    let found = find(&ctx, FindArgs::new("*")).await;
     assert_eq!(text(found), "c.txt");
     assert_eq!(
-        text(grep(&ctx, grep_args("needle", None)).await),
+        text(grep(&ctx, GrepArgs::new("needle")).await),
         "c.txt:1: needle"
     );
 
-    let wrote = write(
-        &ctx,
-        WriteArgs {
-            path: "d.txt".into(),
-            content: "new".into(),
-        },
-    )
-    .await;
+    let wrote = write(&ctx, WriteArgs::new("d.txt", "new")).await;
     assert_eq!(text(wrote), "Successfully wrote 3 bytes to d.txt");
     assert!(!dir.path().join(&stale).exists(), "the stale file is gone");
     assert!(dir.path().join(live).exists(), "a live writer's file stays");
@@ -322,21 +277,18 @@ async fn a_hard_linked_file_is_refused_and_both_names_keep_their_content() {
     std::fs::write(dir.path().join("a.txt"), "one\n").unwrap();
     std::fs::hard_link(dir.path().join("a.txt"), dir.path().join("b.txt")).unwrap();
     let ctx = ctx_in(dir.path());
-    let answer = text(edit(&ctx, edit_args("a.txt", "one", "two")).await);
+    let answer = text(
+        edit(
+            &ctx,
+            EditArgs::new("a.txt", [Replacement::new("one", "two")]),
+        )
+        .await,
+    );
     assert!(
         answer.contains("a.txt has 2 hard links; replacing it would separate it from the others, so it was left unchanged."),
         "{answer}"
     );
-    let answer = text(
-        write(
-            &ctx,
-            WriteArgs {
-                path: "b.txt".into(),
-                content: "two\n".into(),
-            },
-        )
-        .await,
-    );
+    let answer = text(write(&ctx, WriteArgs::new("b.txt", "two\n")).await);
     assert!(answer.contains("has 2 hard links"), "{answer}");
     for name in ["a.txt", "b.txt"] {
         assert_eq!(
@@ -361,7 +313,13 @@ async fn root_editing_another_users_file_keeps_its_owner_group_and_mode() {
     std::fs::write(&path, "old\n").unwrap();
     std::os::unix::fs::chown(&path, Some(65534), Some(65534)).unwrap();
     std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o640)).unwrap();
-    let answer = text(edit(&ctx_in(dir.path()), edit_args("theirs.txt", "old", "new")).await);
+    let answer = text(
+        edit(
+            &ctx_in(dir.path()),
+            EditArgs::new("theirs.txt", [Replacement::new("old", "new")]),
+        )
+        .await,
+    );
     assert_eq!(answer, "Successfully replaced 1 block in theirs.txt.");
     let meta = std::fs::metadata(&path).unwrap();
     assert_eq!((meta.uid(), meta.gid()), (65534, 65534));
@@ -379,7 +337,7 @@ async fn a_search_outside_the_roots_says_so_in_one_sentence() {
     let env = LocalEnv::new(top.path().join("r"))
         .with_allowed_roots(["."])
         .unwrap();
-    let answer = text(grep(&ctx_with(env), grep_args("x", Some("../out"))).await);
+    let answer = text(grep(&ctx_with(env), GrepArgs::new("x").within("../out")).await);
     assert_eq!(
         answer,
         format!(

@@ -208,13 +208,10 @@ async fn edit_and_write_share_the_queue_of_a_file_and_its_aliases() {
     // and the write (through the symbolic link) must come last.
     let edit_call = edit(
         &ctx,
-        EditArgs {
-            path: "f.txt".into(),
-            edits: vec![pi_tools::builtins::edit::Replacement {
-                old_text: "x = 1".into(),
-                new_text: "x = 2".into(),
-            }],
-        },
+        EditArgs::new(
+            "f.txt",
+            [pi_tools::builtins::edit::Replacement::new("x = 1", "x = 2")],
+        ),
     );
     let (_, edited) = futures::future::join(holder, edit_call).await;
     edited.expect("the edit ran after the holder finished");
@@ -230,13 +227,7 @@ async fn edit_and_write_share_the_queue_of_a_file_and_its_aliases() {
             .await
             .unwrap();
     });
-    let written = write(
-        &ctx,
-        WriteArgs {
-            path: "alias.txt".into(),
-            content: "written\n".into(),
-        },
-    );
+    let written = write(&ctx, WriteArgs::new("alias.txt", "written\n"));
     let (_, written) = futures::future::join(holder, written).await;
     written.unwrap();
     assert_eq!(

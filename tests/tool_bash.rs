@@ -26,8 +26,8 @@ fn ctx_with(dir: &Path, cancel: CancellationToken) -> ToolContext {
 
 fn args(command: &str, timeout: Option<f64>) -> BashArgs {
     BashArgs {
-        command: command.to_string(),
         timeout,
+        ..BashArgs::new(command)
     }
 }
 

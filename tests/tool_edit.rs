@@ -22,10 +22,7 @@ fn ctx_in(dir: &Path) -> ToolContext {
 fn edits(pairs: &[(&str, &str)]) -> Vec<Replacement> {
     pairs
         .iter()
-        .map(|(o, n)| Replacement {
-            old_text: o.to_string(),
-            new_text: n.to_string(),
-        })
+        .map(|(o, n)| Replacement::new(*o, *n))
         .collect()
 }
 
@@ -34,10 +31,7 @@ async fn run(original: &[u8], pairs: &[(&str, &str)]) -> (Result<ToolResult, Str
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("f.txt");
     std::fs::write(&path, original).unwrap();
-    let args = EditArgs {
-        path: "f.txt".into(),
-        edits: edits(pairs),
-    };
+    let args = EditArgs::new("f.txt", edits(pairs));
     let result = edit(&ctx_in(dir.path()), args)
         .await
         .map(|out| out.into_tool_result().unwrap())
@@ -157,10 +151,7 @@ async fn all_or_nothing() {
 #[tokio::test]
 async fn missing_file_is_an_error() {
     let dir = tempfile::tempdir().unwrap();
-    let args = EditArgs {
-        path: "gone.txt".into(),
-        edits: edits(&[("a", "b")]),
-    };
+    let args = EditArgs::new("gone.txt", edits(&[("a", "b")]));
     let err = edit(&ctx_in(dir.path()), args).await.unwrap_err();
     assert_eq!(
         err.message(),

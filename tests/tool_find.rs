@@ -115,21 +115,13 @@ async fn no_results_and_flag_like_patterns() {
 #[tokio::test]
 async fn errors_for_a_file_path_and_a_bad_glob() {
     let tmp = tree();
-    let args = FindArgs {
-        pattern: "*".into(),
-        path: Some("main.rs".into()),
-        limit: None,
-    };
+    let args = FindArgs::new("*").within("main.rs");
     let err = find(&ctx(tmp.path()), args).await.expect_err("file path");
     assert_eq!(
         err.message(),
         "`main.rs` is a file, not a directory. Give the directory to search in as path."
     );
-    let args = FindArgs {
-        pattern: "a[".into(),
-        path: None,
-        limit: None,
-    };
+    let args = FindArgs::new("a[");
     let err = find(&ctx(tmp.path()), args).await.expect_err("bad glob");
     assert!(
         err.message()

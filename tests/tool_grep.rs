@@ -17,15 +17,7 @@ fn ctx(dir: &Path) -> ToolContext {
 }
 
 fn args(pattern: &str) -> GrepArgs {
-    GrepArgs {
-        pattern: pattern.to_string(),
-        path: None,
-        glob: None,
-        ignore_case: None,
-        literal: None,
-        context: None,
-        limit: None,
-    }
+    GrepArgs::new(pattern)
 }
 
 fn write(dir: &Path, rel: &str, text: &str) {

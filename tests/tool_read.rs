@@ -18,9 +18,9 @@ fn ctx_in(dir: &Path) -> ToolContext {
 
 fn args(path: &str, offset: Option<i64>, limit: Option<u64>) -> ReadArgs {
     ReadArgs {
-        path: path.into(),
         offset,
         limit,
+        ..ReadArgs::new(path)
     }
 }
 

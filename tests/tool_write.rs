@@ -17,10 +17,7 @@ fn ctx_in(dir: &Path) -> ToolContext {
 }
 
 async fn write_ok(ctx: &ToolContext, path: &str, content: &str) -> ToolResult {
-    let args = WriteArgs {
-        path: path.into(),
-        content: content.into(),
-    };
+    let args = WriteArgs::new(path, content);
     write(ctx, args)
         .await
         .expect("write succeeds")
@@ -122,15 +119,9 @@ async fn permissions_are_kept_and_links_still_point_at_their_target() {
 async fn writing_over_a_directory_is_an_error() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::create_dir(dir.path().join("d")).unwrap();
-    let err = write(
-        &ctx_in(dir.path()),
-        WriteArgs {
-            path: "d".into(),
-            content: "x".into(),
-        },
-    )
-    .await
-    .unwrap_err();
+    let err = write(&ctx_in(dir.path()), WriteArgs::new("d", "x"))
+        .await
+        .unwrap_err();
     assert!(
         err.message().starts_with("Could not write d:"),
         "{}",
@@ -170,15 +161,9 @@ async fn a_dangling_link_out_of_the_allowed_directories_is_refused() {
     );
     let ctx = ToolContext::new("call", CancellationToken::new())
         .with_extensions(Extensions::new().with(env));
-    let err = write(
-        &ctx,
-        WriteArgs {
-            path: "link.txt".into(),
-            content: "escape\n".into(),
-        },
-    )
-    .await
-    .expect_err("outside the allowed directories");
+    let err = write(&ctx, WriteArgs::new("link.txt", "escape\n"))
+        .await
+        .expect_err("outside the allowed directories");
     assert!(
         err.message().contains("outside the allowed directories"),
         "{}",

@@ -48,6 +48,25 @@ pub struct FindArgs {
     pub limit: Option<u64>,
 }
 
+impl FindArgs {
+    /// Finds the paths below the working directory that match the glob `pattern`, up to
+    /// the default limit (set `path` or `limit` on the result for others).
+    pub fn new(pattern: impl Into<String>) -> Self {
+        FindArgs {
+            pattern: pattern.into(),
+            path: None,
+            limit: None,
+        }
+    }
+
+    /// The same search, in the directory `path` instead of the working directory:
+    /// `FindArgs::new("*.rs").within("src")`.
+    pub fn within(mut self, path: impl Into<String>) -> Self {
+        self.path = Some(path.into());
+        self
+    }
+}
+
 // The defaults the fields get when the model leaves them out; the schema shows them.
 fn default_limit() -> Option<u64> {
     Some(DEFAULT_LIMIT as u64)

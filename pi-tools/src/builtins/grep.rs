@@ -78,6 +78,29 @@ pub struct GrepArgs {
     pub limit: Option<u64>,
 }
 
+impl GrepArgs {
+    /// Searches the working directory for the regular expression `pattern`, with every
+    /// option at its default (set the others on the result).
+    pub fn new(pattern: impl Into<String>) -> Self {
+        GrepArgs {
+            pattern: pattern.into(),
+            path: None,
+            glob: None,
+            ignore_case: None,
+            literal: None,
+            context: None,
+            limit: None,
+        }
+    }
+
+    /// The same search, in the directory or file `path` instead of the working directory:
+    /// `GrepArgs::new("TODO").within("src")`.
+    pub fn within(mut self, path: impl Into<String>) -> Self {
+        self.path = Some(path.into());
+        self
+    }
+}
+
 // The defaults the fields get when the model leaves them out; the schema shows them.
 fn no() -> Option<bool> {
     Some(false)

@@ -34,6 +34,16 @@ pub struct LsArgs {
     pub limit: Option<u64>,
 }
 
+impl LsArgs {
+    /// Lists `path`, up to the default limit (set `limit` on the result for another).
+    pub fn new(path: impl Into<String>) -> Self {
+        LsArgs {
+            path: Some(path.into()),
+            limit: None,
+        }
+    }
+}
+
 // The defaults the fields get when the model leaves them out; the schema shows them.
 fn default_limit() -> Option<u64> {
     Some(DEFAULT_LIMIT as u64)

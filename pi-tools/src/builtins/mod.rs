@@ -4,6 +4,19 @@
 //! Each tool is an ordinary `async fn(&ToolContext, Args) -> Result<ToolOutput<Details>, ToolError>`
 //! written against the public API (the execution environment from [`crate::env`], the
 //! truncation helpers in [`truncate`]), so it doubles as an example of writing a tool.
+//!
+//! Each can also be called directly, from a tool of your own or a program, with its
+//! arguments built by their constructors:
+//!
+//! ```no_run
+//! use pi_tools::builtins::grep::{GrepArgs, grep};
+//! use pi_tools::{IntoToolResult, ToolContext, ToolError};
+//!
+//! async fn todos(ctx: &ToolContext) -> Result<String, ToolError> {
+//!     let found = grep(ctx, GrepArgs::new("TODO").within("src")).await?;
+//!     Ok(found.into_tool_result()?.text_content())
+//! }
+//! ```
 
 pub mod bash;
 mod common_args;

@@ -23,6 +23,16 @@ pub struct WriteArgs {
     pub content: String,
 }
 
+impl WriteArgs {
+    /// Writes `content` to `path`.
+    pub fn new(path: impl Into<String>, content: impl Into<String>) -> Self {
+        WriteArgs {
+            path: path.into(),
+            content: content.into(),
+        }
+    }
+}
+
 /// What a write did, for user interfaces.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]

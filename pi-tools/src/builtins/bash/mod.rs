@@ -50,6 +50,16 @@ pub struct BashArgs {
     pub timeout: Option<f64>,
 }
 
+impl BashArgs {
+    /// Runs `command` with the configured timeout (set `timeout` on the result for another).
+    pub fn new(command: impl Into<String>) -> Self {
+        BashArgs {
+            command: command.into(),
+            timeout: None,
+        }
+    }
+}
+
 /// bash's own configuration (`[tool.bash]` in the TOML file).
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]

@@ -52,6 +52,16 @@ pub struct EditArgs {
     pub edits: Vec<Replacement>,
 }
 
+impl EditArgs {
+    /// Applies `edits` to `path`, all or none.
+    pub fn new(path: impl Into<String>, edits: impl IntoIterator<Item = Replacement>) -> Self {
+        EditArgs {
+            path: path.into(),
+            edits: edits.into_iter().collect(),
+        }
+    }
+}
+
 /// One replacement.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 pub struct Replacement {
@@ -61,6 +71,16 @@ pub struct Replacement {
     /// The text to put in its place.
     #[serde(rename = "newText")]
     pub new_text: String,
+}
+
+impl Replacement {
+    /// Replaces `old_text`, which must occur once in the file, with `new_text`.
+    pub fn new(old_text: impl Into<String>, new_text: impl Into<String>) -> Self {
+        Replacement {
+            old_text: old_text.into(),
+            new_text: new_text.into(),
+        }
+    }
 }
 
 /// What an edit did, for user interfaces.

@@ -34,6 +34,18 @@ pub struct ReadArgs {
     pub limit: Option<u64>,
 }
 
+impl ReadArgs {
+    /// Reads `path` from its first line, as much as the output limits allow (set `offset`
+    /// and `limit` on the result for a window).
+    pub fn new(path: impl Into<String>) -> Self {
+        ReadArgs {
+            path: path.into(),
+            offset: None,
+            limit: None,
+        }
+    }
+}
+
 /// `offset` when the model leaves it out; the schema shows it as the default.
 fn first_line() -> Option<i64> {
     Some(1)
