@@ -16,9 +16,9 @@
 use std::sync::Arc;
 
 use pi_tools::dialect::{Dialect, tool_schema};
-use pi_tools::env::{ExecutionEnv, LocalEnv};
+use pi_tools::env::{LocalEnv, WithEnv};
 use pi_tools::provider::{Provider, read_json};
-use pi_tools::{Extensions, NoopSink, Registry, RunnerConfig, ToolSet, tool, wrap};
+use pi_tools::{NoopSink, Registry, RunnerConfig, ToolSet, tool, wrap};
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
@@ -126,11 +126,8 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         .iter()
         .map(|d| wrap(Arc::clone(d), None))
         .collect();
-    let env: Arc<dyn ExecutionEnv> = Arc::new(LocalEnv::new(std::env::current_dir()?));
-    let config = RunnerConfig {
-        extensions: Extensions::new().with(env),
-        ..RunnerConfig::default()
-    };
+    let config =
+        RunnerConfig::default().with_env(Arc::new(LocalEnv::new(std::env::current_dir()?)));
     let dialect = match provider {
         Provider::Anthropic => Dialect::Anthropic,
         _ => Dialect::OpenAi,

@@ -9,15 +9,14 @@ use std::time::{Duration, Instant};
 
 use pi_tools::builtins::edit::{EditArgs, Replacement, apply_edits, edit};
 use pi_tools::builtins::read::{ReadArgs, read};
-use pi_tools::env::{ExecutionEnv, LocalEnv};
-use pi_tools::{Extensions, IntoToolResult, ToolContext};
+use pi_tools::env::{ExecutionEnv, LocalEnv, WithEnv};
+use pi_tools::{IntoToolResult, ToolContext};
 use tokio_util::sync::CancellationToken;
 
 type Res = Result<(), Box<dyn std::error::Error>>;
 
 fn ctx(env: Arc<dyn ExecutionEnv>) -> ToolContext {
-    ToolContext::new("bench", CancellationToken::new())
-        .with_extensions(Extensions::new().with::<Arc<dyn ExecutionEnv>>(env))
+    ToolContext::new("bench", CancellationToken::new()).with_env(env)
 }
 
 /// A field of /proc/self/status in KB (Linux only).

@@ -25,7 +25,7 @@ use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use pi_tools::builtins::edit::{EditArgs, EditConfig, Replacement, edit};
 use pi_tools::builtins::grep::{GrepArgs, grep};
 use pi_tools::builtins::read::{ReadArgs, read};
-use pi_tools::env::{ExecutionEnv, LocalEnv};
+use pi_tools::env::{ExecutionEnv, LocalEnv, WithEnv};
 use pi_tools::{Extensions, IntoToolResult, ToolContext};
 use tokio_util::sync::CancellationToken;
 
@@ -85,8 +85,7 @@ async fn measure<F: std::future::Future<Output = String>>(name: &str, file_bytes
 
 fn ctx_in(dir: &Path) -> ToolContext {
     let env: Arc<dyn ExecutionEnv> = Arc::new(LocalEnv::new(dir).with_fsync(false));
-    ToolContext::new("bench", CancellationToken::new())
-        .with_extensions(Extensions::new().with::<Arc<dyn ExecutionEnv>>(env))
+    ToolContext::new("bench", CancellationToken::new()).with_env(env)
 }
 
 fn text<T: IntoToolResult, E: std::fmt::Display>(result: Result<T, E>) -> String {

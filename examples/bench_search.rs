@@ -11,11 +11,11 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use pi_tools::ToolContext;
 use pi_tools::builtins::bash::{BashArgs, BashConfig, bash};
 use pi_tools::builtins::find::{FindArgs, find};
 use pi_tools::builtins::grep::{GrepArgs, grep};
-use pi_tools::env::{ExecutionEnv, LocalEnv};
-use pi_tools::{Extensions, ToolContext};
+use pi_tools::env::{ExecutionEnv, LocalEnv, WithEnv};
 use tokio_util::sync::CancellationToken;
 
 fn grep_args(pattern: &str, glob: Option<&str>, literal: bool, limit: Option<u64>) -> GrepArgs {
@@ -68,8 +68,7 @@ async fn main() {
     };
     let runs: usize = argv.next().and_then(|r| r.parse().ok()).unwrap_or(9);
     let env: Arc<dyn ExecutionEnv> = Arc::new(LocalEnv::new(&corpus));
-    let ctx = ToolContext::new("bench", CancellationToken::new())
-        .with_extensions(Extensions::new().with(env));
+    let ctx = ToolContext::new("bench", CancellationToken::new()).with_env(env);
 
     let grep_queries: [(&str, GrepArgs); 3] = [
         (

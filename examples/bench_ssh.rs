@@ -16,10 +16,8 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use pi_tools::env::{ExecutionEnv, LocalEnv, SshEnv, SshTarget};
-use pi_tools::{
-    Extensions, NoopSink, Registry, RunnerConfig, ToolCall, ToolSet, execute_tool_calls, wrap,
-};
+use pi_tools::env::{ExecutionEnv, LocalEnv, SshEnv, SshTarget, WithEnv};
+use pi_tools::{NoopSink, Registry, RunnerConfig, ToolCall, ToolSet, execute_tool_calls, wrap};
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
@@ -36,10 +34,7 @@ async fn call_via(
     args: Value,
     via: Option<&str>,
 ) -> Duration {
-    let config = RunnerConfig {
-        extensions: Extensions::new().with(Arc::clone(env)),
-        ..RunnerConfig::default()
-    };
+    let config = RunnerConfig::default().with_env(Arc::clone(env));
     let call = ToolCall {
         id: "b".into(),
         name: name.into(),

@@ -12,10 +12,8 @@
 
 use std::sync::Arc;
 
-use pi_tools::env::{ExecutionEnv, LocalEnv, SshEnv, SshTarget};
-use pi_tools::{
-    Extensions, NoopSink, Registry, RunnerConfig, ToolCall, ToolSet, execute_tool_calls, wrap,
-};
+use pi_tools::env::{ExecutionEnv, LocalEnv, SshEnv, SshTarget, WithEnv};
+use pi_tools::{NoopSink, Registry, RunnerConfig, ToolCall, ToolSet, execute_tool_calls, wrap};
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
@@ -59,10 +57,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         },
     ];
     let batches = envs.iter().map(|(name, env)| {
-        let config = RunnerConfig {
-            extensions: Extensions::new().with(Arc::clone(env)),
-            ..RunnerConfig::default()
-        };
+        let config = RunnerConfig::default().with_env(Arc::clone(env));
         let tools = &tools;
         let calls = &calls;
         async move {

@@ -19,9 +19,9 @@
 
 use std::sync::Arc;
 
+use pi_tools::ToolContext;
 use pi_tools::builtins::edit::{EditArgs, Replacement, apply_edits, edit};
-use pi_tools::env::{ExecutionEnv, LocalEnv};
-use pi_tools::{Extensions, ToolContext};
+use pi_tools::env::{ExecutionEnv, LocalEnv, WithEnv};
 use proptest::prelude::*;
 use tokio_util::sync::CancellationToken;
 use unicode_normalization::UnicodeNormalization;
@@ -98,7 +98,7 @@ proptest! {
         std::fs::write(&path, &original).unwrap();
         let env: Arc<dyn ExecutionEnv> = Arc::new(LocalEnv::new(dir.path()).with_fsync(false));
         let ctx = ToolContext::new("p", CancellationToken::new())
-            .with_extensions(Extensions::new().with::<Arc<dyn ExecutionEnv>>(env));
+            .with_env(env);
         let n = case.replacements.len();
         // Forward edits in a shuffled order (reversed), inverse edits in order.
         let forward: Vec<Replacement> = (0..n).rev()

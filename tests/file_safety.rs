@@ -14,14 +14,13 @@ use pi_tools::builtins::grep::{GrepArgs, grep};
 use pi_tools::builtins::ls::{LsArgs, ls};
 use pi_tools::builtins::read::{ReadArgs, read};
 use pi_tools::builtins::write::{WriteArgs, write};
-use pi_tools::env::{ExecutionEnv, LocalEnv};
-use pi_tools::{Extensions, IntoToolResult, ToolContext};
+use pi_tools::env::{ExecutionEnv, LocalEnv, WithEnv};
+use pi_tools::{IntoToolResult, ToolContext};
 use tokio_util::sync::CancellationToken;
 
 fn ctx_with(env: LocalEnv) -> ToolContext {
     let env: Arc<dyn ExecutionEnv> = Arc::new(env);
-    ToolContext::new("call-1", CancellationToken::new())
-        .with_extensions(Extensions::new().with::<Arc<dyn ExecutionEnv>>(env))
+    ToolContext::new("call-1", CancellationToken::new()).with_env(env)
 }
 
 fn ctx_in(dir: &Path) -> ToolContext {

@@ -6,7 +6,7 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use pi_tools::env::{ExecutionEnv, LocalEnv, MutationQueue, mutation_key};
+use pi_tools::env::{ExecutionEnv, LocalEnv, MutationQueue, WithEnv, mutation_key};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn same_file_operations_run_one_at_a_time_in_request_order() {
@@ -191,8 +191,7 @@ async fn edit_and_write_share_the_queue_of_a_file_and_its_aliases() {
     std::fs::write(root.join("f.txt"), "start\n").unwrap();
     std::os::unix::fs::symlink(root.join("f.txt"), root.join("alias.txt")).unwrap();
     let env: Arc<dyn ExecutionEnv> = Arc::new(LocalEnv::new(&root));
-    let ctx = ToolContext::new("c", CancellationToken::new())
-        .with_extensions(Extensions::new().with::<Arc<dyn ExecutionEnv>>(env.clone()));
+    let ctx = ToolContext::new("c", CancellationToken::new()).with_env(env.clone());
 
     // A custom read-modify-write holds the file for a while, then leaves "x = 1" in it.
     let holder_env = env.clone();

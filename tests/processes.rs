@@ -10,7 +10,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use pi_tools::builtins::bash::{BashArgs, BashConfig, BashTool, bash};
-use pi_tools::env::{ExecRequest, ExecutionEnv, LocalEnv, ProcessTracking};
+use pi_tools::env::{ExecRequest, ExecutionEnv, LocalEnv, ProcessTracking, WithEnv};
 use pi_tools::{
     Extensions, NoopSink, RunnerConfig, ToolCall, ToolContext, ToolSet, execute_tool_calls, wrap,
 };
@@ -70,7 +70,7 @@ fn env(tracking: ProcessTracking) -> (tempfile::TempDir, Arc<dyn ExecutionEnv>) 
 }
 
 fn ctx(env: &Arc<dyn ExecutionEnv>, cancel: CancellationToken) -> ToolContext {
-    ToolContext::new("call", cancel).with_extensions(Extensions::new().with(Arc::clone(env)))
+    ToolContext::new("call", cancel).with_env(Arc::clone(env))
 }
 
 fn args(command: String, timeout: Option<f64>) -> BashArgs {

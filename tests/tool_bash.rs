@@ -7,7 +7,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use pi_tools::builtins::bash::{BashArgs, BashConfig, BashDetails, BashTool, bash};
-use pi_tools::env::{ExecutionEnv, LocalEnv};
+use pi_tools::env::{ExecutionEnv, LocalEnv, WithEnv};
 use pi_tools::{
     CollectingSink, Extensions, RunnerConfig, ToolCall, ToolContext, ToolError, ToolEvent, ToolSet,
     execute_tool_calls, wrap,
@@ -234,8 +234,7 @@ async fn a_trailing_newline_is_not_a_line() {
 async fn ok_in_session(command: &str) -> (String, BashDetails, Arc<dyn ExecutionEnv>) {
     // The commands write nothing: the system's temporary directory will do as the cwd.
     let env: Arc<dyn ExecutionEnv> = Arc::new(LocalEnv::new(std::env::temp_dir()));
-    let ctx = ToolContext::new("call", CancellationToken::new())
-        .with_extensions(Extensions::new().with(Arc::clone(&env)));
+    let ctx = ToolContext::new("call", CancellationToken::new()).with_env(Arc::clone(&env));
     let out = bash(&ctx, &BashConfig::default(), args(command, None))
         .await
         .expect("command succeeds");
@@ -267,8 +266,7 @@ async fn long_output_keeps_the_tail_and_spills_every_byte() {
 async fn spill_files_are_deleted_when_the_session_ends() {
     let (_, first, session) = ok_in_session("seq 1 3000").await;
     let first = first.full_output_path.expect("spill file");
-    let ctx = ToolContext::new("call", CancellationToken::new())
-        .with_extensions(Extensions::new().with(Arc::clone(&session)));
+    let ctx = ToolContext::new("call", CancellationToken::new()).with_env(Arc::clone(&session));
     let second = bash(&ctx, &BashConfig::default(), args("seq 1 4000", None))
         .await
         .expect("command succeeds")

@@ -7,16 +7,15 @@ use std::sync::Arc;
 
 use pi_tools::ToolRenderer;
 use pi_tools::builtins::edit::{EditArgs, EditRenderer, Replacement, edit, prepare_arguments};
-use pi_tools::env::{ExecutionEnv, LocalEnv};
-use pi_tools::{Extensions, IntoToolResult, ToolContext, ToolResult};
+use pi_tools::env::{ExecutionEnv, LocalEnv, WithEnv};
+use pi_tools::{IntoToolResult, ToolContext, ToolResult};
 use tokio_util::sync::CancellationToken;
 
 mod indentation;
 
 fn ctx_in(dir: &Path) -> ToolContext {
     let env: Arc<dyn ExecutionEnv> = Arc::new(LocalEnv::new(dir));
-    ToolContext::new("call-1", CancellationToken::new())
-        .with_extensions(Extensions::new().with::<Arc<dyn ExecutionEnv>>(env))
+    ToolContext::new("call-1", CancellationToken::new()).with_env(env)
 }
 
 fn edits(pairs: &[(&str, &str)]) -> Vec<Replacement> {

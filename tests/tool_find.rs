@@ -5,14 +5,14 @@ use std::fs;
 use std::path::Path;
 use std::sync::Arc;
 
+use pi_tools::ToolContext;
 use pi_tools::builtins::find::{FindArgs, find};
-use pi_tools::env::{ExecutionEnv, LocalEnv};
-use pi_tools::{Extensions, ToolContext};
+use pi_tools::env::{ExecutionEnv, LocalEnv, WithEnv};
 use tokio_util::sync::CancellationToken;
 
 fn ctx(dir: &Path) -> ToolContext {
     let env: Arc<dyn ExecutionEnv> = Arc::new(LocalEnv::new(dir));
-    ToolContext::new("call", CancellationToken::new()).with_extensions(Extensions::new().with(env))
+    ToolContext::new("call", CancellationToken::new()).with_env(env)
 }
 
 fn write(dir: &Path, rel: &str) {

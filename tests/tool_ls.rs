@@ -5,14 +5,14 @@ use std::fs;
 use std::path::Path;
 use std::sync::Arc;
 
+use pi_tools::ToolContext;
 use pi_tools::builtins::ls::{LsArgs, ls};
-use pi_tools::env::{ExecutionEnv, LocalEnv};
-use pi_tools::{Extensions, ToolContext};
+use pi_tools::env::{ExecutionEnv, LocalEnv, WithEnv};
 use tokio_util::sync::CancellationToken;
 
 fn ctx(dir: &Path) -> ToolContext {
     let env: Arc<dyn ExecutionEnv> = Arc::new(LocalEnv::new(dir));
-    ToolContext::new("call", CancellationToken::new()).with_extensions(Extensions::new().with(env))
+    ToolContext::new("call", CancellationToken::new()).with_env(env)
 }
 
 async fn run(dir: &Path, path: Option<&str>, limit: Option<u64>) -> Result<String, String> {
@@ -59,8 +59,7 @@ async fn a_link_leading_outside_the_allowed_roots_is_named() {
             .with_allowed_roots(["."])
             .expect("root"),
     );
-    let ctx = ToolContext::new("call", CancellationToken::new())
-        .with_extensions(Extensions::new().with(env));
+    let ctx = ToolContext::new("call", CancellationToken::new()).with_env(env);
     let args = LsArgs {
         path: None,
         limit: None,

@@ -6,14 +6,13 @@ use std::path::Path;
 use std::sync::Arc;
 
 use pi_tools::builtins::read::{ReadArgs, ReadStop, read};
-use pi_tools::env::{ExecutionEnv, LocalEnv};
-use pi_tools::{ContentBlock, Extensions, IntoToolResult, ToolContext, ToolResult};
+use pi_tools::env::{ExecutionEnv, LocalEnv, WithEnv};
+use pi_tools::{ContentBlock, IntoToolResult, ToolContext, ToolResult};
 use tokio_util::sync::CancellationToken;
 
 fn ctx_in(dir: &Path) -> ToolContext {
     let env: Arc<dyn ExecutionEnv> = Arc::new(LocalEnv::new(dir));
-    ToolContext::new("call-1", CancellationToken::new())
-        .with_extensions(Extensions::new().with::<Arc<dyn ExecutionEnv>>(env))
+    ToolContext::new("call-1", CancellationToken::new()).with_env(env)
 }
 
 fn args(path: &str, offset: Option<i64>, limit: Option<u64>) -> ReadArgs {
@@ -360,8 +359,7 @@ async fn confinement_refuses_symlinks_that_escape() {
         .with_allowed_roots([dir.path()])
         .unwrap();
     let env: Arc<dyn ExecutionEnv> = Arc::new(env);
-    let ctx = ToolContext::new("c", CancellationToken::new())
-        .with_extensions(Extensions::new().with::<Arc<dyn ExecutionEnv>>(env));
+    let ctx = ToolContext::new("c", CancellationToken::new()).with_env(env);
 
     let ok = read(&ctx, args("ok.txt", None, None))
         .await

@@ -6,14 +6,13 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use pi_tools::builtins::write::{WriteArgs, write};
-use pi_tools::env::{ExecutionEnv, LocalEnv};
-use pi_tools::{Extensions, IntoToolResult, ToolContext, ToolResult};
+use pi_tools::env::{ExecutionEnv, LocalEnv, WithEnv};
+use pi_tools::{IntoToolResult, ToolContext, ToolResult};
 use tokio_util::sync::CancellationToken;
 
 fn ctx_in(dir: &Path) -> ToolContext {
     let env: Arc<dyn ExecutionEnv> = Arc::new(LocalEnv::new(dir));
-    ToolContext::new("call-1", CancellationToken::new())
-        .with_extensions(Extensions::new().with::<Arc<dyn ExecutionEnv>>(env))
+    ToolContext::new("call-1", CancellationToken::new()).with_env(env)
 }
 
 async fn write_ok(ctx: &ToolContext, path: &str, content: &str) -> ToolResult {
@@ -159,8 +158,7 @@ async fn a_dangling_link_out_of_the_allowed_directories_is_refused() {
             .with_allowed_roots([dir.path()])
             .unwrap(),
     );
-    let ctx = ToolContext::new("call", CancellationToken::new())
-        .with_extensions(Extensions::new().with(env));
+    let ctx = ToolContext::new("call", CancellationToken::new()).with_env(env);
     let err = write(&ctx, WriteArgs::new("link.txt", "escape\n"))
         .await
         .expect_err("outside the allowed directories");

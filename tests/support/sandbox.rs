@@ -4,9 +4,9 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use pi_tools::ToolContext;
 use pi_tools::builtins::bash::{BashArgs, BashConfig, bash};
-use pi_tools::env::{ExecutionEnv, LocalEnv, SandboxMode, SandboxPolicy};
-use pi_tools::{Extensions, ToolContext};
+use pi_tools::env::{ExecutionEnv, LocalEnv, SandboxMode, SandboxPolicy, WithEnv};
 use tokio_util::sync::CancellationToken;
 
 /// What `outside/target.txt` holds.
@@ -126,8 +126,7 @@ pub async fn run(env: &Arc<dyn ExecutionEnv>, command: &str) -> Result<String, S
             .replace("/usr/bin/bash: ", "bash: ")
             .replace("/bin/bash: ", "bash: ")
     };
-    let ctx = ToolContext::new("call", CancellationToken::new())
-        .with_extensions(Extensions::new().with(Arc::clone(env)));
+    let ctx = ToolContext::new("call", CancellationToken::new()).with_env(Arc::clone(env));
     let args = BashArgs {
         command: command.to_owned(),
         timeout: Some(20.0),

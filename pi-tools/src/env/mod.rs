@@ -2,9 +2,9 @@
 //! through an [`ExecutionEnv`], so the same tools can run against the local machine, a
 //! confined directory, or another system entirely.
 //!
-//! A tool reaches its environment through its context ([`ToolContextExt::env`]); the runner
-//! puts one there with
-//! `RunnerConfig { extensions: Extensions::new().with::<Arc<dyn ExecutionEnv>>(env), .. }`.
+//! A tool reaches its environment through its context ([`ToolContextExt::env`]); a batch's
+//! tools get one with `RunnerConfig::default().with_env(env)`, a tool called directly with
+//! `ToolContext::new(..).with_env(env)` ([`WithEnv`]).
 
 mod beneath;
 mod blocking;
@@ -32,7 +32,7 @@ use std::time::{Duration, SystemTime};
 use tokio::io::AsyncRead;
 use tokio_util::sync::CancellationToken;
 
-use crate::core::{BoxFuture, ToolContext};
+use crate::core::{BoxFuture, Extensions, RunnerConfig, ToolContext};
 
 pub use host_key::HostKeyPolicy;
 pub use local::LocalEnv;
@@ -340,5 +340,49 @@ impl ToolContextExt for ToolContext {
             let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
             Arc::new(LocalEnv::new(cwd))
         }))
+    }
+}
+
+/// Says which environment the tools work in, on what carries it to them: the extensions of
+/// a batch ([`RunnerConfig`] or [`Extensions`]) or of one call ([`ToolContext`], for a
+/// program that calls a tool directly).
+///
+/// The environment is looked up as an `Arc<dyn ExecutionEnv>`; an `Arc<LocalEnv>` put in
+/// the extensions as it is would not be found, and the tools would work in the process's
+/// current directory. `with_env` takes care of that.
+///
+/// ```
+/// use std::sync::Arc;
+/// use pi_tools::env::{LocalEnv, ToolContextExt, WithEnv};
+/// use pi_tools::{RunnerConfig, ToolContext};
+/// use tokio_util::sync::CancellationToken;
+///
+/// let ctx = ToolContext::new("call-1", CancellationToken::new())
+///     .with_env(Arc::new(LocalEnv::new("/srv/project")));
+/// assert_eq!(ctx.env().cwd(), std::path::Path::new("/srv/project"));
+/// let config = RunnerConfig::default().with_env(Arc::new(LocalEnv::new("/srv/project")));
+/// ```
+pub trait WithEnv: Sized {
+    /// This, with `env` as the environment (in place of any other).
+    fn with_env(self, env: Arc<dyn ExecutionEnv>) -> Self;
+}
+
+impl WithEnv for Extensions {
+    fn with_env(self, env: Arc<dyn ExecutionEnv>) -> Self {
+        self.with(env)
+    }
+}
+
+impl WithEnv for ToolContext {
+    fn with_env(self, env: Arc<dyn ExecutionEnv>) -> Self {
+        let extensions = self.extensions().clone().with_env(env);
+        self.with_extensions(extensions)
+    }
+}
+
+impl WithEnv for RunnerConfig {
+    fn with_env(mut self, env: Arc<dyn ExecutionEnv>) -> Self {
+        self.extensions.insert(env);
+        self
     }
 }
