@@ -4,6 +4,7 @@
 //! - [`writing_a_tool`]: an annotated `async fn` becomes a tool.
 //! - [`configuring_the_toolbox`]: `pi-tools.toml`, where it is found, and the active set.
 //! - [`running_a_batch`]: a model's tool calls through the runner.
+//! - [`choosing_where_tools_work`]: a directory, allowed roots, another machine.
 //! - [`serving_over_mcp`]: the active tools to any MCP client.
 //! - [`choosing_a_dialect`]: which schema dialect a provider (or SDK) needs.
 //! - [`closing_the_loop`]: a provider's reply in, its next request's messages out.
@@ -139,6 +140,71 @@ pub mod configuring_the_toolbox {}
 /// From the command line, `pi-tools run batch.json` does the same with the configured
 /// toolbox (`--json` for one event a line).
 pub mod running_a_batch {}
+
+/// # Choosing where tools work
+///
+/// Every file and process a tool touches goes through an
+/// [`ExecutionEnv`](crate::env::ExecutionEnv): [`LocalEnv`](crate::env::LocalEnv) works on
+/// this machine in a directory (optionally confined to allowed roots, with commands in a
+/// sandbox), [`SshEnv`](crate::env::SshEnv) on another machine. A batch's tools get one with
+/// [`with_env`](crate::env::WithEnv::with_env) on its [`RunnerConfig`](crate::RunnerConfig),
+/// and reach it with [`ctx.env()`](crate::env::ToolContextExt::env). A tool of your own
+/// written against it works wherever the built-in tools do.
+///
+/// ```
+/// use std::sync::Arc;
+///
+/// use pi_tools::env::{LocalEnv, ToolContextExt, WithEnv, resolve_path};
+/// use pi_tools::{NoopSink, RunnerConfig, ToolCall, ToolContext, ToolSet};
+/// use pi_tools::{execute_tool_calls, tool, wrap};
+/// use serde_json::json;
+/// use tokio_util::sync::CancellationToken;
+///
+/// /// Count the lines of a text file.
+/// #[tool(read_only)]
+/// async fn guide_line_count(
+///     ctx: &ToolContext,
+///     /// The file, relative to the working directory or absolute.
+///     path: String,
+/// ) -> Result<String, String> {
+///     let env = ctx.env();
+///     let bytes = env
+///         .read_file(&resolve_path(&*env, &path))
+///         .await
+///         .map_err(|e| format!("Cannot read {path}: {e}. Check the path."))?;
+///     Ok(bytes.iter().filter(|&&b| b == b'\n').count().to_string())
+/// }
+///
+/// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+/// let project = tempfile::tempdir().unwrap();
+/// std::fs::write(project.path().join("notes.txt"), "one\ntwo\n").unwrap();
+/// let outside = tempfile::tempdir().unwrap();
+/// std::fs::write(outside.path().join("secret.txt"), "key\n").unwrap();
+///
+/// // The tools work in `project`, and may not reach past it.
+/// let env = LocalEnv::new(project.path())
+///     .with_allowed_roots([project.path()])
+///     .unwrap();
+/// let config = RunnerConfig::default().with_env(Arc::new(env));
+/// let tools = ToolSet::new([wrap(Arc::new(GuideLineCountTool), None)]);
+/// let secret = outside.path().join("secret.txt");
+/// let calls = [
+///     ToolCall::new("1", "guide_line_count", json!({"path": "notes.txt"})),
+///     ToolCall::new("2", "guide_line_count", json!({"path": secret})),
+/// ];
+/// let outcome =
+///     execute_tool_calls(&tools, &calls, &config, &CancellationToken::new(), &NoopSink).await;
+/// assert_eq!(outcome.messages[0].content[0].as_text(), Some("2"));
+/// let refused = outcome.messages[1].content[0].as_text().unwrap();
+/// assert!(refused.contains("is outside the allowed directories"), "{refused}");
+/// # });
+/// ```
+///
+/// Over SSH the same tools work on another machine:
+/// `SshEnv::connect(SshTarget::parse("me@build-box")?, "/srv/project").await?` gives the
+/// environment (see the README's section on SSH). From the command line, `[env]` and
+/// `[paths]` in `pi-tools.toml` say the same.
+pub mod choosing_where_tools_work {}
 
 /// # Serving over MCP
 ///
