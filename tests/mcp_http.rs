@@ -6,7 +6,7 @@
 use std::time::Duration;
 
 use crate::mcp_http_support::{
-    HttpServer, PATIENCE, call, initialize, messages, running, text_of, wait_gone, wait_pid,
+    HttpServer, PATIENCE, call, initialize, messages, text_of, wait_gone,
 };
 use reqwest::StatusCode;
 use serde_json::json;
@@ -72,19 +72,7 @@ async fn a_cancelled_call_in_one_session_leaves_the_other_session_unaffected() {
     let second = server.open_session().await;
     assert_ne!(first, second);
 
-    let long = server
-        .post(
-            Some(&first),
-            &call(
-                1,
-                "bash",
-                json!({"command": "echo $$ > first.pid; exec sleep 30"}),
-            ),
-        )
-        .send();
-    let long = tokio::spawn(long);
-    let first_pid = wait_pid(&server.path("first.pid")).await;
-    assert!(running(first_pid));
+    let (first_pid, long) = server.running_call(&first, 1, "first.pid").await;
 
     let other = {
         let request = server.post(

@@ -188,20 +188,32 @@ impl HttpServer {
             )
             .await;
         let job: u32 = text_of(&answer).parse().expect("bash prints the job's pid");
-        let long = self
-            .post(
-                Some(session),
-                &call(
-                    2,
-                    "bash",
-                    json!({"command": "echo $$ > long.pid; exec sleep 30"}),
-                ),
-            )
-            .send();
-        let long = tokio::spawn(long);
-        let call_pid = wait_pid(&self.path("long.pid")).await;
-        assert!(running(job) && running(call_pid));
+        let (call_pid, long) = self.running_call(session, 2, "long.pid").await;
+        assert!(running(job));
         (job, call_pid, long)
+    }
+
+    /// Request `id` in `session`: a bash call that runs until it is ended (`sleep 30`),
+    /// sent by the returned task. Waits until its process writes its pid to `pid_file`
+    /// and returns that pid, running, and the task.
+    pub async fn running_call(
+        &self,
+        session: &str,
+        id: i64,
+        pid_file: &str,
+    ) -> (
+        u32,
+        tokio::task::JoinHandle<reqwest::Result<reqwest::Response>>,
+    ) {
+        let command = format!("echo $$ > {pid_file}; exec sleep 30");
+        let request = self.post(
+            Some(session),
+            &call(id, "bash", json!({ "command": command })),
+        );
+        let task = tokio::spawn(request.send());
+        let pid = wait_pid(&self.path(pid_file)).await;
+        assert!(running(pid));
+        (pid, task)
     }
 
     /// One `tools/call` in `session`, answered.
