@@ -221,12 +221,8 @@ async fn mcp_pipelined(dir: &Path) {
     let registry = Registry::from_inventory().expect("registry");
     let registered: Vec<_> = registry.iter().cloned().collect();
     let config = Config::parse("", "bench", &registered).expect("default configuration");
-    let env: Arc<dyn ExecutionEnv> = Arc::new(LocalEnv::new(dir).with_fsync(false));
-    let toolbox = Toolbox::new(
-        registered,
-        &config,
-        Extensions::new().with::<Arc<dyn ExecutionEnv>>(env),
-    );
+    let env = Arc::new(LocalEnv::new(dir).with_fsync(false));
+    let toolbox = Toolbox::new(registered, &config, Extensions::new().with_env(env));
     let tools: McpTools = toolbox
         .agent_tools()
         .into_iter()

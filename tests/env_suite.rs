@@ -11,10 +11,10 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
-use pi_tools::env::{ExecutionEnv, LocalEnv, SshEnv};
+use pi_tools::env::{ExecutionEnv, LocalEnv, SshEnv, WithEnv};
 use pi_tools::{
-    Extensions, NoopSink, Registry, RunnerConfig, ToolCall, ToolResultMessage, ToolSet,
-    execute_tool_calls, wrap,
+    NoopSink, Registry, RunnerConfig, ToolCall, ToolResultMessage, ToolSet, execute_tool_calls,
+    wrap,
 };
 use serde_json::{Value, json};
 use ssh_support::Sshd;
@@ -61,10 +61,7 @@ async fn run_one(
     name: &str,
     arguments: Value,
 ) -> ToolResultMessage {
-    let config = RunnerConfig {
-        extensions: Extensions::new().with(Arc::clone(env)),
-        ..RunnerConfig::default()
-    };
+    let config = RunnerConfig::default().with_env(Arc::clone(env));
     let call = ToolCall::new(id, name, arguments);
     let outcome = execute_tool_calls(
         tools,

@@ -122,9 +122,7 @@ async fn aliases_of_one_file_share_one_key() {
 
 use pi_tools::builtins::edit::{EditArgs, EditTool, edit};
 use pi_tools::builtins::write::{WriteArgs, WriteTool, write};
-use pi_tools::{
-    Extensions, NoopSink, RunnerConfig, ToolCall, ToolContext, ToolSet, execute_tool_calls, wrap,
-};
+use pi_tools::{NoopSink, RunnerConfig, ToolCall, ToolContext, ToolSet, execute_tool_calls, wrap};
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
@@ -149,11 +147,7 @@ async fn parallel_edits_of_one_file_through_the_runner_all_survive() {
     let dir = tempfile::tempdir().unwrap();
     let lines: String = (0..20).map(|i| format!("value {i} = old\n")).collect();
     std::fs::write(dir.path().join("f.txt"), &lines).unwrap();
-    let env: Arc<dyn ExecutionEnv> = Arc::new(LocalEnv::new(dir.path()));
-    let config = RunnerConfig {
-        extensions: Extensions::new().with::<Arc<dyn ExecutionEnv>>(env),
-        ..RunnerConfig::default()
-    };
+    let config = RunnerConfig::default().with_env(Arc::new(LocalEnv::new(dir.path())));
     // Every call names the file differently; all are the same file.
     let names = ["f.txt", "./f.txt", "sub/../f.txt", "@f.txt"];
     std::fs::create_dir(dir.path().join("sub")).unwrap();

@@ -11,9 +11,7 @@ use std::time::{Duration, Instant};
 
 use pi_tools::builtins::bash::{BashArgs, BashConfig, BashTool, bash};
 use pi_tools::env::{ExecRequest, ExecutionEnv, LocalEnv, ProcessTracking, WithEnv};
-use pi_tools::{
-    Extensions, NoopSink, RunnerConfig, ToolCall, ToolContext, ToolSet, execute_tool_calls, wrap,
-};
+use pi_tools::{NoopSink, RunnerConfig, ToolCall, ToolContext, ToolSet, execute_tool_calls, wrap};
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
@@ -225,10 +223,7 @@ async fn ending_a_session_ends_a_running_command() {
 async fn a_huge_timeout_is_refused_before_anything_runs() {
     let (_tmp, env) = env(ProcessTracking::Auto);
     let tools = ToolSet::new([wrap(Arc::new(BashTool), None)]);
-    let config = RunnerConfig {
-        extensions: Extensions::new().with(Arc::clone(&env)),
-        ..RunnerConfig::default()
-    };
+    let config = RunnerConfig::default().with_env(Arc::clone(&env));
     let t = tag();
     for timeout in [json!(9223372036854775807_u64), json!(1e300), json!(-1)] {
         let calls = [ToolCall::new(

@@ -16,8 +16,7 @@ use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
 fn extensions(dir: &Path) -> Extensions {
-    let env: Arc<dyn ExecutionEnv> = Arc::new(LocalEnv::new(dir));
-    Extensions::new().with(env)
+    Extensions::new().with_env(Arc::new(LocalEnv::new(dir)))
 }
 
 fn ctx_with(dir: &Path, cancel: CancellationToken) -> ToolContext {

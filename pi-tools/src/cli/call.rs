@@ -11,9 +11,9 @@ use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use crate::core::{
-    Extensions, NoopSink, RunnerConfig, ToolCall, ToolResultMessage, ToolSet, execute_tool_calls,
+    NoopSink, RunnerConfig, ToolCall, ToolResultMessage, ToolSet, execute_tool_calls,
 };
-use crate::env::{ExecutionEnv, LocalEnv};
+use crate::env::{LocalEnv, WithEnv};
 use crate::tool::wrap;
 
 use super::{CallArgs, EnvServerArgs, Failure, emit, setup};
@@ -50,12 +50,8 @@ async fn run_one(
             names.join(", ")
         ));
     };
-    let env: Arc<dyn ExecutionEnv> = Arc::new(LocalEnv::new(&cwd));
     let tools = ToolSet::new([wrap(Arc::clone(definition), None)]);
-    let config = RunnerConfig {
-        extensions: Extensions::new().with(env),
-        ..RunnerConfig::default()
-    };
+    let config = RunnerConfig::default().with_env(Arc::new(LocalEnv::new(&cwd)));
     let call = ToolCall {
         id: "call".into(),
         name,

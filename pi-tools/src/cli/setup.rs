@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use crate::config::{Config, ConfigSource, EnvSettings, SshSettings};
 use crate::core::Extensions;
-use crate::env::{ExecutionEnv, LocalEnv};
+use crate::env::{LocalEnv, WithEnv};
 use crate::tool::Registry;
 use crate::tool::ToolDefinition;
 use crate::toolbox::Toolbox;
@@ -91,8 +91,7 @@ pub(super) fn extensions(cwd: &Path, config: &Config) -> Result<Extensions, Fail
     let env = env
         .with_sandbox(policy)
         .map_err(|e| Failure::general(e.to_string()))?;
-    let env: Arc<dyn ExecutionEnv> = Arc::new(env);
-    Ok(Extensions::new().with(env))
+    Ok(Extensions::new().with_env(Arc::new(env)))
 }
 
 /// Where `run` and `mcp` work.
@@ -192,10 +191,7 @@ impl Workspace {
         match self {
             Workspace::Local(cwd) => extensions(cwd, config),
             #[cfg(feature = "ssh")]
-            Workspace::Ssh(env) => {
-                let env: Arc<dyn ExecutionEnv> = Arc::clone(env) as Arc<dyn ExecutionEnv>;
-                Ok(Extensions::new().with(env))
-            }
+            Workspace::Ssh(env) => Ok(Extensions::new().with_env(env.clone())),
         }
     }
 
@@ -205,10 +201,7 @@ impl Workspace {
         match self {
             Workspace::Local(cwd) => extensions(cwd, config),
             #[cfg(feature = "ssh")]
-            Workspace::Ssh(env) => {
-                let env: Arc<dyn ExecutionEnv> = Arc::new(env.session());
-                Ok(Extensions::new().with(env))
-            }
+            Workspace::Ssh(env) => Ok(Extensions::new().with_env(Arc::new(env.session()))),
         }
     }
 }
