@@ -303,13 +303,11 @@ impl<'a> Loader<'a> {
                     ),
                 ),
             },
-            "upload_helper" => match value.get_ref() {
-                DeValue::Boolean(b) => settings.upload_helper = *b,
-                _ => self.report(
-                    value.span(),
-                    "`upload_helper` must be true or false (without quotes)",
-                ),
-            },
+            "upload_helper" => {
+                if let Some(upload) = self.boolean(value, "upload_helper") {
+                    settings.upload_helper = upload;
+                }
+            }
             "login_shell" => match value.get_ref() {
                 DeValue::Boolean(b) => settings.login_shell = *b,
                 _ => self.report(

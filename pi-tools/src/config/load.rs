@@ -445,13 +445,11 @@ impl<'a> Loader<'a> {
                         config.allowed_roots = Some(list.into_iter().map(PathBuf::from).collect());
                     }
                 }
-                "pseudo_files" => match value.get_ref() {
-                    DeValue::Boolean(b) => config.pseudo_files = *b,
-                    _ => self.report(
-                        value.span(),
-                        "`pseudo_files` must be true or false (without quotes)",
-                    ),
-                },
+                "pseudo_files" => {
+                    if let Some(allowed) = self.boolean(value, "pseudo_files") {
+                        config.pseudo_files = allowed;
+                    }
+                }
                 other => self.unknown_key(
                     key.span(),
                     other,
@@ -471,6 +469,20 @@ impl<'a> Loader<'a> {
                     }
                 }
                 other => self.unknown_key(key.span(), other, "[prompt]", &["guidelines"]),
+            }
+        }
+    }
+
+    /// A boolean; `None`, reported, for anything else.
+    pub(super) fn boolean(&mut self, value: &Spanned<DeValue<'a>>, key: &str) -> Option<bool> {
+        match value.get_ref() {
+            DeValue::Boolean(b) => Some(*b),
+            _ => {
+                self.report(
+                    value.span(),
+                    format!("`{key}` must be true or false (without quotes)"),
+                );
+                None
             }
         }
     }

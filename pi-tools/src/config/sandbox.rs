@@ -129,13 +129,11 @@ impl<'a> Loader<'a> {
                         "`mode` must be \"off\", \"read-only\" or \"workspace-write\"",
                     ),
                 },
-                "network" => match value.get_ref() {
-                    DeValue::Boolean(b) => settings.network = *b,
-                    _ => self.report(
-                        value.span(),
-                        "`network` must be true or false (without quotes)",
-                    ),
-                },
+                "network" => {
+                    if let Some(network) = self.boolean(value, "network") {
+                        settings.network = network;
+                    }
+                }
                 "writable_roots" => {
                     if let Some(list) = self.strings(value, "writable_roots", "directory paths") {
                         settings.writable_roots =

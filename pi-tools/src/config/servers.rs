@@ -432,19 +432,6 @@ impl<'a> Loader<'a> {
         }
     }
 
-    fn boolean(&mut self, value: &Spanned<DeValue<'a>>, key: &str) -> Option<bool> {
-        match value.get_ref() {
-            DeValue::Boolean(b) => Some(*b),
-            _ => {
-                self.report(
-                    value.span(),
-                    format!("`{key}` must be true or false (without quotes)"),
-                );
-                None
-            }
-        }
-    }
-
     fn string_map(
         &mut self,
         value: &Spanned<DeValue<'a>>,
