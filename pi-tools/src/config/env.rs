@@ -315,13 +315,11 @@ impl<'a> Loader<'a> {
                     "`login_shell` must be true or false (without quotes): true gives commands a login shell's environment, false a plain SSH command's",
                 ),
             },
-            "connect_timeout_secs" => match integer(value).and_then(|n| u64::try_from(n).ok()) {
-                Some(n) if n > 0 => settings.connect_timeout = Duration::from_secs(n),
-                _ => self.report(
-                    value.span(),
-                    "`connect_timeout_secs` must be a whole number of seconds, at least 1",
-                ),
-            },
+            "connect_timeout_secs" => {
+                if let Some(secs) = self.seconds(value, "connect_timeout_secs") {
+                    settings.connect_timeout = secs;
+                }
+            }
                 other => self.unknown_key(key.span(), other, "[env]", &ENV_KEYS),
         }
     }

@@ -473,6 +473,20 @@ impl<'a> Loader<'a> {
         }
     }
 
+    /// A whole number of seconds, at least 1; `None`, reported, for anything else.
+    pub(super) fn seconds(&mut self, value: &Spanned<DeValue<'a>>, key: &str) -> Option<Duration> {
+        match integer(value).and_then(|n| u64::try_from(n).ok()) {
+            Some(n) if n > 0 => Some(Duration::from_secs(n)),
+            _ => {
+                self.report(
+                    value.span(),
+                    format!("`{key}` must be a whole number of seconds, at least 1"),
+                );
+                None
+            }
+        }
+    }
+
     /// A boolean; `None`, reported, for anything else.
     pub(super) fn boolean(&mut self, value: &Spanned<DeValue<'a>>, key: &str) -> Option<bool> {
         match value.get_ref() {

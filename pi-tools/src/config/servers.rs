@@ -27,7 +27,7 @@ use std::time::Duration;
 use toml::Spanned;
 use toml::de::{DeTable, DeValue};
 
-use super::load::{Loader, integer};
+use super::load::Loader;
 
 const SERVER_KEYS: [&str; 12] = [
     "command",
@@ -413,19 +413,6 @@ impl<'a> Loader<'a> {
                     format!(
                         "{header} needs `command` (a server pi-tools starts, e.g. command = [\"npx\", \"-y\", \"@modelcontextprotocol/server-everything\"]) or `url` (a Streamable HTTP server)"
                     ),
-                );
-                None
-            }
-        }
-    }
-
-    fn seconds(&mut self, value: &Spanned<DeValue<'a>>, key: &str) -> Option<Duration> {
-        match integer(value).and_then(|n| u64::try_from(n).ok()) {
-            Some(n) if n > 0 => Some(Duration::from_secs(n)),
-            _ => {
-                self.report(
-                    value.span(),
-                    format!("`{key}` must be a whole number of seconds, at least 1"),
                 );
                 None
             }
