@@ -10,11 +10,15 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
-use pi_tools::Extensions;
 use pi_tools::config::{Config, SandboxSettings};
-use pi_tools::env::{ExecutionEnv, GitAccess, KernelSupport, LocalEnv, SandboxMode, SandboxPolicy};
+use pi_tools::env::{
+    ExecutionEnv, GitAccess, KernelSupport, LocalEnv, SandboxMode, SandboxPolicy, WithEnv,
+};
 use pi_tools::toolbox::Toolbox;
+use pi_tools::{Extensions, NoopSink, ToolCall, execute_tool_calls};
 use sandbox_support::{Fixture, git, read, refused, run};
+use serde_json::json;
+use tokio_util::sync::CancellationToken;
 
 #[tokio::test]
 async fn writing_inside_the_workspace_and_tmpdir_works() {
@@ -509,38 +513,52 @@ fn sandbox_keys_and_values_are_checked_with_positions() {
     );
 }
 
-#[test]
-fn the_bash_description_and_the_guidelines_say_where_writes_go() {
-    let text = "[sandbox]\nnetwork = false\nwritable_roots = [\".\", \"/srv/data\"]\n";
-    let config = Config::parse(text, "pi-tools.toml", &registered()).expect("valid");
-    let toolbox = Toolbox::new(registered(), &config, Extensions::new());
-    let note = "Commands and file edits may write only in the working directory, /srv/data \
-                and in $TMPDIR; writes elsewhere fail with \"Permission denied\"; .git is \
-                read-only, so git can read the repository but not commit; network access is \
-                off (sockets fail with \"Operation not permitted\").";
-    let bash = toolbox
+/// A toolbox over the environment `toml` describes for `cwd` (the library's way, which the
+/// command line takes too).
+fn configured_toolbox(toml: &str, cwd: &Path) -> Toolbox {
+    let config = Config::parse(toml, "pi-tools.toml", &registered()).expect("valid");
+    let env = config.local_env(cwd).expect("the environment builds");
+    Toolbox::new(
+        registered(),
+        &config,
+        Extensions::new().with_env(Arc::new(env)),
+    )
+}
+
+fn bash_description(toolbox: &Toolbox) -> String {
+    toolbox
         .active()
         .iter()
         .find(|t| t.name() == "bash")
-        .expect("bash is active");
-    assert!(
-        bash.description().ends_with(&format!(". {note}")),
-        "{}",
-        bash.description()
+        .expect("bash is active")
+        .description()
+        .to_owned()
+}
+
+#[test]
+fn the_bash_description_and_the_guidelines_say_where_writes_go() {
+    let fx = Fixture::plain();
+    let text = format!(
+        "[sandbox]\nnetwork = false\nwritable_roots = [\".\", \"{}\"]\n",
+        fx.outside.display()
     );
+    let toolbox = configured_toolbox(&text, &fx.ws);
+    let note = format!(
+        "Commands and file edits may write only in the working directory, {} and in \
+         $TMPDIR; writes elsewhere fail with \"Permission denied\"; .git is read-only, so git \
+         can read the repository but not commit; network access is off (sockets fail with \
+         \"Operation not permitted\").",
+        fx.outside.display()
+    );
+    let description = bash_description(&toolbox);
+    assert!(description.ends_with(&format!(". {note}")), "{description}");
     assert!(
-        toolbox.prompt().guidelines.contains(&note.to_owned()),
+        toolbox.prompt().guidelines.contains(&note),
         "{:?}",
         toolbox.prompt().guidelines
     );
 
-    let off = Config::parse(
-        "[sandbox]\nmode = \"off\"\n",
-        "pi-tools.toml",
-        &registered(),
-    )
-    .expect("valid");
-    let toolbox = Toolbox::new(registered(), &off, Extensions::new());
+    let toolbox = configured_toolbox("[sandbox]\nmode = \"off\"\n", &fx.ws);
     assert!(!toolbox.prompt().to_string().contains("sandbox"));
     let read_only = Config::parse(
         "[sandbox]\nmode = \"read-only\"\n",
@@ -548,10 +566,100 @@ fn the_bash_description_and_the_guidelines_say_where_writes_go() {
         &registered(),
     )
     .expect("valid");
-    assert_eq!(
-        read_only.sandbox.describe(None).as_deref(),
-        Some(
-            "Commands run in a read-only sandbox: they cannot change any file; network access is on."
-        )
+    let expected =
+        "Commands run in a read-only sandbox: they cannot change any file; network access is on.";
+    assert_eq!(read_only.sandbox.describe(None).as_deref(), Some(expected));
+    let env = read_only.local_env(&fx.ws).expect("the environment builds");
+    assert_eq!(env.confinement().as_deref(), Some(expected));
+}
+
+/// Issue: in library use the prompt promised a sandbox that the tools' environment did not
+/// enforce. The sentence now comes from the environment: a toolbox whose tools run
+/// unconfined (no environment given: the process's directory, no sandbox) says nothing of
+/// one, whatever `[sandbox]` says.
+#[test]
+fn a_toolbox_without_a_sandboxed_environment_claims_no_sandbox() {
+    let config = Config::embedded(&registered()).expect("the default is valid");
+    assert_eq!(config.sandbox.mode, SandboxMode::WorkspaceWrite);
+    let unconfined = Toolbox::new(registered(), &config, Extensions::new());
+    let prompt = unconfined.prompt().to_string();
+    assert!(!prompt.contains("Permission denied"), "{prompt}");
+    assert!(
+        !bash_description(&unconfined).contains("Permission denied"),
+        "{}",
+        bash_description(&unconfined)
     );
+    let fx = Fixture::plain();
+    let plain = LocalEnv::new(&fx.ws);
+    assert_eq!(plain.confinement(), None);
+    let unsandboxed = Toolbox::new(
+        registered(),
+        &config,
+        Extensions::new().with_env(Arc::new(plain)),
+    );
+    assert!(
+        !unsandboxed
+            .prompt()
+            .to_string()
+            .contains("Permission denied")
+    );
+}
+
+/// The library's path end to end: the default configuration's environment, the toolbox's
+/// tool set and runner configuration, a batch through the runner. bash cannot write outside
+/// the working directory, and the model was told so.
+#[tokio::test]
+async fn the_library_path_runs_bash_in_the_configured_sandbox() {
+    let fx = Fixture::plain();
+    let config = Config::embedded(&registered()).expect("the default is valid");
+    let env = config.local_env(&fx.ws).expect("the environment builds");
+    let toolbox = Toolbox::new(
+        registered(),
+        &config,
+        Extensions::new().with_env(Arc::new(env)),
+    );
+    assert!(
+        toolbox
+            .prompt()
+            .to_string()
+            .contains("Commands and file edits may write only in the working directory")
+    );
+    let outside = fx.outside.join("made.txt");
+    let calls = [
+        ToolCall::new(
+            "c1",
+            "bash",
+            json!({"command": format!("touch {}", outside.display())}),
+        ),
+        ToolCall::new(
+            "c2",
+            "bash",
+            json!({"command": "touch inside.txt && echo ok"}),
+        ),
+    ];
+    let outcome = execute_tool_calls(
+        toolbox.tool_set(),
+        &calls,
+        &toolbox.runner_config(),
+        &CancellationToken::new(),
+        &NoopSink,
+    )
+    .await;
+    let refused = &outcome.messages[0];
+    assert!(refused.is_error, "{refused:?}");
+    let text = refused.content[0].as_text().expect("text");
+    assert!(
+        text.contains(&format!(
+            "touch: cannot touch '{}': Permission denied",
+            outside.display()
+        )),
+        "{text}"
+    );
+    assert!(
+        !outside.exists(),
+        "bash wrote outside the working directory"
+    );
+    fx.assert_untouched();
+    assert!(!outcome.messages[1].is_error, "{:?}", outcome.messages[1]);
+    assert!(fx.ws.join("inside.txt").exists());
 }

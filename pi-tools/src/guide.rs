@@ -66,24 +66,38 @@ pub mod writing_a_tool {}
 /// 3. `pi-tools.toml` in the working directory;
 /// 4. the embedded default ([`DEFAULT_TOML`](crate::config::DEFAULT_TOML)).
 ///
-/// `pi-tools check` prints which one it used. In code, [`ConfigSource`] does the same search
-/// and a [`Toolbox`] turns the registered tools and the configuration into what the runner,
-/// the prompt, the schemas and the catalog need:
+/// `pi-tools check` prints which one it used. In code, [`ConfigSource`] does the same search,
+/// [`Config::local_env`] gives the environment the configuration describes (`[paths]` and
+/// `[sandbox]`: by default, commands and edits may write only in the working directory), and
+/// a [`Toolbox`] turns the registered tools, the configuration and that environment into
+/// what the runner, the prompt, the schemas and the catalog need. This is the one way to
+/// assemble an agent's tools; the command line takes it too, so a configuration means the
+/// same in a program of one's own as in `pi-tools run` and `pi-tools mcp`:
 ///
 /// ```
+/// use std::sync::Arc;
+///
 /// use pi_tools::config::{Config, ConfigSource};
+/// use pi_tools::env::WithEnv;
 /// use pi_tools::toolbox::Toolbox;
 /// use pi_tools::{Extensions, Registry};
 ///
 /// let registered: Vec<_> = Registry::from_inventory().unwrap().iter().cloned().collect();
 /// let config = Config::parse(
-///     "[tools]\nactive = [\"read\", \"grep\"]\ntimeout_secs = 60\n",
+///     "[tools]\nactive = [\"read\", \"grep\", \"bash\"]\ntimeout_secs = 60\n",
 ///     "pi-tools.toml",
 ///     &registered,
 /// )
 /// .unwrap();
-/// let toolbox = Toolbox::new(registered, &config, Extensions::new());
-/// assert_eq!(toolbox.active_names(), ["read", "grep"]);
+/// let project = tempfile::tempdir().unwrap();
+/// let env = config.local_env(project.path()).unwrap();
+/// let toolbox = Toolbox::new(registered, &config, Extensions::new().with_env(Arc::new(env)));
+/// assert_eq!(toolbox.active_names(), ["read", "grep", "bash"]);
+/// // The model is told what the sandbox enforces, because this environment enforces it.
+/// let prompt = toolbox.prompt().to_string();
+/// assert!(prompt.contains("Commands and file edits may write only in the working directory"));
+/// // toolbox.tool_set() and toolbox.runner_config() run a model's calls;
+/// // toolbox.schemas(dialect) lists the tools for a provider.
 ///
 /// // With no flag, no variable and no ./pi-tools.toml, the embedded default applies.
 /// let empty = std::env::temp_dir().join("pi-tools-guide-no-config");
@@ -91,10 +105,17 @@ pub mod writing_a_tool {}
 /// assert_eq!(ConfigSource::discover(None, None, &empty), ConfigSource::Embedded);
 /// ```
 ///
+/// A toolbox given no environment works unconfined in the process's current directory, and
+/// then tells the model of no sandbox: the sentence about where commands may write comes
+/// from what the environment enforces ([`ExecutionEnv::confinement`]), never from the
+/// configuration alone.
+///
 /// A call to a registered tool that the configuration leaves inactive fails with a message
 /// that names the `[tools] active` key, so the person running the agent knows what to change.
 ///
 /// [`ConfigSource`]: crate::config::ConfigSource
+/// [`Config::local_env`]: crate::config::Config::local_env
+/// [`ExecutionEnv::confinement`]: crate::env::ExecutionEnv::confinement
 /// [`Toolbox`]: crate::toolbox::Toolbox
 pub mod configuring_the_toolbox {}
 

@@ -36,7 +36,7 @@ impl PromptSections {
 
 impl PromptSections {
     /// Adds the sandbox's limits (a sentence such as
-    /// [`SandboxSettings::describe`](crate::config::SandboxSettings::describe) gives) as a
+    /// [`ExecutionEnv::confinement`](crate::env::ExecutionEnv::confinement) gives) as a
     /// guideline right after the exploration rule, when a shell ([`ToolRole::Shell`]) is
     /// active: the model should know where its commands may write before one fails.
     pub fn with_sandbox_note(

@@ -21,6 +21,7 @@ use crate::catalog::Catalog;
 use crate::config::Config;
 use crate::core::{AgentTool, BatchOutcome, Extensions, RunnerConfig, ToolSet, UnknownToolMessage};
 use crate::dialect::{self, Dialect, DialectError};
+use crate::env::ExecutionEnv;
 use crate::prompt::PromptSections;
 use crate::tool::{ToolDefinition, ToolRole, extend_description, wrap_with_mode};
 
@@ -180,11 +181,14 @@ impl Toolbox {
         added
     }
 
-    /// The sentence saying where commands may write and whether the network is on.
+    /// The sentence saying where commands may write and whether the network is on, from
+    /// the environment the tools work in (the extensions' [`ExecutionEnv`]): what it
+    /// enforces, never what the configuration merely says. Without an environment the tools
+    /// work unconfined in the process's current directory, and the model is told nothing.
     fn sandbox_note(&self) -> Option<String> {
-        self.config
-            .sandbox
-            .describe(self.config.allowed_roots.as_deref())
+        self.extensions
+            .get::<Arc<dyn ExecutionEnv>>()
+            .and_then(|env| env.confinement())
     }
 
     /// What the descriptions of the tools with `role` say besides their own words: a shell

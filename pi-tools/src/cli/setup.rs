@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use crate::config::{Config, ConfigSource, EnvSettings, SshSettings};
 use crate::core::Extensions;
-use crate::env::{LocalEnv, WithEnv};
+use crate::env::WithEnv;
 use crate::tool::Registry;
 use crate::tool::ToolDefinition;
 use crate::toolbox::Toolbox;
@@ -33,8 +33,10 @@ pub(super) fn config(
         .map_err(|e| Failure::general(e.to_string()))
 }
 
-/// The toolbox for commands that only describe tools (no execution environment), with the
-/// mounted servers `need` names started in the current directory; end them when done.
+/// The toolbox for commands that only describe tools, with the mounted servers `need`
+/// names started in the current directory; end them when done. Its descriptions and prompt
+/// are what `run` and `mcp` would give there: with the sandbox the configuration describes
+/// for this machine, and with none for an SSH `[env]`, where commands run unconfined.
 pub(super) async fn describing_toolbox(
     source: &ConfigSource,
     need: Need<'_>,
@@ -43,7 +45,13 @@ pub(super) async fn describing_toolbox(
     let config = config(source, &registered)?;
     let cwd = working_directory(None)?;
     let mounts = mounted::mount(&config, &cwd, &mut registered, need).await?;
-    Ok((Toolbox::new(registered, &config, Extensions::new()), mounts))
+    // A sandbox that cannot be set up here (a writable root that does not exist) is
+    // `run`'s error to report; describing goes on without it, and so claims none.
+    let extensions = match config.env {
+        EnvSettings::Local => extensions(&cwd, &config).unwrap_or_default(),
+        EnvSettings::Ssh(_) => Extensions::new(),
+    };
+    Ok((Toolbox::new(registered, &config, extensions), mounts))
 }
 
 /// The working directory: `--cwd` when given (it must be an existing directory), else the
@@ -74,22 +82,13 @@ pub(super) fn working_directory(cwd: Option<&Path>) -> Result<PathBuf, Failure> 
     }
 }
 
-/// The values every tool's context carries when this binary runs tools in `cwd`: a
-/// [`LocalEnv`] rooted there, confined to `[paths] allowed_roots` when the configuration
-/// names any (relative roots are taken from `cwd`) and sandboxed by `[sandbox]`. `run` and
-/// `mcp` both start from here.
+/// The values every tool's context carries when this binary runs tools in `cwd`: the
+/// environment the configuration describes ([`Config::local_env`]: `[paths]` and
+/// `[sandbox]`), the same one a program of one's own gets. `run` and `mcp` both start from
+/// here.
 pub(super) fn extensions(cwd: &Path, config: &Config) -> Result<Extensions, Failure> {
-    let mut env = LocalEnv::new(cwd).with_pseudo_files(config.pseudo_files);
-    if let Some(roots) = &config.allowed_roots {
-        env = env.with_allowed_roots(roots).map_err(|e| {
-            Failure::general(format!(
-                "{e}; fix [paths] allowed_roots in the configuration or create the directory"
-            ))
-        })?;
-    }
-    let policy = config.sandbox.policy(config.allowed_roots.as_deref());
-    let env = env
-        .with_sandbox(policy)
+    let env = config
+        .local_env(cwd)
         .map_err(|e| Failure::general(e.to_string()))?;
     Ok(Extensions::new().with_env(Arc::new(env)))
 }
@@ -186,7 +185,7 @@ impl Workspace {
     }
 
     /// The values the tools' context carries: the workspace's environment (a fresh
-    /// [`LocalEnv`] for a local one).
+    /// [`LocalEnv`](crate::env::LocalEnv) for a local one).
     pub(super) fn extensions(&self, config: &Config) -> Result<Extensions, Failure> {
         match self {
             Workspace::Local(cwd) => extensions(cwd, config),

@@ -45,6 +45,7 @@ mod discover;
 mod env;
 mod error;
 mod load;
+mod local_env;
 mod model;
 mod sandbox;
 mod servers;

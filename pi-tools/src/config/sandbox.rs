@@ -65,55 +65,12 @@ impl SandboxSettings {
     }
 
     /// Where commands may write and whether they reach the network, as one sentence for
-    /// the model (`None` when the sandbox is off with the network on).
+    /// the model (`None` when the sandbox is off with the network on): what
+    /// [`SandboxPolicy::describe`] says of [`policy`](Self::policy). A toolbox takes the
+    /// sentence from the environment the tools work in, never from here, so that it is only
+    /// said where a sandbox enforces it.
     pub fn describe(&self, allowed_roots: Option<&[PathBuf]>) -> Option<String> {
-        let writes = match self.mode {
-            SandboxMode::Off if self.network => return None,
-            SandboxMode::Off => "Commands may write anywhere".to_owned(),
-            SandboxMode::ReadOnly => {
-                "Commands run in a read-only sandbox: they cannot change any file".to_owned()
-            }
-            SandboxMode::WorkspaceWrite => {
-                let roots = match self.writable_roots.as_deref().or(allowed_roots) {
-                    None => "the working directory".to_owned(),
-                    Some(roots) => roots
-                        .iter()
-                        .map(|r| match r.to_str() {
-                            Some(".") => "the working directory".to_owned(),
-                            _ => r.display().to_string(),
-                        })
-                        .collect::<Vec<_>>()
-                        .join(", "),
-                };
-                // With .git read-only as a whole, its parts need no mention.
-                let shown: Vec<String> = self
-                    .protected
-                    .iter()
-                    .filter(|p| self.git == GitAccess::Commit || !p.starts_with(".git"))
-                    .map(|p| p.display().to_string())
-                    .collect();
-                let protected = if shown.is_empty() {
-                    String::new()
-                } else {
-                    format!(" ({} stay read-only)", shown.join(", "))
-                };
-                let git = match self.git {
-                    GitAccess::ReadOnly => {
-                        "; .git is read-only, so git can read the repository but not commit"
-                    }
-                    GitAccess::Commit => "",
-                };
-                format!(
-                    "Commands and file edits may write only in {roots}{protected} and in $TMPDIR; writes elsewhere fail with \"Permission denied\"{git}"
-                )
-            }
-        };
-        let network = if self.network {
-            "network access is on"
-        } else {
-            "network access is off (sockets fail with \"Operation not permitted\")"
-        };
-        Some(format!("{writes}; {network}."))
+        self.policy(allowed_roots).describe()
     }
 }
 

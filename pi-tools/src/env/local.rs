@@ -440,6 +440,13 @@ impl ExecutionEnv for LocalEnv {
         self.roots.canonical()
     }
 
+    fn confinement(&self) -> Option<String> {
+        self.sandbox
+            .as_ref()
+            .and_then(ResolvedSandbox::describe)
+            .map(str::to_owned)
+    }
+
     fn mutation_queue(&self) -> &MutationQueue {
         &self.queue
     }

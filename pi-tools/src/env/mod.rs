@@ -162,6 +162,15 @@ pub trait ExecutionEnv: Send + Sync + 'static {
         &[]
     }
 
+    /// What this environment enforces on commands and file edits, as one sentence for the
+    /// model (where they may write, whether the network is on), or `None` when it enforces
+    /// nothing worth telling. A toolbox adds it to the shell tool's description and to the
+    /// prompt, so the model is told of a sandbox exactly when one is there; an environment
+    /// must never describe a limit it does not enforce.
+    fn confinement(&self) -> Option<String> {
+        None
+    }
+
     /// The per-file queue that serialises read-modify-write operations in this environment.
     fn mutation_queue(&self) -> &MutationQueue;
 

@@ -25,6 +25,7 @@
 
 #[cfg(feature = "process")]
 mod child;
+mod describe;
 mod git;
 #[cfg(all(target_os = "linux", feature = "process"))]
 mod landlock;

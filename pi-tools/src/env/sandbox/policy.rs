@@ -79,10 +79,10 @@ pub const DEFAULT_PROTECTED: [&str; 2] = [".git/hooks", ".git/config"];
 pub struct SandboxPolicy {
     pub(super) mode: SandboxMode,
     pub(super) network: bool,
-    writable_roots: Option<Vec<PathBuf>>,
-    protected: Vec<PathBuf>,
-    git: GitAccess,
-    private_tmp: bool,
+    pub(super) writable_roots: Option<Vec<PathBuf>>,
+    pub(super) protected: Vec<PathBuf>,
+    pub(super) git: GitAccess,
+    pub(super) private_tmp: bool,
     #[cfg_attr(not(feature = "process"), allow(dead_code))]
     pub(super) kernel: Option<KernelSupport>,
 }
@@ -183,6 +183,7 @@ impl SandboxPolicy {
             git_guard: None,
             tmp: None,
             kernel: self.kernel.clone(),
+            note: self.describe(),
         };
         if self.mode != SandboxMode::WorkspaceWrite {
             return Ok(resolved);
@@ -265,6 +266,8 @@ pub struct ResolvedSandbox {
     pub(super) tmp: Option<Arc<PrivateTemp>>,
     #[cfg_attr(not(feature = "process"), allow(dead_code))]
     pub(super) kernel: Option<KernelSupport>,
+    /// What the model is told this sandbox allows (see `describe.rs`).
+    pub(super) note: Option<String>,
 }
 
 impl ResolvedSandbox {
