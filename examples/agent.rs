@@ -1,24 +1,31 @@
 //! A whole agent: a task from the command line, the built-in tools plus one of our own, and a
-//! model that calls them until it is done. No glue: `pi_tools::provider` reads each reply
-//! into a batch and writes the results back in the provider's own shape.
+//! model that calls them until it is done. No glue: the tools come from one configuration
+//! in the environment it describes (by default, commands and edits may write only in the
+//! current directory, and the system prompt says so), `pi_tools::provider` shapes each
+//! request and reads each reply into a batch, and writes the results back in the provider's
+//! own shape.
 //!
 //! ```sh
 //! OPENAI_API_KEY=… cargo run --example agent -- "Write a haiku about Rust to haiku.txt"
+//! OPENAI_API_KEY=… cargo run --example agent -- --provider openai-responses "List the files"
 //! ANTHROPIC_API_KEY=… cargo run --example agent -- --provider anthropic "Count the words of README.md"
 //! ```
 //!
-//! OpenAI-compatible servers: `OPENAI_BASE_URL` (default `https://api.openai.com/v1`),
-//! `OPENAI_API_KEY`. Anthropic: `ANTHROPIC_BASE_URL` (default `https://api.anthropic.com`),
-//! `ANTHROPIC_API_KEY`. The model is `PI_TOOLS_MODEL`. The tools work in the current
-//! directory. (In this repository reqwest is built without TLS, so use an `http://` server
-//! such as a local one; in your own crate, reqwest's default features bring TLS.)
+//! OpenAI-compatible servers (Chat Completions and Responses): `OPENAI_BASE_URL` (default
+//! `https://api.openai.com/v1`), `OPENAI_API_KEY`. Anthropic: `ANTHROPIC_BASE_URL` (default
+//! `https://api.anthropic.com`), `ANTHROPIC_API_KEY`. Gemini: `GEMINI_BASE_URL` (default
+//! `https://generativelanguage.googleapis.com`), `GEMINI_API_KEY`. The model is
+//! `PI_TOOLS_MODEL`. The tools work in the current directory. (In this repository reqwest is
+//! built without TLS, so use an `http://` server such as a local one; in your own crate,
+//! reqwest's default features bring TLS.)
 
 use std::sync::Arc;
 
-use pi_tools::dialect::{Dialect, tool_schema};
-use pi_tools::env::{LocalEnv, WithEnv};
-use pi_tools::provider::{Provider, read_json};
-use pi_tools::{NoopSink, Registry, RunnerConfig, ToolSet, tool, wrap};
+use pi_tools::config::Config;
+use pi_tools::env::WithEnv;
+use pi_tools::provider::{Provider, Request, read_json};
+use pi_tools::toolbox::Toolbox;
+use pi_tools::{Extensions, NoopSink, Registry, tool};
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
@@ -31,73 +38,85 @@ async fn word_count(
     Ok(text.split_whitespace().count().to_string())
 }
 
-/// The tools the model gets: six built-ins and ours.
-const TOOLS: [&str; 7] = ["read", "write", "edit", "bash", "ls", "grep", "word_count"];
+/// The tools the model gets: six built-ins and ours. Everything else (the sandbox, the
+/// timeouts) is the embedded default's.
+const CONFIG: &str = r#"
+[tools]
+active = ["read", "write", "edit", "bash", "ls", "grep", "word_count"]
+"#;
 
-/// Where to send requests, and how.
+/// Where to send requests.
 struct Endpoint {
     provider: Provider,
-    url: String,
+    base_url: String,
     key: String,
     model: String,
 }
 
 impl Endpoint {
-    fn from_env(provider: Provider) -> Result<Self, String> {
+    fn from_env(provider: Provider) -> Self {
         let var = |name: &str, default: &str| std::env::var(name).unwrap_or(default.to_owned());
-        let (url, key, model) = match provider {
-            Provider::OpenAi => (
-                format!(
-                    "{}/chat/completions",
-                    var("OPENAI_BASE_URL", "https://api.openai.com/v1")
-                ),
+        let (base_url, key, model) = match provider {
+            Provider::OpenAi | Provider::OpenAiResponses => (
+                var("OPENAI_BASE_URL", "https://api.openai.com/v1"),
                 var("OPENAI_API_KEY", ""),
                 var("PI_TOOLS_MODEL", "gpt-4.1"),
             ),
             Provider::Anthropic => (
-                format!(
-                    "{}/v1/messages",
-                    var("ANTHROPIC_BASE_URL", "https://api.anthropic.com")
-                ),
+                var("ANTHROPIC_BASE_URL", "https://api.anthropic.com"),
                 var("ANTHROPIC_API_KEY", ""),
                 var("PI_TOOLS_MODEL", "claude-sonnet-4-5"),
             ),
-            other => return Err(format!("--provider takes openai or anthropic, not {other}")),
+            Provider::Gemini => (
+                var(
+                    "GEMINI_BASE_URL",
+                    "https://generativelanguage.googleapis.com",
+                ),
+                var("GEMINI_API_KEY", ""),
+                var("PI_TOOLS_MODEL", "gemini-2.5-flash"),
+            ),
         };
-        Ok(Endpoint {
+        Endpoint {
             provider,
-            url,
+            base_url,
             key,
             model,
-        })
+        }
     }
 
     /// Sends the conversation so far and returns the reply's JSON body.
     async fn send(
         &self,
         client: &reqwest::Client,
+        system: &str,
         tools: &[Value],
         history: &[Value],
     ) -> Result<Value, Box<dyn std::error::Error>> {
-        let request = match self.provider {
-            Provider::Anthropic => client
-                .post(&self.url)
-                .header("x-api-key", &self.key)
-                .header("anthropic-version", "2023-06-01")
-                .json(&json!({"model": self.model, "max_tokens": 4096,
-                              "tools": tools, "messages": history})),
-            _ => client
-                .post(&self.url)
-                .bearer_auth(&self.key)
-                .json(&json!({"model": self.model, "tools": tools, "messages": history})),
-        };
-        let response = request.send().await?;
+        let request = Request::new(&self.model, history)
+            .with_system(system)
+            .with_tools(tools)
+            .with_api_key(&self.key)
+            .build(self.provider);
+        let url = format!("{}{}", self.base_url, request.path);
+        let mut post = client.post(&url).json(&request.body);
+        for (name, value) in &request.headers {
+            post = post.header(*name, value);
+        }
+        let response = post.send().await?;
         let status = response.status();
         let body = response.text().await?;
         if !status.is_success() {
-            return Err(format!("{} answered {status}: {body}", self.url).into());
+            return Err(format!("{url} answered {status}: {body}").into());
         }
         Ok(serde_json::from_str(&body)?)
+    }
+}
+
+/// The provider's first message: the task, in the provider's own shape.
+fn task_message(provider: Provider, task: &str) -> Value {
+    match provider {
+        Provider::Gemini => json!({"role": "user", "parts": [{"text": task}]}),
+        _ => json!({"role": "user", "content": task}),
     }
 }
 
@@ -111,37 +130,31 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     }
     let task = args.join(" ");
     if task.is_empty() {
-        return Err("usage: agent [--provider openai|anthropic] TASK".into());
+        return Err(
+            "usage: agent [--provider openai|openai-responses|anthropic|gemini] TASK".into(),
+        );
     }
-    let endpoint = Endpoint::from_env(provider)?;
+    let endpoint = Endpoint::from_env(provider);
 
-    // The tools, found in the registry (ours is registered by `#[tool]` like the built-ins),
-    // working in the current directory.
-    let registry = Registry::from_inventory()?;
-    let definitions = TOOLS
-        .iter()
-        .map(|name| registry.get(name).cloned().ok_or(format!("no tool {name}")))
-        .collect::<Result<Vec<_>, _>>()?;
-    let tools: ToolSet = definitions
-        .iter()
-        .map(|d| wrap(Arc::clone(d), None))
-        .collect();
-    let config =
-        RunnerConfig::default().with_env(Arc::new(LocalEnv::new(std::env::current_dir()?)));
-    let dialect = match provider {
-        Provider::Anthropic => Dialect::Anthropic,
-        _ => Dialect::OpenAi,
-    };
-    let schemas = definitions
-        .iter()
-        .map(|d| tool_schema(d.as_ref(), dialect))
-        .collect::<Result<Vec<_>, _>>()?;
+    // The tools (ours is registered by `#[tool]` like the built-ins), the configuration, and
+    // the environment it describes, working in the current directory.
+    let registered: Vec<_> = Registry::from_inventory()?.iter().cloned().collect();
+    let config = Config::parse(CONFIG, "agent's configuration", &registered)?;
+    let env = config.local_env(std::env::current_dir()?)?;
+    let toolbox = Toolbox::new(
+        registered,
+        &config,
+        Extensions::new().with_env(Arc::new(env)),
+    );
+    let system = toolbox.prompt().to_string();
+    let schemas = toolbox.provider_tools(provider)?;
 
     let client = reqwest::Client::new();
-    let mut history = vec![json!({"role": "user", "content": task})];
+    let mut history = vec![task_message(provider, &task)];
     println!("user: {task}");
     loop {
-        let reply = read_json(provider, &endpoint.send(&client, &schemas, &history).await?)?;
+        let body = endpoint.send(&client, &system, &schemas, &history).await?;
+        let reply = read_json(provider, &body)?;
         if !reply.thinking.is_empty() {
             println!("thinking: {}", reply.thinking);
         }
@@ -153,7 +166,12 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
             break;
         }
         let outcome = reply
-            .run(&tools, &config, &CancellationToken::new(), &NoopSink)
+            .run(
+                toolbox.tool_set(),
+                &toolbox.runner_config(),
+                &CancellationToken::new(),
+                &NoopSink,
+            )
             .await;
         for (call, result) in reply.calls.iter().zip(&outcome.messages) {
             let mark = if result.is_error { "✗" } else { "✓" };

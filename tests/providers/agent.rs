@@ -12,8 +12,12 @@ use std::sync::{Arc, Mutex};
 use axum::Router;
 use axum::extract::State;
 use axum::http::{HeaderMap, Uri, header};
-use pi_tools::Registry;
-use pi_tools::dialect::{Dialect, check, tool_schema};
+use pi_tools::config::Config;
+use pi_tools::dialect::check;
+use pi_tools::env::WithEnv;
+use pi_tools::provider::Provider;
+use pi_tools::toolbox::Toolbox;
+use pi_tools::{Extensions, Registry};
 use serde_json::{Value, json};
 
 /// What the server answers, in order, and what it was sent.
@@ -105,24 +109,56 @@ async fn converse(
 const NOTE: &str = "hello from the agent\n";
 const WROTE: &str = "Successfully wrote 21 bytes to notes.txt";
 
-/// The example's tools in `dialect`: the built-ins as this library renders them, and the
-/// example's own `word_count`, all held to the dialect's rules.
-fn assert_tools(tools: &Value, dialect: Dialect) {
-    let registry = Registry::from_inventory().unwrap();
-    let tools = tools.as_array().expect("the request lists the tools");
-    for (tool, name) in tools
+/// The toolbox the example assembles (the built-ins its configuration names; its own
+/// `word_count` is registered in its binary only), in `dir`.
+fn example_toolbox(dir: &Path) -> Toolbox {
+    let registered: Vec<_> = Registry::from_inventory()
+        .unwrap()
         .iter()
-        .zip(["read", "write", "edit", "bash", "ls", "grep"])
-    {
-        assert_eq!(
-            tool,
-            &tool_schema(registry.get(name).unwrap().as_ref(), dialect).unwrap()
-        );
-    }
+        .cloned()
+        .collect();
+    let config = Config::parse(
+        "[tools]\nactive = [\"read\", \"write\", \"edit\", \"bash\", \"ls\", \"grep\"]\n",
+        "pi-tools.toml",
+        &registered,
+    )
+    .unwrap();
+    let env = config.local_env(dir).unwrap();
+    Toolbox::new(
+        registered,
+        &config,
+        Extensions::new().with_env(Arc::new(env)),
+    )
+}
+
+/// The example's tools for `provider`: the built-ins as its toolbox renders them (bash's
+/// description says what the sandbox allows), and the example's own `word_count`, all held
+/// to the provider's dialect's rules.
+fn assert_tools(tools: &Value, provider: Provider, dir: &Path) {
+    let expected = example_toolbox(dir).provider_tools(provider).unwrap();
+    let tools = tools.as_array().expect("the request lists the tools");
+    assert_eq!(tools[..6], expected[..]);
     assert_eq!(tools.len(), 7);
-    for tool in tools {
-        assert_eq!(check(dialect, tool), Ok(()), "{tool}");
+    let bash = &tools[3].to_string();
+    assert!(
+        bash.contains("may write only in the working directory"),
+        "{bash}"
+    );
+    if provider != Provider::OpenAiResponses {
+        for tool in tools {
+            assert_eq!(check(provider.dialect(), tool), Ok(()), "{tool}");
+        }
     }
+}
+
+/// The system prompt the example sends: its toolbox's, whose last tool is its own
+/// `word_count` (which has no guidelines).
+fn system_prompt(dir: &Path) -> String {
+    example_toolbox(dir).prompt().to_string().replacen(
+        "\n\nGuidelines:",
+        "\n- word_count: Count the words of a text.\n\nGuidelines:",
+        1,
+    )
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -169,20 +205,21 @@ async fn the_agent_loops_over_chat_completions_until_the_model_answers() {
             ("/v1/chat/completions", "Bearer sk-test")
         );
         assert_eq!(body["model"], "scripted-model");
-        assert_tools(&body["tools"], Dialect::OpenAi);
+        assert_tools(&body["tools"], Provider::OpenAi, &dir);
     }
+    let system = json!({"role": "system", "content": system_prompt(&dir)});
     let user = json!({"role": "user", "content": "Take a note"});
     let assistant = |i: usize| replies[i]["choices"][0]["message"].clone();
     let wrote = json!({"role": "tool", "tool_call_id": "call_w", "content": WROTE});
     let read = json!({"role": "tool", "tool_call_id": "call_r", "content": NOTE});
-    assert_eq!(requests[0].2["messages"], json!([user]));
+    assert_eq!(requests[0].2["messages"], json!([system, user]));
     assert_eq!(
         requests[1].2["messages"],
-        json!([user, assistant(0), wrote])
+        json!([system, user, assistant(0), wrote])
     );
     assert_eq!(
         requests[2].2["messages"],
-        json!([user, assistant(0), wrote, assistant(1), read])
+        json!([system, user, assistant(0), wrote, assistant(1), read])
     );
     assert!(
         stdout.ends_with("assistant: The note says hello.\n"),
@@ -236,7 +273,8 @@ async fn the_agent_loops_over_anthropic_messages_until_the_model_answers() {
             ("/v1/messages", "sk-ant-test")
         );
         assert_eq!(body["max_tokens"], 4096);
-        assert_tools(&body["tools"], Dialect::Anthropic);
+        assert_eq!(body["system"], system_prompt(&dir));
+        assert_tools(&body["tools"], Provider::Anthropic, &dir);
     }
     let user = json!({"role": "user", "content": "Take a note"});
     let assistant = |i: usize| json!({"role": "assistant", "content": replies[i]["content"]});
@@ -253,6 +291,73 @@ async fn the_agent_loops_over_anthropic_messages_until_the_model_answers() {
     assert_eq!(
         requests[2].2["messages"],
         json!([user, assistant(0), wrote, assistant(1), read])
+    );
+    assert!(
+        stdout.ends_with("assistant: The note says hello.\n"),
+        "{stdout}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_agent_loops_over_responses_until_the_model_answers() {
+    let response = |output: Value| {
+        json!({"id": "resp_1", "object": "response", "status": "completed", "model": "scripted-model",
+               "output": output})
+    };
+    let call = |id: &str, name: &str, arguments: Value| {
+        json!([{"type": "function_call", "id": format!("fc_{id}"), "call_id": id, "name": name,
+                "arguments": arguments.to_string(), "status": "completed"}])
+    };
+    let replies = vec![
+        response(call(
+            "call_w",
+            "write",
+            json!({"path": "notes.txt", "content": NOTE}),
+        )),
+        response(call("call_r", "read", json!({"path": "notes.txt"}))),
+        response(
+            json!([{"type": "message", "id": "msg_1", "role": "assistant", "status": "completed",
+                          "content": [{"type": "output_text", "text": "The note says hello.", "annotations": []}]}]),
+        ),
+    ];
+    let env = [
+        ("OPENAI_BASE_URL", "http://127.0.0.1:PORT/v1".to_owned()),
+        ("OPENAI_API_KEY", "sk-test".to_owned()),
+    ];
+    let args = ["--provider", "openai-responses", "Take a note"];
+    let (requests, stdout, dir) = converse("responses", replies.clone(), &env, &args).await;
+    assert_eq!(
+        std::fs::read_to_string(dir.join("notes.txt")).unwrap(),
+        NOTE
+    );
+    assert_eq!(requests.len(), 3);
+    for (path, key, body) in &requests {
+        assert_eq!(
+            (path.as_str(), key.as_str()),
+            ("/v1/responses", "Bearer sk-test")
+        );
+        assert_eq!(body["instructions"], system_prompt(&dir));
+        assert_tools(&body["tools"], Provider::OpenAiResponses, &dir);
+        for tool in body["tools"].as_array().unwrap() {
+            assert_eq!(
+                (&tool["type"], &tool["strict"]),
+                (&json!("function"), &json!(true))
+            );
+        }
+    }
+    let user = json!({"role": "user", "content": "Take a note"});
+    let item = |i: usize| replies[i]["output"][0].clone();
+    let output = |id: &str, text: &str| json!({"type": "function_call_output", "call_id": id, "output": text});
+    assert_eq!(requests[0].2["input"], json!([user]));
+    assert_eq!(
+        requests[2].2["input"],
+        json!([
+            user,
+            item(0),
+            output("call_w", WROTE),
+            item(1),
+            output("call_r", NOTE)
+        ])
     );
     assert!(
         stdout.ends_with("assistant: The note says hello.\n"),

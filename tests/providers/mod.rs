@@ -8,6 +8,7 @@ mod anthropic;
 mod cli;
 mod gemini;
 mod openai;
+mod request;
 mod responses;
 
 use std::sync::Arc;

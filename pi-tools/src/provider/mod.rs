@@ -33,6 +33,7 @@ mod error;
 pub mod gemini;
 pub mod openai;
 mod reply;
+mod request;
 pub mod responses;
 mod stream;
 mod walk;
@@ -41,6 +42,7 @@ use serde_json::Value;
 
 pub use error::ReplyError;
 pub use reply::Reply;
+pub use request::{ANTHROPIC_VERSION, DEFAULT_MAX_TOKENS, ProviderRequest, Request};
 pub use stream::ReplyStream;
 
 /// An API whose replies and requests this module reads and writes.
