@@ -204,3 +204,40 @@ fn calling_a_registered_tool_that_is_not_active_names_the_key_that_turns_it_on()
          in the `[tools]` section of pi-tools.toml."
     );
 }
+
+/// Issue: a crate with tools of its own that calls `cli::main` answered "registered but not
+/// active" for its own tools when no configuration file named them. With the embedded
+/// default, its tools are active after the default built-ins, and the prompt lists them.
+#[test]
+fn a_crates_own_tools_are_active_under_the_embedded_default() {
+    let dir = scratch_dir("own-tools-default");
+    let mut command = my_tools();
+    command
+        .current_dir(&dir)
+        .env_remove("PI_TOOLS_CONFIG")
+        .args(["run", "--json"]);
+    let output = feed(
+        command,
+        r#"[{"id": "s", "name": "shout", "arguments": {"text": "hi"}}]"#,
+    );
+    assert!(output.status.success(), "{}", stderr(&output));
+    let events = json_lines(&stdout(&output));
+    assert_eq!(events[1]["result"]["content"][0]["text"], "HI");
+
+    let mut command = my_tools();
+    command
+        .current_dir(&dir)
+        .env_remove("PI_TOOLS_CONFIG")
+        .arg("check");
+    let output = feed(command, "");
+    assert!(output.status.success(), "{}", stderr(&output));
+    let text = stdout(&output);
+    let active = text
+        .lines()
+        .find(|l| l.starts_with("active tools: "))
+        .expect("check names the active tools");
+    assert_eq!(
+        active,
+        "active tools: read, bash, edit, write, fill, shout, sleep_ms"
+    );
+}

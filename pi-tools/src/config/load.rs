@@ -20,6 +20,10 @@ use super::{
 use crate::core::ExecutionMode;
 use crate::tool::ToolDefinition;
 
+/// The names of the seven built-in tools, which the embedded default activates by its own
+/// list (grep, find and ls are off there).
+pub const BUILTIN_TOOLS: [&str; 7] = ["read", "bash", "edit", "write", "grep", "find", "ls"];
+
 const TOOLS_KEYS: [&str; 4] = ["active", "execution", "max_concurrency", "timeout_secs"];
 const SECTIONS: [&str; 7] = ["tools", "tool", "paths", "prompt", "sandbox", "env", "mcp"];
 
@@ -51,8 +55,21 @@ impl Config {
 
     /// The embedded default. Default tools that are not registered in this binary are
     /// left out rather than reported, so a binary without some built-ins still starts.
+    ///
+    /// A program's own tools (every registered tool that is neither one of the
+    /// [`BUILTIN_TOOLS`] nor a mounted server's) are active too, after the default's, in
+    /// registration order: a crate that declares tools and calls `cli::main` serves them with
+    /// no configuration file. A file of one's own lists exactly what it wants.
     pub fn embedded(registered: &[Arc<dyn ToolDefinition>]) -> Result<Config, ConfigError> {
-        Loader::new(DEFAULT_TOML, DEFAULT_ORIGIN, registered, true).run()
+        let mut config = Loader::new(DEFAULT_TOML, DEFAULT_ORIGIN, registered, true).run()?;
+        for tool in registered {
+            let name = tool.name();
+            let own = tool.mounted_from().is_none() && !BUILTIN_TOOLS.contains(&name);
+            if own && !config.active.iter().any(|a| a == name) {
+                config.active.push(name.to_owned());
+            }
+        }
+        Ok(config)
     }
 
     /// Parses and validates configuration text; `origin` names it in errors.

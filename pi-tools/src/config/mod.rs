@@ -54,6 +54,7 @@ pub use discover::{CONFIG_ENV, CONFIG_FILE_NAME, ConfigSource};
 
 pub use env::{DEFAULT_CONNECT_TIMEOUT, EnvSettings, SshSettings};
 pub use error::{ConfigError, ConfigProblem};
+pub use load::BUILTIN_TOOLS;
 pub use model::{Config, ToolSettings};
 pub use sandbox::SandboxSettings;
 pub use servers::{
