@@ -227,6 +227,42 @@ fn strict_makes_optional_properties_required_and_nullable() {
     );
 }
 
+/// Issue: strict mode drops `default`, and the model, which sends `null` for "absent",
+/// could not know what `null` stands for. The description says it.
+#[test]
+fn strict_says_a_dropped_default_in_the_description() {
+    let schema = json!({
+        "type": "object",
+        "properties": {
+            "to": {"$ref": "#/$defs/Unit", "description": "The unit to convert to", "default": "celsius"},
+            "digits": {"type": "integer", "description": "Digits after the point.", "default": 2},
+            "exact": {"type": "boolean", "default": false}
+        },
+        "$defs": {"Unit": {"type": "string", "enum": ["celsius", "fahrenheit"]}}
+    });
+    let out = transform(&schema, Dialect::OpenAiStrict).expect("expressible");
+    assert_eq!(
+        out["properties"]["to"],
+        json!({"anyOf": [{"$ref": "#/$defs/Unit"}, {"type": "null"}],
+               "description": "The unit to convert to. Default: celsius."})
+    );
+    assert_eq!(
+        out["properties"]["digits"],
+        json!({"anyOf": [{"type": "integer"}, {"type": "null"}],
+               "description": "Digits after the point. Default: 2."})
+    );
+    assert_eq!(
+        out["properties"]["exact"]["description"],
+        json!("Default: false.")
+    );
+    // The dialects that keep `default` keep the description as it was.
+    let plain = transform(&schema, Dialect::OpenAi).expect("expressible");
+    assert_eq!(
+        plain["properties"]["to"]["description"],
+        json!("The unit to convert to")
+    );
+}
+
 #[test]
 fn strict_turns_one_of_into_any_of_and_ref_siblings_into_a_wrapper() {
     let out = transform(&fixtures()[3].1, Dialect::OpenAiStrict).expect("tagged enum");

@@ -65,8 +65,11 @@ fn fix(node: &mut Value, path: &str) -> Result<(), DialectError> {
         return Ok(());
     };
     // Strict mode refuses `default` (the model sends every property there, `null` for
-    // "absent", so the annotation has no use either).
-    object.remove("default");
+    // "absent"). What `null` then stands for moves into the description, so the model
+    // still knows it.
+    if let Some(default) = object.remove("default") {
+        say_default(object, &default);
+    }
     if let Some(one_of) = object.remove("oneOf") {
         if object.contains_key("anyOf") {
             return Err(DialectError::new(
@@ -93,6 +96,30 @@ fn fix(node: &mut Value, path: &str) -> Result<(), DialectError> {
         close_object(node, path)?;
     }
     Ok(())
+}
+
+/// Ends the node's description with `Default: VALUE.` (a string as it is, anything else
+/// as JSON), or makes that the description.
+fn say_default(object: &mut Map<String, Value>, default: &Value) {
+    let value = match default {
+        Value::String(text) => text.clone(),
+        other => other.to_string(),
+    };
+    let sentence = format!("Default: {value}.");
+    let description = match object.get("description").and_then(Value::as_str) {
+        None => sentence,
+        Some(text) => {
+            let text = text.trim_end();
+            if text.is_empty() {
+                sentence
+            } else if text.ends_with(['.', '!', '?']) {
+                format!("{text} {sentence}")
+            } else {
+                format!("{text}. {sentence}")
+            }
+        }
+    };
+    object.insert("description".into(), Value::String(description));
 }
 
 fn any_value(path: &str) -> DialectError {
