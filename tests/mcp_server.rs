@@ -56,6 +56,46 @@ fn tools(list: impl IntoIterator<Item = McpTool>) -> McpTools {
     list.into_iter().collect()
 }
 
+/// Issue: a server of one's own was always "pi-tools" with no instructions unless set by
+/// hand, and serving a toolbox took a loop. One call gives the toolbox's tools with the
+/// prompt's guidelines as instructions; the name and version are the program's.
+#[tokio::test]
+async fn a_toolbox_serves_itself_under_the_programs_name_with_its_guidelines() {
+    let registered: Vec<Arc<dyn ToolDefinition>> = vec![
+        Arc::new(FakeTool::new("lookup").guidelines(&["Use lookup before guessing."])),
+        Arc::new(FakeTool::new("note")),
+    ];
+    let config = pi_tools::config::Config::parse(
+        "[tools]\nactive = [\"lookup\", \"note\"]\n",
+        "pi-tools.toml",
+        &registered,
+    )
+    .expect("valid");
+    let toolbox = pi_tools::toolbox::Toolbox::new(registered, &config, Default::default());
+    let served = toolbox.mcp_tools().with_server_info("my-agent", "2.3.4");
+    assert_eq!(served.server_info(), ("my-agent", "2.3.4"));
+    let session = connect(served, toolbox.runner_config()).await;
+    let info = session.client.peer_info().expect("the handshake is done");
+    let server = info.server_info.as_ref().expect("the server names itself");
+    assert_eq!(
+        (server.name.as_str(), server.version.as_str()),
+        ("my-agent", "2.3.4")
+    );
+    assert_eq!(
+        info.instructions.as_deref(),
+        Some("Guidelines:\n- Use lookup before guessing.")
+    );
+    let names: Vec<String> = session
+        .client
+        .list_all_tools()
+        .await
+        .expect("tools/list answers")
+        .iter()
+        .map(|t| t.name.to_string())
+        .collect();
+    assert_eq!(names, ["lookup", "note"]);
+}
+
 #[tokio::test]
 async fn initialize_names_the_server_and_lists_tools_with_canonical_schemas_and_hints() {
     let reader = echo("read");

@@ -231,27 +231,30 @@ pub mod choosing_where_tools_work {}
 ///
 /// `pi-tools mcp` serves the active tools of the configuration over MCP on standard input
 /// and output; a binary with tools of its own gets the same subcommand by calling
-/// [`cli::main`](crate::cli::main). In code, build [`McpTools`] from a toolbox and call
-/// [`serve_stdio`]:
+/// [`cli::main`](crate::cli::main). In code, a toolbox gives the served tools in one call
+/// ([`Toolbox::mcp_tools`]: the active tools with their titles and hints, the prompt's
+/// guidelines as the server's instructions); name the server and call [`serve_stdio`]:
 ///
 /// ```no_run
-/// use pi_tools::mcp::{McpTool, McpTools, serve_stdio};
+/// use pi_tools::mcp::serve_stdio;
 /// use pi_tools::toolbox::Toolbox;
 ///
 /// async fn serve(toolbox: Toolbox) -> Result<(), Box<dyn std::error::Error>> {
-///     let mut tools = McpTools::new();
-///     for (definition, tool) in toolbox.active().iter().zip(toolbox.agent_tools()) {
-///         tools.push(McpTool::with_definition(tool, definition.as_ref()));
-///     }
+///     let tools = toolbox
+///         .mcp_tools()
+///         .with_server_info(env!("CARGO_PKG_NAME"), env!("CARGO_PKG_VERSION"));
 ///     serve_stdio(tools, toolbox.runner_config()).await?;
 ///     Ok(())
 /// }
 /// ```
 ///
+/// Build the toolbox as in [`configuring_the_toolbox`], with the environment the
+/// configuration describes, so the server's tools run in its sandbox.
+///
 /// An MCP client's configuration then names the binary and its arguments, e.g.
 /// `{"command": "pi-tools", "args": ["mcp", "--config", "pi-tools.toml"]}`.
 ///
-/// [`McpTools`]: crate::mcp::McpTools
+/// [`Toolbox::mcp_tools`]: crate::toolbox::Toolbox::mcp_tools
 /// [`serve_stdio`]: crate::mcp::serve_stdio
 #[cfg(feature = "mcp")]
 pub mod serving_over_mcp {}

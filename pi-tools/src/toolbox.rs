@@ -168,6 +168,27 @@ impl Toolbox {
             .collect()
     }
 
+    /// The active tools as an MCP server serves them, in one call: each with its
+    /// configuration and mode override, MCP's title and hints from its definition, and the
+    /// system prompt's guidelines as the server's instructions (what `pi-tools mcp` serves).
+    /// Name the server with [`McpTools::with_server_info`](crate::mcp::McpTools::with_server_info).
+    #[cfg(feature = "mcp")]
+    pub fn mcp_tools(&self) -> crate::mcp::McpTools {
+        use crate::mcp::{McpTool, McpTools};
+        // The lean tools carry the configured mode overrides and tool configs; the
+        // definitions beside them give MCP its titles and hints.
+        let mut tools = McpTools::new();
+        for (definition, tool) in self.active.iter().zip(self.agent_tools()) {
+            tools.push(McpTool::with_definition(tool, definition.as_ref()));
+        }
+        let guidelines = self.prompt().guidelines;
+        if guidelines.is_empty() {
+            return tools;
+        }
+        let text: Vec<String> = guidelines.iter().map(|g| format!("- {g}")).collect();
+        tools.with_instructions(format!("Guidelines:\n{}", text.join("\n")))
+    }
+
     /// The catalog of the active tools, or of every registered tool when `all` is set.
     pub fn catalog(&self, all: bool) -> Catalog {
         let tools = if all { &self.registered } else { &self.active };

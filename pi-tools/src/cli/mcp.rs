@@ -13,9 +13,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::config::ConfigSource;
 use crate::core::RunnerConfig;
-use crate::mcp::{
-    HttpOptions, McpTool, McpTools, init_stderr_logging, serve_http, serve_split_until, stdio,
-};
+use crate::mcp::{HttpOptions, init_stderr_logging, serve_http, serve_split_until, stdio};
 use crate::toolbox::Toolbox;
 
 use super::mounted::{self, Need};
@@ -42,7 +40,7 @@ pub(super) async fn mcp(args: McpArgs, source: &ConfigSource) -> Result<ExitCode
     let toolbox = Toolbox::new(registered, &config, workspace.extensions(&config)?);
     let base_config = mounted::runner_config(toolbox.runner_config(), &mounts);
     init_stderr_logging();
-    let mut tools = served_tools(&toolbox);
+    let mut tools = toolbox.mcp_tools();
     if let Some(bytes) = config.mcp_max_message_bytes {
         tools = tools.with_max_message_bytes(bytes);
     }
@@ -112,23 +110,6 @@ pub(super) async fn mcp(args: McpArgs, source: &ConfigSource) -> Result<ExitCode
     mounts.end().await;
     served.map_err(|e| Failure::general(format!("the MCP server failed: {e}")))?;
     Ok(ExitCode::SUCCESS)
-}
-
-/// The active tools, with MCP's titles and hints, and the system prompt's guidelines as the
-/// server's instructions.
-fn served_tools(toolbox: &Toolbox) -> McpTools {
-    // The toolbox's lean tools carry the configured mode overrides and tool configs; the
-    // definitions beside them give MCP its titles and hints.
-    let mut tools = McpTools::new();
-    for (definition, tool) in toolbox.active().iter().zip(toolbox.agent_tools()) {
-        tools.push(McpTool::with_definition(tool, definition.as_ref()));
-    }
-    let guidelines = toolbox.prompt().guidelines;
-    if guidelines.is_empty() {
-        return tools;
-    }
-    let text: Vec<String> = guidelines.iter().map(|g| format!("- {g}")).collect();
-    tools.with_instructions(format!("Guidelines:\n{}", text.join("\n")))
 }
 
 /// Over HTTP the file tools stay in the working directory unless `[paths] allowed_roots`

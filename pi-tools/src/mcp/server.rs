@@ -38,6 +38,8 @@ pub(crate) struct Served {
     tools: ToolSet,
     listing: Vec<Tool>,
     instructions: Option<String>,
+    /// The name and version of the `initialize` answer.
+    server_info: (String, String),
 }
 
 impl Served {
@@ -46,6 +48,10 @@ impl Served {
             listing: tools.listing()?,
             tools: ToolSet::new(tools.agent_tools()),
             instructions: tools.instructions().map(str::to_owned),
+            server_info: {
+                let (name, version) = tools.server_info();
+                (name.to_owned(), version.to_owned())
+            },
         }))
     }
 }
@@ -278,7 +284,10 @@ impl ServerHandler for ToolServer {
                 .enable_logging()
                 .build(),
         )
-        .with_server_info(Implementation::new(SERVER_NAME, env!("CARGO_PKG_VERSION")));
+        .with_server_info(Implementation::new(
+            self.served.server_info.0.clone(),
+            self.served.server_info.1.clone(),
+        ));
         match &self.served.instructions {
             Some(text) => info.with_instructions(text.clone()),
             None => info,

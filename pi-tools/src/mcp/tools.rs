@@ -6,6 +6,7 @@ use std::sync::Arc;
 use rmcp::model::Tool;
 
 use super::error::McpError;
+use super::server::SERVER_NAME;
 use crate::core::AgentTool;
 use crate::dialect::McpHints;
 use crate::dialect::mcp::listing;
@@ -94,6 +95,8 @@ pub struct McpTools {
     tools: Vec<McpTool>,
     instructions: Option<String>,
     max_message_bytes: usize,
+    server_name: String,
+    server_version: String,
 }
 
 impl Default for McpTools {
@@ -102,6 +105,8 @@ impl Default for McpTools {
             tools: Vec::new(),
             instructions: None,
             max_message_bytes: DEFAULT_MAX_MESSAGE_BYTES,
+            server_name: SERVER_NAME.to_owned(),
+            server_version: env!("CARGO_PKG_VERSION").to_owned(),
         }
     }
 }
@@ -138,6 +143,20 @@ impl McpTools {
     /// The instructions, if set.
     pub fn instructions(&self) -> Option<&str> {
         self.instructions.as_deref()
+    }
+
+    /// Sets the name and version the server gives in its `initialize` answer (default
+    /// `pi-tools` and this library's version), e.g. your program's own
+    /// `env!("CARGO_PKG_NAME")` and `env!("CARGO_PKG_VERSION")`.
+    pub fn with_server_info(mut self, name: impl Into<String>, version: impl Into<String>) -> Self {
+        self.server_name = name.into();
+        self.server_version = version.into();
+        self
+    }
+
+    /// The server's name and version, as the `initialize` answer gives them.
+    pub fn server_info(&self) -> (&str, &str) {
+        (&self.server_name, &self.server_version)
     }
 
     /// Sets the largest message a client may send, the same over both transports: a longer
