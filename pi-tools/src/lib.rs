@@ -108,3 +108,18 @@ pub use crate::tool::{
     ToolOutput, ToolRenderer, from_agent_tool, wrap, wrap_with_mode,
 };
 pub use pi_tools_derive::tool;
+
+/// The cancellation token every `run`, `execute_tool_calls` and `ToolContext::new` takes, from
+/// `tokio-util`: re-exported so a program needs no dependency of its own for it.
+pub use tokio_util::sync::CancellationToken;
+
+/// schemars 1, the JSON Schema derive a parameter type of one's own needs
+/// (`#[derive(Deserialize, JsonSchema)]`). Re-exported for the version match: a type that
+/// derives schemars 0.8's `JsonSchema` does not implement this one. Depend on `schemars = "1"`
+/// to derive it, or write `#[schemars(crate = "pi_tools::schemars")]` beside
+/// `#[derive(pi_tools::schemars::JsonSchema)]`.
+pub use schemars;
+/// serde, as the generated argument structs use it.
+pub use serde;
+/// serde_json, whose `Value` is in the public API (arguments, schemas, results).
+pub use serde_json;
