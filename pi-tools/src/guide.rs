@@ -359,6 +359,6 @@ pub mod choosing_a_dialect {}
 ///
 /// For a streamed reply (`"stream": true`, or Gemini's `streamGenerateContent?alt=sse`),
 /// feed the body's chunks to a `ReplyStream` and `finish()` it instead of `read_json`.
-/// `examples/agent.rs` is the whole loop with reqwest; `pi-tools run --dialect …` does one
+/// [`examples/agent.rs`](https://github.com/pi-tools/pi-tools/blob/main/examples/agent.rs) is the whole loop with reqwest; `pi-tools run --dialect …` does one
 /// step from the shell.
 pub mod closing_the_loop {}

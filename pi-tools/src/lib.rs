@@ -101,6 +101,11 @@ pub mod toolbox;
 #[doc(hidden)]
 pub use crate::tool::private as __private;
 
+// The crate's README (the crate page) is a doc test, so its agent compiles and runs.
+#[cfg(all(doctest, feature = "builtins"))]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;
+
 pub use crate::core::*;
 pub use crate::tool::ToolRole;
 pub use crate::tool::{

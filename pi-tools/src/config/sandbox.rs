@@ -6,7 +6,7 @@
 //! network = true                    # false: commands cannot open network sockets
 //! writable_roots = ["."]            # default: [paths] allowed_roots, else the working directory
 //! protected = [".git/hooks", ".git/config"]   # read-only inside the writable roots
-//! git = "read-only"                 # or "commit": commands may commit (see docs/safety.md)
+//! git = "read-only"                 # or "commit": commands may commit (see the safety document, docs/safety.md in the repository)
 //! ```
 
 use std::path::PathBuf;

@@ -85,7 +85,7 @@ impl LocalEnv {
 
     /// Confines every file operation to these directories: a path whose real location
     /// (symbolic links resolved) is not inside one of them is refused, and the kernel
-    /// enforces it when the file is opened (see `docs/safety.md`). Fails if a
+    /// enforces it when the file is opened (see [the safety document](https://github.com/pi-tools/pi-tools/blob/main/docs/safety.md)). Fails if a
     /// root does not exist.
     pub fn with_allowed_roots<I, P>(mut self, roots: I) -> io::Result<Self>
     where

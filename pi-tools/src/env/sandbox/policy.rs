@@ -137,7 +137,7 @@ impl SandboxPolicy {
     }
 
     /// How commands may use the `.git` of a repository at the top of a writable root
-    /// (default [`GitAccess::ReadOnly`]; see `docs/safety.md`).
+    /// (default [`GitAccess::ReadOnly`]; see [the safety document](https://github.com/pi-tools/pi-tools/blob/main/docs/safety.md)).
     pub fn with_git(mut self, git: GitAccess) -> Self {
         self.git = git;
         self
