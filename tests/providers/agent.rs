@@ -83,12 +83,25 @@ async fn converse(
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let port = listener.local_addr().unwrap().port();
     let app = Router::new().fallback(answer).with_state(script.clone());
-    let server = tokio::spawn(async move { axum::serve(listener, app).await });
     let mut command = Command::new(agent_binary());
     command
         .current_dir(&dir)
         .args(args)
         .env("PI_TOOLS_MODEL", "scripted-model");
+    // Over https, with a certificate made for this server that the example is told to trust
+    // as any program would be: through SSL_CERT_FILE.
+    let tls = env.iter().any(|(_, value)| value.starts_with("https://"));
+    let server = if tls {
+        let (listener, certificate) = super::tls::Listener::new(listener);
+        let trusted = dir.with_extension("pem");
+        std::fs::write(&trusted, certificate).unwrap();
+        command
+            .env("SSL_CERT_FILE", &trusted)
+            .env_remove("SSL_CERT_DIR");
+        tokio::spawn(async move { axum::serve(listener, app).await })
+    } else {
+        tokio::spawn(async move { axum::serve(listener, app).await })
+    };
     for (key, value) in env {
         command.env(key, value.replace("PORT", &port.to_string()));
     }
@@ -163,6 +176,19 @@ fn system_prompt(dir: &Path) -> String {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn the_agent_loops_over_chat_completions_until_the_model_answers() {
+    chat_completions("openai", "http").await;
+}
+
+/// Issue: the example defaulted to the providers' https URLs but was built without TLS.
+/// Each protocol again, over https.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_agent_reaches_https_endpoints_of_every_protocol() {
+    chat_completions("openai-https", "https").await;
+    anthropic_messages("anthropic-https", "https").await;
+    responses("responses-https", "https").await;
+}
+
+async fn chat_completions(name: &str, scheme: &str) {
     let completion = |message: Value, finish: &str| {
         json!({"id": "chatcmpl-1", "object": "chat.completion", "created": 1, "model": "scripted-model",
                "choices": [{"index": 0, "message": message, "finish_reason": finish}]})
@@ -190,10 +216,10 @@ async fn the_agent_loops_over_chat_completions_until_the_model_answers() {
         ),
     ];
     let env = [
-        ("OPENAI_BASE_URL", "http://127.0.0.1:PORT/v1".to_owned()),
+        ("OPENAI_BASE_URL", format!("{scheme}://localhost:PORT/v1")),
         ("OPENAI_API_KEY", "sk-test".to_owned()),
     ];
-    let (requests, stdout, dir) = converse("openai", replies.clone(), &env, &["Take a note"]).await;
+    let (requests, stdout, dir) = converse(name, replies.clone(), &env, &["Take a note"]).await;
     assert_eq!(
         std::fs::read_to_string(dir.join("notes.txt")).unwrap(),
         NOTE
@@ -229,6 +255,10 @@ async fn the_agent_loops_over_chat_completions_until_the_model_answers() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn the_agent_loops_over_anthropic_messages_until_the_model_answers() {
+    anthropic_messages("anthropic", "http").await;
+}
+
+async fn anthropic_messages(name: &str, scheme: &str) {
     let message = |content: Value, stop: &str| {
         json!({"id": "msg_1", "type": "message", "role": "assistant", "model": "scripted-model",
                "content": content, "stop_reason": stop, "stop_sequence": null,
@@ -257,11 +287,11 @@ async fn the_agent_loops_over_anthropic_messages_until_the_model_answers() {
         ),
     ];
     let env = [
-        ("ANTHROPIC_BASE_URL", "http://127.0.0.1:PORT".to_owned()),
+        ("ANTHROPIC_BASE_URL", format!("{scheme}://localhost:PORT")),
         ("ANTHROPIC_API_KEY", "sk-ant-test".to_owned()),
     ];
     let args = ["--provider", "anthropic", "Take a note"];
-    let (requests, stdout, dir) = converse("anthropic", replies.clone(), &env, &args).await;
+    let (requests, stdout, dir) = converse(name, replies.clone(), &env, &args).await;
     assert_eq!(
         std::fs::read_to_string(dir.join("notes.txt")).unwrap(),
         NOTE
@@ -300,6 +330,10 @@ async fn the_agent_loops_over_anthropic_messages_until_the_model_answers() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn the_agent_loops_over_responses_until_the_model_answers() {
+    responses("responses", "http").await;
+}
+
+async fn responses(name: &str, scheme: &str) {
     let response = |output: Value| {
         json!({"id": "resp_1", "object": "response", "status": "completed", "model": "scripted-model",
                "output": output})
@@ -321,11 +355,11 @@ async fn the_agent_loops_over_responses_until_the_model_answers() {
         ),
     ];
     let env = [
-        ("OPENAI_BASE_URL", "http://127.0.0.1:PORT/v1".to_owned()),
+        ("OPENAI_BASE_URL", format!("{scheme}://localhost:PORT/v1")),
         ("OPENAI_API_KEY", "sk-test".to_owned()),
     ];
     let args = ["--provider", "openai-responses", "Take a note"];
-    let (requests, stdout, dir) = converse("responses", replies.clone(), &env, &args).await;
+    let (requests, stdout, dir) = converse(name, replies.clone(), &env, &args).await;
     assert_eq!(
         std::fs::read_to_string(dir.join("notes.txt")).unwrap(),
         NOTE

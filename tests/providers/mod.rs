@@ -10,6 +10,8 @@ mod gemini;
 mod openai;
 mod request;
 mod responses;
+#[cfg(feature = "cli")]
+mod tls;
 
 use std::sync::Arc;
 
