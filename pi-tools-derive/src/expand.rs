@@ -211,9 +211,11 @@ impl<'a> Gen<'a> {
     }
 
     /// One function per `#[default = value]`, named by the field's `#[serde(default)]`: a
-    /// string literal goes through `From<&str>` (so `"."` gives a `String`), any other
-    /// value is used as written.
+    /// string literal goes through `From<&str>` (so `"."` gives a `String`; for a type
+    /// without it, the error shows an enum's form, `Type::Variant`), any other value is used
+    /// as written.
     fn default_fns(&self) -> TokenStream {
+        let p = &self.private;
         let fns: Vec<TokenStream> = self
             .plain_params()
             .filter_map(|param| {
@@ -223,7 +225,7 @@ impl<'a> Gen<'a> {
                 let value = match value {
                     Expr::Lit(ExprLit {
                         lit: Lit::Str(s), ..
-                    }) => quote_spanned!(s.span()=> ::core::convert::From::from(#s)),
+                    }) => quote_spanned!(s.span()=> #p::default_from_str::<#ty>(#s)),
                     other => quote_spanned!(other.span()=> #other),
                 };
                 Some(quote! {

@@ -54,6 +54,22 @@ impl<T: ToolArgument + serde::Serialize> DefaultArgument for T {}
 /// Compile-time check that a parameter type with a default is a [`DefaultArgument`].
 pub const fn assert_default_argument<T: DefaultArgument>() {}
 
+/// What a parameter with `#[default = "text"]` must be: built from a string. The message
+/// shows the form an enum's default takes instead.
+#[diagnostic::on_unimplemented(
+    message = "`#[default = \"...\"]` gives a string, and `{Self}` cannot be built from one",
+    label = "`{Self}` does not implement `From<&str>`",
+    note = "for an enum, write the variant as a path: `#[default = {Self}::Variant]`; for another type, write the value as an expression of that type"
+)]
+pub trait DefaultFromStr: From<&'static str> {}
+
+impl<T: From<&'static str>> DefaultFromStr for T {}
+
+/// The value of `#[default = "text"]` for a parameter of type `T`.
+pub fn default_from_str<T: DefaultFromStr>(text: &'static str) -> T {
+    T::from(text)
+}
+
 /// Passes a future through, requiring it to be `Send` (the error points at the tool fn).
 pub fn assert_send<F: Future + Send>(future: F) -> F {
     future
