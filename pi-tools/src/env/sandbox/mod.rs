@@ -26,10 +26,13 @@
 #[cfg(feature = "process")]
 mod child;
 mod git;
+mod git_guard;
+mod git_index;
 #[cfg(all(target_os = "linux", feature = "process"))]
 mod landlock;
 #[cfg(all(target_os = "linux", feature = "process"))]
 mod mounts;
+mod nofollow;
 #[cfg(feature = "process")]
 mod notes;
 mod policy;

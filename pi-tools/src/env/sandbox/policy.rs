@@ -9,7 +9,8 @@ use std::path::{Component, Path, PathBuf};
 use std::str::FromStr;
 use std::sync::Arc;
 
-use super::git::{GitAccess, GitGuard, Repository};
+use super::git::{GitAccess, Repository};
+use super::git_guard::GitGuard;
 use super::probe::KernelSupport;
 use super::tempdir::PrivateTemp;
 use crate::env::path::{canonical_lenient_sync, follow_final_links, lexical_join};
@@ -298,10 +299,27 @@ impl ResolvedSandbox {
         self.git
     }
 
+    /// Before a command starts: what the git guard compares with at the call's end is taken
+    /// again, unless a command of the session may still be changing it (see `git_guard`).
+    pub(crate) fn before_call(&self) {
+        if let Some(guard) = &self.git_guard {
+            guard.before_call();
+        }
+    }
+
+    /// Whether calls need [`before_call`](Self::before_call) and
+    /// [`after_call`](Self::after_call).
+    pub(crate) fn guards_git(&self) -> bool {
+        self.git_guard.is_some()
+    }
+
     /// What the end of a call undoes: git redirect files the command created, changed or
-    /// removed, one sentence each (see the `git` module).
-    pub(crate) fn after_call(&self) -> Vec<String> {
-        self.git_guard.as_ref().map_or_else(Vec::new, |g| g.undo())
+    /// removed, one sentence each (see the `git_guard` module). `still_running`: a command
+    /// of the session left processes running, which may still change them.
+    pub(crate) fn after_call(&self, still_running: bool) -> Vec<String> {
+        self.git_guard
+            .as_ref()
+            .map_or_else(Vec::new, |g| g.after_call(still_running))
     }
 
     /// Whether `.git` is read-only for commands (there is a repository and `git =
@@ -314,7 +332,9 @@ impl ResolvedSandbox {
     /// What the end of the session undoes: git redirect files, and the private temporary
     /// directory is emptied.
     pub(crate) fn end_session(&self) {
-        self.after_call();
+        if let Some(guard) = &self.git_guard {
+            guard.end_session();
+        }
         if let Some(tmp) = &self.tmp {
             tmp.clear();
         }
