@@ -246,3 +246,68 @@ fn private_temporary_directories_of_killed_runs_are_removed_by_the_next() {
     assert!(status.success());
     assert_eq!(private_temps(&tmp), Vec::<String>::new());
 }
+
+/// Issue 38, finding 2: nothing made in the sandbox carries set-user-ID, set-group-ID or
+/// file capabilities, whichever call tries (checked from outside).
+#[tokio::test]
+async fn no_set_id_file_or_file_capability_can_be_made() {
+    for (isolation, policy) in both_isolations() {
+        let fx = Fixture::plain();
+        // A set-user-ID file the user has in the workspace, for `cp -p` to copy.
+        let theirs = fx.ws.join("s");
+        std::fs::write(&theirs, "").expect("s");
+        std::fs::set_permissions(
+            &theirs,
+            std::os::unix::fs::PermissionsExt::from_mode(0o4755),
+        )
+        .expect("chmod");
+        let env = fx.env(policy);
+        let text = run(
+            &env,
+            "export LC_ALL=C; touch f g && chmod 755 f; chmod u+s f; chmod g+s f; chmod 6755 f; cp -p s c; \
+             install -m 4755 f i; python3 -c '
+import os
+for name, call in [
+    (\"open\", lambda: os.open(\"o\", os.O_CREAT | os.O_WRONLY, 0o4755)),
+    (\"mknod\", lambda: os.mknod(\"n\", 0o104755)),
+    (\"capability\", lambda: os.setxattr(\"g\", \"security.capability\", bytes(20))),
+    (\"user xattr\", lambda: os.setxattr(\"g\", \"user.x\", b\"1\")),
+]:
+    try:
+        call()
+        print(name, \"made\")
+    except OSError as e:
+        print(name, e.strerror)
+'; stat -c '%n %a' f g c i",
+        )
+        .await;
+        assert_eq!(
+            text.as_deref(),
+            Ok(
+                "chmod: changing permissions of 'f': Operation not permitted\n\
+             chmod: changing permissions of 'f': Operation not permitted\n\
+             chmod: changing permissions of 'f': Operation not permitted\n\
+             cp: preserving permissions for 'c': Operation not permitted\n\
+             install: cannot change permissions of 'i': Operation not permitted\n\
+             open Operation not permitted\n\
+             mknod Operation not permitted\n\
+             capability Operation not supported\n\
+             user xattr Operation not supported\n\
+             f 755\ng 644\nc 700\ni 600"
+            ),
+            "{isolation}"
+        );
+        for name in ["f", "g", "c", "i", "o", "n"] {
+            let path = fx.ws.join(name);
+            if let Ok(meta) = std::fs::symlink_metadata(&path) {
+                use std::os::unix::fs::MetadataExt;
+                assert_eq!(meta.mode() & 0o6000, 0, "{isolation}: {name} is set-ID");
+            }
+            let mut value = [0u8; 64];
+            assert!(
+                rustix::fs::getxattr(&path, "security.capability", &mut value).is_err(),
+                "{isolation}: {name} has file capabilities"
+            );
+        }
+    }
+}
