@@ -66,6 +66,7 @@ impl ChildSandbox {
                 Some(Isolation::Namespaces(MountPlan::new(
                     &sandbox.anchors,
                     &protected,
+                    sandbox.shm.as_deref().map(super::PrivateTemp::path),
                 )?))
             } else if privileges::held() {
                 Some(Isolation::DropCapabilities)
@@ -73,7 +74,12 @@ impl ChildSandbox {
                 None
             },
             ruleset: if confine_writes {
-                Some(landlock::ruleset(&sandbox.roots)?)
+                // The session's /dev/shm, where it is mounted (in a mount namespace).
+                let shm = (kernel.user_namespaces)
+                    .then(|| sandbox.shm.as_deref().map(|s| s.path().to_path_buf()))
+                    .flatten();
+                let roots: Vec<PathBuf> = sandbox.roots.iter().cloned().chain(shm).collect();
+                Some(landlock::ruleset(&roots)?)
             } else {
                 None
             },
@@ -113,7 +119,12 @@ impl ChildSandbox {
     fn apply(self) -> io::Result<()> {
         match &self.isolation {
             Some(Isolation::Namespaces(plan)) => plan.apply()?,
-            Some(Isolation::DropCapabilities) => privileges::drop_all()?,
+            Some(Isolation::DropCapabilities) => {
+                // While the capability to make one is still held (root has it; a process
+                // with only some capabilities may not, and keeps the host's IPC).
+                privileges::own_ipc_namespace();
+                privileges::drop_all()?;
+            }
             None => {}
         }
         if let Some(ruleset) = self.ruleset {

@@ -183,6 +183,7 @@ impl SandboxPolicy {
             repositories: Vec::new(),
             git_guard: None,
             tmp: None,
+            shm: None,
             kernel: self.kernel.clone(),
         };
         if self.mode != SandboxMode::WorkspaceWrite {
@@ -231,6 +232,7 @@ impl SandboxPolicy {
             let tmp = PrivateTemp::create()?;
             push_unique(&mut resolved.roots, tmp.path().to_path_buf());
             resolved.tmp = Some(Arc::new(tmp));
+            resolved.shm = PrivateTemp::create_shm().map(Arc::new);
         }
         Ok(resolved)
     }
@@ -264,6 +266,9 @@ pub struct ResolvedSandbox {
     /// What undoes redirect files after each call.
     git_guard: Option<Arc<GitGuard>>,
     pub(super) tmp: Option<Arc<PrivateTemp>>,
+    /// The directory mounted on commands' `/dev/shm` (in `/dev/shm`), if any: writable
+    /// for commands there, not a writable root (the file tools do not write to it).
+    pub(super) shm: Option<Arc<PrivateTemp>>,
     #[cfg_attr(not(feature = "process"), allow(dead_code))]
     pub(super) kernel: Option<KernelSupport>,
 }
@@ -335,7 +340,7 @@ impl ResolvedSandbox {
         if let Some(guard) = &self.git_guard {
             guard.end_session();
         }
-        if let Some(tmp) = &self.tmp {
+        for tmp in self.tmp.iter().chain(&self.shm) {
             tmp.clear();
         }
     }
