@@ -16,8 +16,7 @@
 //!   the session (the guard in `git_guard.rs`): a redirect file the call created or changed
 //!   is removed or restored, and the call's output says so.
 //!
-//! In both modes, a submodule's `.git` that did not exist when the session started is
-//! removed when one appears.
+//! In both modes, a submodule's `.git` that a call made is removed after it.
 
 use std::fmt;
 use std::fs;
