@@ -334,6 +334,36 @@ async fn the_guard_never_follows_a_link_out_of_the_repository() {
     assert_eq!(tree(&fx.outside), before, "at the session's end");
 }
 
+/// The note a call gets when the guard moved `path` out of git's way.
+fn moved_note(path: &Path) -> String {
+    format!(
+        "[The sandbox undid what this command did to git's settings, hooks or redirect files, which could make a later git command outside the sandbox run other code: moved {} aside to {}.pi-tools-disabled. Leave them as they are.]",
+        path.display(),
+        path.display()
+    )
+}
+
+/// A repository planted in one call and staged as a gitlink in a later one is older than
+/// the later call, but still kept out of git's way.
+#[tokio::test]
+async fn what_one_call_prepares_and_a_later_one_moves_into_place_is_disabled() {
+    let fx = Fixture::repository();
+    let env = fx.env(policy(GitAccess::Commit));
+    let prepare = format!(
+        "git init -q evilsub && git -C evilsub commit -q --allow-empty -m x && {}",
+        plant_config("evilsub/.git/config", &marker(&fx))
+    );
+    assert_eq!(run(&env, &prepare).await, Ok("(no output)".to_owned()));
+    std::thread::sleep(std::time::Duration::from_millis(2200));
+    let out = run(
+        &env,
+        "git update-index --add --cacheinfo 160000,$(git -C evilsub rev-parse HEAD),evilsub",
+    )
+    .await;
+    assert_eq!(out, Ok(moved_note(&fx.ws.join("evilsub/.git"))));
+    git_outside_runs_nothing(&fx.ws, &marker(&fx), "a gitlink staged later");
+}
+
 #[tokio::test]
 async fn the_guard_leaves_what_the_user_did_between_calls() {
     let fx = Fixture::repository();
@@ -363,17 +393,18 @@ async fn the_guard_leaves_what_the_user_did_between_calls() {
     // Older than the clock's slack, so it cannot pass for planted.
     std::thread::sleep(std::time::Duration::from_millis(2200));
     assert_eq!(run(&env, "true").await, Ok("(no output)".to_owned()));
-    // A call that stages a gitlink over the user's nested repository does not delete it.
+    // A call that stages a gitlink over the user's nested repository does not delete it:
+    // it is moved out of git's way.
     let out = run(
         &env,
         "git update-index --add --cacheinfo 160000,$(git -C nested rev-parse HEAD),nested",
     )
     .await;
-    assert_eq!(out, Ok("(no output)".to_owned()));
+    assert_eq!(out, Ok(moved_note(&nested.join(".git"))));
     env.end_session();
     assert_eq!(tree(&fx.ws.join(".git/worktrees")), before);
     assert!(
-        nested.join(".git/HEAD").exists(),
+        nested.join(".git.pi-tools-disabled/HEAD").exists(),
         "the nested repository was removed"
     );
     git(&wt, &["status", "--porcelain"]);

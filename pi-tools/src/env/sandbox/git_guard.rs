@@ -9,8 +9,9 @@
 //! - it only undoes what a sandboxed command can have done: the state it compares with is
 //!   taken again at the start of every call made while no command of the session runs, so
 //!   what the user changed between calls stays; and something that was not watched before
-//!   (a nested repository under a newly staged gitlink) is removed only when it was made or
-//!   changed after that state was taken.
+//!   (a nested repository under a newly staged gitlink, a hook moved in from elsewhere) is
+//!   removed only when it was made or changed after that state was taken, and otherwise
+//!   renamed out of git's way (`<name>.pi-tools-disabled`), not removed.
 
 use std::collections::BTreeMap;
 use std::ffi::OsStr;
@@ -24,7 +25,7 @@ use rustix::fs::{FileType, Stat};
 use super::git::{GitAccess, Repository};
 use super::git_index::gitlinks;
 use super::nofollow::{
-    names, open_dir, open_parent, open_subdir, read_at, remove_at, stat_at, write_at,
+    move_aside, names, open_dir, open_parent, open_subdir, read_at, remove_at, stat_at, write_at,
 };
 
 /// How far a file's change time may trail the clock read when the state was taken: file
@@ -181,8 +182,19 @@ impl GitGuard {
                         undone.push(format!("restored {}", path.display()));
                     }
                 }
-                // Not watched when the state was taken, and untouched since: not planted.
-                None if seen.ctime < since => {}
+                // Not watched when the state was taken, and not changed since: perhaps the
+                // user's (a nested repository a gitlink staged in the call now leads git
+                // to), perhaps prepared earlier and moved here. Not removed, but out of
+                // git's way.
+                None if seen.ctime < since => {
+                    if let Some(aside) = move_aside_path(path) {
+                        undone.push(format!(
+                            "moved {} aside to {}",
+                            path.display(),
+                            aside.display()
+                        ));
+                    }
+                }
                 _ => {
                     if remove(path) {
                         undone.push(format!("removed {}", path.display()));
@@ -359,6 +371,13 @@ fn restore(path: &Path, saved: &Saved) -> Option<Seen> {
     let (dir, name) = open_parent(path)?;
     write_at(dir.as_fd(), &name, saved.bytes.as_deref()?, saved.mode).ok()?;
     stat_at(dir.as_fd(), &name).map(|st| Seen::of(&st))
+}
+
+/// Renames `path` out of git's way (see [`move_aside`]); its new path.
+fn move_aside_path(path: &Path) -> Option<PathBuf> {
+    let (dir, name) = open_parent(path)?;
+    let aside = move_aside(dir.as_fd(), &name).ok()?;
+    Some(path.with_file_name(aside))
 }
 
 /// Removes `path` itself (a link, not what it points to).

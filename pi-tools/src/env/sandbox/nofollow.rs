@@ -112,6 +112,28 @@ fn remove_entry(dir: BorrowedFd<'_>, name: &OsStr, depth: usize) -> io::Result<(
     }
 }
 
+/// What a moved-aside entry's name ends with (git reads none of these names).
+pub(super) const ASIDE: &str = ".pi-tools-disabled";
+
+/// Renames `name` in `dir` to `<name>.pi-tools-disabled` (or `…-2`, `…-3`, … when taken),
+/// replacing nothing; the new name.
+pub(super) fn move_aside(dir: BorrowedFd<'_>, name: &OsStr) -> io::Result<OsString> {
+    for n in 1..100 {
+        let mut aside = name.to_os_string();
+        aside.push(ASIDE);
+        if n > 1 {
+            aside.push(format!("-{n}"));
+        }
+        match rustix::fs::renameat_with(dir, name, dir, &*aside, rustix::fs::RenameFlags::NOREPLACE)
+        {
+            Ok(()) => return Ok(aside),
+            Err(Errno::EXIST) => continue,
+            Err(err) => return Err(err.into()),
+        }
+    }
+    Err(io::Error::from(Errno::EXIST))
+}
+
 /// Puts `bytes` at `name` in `dir` as a new regular file (renamed over whatever is there,
 /// so a hard link or a link at that name is replaced, not written through).
 pub(super) fn write_at(
