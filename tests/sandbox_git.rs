@@ -409,3 +409,20 @@ async fn the_guard_leaves_what_the_user_did_between_calls() {
     );
     git(&wt, &["status", "--porcelain"]);
 }
+
+/// Issue 38, finding 4: a gitlink staged and then moved into a shared index
+/// (`git update-index --split-index`) is seen like any other.
+#[tokio::test]
+async fn a_gitlink_hidden_in_a_split_index_is_seen() {
+    let fx = Fixture::repository();
+    let env = fx.env(policy(GitAccess::Commit));
+    let attack = format!(
+        "git init -q evilsub && {} && git update-index --add --cacheinfo 160000,$(git rev-parse HEAD),evilsub && git update-index --split-index",
+        plant_config("evilsub/.git/config", &marker(&fx))
+    );
+    assert_eq!(
+        run(&env, &attack).await,
+        Ok(removed_note(&[fx.ws.join("evilsub/.git")]))
+    );
+    git_outside_runs_nothing(&fx.ws, &marker(&fx), "a split index");
+}

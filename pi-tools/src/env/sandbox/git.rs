@@ -91,7 +91,7 @@ impl Repository {
             Ok(meta) if meta.is_file() => git_dirs_from_file(&dot_git)?,
             _ => return Ok(None),
         };
-        let mut submodules: Vec<PathBuf> = gitlinks(&git_dir.join("index"))
+        let mut submodules: Vec<PathBuf> = gitlinks(&git_dir)
             .into_iter()
             .chain(gitmodules_paths(&root.join(".gitmodules")))
             .map(|p| root.join(p).join(".git"))

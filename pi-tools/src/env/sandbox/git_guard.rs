@@ -214,7 +214,8 @@ impl GitGuard {
         undone
     }
 
-    /// The gitlinks of repository `at`, read again only when its index changed.
+    /// The gitlinks of repository `at`, read again only when its index changed (a shared
+    /// index of a split one is only used through an index naming it).
     fn gitlinks(&self, at: usize) -> Vec<PathBuf> {
         let index = self.repositories[at].git_dir.join("index");
         let stamp = open_parent(&index)
@@ -224,7 +225,9 @@ impl GitGuard {
         match (&links[at], stamp) {
             (Some((seen, found)), Some(now)) if seen.same(&now) => found.clone(),
             _ => {
-                let found = stamp.map(|_| gitlinks(&index)).unwrap_or_default();
+                let found = stamp
+                    .map(|_| gitlinks(&self.repositories[at].git_dir))
+                    .unwrap_or_default();
                 links[at] = stamp.map(|s| (s, found.clone()));
                 found
             }

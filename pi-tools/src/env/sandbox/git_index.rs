@@ -3,8 +3,11 @@
 //! `.git` component): a command can write the index, and a path that leads elsewhere must
 //! not make the guard look (or clean) there.
 
+use std::ffi::OsStr;
 use std::fs;
 use std::path::{Component, Path, PathBuf};
+
+use super::nofollow::{names, open_dir, read_at};
 
 /// Whether `path` is a plain path inside the work tree: normal components only, none of
 /// them `.git` (in any case).
@@ -30,13 +33,44 @@ pub(super) fn gitmodules_paths(file: &Path) -> Vec<PathBuf> {
         .collect()
 }
 
-/// The paths of the gitlinks (submodules) in an index file, versions 2 to 4; nothing when
-/// it cannot be read.
-pub(super) fn gitlinks(index: &Path) -> Vec<PathBuf> {
+/// The paths of the gitlinks (submodules) staged in the git directory `git_dir`: in its
+/// `index` and, with a split index (`git update-index --split-index`), in the shared index
+/// files it builds on (`sharedindex.<hash>`; all of them, whichever the index names). Only
+/// regular files are read, without following a link; nothing when none can be read.
+pub(super) fn gitlinks(git_dir: &Path) -> Vec<PathBuf> {
+    use std::os::fd::AsFd;
     use std::os::unix::ffi::OsStrExt;
-    let Ok(data) = fs::read(index) else {
+    let Some(dir) = open_dir(git_dir) else {
         return Vec::new();
     };
+    // SHA-256 repositories have 32-byte object names; the entry's flags follow the name.
+    let oid = match read_at(dir.as_fd(), OsStr::new("config")) {
+        Some(config)
+            if String::from_utf8_lossy(&config)
+                .to_lowercase()
+                .contains("objectformat = sha256") =>
+        {
+            32
+        }
+        _ => 20,
+    };
+    let mut links = Vec::new();
+    for name in names(dir.as_fd()) {
+        if name == "index" || name.as_bytes().starts_with(b"sharedindex.") {
+            if let Some(data) = read_at(dir.as_fd(), &name) {
+                links.extend(index_gitlinks(&data, oid));
+            }
+        }
+    }
+    links.sort();
+    links.dedup();
+    links
+}
+
+/// The gitlinks in the bytes of one index file, versions 2 to 4 (`oid`: the length of an
+/// object name).
+fn index_gitlinks(data: &[u8], oid: usize) -> Vec<PathBuf> {
+    use std::os::unix::ffi::OsStrExt;
     let be32 = |at: usize| {
         data.get(at..at + 4)
             .map(|b| u32::from_be_bytes([b[0], b[1], b[2], b[3]]))
@@ -46,14 +80,6 @@ pub(super) fn gitlinks(index: &Path) -> Vec<PathBuf> {
     }
     let (Some(version), Some(count)) = (be32(4), be32(8)) else {
         return Vec::new();
-    };
-    // SHA-256 repositories have 32-byte object names; the entry's flags follow the name.
-    let oid = match index
-        .parent()
-        .and_then(|dir| fs::read_to_string(dir.join("config")).ok())
-    {
-        Some(config) if config.to_lowercase().contains("objectformat = sha256") => 32,
-        _ => 20,
     };
     let mut links = Vec::new();
     let mut at = 12;
