@@ -426,3 +426,58 @@ async fn a_gitlink_hidden_in_a_split_index_is_seen() {
     );
     git_outside_runs_nothing(&fx.ws, &marker(&fx), "a split index");
 }
+
+/// Issue 38, finding 4: the file tools refuse every `.git` git may read for the workspace,
+/// at every call: a submodule's staged by a command in the session, a nested repository's,
+/// one at the top of a workspace that had none.
+#[tokio::test]
+async fn the_file_tools_refuse_every_git_directory_git_may_read() {
+    use pi_tools::builtins::write::{WriteArgs, write};
+    use pi_tools::env::WithEnv;
+    let write_tool = |env: &Arc<dyn ExecutionEnv>, rel: &str| {
+        let ctx = pi_tools::ToolContext::new("call", tokio_util::sync::CancellationToken::new())
+            .with_env(Arc::clone(env));
+        let args = WriteArgs::new(rel, "[core]\n\tfsmonitor = x\n");
+        async move {
+            match write(&ctx, args).await {
+                Ok(_) => "written".to_owned(),
+                Err(e) => e.message().to_owned(),
+            }
+        }
+    };
+    let refusal = |rel: &str, git: &Path| {
+        format!(
+            "Could not write {rel}: {} cannot be written: it is inside a .git that git may read for this workspace (a nested repository, a submodule's, or a repository made during the session), where a setting or hook could make a later git command outside the sandbox run other code. Leave it as it is.",
+            git.display()
+        )
+    };
+    let fx = Fixture::repository();
+    let env = fx.env(policy(GitAccess::Commit));
+    let staged = "git update-index --add --cacheinfo 160000,$(git rev-parse HEAD),sub";
+    assert_eq!(run(&env, staged).await, Ok("(no output)".to_owned()));
+    // (the path written, the one the refusal names, the `.git` that must not exist)
+    for (rel, named, git) in [
+        ("sub/.git/config", "sub/.git", "sub/.git"),
+        (
+            "nested/.GIT/hooks/pre-commit",
+            "nested/.GIT/hooks",
+            "nested/.GIT",
+        ),
+        ("a/b/.git", "a/b/.git", "a/b/.git"),
+    ] {
+        assert_eq!(
+            write_tool(&env, rel).await,
+            refusal(rel, &fx.ws.join(named)),
+            "{rel}"
+        );
+        assert!(!fx.ws.join(git).exists(), "{rel}");
+    }
+    // Files of the workspace whose names merely contain .git are fine.
+    assert_eq!(write_tool(&env, "a.gitignore").await, "written");
+    let fx = Fixture::plain();
+    let env = fx.env(policy(GitAccess::ReadOnly));
+    assert_eq!(
+        write_tool(&env, ".git/config").await,
+        refusal(".git/config", &fx.ws.join(".git"))
+    );
+}

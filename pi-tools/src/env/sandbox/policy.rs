@@ -419,6 +419,15 @@ impl ResolvedSandbox {
                         ),
                     ));
                 }
+                if self.in_other_git_dir(&real) {
+                    return Err(io::Error::new(
+                        io::ErrorKind::PermissionDenied,
+                        format!(
+                            "{} cannot be written: it is inside a .git that git may read for this workspace (a nested repository, a submodule's, or a repository made during the session), where a setting or hook could make a later git command outside the sandbox run other code. Leave it as it is.",
+                            path.display()
+                        ),
+                    ));
+                }
                 if let Some(protected) = self.protected.iter().find(|p| real.starts_with(p)) {
                     return Err(io::Error::new(
                         io::ErrorKind::PermissionDenied,
@@ -446,6 +455,24 @@ impl ResolvedSandbox {
                 ))
             }
         }
+    }
+}
+
+impl ResolvedSandbox {
+    /// Whether `real` is in a `.git` (any case) beneath a writable root, other than the one
+    /// at the top of a root that had a repository when the policy was resolved (which the
+    /// rules above cover): git reads it once a gitlink, a submodule or a `git init` makes
+    /// it part of the workspace's repository, whenever that happens.
+    fn in_other_git_dir(&self, real: &Path) -> bool {
+        self.roots.iter().any(|root| {
+            let Ok(rel) = real.strip_prefix(root) else {
+                return false;
+            };
+            let known = self.repositories.iter().any(|r| &r.root == root);
+            rel.components()
+                .enumerate()
+                .any(|(at, c)| c.as_os_str().eq_ignore_ascii_case(".git") && !(at == 0 && known))
+        })
     }
 }
 
