@@ -326,6 +326,44 @@ async fn root_editing_another_users_file_keeps_its_owner_group_and_mode() {
     assert_eq!(std::fs::read_to_string(&path).unwrap(), "new\n");
 }
 
+/// Issue 38, finding 2: new content is a new program; a set-user-ID or set-group-ID file the
+/// write or edit tool replaces loses those bits (as the kernel clears them on a write), the
+/// rest of its mode and the sticky bit stay.
+#[tokio::test]
+async fn write_and_edit_do_not_carry_set_id_bits_to_the_new_content() {
+    let dir = tempfile::tempdir().unwrap();
+    for (name, mode, kept) in [
+        ("suid", 0o4755, 0o755),
+        ("sgid", 0o2750, 0o750),
+        ("sticky", 0o1644, 0o1644),
+    ] {
+        let path = dir.path().join(name);
+        std::fs::write(&path, "old\n").unwrap();
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(mode)).unwrap();
+        let answer = text(
+            edit(
+                &ctx_in(dir.path()),
+                EditArgs::new(name, [Replacement::new("old", "new")]),
+            )
+            .await,
+        );
+        assert_eq!(answer, format!("Successfully replaced 1 block in {name}."));
+        assert_eq!(
+            std::fs::metadata(&path).unwrap().mode() & 0o7777,
+            kept,
+            "edit {name}"
+        );
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(mode)).unwrap();
+        text(write(&ctx_in(dir.path()), WriteArgs::new(name, "newer\n")).await);
+        assert_eq!(
+            std::fs::metadata(&path).unwrap().mode() & 0o7777,
+            kept,
+            "write {name}"
+        );
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), "newer\n");
+    }
+}
+
 // Finding 13: errors that say what happened.
 
 #[tokio::test]

@@ -240,3 +240,244 @@ async fn a_submodule_cannot_be_redirected_in_either_mode() {
     );
     git_outside_runs_nothing(&fx.ws, &marker(&fx), "a staged submodule");
 }
+
+/// Every file beneath `dir` with its bytes, links as `-> target` (none followed).
+fn tree(dir: &Path) -> Vec<(PathBuf, String)> {
+    let mut found = Vec::new();
+    let mut todo = vec![dir.to_path_buf()];
+    while let Some(at) = todo.pop() {
+        for entry in std::fs::read_dir(&at)
+            .expect("readable")
+            .map(|e| e.expect("entry"))
+        {
+            let path = entry.path();
+            let kind = entry.file_type().expect("type");
+            if kind.is_dir() {
+                todo.push(path);
+            } else if kind.is_symlink() {
+                let target = std::fs::read_link(&path).expect("link");
+                found.push((path, format!("-> {}", target.display())));
+            } else {
+                found.push((path.clone(), read(&path)));
+            }
+        }
+    }
+    found.sort();
+    found
+}
+
+/// A repository outside the workspace (`outside/victim`) with a commit, a hook and the
+/// redirect-like names a guard looks for (`config`, `commondir`, `hooks/…`) at its top too.
+fn outside_victim(fx: &Fixture) -> PathBuf {
+    let victim = fx.outside.join("victim");
+    std::fs::create_dir(&victim).expect("victim");
+    git(&victim, &["init", "-q", "-b", "main"]);
+    std::fs::write(victim.join("notes.txt"), "the user's\n").expect("notes");
+    git(&victim, &["add", "notes.txt"]);
+    git(&victim, &["commit", "-q", "-m", "theirs"]);
+    for name in ["config", "commondir", "hooks/pre-commit"] {
+        let path = victim.join(name);
+        std::fs::create_dir_all(path.parent().expect("parent")).expect("dir");
+        std::fs::write(path, "the user's\n").expect("file");
+    }
+    victim
+}
+
+/// The note a call gets when the guard removed `paths`.
+fn removed_note(paths: &[PathBuf]) -> String {
+    let removed: Vec<String> = paths
+        .iter()
+        .map(|p| format!("removed {}", p.display()))
+        .collect();
+    format!(
+        "[The sandbox undid what this command did to git's settings, hooks or redirect files, which could make a later git command outside the sandbox run other code: {}. Leave them as they are.]",
+        removed.join(", ")
+    )
+}
+
+#[tokio::test]
+async fn the_guard_never_follows_a_link_out_of_the_repository() {
+    let fx = Fixture::repository();
+    let victim = outside_victim(&fx);
+    let before = tree(&fx.outside);
+    let env = fx.env(policy(GitAccess::Commit));
+    let v = victim.display();
+    let git_dir = fx.ws.join(".git");
+    let cases = [
+        (
+            format!("mkdir -p .git/worktrees/y && ln -s {v} .git/worktrees/y/hooks"),
+            Ok(removed_note(&[git_dir.join("worktrees/y/hooks")])),
+        ),
+        (
+            format!("ln -s {v}/.git .git/modules"),
+            Ok(removed_note(&[git_dir.join("modules")])),
+        ),
+        (
+            format!("ln -s {v}/.git .git/worktrees/z"),
+            Ok(removed_note(&[git_dir.join("worktrees/z")])),
+        ),
+        // A gitlink whose directory is a link to the repository outside: git does not go
+        // through it, and neither does the guard.
+        (
+            format!(
+                "ln -s {v} sub && git update-index --add --cacheinfo 160000,$(git rev-parse HEAD),sub"
+            ),
+            Ok("(no output)".to_owned()),
+        ),
+    ];
+    for (attack, expected) in cases {
+        assert_eq!(run(&env, &attack).await, expected, "{attack}");
+        assert_eq!(tree(&fx.outside), before, "{attack}: files outside changed");
+    }
+    git(&victim, &["status", "--porcelain"]);
+    env.end_session();
+    assert_eq!(tree(&fx.outside), before, "at the session's end");
+}
+
+/// The note a call gets when the guard moved `path` out of git's way.
+fn moved_note(path: &Path) -> String {
+    format!(
+        "[The sandbox undid what this command did to git's settings, hooks or redirect files, which could make a later git command outside the sandbox run other code: moved {} aside to {}.pi-tools-disabled. Leave them as they are.]",
+        path.display(),
+        path.display()
+    )
+}
+
+/// A repository planted in one call and staged as a gitlink in a later one is older than
+/// the later call, but still kept out of git's way.
+#[tokio::test]
+async fn what_one_call_prepares_and_a_later_one_moves_into_place_is_disabled() {
+    let fx = Fixture::repository();
+    let env = fx.env(policy(GitAccess::Commit));
+    let prepare = format!(
+        "git init -q evilsub && git -C evilsub commit -q --allow-empty -m x && {}",
+        plant_config("evilsub/.git/config", &marker(&fx))
+    );
+    assert_eq!(run(&env, &prepare).await, Ok("(no output)".to_owned()));
+    std::thread::sleep(std::time::Duration::from_millis(2200));
+    let out = run(
+        &env,
+        "git update-index --add --cacheinfo 160000,$(git -C evilsub rev-parse HEAD),evilsub",
+    )
+    .await;
+    assert_eq!(out, Ok(moved_note(&fx.ws.join("evilsub/.git"))));
+    git_outside_runs_nothing(&fx.ws, &marker(&fx), "a gitlink staged later");
+}
+
+#[tokio::test]
+async fn the_guard_leaves_what_the_user_did_between_calls() {
+    let fx = Fixture::repository();
+    let env = fx.env(policy(GitAccess::Commit));
+    assert_eq!(run(&env, "true").await, Ok("(no output)".to_owned()));
+    // The user adds a worktree, a nested repository and a hook of a worktree.
+    let wt = fx.outside.join("wt");
+    git(
+        &fx.ws,
+        &[
+            "worktree",
+            "add",
+            "-q",
+            wt.to_str().expect("utf-8"),
+            "-b",
+            "side",
+        ],
+    );
+    let nested = fx.ws.join("nested");
+    std::fs::create_dir(&nested).expect("nested");
+    git(&nested, &["init", "-q", "-b", "main"]);
+    git(&nested, &["commit", "-q", "--allow-empty", "-m", "nested"]);
+    let hook = fx.ws.join(".git/worktrees/wt/hooks/post-checkout");
+    std::fs::create_dir_all(hook.parent().expect("hooks")).expect("hooks");
+    std::fs::write(&hook, "#!/bin/sh\n").expect("hook");
+    let before = tree(&fx.ws.join(".git/worktrees"));
+    // Older than the clock's slack, so it cannot pass for planted.
+    std::thread::sleep(std::time::Duration::from_millis(2200));
+    assert_eq!(run(&env, "true").await, Ok("(no output)".to_owned()));
+    // A call that stages a gitlink over the user's nested repository does not delete it:
+    // it is moved out of git's way.
+    let out = run(
+        &env,
+        "git update-index --add --cacheinfo 160000,$(git -C nested rev-parse HEAD),nested",
+    )
+    .await;
+    assert_eq!(out, Ok(moved_note(&nested.join(".git"))));
+    env.end_session();
+    assert_eq!(tree(&fx.ws.join(".git/worktrees")), before);
+    assert!(
+        nested.join(".git.pi-tools-disabled/HEAD").exists(),
+        "the nested repository was removed"
+    );
+    git(&wt, &["status", "--porcelain"]);
+}
+
+/// Issue 38, finding 4: a gitlink staged and then moved into a shared index
+/// (`git update-index --split-index`) is seen like any other.
+#[tokio::test]
+async fn a_gitlink_hidden_in_a_split_index_is_seen() {
+    let fx = Fixture::repository();
+    let env = fx.env(policy(GitAccess::Commit));
+    let attack = format!(
+        "git init -q evilsub && {} && git update-index --add --cacheinfo 160000,$(git rev-parse HEAD),evilsub && git update-index --split-index",
+        plant_config("evilsub/.git/config", &marker(&fx))
+    );
+    assert_eq!(
+        run(&env, &attack).await,
+        Ok(removed_note(&[fx.ws.join("evilsub/.git")]))
+    );
+    git_outside_runs_nothing(&fx.ws, &marker(&fx), "a split index");
+}
+
+/// Issue 38, finding 4: the file tools refuse every `.git` git may read for the workspace,
+/// at every call: a submodule's staged by a command in the session, a nested repository's,
+/// one at the top of a workspace that had none.
+#[tokio::test]
+async fn the_file_tools_refuse_every_git_directory_git_may_read() {
+    use pi_tools::builtins::write::{WriteArgs, write};
+    use pi_tools::env::WithEnv;
+    let write_tool = |env: &Arc<dyn ExecutionEnv>, rel: &str| {
+        let ctx = pi_tools::ToolContext::new("call", tokio_util::sync::CancellationToken::new())
+            .with_env(Arc::clone(env));
+        let args = WriteArgs::new(rel, "[core]\n\tfsmonitor = x\n");
+        async move {
+            match write(&ctx, args).await {
+                Ok(_) => "written".to_owned(),
+                Err(e) => e.message().to_owned(),
+            }
+        }
+    };
+    let refusal = |rel: &str, git: &Path| {
+        format!(
+            "Could not write {rel}: {} cannot be written: it is inside a .git that git may read for this workspace (a nested repository, a submodule's, or a repository made during the session), where a setting or hook could make a later git command outside the sandbox run other code. Leave it as it is.",
+            git.display()
+        )
+    };
+    let fx = Fixture::repository();
+    let env = fx.env(policy(GitAccess::Commit));
+    let staged = "git update-index --add --cacheinfo 160000,$(git rev-parse HEAD),sub";
+    assert_eq!(run(&env, staged).await, Ok("(no output)".to_owned()));
+    // (the path written, the one the refusal names, the `.git` that must not exist)
+    for (rel, named, git) in [
+        ("sub/.git/config", "sub/.git", "sub/.git"),
+        (
+            "nested/.GIT/hooks/pre-commit",
+            "nested/.GIT/hooks",
+            "nested/.GIT",
+        ),
+        ("a/b/.git", "a/b/.git", "a/b/.git"),
+    ] {
+        assert_eq!(
+            write_tool(&env, rel).await,
+            refusal(rel, &fx.ws.join(named)),
+            "{rel}"
+        );
+        assert!(!fx.ws.join(git).exists(), "{rel}");
+    }
+    // Files of the workspace whose names merely contain .git are fine.
+    assert_eq!(write_tool(&env, "a.gitignore").await, "written");
+    let fx = Fixture::plain();
+    let env = fx.env(policy(GitAccess::ReadOnly));
+    assert_eq!(
+        write_tool(&env, ".git/config").await,
+        refusal(".git/config", &fx.ws.join(".git"))
+    );
+}

@@ -246,3 +246,174 @@ fn private_temporary_directories_of_killed_runs_are_removed_by_the_next() {
     assert!(status.success());
     assert_eq!(private_temps(&tmp), Vec::<String>::new());
 }
+
+/// The ids of the System V IPC objects of `kind` (`shm`, `msg`, `sem`) in this process's
+/// IPC namespace.
+fn sysv_ids(kind: &str) -> Vec<String> {
+    std::fs::read_to_string(format!("/proc/sysvipc/{kind}"))
+        .expect("sysvipc")
+        .lines()
+        .skip(1)
+        .filter_map(|l| l.split_whitespace().nth(1).map(str::to_owned))
+        .collect()
+}
+
+/// Makes a System V IPC object on the host with `ipcmk` (`-M 4096`, `-Q`, `-S 1`); its id.
+fn ipcmk(args: &[&str]) -> String {
+    let out = std::process::Command::new("ipcmk")
+        .args(args)
+        .output()
+        .expect("ipcmk runs");
+    assert!(out.status.success(), "ipcmk {args:?} failed");
+    let text = String::from_utf8_lossy(&out.stdout);
+    text.rsplit(' ').next().expect("an id").trim().to_owned()
+}
+
+fn ipcrm(flag: &str, id: &str) {
+    let _ = std::process::Command::new("ipcrm")
+        .args([flag, id])
+        .status();
+}
+
+/// Issue 38, finding 3: a command has an IPC namespace of its own (System V shared memory,
+/// message queues, semaphores) and a `/dev/shm` of its session, so the host's are out of
+/// sight and reach, and what it makes is not the host's.
+#[tokio::test]
+async fn host_ipc_is_out_of_reach_and_the_commands_own_does_not_outlive_it() {
+    let shm = ipcmk(&["-M", "4096"]);
+    let msg = ipcmk(&["-Q"]);
+    let sem = ipcmk(&["-S", "1"]);
+    let posix = format!("/dev/shm/pi-tools-test-{}", std::process::id());
+    std::fs::write(&posix, "host\n").expect("a host POSIX segment");
+    let host = || (sysv_ids("shm"), sysv_ids("msg"), sysv_ids("sem"));
+    let before = host();
+    for (isolation, policy) in both_isolations() {
+        if isolation == "capabilities dropped" && !root_or_skip("host_ipc (capabilities dropped)") {
+            continue;
+        }
+        let fx = Fixture::plain();
+        let env = fx.env(policy);
+        let listing = "for k in shm msg sem; do tail -n +2 /proc/sysvipc/$k | wc -l; done";
+        let out = run(
+            &env,
+            &format!(
+                "{listing}; ipcrm -m {shm}; ipcrm -q {msg}; ipcrm -s {sem}; ipcmk -M 4096 >/dev/null && {listing}"
+            ),
+        )
+        .await;
+        assert_eq!(
+            out,
+            Ok(format!(
+                "0\n0\n0\nipcrm: invalid id ({shm})\nipcrm: invalid id ({msg})\nipcrm: invalid id ({sem})\n1\n0\n0"
+            )),
+            "{isolation}"
+        );
+        // What the call made is gone with it.
+        assert_eq!(
+            run(&env, listing).await,
+            Ok("0\n0\n0".to_owned()),
+            "{isolation}"
+        );
+        assert_eq!(
+            host(),
+            before,
+            "{isolation}: the host's IPC objects changed"
+        );
+    }
+    // POSIX shared memory: the host's /dev/shm is out of sight; the command's own is the
+    // session's, and emptied when the session ends.
+    let fx = Fixture::plain();
+    let env = fx.workspace_write();
+    let out = run(
+        &env,
+        &format!(
+            "cat {posix}; ls -A /dev/shm | wc -l; echo inside > /dev/shm/seg && cat /dev/shm/seg"
+        ),
+    )
+    .await;
+    assert_eq!(
+        out,
+        Ok(format!(
+            "cat: {posix}: No such file or directory\n0\ninside"
+        ))
+    );
+    assert_eq!(
+        sandbox_support::read(std::path::Path::new(&posix)),
+        "host\n"
+    );
+    assert!(!std::path::Path::new("/dev/shm/seg").exists());
+    env.end_session();
+    assert_eq!(
+        run(&env, "ls -A /dev/shm | wc -l").await,
+        Ok("0".to_owned())
+    );
+    let _ = std::fs::remove_file(&posix);
+    ipcrm("-m", &shm);
+    ipcrm("-q", &msg);
+    ipcrm("-s", &sem);
+}
+
+/// Issue 38, finding 2: nothing made in the sandbox carries set-user-ID, set-group-ID or
+/// file capabilities, whichever call tries (checked from outside).
+#[tokio::test]
+async fn no_set_id_file_or_file_capability_can_be_made() {
+    for (isolation, policy) in both_isolations() {
+        let fx = Fixture::plain();
+        // A set-user-ID file the user has in the workspace, for `cp -p` to copy.
+        let theirs = fx.ws.join("s");
+        std::fs::write(&theirs, "").expect("s");
+        std::fs::set_permissions(
+            &theirs,
+            std::os::unix::fs::PermissionsExt::from_mode(0o4755),
+        )
+        .expect("chmod");
+        let env = fx.env(policy);
+        let text = run(
+            &env,
+            "export LC_ALL=C; touch f g && chmod 755 f; chmod u+s f; chmod g+s f; chmod 6755 f; cp -p s c; \
+             install -m 4755 f i; python3 -c '
+import os
+for name, call in [
+    (\"open\", lambda: os.open(\"o\", os.O_CREAT | os.O_WRONLY, 0o4755)),
+    (\"mknod\", lambda: os.mknod(\"n\", 0o104755)),
+    (\"capability\", lambda: os.setxattr(\"g\", \"security.capability\", bytes(20))),
+    (\"user xattr\", lambda: os.setxattr(\"g\", \"user.x\", b\"1\")),
+]:
+    try:
+        call()
+        print(name, \"made\")
+    except OSError as e:
+        print(name, e.strerror)
+'; stat -c '%n %a' f g c i",
+        )
+        .await;
+        assert_eq!(
+            text.as_deref(),
+            Ok(
+                "chmod: changing permissions of 'f': Operation not permitted\n\
+             chmod: changing permissions of 'f': Operation not permitted\n\
+             chmod: changing permissions of 'f': Operation not permitted\n\
+             cp: preserving permissions for 'c': Operation not permitted\n\
+             install: cannot change permissions of 'i': Operation not permitted\n\
+             open Operation not permitted\n\
+             mknod Operation not permitted\n\
+             capability Operation not supported\n\
+             user xattr Operation not supported\n\
+             f 755\ng 644\nc 700\ni 600"
+            ),
+            "{isolation}"
+        );
+        for name in ["f", "g", "c", "i", "o", "n"] {
+            let path = fx.ws.join(name);
+            if let Ok(meta) = std::fs::symlink_metadata(&path) {
+                use std::os::unix::fs::MetadataExt;
+                assert_eq!(meta.mode() & 0o6000, 0, "{isolation}: {name} is set-ID");
+            }
+            let mut value = [0u8; 64];
+            assert!(
+                rustix::fs::getxattr(&path, "security.capability", &mut value).is_err(),
+                "{isolation}: {name} has file capabilities"
+            );
+        }
+    }
+}

@@ -152,6 +152,7 @@ impl LocalEnv {
                 .push(("TMPDIR".to_owned(), tmp.display().to_string()));
         }
         let (notes, on_chunk) = super::sandbox::CallNotes::wrap(on_chunk);
+        sandbox.before_call();
         let outcome = super::exec::run(
             request,
             cancel,
@@ -160,9 +161,9 @@ impl LocalEnv {
             &self.processes,
             Some(sandbox),
         )
-        .await?;
-        notes.finish(sandbox, &outcome);
-        Ok(outcome)
+        .await;
+        let still_running = sandbox.guards_git() && self.processes.any_alive();
+        notes.finish(sandbox, outcome, still_running)
     }
 
     /// Refuses a path outside the allowed roots (no-op when unconfined). A check only: the

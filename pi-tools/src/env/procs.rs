@@ -144,6 +144,14 @@ impl Tracker {
         calls.retain(|c| !std::ptr::eq(Arc::as_ptr(c), call));
     }
 
+    /// Whether a command is running or a finished one left processes (which are then
+    /// still tracked).
+    pub(crate) fn any_alive(&self) -> bool {
+        let mut calls = self.calls.lock().unwrap_or_else(|e| e.into_inner());
+        calls.retain(|c| !(c.finished.load(Ordering::Relaxed) && c.try_remove()));
+        !calls.is_empty()
+    }
+
     /// Kills every process of every command this tracker followed, background jobs and
     /// running commands included, and removes their cgroups.
     pub(crate) fn end_session(&self) {

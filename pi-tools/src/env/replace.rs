@@ -1,6 +1,7 @@
 //! Replacing a file's content: atomically (a temporary file renamed over the target, both
 //! through one handle of the target's directory), under an advisory lock shared with other
-//! processes, keeping the target's mode and owner, and cleaning up what killed writers left.
+//! processes, keeping the target's mode (but not its set-ID bits) and owner, and cleaning up
+//! what killed writers left.
 //!
 //! The lock is `flock` on the target file itself, taken before reading and held until the
 //! new content has been renamed into place. A writer that waited for it checks afterwards
@@ -173,8 +174,10 @@ impl Target {
                         kept?;
                     }
                 }
-                // After chown, which may clear set-id bits.
-                rustix::fs::fchmod(&temp, Mode::from_raw_mode(st.st_mode & 0o7777))?;
+                // After chown. The set-user-ID and set-group-ID bits are not carried over:
+                // new content is a new program, as the kernel has it when a file is written
+                // to, and a sandboxed write must not make a set-ID file (the sticky bit stays).
+                rustix::fs::fchmod(&temp, Mode::from_raw_mode(st.st_mode & 0o1777))?;
             }
             temp.write_all(data)?;
             if fsync {

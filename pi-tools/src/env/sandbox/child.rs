@@ -2,8 +2,8 @@
 //! and `exec`. Everything that allocates or opens paths happens in the parent; the child
 //! only makes system calls, in this order: its own user namespace (or, where none can be
 //! made, every capability dropped), the mount namespace (protected paths), Landlock
-//! (writes, device nodes, signals and abstract sockets), seccomp (network). Every
-//! descendant inherits all of it.
+//! (writes, device nodes, signals and abstract sockets), seccomp (network, set-ID bits and
+//! file capabilities). Every descendant inherits all of it.
 
 use std::io;
 #[cfg(target_os = "linux")]
@@ -31,7 +31,7 @@ pub(crate) struct ChildSandbox {
     #[cfg(target_os = "linux")]
     ruleset: Option<::landlock::RulesetCreated>,
     #[cfg(target_os = "linux")]
-    network_filter: Option<&'static seccompiler::BpfProgram>,
+    filters: Option<&'static [seccompiler::BpfProgram]>,
 }
 
 impl ChildSandbox {
@@ -66,6 +66,7 @@ impl ChildSandbox {
                 Some(Isolation::Namespaces(MountPlan::new(
                     &sandbox.anchors,
                     &protected,
+                    sandbox.shm.as_deref().map(super::PrivateTemp::path),
                 )?))
             } else if privileges::held() {
                 Some(Isolation::DropCapabilities)
@@ -73,15 +74,16 @@ impl ChildSandbox {
                 None
             },
             ruleset: if confine_writes {
-                Some(landlock::ruleset(&sandbox.roots)?)
+                // The session's /dev/shm, where it is mounted (in a mount namespace).
+                let shm = (kernel.user_namespaces)
+                    .then(|| sandbox.shm.as_deref().map(|s| s.path().to_path_buf()))
+                    .flatten();
+                let roots: Vec<PathBuf> = sandbox.roots.iter().cloned().chain(shm).collect();
+                Some(landlock::ruleset(&roots)?)
             } else {
                 None
             },
-            network_filter: if sandbox.network {
-                None
-            } else {
-                Some(seccomp::network_filter()?)
-            },
+            filters: seccomp::filter(sandbox.network, confine_writes)?,
         }))
     }
 
@@ -117,14 +119,19 @@ impl ChildSandbox {
     fn apply(self) -> io::Result<()> {
         match &self.isolation {
             Some(Isolation::Namespaces(plan)) => plan.apply()?,
-            Some(Isolation::DropCapabilities) => privileges::drop_all()?,
+            Some(Isolation::DropCapabilities) => {
+                // While the capability to make one is still held (root has it; a process
+                // with only some capabilities may not, and keeps the host's IPC).
+                privileges::own_ipc_namespace();
+                privileges::drop_all()?;
+            }
             None => {}
         }
         if let Some(ruleset) = self.ruleset {
             landlock::restrict(ruleset)?;
         }
-        if let Some(program) = self.network_filter {
-            seccomp::install(program)?;
+        if let Some(programs) = self.filters {
+            seccomp::install(programs)?;
         }
         Ok(())
     }
@@ -153,6 +160,13 @@ fn unenforceable(sandbox: &ResolvedSandbox, kernel: &KernelSupport) -> io::Resul
             );
             settings.push("protected = []");
         }
+    }
+    if sandbox.mode != SandboxMode::Off && kernel.landlock_abi > 0 && !kernel.seccomp {
+        lacks.push(format!(
+            "{} has no seccomp filters, which keep commands from making set-user-ID files",
+            kernel.os
+        ));
+        settings.push("mode = \"off\"");
     }
     if !sandbox.network && !kernel.seccomp {
         lacks.push(format!("{} has no seccomp filters", kernel.os));

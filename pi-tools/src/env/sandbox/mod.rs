@@ -7,7 +7,10 @@
 //! - **No host privileges**: every command runs in a user namespace of its own (or, where
 //!   none can be made, with every capability dropped), so root inside cannot make device
 //!   nodes, change the network or the host name; Landlock refuses device nodes anyway and,
-//!   from ABI 6, keeps signals and abstract Unix sockets inside the sandbox.
+//!   from ABI 6, keeps signals and abstract Unix sockets inside the sandbox. Its own IPC
+//!   namespace and the session's `/dev/shm` keep the host's shared memory out of reach.
+//! - **Nothing privileged left behind**: a seccomp filter refuses set-user-ID and
+//!   set-group-ID modes and extended attributes (file capabilities), see `seccomp.rs`.
 //! - **Git**: a repository's `.git` is mounted read-only (`git = "read-only"`), or
 //!   writable for commits with its settings and hooks read-only and the redirect files a
 //!   command writes undone after each call (`git = "commit"`); see `env/sandbox/git.rs`.
@@ -27,10 +30,13 @@
 mod child;
 mod describe;
 mod git;
+mod git_guard;
+mod git_index;
 #[cfg(all(target_os = "linux", feature = "process"))]
 mod landlock;
 #[cfg(all(target_os = "linux", feature = "process"))]
 mod mounts;
+mod nofollow;
 #[cfg(feature = "process")]
 mod notes;
 mod policy;

@@ -3,6 +3,7 @@
 //! Every sandboxed command runs in a user namespace of its own, so it holds no capability
 //! over anything the rest of the system owns: root inside cannot make device nodes, change
 //! the network, the host name or the mounts of the system, whatever the workspace holds.
+//! It gets an IPC namespace of its own too, so System V IPC objects are its own.
 //!
 //! Landlock only adds rights, so it cannot keep `.git` read-only beneath a writable
 //! workspace; a private mount namespace (in that user namespace) can: the child bind-mounts
@@ -21,6 +22,8 @@ pub(super) struct MountPlan {
     uid_map: Vec<u8>,
     gid_map: Vec<u8>,
     targets: Vec<Target>,
+    /// The session's directory to mount on `/dev/shm`, hiding the host's.
+    shm: Option<CString>,
 }
 
 #[derive(Debug)]
@@ -32,12 +35,14 @@ struct Target {
 }
 
 impl MountPlan {
-    /// A plan that anchors `anchors` (writable) and protects `protected` (read-only); the
-    /// protected paths that do not exist are left out (there is nothing to mount on). With
-    /// nothing to protect, the plan is the user namespace alone.
+    /// A plan that anchors `anchors` (writable), protects `protected` (read-only) and
+    /// mounts `shm` on `/dev/shm`; the protected paths that do not exist are left out
+    /// (there is nothing to mount on). With nothing to mount, the plan is the user and IPC
+    /// namespaces alone.
     pub(super) fn new(
         anchors: &[impl AsRef<Path>],
         protected: &[impl AsRef<Path>],
+        shm: Option<&Path>,
     ) -> io::Result<MountPlan> {
         let mut targets = Vec::new();
         for anchor in anchors {
@@ -67,16 +72,21 @@ impl MountPlan {
             uid_map: format!("{uid} {uid} 1\n").into_bytes(),
             gid_map: format!("{gid} {gid} 1\n").into_bytes(),
             targets,
+            shm: shm.map(c_path).transpose()?,
         })
     }
 
     /// In the child: a new user namespace (and a mount namespace when there is something to
     /// mount), then the bind mounts.
     pub(super) fn apply(&self) -> io::Result<()> {
-        let flags = if self.targets.is_empty() {
-            libc::CLONE_NEWUSER
+        // An IPC namespace of its own: the host's System V shared memory, message queues
+        // and semaphores (and POSIX message queues) are out of sight, and what the command
+        // makes there is gone once its last process is.
+        let mounts = !self.targets.is_empty() || self.shm.is_some();
+        let flags = if !mounts {
+            libc::CLONE_NEWUSER | libc::CLONE_NEWIPC
         } else {
-            libc::CLONE_NEWUSER | libc::CLONE_NEWNS
+            libc::CLONE_NEWUSER | libc::CLONE_NEWIPC | libc::CLONE_NEWNS
         };
         // SAFETY: plain system calls on NUL-terminated strings prepared before fork.
         unsafe {
@@ -84,7 +94,7 @@ impl MountPlan {
             write_proc(c"/proc/self/setgroups", b"deny")?;
             write_proc(c"/proc/self/uid_map", &self.uid_map)?;
             write_proc(c"/proc/self/gid_map", &self.gid_map)?;
-            if self.targets.is_empty() {
+            if !mounts {
                 return Ok(());
             }
             // Private, so nothing done here reaches the mounts of the rest of the system.
@@ -112,6 +122,15 @@ impl MountPlan {
                         std::ptr::null(),
                     ))?;
                 }
+            }
+            if let Some(shm) = &self.shm {
+                check(libc::mount(
+                    shm.as_ptr(),
+                    c"/dev/shm".as_ptr(),
+                    std::ptr::null(),
+                    libc::MS_BIND,
+                    std::ptr::null(),
+                ))?;
             }
         }
         Ok(())
@@ -182,7 +201,7 @@ unsafe fn write_proc(path: &std::ffi::CStr, data: &[u8]) -> io::Result<()> {
 /// forked child (a switch that allows them can still be overridden by a seccomp profile or a
 /// security module, as in many containers).
 pub(super) fn namespaces_work() -> bool {
-    let Ok(plan) = MountPlan::new(&[] as &[&Path], &[] as &[&Path]) else {
+    let Ok(plan) = MountPlan::new(&[] as &[&Path], &[] as &[&Path], None) else {
         return false;
     };
     // SAFETY: the child only makes system calls on data prepared before fork, then _exit.

@@ -2,6 +2,7 @@
 //! after the call, and, when the command failed on the read-only `.git`, the setting that
 //! allows commits.
 
+use std::io;
 use std::sync::{Arc, Mutex, PoisonError};
 
 use super::git::GitAccess;
@@ -54,9 +55,17 @@ impl CallNotes {
 
     /// After the command: undoes what it did to git's redirect files and says so, and
     /// names the setting that allows commits when it failed on the read-only `.git`.
-    pub(crate) fn finish(self, sandbox: &ResolvedSandbox, outcome: &ExecOutcome) {
+    /// `still_running`: commands of the session left processes running. A command that
+    /// could not be run gets the undoing too (it may have started), and its error back.
+    pub(crate) fn finish(
+        self,
+        sandbox: &ResolvedSandbox,
+        outcome: io::Result<ExecOutcome>,
+        still_running: bool,
+    ) -> io::Result<ExecOutcome> {
         let mut notes = Vec::new();
-        let undone = sandbox.after_call();
+        let undone = sandbox.after_call(still_running);
+        let outcome = outcome?;
         if !undone.is_empty() {
             notes.push(format!(
                 "[The sandbox undid what this command did to git's settings, hooks or redirect files, which could make a later git command outside the sandbox run other code: {}. Leave them as they are.]",
@@ -80,5 +89,7 @@ impl CallNotes {
             };
             (watch.sink)(format!("{start}{}\n", notes.join("\n")).as_bytes());
         }
+        drop(watch);
+        Ok(outcome)
     }
 }

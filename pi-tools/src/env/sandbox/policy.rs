@@ -9,7 +9,8 @@ use std::path::{Component, Path, PathBuf};
 use std::str::FromStr;
 use std::sync::Arc;
 
-use super::git::{GitAccess, GitGuard, Repository};
+use super::git::{GitAccess, Repository};
+use super::git_guard::GitGuard;
 use super::probe::KernelSupport;
 use super::tempdir::PrivateTemp;
 use crate::env::path::{canonical_lenient_sync, follow_final_links, lexical_join};
@@ -182,6 +183,7 @@ impl SandboxPolicy {
             repositories: Vec::new(),
             git_guard: None,
             tmp: None,
+            shm: None,
             kernel: self.kernel.clone(),
             note: self.describe(),
         };
@@ -231,6 +233,7 @@ impl SandboxPolicy {
             let tmp = PrivateTemp::create()?;
             push_unique(&mut resolved.roots, tmp.path().to_path_buf());
             resolved.tmp = Some(Arc::new(tmp));
+            resolved.shm = PrivateTemp::create_shm().map(Arc::new);
         }
         Ok(resolved)
     }
@@ -264,6 +267,9 @@ pub struct ResolvedSandbox {
     /// What undoes redirect files after each call.
     git_guard: Option<Arc<GitGuard>>,
     pub(super) tmp: Option<Arc<PrivateTemp>>,
+    /// The directory mounted on commands' `/dev/shm` (in `/dev/shm`), if any: writable
+    /// for commands there, not a writable root (the file tools do not write to it).
+    pub(super) shm: Option<Arc<PrivateTemp>>,
     #[cfg_attr(not(feature = "process"), allow(dead_code))]
     pub(super) kernel: Option<KernelSupport>,
     /// What the model is told this sandbox allows (see `describe.rs`).
@@ -301,10 +307,27 @@ impl ResolvedSandbox {
         self.git
     }
 
+    /// Before a command starts: what the git guard compares with at the call's end is taken
+    /// again, unless a command of the session may still be changing it (see `git_guard`).
+    pub(crate) fn before_call(&self) {
+        if let Some(guard) = &self.git_guard {
+            guard.before_call();
+        }
+    }
+
+    /// Whether calls need [`before_call`](Self::before_call) and
+    /// [`after_call`](Self::after_call).
+    pub(crate) fn guards_git(&self) -> bool {
+        self.git_guard.is_some()
+    }
+
     /// What the end of a call undoes: git redirect files the command created, changed or
-    /// removed, one sentence each (see the `git` module).
-    pub(crate) fn after_call(&self) -> Vec<String> {
-        self.git_guard.as_ref().map_or_else(Vec::new, |g| g.undo())
+    /// removed, one sentence each (see the `git_guard` module). `still_running`: a command
+    /// of the session left processes running, which may still change them.
+    pub(crate) fn after_call(&self, still_running: bool) -> Vec<String> {
+        self.git_guard
+            .as_ref()
+            .map_or_else(Vec::new, |g| g.after_call(still_running))
     }
 
     /// Whether `.git` is read-only for commands (there is a repository and `git =
@@ -317,8 +340,10 @@ impl ResolvedSandbox {
     /// What the end of the session undoes: git redirect files, and the private temporary
     /// directory is emptied.
     pub(crate) fn end_session(&self) {
-        self.after_call();
-        if let Some(tmp) = &self.tmp {
+        if let Some(guard) = &self.git_guard {
+            guard.end_session();
+        }
+        for tmp in self.tmp.iter().chain(&self.shm) {
             tmp.clear();
         }
     }
@@ -397,6 +422,15 @@ impl ResolvedSandbox {
                         ),
                     ));
                 }
+                if self.in_other_git_dir(&real) {
+                    return Err(io::Error::new(
+                        io::ErrorKind::PermissionDenied,
+                        format!(
+                            "{} cannot be written: it is inside a .git that git may read for this workspace (a nested repository, a submodule's, or a repository made during the session), where a setting or hook could make a later git command outside the sandbox run other code. Leave it as it is.",
+                            path.display()
+                        ),
+                    ));
+                }
                 if let Some(protected) = self.protected.iter().find(|p| real.starts_with(p)) {
                     return Err(io::Error::new(
                         io::ErrorKind::PermissionDenied,
@@ -424,6 +458,24 @@ impl ResolvedSandbox {
                 ))
             }
         }
+    }
+}
+
+impl ResolvedSandbox {
+    /// Whether `real` is in a `.git` (any case) beneath a writable root, other than the one
+    /// at the top of a root that had a repository when the policy was resolved (which the
+    /// rules above cover): git reads it once a gitlink, a submodule or a `git init` makes
+    /// it part of the workspace's repository, whenever that happens.
+    fn in_other_git_dir(&self, real: &Path) -> bool {
+        self.roots.iter().any(|root| {
+            let Ok(rel) = real.strip_prefix(root) else {
+                return false;
+            };
+            let known = self.repositories.iter().any(|r| &r.root == root);
+            rel.components()
+                .enumerate()
+                .any(|(at, c)| c.as_os_str().eq_ignore_ascii_case(".git") && !(at == 0 && known))
+        })
     }
 }
 

@@ -40,6 +40,16 @@ pub(super) fn held() -> bool {
     })
 }
 
+/// In the child, before [`drop_all`]: an IPC namespace of its own, so the host's System V
+/// IPC objects are out of reach, where the process may make one (root may, without a user
+/// namespace).
+pub(super) fn own_ipc_namespace() {
+    // SAFETY: unshare takes flags only.
+    unsafe {
+        libc::unshare(libc::CLONE_NEWIPC);
+    }
+}
+
 /// In the child: drops every capability for good. Only plain system calls (safe after
 /// `fork`).
 pub(super) fn drop_all() -> io::Result<()> {

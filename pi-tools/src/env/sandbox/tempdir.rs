@@ -1,5 +1,6 @@
 //! The private temporary directory a sandboxed command gets as `TMPDIR`: its own, so it
-//! need not be allowed to write into the shared `/tmp`. Emptied when the session ends,
+//! need not be allowed to write into the shared `/tmp`; and likewise the one mounted on its
+//! `/dev/shm`, so POSIX shared memory and semaphores are the session's own. Emptied when the session ends,
 //! removed with the environment; the ones a killed process left behind (its pid no longer
 //! runs) are removed when the next process makes its first one.
 
@@ -16,12 +17,25 @@ pub struct PrivateTemp {
 }
 
 impl PrivateTemp {
-    /// Creates a fresh directory `pi-tools-sandbox-<pid>-<n>` with mode 0700.
+    /// Creates a fresh directory `pi-tools-sandbox-<pid>-<n>` with mode 0700 in the
+    /// system's temporary directory.
     pub(super) fn create() -> io::Result<PrivateTemp> {
-        static COUNTER: AtomicU64 = AtomicU64::new(0);
         static SWEPT: std::sync::Once = std::sync::Once::new();
-        let base = std::env::temp_dir();
-        SWEPT.call_once(|| remove_stale(&base));
+        Self::create_in(&std::env::temp_dir(), &SWEPT)
+    }
+
+    /// The same in `/dev/shm`, for a command's POSIX shared memory (mounted on `/dev/shm`
+    /// in its mount namespace); `None` where there is no `/dev/shm` to make one in.
+    pub(super) fn create_shm() -> Option<PrivateTemp> {
+        static SWEPT: std::sync::Once = std::sync::Once::new();
+        let base = Path::new("/dev/shm");
+        let is_dir = fs::symlink_metadata(base).is_ok_and(|m| m.is_dir());
+        is_dir.then(|| Self::create_in(base, &SWEPT).ok()).flatten()
+    }
+
+    fn create_in(base: &Path, swept: &std::sync::Once) -> io::Result<PrivateTemp> {
+        static COUNTER: AtomicU64 = AtomicU64::new(0);
+        swept.call_once(|| remove_stale(base));
         loop {
             let n = COUNTER.fetch_add(1, Ordering::Relaxed);
             let path = base.join(format!("pi-tools-sandbox-{}-{n}", std::process::id()));

@@ -1,0 +1,389 @@
+//! [`GitGuard`]: catches, after every call and at the session's end, what the kernel could
+//! not stop in a repository: a redirect file a command created, changed or removed in a
+//! writable git directory, or a submodule `.git` that appeared.
+//!
+//! Two rules keep the guard from doing harm of its own:
+//!
+//! - it never follows a symbolic link (see `nofollow.rs`): a directory turned into a link
+//!   to somewhere else is not looked into, and the link itself is what gets removed;
+//! - it only undoes what a sandboxed command can have done: the state it compares with is
+//!   taken again at the start of every call made while no command of the session runs, so
+//!   what the user changed between calls stays; and something that was not watched before
+//!   (a nested repository under a newly staged gitlink, a hook moved in from elsewhere) is
+//!   removed only when it was made or changed after that state was taken, and otherwise
+//!   renamed out of git's way (`<name>.pi-tools-disabled`), not removed.
+
+use std::collections::BTreeMap;
+use std::ffi::OsStr;
+use std::os::fd::{AsFd, BorrowedFd};
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use rustix::fs::{FileType, Stat};
+
+use super::git::{GitAccess, Repository};
+use super::git_index::gitlinks;
+use super::nofollow::{
+    move_aside, names, open_dir, open_parent, open_subdir, read_at, remove_at, stat_at, write_at,
+};
+
+/// How far a file's change time may trail the clock read when the state was taken: file
+/// times come from a coarser clock, and some file systems keep whole seconds (or two).
+const CLOCK_SLACK: Duration = Duration::from_secs(2);
+
+/// What a watched path is, as far as a stat tells (a change time cannot be set back).
+#[derive(Debug, Clone, Copy)]
+struct Seen {
+    kind: FileType,
+    ino: u64,
+    len: u64,
+    /// Change time, in nanoseconds since the epoch.
+    ctime: i128,
+}
+
+impl Seen {
+    fn of(st: &Stat) -> Seen {
+        Seen {
+            kind: FileType::from_raw_mode(st.st_mode),
+            ino: st.st_ino,
+            len: u64::try_from(st.st_size).unwrap_or(0),
+            ctime: i128::from(st.st_ctime) * 1_000_000_000 + i128::from(st.st_ctime_nsec),
+        }
+    }
+
+    /// Unchanged: a directory is the same one (what is in it is watched on its own), a
+    /// file or link has not been touched.
+    fn same(&self, other: &Seen) -> bool {
+        match (self.kind, other.kind) {
+            (FileType::Directory, FileType::Directory) => self.ino == other.ino,
+            _ => {
+                self.kind == other.kind
+                    && self.ino == other.ino
+                    && self.len == other.len
+                    && self.ctime == other.ctime
+            }
+        }
+    }
+}
+
+/// What a watched path held in the trusted state (a file's bytes and mode, to restore it).
+#[derive(Debug, Clone)]
+struct Saved {
+    seen: Seen,
+    bytes: Option<Vec<u8>>,
+    mode: u32,
+}
+
+/// The gitlinks of an index, and the stamp of the index they were read from.
+type IndexLinks = (Seen, Vec<PathBuf>);
+
+#[derive(Debug)]
+struct State {
+    /// What every watched path held when no sandboxed command could have changed it.
+    trusted: BTreeMap<PathBuf, Saved>,
+    /// When `trusted` was taken, in nanoseconds since the epoch.
+    since: i128,
+    /// Whether a sandboxed command may have run since `trusted` was taken: a call in
+    /// flight, or processes a finished call left running.
+    busy: bool,
+}
+
+/// Watches a session's repositories; see the module's documentation. A check is stats
+/// only (and a read of the index when it changed, and of a file whose stamp changed).
+#[derive(Debug)]
+pub(super) struct GitGuard {
+    repositories: Vec<Repository>,
+    /// Whether the git directories are writable (commit mode): only then are they scanned.
+    scan_git_dirs: bool,
+    state: Mutex<State>,
+    /// Each repository's gitlinks, by the stamp of the index they were read from.
+    links: Mutex<Vec<Option<IndexLinks>>>,
+}
+
+impl GitGuard {
+    /// Remembers what every watched path holds now.
+    pub(super) fn new(repositories: Vec<Repository>, access: GitAccess) -> GitGuard {
+        let count = repositories.len();
+        let guard = GitGuard {
+            repositories,
+            scan_git_dirs: access == GitAccess::Commit,
+            state: Mutex::new(State {
+                trusted: BTreeMap::new(),
+                since: 0,
+                busy: false,
+            }),
+            links: Mutex::new(vec![None; count]),
+        };
+        guard.before_call();
+        guard.state.lock().unwrap_or_else(|e| e.into_inner()).busy = false;
+        guard
+    }
+
+    /// Whether there is anything to watch.
+    pub(super) fn is_empty(&self) -> bool {
+        self.repositories.is_empty()
+    }
+
+    /// Before a command starts: when no command of the session can have changed anything
+    /// since the last check, what is there now (the user's changes included) becomes the
+    /// trusted state.
+    pub(super) fn before_call(&self) {
+        let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        if !state.busy {
+            let since = now();
+            let current = self.current();
+            let previous = std::mem::take(&mut state.trusted);
+            state.trusted = current
+                .into_iter()
+                .map(|(path, (seen, mode))| {
+                    let bytes = match previous.get(&path) {
+                        Some(old) if old.seen.same(&seen) => old.bytes.clone(),
+                        _ if seen.kind == FileType::RegularFile => read(&path),
+                        _ => None,
+                    };
+                    (path, Saved { seen, bytes, mode })
+                })
+                .collect();
+            state.since = since;
+        }
+        state.busy = true;
+    }
+
+    /// After a call (`still_running`: it or another call left processes running): undoes
+    /// what changed since the trusted state; one sentence per path undone.
+    pub(super) fn after_call(&self, still_running: bool) -> Vec<String> {
+        let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        let undone = self.undo(&mut state);
+        state.busy = still_running;
+        undone
+    }
+
+    /// At the session's end, once its processes are gone: undoes what they changed since
+    /// the last check, if any can have run since.
+    pub(super) fn end_session(&self) {
+        let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        if state.busy {
+            self.undo(&mut state);
+        }
+        state.busy = false;
+    }
+
+    fn undo(&self, state: &mut State) -> Vec<String> {
+        let now = self.current();
+        let since = state.since - CLOCK_SLACK.as_nanos() as i128;
+        let mut undone = Vec::new();
+        for (path, (seen, _)) in &now {
+            match state.trusted.get_mut(path) {
+                Some(before) if before.seen.same(seen) => {}
+                Some(before) if before.bytes.is_some() => {
+                    if let Some(after) = restore(path, before) {
+                        before.seen = after;
+                        undone.push(format!("restored {}", path.display()));
+                    }
+                }
+                // Not watched when the state was taken, and not changed since: perhaps the
+                // user's (a nested repository a gitlink staged in the call now leads git
+                // to), perhaps prepared earlier and moved here. Not removed, but out of
+                // git's way.
+                None if seen.ctime < since => {
+                    if let Some(aside) = move_aside_path(path) {
+                        undone.push(format!(
+                            "moved {} aside to {}",
+                            path.display(),
+                            aside.display()
+                        ));
+                    }
+                }
+                _ => {
+                    if remove(path) {
+                        undone.push(format!("removed {}", path.display()));
+                    }
+                }
+            }
+        }
+        for (path, before) in state.trusted.iter_mut() {
+            if now.contains_key(path) || before.bytes.is_none() {
+                continue;
+            }
+            if let Some(after) = restore(path, before) {
+                before.seen = after;
+                undone.push(format!("restored {}", path.display()));
+            }
+        }
+        undone
+    }
+
+    /// The gitlinks of repository `at`, read again only when its index changed (a shared
+    /// index of a split one is only used through an index naming it).
+    fn gitlinks(&self, at: usize) -> Vec<PathBuf> {
+        let index = self.repositories[at].git_dir.join("index");
+        let stamp = open_parent(&index)
+            .and_then(|(dir, name)| stat_at(dir.as_fd(), &name))
+            .map(|st| Seen::of(&st));
+        let mut links = self.links.lock().unwrap_or_else(|e| e.into_inner());
+        match (&links[at], stamp) {
+            (Some((seen, found)), Some(now)) if seen.same(&now) => found.clone(),
+            _ => {
+                let found = stamp
+                    .map(|_| gitlinks(&self.repositories[at].git_dir))
+                    .unwrap_or_default();
+                links[at] = stamp.map(|s| (s, found.clone()));
+                found
+            }
+        }
+    }
+
+    /// The watched paths that exist now, reached without following a link, with their mode.
+    fn current(&self) -> BTreeMap<PathBuf, (Seen, u32)> {
+        let mut found = BTreeMap::new();
+        for (at, repo) in self.repositories.iter().enumerate() {
+            let Some(root) = open_dir(&repo.root) else {
+                continue;
+            };
+            let mut work_tree: Vec<PathBuf> = repo
+                .submodules
+                .iter()
+                .filter_map(|s| s.strip_prefix(&repo.root).ok())
+                .map(Path::to_path_buf)
+                .collect();
+            if self.scan_git_dirs {
+                // A gitlink staged during the session, with a `.git` planted beneath it.
+                work_tree.extend(self.gitlinks(at).into_iter().map(|l| l.join(".git")));
+            }
+            for rel in work_tree {
+                note_beneath(&mut found, root.as_fd(), &repo.root, &rel);
+            }
+            if !self.scan_git_dirs {
+                continue;
+            }
+            for dir in repo.git_dirs() {
+                let Some(fd) = open_dir(dir) else { continue };
+                note_git_dir(&mut found, fd.as_fd(), dir);
+                let Some(worktrees) = open_subdir(fd.as_fd(), OsStr::new("worktrees")) else {
+                    continue;
+                };
+                let base = dir.join("worktrees");
+                for name in names(worktrees.as_fd()) {
+                    match open_subdir(worktrees.as_fd(), &name) {
+                        Some(wt) => note_git_dir(&mut found, wt.as_fd(), &base.join(&name)),
+                        None => note(&mut found, worktrees.as_fd(), &base, &name),
+                    }
+                }
+            }
+        }
+        found
+    }
+}
+
+fn now() -> i128 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos() as i128)
+}
+
+/// Records the redirect files of the git directory `dir` (open as `fd`).
+fn note_git_dir(found: &mut BTreeMap<PathBuf, (Seen, u32)>, fd: BorrowedFd<'_>, dir: &Path) {
+    for name in ["commondir", "config.worktree", "config"] {
+        note(found, fd, dir, OsStr::new(name));
+    }
+    note_tree(found, fd, dir, OsStr::new("hooks"), 0, true);
+    note_tree(found, fd, dir, OsStr::new("modules"), 0, false);
+}
+
+/// Records `name` in `dir` if it exists (a link is recorded as itself, never followed).
+fn note(found: &mut BTreeMap<PathBuf, (Seen, u32)>, dir: BorrowedFd<'_>, at: &Path, name: &OsStr) {
+    if let Some(st) = stat_at(dir, name) {
+        found.insert(at.join(name), (Seen::of(&st), st.st_mode & 0o777));
+    }
+}
+
+/// Records `rel` beneath `dir` (at `at`), when every directory on the way is one.
+fn note_beneath(
+    found: &mut BTreeMap<PathBuf, (Seen, u32)>,
+    dir: BorrowedFd<'_>,
+    at: &Path,
+    rel: &Path,
+) {
+    let (Some(parent), Some(name)) = (rel.parent(), rel.file_name()) else {
+        return;
+    };
+    let mut fd = None;
+    for component in parent.iter() {
+        let from = fd
+            .as_ref()
+            .map_or(dir, |f: &std::os::fd::OwnedFd| f.as_fd());
+        match open_subdir(from, component) {
+            Some(next) => fd = Some(next),
+            None => return,
+        }
+    }
+    note(
+        found,
+        fd.as_ref().map_or(dir, |f| f.as_fd()),
+        &at.join(parent),
+        name,
+    );
+}
+
+/// Records the entries beneath `name` in `dir` that can redirect git: all of them in
+/// `hooks`, and in `modules` the settings, hooks and redirect files of every submodule's
+/// git directory (objects and refs are left out), and every link (a link is never
+/// followed; one in place of a directory could point git elsewhere).
+fn note_tree(
+    found: &mut BTreeMap<PathBuf, (Seen, u32)>,
+    dir: BorrowedFd<'_>,
+    at: &Path,
+    name: &OsStr,
+    depth: usize,
+    hooks: bool,
+) {
+    let Some(st) = stat_at(dir, name) else { return };
+    let kind = FileType::from_raw_mode(st.st_mode);
+    let hooks = hooks || name == "hooks";
+    if kind != FileType::Directory {
+        let redirect = matches!(
+            name.to_str(),
+            Some("config" | "commondir" | "config.worktree" | "gitdir")
+        );
+        if hooks || redirect || kind == FileType::Symlink || depth == 0 {
+            note(found, dir, at, name);
+        }
+        return;
+    }
+    if depth >= 16 || matches!(name.to_str(), Some("objects" | "refs" | "logs")) {
+        return;
+    }
+    let Some(sub) = open_subdir(dir, name) else {
+        return;
+    };
+    let path = at.join(name);
+    for entry in names(sub.as_fd()) {
+        note_tree(found, sub.as_fd(), &path, &entry, depth + 1, hooks);
+    }
+}
+
+fn read(path: &Path) -> Option<Vec<u8>> {
+    let (dir, name) = open_parent(path)?;
+    read_at(dir.as_fd(), &name)
+}
+
+/// Puts the saved bytes back at `path` (its directory reached without following a link);
+/// what is there now, when the write worked.
+fn restore(path: &Path, saved: &Saved) -> Option<Seen> {
+    let (dir, name) = open_parent(path)?;
+    write_at(dir.as_fd(), &name, saved.bytes.as_deref()?, saved.mode).ok()?;
+    stat_at(dir.as_fd(), &name).map(|st| Seen::of(&st))
+}
+
+/// Renames `path` out of git's way (see [`move_aside`]); its new path.
+fn move_aside_path(path: &Path) -> Option<PathBuf> {
+    let (dir, name) = open_parent(path)?;
+    let aside = move_aside(dir.as_fd(), &name).ok()?;
+    Some(path.with_file_name(aside))
+}
+
+/// Removes `path` itself (a link, not what it points to).
+fn remove(path: &Path) -> bool {
+    open_parent(path).is_some_and(|(dir, name)| remove_at(dir.as_fd(), &name).is_ok())
+}

@@ -1,0 +1,167 @@
+//! File operations for the git guard that never follow a symbolic link: a command may turn
+//! any directory the guard looks into (`.git/modules`, `.git/worktrees/x`, a submodule's
+//! directory) into a link to somewhere else, and what the guard reads, removes or writes
+//! must stay where the guard meant. Every path is opened from `/` one component at a time
+//! with `O_NOFOLLOW | O_DIRECTORY` (the guard's paths are canonical, so a link on the way
+//! was put there since, and the path is taken as not there), and every change is made
+//! relative to the handle of the directory it is in.
+
+use std::ffi::{OsStr, OsString};
+use std::fs::File;
+use std::io::{self, Read, Write};
+use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
+use std::os::unix::ffi::OsStrExt;
+use std::path::{Component, Path};
+
+use rustix::fs::{AtFlags, FileType, Mode, OFlags, Stat};
+use rustix::io::Errno;
+
+/// How deep a planted tree is removed; deeper ones are left (git does not nest that far).
+const MAX_DEPTH: usize = 32;
+
+/// Opens the directory `path` (absolute), refusing a symbolic link or `..` anywhere on the
+/// way: `None` when it is not a directory reached that way.
+pub(super) fn open_dir(path: &Path) -> Option<OwnedFd> {
+    let mut dir = rustix::fs::open(
+        "/",
+        OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
+        Mode::empty(),
+    )
+    .ok()?;
+    for component in path.components() {
+        match component {
+            Component::RootDir => {}
+            Component::Normal(name) => dir = open_subdir(dir.as_fd(), name)?,
+            _ => return None,
+        }
+    }
+    Some(dir)
+}
+
+/// Opens the directory `name` in `dir`, not following a link.
+pub(super) fn open_subdir(dir: BorrowedFd<'_>, name: &OsStr) -> Option<OwnedFd> {
+    rustix::fs::openat(
+        dir,
+        name,
+        OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+        Mode::empty(),
+    )
+    .ok()
+}
+
+/// The directory holding `path` and the name of `path` in it.
+pub(super) fn open_parent(path: &Path) -> Option<(OwnedFd, OsString)> {
+    let name = path.file_name()?;
+    Some((open_dir(path.parent()?)?, name.to_os_string()))
+}
+
+/// `name` in `dir` itself (a link is described, not followed).
+pub(super) fn stat_at(dir: BorrowedFd<'_>, name: &OsStr) -> Option<Stat> {
+    rustix::fs::statat(dir, name, AtFlags::SYMLINK_NOFOLLOW).ok()
+}
+
+/// The names in `dir` (without `.` and `..`).
+pub(super) fn names(dir: BorrowedFd<'_>) -> Vec<OsString> {
+    let Ok(entries) = rustix::fs::Dir::read_from(dir) else {
+        return Vec::new();
+    };
+    entries
+        .filter_map(Result::ok)
+        .map(|e| OsStr::from_bytes(e.file_name().to_bytes()).to_os_string())
+        .filter(|n| n != "." && n != "..")
+        .collect()
+}
+
+/// The bytes of the regular file `name` in `dir`.
+pub(super) fn read_at(dir: BorrowedFd<'_>, name: &OsStr) -> Option<Vec<u8>> {
+    let fd = rustix::fs::openat(
+        dir,
+        name,
+        OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::CLOEXEC,
+        Mode::empty(),
+    )
+    .ok()?;
+    let st = rustix::fs::fstat(&fd).ok()?;
+    if FileType::from_raw_mode(st.st_mode) != FileType::RegularFile {
+        return None;
+    }
+    let mut bytes = Vec::new();
+    File::from(fd).read_to_end(&mut bytes).ok()?;
+    Some(bytes)
+}
+
+/// Removes `name` from `dir`: a file or link itself, a directory with everything in it
+/// (links inside are removed, never followed).
+pub(super) fn remove_at(dir: BorrowedFd<'_>, name: &OsStr) -> io::Result<()> {
+    remove_entry(dir, name, 0)
+}
+
+fn remove_entry(dir: BorrowedFd<'_>, name: &OsStr, depth: usize) -> io::Result<()> {
+    match rustix::fs::unlinkat(dir, name, AtFlags::empty()) {
+        Ok(()) => Ok(()),
+        Err(Errno::ISDIR | Errno::PERM) if depth < MAX_DEPTH => {
+            let Some(sub) = open_subdir(dir, name) else {
+                return Err(io::Error::from(Errno::NOTDIR));
+            };
+            for entry in names(sub.as_fd()) {
+                remove_entry(sub.as_fd(), &entry, depth + 1)?;
+            }
+            rustix::fs::unlinkat(dir, name, AtFlags::REMOVEDIR).map_err(Into::into)
+        }
+        Err(err) => Err(err.into()),
+    }
+}
+
+/// What a moved-aside entry's name ends with (git reads none of these names).
+pub(super) const ASIDE: &str = ".pi-tools-disabled";
+
+/// Renames `name` in `dir` to `<name>.pi-tools-disabled` (or `…-2`, `…-3`, … when taken),
+/// replacing nothing; the new name.
+pub(super) fn move_aside(dir: BorrowedFd<'_>, name: &OsStr) -> io::Result<OsString> {
+    for n in 1..100 {
+        let mut aside = name.to_os_string();
+        aside.push(ASIDE);
+        if n > 1 {
+            aside.push(format!("-{n}"));
+        }
+        match rustix::fs::renameat_with(dir, name, dir, &*aside, rustix::fs::RenameFlags::NOREPLACE)
+        {
+            Ok(()) => return Ok(aside),
+            Err(Errno::EXIST) => continue,
+            Err(err) => return Err(err.into()),
+        }
+    }
+    Err(io::Error::from(Errno::EXIST))
+}
+
+/// Puts `bytes` at `name` in `dir` as a new regular file (renamed over whatever is there,
+/// so a hard link or a link at that name is replaced, not written through).
+pub(super) fn write_at(
+    dir: BorrowedFd<'_>,
+    name: &OsStr,
+    bytes: &[u8],
+    mode: u32,
+) -> io::Result<()> {
+    if stat_at(dir, name)
+        .is_some_and(|st| FileType::from_raw_mode(st.st_mode) == FileType::Directory)
+    {
+        remove_at(dir, name)?;
+    }
+    let mut temp = name.as_bytes().to_vec();
+    temp.extend_from_slice(format!(".pi-tools-restore.{}", std::process::id()).as_bytes());
+    let temp = OsStr::from_bytes(&temp);
+    let _ = rustix::fs::unlinkat(dir, temp, AtFlags::empty());
+    let fd = rustix::fs::openat(
+        dir,
+        temp,
+        OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+        Mode::from_raw_mode(mode & 0o777),
+    )?;
+    let written = File::from(fd)
+        .write_all(bytes)
+        .and_then(|()| rustix::fs::renameat(dir, temp, dir, name).map_err(Into::into));
+    if written.is_err() {
+        let _ = rustix::fs::unlinkat(dir, temp, AtFlags::empty());
+    }
+    written
+}
