@@ -29,7 +29,11 @@ mod indent;
 mod indent_note;
 mod lines;
 mod matching;
+mod numbers;
+mod numbers_note;
 mod refusal;
+mod stale;
+mod tab_width;
 mod transform;
 
 use crate::builtins::preview::arg_str;
@@ -41,6 +45,7 @@ use crate::tool::ToolOutput;
 use crate::tool::render::{Color, Style, Styled};
 pub use blank_note::{BlankLineAdjustment, BlankLinePlace};
 pub use indent_note::{IndentAdjustment, IndentShift, IndentStyle};
+pub use numbers_note::LineNumberAdjustment;
 
 /// Arguments of `edit`.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
@@ -108,6 +113,10 @@ pub struct EditDetails {
     /// lines differed from the file's (absent when none did).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub blank_lines: Vec<BlankLineAdjustment>,
+    /// The edits whose oldText matched once the line numbers copied into it were removed
+    /// (absent when none did).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub line_numbers: Vec<LineNumberAdjustment>,
 }
 
 /// Accepts the older single-replacement layout (`oldText`/`newText` beside `path`) by moving
@@ -209,6 +218,7 @@ struct EditOutcome {
     fuzzy: bool,
     indentation: Vec<IndentAdjustment>,
     blank_lines: Vec<BlankLineAdjustment>,
+    line_numbers: Vec<LineNumberAdjustment>,
 }
 
 /// Why the change refused to produce new content: the message for the model, carried
@@ -229,6 +239,9 @@ impl EditJob {
     /// (which, locally, holds the file's lock against other processes throughout).
     async fn run(self) -> Result<ToolOutput<EditDetails>, ToolError> {
         let shown = self.shown.clone();
+        let hints = FileHints {
+            tab_width: editorconfig_tab_width(&*self.env, &self.path).await,
+        };
         let outcome: Arc<Mutex<Option<EditOutcome>>> = Arc::default();
         let change = {
             let (shown, edits, cancel, outcome) = (
@@ -244,7 +257,7 @@ impl EditJob {
                         "{shown} is not UTF-8 text, so edit cannot change it safely. Use bash for binary files."
                     )))
                 })?;
-                let edited = apply_edits(&text, &edits, &shown).map_err(refuse)?;
+                let edited = apply_edits_with(&text, &edits, &shown, hints).map_err(refuse)?;
                 drop(text);
                 if cancel.is_cancelled() {
                     return Err(refuse(ToolError::new(format!(
@@ -257,6 +270,7 @@ impl EditJob {
                     fuzzy: edited.fuzzy,
                     indentation: edited.indentation,
                     blank_lines: edited.blank_lines,
+                    line_numbers: edited.line_numbers,
                 });
                 Ok(edited.content.into_bytes())
             })
@@ -298,6 +312,7 @@ impl EditJob {
                 fuzzy_match: outcome.fuzzy,
                 indentation: outcome.indentation,
                 blank_lines: outcome.blank_lines,
+                line_numbers: outcome.line_numbers,
             }),
         )
     }
@@ -314,26 +329,59 @@ fn result_text(outcome: &EditOutcome, shown: &str) -> String {
     let indentation = outcome
         .indentation
         .iter()
-        .map(|a| (a.edit, "indentation", &a.note));
+        .map(|a| (a.edit, "indentation adjusted", &a.note));
     let blank_lines = outcome
         .blank_lines
         .iter()
-        .map(|a| (a.edit, "blank lines", &a.note));
-    let mut notes: Vec<(usize, &str, &String)> = indentation.chain(blank_lines).collect();
+        .map(|a| (a.edit, "blank lines adjusted", &a.note));
+    let line_numbers = outcome
+        .line_numbers
+        .iter()
+        .map(|a| (a.edit, "line numbers removed", &a.note));
+    let mut notes: Vec<(usize, &str, &String)> =
+        line_numbers.chain(indentation).chain(blank_lines).collect();
     notes.sort_by_key(|&(edit, ..)| edit);
     for (edit, what, note) in notes {
         if n == 1 {
-            message.push_str(&format!("\nApplied with {what} adjusted: {note}"));
+            message.push_str(&format!("\nApplied with {what}: {note}"));
         } else {
-            message.push_str(&format!(
-                "\nedits[{edit}] was applied with {what} adjusted: {note}"
-            ));
+            message.push_str(&format!("\nedits[{edit}] was applied with {what}: {note}"));
         }
     }
     message
 }
 
-pub use apply::{Edited, apply_edits};
+pub use apply::{Edited, FileHints, apply_edits, apply_edits_with};
+
+/// The tab width the `.editorconfig` files above `path` set for it, read through `env`
+/// (nearest first, up to one that says `root = true`); `None` when none does or none can be
+/// read.
+async fn editorconfig_tab_width(env: &dyn ExecutionEnv, path: &std::path::Path) -> Option<usize> {
+    /// More than any real .editorconfig; a larger one is not read.
+    const MAX_BYTES: usize = 256 << 10;
+    let mut configs = Vec::new();
+    for candidate in tab_width::editorconfig_candidates(path) {
+        let Ok(head) = env.read_head(&candidate, MAX_BYTES).await else {
+            continue;
+        };
+        let Ok(text) = String::from_utf8(head.bytes) else {
+            continue;
+        };
+        let config = tab_width::EditorConfig {
+            dir: candidate
+                .parent()
+                .map(std::path::Path::to_path_buf)
+                .unwrap_or_default(),
+            text,
+        };
+        let root = config.is_root();
+        configs.push(config);
+        if root {
+            break;
+        }
+    }
+    tab_width::editorconfig_width(&configs, path)
+}
 pub use diff::EditDiff;
 
 /// Draws edit calls and results for a person.
