@@ -16,6 +16,13 @@
 //!   and applies whenever the window is unique, oldText has no blank line at its edges, and a
 //!   single line with text keeps its depth.
 //!
+//! - in files of repeated lines (around and inside the window), an oldText sent exactly,
+//!   normalised or shifted applies with exactly the expected bytes or is refused, and is
+//!   refused only when another place reads the same; overlapping repeats are refused in every
+//!   stage, naming each start; in files whose tabs are 2 or 8 columns one line sent in spaces
+//!   applies exactly when the width is settled and the line is at its depth; and an edit
+//!   sent again after it was applied (stale) is refused, never applied twice.
+//!
 //! `PROPTEST_CASES` raises the number of cases (the default keeps the suite fast).
 #![cfg(feature = "builtins")]
 
@@ -30,6 +37,7 @@ use unicode_normalization::UnicodeNormalization;
 use unicode_normalization::char::canonical_combining_class;
 
 mod drift;
+mod repeats;
 
 /// Cases per property: `PROPTEST_CASES` when set, else a number that keeps CI fast.
 fn cases(default: u32) -> u32 {
