@@ -63,6 +63,7 @@ async fn each_prefix_style_is_removed_when_the_numbers_name_the_place() {
             "{style}: {text}"
         );
         assert_eq!(result.details["lineNumbers"][0]["edit"], 0, "{style}");
+        assert_eq!(result.details["fuzzyMatch"], true, "{style}");
         assert_eq!(result.details["lineNumbers"][0]["style"], style, "{old:?}");
         assert_eq!(
             result.details["lineNumbers"][0]["startLine"],

@@ -27,7 +27,7 @@ pub struct Edited {
     /// The diffs of the change (computed on the LF-normalised text).
     pub diff: EditDiff,
     /// Whether any edit was located by a forgiving match (normalised text, adjusted
-    /// indentation or blank lines).
+    /// indentation or blank lines, line numbers removed).
     pub fuzzy: bool,
     /// The edits whose oldText matched once its indentation was adjusted, and how.
     pub indentation: Vec<IndentAdjustment>,
@@ -241,6 +241,9 @@ impl<'t> Locator<'t> {
                 self.shown,
             )));
         }
+        // Removing the numbers forgave a mistake, whichever stage then matched.
+        let mut placed = placed;
+        placed.at.fuzzy = true;
         self.line_numbers.push(LineNumberAdjustment::new(
             i,
             &numbered,

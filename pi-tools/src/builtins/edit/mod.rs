@@ -6,11 +6,18 @@
 //! line with one consistent indentation mistake forgiven, `newText` then re-indented the
 //! same way (`indent.rs`, `transform.rs`); else with the blank lines of both set aside as
 //! well, `newText` then placed around the file's own blank lines (`blank.rs`,
-//! `blank_map.rs`). Only the replaced regions change: a match locates a region, and the new
+//! `blank_map.rs`). Every stage counts overlapping occurrences, and more than one is a
+//! refusal. A single line is never moved to another depth: it may only be converted between
+//! tabs and spaces at the tab width the file settles (`tab_width.rs`). A match through a
+//! forgiving stage whose newText is already around it looks like an edit sent again, and is
+//! refused (`stale.rs`). An oldText found nowhere whose lines carry line numbers copied from
+//! tool output is matched without them when they name the matched lines (`numbers.rs`).
+//! Only the replaced regions change: a match locates a region, and the new
 //! text is spliced into the file's original bytes, so line endings, a byte-order mark,
 //! trailing spaces and typographic characters elsewhere stay exactly as they were.
 //! `apply.rs` does all of that in memory (the whole tool but the file IO, also public as
-//! [`apply_edits`]); this file holds the tool, its arguments and its rendering.
+//! [`apply_edits`]); this file holds the tool, its arguments and its rendering, and reads
+//! the file's `.editorconfig` for its tab width.
 
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, PoisonError};
@@ -104,7 +111,7 @@ pub struct EditDetails {
     /// The first changed line, numbered in the new file.
     pub first_changed_line: Option<usize>,
     /// Whether any edit was located by a forgiving match (normalised text, adjusted
-    /// indentation or blank lines).
+    /// indentation or blank lines, line numbers removed).
     pub fuzzy_match: bool,
     /// The edits whose indentation was adjusted, and how (absent when none was).
     #[serde(skip_serializing_if = "Vec::is_empty")]
