@@ -12,6 +12,9 @@ use pi_tools::{IntoToolResult, ToolContext, ToolResult};
 use tokio_util::sync::CancellationToken;
 
 mod indentation;
+mod line_numbers;
+mod repeats;
+mod tab_width;
 
 fn ctx_in(dir: &Path) -> ToolContext {
     let env: Arc<dyn ExecutionEnv> = Arc::new(LocalEnv::new(dir));
@@ -215,10 +218,14 @@ async fn fuzzy_smart_quotes_dashes_and_nbsp() {
     assert_eq!(after, "ab = 2;\n");
     // Leading whitespace is not normalised away: the normalised stage leaves it alone, so
     // spaces for a tab do not match there. They match in the indentation stage, because the
-    // line's text is unique in the file, and a line that is unique once its indentation is
-    // set aside is as safe to locate as a block; newText lands at the file's indentation.
-    let (result, after) = run_ok("\tindented();\n", &[("    indented();", "    done();")]).await;
-    assert_eq!(after, "\tdone();\n");
+    // line's text is unique in the file and, a tab being 4 columns here, at the same depth;
+    // newText lands at the file's indentation.
+    let (result, after) = run_ok(
+        "\tindented();\n# vim: ts=4\n",
+        &[("    indented();", "    done();")],
+    )
+    .await;
+    assert_eq!(after, "\tdone();\n# vim: ts=4\n");
     assert_eq!(result.details["indentation"][0]["convertedTo"], "tabs");
 }
 

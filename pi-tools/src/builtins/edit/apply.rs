@@ -8,11 +8,14 @@ use super::blank::{BlankFit, BlankMatch, locate_drifted};
 use super::blank_map::map_new_text;
 use super::blank_note::BlankLineAdjustment;
 use super::diff::{self, EditDiff, diff};
-use super::indent::{IndentFit, IndentMatch, locate_indented};
+use super::indent::{IndentFit, IndentMatch, LineRange, locate_indented};
 use super::indent_note::IndentAdjustment;
 use super::lines::IndentIndex;
-use super::matching::{LfText, LocateError, Located, locate};
+use super::matching::{LfText, LocateError, Located, SplitCharacter, locate};
+use super::numbers::{self, Numbered, Prefixes};
+use super::numbers_note::LineNumberAdjustment;
 use super::refusal::{self, Labels};
+use super::stale::already_applied;
 use super::transform::default_width;
 use crate::core::ToolError;
 
@@ -24,13 +27,23 @@ pub struct Edited {
     /// The diffs of the change (computed on the LF-normalised text).
     pub diff: EditDiff,
     /// Whether any edit was located by a forgiving match (normalised text, adjusted
-    /// indentation or blank lines).
+    /// indentation or blank lines, line numbers removed).
     pub fuzzy: bool,
     /// The edits whose oldText matched once its indentation was adjusted, and how.
     pub indentation: Vec<IndentAdjustment>,
     /// The edits whose oldText matched once its blank lines were set aside, and where they
     /// differed.
     pub blank_lines: Vec<BlankLineAdjustment>,
+    /// The edits whose oldText matched once the line numbers copied into it were removed.
+    pub line_numbers: Vec<LineNumberAdjustment>,
+}
+
+/// What [`apply_edits_with`] knows about the file beyond its text.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct FileHints {
+    /// How many columns a tab stands for, as the file's `.editorconfig` sets it
+    /// (`tab_width`, else `indent_size`). A modeline in the file overrides it.
+    pub tab_width: Option<usize>,
 }
 
 /// Applies all edits to the text of a file, in memory: each `oldText` located in the
@@ -47,6 +60,17 @@ pub fn apply_edits(
     edits: &[Replacement],
     shown: &str,
 ) -> Result<Edited, ToolError> {
+    apply_edits_with(original, edits, shown, FileHints::default())
+}
+
+/// [`apply_edits`] with what is known about the file beyond its text (its .editorconfig's
+/// tab width).
+pub fn apply_edits_with(
+    original: &str,
+    edits: &[Replacement],
+    shown: &str,
+    hints: FileHints,
+) -> Result<Edited, ToolError> {
     let (bom, body) = match original.strip_prefix('\u{FEFF}') {
         Some(rest) => ("\u{FEFF}", rest),
         None => ("", original),
@@ -55,10 +79,12 @@ pub fn apply_edits(
     let mut locator = Locator {
         text: &lf.text,
         index: None,
+        tab_width: hints.tab_width,
         shown,
         labels: Labels { count: edits.len() },
         indentation: Vec::new(),
         blank_lines: Vec::new(),
+        line_numbers: Vec::new(),
     };
     let mut placed = edits
         .iter()
@@ -68,6 +94,7 @@ pub fn apply_edits(
     let Locator {
         indentation,
         blank_lines,
+        line_numbers,
         ..
     } = locator;
     placed.sort_by_key(|p| p.at.start);
@@ -82,6 +109,7 @@ pub fn apply_edits(
         fuzzy: placed.iter().any(|p| p.at.fuzzy),
         indentation,
         blank_lines,
+        line_numbers,
     })
 }
 
@@ -91,6 +119,33 @@ struct Placed {
     edit: usize,
     at: Located,
     new_text: String,
+    /// The stage that located it.
+    stage: Stage,
+}
+
+/// The matching stages, in the order they are tried.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Stage {
+    Exact,
+    Normalised,
+    Indentation,
+    BlankLines,
+}
+
+/// Why the stages placed no edit: nothing matched (with what the refusal can tell about
+/// it), or a stage refused.
+enum Miss {
+    NotFound {
+        split: Option<SplitCharacter>,
+        inconsistent: Option<(LineRange, bool)>,
+    },
+    Refused(ToolError),
+}
+
+impl From<ToolError> for Miss {
+    fn from(e: ToolError) -> Self {
+        Miss::Refused(e)
+    }
 }
 
 /// Locates the edits of one call in the LF text, stage by stage, and gathers what the
@@ -99,74 +154,195 @@ struct Locator<'t> {
     text: &'t str,
     /// The file as the line-based stages read it, built on first need.
     index: Option<IndentIndex<'t>>,
+    /// The tab width the file's .editorconfig sets.
+    tab_width: Option<usize>,
     shown: &'t str,
     labels: Labels,
     indentation: Vec<IndentAdjustment>,
     blank_lines: Vec<BlankLineAdjustment>,
+    line_numbers: Vec<LineNumberAdjustment>,
 }
 
 impl<'t> Locator<'t> {
-    /// Locates edit `i` and prepares its newText, or says why it cannot be applied.
+    /// Locates edit `i` and prepares its newText, or says why it cannot be applied: through
+    /// the stages, else without the line numbers copied into it.
     fn place(&mut self, i: usize, edit: &Replacement) -> Result<Placed, ToolError> {
-        let refuse = |message: String| Err(ToolError::new(message));
         let old = edit.old_text.replace("\r\n", "\n");
         let new_text = edit.new_text.replace("\r\n", "\n");
+        let label = self.labels.old_text(i);
         if old.is_empty() {
-            return refuse(refusal::empty(&self.labels.old_text(i)));
+            return Err(ToolError::new(refusal::empty(&label)));
         }
-        let split = match locate(self.text, &old) {
+        let (split, inconsistent) = match self.find(i, &old, &new_text) {
+            Ok(placed) => return Ok(placed),
+            Err(Miss::Refused(e)) => return Err(e),
+            Err(Miss::NotFound {
+                split,
+                inconsistent,
+            }) => (split, inconsistent),
+        };
+        // Line numbers are looked for only in an oldText that matched nothing at all, not
+        // even in part of a character or with another indentation.
+        let prefixes = match (&split, inconsistent) {
+            (None, None) => numbers::detect(&old),
+            _ => Prefixes::None,
+        };
+        let message = match prefixes {
+            Prefixes::Numbered(numbered) => return self.place_numbered(i, numbered, &new_text),
+            Prefixes::Unfit(style, example, why) => {
+                refusal::unfit_numbers(&label, style, &example, &why)
+            }
+            Prefixes::None => match split {
+                Some(split) => refusal::splits_character(&label, &split, self.shown),
+                None => refusal::not_found(&label, self.text, &old, self.shown, inconsistent),
+            },
+        };
+        Err(ToolError::new(message))
+    }
+
+    /// Edit `i` with oldText's line numbers removed (and newText's, when each of its lines
+    /// has one): placed when the text without them is found once, where the first number
+    /// says.
+    fn place_numbered(
+        &mut self,
+        i: usize,
+        numbered: Numbered,
+        new_text: &str,
+    ) -> Result<Placed, ToolError> {
+        let label = self.labels.old_text(i);
+        let stripped_new = numbers::strip_new(new_text, &numbered);
+        let new_text = stripped_new.as_deref().unwrap_or(new_text);
+        let intro = refusal::numbers_intro(&label, numbered.style, &numbered.example);
+        let placed = match self.find(i, &numbered.text, new_text) {
+            Ok(placed) => placed,
+            Err(Miss::Refused(e)) => {
+                return Err(ToolError::new(format!(
+                    "{intro} Without them {}",
+                    e.message()
+                )));
+            }
+            Err(Miss::NotFound { .. }) => {
+                return Err(ToolError::new(refusal::numbered_not_found(
+                    &intro,
+                    &label,
+                    self.text,
+                    &numbered.text,
+                    self.shown,
+                )));
+            }
+        };
+        let lines = lines_of(self.text, &placed.at);
+        if lines.first != numbered.first {
+            return Err(ToolError::new(refusal::wrong_numbers(
+                &intro,
+                &label,
+                lines,
+                numbered.first,
+                self.shown,
+            )));
+        }
+        // Removing the numbers forgave a mistake, whichever stage then matched.
+        let mut placed = placed;
+        placed.at.fuzzy = true;
+        self.line_numbers.push(LineNumberAdjustment::new(
+            i,
+            &numbered,
+            lines,
+            stripped_new.is_some(),
+        ));
+        Ok(placed)
+    }
+
+    /// Edit `i` through the four stages; a match through a forgiving stage is refused when
+    /// the edit looks already applied.
+    fn find(&mut self, i: usize, old: &str, new_text: &str) -> Result<Placed, Miss> {
+        let placed = self.stages(i, old, new_text)?;
+        if placed.stage != Stage::Exact
+            && let Some((window, found)) =
+                already_applied(self.text, placed.at.start, placed.at.end, &placed.new_text)
+        {
+            let label = self.labels.old_text(i);
+            return Err(Miss::Refused(ToolError::new(refusal::already_applied(
+                &label,
+                placed.stage,
+                window,
+                found,
+                self.shown,
+            ))));
+        }
+        Ok(placed)
+    }
+
+    fn stages(&mut self, i: usize, old: &str, new_text: &str) -> Result<Placed, Miss> {
+        let split = match locate(self.text, old) {
             Ok(at) => {
                 return Ok(Placed {
                     edit: i,
                     at,
-                    new_text,
+                    new_text: new_text.to_string(),
+                    stage: if at.fuzzy {
+                        Stage::Normalised
+                    } else {
+                        Stage::Exact
+                    },
                 });
             }
             Err(LocateError::Ambiguous { count, lines }) => {
-                return refuse(refusal::ambiguous(
+                return Err(ToolError::new(refusal::ambiguous(
                     &self.labels.old_text(i),
                     count,
                     &lines,
                     self.shown,
-                ));
+                ))
+                .into());
             }
             Err(LocateError::NotFound) => None,
             Err(LocateError::SplitsCharacter(split)) => Some(split),
         };
-        let text = self.text;
-        let index = self.index.get_or_insert_with(|| IndentIndex::new(text));
-        let inconsistent = match locate_indented(index, &old) {
-            IndentMatch::Fit(fit) => return self.place_indented(i, fit, &new_text),
+        let (text, tab_width) = (self.text, self.tab_width);
+        let index = self
+            .index
+            .get_or_insert_with(|| IndentIndex::new(text).configured(tab_width));
+        let inconsistent = match locate_indented(index, old) {
+            IndentMatch::Fit(fit) => return self.place_indented(i, fit, new_text),
             IndentMatch::Ambiguous(lines) => {
                 let label = self.labels.old_text(i);
-                return refuse(refusal::ambiguous_indented(&label, &lines, self.shown));
+                return Err(ToolError::new(refusal::ambiguous_indented(
+                    &label, &lines, self.shown,
+                ))
+                .into());
             }
-            IndentMatch::Inconsistent(windows) => windows.first().copied(),
+            IndentMatch::Inconsistent(windows, other_depth) => {
+                windows.first().map(|&w| (w, other_depth))
+            }
             IndentMatch::NotFound => None,
         };
-        match locate_drifted(index, &old) {
-            BlankMatch::Fit(fit) => return self.place_drifted(i, fit, &old, &new_text),
+        match locate_drifted(index, old) {
+            BlankMatch::Fit(fit) => return self.place_drifted(i, fit, old, new_text),
             BlankMatch::Ambiguous(lines) => {
                 let label = self.labels.old_text(i);
-                return refuse(refusal::ambiguous_blank(&label, &lines, self.shown));
+                return Err(
+                    ToolError::new(refusal::ambiguous_blank(&label, &lines, self.shown)).into(),
+                );
             }
             BlankMatch::NotFound => {}
         }
-        let label = self.labels.old_text(i);
-        match split {
-            Some(split) => refuse(refusal::splits_character(&label, &split, self.shown)),
-            None => refuse(refusal::not_found(
-                &label,
-                self.text,
-                &old,
-                self.shown,
-                inconsistent,
-            )),
-        }
+        Err(Miss::NotFound {
+            split,
+            inconsistent,
+        })
     }
 
-    /// `new_text` re-indented the way the indentation stage matched oldText.
+    /// `new_text` re-indented the way the indentation stage matched oldText; refused when
+    /// that depends on a tab width the file does not settle.
     fn reindent(&self, i: usize, fit: &IndentFit, new_text: &str) -> Result<String, ToolError> {
+        if fit.unsettled {
+            return Err(ToolError::new(refusal::unsettled_width(
+                &self.labels.old_text(i),
+                fit,
+                self.shown,
+            )));
+        }
         fit.transform.apply_to_text(new_text).map_err(|line| {
             ToolError::new(refusal::too_shallow(
                 &self.labels.new_text(i),
@@ -185,12 +361,7 @@ impl<'t> Locator<'t> {
         }
     }
 
-    fn place_indented(
-        &mut self,
-        i: usize,
-        fit: IndentFit,
-        new_text: &str,
-    ) -> Result<Placed, ToolError> {
+    fn place_indented(&mut self, i: usize, fit: IndentFit, new_text: &str) -> Result<Placed, Miss> {
         let new_text = self.reindent(i, &fit, new_text)?;
         self.note_indentation(i, &fit);
         Ok(Placed {
@@ -201,6 +372,7 @@ impl<'t> Locator<'t> {
                 fuzzy: true,
             },
             new_text,
+            stage: Stage::Indentation,
         })
     }
 
@@ -210,7 +382,7 @@ impl<'t> Locator<'t> {
         fit: BlankFit,
         old: &str,
         new_text: &str,
-    ) -> Result<Placed, ToolError> {
+    ) -> Result<Placed, Miss> {
         let indented = self.reindent(i, &fit.fit, new_text)?;
         let new_text = map_new_text(&fit.gaps, old, new_text, &indented).map_err(|at| {
             let (label, new_label) = (self.labels.old_text(i), self.labels.new_text(i));
@@ -228,8 +400,18 @@ impl<'t> Locator<'t> {
                 fuzzy: true,
             },
             new_text,
+            stage: Stage::BlankLines,
         })
     }
+}
+
+/// The lines (1-based) a located region covers.
+fn lines_of(text: &str, at: &Located) -> LineRange {
+    let bytes = text.as_bytes();
+    let first = memchr::memchr_iter(b'\n', &bytes[..at.start]).count() + 1;
+    let last_byte = at.end.saturating_sub(1).max(at.start);
+    let last = first + memchr::memchr_iter(b'\n', &bytes[at.start..last_byte]).count();
+    LineRange { first, last }
 }
 
 /// Refuses edits (sorted by start) that overlap, naming the first two.
@@ -364,6 +546,7 @@ mod tests {
                             fuzzy: false,
                         },
                         new_text: new.to_owned(),
+                        stage: Stage::Exact,
                     })
                     .collect();
                 let mut whole = String::new();

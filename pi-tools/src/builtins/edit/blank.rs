@@ -12,7 +12,7 @@ use std::collections::VecDeque;
 
 use super::indent::{IndentFit, LineRange, MAX_NAMED};
 use super::lines::{IndentIndex, Line, OldLines};
-use super::transform::{Transform, TransformCache};
+use super::transform::{Fitting, Transform, TransformCache};
 
 /// The blank lines at one place of a window: before its first line with text, between two of
 /// them, or after its last.
@@ -121,12 +121,16 @@ pub(crate) fn locate_drifted(index: &IndentIndex<'_>, old: &str) -> BlankMatch {
             continue;
         };
         let indents = window.iter().map(|text| text.line.indent);
-        let Some(transform) = cache.get(indents, index) else {
-            continue;
+        let (transform, unsettled) = match cache.get(indents, index) {
+            Fitting::Fit(transform) => (transform, false),
+            Fitting::Unsettled(transform) => (transform, true),
+            Fitting::Unfit { .. } => continue,
         };
         fit_count += 1;
         if fits.len() < MAX_NAMED {
-            fits.push(fit_of(index, &old, &window, gaps, transform));
+            let mut fit = fit_of(index, &old, &window, gaps, transform);
+            fit.fit.unsettled = unsettled;
+            fits.push(fit);
         }
     }
     if old.one_line() && same_text > 1 {
@@ -245,6 +249,7 @@ fn fit_of(
             },
             transform,
             old_tabs: old.tabs,
+            unsettled: false,
         },
         gaps,
     }

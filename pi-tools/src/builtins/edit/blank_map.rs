@@ -74,7 +74,7 @@ pub(crate) fn map_new_text(
         .filter(|&i| !is_blank(old.lines[i]))
         .collect();
     debug_assert_eq!(text_lines.len() + 1, gaps.len());
-    let kept = kept_lines(&old.lines, &new_lines.lines);
+    let (kept, kept_late) = kept_lines(&old.lines, &new_lines.lines);
     let n = new_lines.lines.len();
     let blank = |i: usize| is_blank(new_lines.lines[i]);
     // The run of blank lines starting at `from`, and the one ending at `to`.
@@ -85,15 +85,24 @@ pub(crate) fn map_new_text(
     for (g, gap) in gaps.iter().enumerate().filter(|(_, gap)| gap.drifts()) {
         let delta = gap.file.len() as i64 - gap.old as i64;
         // The new-text lines of the unchanged neighbours (the edges are unchanged).
-        let before = match g {
-            0 => Some(0),
-            _ => kept[text_lines[g - 1]].map(|i| i + 1),
-        };
-        let after = match text_lines.get(g) {
-            Some(&i) => kept[i],
-            None => Some(n),
+        let neighbours = |kept: &[Option<usize>]| {
+            let before = match g {
+                0 => Some(0),
+                _ => kept[text_lines[g - 1]].map(|i| i + 1),
+            };
+            let after = match text_lines.get(g) {
+                Some(&i) => kept[i],
+                None => Some(n),
+            };
+            (before, after)
         };
         let ill = IllDefined { line: gap.line };
+        let (before, after) = neighbours(&kept);
+        if neighbours(&kept_late) != (before, after) {
+            // The lines next to the gap repeat in newText, and which copy they stay as is
+            // not told by their text: the blank lines' place is not defined.
+            return Err(ill);
+        }
         let (start, end) = match (before, after) {
             (Some(from), Some(to)) => {
                 if (from..to).all(blank) {
@@ -140,12 +149,14 @@ pub(crate) fn map_new_text(
     Ok(text)
 }
 
-/// For each line of `old`, the line of `new` it stays as, when newText keeps it. Only lines
-/// with text are compared: blank lines are what is being placed. When newText has as many
-/// lines with text as oldText, they are taken as replacing them line for line (a line
-/// repeated in the window would otherwise let a diff pair it with another copy of itself);
-/// otherwise a line diff tells which were kept.
-fn kept_lines(old: &[&str], new: &[&str]) -> Vec<Option<usize>> {
+/// For each line of `old`, the line of `new` it stays as, when newText keeps it: twice, the
+/// earliest and the latest pairing, which differ where a kept line repeats in newText and
+/// its text alone does not tell which copy it stays as. Only lines with text are compared:
+/// blank lines are what is being placed. When newText has as many lines with text as
+/// oldText, they are taken as replacing them line for line, by position (a line repeated in
+/// the window would otherwise let a diff pair it with another copy of itself); otherwise a
+/// line diff from the front and one from the back tell which were kept.
+fn kept_lines(old: &[&str], new: &[&str]) -> (Vec<Option<usize>>, Vec<Option<usize>>) {
     let texts = |lines: &[&str]| -> (Vec<usize>, Vec<String>) {
         (0..lines.len())
             .filter(|&i| !is_blank(lines[i]))
@@ -161,8 +172,9 @@ fn kept_lines(old: &[&str], new: &[&str]) -> Vec<Option<usize>> {
                 kept[old_at[k]] = Some(new_at[k]);
             }
         }
-        return kept;
+        return (kept.clone(), kept);
     }
+    let mut late = kept.clone();
     for op in capture_diff_slices(Algorithm::Myers, &old_texts, &new_texts) {
         if let DiffOp::Equal {
             old_index,
@@ -175,7 +187,23 @@ fn kept_lines(old: &[&str], new: &[&str]) -> Vec<Option<usize>> {
             }
         }
     }
-    kept
+    // The same diff of both texts reversed pairs repeated lines from the back.
+    let reversed = |texts: &[String]| texts.iter().rev().cloned().collect::<Vec<_>>();
+    let (old_rev, new_rev) = (reversed(&old_texts), reversed(&new_texts));
+    let (m, n) = (old_texts.len(), new_texts.len());
+    for op in capture_diff_slices(Algorithm::Myers, &old_rev, &new_rev) {
+        if let DiffOp::Equal {
+            old_index,
+            new_index,
+            len,
+        } = op
+        {
+            for k in 0..len {
+                late[old_at[m - 1 - (old_index + k)]] = Some(new_at[n - 1 - (new_index + k)]);
+            }
+        }
+    }
+    (kept, late)
 }
 
 #[cfg(test)]

@@ -12,7 +12,7 @@
 use std::collections::VecDeque;
 
 use super::lines::{IndentIndex, Line, OldLines};
-use super::transform::{Transform, TransformCache};
+use super::transform::{Fitting, Transform, TransformCache};
 
 /// Line numbers named in an error, at most.
 pub(super) const MAX_NAMED: usize = 8;
@@ -28,6 +28,9 @@ pub(crate) struct IndentFit {
     pub transform: Transform,
     /// Whether `oldText` indents with tabs (for the description).
     pub(super) old_tabs: bool,
+    /// Whether the window is one line converted between tabs and spaces at a tab width the
+    /// file does not settle (the edit is then refused).
+    pub unsettled: bool,
 }
 
 /// Lines of the file, 1-based and inclusive.
@@ -55,8 +58,9 @@ pub(crate) enum IndentMatch {
     /// Several windows qualify: their first lines (1-based), the first few.
     Ambiguous(Vec<usize>),
     /// Windows whose text matches but whose indentation differs by no single
-    /// transformation, the first few.
-    Inconsistent(Vec<LineRange>),
+    /// transformation, the first few; and whether the first is a single line at another
+    /// depth (which a shift or a conversion would have mapped).
+    Inconsistent(Vec<LineRange>, bool),
     NotFound,
 }
 
@@ -71,6 +75,8 @@ struct Findings {
     fit_count: usize,
     fits: Vec<IndentFit>,
     inconsistent: Vec<LineRange>,
+    /// Whether the first inconsistent window is a single line at another depth.
+    other_depth: bool,
 }
 
 impl Findings {
@@ -80,7 +86,7 @@ impl Findings {
         }
         match self.fit_count {
             0 if self.inconsistent.is_empty() => IndentMatch::NotFound,
-            0 => IndentMatch::Inconsistent(self.inconsistent),
+            0 => IndentMatch::Inconsistent(self.inconsistent, self.other_depth),
             1 => IndentMatch::Fit(self.fits.remove(0)),
             _ => IndentMatch::Ambiguous(self.fits.iter().map(|fit| fit.lines.first).collect()),
         }
@@ -152,11 +158,18 @@ fn check_window<'f>(
         last: first + m,
     };
     let file_indents = old.text_lines.iter().map(|&i| window[i].1.indent);
-    let Some(transform) = cache.get(file_indents, index) else {
-        if found.inconsistent.len() < MAX_NAMED {
-            found.inconsistent.push(lines);
+    let (transform, unsettled) = match cache.get(file_indents, index) {
+        Fitting::Fit(transform) => (transform, false),
+        Fitting::Unsettled(transform) => (transform, true),
+        Fitting::Unfit { other_depth } => {
+            if found.inconsistent.is_empty() {
+                found.other_depth = other_depth;
+            }
+            if found.inconsistent.len() < MAX_NAMED {
+                found.inconsistent.push(lines);
+            }
+            return;
         }
-        return;
     };
     found.fit_count += 1;
     if found.fits.len() < MAX_NAMED {
@@ -169,6 +182,7 @@ fn check_window<'f>(
             lines,
             transform,
             old_tabs: old.tabs,
+            unsettled,
         });
     }
 }
@@ -209,9 +223,10 @@ mod tests {
 
     #[test]
     fn a_unique_line_is_converted_and_a_repeated_one_is_not() {
-        let file = "a\n\tx = 1;\nb\n";
+        let file = "a\n\tx = 1;\nb\n// vim: ts=4\n";
         let f = fit(file, "    x = 1;\n");
         assert_eq!(&file[f.start..f.end], "\tx = 1;\n");
+        assert!(!f.unsettled);
         assert_eq!(
             locate_indented(&IndentIndex::new("\tx\n\t\tx\n"), "  x"),
             IndentMatch::Ambiguous(vec![1, 2])

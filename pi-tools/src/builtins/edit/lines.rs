@@ -9,6 +9,7 @@ use std::borrow::Cow;
 use std::collections::HashMap;
 
 use super::matching::fuzzy_form;
+use super::tab_width::{Mixing, modeline};
 
 /// One line split into indentation (spaces and tabs) and the normalised text after it.
 #[derive(Debug, Clone)]
@@ -56,29 +57,48 @@ pub(crate) struct IndentIndex<'a> {
     pub(super) step: Option<usize>,
     /// Whether the file indents mostly with tabs.
     pub(super) tabs: bool,
+    /// How many columns a tab stands for, when something settles it (a modeline, the
+    /// file's .editorconfig, the way its lines mix tabs and spaces; `tab_width.rs`).
+    pub(super) tab_width: Option<usize>,
+    /// The width a modeline sets, which wins over the .editorconfig's.
+    modeline: Option<usize>,
 }
 
 impl<'a> IndentIndex<'a> {
     pub fn new(text: &'a str) -> Self {
         let mut style = StyleCount::default();
+        let mut mixing = Mixing::default();
         let (mut line_count, mut blank_lines) = (0, 0);
         for line in text.split('\n') {
             line_count += 1;
             let line = Line::new(line);
             blank_lines += usize::from(line.is_blank());
+            if !line.is_blank() {
+                mixing.add(line.indent);
+            }
             style.add(&line);
         }
         if text.is_empty() || text.ends_with('\n') {
             blank_lines -= 1;
         }
         let (step, tabs) = style.finish();
+        let modeline = modeline(text);
         IndentIndex {
             text,
             line_count,
             blank_lines,
             step,
             tabs,
+            tab_width: modeline.or(mixing.width()),
+            modeline,
         }
+    }
+
+    /// The index with the tab width the file's .editorconfig sets, which a modeline
+    /// overrides and which overrides what the mix of tabs and spaces suggests.
+    pub fn configured(mut self, tab_width: Option<usize>) -> Self {
+        self.tab_width = self.modeline.or(tab_width).or(self.tab_width);
+        self
     }
 
     /// Whether line `i` (0-based) ends with a newline.

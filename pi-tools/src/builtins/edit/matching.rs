@@ -141,8 +141,6 @@ pub(crate) fn fuzzy_form(source: &str) -> String {
 struct Window {
     text: String,
     spans: Vec<(usize, usize)>,
-    /// Fuzzy offset of `text[0]` in the whole fuzzy form.
-    base: usize,
     /// The span of the byte just before `text[0]`, once some were dropped.
     before: Option<(usize, usize)>,
     /// Where, in `text`, the next search starts (a character boundary).
@@ -173,10 +171,8 @@ impl Window {
 struct Found {
     /// Original range of the first occurrence that begins and ends between characters.
     first: Option<(usize, usize)>,
-    /// Such occurrences that do not overlap, counted from the left as the exact stage does.
+    /// Such occurrences, overlapping ones included, as the exact stage counts them.
     count: usize,
-    /// Fuzzy end of the last counted occurrence.
-    taken_end: usize,
     /// The lines the counted occurrences start on.
     lines: StartLines,
     /// The first occurrence that cuts a character: the original span of that character
@@ -195,12 +191,8 @@ impl Found {
             let end = start + needle.len();
             match (window.is_boundary(start), window.is_boundary(end)) {
                 (true, true) => {
-                    let global = window.base + start;
-                    if self.count == 0 || global >= self.taken_end {
-                        self.count += 1;
-                        self.taken_end = global + needle.len();
-                        self.lines.note(content, window.spans[start].0);
-                    }
+                    self.count += 1;
+                    self.lines.note(content, window.spans[start].0);
                     self.first
                         .get_or_insert((window.spans[start].0, window.spans[end - 1].1));
                 }
@@ -226,7 +218,6 @@ impl Found {
             window.before = Some(window.spans[keep - 1]);
             window.text.drain(..keep);
             window.spans.drain(..keep);
-            window.base += keep;
         }
         window.from -= keep.min(window.from);
     }
@@ -244,7 +235,7 @@ pub(crate) struct Located {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum LocateError {
     NotFound,
-    /// Several occurrences: how many (not overlapping, counted from the left), and the
+    /// Several occurrences: how many (overlapping ones included), and the
     /// lines the first of them start on (1-based, each once, at most [`LINES_SHOWN`] + 1, so
     /// that a refusal can tell whether there are more).
     Ambiguous {
@@ -308,13 +299,17 @@ impl StartLines {
 /// holds about [`WINDOW_BYTES`] plus `old`'s length, whatever the size of `content`.
 pub(crate) fn locate(content: &str, old: &str) -> Result<Located, LocateError> {
     if let Some(start) = content.find(old) {
-        // Counting every occurrence is only needed for the error.
-        if content[start + old.len()..].contains(old) {
+        // Occurrences may overlap ("a\na\n" twice in "a\na\na\n"): the next is looked for
+        // from the character after this one's start, and counting them all is only needed
+        // for the error.
+        let step = old.chars().next().map_or(1, char::len_utf8);
+        if content[start + step..].contains(old) {
             let mut lines = StartLines::default();
-            let mut count = 0;
-            for (at, _) in content.match_indices(old) {
+            let (mut count, mut from) = (0, start);
+            while let Some(i) = content[from..].find(old) {
                 count += 1;
-                lines.note(content, at);
+                lines.note(content, from + i);
+                from += i + step;
             }
             return Err(LocateError::Ambiguous {
                 count,
@@ -334,7 +329,6 @@ pub(crate) fn locate(content: &str, old: &str) -> Result<Located, LocateError> {
     let mut window = Window {
         text: String::new(),
         spans: Vec::new(),
-        base: 0,
         before: None,
         from: 0,
     };
@@ -484,7 +478,7 @@ mod tests {
             "the \u{2018}needle\u{2019} here"
         );
         assert!(at.fuzzy);
-        // Overlapping occurrences are counted as the exact stage counts them.
+        // Occurrences are counted as the exact stage counts them.
         let many = "\u{2018}ab\u{2019} ".repeat(WINDOW_BYTES / 4);
         assert_eq!(
             locate(&many, "'ab'"),

@@ -6,11 +6,18 @@
 //! line with one consistent indentation mistake forgiven, `newText` then re-indented the
 //! same way (`indent.rs`, `transform.rs`); else with the blank lines of both set aside as
 //! well, `newText` then placed around the file's own blank lines (`blank.rs`,
-//! `blank_map.rs`). Only the replaced regions change: a match locates a region, and the new
+//! `blank_map.rs`). Every stage counts overlapping occurrences, and more than one is a
+//! refusal. A single line is never moved to another depth: it may only be converted between
+//! tabs and spaces at the tab width the file settles (`tab_width.rs`). A match through a
+//! forgiving stage whose newText is already around it looks like an edit sent again, and is
+//! refused (`stale.rs`). An oldText found nowhere whose lines carry line numbers copied from
+//! tool output is matched without them when they name the matched lines (`numbers.rs`).
+//! Only the replaced regions change: a match locates a region, and the new
 //! text is spliced into the file's original bytes, so line endings, a byte-order mark,
 //! trailing spaces and typographic characters elsewhere stay exactly as they were.
 //! `apply.rs` does all of that in memory (the whole tool but the file IO, also public as
-//! [`apply_edits`]); this file holds the tool, its arguments and its rendering.
+//! [`apply_edits`]); this file holds the tool, its arguments and its rendering, and reads
+//! the file's `.editorconfig` for its tab width.
 
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, PoisonError};
@@ -29,7 +36,11 @@ mod indent;
 mod indent_note;
 mod lines;
 mod matching;
+mod numbers;
+mod numbers_note;
 mod refusal;
+mod stale;
+mod tab_width;
 mod transform;
 
 use crate::builtins::preview::arg_str;
@@ -41,6 +52,7 @@ use crate::tool::ToolOutput;
 use crate::tool::render::{Color, Style, Styled};
 pub use blank_note::{BlankLineAdjustment, BlankLinePlace};
 pub use indent_note::{IndentAdjustment, IndentShift, IndentStyle};
+pub use numbers_note::LineNumberAdjustment;
 
 /// Arguments of `edit`.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
@@ -99,7 +111,7 @@ pub struct EditDetails {
     /// The first changed line, numbered in the new file.
     pub first_changed_line: Option<usize>,
     /// Whether any edit was located by a forgiving match (normalised text, adjusted
-    /// indentation or blank lines).
+    /// indentation or blank lines, line numbers removed).
     pub fuzzy_match: bool,
     /// The edits whose indentation was adjusted, and how (absent when none was).
     #[serde(skip_serializing_if = "Vec::is_empty")]
@@ -108,6 +120,10 @@ pub struct EditDetails {
     /// lines differed from the file's (absent when none did).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub blank_lines: Vec<BlankLineAdjustment>,
+    /// The edits whose oldText matched once the line numbers copied into it were removed
+    /// (absent when none did).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub line_numbers: Vec<LineNumberAdjustment>,
 }
 
 /// Accepts the older single-replacement layout (`oldText`/`newText` beside `path`) by moving
@@ -209,6 +225,7 @@ struct EditOutcome {
     fuzzy: bool,
     indentation: Vec<IndentAdjustment>,
     blank_lines: Vec<BlankLineAdjustment>,
+    line_numbers: Vec<LineNumberAdjustment>,
 }
 
 /// Why the change refused to produce new content: the message for the model, carried
@@ -229,6 +246,9 @@ impl EditJob {
     /// (which, locally, holds the file's lock against other processes throughout).
     async fn run(self) -> Result<ToolOutput<EditDetails>, ToolError> {
         let shown = self.shown.clone();
+        let hints = FileHints {
+            tab_width: editorconfig_tab_width(&*self.env, &self.path).await,
+        };
         let outcome: Arc<Mutex<Option<EditOutcome>>> = Arc::default();
         let change = {
             let (shown, edits, cancel, outcome) = (
@@ -244,7 +264,7 @@ impl EditJob {
                         "{shown} is not UTF-8 text, so edit cannot change it safely. Use bash for binary files."
                     )))
                 })?;
-                let edited = apply_edits(&text, &edits, &shown).map_err(refuse)?;
+                let edited = apply_edits_with(&text, &edits, &shown, hints).map_err(refuse)?;
                 drop(text);
                 if cancel.is_cancelled() {
                     return Err(refuse(ToolError::new(format!(
@@ -257,6 +277,7 @@ impl EditJob {
                     fuzzy: edited.fuzzy,
                     indentation: edited.indentation,
                     blank_lines: edited.blank_lines,
+                    line_numbers: edited.line_numbers,
                 });
                 Ok(edited.content.into_bytes())
             })
@@ -298,6 +319,7 @@ impl EditJob {
                 fuzzy_match: outcome.fuzzy,
                 indentation: outcome.indentation,
                 blank_lines: outcome.blank_lines,
+                line_numbers: outcome.line_numbers,
             }),
         )
     }
@@ -314,26 +336,59 @@ fn result_text(outcome: &EditOutcome, shown: &str) -> String {
     let indentation = outcome
         .indentation
         .iter()
-        .map(|a| (a.edit, "indentation", &a.note));
+        .map(|a| (a.edit, "indentation adjusted", &a.note));
     let blank_lines = outcome
         .blank_lines
         .iter()
-        .map(|a| (a.edit, "blank lines", &a.note));
-    let mut notes: Vec<(usize, &str, &String)> = indentation.chain(blank_lines).collect();
+        .map(|a| (a.edit, "blank lines adjusted", &a.note));
+    let line_numbers = outcome
+        .line_numbers
+        .iter()
+        .map(|a| (a.edit, "line numbers removed", &a.note));
+    let mut notes: Vec<(usize, &str, &String)> =
+        line_numbers.chain(indentation).chain(blank_lines).collect();
     notes.sort_by_key(|&(edit, ..)| edit);
     for (edit, what, note) in notes {
         if n == 1 {
-            message.push_str(&format!("\nApplied with {what} adjusted: {note}"));
+            message.push_str(&format!("\nApplied with {what}: {note}"));
         } else {
-            message.push_str(&format!(
-                "\nedits[{edit}] was applied with {what} adjusted: {note}"
-            ));
+            message.push_str(&format!("\nedits[{edit}] was applied with {what}: {note}"));
         }
     }
     message
 }
 
-pub use apply::{Edited, apply_edits};
+pub use apply::{Edited, FileHints, apply_edits, apply_edits_with};
+
+/// The tab width the `.editorconfig` files above `path` set for it, read through `env`
+/// (nearest first, up to one that says `root = true`); `None` when none does or none can be
+/// read.
+async fn editorconfig_tab_width(env: &dyn ExecutionEnv, path: &std::path::Path) -> Option<usize> {
+    /// More than any real .editorconfig; a larger one is not read.
+    const MAX_BYTES: usize = 256 << 10;
+    let mut configs = Vec::new();
+    for candidate in tab_width::editorconfig_candidates(path) {
+        let Ok(head) = env.read_head(&candidate, MAX_BYTES).await else {
+            continue;
+        };
+        let Ok(text) = String::from_utf8(head.bytes) else {
+            continue;
+        };
+        let config = tab_width::EditorConfig {
+            dir: candidate
+                .parent()
+                .map(std::path::Path::to_path_buf)
+                .unwrap_or_default(),
+            text,
+        };
+        let root = config.is_root();
+        configs.push(config);
+        if root {
+            break;
+        }
+    }
+    tab_width::editorconfig_width(&configs, path)
+}
 pub use diff::EditDiff;
 
 /// Draws edit calls and results for a person.

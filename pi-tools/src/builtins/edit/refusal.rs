@@ -1,10 +1,13 @@
 //! The refusals of `apply.rs`, worded so that a model can fix its call: each says what did
 //! not match, where, and what to send instead.
 
+use super::apply::Stage;
 use super::blank::BlankFit;
 use super::blank_map::IllDefined;
 use super::indent::{IndentFit, LineRange};
 use super::matching::{LINES_SHOWN, SplitCharacter, closest_region};
+use super::numbers::{Style, Unfit, elision};
+use super::transform::Transform;
 
 /// How the edits of one call are named: `oldText`, or `edits[2].oldText` when there are
 /// several.
@@ -59,19 +62,25 @@ pub(super) fn no_change(shown: &str) -> String {
     )
 }
 
-/// Not found at all: the rule, a note on a window whose indentation was almost right, and
-/// the most similar part of the file.
+/// Not found at all: the rule, a note on a window whose indentation was almost right (a
+/// single line at another depth: `true`), a note on elided lines, and the most similar part
+/// of the file.
 pub(super) fn not_found(
     label: &str,
     text: &str,
     old: &str,
     shown: &str,
-    inconsistent: Option<LineRange>,
+    inconsistent: Option<(LineRange, bool)>,
 ) -> String {
     let mut message = format!(
         "Could not find {label} in {shown}. It must match the file exactly, including whitespace and indentation: read the file again and copy the text from it."
     );
-    if let Some(lines) = inconsistent {
+    if let Some((lines, true)) = inconsistent {
+        message.push_str(&format!(
+            " Line {} of the file has the same text at another depth; a single line is only matched at its own depth (in tabs or in spaces), since the same line deeper or shallower is most likely another place. If it is the place you mean, copy its indentation from the file.",
+            lines.first
+        ));
+    } else if let Some((lines, _)) = inconsistent {
         let (lines, why) = if lines.first == lines.last {
             (
                 format!("Line {} of the file has", lines.first),
@@ -87,11 +96,107 @@ pub(super) fn not_found(
             " {lines} the same text, but the indentation {why}; copy the indentation from the file."
         ));
     }
+    if let Some((line, elided)) = elision(old) {
+        message.push_str(&format!(
+            " Line {line} of {label} (\"{elided}\") stands for lines left out, but edit matches text exactly: send {label} whole, every line copied from the file, with none left out."
+        ));
+    }
+    push_region(&mut message, text, old);
+    message
+}
+
+/// The most similar part of the file, when there is one.
+fn push_region(message: &mut String, text: &str, old: &str) {
     if let Some(region) = closest_region(text, old) {
         message.push_str("\n\nThe most similar part of the file:\n");
         message.push_str(&region);
     }
+}
+
+/// The start of every refusal about line numbers copied into oldText.
+pub(super) fn numbers_intro(label: &str, style: Style, example: &str) -> String {
+    format!(
+        "{label}'s lines begin with line numbers in the {} style ({example}), which are not part of the file.",
+        style.words()
+    )
+}
+
+/// The request that ends them.
+const SEND_WITHOUT_NUMBERS: &str = "without line numbers, copied from the file as it is now.";
+
+pub(super) fn unfit_numbers(label: &str, style: Style, example: &str, why: &Unfit) -> String {
+    let intro = numbers_intro(label, style, example);
+    let intro = intro.strip_suffix('.').unwrap_or(&intro);
+    let why = match why {
+        Unfit::Missing { line } => format!("but line {line} of {label} has none"),
+        Unfit::NotConsecutive {
+            line,
+            number,
+            previous,
+        } => format!(
+            "and they are not consecutive (line {line} of {label} has {number} after {previous})"
+        ),
+    };
+    format!("{intro}, {why}, so they were not removed. Send {label} {SEND_WITHOUT_NUMBERS}")
+}
+
+pub(super) fn numbered_not_found(
+    intro: &str,
+    label: &str,
+    text: &str,
+    stripped: &str,
+    shown: &str,
+) -> String {
+    let mut message = format!(
+        "{intro} Even without them {label} is not in {shown}. Send {label} {SEND_WITHOUT_NUMBERS}"
+    );
+    push_region(&mut message, text, stripped);
     message
+}
+
+pub(super) fn wrong_numbers(
+    intro: &str,
+    label: &str,
+    found: LineRange,
+    first: usize,
+    shown: &str,
+) -> String {
+    format!(
+        "{intro} Without them {label} matches {} of {shown}, not line {first} as the first number says, so the numbers are not this file's. Send {label} {SEND_WITHOUT_NUMBERS}",
+        found.words()
+    )
+}
+
+pub(super) fn already_applied(
+    label: &str,
+    stage: Stage,
+    window: LineRange,
+    found: LineRange,
+    shown: &str,
+) -> String {
+    let how = match stage {
+        Stage::Exact | Stage::Normalised => {
+            "once its quotes, dashes, spaces or Unicode forms are normalised"
+        }
+        Stage::Indentation => "with its indentation adjusted",
+        Stage::BlankLines => "with its blank lines adjusted",
+    };
+    format!(
+        "{label} matches {shown} only {how} ({}), and the lines of newText are already there ({}): the edit looks already applied. Read the file again to see its current state before editing it.",
+        window.words(),
+        found.words()
+    )
+}
+
+pub(super) fn unsettled_width(label: &str, fit: &IndentFit, shown: &str) -> String {
+    let style = match fit.transform {
+        Transform::Restyle { to_tabs: false, .. } => "spaces",
+        _ => "tabs",
+    };
+    format!(
+        "{label} matches {} of {shown} only with its indentation converted between spaces and tabs, and {shown} does not settle how many columns a tab stands for (no modeline, no tab_width or indent_size in an .editorconfig, no lines mixing tabs and spaces), which decides whether that line is at {label}'s depth. Copy the line's indentation from the file (it is indented with {style}).",
+        fit.lines.words()
+    )
 }
 
 /// `1, 5, 9`: the first [`LINES_SHOWN`] of `lines`, then `…` when there are more.

@@ -3,9 +3,7 @@
 //! maps `oldText`'s indentation onto a window of the file, and applying it to `newText`.
 
 use super::lines::IndentIndex;
-
-/// Tab widths tried, after the file's own indent step, when tabs and spaces are converted.
-const WIDTHS: [usize; 3] = [4, 2, 8];
+use super::tab_width::WIDTHS;
 
 /// How `oldText`'s indentation maps onto the file's. Applied to `newText` before it is
 /// written.
@@ -93,21 +91,39 @@ fn render(columns: usize, width: usize, tabs: bool) -> String {
     }
 }
 
-/// The tab width an adjustment's columns are counted in for a plain shift, and the only
-/// width a single line is converted at: the file's step when it has one.
+/// The tab width an adjustment's columns are counted in for a plain shift: the one the file
+/// settles, else its step when it has one, else 4.
 pub(crate) fn default_width(index: &IndentIndex<'_>) -> usize {
-    index.step.unwrap_or(WIDTHS[0])
+    index.tab_width.or(index.step).unwrap_or(WIDTHS[0])
+}
+
+/// What [`transform_for`] found for one window.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) enum Fitting {
+    /// The one transformation.
+    Fit(Transform),
+    /// A single line converted between tabs and spaces, at oldText's depth at this
+    /// transformation's tab width; but the file does not settle its tab width, and at
+    /// another width the line would be at another depth.
+    Unsettled(Transform),
+    /// No transformation; `other_depth` when the window is a single line that a shift or a
+    /// conversion would have mapped, but to another depth.
+    Unfit { other_depth: bool },
 }
 
 /// The one transformation mapping every `(old, file)` indentation pair, preferring a plain
 /// shift. A block of several lines is converted between tabs and spaces at the width its
-/// levels fit; a single line shows no levels, so it is converted at [`default_width`].
+/// levels fit. A single line shows no levels, and the same line at another depth is most
+/// likely another place (or a change already made): it is only converted between tabs and
+/// spaces at its own depth, at the tab width the file settles (a file in spaces: its step).
 pub(super) fn transform_for(
     pairs: &[(&str, &str)],
     one_line: bool,
     index: &IndentIndex<'_>,
-) -> Option<Transform> {
-    let &(old0, file0) = pairs.first()?;
+) -> Fitting {
+    let Some(&(old0, file0)) = pairs.first() else {
+        return Fitting::Unfit { other_depth: false };
+    };
     let shift = if let Some(extra) = file0.strip_suffix(old0) {
         Some(Transform::Deepen(extra.to_string()))
     } else {
@@ -119,9 +135,6 @@ pub(super) fn transform_for(
             .iter()
             .all(|&(old, file)| t.apply(old).as_deref() == Some(file))
     };
-    if let Some(shift) = shift.filter(|t| fits(t)) {
-        return Some(shift);
-    }
     let to_tabs = if pairs.iter().any(|(_, file)| file.contains('\t')) {
         true
     } else if pairs.iter().any(|(_, file)| !file.is_empty()) {
@@ -138,10 +151,38 @@ pub(super) fn transform_for(
         }
     };
     if one_line {
-        return Some(restyle(default_width(index))).filter(|t| fits(t));
+        if old0 == file0 {
+            return Fitting::Fit(Transform::Deepen(String::new()));
+        }
+        let settled = index.tab_width.or(if to_tabs { None } else { index.step });
+        let level = |width: usize| {
+            Some(restyle(width))
+                .filter(|t| matches!(t, Transform::Restyle { shift: 0, .. }) && fits(t))
+        };
+        let found = match settled {
+            Some(width) => level(width).map(Fitting::Fit),
+            None => WIDTHS
+                .iter()
+                .find_map(|&w| level(w))
+                .map(Fitting::Unsettled),
+        };
+        return found.unwrap_or_else(|| Fitting::Unfit {
+            other_depth: shift.is_some()
+                || settled
+                    .into_iter()
+                    .chain(WIDTHS)
+                    .any(|width| fits(&restyle(width))),
+        });
     }
-    let mut widths: Vec<usize> = index.step.into_iter().collect();
-    widths.extend(WIDTHS.iter().filter(|w| Some(**w) != index.step));
+    if let Some(shift) = shift.filter(|t| fits(t)) {
+        return Fitting::Fit(shift);
+    }
+    let mut widths: Vec<usize> = Vec::with_capacity(5);
+    for width in index.tab_width.into_iter().chain(index.step).chain(WIDTHS) {
+        if !widths.contains(&width) {
+            widths.push(width);
+        }
+    }
     // A conversion alone explains more than a conversion and a shift: only when no width
     // converts without shifting is a shift assumed (a flat block of 2-space lines in a tab
     // file is a tab per 2 spaces, not a tab per 4 spaces shifted by 2).
@@ -149,7 +190,10 @@ pub(super) fn transform_for(
         .iter()
         .map(|&width| restyle(width))
         .find(|t| matches!(t, Transform::Restyle { shift: 0, .. }) && fits(t));
-    plain.or_else(|| widths.iter().map(|&width| restyle(width)).find(|t| fits(t)))
+    match plain.or_else(|| widths.iter().map(|&width| restyle(width)).find(|t| fits(t))) {
+        Some(t) => Fitting::Fit(t),
+        None => Fitting::Unfit { other_depth: false },
+    }
 }
 
 /// [`transform_for`] for one `oldText` against many windows, remembering the answer for the
@@ -159,7 +203,7 @@ pub(super) struct TransformCache<'o, 'f> {
     old: Vec<&'o str>,
     one_line: bool,
     pairs: Vec<(&'o str, &'f str)>,
-    last: Option<(Vec<&'f str>, Option<Transform>)>,
+    last: Option<(Vec<&'f str>, Fitting)>,
 }
 
 impl<'o, 'f> TransformCache<'o, 'f> {
@@ -179,7 +223,7 @@ impl<'o, 'f> TransformCache<'o, 'f> {
         &mut self,
         file: impl Iterator<Item = &'f str> + Clone,
         index: &IndentIndex<'_>,
-    ) -> Option<Transform> {
+    ) -> Fitting {
         if let Some((indents, answer)) = &self.last
             && indents.iter().copied().eq(file.clone())
         {
@@ -214,26 +258,49 @@ mod tests {
     }
 
     #[test]
-    fn one_line_converts_at_the_files_step_else_4() {
+    fn one_line_converts_at_its_own_depth_and_a_settled_width() {
         let spaces = IndentIndex::new("a\n   b\n      c\n");
         assert_eq!(
             transform_for(&[("\t", "   ")], true, &spaces),
-            Some(Transform::Restyle {
+            Fitting::Fit(Transform::Restyle {
                 width: 3,
                 shift: 0,
                 to_tabs: false
             })
         );
+        // Two tabs are not three spaces deep at a tab of 3.
+        assert_eq!(
+            transform_for(&[("\t\t", "   ")], true, &spaces),
+            Fitting::Unfit { other_depth: true }
+        );
+        // Nothing settles a tab file's width: four spaces are two tabs at 2, one at 4.
         let tabs = IndentIndex::new("a\n\tb\n\t\tc\n");
         assert_eq!(
-            transform_for(&[("  ", "\t\t")], true, &tabs),
-            Some(Transform::Restyle {
-                width: 4,
-                shift: 6,
+            transform_for(&[("    ", "\t\t")], true, &tabs),
+            Fitting::Unsettled(Transform::Restyle {
+                width: 2,
+                shift: 0,
                 to_tabs: true
             })
         );
+        let tabs = IndentIndex::new("a\n\tb\n\t\tc\n// vim: ts=2\n");
+        assert_eq!(
+            transform_for(&[("    ", "\t\t")], true, &tabs),
+            Fitting::Fit(Transform::Restyle {
+                width: 2,
+                shift: 0,
+                to_tabs: true
+            })
+        );
+        // A shift of one line is another depth.
+        assert_eq!(
+            transform_for(&[("  ", "    ")], true, &spaces),
+            Fitting::Unfit { other_depth: true }
+        );
         // An indentation no conversion renders (a space before a tab) is not guessed at.
-        assert_eq!(transform_for(&[("  ", " \t")], true, &tabs), None);
+        assert_eq!(
+            transform_for(&[("  ", " \t")], true, &tabs),
+            Fitting::Unfit { other_depth: false }
+        );
     }
 }

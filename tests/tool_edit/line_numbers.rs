@@ -1,0 +1,153 @@
+//! Line numbers copied into oldText from tool output (`cat -n`, `nl -ba`, arrows, `12 | `,
+//! grep), removed only when they are certainly line numbers of this file; and elided code,
+//! which is refused.
+
+use super::*;
+
+/// Lines 1-6 of a small file; lines 3-4 are the ones edited.
+const FILE: &str = "use std::io;\n\nfn main() {\n    let x = 1;\n    println!(\"{x}\");\n}\n";
+
+const AFTER: &str = "use std::io;\n\nfn main() {\n    let x = 2;\n    println!(\"{x}\");\n}\n";
+
+#[tokio::test]
+async fn each_prefix_style_is_removed_when_the_numbers_name_the_place() {
+    let cases = [
+        (
+            "cat -n",
+            "     3\tfn main() {\n     4\t    let x = 1;",
+            "     3\tfn main() {\n     4\t    let x = 2;",
+        ),
+        // nl -ba prints the same, a blank line as the number and a tab.
+        (
+            "cat -n",
+            "     2\t\n     3\tfn main() {\n     4\t    let x = 1;",
+            "\nfn main() {\n    let x = 2;",
+        ),
+        (
+            "arrow",
+            "3→fn main() {\n4→    let x = 1;",
+            "3→fn main() {\n4→    let x = 2;",
+        ),
+        (
+            "arrow",
+            "     3→fn main() {\n     4→    let x = 1;",
+            "fn main() {\n    let x = 2;",
+        ),
+        (
+            "bar",
+            "3 | fn main() {\n4 |     let x = 1;",
+            "3 | fn main() {\n4 |     let x = 2;",
+        ),
+        (
+            "grep",
+            "3:fn main() {\n4:    let x = 1;",
+            "3:fn main() {\n4:    let x = 2;",
+        ),
+        (
+            "grep",
+            "src/main.rs-3-fn main() {\nsrc/main.rs:4:    let x = 1;\nsrc/main.rs-5-    println!(\"{x}\");",
+            "fn main() {\n    let x = 2;\n    println!(\"{x}\");",
+        ),
+        (
+            "grep",
+            "my-app/main.rs-3-fn main() {\nmy-app/main.rs:4:    let x = 1;",
+            "my-app/main.rs-3-fn main() {\nmy-app/main.rs:4:    let x = 2;",
+        ),
+    ];
+    for (style, old, new) in cases {
+        let (result, after) = run_ok(FILE, &[(old, new)]).await;
+        assert_eq!(after, AFTER, "{style}: {old:?}");
+        let text = result.text_content();
+        assert!(
+            text.contains("\nApplied with line numbers removed: "),
+            "{style}: {text}"
+        );
+        assert_eq!(result.details["lineNumbers"][0]["edit"], 0, "{style}");
+        assert_eq!(result.details["fuzzyMatch"], true, "{style}");
+        assert_eq!(result.details["lineNumbers"][0]["style"], style, "{old:?}");
+        assert_eq!(
+            result.details["lineNumbers"][0]["startLine"],
+            if old.starts_with("     2") { 2 } else { 3 }
+        );
+    }
+    let (result, _) = run_ok(
+        FILE,
+        &[(
+            "3→fn main() {\n4→    let x = 1;",
+            "fn main() {\n    let x = 2;",
+        )],
+    )
+    .await;
+    assert_eq!(
+        result.text_content(),
+        "Successfully replaced 1 block in f.txt.\nApplied with line numbers removed: your oldText's lines began with line numbers in the arrow style (3→), which are not part of the file; they were removed, and oldText then matched lines 3-4 of the file. newText was used as sent, since not all of its lines carried one."
+    );
+}
+
+#[tokio::test]
+async fn new_text_keeps_its_text_when_not_every_line_has_a_number() {
+    // newText's second line starts with what reads as a number, but its first does not.
+    let (_, after) = run_ok(FILE, &[("4:    let x = 1;", "    let x = 1;\n5: x")]).await;
+    assert_eq!(after, FILE.replace("let x = 1;\n", "let x = 1;\n5: x\n"));
+}
+
+#[tokio::test]
+async fn a_wrong_first_number_is_refused() {
+    let message = run_err(
+        FILE,
+        &[("     7\tfn main() {\n     8\t    let x = 1;", "x")],
+    )
+    .await;
+    assert_eq!(
+        message,
+        "oldText's lines begin with line numbers in the cat -n/nl -ba style (7\\t), which are not part of the file. Without them oldText matches lines 3-4 of f.txt, not line 7 as the first number says, so the numbers are not this file's. Send oldText without line numbers, copied from the file as it is now."
+    );
+}
+
+#[tokio::test]
+async fn non_consecutive_or_partial_numbers_are_refused() {
+    let message = run_err(FILE, &[("3 | fn main() {\n5 |     let x = 1;", "x")]).await;
+    assert_eq!(
+        message,
+        "oldText's lines begin with line numbers in the number-and-bar style (3 | ), which are not part of the file, and they are not consecutive (line 2 of oldText has 5 after 3), so they were not removed. Send oldText without line numbers, copied from the file as it is now."
+    );
+    let message = run_err(FILE, &[("3→fn main() {\n    let x = 1;", "x")]).await;
+    assert_eq!(
+        message,
+        "oldText's lines begin with line numbers in the arrow style (3→), which are not part of the file, but line 2 of oldText has none, so they were not removed. Send oldText without line numbers, copied from the file as it is now."
+    );
+}
+
+#[tokio::test]
+async fn stripped_text_found_nowhere_or_twice_is_refused() {
+    let message = run_err(FILE, &[("3:fn main() {\n4:    let z = 1;", "x")]).await;
+    assert!(
+        message.starts_with("oldText's lines begin with line numbers in the grep style (3:), which are not part of the file. Even without them oldText is not in f.txt. Send oldText without line numbers, copied from the file as it is now."),
+        "{message}"
+    );
+    let message = run_err("a\nb\na\nb\n", &[("1:a\n2:b", "x")]).await;
+    assert!(
+        message.starts_with("oldText's lines begin with line numbers in the grep style (1:), which are not part of the file. Without them oldText matches 2 places in f.txt"),
+        "{message}"
+    );
+}
+
+#[tokio::test]
+async fn elided_code_is_refused_asking_for_the_whole_text() {
+    for elision in [
+        "    // ... existing code ...",
+        "    ...",
+        "# ...",
+        "    /* ... */",
+    ] {
+        let old = format!("fn main() {{\n{elision}\n}}");
+        let message = run_err(FILE, &[(&old, "fn main() {}")]).await;
+        assert!(
+            message.contains(&format!(
+                "Line 2 of oldText (\"{}\") stands for lines left out, but edit matches text exactly: send oldText whole, every line copied from the file, with none left out.",
+                elision.trim()
+            )),
+            "{message}"
+        );
+    }
+}

@@ -1,0 +1,108 @@
+//! How many columns a tab stands for, read from the file (a modeline, the way its lines mix
+//! tabs and spaces) or from its .editorconfig, and refused when nothing settles it.
+
+use super::*;
+
+/// A tab-indented function; line 3 is two tabs deep.
+const TABS: &str = "fn f() {\n\tif a {\n\t\tb();\n\t}\n}\n";
+
+/// Runs one edit of `f.txt` holding `file`, beside `.editorconfig` holding `config` when
+/// given.
+async fn run_with_config(
+    file: &str,
+    config: Option<&str>,
+    old: &str,
+    new: &str,
+) -> (Result<ToolResult, String>, String) {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("f.txt"), file).unwrap();
+    if let Some(config) = config {
+        std::fs::write(dir.path().join(".editorconfig"), config).unwrap();
+    }
+    let args = EditArgs::new("f.txt", edits(&[(old, new)]));
+    let result = edit(&ctx_in(dir.path()), args)
+        .await
+        .map(|out| out.into_tool_result().unwrap())
+        .map_err(|e| e.message().to_string());
+    (
+        result,
+        std::fs::read_to_string(dir.path().join("f.txt")).unwrap(),
+    )
+}
+
+#[tokio::test]
+async fn a_vim_modeline_settles_two_columns() {
+    let file = format!("{TABS}// vim: set ts=2 sw=2 noet:\n");
+    let (result, after) = run_ok(&file, &[("    b();", "    b();\n      c();")]).await;
+    assert_eq!(after, file.replace("b();", "b();\n\t\t\tc();"));
+    assert_eq!(result.details["indentation"][0]["tabWidth"], 2);
+    assert_eq!(result.details["indentation"][0]["columns"], 0);
+}
+
+#[tokio::test]
+async fn an_emacs_modeline_settles_eight_columns() {
+    let file = format!("/* -*- mode: c; tab-width: 8 -*- */\n{TABS}");
+    let deeper = " ".repeat(24);
+    let (_, after) = run_ok(
+        &file,
+        &[(
+            "                b();",
+            &format!("                c();\n{deeper}d();"),
+        )],
+    )
+    .await;
+    assert_eq!(after, file.replace("b();", "c();\n\t\t\td();"));
+}
+
+#[tokio::test]
+async fn editorconfig_tab_width_or_indent_size_settles_it() {
+    for config in [
+        "root = true\n[*]\nindent_style = tab\ntab_width = 2\n",
+        "root = true\n[*.txt]\nindent_size = 2\n",
+        "root = true\n[*.{rs,txt}]\nindent_size = tab\ntab_width = 2\n",
+    ] {
+        let (result, after) =
+            run_with_config(TABS, Some(config), "    b();", "    b();\n      c();").await;
+        result.unwrap_or_else(|e| panic!("{config}: {e}"));
+        assert_eq!(after, TABS.replace("b();", "b();\n\t\t\tc();"), "{config}");
+    }
+    // A section for other files does not apply.
+    let (result, after) = run_with_config(
+        TABS,
+        Some("root = true\n[*.py]\ntab_width = 2\n"),
+        "    b();",
+        "x",
+    )
+    .await;
+    assert!(result.is_err());
+    assert_eq!(after, TABS);
+}
+
+#[tokio::test]
+async fn tabs_followed_by_up_to_seven_spaces_settle_eight_columns() {
+    // The GNU style: spaces below 8 columns, a tab for each 8.
+    let file = "int f() {\n  if (a) {\n      g();\n\th();\n\t  i();\n  }\n}\n";
+    let (result, after) = run_ok(file, &[("        h();", "        h();\n          j();")]).await;
+    assert_eq!(after, file.replace("h();", "h();\n\t  j();"));
+    assert_eq!(result.details["indentation"][0]["tabWidth"], 8);
+}
+
+#[tokio::test]
+async fn an_unsettled_width_is_refused_when_it_would_matter() {
+    // Four spaces for two tabs is the same depth at 2 columns a tab, and a different one at 4.
+    let message = run_err(TABS, &[("    b();", "    b();\n      c();")]).await;
+    assert_eq!(
+        message,
+        "oldText matches line 3 of f.txt only with its indentation converted between spaces and tabs, and f.txt does not settle how many columns a tab stands for (no modeline, no tab_width or indent_size in an .editorconfig, no lines mixing tabs and spaces), which decides whether that line is at oldText's depth. Copy the line's indentation from the file (it is indented with tabs)."
+    );
+    // A block of several lines shows its own levels and is converted.
+    let (_, after) = run_ok(
+        TABS,
+        &[(
+            "    if a {\n        b();\n    }",
+            "    if a {\n        c();\n    }",
+        )],
+    )
+    .await;
+    assert_eq!(after, TABS.replace("b();", "c();"));
+}
