@@ -60,6 +60,7 @@ pub(super) async fn mcp(args: McpArgs, source: &ConfigSource) -> Result<ExitCode
                 allowed_origins: args.allow_origin.clone(),
                 stateless: args.stateless,
                 session_idle: args.session_idle_secs.map(Duration::from_secs),
+                max_sessions: config.mcp_max_sessions,
             };
             let listener = tokio::net::TcpListener::bind(address.as_str())
                 .await

@@ -121,6 +121,7 @@ impl<'a> Loader<'a> {
             sandbox: SandboxSettings::default(),
             env: EnvSettings::Local,
             mcp_max_message_bytes: None,
+            mcp_max_sessions: None,
             servers: Vec::new(),
             origin: self.origin.to_owned(),
         };

@@ -42,6 +42,9 @@ pub struct Config {
     /// `[mcp] max_message_bytes`: the largest message an MCP client may send, over stdio
     /// and HTTP alike (`None`: the server's default, 16 MiB).
     pub mcp_max_message_bytes: Option<usize>,
+    /// `[mcp] max_sessions`: the most Streamable HTTP sessions kept at once (`None`: the
+    /// server's default, 4096); past it the least recently used idle session ends.
+    pub mcp_max_sessions: Option<usize>,
     /// `[mcp.servers.<name>]`: other MCP servers whose tools join as `<name>__<tool>`, in
     /// file order.
     pub servers: Vec<ServerSettings>,
@@ -84,6 +87,7 @@ impl std::fmt::Debug for Config {
             .field("sandbox", &self.sandbox)
             .field("env", &self.env)
             .field("mcp_max_message_bytes", &self.mcp_max_message_bytes)
+            .field("mcp_max_sessions", &self.mcp_max_sessions)
             .field("servers", &self.servers)
             .field("origin", &self.origin)
             .finish()

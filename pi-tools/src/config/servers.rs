@@ -221,7 +221,7 @@ struct TransportKeys {
 }
 
 impl<'a> Loader<'a> {
-    /// `[mcp]`: its `servers` table and `max_message_bytes`.
+    /// `[mcp]`: its `servers` table, `max_message_bytes` and `max_sessions`.
     pub(super) fn mcp_section(&mut self, table: &DeTable<'a>, config: &mut super::Config) {
         let mut servers = Vec::new();
         for (key, value) in table {
@@ -233,6 +233,15 @@ impl<'a> Loader<'a> {
                     _ => self.report(
                         value.span(),
                         "`max_message_bytes` must be a whole number of bytes, at least 1024 (e.g. 16777216 for 16 MiB)",
+                    ),
+                },
+                "max_sessions" => match super::load::integer(value)
+                    .and_then(|n| usize::try_from(n).ok())
+                {
+                    Some(n) if n >= 1 => config.mcp_max_sessions = Some(n),
+                    _ => self.report(
+                        value.span(),
+                        "`max_sessions` must be a whole number of sessions, at least 1 (e.g. 4096)",
                     ),
                 },
                 "servers" => {
@@ -249,7 +258,7 @@ impl<'a> Loader<'a> {
                     key.span(),
                     other,
                     "[mcp]",
-                    &["servers", "max_message_bytes"],
+                    &["servers", "max_message_bytes", "max_sessions"],
                 ),
             }
         }
