@@ -122,6 +122,7 @@ impl<'a> Loader<'a> {
             env: EnvSettings::Local,
             mcp_max_message_bytes: None,
             mcp_max_sessions: None,
+            mcp_connections: super::McpConnections::default(),
             servers: Vec::new(),
             origin: self.origin.to_owned(),
         };

@@ -54,7 +54,7 @@ pub use discover::{CONFIG_ENV, CONFIG_FILE_NAME, ConfigSource};
 
 pub use env::{DEFAULT_CONNECT_TIMEOUT, EnvSettings, SshSettings};
 pub use error::{ConfigError, ConfigProblem};
-pub use model::{Config, ToolSettings};
+pub use model::{Config, McpConnections, ToolSettings};
 pub use sandbox::SandboxSettings;
 pub use servers::{
     DEFAULT_STARTUP_TIMEOUT, MAX_TOOL_NAME, MOUNT_SEPARATOR, ServerSettings, ServerTransport,

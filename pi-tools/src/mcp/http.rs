@@ -6,13 +6,13 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use axum::routing::get;
-use axum::serve::ListenerExt;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
 use super::error::McpError;
+use super::http_conn::{ConnectionLimits, serve_connections};
 use super::http_gate::{Gate, gate, health};
 use super::server::{Served, ToolServer};
 use super::sessions::{DEFAULT_MAX_SESSIONS, Sessions};
@@ -53,6 +53,8 @@ pub struct HttpOptions {
     /// past it ends the least recently used one with no call running and no stream open;
     /// when every session is busy, the new one is refused with 503.
     pub max_sessions: Option<usize>,
+    /// Bounds on connections and on the time to send a request (see [`ConnectionLimits`]).
+    pub connections: ConnectionLimits,
 }
 
 impl HttpOptions {
@@ -135,22 +137,14 @@ where
         token: options.token.clone(),
         sessions: (!options.stateless).then(|| Arc::clone(&sessions)),
         max_message_bytes,
+        body_timeout: options.connections.request_timeout,
     });
     let app = axum::Router::new()
         .route_service(MCP_PATH, service)
         .layer(axum::middleware::from_fn_with_state(gate_state, gate))
         .route(HEALTH_PATH, get(health));
     tracing::info!(%local, stateless = options.stateless, "serving MCP over Streamable HTTP");
-    // Answers are small writes of an event stream: without TCP_NODELAY, Nagle's algorithm
-    // holds each one back until the client's delayed ACK (40 ms per call).
-    let listener = listener.tap_io(|tcp| {
-        if let Err(err) = tcp.set_nodelay(true) {
-            tracing::debug!(%err, "TCP_NODELAY could not be set on a connection");
-        }
-    });
-    let served = axum::serve(listener, app)
-        .with_graceful_shutdown(stop.clone().cancelled_owned())
-        .await;
+    serve_connections(listener, app, options.connections.clone(), stop.clone()).await;
     // Sessions are ended by `stop`; wait for their calls' cleanup and their environments.
     stop.cancel();
     calls.close();
@@ -160,7 +154,7 @@ where
     {
         tracing::warn!("sessions still ending {SHUTDOWN_GRACE:?} after the server stopped");
     }
-    served.map_err(McpError::Io)
+    Ok(())
 }
 
 fn http_config(

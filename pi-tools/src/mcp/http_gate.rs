@@ -4,6 +4,7 @@
 //! probe.
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use axum::body::{Body, to_bytes};
 use axum::extract::{Request, State};
@@ -28,6 +29,8 @@ pub(crate) struct Gate {
     pub(crate) sessions: Option<Arc<Sessions>>,
     /// The largest body accepted (`[mcp] max_message_bytes`).
     pub(crate) max_message_bytes: usize,
+    /// How long a client may take to send a body.
+    pub(crate) body_timeout: Duration,
 }
 
 /// The middleware in front of the MCP endpoint.
@@ -39,7 +42,14 @@ pub(crate) async fn gate(State(gate): State<Arc<Gate>>, request: Request, next: 
     }
     match *request.method() {
         Method::POST if is_json(&request) => {
-            let (request, initialize) = match checked_body(request, gate.max_message_bytes).await {
+            let checked = tokio::time::timeout(
+                gate.body_timeout,
+                checked_body(request, gate.max_message_bytes),
+            );
+            let Ok(checked) = checked.await else {
+                return slow_body(gate.body_timeout);
+            };
+            let (request, initialize) = match checked {
                 Ok(checked) => checked,
                 Err(refusal) => return refusal.into_response(),
             };
@@ -93,6 +103,22 @@ fn unauthorized() -> Response {
     response
         .headers_mut()
         .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
+    response
+}
+
+/// 408 for a body that did not arrive in time.
+fn slow_body(within: Duration) -> Response {
+    let mut response = (
+        StatusCode::REQUEST_TIMEOUT,
+        format!(
+            "Request Timeout: the body did not arrive within {} s. Send the whole request at once.\n",
+            within.as_secs_f32()
+        ),
+    )
+        .into_response();
+    response
+        .headers_mut()
+        .insert(header::CONNECTION, HeaderValue::from_static("close"));
     response
 }
 
