@@ -5,6 +5,8 @@ mod cli;
 mod file_processes;
 mod mcp_binary;
 mod mcp_http;
+mod mcp_http_floods;
+mod mcp_http_lives;
 mod mcp_http_sessions;
 #[cfg(feature = "cli")]
 mod mcp_http_support;

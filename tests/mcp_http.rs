@@ -54,6 +54,15 @@ async fn a_foreign_host_or_origin_is_refused() {
             StatusCode::FORBIDDEN,
         ),
         ("Origin", "http://localhost:3000", StatusCode::OK),
+        // Every loopback origin passes, over https too.
+        ("Origin", "https://localhost:8443", StatusCode::OK),
+        ("Origin", "https://127.0.0.1:8443", StatusCode::OK),
+        ("Origin", "https://[::1]:8443", StatusCode::OK),
+        (
+            "Origin",
+            "https://rebound.example.com",
+            StatusCode::FORBIDDEN,
+        ),
     ] {
         let answer = server
             .post(None, &initialize())

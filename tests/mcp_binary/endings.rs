@@ -2,9 +2,10 @@
 //! signals, and background jobs that must not outlive the server.
 
 use super::*;
+use tokio::io::AsyncReadExt;
 
-/// SIGTERM, SIGHUP and SIGINT each end the stdio server as the end of its input does: the
-/// running call is cancelled, the background job killed, and the server exits cleanly.
+/// SIGTERM, SIGHUP and SIGINT each end the stdio server: the running call is cancelled,
+/// the background job killed, and the server exits cleanly.
 #[tokio::test]
 async fn sigterm_sighup_and_sigint_end_the_stdio_server_like_the_end_of_its_input() {
     for signal in [libc::SIGTERM, libc::SIGHUP, libc::SIGINT] {
@@ -146,31 +147,98 @@ async fn garbage_and_bad_messages_mid_session_do_not_stop_the_server() {
 }
 
 #[tokio::test]
-async fn end_of_input_ends_the_process_cleanly_and_leaves_no_processes_behind() {
+async fn end_of_input_answers_every_request_read_then_ends_the_process_cleanly() {
     let mut raw = RawSession::start(None);
     raw.initialize().await;
-    raw.raw
-        .send(json!({
+    for request in [
+        json!({
             "jsonrpc": "2.0", "id": 1, "method": "tools/call",
             "params": {"name": "bash", "arguments": {
-                "command": "sleep 30 & echo $! > sleep.pid; echo $$ > shell.pid; wait"
+                "command": "sleep 1 & echo $! > sleep.pid; echo $$ > shell.pid; wait; echo slept"
             }}
-        }))
-        .await;
+        }),
+        json!({
+            "jsonrpc": "2.0", "id": 2, "method": "tools/call",
+            "params": {"name": "write", "arguments": {"path": "piped.txt", "content": "piped\n"}}
+        }),
+        json!({"jsonrpc": "2.0", "id": 3, "method": "tools/list"}),
+    ] {
+        raw.raw.send(request).await;
+    }
     let shell = wait_pid(&raw.server.path("shell.pid")).await;
     let sleep = wait_pid(&raw.server.path("sleep.pid")).await;
-    assert!(running(shell) && running(sleep));
-
-    let closed = Instant::now();
     raw.raw.close_input();
-    // The call in flight is cancelled; its answer has no reader left and is not written
-    // (some clients fail on a message after they closed the session), and stdout closes.
-    assert_eq!(raw.raw.recv_or_end().await, None);
+    // Every request read is answered, the running call after it ran to its end; then
+    // stdout closes.
+    let mut answers = std::collections::BTreeMap::new();
+    while let Some(answer) = raw.raw.recv_or_end().await {
+        answers.insert(answer["id"].as_i64().expect("an answer has an id"), answer);
+    }
+    assert_eq!(answers.keys().copied().collect::<Vec<_>>(), [1, 2, 3]);
+    assert_eq!(answers[&1]["result"]["content"][0]["text"], "slept");
+    assert_eq!(answers[&2]["result"]["isError"], false);
+    assert!(answers[&3]["result"]["tools"].is_array());
+    assert_eq!(raw.server.contents("piped.txt"), "piped\n");
     let status = raw.server.exit_status().await;
     assert!(status.success(), "{status}");
-    // Well before the 30 s sleep would have ended.
-    assert!(closed.elapsed() < Duration::from_secs(15));
     wait_gone(&[shell, sleep], Duration::from_secs(5)).await;
+}
+
+#[tokio::test]
+async fn a_pipe_of_initialize_calls_and_end_of_input_gets_every_answer() {
+    // As `printf '%s\n' ... | pi-tools mcp` does: everything written and closed before the
+    // server reads a byte.
+    let (mut server, mut stdin, mut stdout) = Server::spawn(None);
+    let lines = [
+        json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {},
+            "clientInfo": {"name": "pipe", "version": "0"}}}),
+        json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+        json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+               "params": {"name": "write", "arguments": {"path": "out.txt", "content": "from a pipe\n"}}}),
+        json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+               "params": {"name": "bash", "arguments": {"command": "sleep 0.5; cat out.txt"}}}),
+    ];
+    let mut input = String::new();
+    for line in &lines {
+        input.push_str(&line.to_string());
+        input.push('\n');
+    }
+    stdin
+        .write_all(input.as_bytes())
+        .await
+        .expect("the pipe is written");
+    drop(stdin);
+    let mut output = String::new();
+    tokio::time::timeout(PATIENCE, stdout.read_to_string(&mut output))
+        .await
+        .expect("stdout closes in time")
+        .expect("stdout is readable");
+    let answers: Vec<Value> = output
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("each line is JSON"))
+        .collect();
+    let mut ids: Vec<i64> = answers.iter().filter_map(|a| a["id"].as_i64()).collect();
+    ids.sort_unstable();
+    assert_eq!(ids, [0, 1, 2], "{output}");
+    assert_eq!(server.contents("out.txt"), "from a pipe\n");
+    let status = server.exit_status().await;
+    assert!(status.success(), "{status}");
+
+    // Only `initialize`, then the end: still answered.
+    let (_server, mut stdin, mut stdout) = Server::spawn(None);
+    stdin
+        .write_all(format!("{}\n", lines[0]).as_bytes())
+        .await
+        .expect("the pipe is written");
+    drop(stdin);
+    let mut output = String::new();
+    tokio::time::timeout(PATIENCE, stdout.read_to_string(&mut output))
+        .await
+        .expect("stdout closes in time")
+        .expect("stdout is readable");
+    let answer: Value = serde_json::from_str(output.trim()).expect("one JSON answer");
+    assert_eq!(answer["result"]["serverInfo"]["name"], "pi-tools");
 }
 
 #[tokio::test]

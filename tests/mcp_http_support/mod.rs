@@ -2,6 +2,7 @@
 
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use reqwest::StatusCode;
@@ -25,6 +26,8 @@ pub struct HttpServer {
     pub http: reqwest::Client,
     /// What the server said on stderr before it said where it listens.
     pub said: Vec<String>,
+    /// What it said on stderr after that, so far.
+    pub log: Arc<Mutex<Vec<String>>>,
 }
 
 impl HttpServer {
@@ -79,7 +82,15 @@ impl HttpServer {
         .await
         .expect("the server starts in time");
         // Keep reading stderr, so the server never blocks on a full pipe.
-        tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
+        let log = Arc::new(Mutex::new(Vec::new()));
+        tokio::spawn({
+            let log = Arc::clone(&log);
+            async move {
+                while let Ok(Some(line)) = lines.next_line().await {
+                    log.lock().expect("the log is not poisoned").push(line);
+                }
+            }
+        });
         HttpServer {
             work,
             _etc: etc,
@@ -88,6 +99,7 @@ impl HttpServer {
             token: token.map(str::to_owned),
             http: reqwest::Client::new(),
             said,
+            log,
         }
     }
 

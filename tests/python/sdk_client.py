@@ -88,6 +88,10 @@ async def over_http(binary: str, work: str) -> None:
         "127.0.0.1:0",
         "--cwd",
         work,
+        # Expiry by idle time is opt-in; even then, a client whose stream for server
+        # messages is open is still there, however long its person pauses.
+        "--session-idle-secs",
+        "1",
         stdin=asyncio.subprocess.DEVNULL,
         stderr=asyncio.subprocess.PIPE,
     )
@@ -103,6 +107,9 @@ async def over_http(binary: str, work: str) -> None:
         async with streamable_http_client(url) as (read, write):
             async with ClientSession(read, write) as session:
                 await exercise(session, "http")
+                await asyncio.sleep(2.5)
+                result = await session.call_tool("read", {"path": "a.txt"})
+                assert not result.is_error and result.content[0].text == "hello\n", result
         # Leaving the client's context sent DELETE; a refused one is logged as a warning.
     finally:
         server.terminate()

@@ -13,7 +13,9 @@ use tokio_util::sync::CancellationToken;
 
 use crate::config::ConfigSource;
 use crate::core::RunnerConfig;
-use crate::mcp::{HttpOptions, init_stderr_logging, serve_http, serve_split_until, stdio};
+use crate::mcp::{
+    ConnectionLimits, HttpOptions, init_stderr_logging, serve_http, serve_split_until, stdio,
+};
 use crate::toolbox::Toolbox;
 
 use super::mounted::{self, Need};
@@ -58,6 +60,8 @@ pub(super) async fn mcp(args: McpArgs, source: &ConfigSource) -> Result<ExitCode
                 allowed_origins: args.allow_origin.clone(),
                 stateless: args.stateless,
                 session_idle: args.session_idle_secs.map(Duration::from_secs),
+                max_sessions: config.mcp_max_sessions,
+                connections: connection_limits(&config.mcp_connections),
             };
             let listener = tokio::net::TcpListener::bind(address.as_str())
                 .await
@@ -110,6 +114,16 @@ pub(super) async fn mcp(args: McpArgs, source: &ConfigSource) -> Result<ExitCode
     mounts.end().await;
     served.map_err(|e| Failure::general(format!("the MCP server failed: {e}")))?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// The HTTP server's bounds on connections: the defaults, with what `[mcp]` sets.
+fn connection_limits(set: &crate::config::McpConnections) -> ConnectionLimits {
+    let defaults = ConnectionLimits::default();
+    ConnectionLimits {
+        max_connections: set.max_connections.unwrap_or(defaults.max_connections),
+        max_per_client: set.max_per_client.unwrap_or(defaults.max_per_client),
+        request_timeout: set.request_timeout.unwrap_or(defaults.request_timeout),
+    }
 }
 
 /// Over HTTP the file tools stay in the working directory unless `[paths] allowed_roots`

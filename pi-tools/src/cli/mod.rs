@@ -311,7 +311,8 @@ struct McpArgs {
     /// Serve each HTTP request on its own, without sessions.
     #[arg(long, requires = "http")]
     stateless: bool,
-    /// Close an HTTP session idle this many seconds (default 300), ending its jobs.
+    /// Close an HTTP session idle this many seconds, ending its jobs (default: sessions do
+    /// not expire by time; they end on DELETE, or when `[mcp] max_sessions` needs room).
     #[arg(long, value_name = "SECS", requires = "http")]
     session_idle_secs: Option<u64>,
 }

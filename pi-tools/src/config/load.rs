@@ -138,6 +138,8 @@ impl<'a> Loader<'a> {
             sandbox: SandboxSettings::default(),
             env: EnvSettings::Local,
             mcp_max_message_bytes: None,
+            mcp_max_sessions: None,
+            mcp_connections: super::McpConnections::default(),
             servers: Vec::new(),
             origin: self.origin.to_owned(),
         };

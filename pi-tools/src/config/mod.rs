@@ -30,6 +30,7 @@
 //!
 //! [mcp]
 //! max_message_bytes = 16777216                 # the largest MCP message, stdio and HTTP
+//! max_sessions = 4096                          # HTTP sessions kept; the LRU idle one makes room
 //! [mcp.servers.everything]                     # another MCP server's tools, as everything__<tool>
 //! command = ["npx", "-y", "@modelcontextprotocol/server-everything"]
 //! ```
@@ -55,7 +56,7 @@ pub use discover::{CONFIG_ENV, CONFIG_FILE_NAME, ConfigSource};
 pub use env::{DEFAULT_CONNECT_TIMEOUT, EnvSettings, SshSettings};
 pub use error::{ConfigError, ConfigProblem};
 pub use load::BUILTIN_TOOLS;
-pub use model::{Config, ToolSettings};
+pub use model::{Config, McpConnections, ToolSettings};
 pub use sandbox::SandboxSettings;
 pub use servers::{
     DEFAULT_STARTUP_TIMEOUT, MAX_TOOL_NAME, MOUNT_SEPARATOR, ServerSettings, ServerTransport,

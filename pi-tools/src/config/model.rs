@@ -42,6 +42,12 @@ pub struct Config {
     /// `[mcp] max_message_bytes`: the largest message an MCP client may send, over stdio
     /// and HTTP alike (`None`: the server's default, 16 MiB).
     pub mcp_max_message_bytes: Option<usize>,
+    /// `[mcp] max_sessions`: the most Streamable HTTP sessions kept at once (`None`: the
+    /// server's default, 4096); past it the least recently used idle session ends.
+    pub mcp_max_sessions: Option<usize>,
+    /// `[mcp] max_connections`, `max_connections_per_client` and `request_timeout_secs`:
+    /// the Streamable HTTP server's bounds on connections (`None`: its defaults).
+    pub mcp_connections: McpConnections,
     /// `[mcp.servers.<name>]`: other MCP servers whose tools join as `<name>__<tool>`, in
     /// file order.
     pub servers: Vec<ServerSettings>,
@@ -84,6 +90,8 @@ impl std::fmt::Debug for Config {
             .field("sandbox", &self.sandbox)
             .field("env", &self.env)
             .field("mcp_max_message_bytes", &self.mcp_max_message_bytes)
+            .field("mcp_max_sessions", &self.mcp_max_sessions)
+            .field("mcp_connections", &self.mcp_connections)
             .field("servers", &self.servers)
             .field("origin", &self.origin)
             .finish()
@@ -100,4 +108,17 @@ impl Config {
     pub fn server(&self, name: &str) -> Option<&ServerSettings> {
         self.servers.iter().find(|s| s.name == name)
     }
+}
+
+/// `[mcp]`'s bounds on the Streamable HTTP server's connections; `None` keeps the server's
+/// default.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct McpConnections {
+    /// `max_connections`: the most connections open at once.
+    pub max_connections: Option<usize>,
+    /// `max_connections_per_client`: the most from one client address.
+    pub max_per_client: Option<usize>,
+    /// `request_timeout_secs`: the time to send a request's head and body, and the idle
+    /// time of a kept-alive connection.
+    pub request_timeout: Option<std::time::Duration>,
 }

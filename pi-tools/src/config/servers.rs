@@ -221,7 +221,8 @@ struct TransportKeys {
 }
 
 impl<'a> Loader<'a> {
-    /// `[mcp]`: its `servers` table and `max_message_bytes`.
+    /// `[mcp]`: its `servers` table, `max_message_bytes`, `max_sessions` and the bounds on
+    /// HTTP connections.
     pub(super) fn mcp_section(&mut self, table: &DeTable<'a>, config: &mut super::Config) {
         let mut servers = Vec::new();
         for (key, value) in table {
@@ -235,6 +236,36 @@ impl<'a> Loader<'a> {
                         "`max_message_bytes` must be a whole number of bytes, at least 1024 (e.g. 16777216 for 16 MiB)",
                     ),
                 },
+                "max_sessions" => match super::load::integer(value)
+                    .and_then(|n| usize::try_from(n).ok())
+                {
+                    Some(n) if n >= 1 => config.mcp_max_sessions = Some(n),
+                    _ => self.report(
+                        value.span(),
+                        "`max_sessions` must be a whole number of sessions, at least 1 (e.g. 4096)",
+                    ),
+                },
+                "max_connections" | "max_connections_per_client" => {
+                    let k = key.get_ref().as_ref();
+                    match super::load::integer(value).and_then(|n| usize::try_from(n).ok()) {
+                        Some(n) if n >= 1 => {
+                            let limits = &mut config.mcp_connections;
+                            if k == "max_connections" {
+                                limits.max_connections = Some(n);
+                            } else {
+                                limits.max_per_client = Some(n);
+                            }
+                        }
+                        _ => self.report(
+                            value.span(),
+                            &format!("`{k}` must be a whole number of connections, at least 1 (e.g. 64)"),
+                        ),
+                    }
+                }
+                "request_timeout_secs" => {
+                    config.mcp_connections.request_timeout =
+                        self.seconds(value, "request_timeout_secs");
+                }
                 "servers" => {
                     let Some(entries) = self.table(value, "[mcp.servers]") else {
                         continue;
@@ -249,7 +280,14 @@ impl<'a> Loader<'a> {
                     key.span(),
                     other,
                     "[mcp]",
-                    &["servers", "max_message_bytes"],
+                    &[
+                        "servers",
+                        "max_message_bytes",
+                        "max_sessions",
+                        "max_connections",
+                        "max_connections_per_client",
+                        "request_timeout_secs",
+                    ],
                 ),
             }
         }

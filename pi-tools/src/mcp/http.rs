@@ -6,16 +6,16 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use axum::routing::get;
-use axum::serve::ListenerExt;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
 use super::error::McpError;
+use super::http_conn::{ConnectionLimits, serve_connections};
 use super::http_gate::{Gate, gate, health};
 use super::server::{Served, ToolServer};
-use super::sessions::{DEFAULT_SESSION_IDLE, Sessions};
+use super::sessions::{DEFAULT_MAX_SESSIONS, Sessions};
 use super::tools::McpTools;
 use crate::core::RunnerConfig;
 
@@ -38,17 +38,23 @@ pub struct HttpOptions {
     /// `Host` values accepted besides the loopback names (`localhost`, `127.0.0.1`, `::1`)
     /// and the listener's own address; anything else is refused (DNS rebinding).
     pub allowed_hosts: Vec<String>,
-    /// Browser origins accepted besides `http://localhost`, `http://127.0.0.1` and
-    /// `http://[::1]` (any port), e.g. `https://app.example.com:443`. A request without an
+    /// Browser origins accepted besides the loopback ones (`localhost`, `127.0.0.1` and
+    /// `[::1]`, over `http` or `https`, any port), e.g. `https://app.example.com:443`. A request without an
     /// `Origin` (not from a browser) passes.
     pub allowed_origins: Vec<String>,
     /// Serve every request on its own, with no session (`Mcp-Session-Id`): each request
     /// then gets a fresh execution environment, ended with the request.
     pub stateless: bool,
-    /// A session idle this long (no call running, no answer being sent) is closed and its
-    /// background jobs ended; `None` keeps the default of 5 minutes. A session with a call
-    /// in flight never expires.
+    /// A session idle this long (no call running, no stream open) is closed and its
+    /// background jobs ended; `None` (the default): sessions do not expire by time. A
+    /// session with a call in flight or an open stream never expires.
     pub session_idle: Option<Duration>,
+    /// The most sessions kept at once; `None` keeps the default of 4096. A new session
+    /// past it ends the least recently used one with no call running and no stream open;
+    /// when every session is busy, the new one is refused with 503.
+    pub max_sessions: Option<usize>,
+    /// Bounds on connections and on the time to send a request (see [`ConnectionLimits`]).
+    pub connections: ConnectionLimits,
 }
 
 impl HttpOptions {
@@ -102,7 +108,8 @@ where
     let config = http_config(&options, local, stop.child_token())
         .with_max_request_body_bytes(max_message_bytes);
     let sessions = Arc::new(Sessions::new(
-        options.session_idle.unwrap_or(DEFAULT_SESSION_IDLE),
+        options.session_idle,
+        options.max_sessions.unwrap_or(DEFAULT_MAX_SESSIONS),
     ));
     if !options.stateless {
         tokio::spawn(Arc::clone(&sessions).expire_idle(stop.clone()));
@@ -130,22 +137,14 @@ where
         token: options.token.clone(),
         sessions: (!options.stateless).then(|| Arc::clone(&sessions)),
         max_message_bytes,
+        body_timeout: options.connections.request_timeout,
     });
     let app = axum::Router::new()
         .route_service(MCP_PATH, service)
         .layer(axum::middleware::from_fn_with_state(gate_state, gate))
         .route(HEALTH_PATH, get(health));
     tracing::info!(%local, stateless = options.stateless, "serving MCP over Streamable HTTP");
-    // Answers are small writes of an event stream: without TCP_NODELAY, Nagle's algorithm
-    // holds each one back until the client's delayed ACK (40 ms per call).
-    let listener = listener.tap_io(|tcp| {
-        if let Err(err) = tcp.set_nodelay(true) {
-            tracing::debug!(%err, "TCP_NODELAY could not be set on a connection");
-        }
-    });
-    let served = axum::serve(listener, app)
-        .with_graceful_shutdown(stop.clone().cancelled_owned())
-        .await;
+    serve_connections(listener, app, options.connections.clone(), stop.clone()).await;
     // Sessions are ended by `stop`; wait for their calls' cleanup and their environments.
     stop.cancel();
     calls.close();
@@ -155,7 +154,7 @@ where
     {
         tracing::warn!("sessions still ending {SHUTDOWN_GRACE:?} after the server stopped");
     }
-    served.map_err(McpError::Io)
+    Ok(())
 }
 
 fn http_config(
@@ -170,6 +169,9 @@ fn http_config(
         "http://localhost:*".into(),
         "http://127.0.0.1:*".into(),
         "http://[::1]:*".into(),
+        "https://localhost:*".into(),
+        "https://127.0.0.1:*".into(),
+        "https://[::1]:*".into(),
     ];
     origins.extend(options.allowed_origins.iter().cloned());
     StreamableHttpServerConfig::default()

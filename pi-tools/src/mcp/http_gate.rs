@@ -4,13 +4,14 @@
 //! probe.
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use axum::body::{Body, to_bytes};
 use axum::extract::{Request, State};
 use axum::http::{HeaderValue, Method, StatusCode, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
-use rmcp::model::ClientJsonRpcMessage;
+use rmcp::model::{ClientJsonRpcMessage, ClientRequest};
 use serde_json::{Value, json};
 use subtle::ConstantTimeEq;
 
@@ -28,6 +29,8 @@ pub(crate) struct Gate {
     pub(crate) sessions: Option<Arc<Sessions>>,
     /// The largest body accepted (`[mcp] max_message_bytes`).
     pub(crate) max_message_bytes: usize,
+    /// How long a client may take to send a body.
+    pub(crate) body_timeout: Duration,
 }
 
 /// The middleware in front of the MCP endpoint.
@@ -39,10 +42,27 @@ pub(crate) async fn gate(State(gate): State<Arc<Gate>>, request: Request, next: 
     }
     match *request.method() {
         Method::POST if is_json(&request) => {
-            match checked_body(request, gate.max_message_bytes).await {
-                Ok(request) => next.run(request).await,
-                Err(refusal) => refusal.into_response(),
+            let checked = tokio::time::timeout(
+                gate.body_timeout,
+                checked_body(request, gate.max_message_bytes),
+            );
+            let Ok(checked) = checked.await else {
+                return slow_body(gate.body_timeout);
+            };
+            let (request, initialize) = match checked {
+                Ok(checked) => checked,
+                Err(refusal) => return refusal.into_response(),
+            };
+            // A new session past the bound takes the place of the least recently used
+            // idle one.
+            if initialize
+                && let Some(sessions) = &gate.sessions
+                && !request.headers().contains_key("mcp-session-id")
+                && !sessions.make_room()
+            {
+                return too_many_sessions();
             }
+            next.run(request).await
         }
         Method::DELETE => delete(&gate, request, next).await,
         _ => next.run(request).await,
@@ -86,6 +106,36 @@ fn unauthorized() -> Response {
     response
 }
 
+/// 408 for a body that did not arrive in time.
+fn slow_body(within: Duration) -> Response {
+    let mut response = (
+        StatusCode::REQUEST_TIMEOUT,
+        format!(
+            "Request Timeout: the body did not arrive within {} s. Send the whole request at once.\n",
+            within.as_secs_f32()
+        ),
+    )
+        .into_response();
+    response
+        .headers_mut()
+        .insert(header::CONNECTION, HeaderValue::from_static("close"));
+    response
+}
+
+/// 503 for a new session when every session kept is busy (a call running or a stream
+/// open) and the bound is reached.
+fn too_many_sessions() -> Response {
+    let mut response = (
+        StatusCode::SERVICE_UNAVAILABLE,
+        "Service Unavailable: every session the server keeps (`[mcp] max_sessions`) is busy. Retry later, end sessions you no longer use (DELETE), or raise the setting.\n",
+    )
+        .into_response();
+    response
+        .headers_mut()
+        .insert(header::RETRY_AFTER, HeaderValue::from_static("5"));
+    response
+}
+
 /// A body declared as JSON (other types are refused by the protocol library with 415).
 fn is_json(request: &Request) -> bool {
     request
@@ -96,9 +146,9 @@ fn is_json(request: &Request) -> bool {
         .is_some_and(|essence| essence.trim().eq_ignore_ascii_case("application/json"))
 }
 
-/// The request with its body read, when the body is one JSON-RPC message; else the answer
-/// that says why not.
-async fn checked_body(request: Request, max: usize) -> Result<Request, Refusal> {
+/// The request with its body read, when the body is one JSON-RPC message, and whether that
+/// message is `initialize`; else the answer that says why not.
+async fn checked_body(request: Request, max: usize) -> Result<(Request, bool), Refusal> {
     let (parts, body) = request.into_parts();
     let bytes = to_bytes(body, max).await.map_err(|_| Refusal {
         status: StatusCode::PAYLOAD_TOO_LARGE,
@@ -108,15 +158,22 @@ async fn checked_body(request: Request, max: usize) -> Result<Request, Refusal> 
             "Invalid Request: the message is larger than {max} bytes (`[mcp] max_message_bytes`). Send a smaller message (put large data in files), or raise the setting."
         ),
     })?;
-    check_message(&bytes)?;
-    Ok(Request::from_parts(parts, Body::from(bytes)))
+    let initialize = check_message(&bytes)?;
+    Ok((Request::from_parts(parts, Body::from(bytes)), initialize))
 }
 
 /// Refuses a body that is not one JSON-RPC message, with the JSON-RPC error a stdio client
-/// would get for the same line.
-fn check_message(bytes: &[u8]) -> Result<(), Refusal> {
-    let Err(not_a_message) = serde_json::from_slice::<ClientJsonRpcMessage>(bytes) else {
-        return Ok(());
+/// would get for the same line; says whether it is `initialize`.
+fn check_message(bytes: &[u8]) -> Result<bool, Refusal> {
+    let not_a_message = match serde_json::from_slice::<ClientJsonRpcMessage>(bytes) {
+        Ok(ClientJsonRpcMessage::Request(request)) => {
+            return Ok(matches!(
+                request.request,
+                ClientRequest::InitializeRequest(_)
+            ));
+        }
+        Ok(_) => return Ok(false),
+        Err(not_a_message) => not_a_message,
     };
     let value: Value = serde_json::from_slice(bytes).map_err(|e| {
         let what = if bytes.iter().all(u8::is_ascii_whitespace) {

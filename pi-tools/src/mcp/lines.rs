@@ -90,23 +90,26 @@ pub(crate) struct LineTransport {
     incoming: mpsc::Receiver<ClientJsonRpcMessage>,
     outgoing: Outbox,
     in_flight: Arc<InFlight>,
-    tasks: Vec<tokio::task::JoinHandle<()>>,
+    read_task: tokio::task::JoinHandle<()>,
 }
 
 impl LineTransport {
-    /// Starts reading `reader` and writing `writer`. `ended` is cancelled at end of input
-    /// (or a read error); from then on nothing more is written, since the client closed
-    /// its side. At most `slots` requests are read and unanswered at once; a line longer
-    /// than `max_line` bytes is skipped and answered with an error. Once `direct` is set,
-    /// `tools/call` requests are run with it and answered here.
+    /// Starts reading `reader` and writing `writer`; the second value is the writer's task,
+    /// which ends once every answer queued is written and the transport and its calls are
+    /// gone. At end of input, reading stops and waits until every request read is answered;
+    /// only then does the protocol library see the input end. `discard` is cancelled on a
+    /// read error (and by the session on a signal); from then on nothing more is written,
+    /// since the client is gone or going. At most `slots` requests are read and unanswered
+    /// at once; a line longer than `max_line` bytes is skipped and answered with an error.
+    /// Once `direct` is set, `tools/call` requests are run with it and answered here.
     pub(crate) fn new<R, W>(
         reader: R,
         writer: W,
         slots: usize,
         max_line: usize,
-        ended: CancellationToken,
+        discard: CancellationToken,
         direct: DirectCalls,
-    ) -> Self
+    ) -> (Self, tokio::task::JoinHandle<()>)
     where
         R: AsyncRead + Send + Unpin + 'static,
         W: AsyncWrite + Send + Unpin + 'static,
@@ -114,45 +117,56 @@ impl LineTransport {
         let (incoming_tx, incoming) = mpsc::channel(16);
         let (outgoing, outgoing_rx) = Outbox::new();
         let in_flight = Arc::new(InFlight::default());
+        let slots = slots.clamp(1, Semaphore::MAX_PERMITS);
         let reading = Reader {
             input: BufReader::new(reader),
             forward: incoming_tx,
             answer: outgoing.clone(),
             in_flight: in_flight.clone(),
-            slots: Arc::new(Semaphore::new(slots.max(1))),
+            slots: Arc::new(Semaphore::new(slots)),
+            all_slots: u32::try_from(slots).unwrap_or(u32::MAX),
             max_line,
             initialized: false,
             direct,
             calls: 0,
         };
         let read_task = tokio::spawn({
-            let ended = ended.clone();
+            let discard = discard.clone();
             async move {
-                reading.run().await;
-                ended.cancel();
+                if let Ended::ReadFailed = reading.run().await {
+                    discard.cancel();
+                }
             }
         });
         let write_task = tokio::spawn(write_lines(
             writer,
             outgoing_rx,
             Arc::clone(&outgoing.queue),
-            ended,
+            discard,
         ));
-        LineTransport {
+        let transport = LineTransport {
             incoming,
             outgoing,
             in_flight,
-            tasks: vec![read_task, write_task],
-        }
+            read_task,
+        };
+        (transport, write_task)
     }
 }
 
 impl Drop for LineTransport {
     fn drop(&mut self) {
-        for task in &self.tasks {
-            task.abort();
-        }
+        // The session is over: nothing more is read. The writer finishes what is queued.
+        self.read_task.abort();
     }
+}
+
+/// How reading ended.
+enum Ended {
+    /// End of input, every request read answered; or the session ended first.
+    Drained,
+    /// The input could not be read.
+    ReadFailed,
 }
 
 impl Transport<RoleServer> for LineTransport {
@@ -240,6 +254,8 @@ struct Reader<R> {
     answer: Outbox,
     in_flight: Arc<InFlight>,
     slots: Arc<Semaphore>,
+    /// How many slots there are: when all are free, every request read is answered.
+    all_slots: u32,
     /// The longest line read; a longer one is skipped and answered with an error.
     max_line: usize,
     initialized: bool,
@@ -249,15 +265,20 @@ struct Reader<R> {
 }
 
 impl<R: AsyncRead + Unpin> Reader<R> {
-    /// Reads until end of input, a read error or the session's end.
-    async fn run(mut self) {
+    /// Reads until end of input, a read error or the session's end. At end of input it
+    /// waits until every request read is answered (calls run to completion), as a client
+    /// that pipes its requests and closes its side expects every answer.
+    async fn run(mut self) -> Ended {
         loop {
             let line = match self.next_line().await {
                 Ok(Some(line)) => line,
-                Ok(None) => return,
+                Ok(None) => {
+                    let _all_answered = self.slots.acquire_many(self.all_slots).await;
+                    return Ended::Drained;
+                }
                 Err(err) => {
                     tracing::warn!(%err, "reading the session's input failed; ending the session");
-                    return;
+                    return Ended::ReadFailed;
                 }
             };
             let outcome = match line {
@@ -284,7 +305,7 @@ impl<R: AsyncRead + Unpin> Reader<R> {
                 }
             };
             if !sent {
-                return;
+                return Ended::Drained;
             }
         }
     }

@@ -79,6 +79,7 @@
 mod call_line;
 mod error;
 mod http;
+mod http_conn;
 mod http_gate;
 mod lines;
 mod logging;
@@ -93,6 +94,7 @@ mod tools;
 
 pub use error::McpError;
 pub use http::{HEALTH_PATH, HttpOptions, MCP_PATH, serve_http};
+pub use http_conn::ConnectionLimits;
 pub use logging::init_stderr_logging;
 pub use serve::{serve, serve_split, serve_split_until, serve_stdio};
 pub use stdio::{StdinStream, StdoutStream, stdio};

@@ -68,20 +68,21 @@ impl Outbox {
     }
 }
 
-/// Writes lines as they come, flushing when none is waiting; drops them once `ended`.
+/// Writes lines as they come, flushing when none is waiting, until every sender is gone;
+/// drops them once `discard` is cancelled.
 pub(super) async fn write_lines<W: AsyncWrite + Unpin>(
     writer: W,
     mut lines: mpsc::UnboundedReceiver<Vec<u8>>,
     queue: Arc<Queued>,
-    ended: CancellationToken,
+    discard: CancellationToken,
 ) {
     let mut out = BufWriter::new(writer);
     while let Some(line) = lines.recv().await {
         queue.written(line.len());
-        // Closing the server's input is how an MCP client ends a stdio session; answers to
-        // calls cancelled by it have no reader left, and some clients (the Python SDK
-        // before 2.0) fail while shutting down if one arrives anyway.
-        if ended.is_cancelled() {
+        // A signal or a failed read ends the session with its calls cancelled: the client
+        // is gone or going, and some clients (the Python SDK before 2.0) fail while
+        // shutting down if an answer arrives anyway.
+        if discard.is_cancelled() {
             continue;
         }
         if out.write_all(&line).await.is_err() {

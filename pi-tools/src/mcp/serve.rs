@@ -51,9 +51,11 @@ where
 /// same way. Either way the session goes on. While `max_concurrency` calls plus a queue of
 /// 64 are unanswered, no further line is read (backpressure).
 ///
-/// End of input ends the session, as MCP's stdio transport defines: every call in flight is
-/// cancelled, nothing more is written (its reader is gone), and the function returns
-/// `Ok(())`. A client that disconnects before `initialize` also ends the session cleanly.
+/// End of input ends the session once every request already read is answered: calls in
+/// flight run to completion (within their own timeouts), their answers are written, and
+/// the function returns `Ok(())`, as a script that pipes its requests and closes its side
+/// expects. A client that disconnects before `initialize` also ends the session cleanly
+/// (an `initialize` it sent is still answered).
 ///
 /// # Errors
 ///
@@ -73,9 +75,9 @@ where
     serve_split_until(tools, config, reader, writer, CancellationToken::new()).await
 }
 
-/// [`serve_split`], ending early, as at end of input, when `stop` is cancelled (a signal):
-/// calls in flight are cancelled and waited for, so nothing is left half-written, and the
-/// execution environment's session ends (its background jobs are killed).
+/// [`serve_split`], ending early when `stop` is cancelled (a signal): calls in flight are
+/// cancelled and waited for, so nothing is left half-written, nothing more is written, and
+/// the execution environment's session ends (its background jobs are killed).
 pub async fn serve_split_until<R, W>(
     tools: McpTools,
     config: RunnerConfig,
@@ -87,19 +89,24 @@ where
     R: AsyncRead + Send + Unpin + 'static,
     W: AsyncWrite + Send + Unpin + 'static,
 {
-    let input_ended = CancellationToken::new();
+    // Cancelled by a signal, a failed read or the session's end: every call in flight is
+    // cancelled.
+    let cancelled = CancellationToken::new();
+    // Cancelled by a signal or a failed read: nothing more is written (the client is gone
+    // or going). Not at end of input, whose answers are all written.
+    let discard = CancellationToken::new();
     let slots = config
         .max_concurrency
         .map_or(UNBOUNDED_IN_FLIGHT, |n| n.max(1) + QUEUED_REQUESTS);
-    let server = ToolServer::new(&tools, config, input_ended.clone())?;
+    let server = ToolServer::new(&tools, config, cancelled.clone())?;
     let calls = server.calls();
     let direct = DirectCalls::default();
-    let transport = LineTransport::new(
+    let (transport, writing) = LineTransport::new(
         reader,
         writer,
         slots,
         tools.max_message_bytes(),
-        input_ended.clone(),
+        discard.clone(),
         Arc::clone(&direct),
     );
     let running = tokio::select! {
@@ -107,11 +114,22 @@ where
             Ok(running) => running,
             Err(ServerInitializeError::ConnectionClosed(_)) => {
                 tracing::info!("the client closed the session before initializing it");
+                written(writing).await;
                 return Ok(());
             }
-            Err(err) => return Err(McpError::Handshake(Box::new(err))),
+            Err(err) => {
+                cancelled.cancel();
+                discard.cancel();
+                written(writing).await;
+                return Err(McpError::Handshake(Box::new(err)));
+            }
         },
-        _ = stop.cancelled() => return Ok(()),
+        _ = stop.cancelled() => {
+            cancelled.cancel();
+            discard.cancel();
+            written(writing).await;
+            return Ok(());
+        }
     };
     tracing::info!("MCP session started");
     // From now on the transport runs `tools/call` itself. Only it keeps the handle (and so
@@ -119,10 +137,11 @@ where
     let _ = direct.set(server.direct_call(running.peer().clone()));
     drop((direct, server));
     let cancel = running.cancellation_token();
-    let ended = input_ended.clone();
+    let ended = cancelled.clone();
     tokio::spawn(async move {
         tokio::select! {
-            _ = stop.cancelled() => {}
+            _ = stop.cancelled() => discard.cancel(),
+            _ = discard.cancelled() => {}
             _ = ended.cancelled() => {}
         }
         ended.cancel();
@@ -131,8 +150,9 @@ where
     let quit = running.waiting().await;
     // Whatever ended the session, nothing may keep running for it: cancel every call and
     // wait for each to finish its cleanup (a cancelled write still completes or leaves the
-    // old file; a command's process group is killed).
-    input_ended.cancel();
+    // old file; a command's process group is killed). At end of input every call has
+    // answered already.
+    cancelled.cancel();
     calls.close();
     if tokio::time::timeout(CALLS_GRACE, calls.wait())
         .await
@@ -140,12 +160,26 @@ where
     {
         tracing::warn!("calls still running {CALLS_GRACE:?} after the session ended");
     }
+    written(writing).await;
     match quit {
         Ok(QuitReason::JoinError(err)) | Err(err) => Err(McpError::Session(err)),
         Ok(reason) => {
             tracing::info!(?reason, "MCP session ended");
             Ok(())
         }
+    }
+}
+
+/// Waits until the answers queued are written (the writer ends once the transport and its
+/// calls are gone), at most [`CALLS_GRACE`]: a client that stopped reading cannot hold the
+/// session open.
+async fn written(mut writing: tokio::task::JoinHandle<()>) {
+    if tokio::time::timeout(CALLS_GRACE, &mut writing)
+        .await
+        .is_err()
+    {
+        tracing::warn!("answers still unwritten {CALLS_GRACE:?} after the session ended");
+        writing.abort();
     }
 }
 

@@ -1,12 +1,18 @@
 //! The Streamable HTTP sessions: rmcp's in-memory session manager, with the session's life
 //! decided here.
 //!
-//! - A session is busy while one of its calls runs or one of its answer streams is open;
-//!   a busy session never expires. Its idle clock starts when the last of those ends.
-//! - An idle session past its idle time is gone at once: the next request gets 404 (the
-//!   protocol library would answer 500 for the seconds its worker takes to wind down).
-//! - Ending a session (DELETE, expiry, the server's end) cancels its calls and ends its
-//!   execution environment's processes at once, not after the library's drain time.
+//! - A session lives while its client uses it: it ends when the client deletes it, when the
+//!   server stops, or when the server must make room for a new one (past `max_sessions`,
+//!   the least recently used session that is not busy goes). Expiry by idle time is opt-in.
+//! - A session is busy while one of its calls runs or one of its streams is open (an answer
+//!   stream, or the client's `GET` stream for server messages); a busy session is never
+//!   evicted and never expires. Its idle clock starts when the last of those ends.
+//! - An ended session is gone at once: the next request gets 404 (the protocol library
+//!   would answer 500 for the seconds its worker takes to wind down).
+//! - Ending a session (DELETE, expiry, eviction, the server's end) cancels its calls and
+//!   ends its execution environment's processes at once; the library's worker is closed once
+//!   the cancelled calls have sent their answers, so nothing is left to send to a closed
+//!   session.
 
 use std::collections::HashMap;
 use std::pin::Pin;
@@ -21,13 +27,18 @@ use rmcp::transport::streamable_http_server::session::local::{
     LocalSessionManager, LocalSessionManagerError,
 };
 use rmcp::transport::streamable_http_server::session::{ServerSseMessage, SessionId};
+use tokio::sync::Notify;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
 use crate::env::ExecutionEnv;
 
-/// The idle time when none is configured.
-pub(crate) const DEFAULT_SESSION_IDLE: Duration = Duration::from_secs(300);
+/// The most sessions kept when none is configured: an idle session costs a few kilobytes
+/// (docs/mcp.md has the measurement), so thousands fit in a few tens of megabytes.
+pub const DEFAULT_MAX_SESSIONS: usize = 4096;
+
+/// How long an ended session's worker waits for its cancelled calls to send their answers.
+const WIND_DOWN: Duration = Duration::from_secs(5);
 
 /// The header that names a request's session.
 const SESSION_HEADER: &str = "mcp-session-id";
@@ -35,7 +46,10 @@ const SESSION_HEADER: &str = "mcp-session-id";
 /// The sessions of one server.
 pub(crate) struct Sessions {
     inner: Arc<LocalSessionManager>,
-    idle: Duration,
+    /// Opt-in expiry: a session idle this long ends.
+    idle: Option<Duration>,
+    /// Past this many sessions, the least recently used idle one makes room.
+    max: usize,
     table: Mutex<HashMap<SessionId, Arc<Life>>>,
 }
 
@@ -44,18 +58,24 @@ pub(crate) struct Sessions {
 struct Life {
     activity: Mutex<Activity>,
     ender: OnceLock<SessionEnder>,
+    /// Told when the session stops being busy.
+    quiet: Notify,
 }
 
 struct Activity {
     busy: usize,
-    idle_since: Instant,
+    /// Of `busy`, the client's streams for server messages (`GET`), which carry no answer.
+    listening: usize,
+    /// When the session was last asked anything, or last stopped being busy.
+    last_used: Instant,
 }
 
 impl Default for Activity {
     fn default() -> Self {
         Activity {
             busy: 0,
-            idle_since: Instant::now(),
+            listening: 0,
+            last_used: Instant::now(),
         }
     }
 }
@@ -65,22 +85,36 @@ impl Life {
         self.activity.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    fn expired(&self, idle: Duration, now: Instant) -> bool {
+    fn expired(&self, idle: Option<Duration>, now: Instant) -> bool {
+        let Some(idle) = idle else {
+            return false;
+        };
         let activity = self.activity();
-        activity.busy == 0 && now.duration_since(activity.idle_since) >= idle
+        activity.busy == 0 && now.duration_since(activity.last_used) >= idle
+    }
+
+    /// When it was last used, if it is idle (and so may make room).
+    fn idle_since(&self) -> Option<Instant> {
+        let activity = self.activity();
+        (activity.busy == 0).then_some(activity.last_used)
     }
 
     fn touch(&self) {
-        let mut activity = self.activity();
-        if activity.busy == 0 {
-            activity.idle_since = Instant::now();
-        }
+        self.activity().last_used = Instant::now();
     }
 
     fn busy(self: &Arc<Self>) -> Busy {
-        self.activity().busy += 1;
+        self.busy_as(false)
+    }
+
+    fn busy_as(self: &Arc<Self>, listening: bool) -> Busy {
+        let mut activity = self.activity();
+        activity.busy += 1;
+        activity.listening += usize::from(listening);
+        activity.last_used = Instant::now();
         Busy {
             life: Arc::clone(self),
+            listening,
         }
     }
 
@@ -89,19 +123,40 @@ impl Life {
             ender.end();
         }
     }
+
+    /// Waits until no call runs and no answer is being sent, at most `within`.
+    async fn quieted(&self, within: Duration) {
+        let _ = tokio::time::timeout(within, async {
+            loop {
+                let quiet = self.quiet.notified();
+                let answering = {
+                    let activity = self.activity();
+                    activity.busy - activity.listening
+                };
+                if answering == 0 {
+                    return;
+                }
+                quiet.await;
+            }
+        })
+        .await;
+    }
 }
 
 /// Keeps a session busy until dropped; the idle clock starts when the last one goes.
 pub(crate) struct Busy {
     life: Arc<Life>,
+    listening: bool,
 }
 
 impl Drop for Busy {
     fn drop(&mut self) {
         let mut activity = self.life.activity();
         activity.busy -= 1;
-        if activity.busy == 0 {
-            activity.idle_since = Instant::now();
+        activity.listening -= usize::from(self.listening);
+        activity.last_used = Instant::now();
+        if activity.busy == activity.listening {
+            self.life.quiet.notify_waiters();
         }
     }
 }
@@ -124,15 +179,18 @@ impl SessionEnder {
 }
 
 impl Sessions {
-    /// Sessions that expire after `idle` without a call or an open answer stream.
-    pub(crate) fn new(idle: Duration) -> Self {
+    /// Sessions that end when deleted, when the server stops, when `max` others need the
+    /// room (the least recently used idle one goes), or, if `idle` is given, after that
+    /// long without a call or an open stream.
+    pub(crate) fn new(idle: Option<Duration>, max: usize) -> Self {
         let mut inner = LocalSessionManager::default();
         // The library's own keep-alive counts only messages, so it would end a session in
-        // the middle of a long call; expiry is decided here instead.
+        // the middle of a long call; a session's life is decided here instead.
         inner.session_config.keep_alive = None;
         Sessions {
             inner: Arc::new(inner),
             idle,
+            max: max.max(1),
             table: Mutex::new(HashMap::new()),
         }
     }
@@ -156,8 +214,32 @@ impl Sessions {
         self.live(&SessionId::from(id)).is_some()
     }
 
-    /// Removes the session and stops what runs for it; the library's worker is told to end
-    /// in the background (its calls are already cancelled, so it has nothing to wait for).
+    /// Makes room for one more session: below the bound there is room; at it, the least
+    /// recently used session that is not busy ends. `false` when every session is busy.
+    pub(crate) fn make_room(&self) -> bool {
+        let victim = {
+            let table = self.table();
+            if table.len() < self.max {
+                return true;
+            }
+            table
+                .iter()
+                .filter_map(|(id, life)| life.idle_since().map(|since| (since, id)))
+                .min()
+                .map(|(_, id)| id.clone())
+        };
+        match victim {
+            Some(id) => {
+                tracing::debug!(session = %id, "the least recently used idle session makes room");
+                self.end_at_once(&id);
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Removes the session and stops what runs for it; the library's worker is closed in
+    /// the background once the cancelled calls have answered (or after a short wait).
     fn end_at_once(&self, id: &SessionId) -> bool {
         let Some(life) = self.table().remove(id) else {
             return false;
@@ -167,6 +249,9 @@ impl Sessions {
         let inner = Arc::clone(&self.inner);
         let id = id.clone();
         tokio::spawn(async move {
+            // Closing the worker while a cancelled call's answer is on its way would leave
+            // the answer with nowhere to go (the library logs that as an error).
+            life.quieted(WIND_DOWN).await;
             if let Err(err) = inner.close_session(&id).await {
                 tracing::debug!(%err, "an ended session's worker could not be closed");
             }
@@ -189,26 +274,31 @@ impl Sessions {
         Some(life.busy())
     }
 
-    /// Ends every session whose idle time has passed, until `stop`; each is also ended when
-    /// a request names it, so this only frees what nobody asks for any more.
+    /// Ends every session whose idle time has passed (when expiry is on), until `stop`;
+    /// then ends every session. Each is also ended when a request names it, so this only
+    /// frees what nobody asks for any more.
     pub(crate) async fn expire_idle(self: Arc<Self>, stop: CancellationToken) {
-        let period = (self.idle / 4).clamp(Duration::from_millis(50), Duration::from_secs(5));
-        let mut ticks = tokio::time::interval(period);
-        loop {
-            tokio::select! {
-                _ = ticks.tick() => {}
-                () = stop.cancelled() => break,
+        if let Some(idle) = self.idle {
+            let period = (idle / 4).clamp(Duration::from_millis(50), Duration::from_secs(5));
+            let mut ticks = tokio::time::interval(period);
+            loop {
+                tokio::select! {
+                    _ = ticks.tick() => {}
+                    () = stop.cancelled() => break,
+                }
+                let now = Instant::now();
+                let expired: Vec<SessionId> = self
+                    .table()
+                    .iter()
+                    .filter(|(_, life)| life.expired(self.idle, now))
+                    .map(|(id, _)| id.clone())
+                    .collect();
+                for id in expired {
+                    self.end_at_once(&id);
+                }
             }
-            let now = Instant::now();
-            let expired: Vec<SessionId> = self
-                .table()
-                .iter()
-                .filter(|(_, life)| life.expired(self.idle, now))
-                .map(|(id, _)| id.clone())
-                .collect();
-            for id in expired {
-                self.end_at_once(&id);
-            }
+        } else {
+            stop.cancelled().await;
         }
         // The server is stopping: every session ends.
         let all: Vec<SessionId> = self.table().keys().cloned().collect();
@@ -218,7 +308,7 @@ impl Sessions {
     }
 }
 
-/// An answer stream that keeps its session busy while it is open.
+/// A stream that keeps its session busy while it is open.
 struct BusyStream<S> {
     inner: Pin<Box<S>>,
     _busy: Busy,
@@ -241,6 +331,7 @@ impl SessionManager for Sessions {
     type Transport = <LocalSessionManager as SessionManager>::Transport;
 
     async fn create_session(&self) -> Result<(SessionId, Self::Transport), Self::Error> {
+        // The gate has made room already; a race past the bound by a few is harmless.
         let (id, transport) = self.inner.create_session().await?;
         self.table().insert(id.clone(), Arc::default());
         Ok((id, transport))
@@ -261,8 +352,9 @@ impl SessionManager for Sessions {
     }
 
     async fn close_session(&self, id: &SessionId) -> Result<(), Self::Error> {
+        // The worker is closed by `end_at_once` once the cancelled calls have answered.
         self.end_at_once(id);
-        self.inner.close_session(id).await
+        Ok(())
     }
 
     async fn create_stream(
@@ -293,9 +385,14 @@ impl SessionManager for Sessions {
         &self,
         id: &SessionId,
     ) -> Result<impl Stream<Item = ServerSseMessage> + Send + Sync + 'static, Self::Error> {
+        // A client that holds its stream for server messages open is still there.
         let life = self.live(id).ok_or_else(|| not_found(id))?;
-        life.touch();
-        self.inner.create_standalone_stream(id).await
+        let busy = life.busy_as(true);
+        let stream = self.inner.create_standalone_stream(id).await?;
+        Ok(BusyStream {
+            inner: Box::pin(stream),
+            _busy: busy,
+        })
     }
 
     async fn resume(
