@@ -116,6 +116,7 @@ async fn dispatch(command: Command, globals: &Globals) -> Result<ExitCode, Failu
         Command::Man(args) => completions::man(args, &globals.bin_name),
         Command::Call(args) => call::call(args).await,
         Command::EnvServer(args) => call::env_server(args).await,
+        Command::EnvGuard(args) => call::env_guard(args).await,
     }
 }
 
@@ -170,6 +171,10 @@ enum Command {
     /// SSH environment on another machine (it starts this itself), until the input ends.
     #[command(hide = true)]
     EnvServer(EnvServerArgs),
+    /// Wait until standard input ends (the env-server that started this is gone), then
+    /// kill every process its commands left.
+    #[command(hide = true)]
+    EnvGuard(EnvGuardArgs),
 }
 
 #[derive(Debug, Args)]
@@ -189,6 +194,12 @@ struct EnvServerArgs {
     /// Print the version and link protocol this binary serves, and exit.
     #[arg(long)]
     check: bool,
+}
+
+#[derive(Debug, Args)]
+struct EnvGuardArgs {
+    /// The mark of the server whose commands' processes to kill.
+    mark: String,
 }
 
 /// Where the tools of `run` and `mcp` work: a local directory, or one on another machine.

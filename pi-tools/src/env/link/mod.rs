@@ -21,6 +21,7 @@
 //! [`Kind::Done`] (an [`OutcomeMessage`]), [`Kind::Result`] (a tool result message),
 //! [`Kind::Failed`] (a [`FailureMessage`]) or [`Kind::Ended`].
 
+pub(crate) mod guard;
 mod leftovers;
 pub(crate) mod server;
 
