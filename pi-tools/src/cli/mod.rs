@@ -67,6 +67,8 @@ pub fn run_from(args: impl IntoIterator<Item = OsString>) -> ExitCode {
             return ExitCode::from(u8::try_from(e.exit_code()).unwrap_or(2));
         }
     };
+    // This binary runs `env-guard`: what must not outlive the process may get a guard.
+    crate::env::link::guard::enable();
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()

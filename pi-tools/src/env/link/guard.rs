@@ -12,9 +12,37 @@
 use std::io::{self, Read};
 use std::os::unix::process::CommandExt;
 use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::OnceLock;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use super::leftovers;
+
+/// Whether this process is the pi-tools command line, whose binary runs the guard
+/// subcommand (a program that uses the library may not).
+static AVAILABLE: AtomicBool = AtomicBool::new(false);
+
+/// Says that this process's binary is the pi-tools command line (so it can start guards).
+pub(crate) fn enable() {
+    AVAILABLE.store(true, Ordering::Relaxed);
+}
+
+/// Starts, once, a guard for this whole process when its binary can run one: when the
+/// process ends, however it ends, every process carrying its mark is killed. Returns the
+/// mark to put in the environment of what should not outlive the process.
+pub(crate) fn for_this_process() -> Option<&'static str> {
+    static GUARD: OnceLock<Option<(String, Guard)>> = OnceLock::new();
+    if !AVAILABLE.load(Ordering::Relaxed) {
+        return None;
+    }
+    GUARD
+        .get_or_init(|| {
+            let mark = leftovers::own_mark();
+            Guard::start(&mark).map(|guard| (mark, guard))
+        })
+        .as_ref()
+        .map(|(mark, _)| mark.as_str())
+}
 
 /// The hidden subcommand that runs a guard.
 pub(crate) const SUBCOMMAND: &str = "env-guard";

@@ -51,10 +51,20 @@ pub(crate) fn kill_marked(mark: &str) -> usize {
     kill_marked_where(|found| found == mark)
 }
 
-/// Kills every process whose mark `doomed` accepts. Rounds until one finds nothing (at
-/// most [`ROUNDS`]), for what the processes of a round forked meanwhile.
+/// Kills every process whose environment has `var` set to `value`; returns how many.
+pub(crate) fn kill_with(var: &str, value: &str) -> usize {
+    kill_where(var, |found| found == value)
+}
+
+/// Kills every process whose mark `doomed` accepts.
 fn kill_marked_where(doomed: impl Fn(&str) -> bool) -> usize {
-    let needle = format!("{SERVER_VAR}=");
+    kill_where(SERVER_VAR, doomed)
+}
+
+/// Kills every process whose value of `var` `doomed` accepts. Rounds until one finds
+/// nothing (at most [`ROUNDS`]), for what the processes of a round forked meanwhile.
+fn kill_where(var: &str, doomed: impl Fn(&str) -> bool) -> usize {
+    let needle = format!("{var}=");
     let mut killed = 0;
     for _ in 0..ROUNDS {
         let mut round = 0;

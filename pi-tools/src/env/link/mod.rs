@@ -22,7 +22,7 @@
 //! [`Kind::Failed`] (a [`FailureMessage`]) or [`Kind::Ended`].
 
 pub(crate) mod guard;
-mod leftovers;
+pub(crate) mod leftovers;
 pub(crate) mod server;
 
 use std::io;

@@ -5,8 +5,7 @@
 //! dropping its session (a runtime shut down in the background), or that is killed, leaves
 //! the connection up for good. Here the master runs in the foreground (`-N`, no `-f`,
 //! `ControlPersist=no`, `ForkAfterAuthentication=no`, so a user's ssh config cannot detach
-//! it either), as a child started by one thread that lives as long as the process, with the
-//! parent-death signal set: when this process ends in any way (SIGKILL included), the
+//! it either), as a child with the parent-death signal set (`env/owned.rs`): when this process ends in any way (SIGKILL included), the
 //! kernel sends the master SIGTERM and it closes the connection (the remote side then sees
 //! its input end). Dropping the [`Master`] ends it at once. Sessions attach to its control
 //! socket with [`Session::resume`], which never detaches anything.
@@ -15,8 +14,6 @@ use std::io;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::sync::OnceLock;
-use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use openssh::Session;
@@ -204,52 +201,14 @@ fn command(target: &SshTarget, control: &Path, log: &Path) -> Command {
     command
 }
 
-/// A command to spawn and where its child goes.
-type Job = (Command, tokio::sync::oneshot::Sender<io::Result<Child>>);
-
-/// Spawns `command` as a child that gets SIGTERM when this process ends.
-///
-/// The parent-death signal fires when the *thread* that spawned the child exits, not the
-/// process: children are spawned by one thread kept for the life of the process (a Tokio
-/// worker or blocking thread may end long before it).
+/// Spawns `command` as a child that gets SIGTERM when this process ends (see
+/// [`owned`](crate::env::owned)).
 async fn spawn_owned(mut command: Command) -> io::Result<Child> {
-    static SPAWNER: OnceLock<Option<mpsc::Sender<Job>>> = OnceLock::new();
-    let owner = rustix::process::getpid();
-    // SAFETY: prctl and getppid are async-signal-safe system calls; nothing is allocated.
+    // SAFETY: the hook makes only async-signal-safe system calls (prctl, getppid).
     unsafe {
-        command.pre_exec(move || {
-            rustix::process::set_parent_process_death_signal(Some(Signal::TERM))?;
-            // The owner may have died before the line above: then nobody would send it.
-            if rustix::process::getppid() != Some(owner) {
-                return Err(io::Error::other("the owner of the connection is gone"));
-            }
-            Ok(())
-        });
+        command.pre_exec(crate::env::owned::death_signal(Signal::TERM));
     }
-    let spawner = SPAWNER.get_or_init(|| {
-        let (jobs, queue) = mpsc::channel::<Job>();
-        std::thread::Builder::new()
-            .name("pi-tools-ssh-master".into())
-            .spawn(move || {
-                for (mut command, reply) in queue {
-                    let _ = reply.send(command.spawn());
-                }
-            })
-            .ok()
-            .map(|_| jobs)
-    });
-    let Some(spawner) = spawner else {
-        return Err(io::Error::other(
-            "cannot start the thread that owns SSH connections; check the process's thread limit",
-        ));
-    };
-    let (reply, child) = tokio::sync::oneshot::channel();
-    spawner
-        .send((command, reply))
-        .map_err(|_| io::Error::other("the thread that owns SSH connections is gone"))?;
-    child
-        .await
-        .map_err(|_| io::Error::other("the thread that owns SSH connections is gone"))?
+    crate::env::owned::on_owner_thread(move || command.spawn()).await?
 }
 
 /// Removes the directories of masters whose owner no longer runs (it was killed, so it
