@@ -52,7 +52,7 @@ enum State {
     NotStarted,
     Running {
         connection: Arc<Connection>,
-        process: Option<ServerProcess>,
+        process: Option<Box<ServerProcess>>,
         /// A stdio server's link: why the gateway cut it off, if it did.
         link: Option<Arc<Link>>,
     },
@@ -122,9 +122,9 @@ impl Server {
                 if connection.is_closed()
                     || process.as_mut().is_some_and(|p| p.exit_text().is_some())
                 {
-                    ServerState::Died(self.death_text(process.as_mut()).await)
+                    ServerState::Died(self.death_text(process.as_deref_mut()).await)
                 } else {
-                    ServerState::Running(process.as_ref().and_then(ServerProcess::pid))
+                    ServerState::Running(process.as_deref().and_then(ServerProcess::pid))
                 }
             }
             State::Failed(why) => ServerState::Failed(why.clone()),
@@ -169,7 +169,7 @@ impl Server {
                 let connection = Arc::new(connection);
                 *state = State::Running {
                     connection: connection.clone(),
-                    process,
+                    process: process.map(Box::new),
                     link,
                 };
                 Ok(connection)
@@ -198,7 +198,7 @@ impl Server {
                     }
                     return format!("the gateway cut it off: {reason}");
                 }
-                self.death_text(process.as_mut()).await
+                self.death_text(process.as_deref_mut()).await
             }
             CallFailure::Cancelled => "the call was cancelled".to_owned(),
             CallFailure::Other(text) => text.clone(),
