@@ -14,3 +14,4 @@ mod mcp_stdio;
 mod mount;
 mod sandbox_host;
 mod ssh_cli;
+mod ssh_leftovers;

@@ -174,6 +174,34 @@ async fn a_killed_remote_server_fails_its_call_clearly_and_the_next_call_starts_
     assert_eq!(processes_with("sleep 7.25"), Vec::<u32>::new());
 }
 
+/// The remote server killed in the middle of a command, and no call after it: the command
+/// does not outlive the server (its guard ends it), though nothing connects again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_command_does_not_outlive_its_killed_remote_server() {
+    let Some(sshd) = Sshd::start() else { return };
+    let dir = tempfile::tempdir().expect("tempdir");
+    let env = served_env(&sshd, dir.path()).await;
+    let server = sshd.served_by("env-server");
+    assert_eq!(server.len(), 1);
+    let job = format!("sleep 7.{}", std::process::id());
+
+    let running = Arc::new(tokio::sync::Notify::new());
+    let killer = async {
+        running.notified().await;
+        // SAFETY: plain kill(2) of the server process found under our sshd.
+        unsafe { libc::kill(server[0] as i32, libc::SIGKILL) };
+    };
+    let command = format!("echo running; {job}");
+    let (result, ()) = tokio::join!(exec_notify(&env, &command, Arc::clone(&running)), killer);
+    result.expect_err("the call fails");
+    drop(env);
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while !processes_with(&job).is_empty() && Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert_eq!(processes_with(&job), Vec::<u32>::new());
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_server_killed_during_a_large_write_leaves_the_old_or_the_new_file() {
     let Some(sshd) = Sshd::start() else { return };

@@ -7,6 +7,7 @@ mod agent;
 mod anthropic;
 mod cli;
 mod gemini;
+mod memory;
 mod openai;
 mod request;
 mod responses;

@@ -16,7 +16,7 @@ use crate::core::{
 use crate::env::{LocalEnv, WithEnv};
 use crate::tool::wrap;
 
-use super::{CallArgs, EnvServerArgs, Failure, emit, setup};
+use super::{CallArgs, EnvGuardArgs, EnvServerArgs, Failure, emit, setup};
 
 pub(super) async fn call(args: CallArgs) -> Result<ExitCode, Failure> {
     let cwd = setup::working_directory(args.cwd.as_deref())?;
@@ -76,5 +76,12 @@ pub(super) async fn env_server(args: EnvServerArgs) -> Result<ExitCode, Failure>
     crate::env::link::server::serve(tokio::io::stdin(), tokio::io::stdout(), runner)
         .await
         .map_err(|e| Failure::general(format!("the environment link failed: {e}")))?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `pi-tools env-guard <mark>`: started by `env-server`; once its input ends (the server is
+/// gone, however it went), kills every process the server's commands left.
+pub(super) async fn env_guard(args: EnvGuardArgs) -> Result<ExitCode, Failure> {
+    let _ = tokio::task::spawn_blocking(move || crate::env::link::guard::watch(&args.mark)).await;
     Ok(ExitCode::SUCCESS)
 }

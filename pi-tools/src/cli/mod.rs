@@ -67,6 +67,8 @@ pub fn run_from(args: impl IntoIterator<Item = OsString>) -> ExitCode {
             return ExitCode::from(u8::try_from(e.exit_code()).unwrap_or(2));
         }
     };
+    // This binary runs `env-guard`: what must not outlive the process may get a guard.
+    crate::env::link::guard::enable();
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -116,6 +118,7 @@ async fn dispatch(command: Command, globals: &Globals) -> Result<ExitCode, Failu
         Command::Man(args) => completions::man(args, &globals.bin_name),
         Command::Call(args) => call::call(args).await,
         Command::EnvServer(args) => call::env_server(args).await,
+        Command::EnvGuard(args) => call::env_guard(args).await,
     }
 }
 
@@ -170,6 +173,10 @@ enum Command {
     /// SSH environment on another machine (it starts this itself), until the input ends.
     #[command(hide = true)]
     EnvServer(EnvServerArgs),
+    /// Wait until standard input ends (the env-server that started this is gone), then
+    /// kill every process its commands left.
+    #[command(hide = true)]
+    EnvGuard(EnvGuardArgs),
 }
 
 #[derive(Debug, Args)]
@@ -189,6 +196,12 @@ struct EnvServerArgs {
     /// Print the version and link protocol this binary serves, and exit.
     #[arg(long)]
     check: bool,
+}
+
+#[derive(Debug, Args)]
+struct EnvGuardArgs {
+    /// The mark of the server whose commands' processes to kill.
+    mark: String,
 }
 
 /// Where the tools of `run` and `mcp` work: a local directory, or one on another machine.

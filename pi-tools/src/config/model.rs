@@ -40,7 +40,7 @@ pub struct Config {
     /// `[env]`: which machine the tools work on (absent: this one).
     pub env: EnvSettings,
     /// `[mcp] max_message_bytes`: the largest message an MCP client may send, over stdio
-    /// and HTTP alike (`None`: the server's default, 16 MiB).
+    /// and HTTP alike, and a mounted stdio server may send (`None`: the default, 16 MiB).
     pub mcp_max_message_bytes: Option<usize>,
     /// `[mcp] max_sessions`: the most Streamable HTTP sessions kept at once (`None`: the
     /// server's default, 4096); past it the least recently used idle session ends.

@@ -14,6 +14,8 @@ mod host_key;
 #[cfg(feature = "process")]
 pub(crate) mod link;
 mod local;
+#[cfg(feature = "process")]
+pub(crate) mod owned;
 mod path;
 #[cfg(feature = "process")]
 mod procs;

@@ -1,5 +1,5 @@
-//! The client side of a mounted stdio server's transport: rmcp's line transport for what is
-//! sent, and a reader of our own for what comes back.
+//! The client side of a mounted stdio server's transport: a writer of our own with a bounded
+//! queue for what is sent, and a reader of our own for what comes back.
 //!
 //! rmcp reads a server's answer into `ServerResult`, an untagged union of nineteen result
 //! types tried in turn, each through serde's buffered content; a `tools/call` result is the
@@ -7,10 +7,20 @@
 //! the `tools/call` requests sent are remembered, and an answer to one of them is read
 //! straight into `CallToolResult`; every other line, or an answer that does not read as
 //! one, goes rmcp's way.
+//!
+//! A server is cut off (its input closed, every call waiting on it failed at once with the
+//! reason, the next call starting it again) when it sends a line longer than `[mcp]
+//! max_message_bytes`, or one with more JSON values than decoding may take memory for (one
+//! per [`BYTES_PER_VALUE`] bytes of the limit: a decoded value takes tens of bytes, so 40 MB
+//! of `0,` would take GBs), or when it stops reading its input: more than [`MAX_QUEUED`]
+//! messages or twice the limit in bytes waiting for it (a flood of pings it does not read
+//! the answers of), or one write waiting [`STALL`].
 
 use std::borrow::Cow;
 use std::collections::HashSet;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use futures::StreamExt;
 use rmcp::RoleClient;
@@ -19,30 +29,150 @@ use rmcp::model::{
     ServerResult,
 };
 use rmcp::transport::Transport;
-use rmcp::transport::async_rw::AsyncRwTransport;
 use serde::Deserialize;
-use tokio::io::{AsyncRead, AsyncWrite};
+use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt};
+use tokio::sync::mpsc;
 use tokio_util::codec::{FramedRead, LinesCodec, LinesCodecError};
+use tokio_util::sync::CancellationToken;
 
-/// The longest line read from a server (a larger one is skipped, with a warning).
-const MAX_LINE: usize = 64 << 20;
+/// How many messages may wait to be written to a server before it counts as not reading.
+pub(crate) const MAX_QUEUED: usize = 1024;
 
-/// A stdio server's transport: `W` is its stdin, `R` its stdout.
-pub(crate) struct LineClient<R, W: AsyncWrite + Send + Unpin + 'static> {
-    send: AsyncRwTransport<RoleClient, tokio::io::Empty, W>,
+/// How long one write to a server may wait before it counts as not reading.
+pub(crate) const STALL: Duration = Duration::from_secs(30);
+
+/// A message may hold one JSON value for every this many bytes of `[mcp]
+/// max_message_bytes`.
+pub(crate) const BYTES_PER_VALUE: usize = 16;
+
+/// The state a connection's reader, writer and owner share: what waits to be written, and
+/// why the server was cut off.
+#[derive(Default)]
+pub(crate) struct Link {
+    queued: AtomicUsize,
+    queued_bytes: AtomicUsize,
+    reason: Mutex<Option<String>>,
+    cut: CancellationToken,
+}
+
+impl Link {
+    /// Cuts the server off: the first reason given stays.
+    fn cut_off(&self, reason: String) {
+        let mut slot = self.reason.lock().unwrap_or_else(|e| e.into_inner());
+        if slot.is_none() {
+            tracing::warn!("a mounted server was cut off: {reason}");
+            *slot = Some(reason);
+        }
+        self.cut.cancel();
+    }
+
+    /// Why the server was cut off, if it was.
+    pub(crate) fn reason(&self) -> Option<String> {
+        self.reason
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+    }
+}
+
+/// A stdio server's transport: `R` is its stdout; its stdin belongs to the writer task.
+pub(crate) struct LineClient<R> {
+    writer: Option<mpsc::UnboundedSender<Vec<u8>>>,
     lines: FramedRead<R, LinesCodec>,
     /// The `tools/call` requests sent and not yet answered.
     calls: Arc<Mutex<HashSet<RequestId>>>,
+    max_message: usize,
+    link: Arc<Link>,
 }
 
-impl<R: AsyncRead, W: AsyncWrite + Send + Unpin + 'static> LineClient<R, W> {
-    pub(crate) fn new(stdout: R, stdin: W) -> Self {
-        LineClient {
-            send: AsyncRwTransport::new(tokio::io::empty(), stdin),
-            lines: FramedRead::new(stdout, LinesCodec::new_with_max_length(MAX_LINE)),
+impl<R: AsyncRead> LineClient<R> {
+    /// The transport of a server whose messages may be up to `max_message` bytes; also the
+    /// link that says why it was cut off.
+    pub(crate) fn new<W>(stdout: R, stdin: W, max_message: usize) -> (Self, Arc<Link>)
+    where
+        W: AsyncWrite + Send + Unpin + 'static,
+    {
+        let link = Arc::new(Link::default());
+        let (writer, queue) = mpsc::unbounded_channel();
+        tokio::spawn(write_all(stdin, queue, Arc::clone(&link), max_message));
+        let client = LineClient {
+            writer: Some(writer),
+            lines: FramedRead::new(stdout, LinesCodec::new_with_max_length(max_message)),
             calls: Arc::default(),
+            max_message,
+            link: Arc::clone(&link),
+        };
+        (client, link)
+    }
+}
+
+/// Writes the queued messages to the server's input, until the queue closes or the server
+/// is cut off; a write that waits [`STALL`] cuts it off.
+async fn write_all<W: AsyncWrite + Unpin>(
+    mut stdin: W,
+    mut queue: mpsc::UnboundedReceiver<Vec<u8>>,
+    link: Arc<Link>,
+    max_message: usize,
+) {
+    loop {
+        let bytes = tokio::select! {
+            bytes = queue.recv() => bytes,
+            () = link.cut.cancelled() => None,
+        };
+        let Some(bytes) = bytes else { break };
+        let written = tokio::select! {
+            written = tokio::time::timeout(STALL, stdin.write_all(&bytes)) => written,
+            () = link.cut.cancelled() => break,
+        };
+        match written {
+            Ok(Ok(())) => {}
+            // The server closed its input: the reader sees it end.
+            Ok(Err(_)) => break,
+            Err(_) => {
+                link.cut_off(not_reading(&link, max_message));
+                break;
+            }
+        }
+        link.queued.fetch_sub(1, Ordering::SeqCst);
+        link.queued_bytes.fetch_sub(bytes.len(), Ordering::SeqCst);
+    }
+    // Dropping the input closes it: the server sees its input end.
+}
+
+/// The reason for a server that does not read its input.
+fn not_reading(link: &Link, max_message: usize) -> String {
+    format!(
+        "it stopped reading its input ({} messages, {} bytes, were waiting for it; the gateway keeps at most {MAX_QUEUED} messages or {} bytes, and waits at most {} s for one write)",
+        link.queued.load(Ordering::SeqCst),
+        link.queued_bytes.load(Ordering::SeqCst),
+        max_message.saturating_mul(2),
+        STALL.as_secs()
+    )
+}
+
+/// How many JSON values `line` holds, counted without decoding it: each value begins at
+/// the start, after `[`, `,` or `:` outside strings.
+fn values_in(line: &str) -> usize {
+    let mut values = 1;
+    let mut in_string = false;
+    let mut escaped = false;
+    for byte in line.bytes() {
+        if in_string {
+            match (escaped, byte) {
+                (true, _) => escaped = false,
+                (false, b'\\') => escaped = true,
+                (false, b'"') => in_string = false,
+                _ => {}
+            }
+        } else {
+            match byte {
+                b'"' => in_string = true,
+                b'[' | b',' | b':' => values += 1,
+                _ => {}
+            }
         }
     }
+    values
 }
 
 #[derive(Deserialize)]
@@ -66,10 +196,9 @@ fn read_call_answer(line: &str, calls: &Mutex<HashSet<RequestId>>) -> Option<Ser
     })
 }
 
-impl<R, W> Transport<RoleClient> for LineClient<R, W>
+impl<R> Transport<RoleClient> for LineClient<R>
 where
     R: AsyncRead + Send + Unpin + 'static,
-    W: AsyncWrite + Send + Unpin + 'static,
 {
     type Error = std::io::Error;
 
@@ -77,24 +206,23 @@ where
         &mut self,
         item: ClientJsonRpcMessage,
     ) -> impl Future<Output = Result<(), std::io::Error>> + Send + 'static {
-        if let ClientJsonRpcMessage::Request(request) = &item
-            && matches!(request.request, ClientRequest::CallToolRequest(_))
-        {
-            let mut calls = self.calls.lock().unwrap_or_else(|e| e.into_inner());
-            calls.insert(request.id.clone());
-        }
-        self.send.send(item)
+        std::future::ready(self.queue(item))
     }
 
     async fn receive(&mut self) -> Option<ServerJsonRpcMessage> {
         loop {
-            let line = match self.lines.next().await? {
+            let next = tokio::select! {
+                next = self.lines.next() => next?,
+                () = self.link.cut.cancelled() => return None,
+            };
+            let line = match next {
                 Ok(line) => line,
                 Err(LinesCodecError::MaxLineLengthExceeded) => {
-                    tracing::warn!(
-                        "a mounted server sent a line longer than {MAX_LINE} bytes; it was skipped"
-                    );
-                    continue;
+                    self.link.cut_off(format!(
+                        "it sent a message longer than {} bytes, the limit of [mcp] max_message_bytes",
+                        self.max_message
+                    ));
+                    return None;
                 }
                 Err(LinesCodecError::Io(err)) => {
                     tracing::debug!(%err, "reading a mounted server's output failed");
@@ -104,6 +232,14 @@ where
             let line = line.strip_prefix('\u{feff}').unwrap_or(&line).trim_end();
             if line.is_empty() {
                 continue;
+            }
+            let most = (self.max_message / BYTES_PER_VALUE).max(1024);
+            let values = values_in(line);
+            if values > most {
+                self.link.cut_off(format!(
+                    "it sent a message of {values} JSON values; the gateway decodes at most {most} in one message (one per {BYTES_PER_VALUE} bytes of [mcp] max_message_bytes)"
+                ));
+                return None;
             }
             if let Some(answer) = read_call_answer(line, &self.calls) {
                 return Some(answer);
@@ -127,14 +263,49 @@ where
     }
 
     async fn close(&mut self) -> Result<(), std::io::Error> {
-        self.send.close().await
+        // The writer ends once it has written what is queued, and closes the input.
+        self.writer = None;
+        Ok(())
     }
 }
 
-impl<R, W: AsyncWrite + Send + Unpin + 'static> LineClient<R, W> {
+impl<R> LineClient<R> {
     fn forget(&self, id: &RequestId) {
         let mut calls = self.calls.lock().unwrap_or_else(|e| e.into_inner());
         calls.remove(id);
+    }
+
+    /// Queues `item` for the writer, or cuts the server off when too much waits for it.
+    fn queue(&mut self, item: ClientJsonRpcMessage) -> std::io::Result<()> {
+        let refused = |reason: String| std::io::Error::new(std::io::ErrorKind::BrokenPipe, reason);
+        if let Some(reason) = self.link.reason() {
+            return Err(refused(reason));
+        }
+        let Some(writer) = &self.writer else {
+            return Err(refused("the connection is closing".to_owned()));
+        };
+        let mut bytes = serde_json::to_vec(&item).map_err(std::io::Error::other)?;
+        bytes.push(b'\n');
+        let queued = self.link.queued.fetch_add(1, Ordering::SeqCst) + 1;
+        let queued_bytes = self
+            .link
+            .queued_bytes
+            .fetch_add(bytes.len(), Ordering::SeqCst)
+            + bytes.len();
+        if queued > MAX_QUEUED || queued_bytes > self.max_message.saturating_mul(2) {
+            let reason = not_reading(&self.link, self.max_message);
+            self.link.cut_off(reason.clone());
+            return Err(refused(reason));
+        }
+        if let ClientJsonRpcMessage::Request(request) = &item
+            && matches!(request.request, ClientRequest::CallToolRequest(_))
+        {
+            let mut calls = self.calls.lock().unwrap_or_else(|e| e.into_inner());
+            calls.insert(request.id.clone());
+        }
+        writer
+            .send(bytes)
+            .map_err(|_| refused("the connection is closed".to_owned()))
     }
 }
 

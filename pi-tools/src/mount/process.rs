@@ -1,6 +1,13 @@
 //! A stdio server's process: started in a process group of its own (under the bash
 //! sandbox when its entry asks), its standard error kept as a short tail for error
-//! messages, and ended with its whole group.
+//! messages, and ended with its whole group and every process it started elsewhere.
+//!
+//! Nothing of it outlives the gateway: the server gets SIGKILL when the gateway ends
+//! however it ends (the parent-death signal, `env/owned.rs`); every process it starts
+//! carries a mark in its environment ([`MOUNT_VAR`]) by which ending the server finds what
+//! left the group (`setsid`, double forks); and in the pi-tools binary, a guard process
+//! (`env/link/guard.rs`) kills every process carrying the gateway's mark once the gateway
+//! is gone, SIGKILL included. A process that clears its environment escapes the marks.
 
 use std::collections::VecDeque;
 use std::io;
@@ -13,7 +20,20 @@ use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::process::{Child, ChildStdin, ChildStdout, Command};
 
 use crate::env::ResolvedSandbox;
+use crate::env::link::{guard, leftovers};
+use crate::env::owned;
 use crate::env::sandbox::ChildSandbox;
+
+/// The environment variable that marks a mounted server's processes, so those that leave
+/// its process group (`setsid`, double forks) are found and ended with it.
+pub(crate) const MOUNT_VAR: &str = "PI_TOOLS_MOUNT";
+
+/// A mark no other server of this process has had.
+fn next_mark() -> String {
+    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    format!("{}-{n}", leftovers::own_mark())
+}
 
 /// How many of the last standard error lines an error message quotes.
 const TAIL_LINES: usize = 12;
@@ -68,12 +88,16 @@ pub(crate) struct Launch {
     pub(crate) env: Vec<(String, String)>,
     pub(crate) cwd: PathBuf,
     pub(crate) sandbox: Option<ResolvedSandbox>,
+    /// The largest message it may send (`[mcp] max_message_bytes`).
+    pub(crate) max_message: usize,
 }
 
 /// A started server process.
 pub(crate) struct ServerProcess {
     child: Child,
     pgid: Option<i32>,
+    /// The value of [`MOUNT_VAR`] in its environment, which its descendants inherit.
+    mark: String,
     pub(crate) stderr: StderrTail,
     /// The task reading standard error; done once the stream closed.
     reader: Option<tokio::task::JoinHandle<()>>,
@@ -81,21 +105,34 @@ pub(crate) struct ServerProcess {
 
 impl ServerProcess {
     /// Starts the process; returns it with its standard output and input.
-    pub(crate) fn start(launch: &Launch) -> io::Result<(ServerProcess, ChildStdout, ChildStdin)> {
+    pub(crate) async fn start(
+        launch: &Launch,
+    ) -> io::Result<(ServerProcess, ChildStdout, ChildStdin)> {
         let (program, args) = launch
             .command
             .split_first()
             .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "the command is empty"))?;
+        let mark = next_mark();
         let mut command = Command::new(program);
         command
             .args(args)
             .current_dir(resolve_cwd(&launch.cwd)?)
             .envs(launch.env.iter().map(|(k, v)| (k.as_str(), v.as_str())))
+            .env(MOUNT_VAR, &mark)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .process_group(0)
             .kill_on_drop(true);
+        // What this process's guard ends should the process be killed.
+        if let Some(process_mark) = guard::for_this_process() {
+            command.env(leftovers::SERVER_VAR, process_mark);
+        }
+        // SAFETY: the hook makes only async-signal-safe system calls (prctl, getppid). It
+        // comes before the sandbox's, whose seccomp filter may refuse them.
+        unsafe {
+            command.pre_exec(owned::death_signal(rustix::process::Signal::KILL));
+        }
         if let Some(sandbox) = &launch.sandbox {
             if let Some(tmp) = sandbox.tmp_dir() {
                 command.env("TMPDIR", tmp);
@@ -104,7 +141,12 @@ impl ServerProcess {
                 child_sandbox.install(&mut command);
             }
         }
-        let mut child = command.spawn()?;
+        let runtime = tokio::runtime::Handle::current();
+        let mut child = owned::on_owner_thread(move || {
+            let _runtime = runtime.enter();
+            command.spawn()
+        })
+        .await??;
         let pgid = child.id().and_then(|id| i32::try_from(id).ok());
         let stdout = child
             .stdout
@@ -127,6 +169,7 @@ impl ServerProcess {
         let process = ServerProcess {
             child,
             pgid,
+            mark,
             stderr,
             reader,
         };
@@ -176,6 +219,14 @@ impl ServerProcess {
         // Whatever else is left in its group; then the group is gone for good.
         self.signal_group(libc::SIGKILL);
         self.pgid = None;
+        self.kill_descendants().await;
+    }
+
+    /// Kills what it started outside its group (`setsid`, double forks): every process
+    /// that carries its mark.
+    async fn kill_descendants(&self) {
+        let mark = self.mark.clone();
+        let _ = tokio::task::spawn_blocking(move || leftovers::kill_with(MOUNT_VAR, &mark)).await;
     }
 
     fn signal_group(&self, signal: i32) {
@@ -192,7 +243,10 @@ impl Drop for ServerProcess {
     /// A server not ended through [`ServerProcess::end`] (its owner was dropped) is killed
     /// with its group at once; tokio reaps the process.
     fn drop(&mut self) {
-        self.signal_group(libc::SIGKILL);
+        if self.pgid.is_some() {
+            self.signal_group(libc::SIGKILL);
+            leftovers::kill_with(MOUNT_VAR, &self.mark);
+        }
     }
 }
 

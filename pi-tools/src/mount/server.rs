@@ -9,7 +9,7 @@ use rmcp::model::Tool;
 use tokio::sync::Mutex;
 
 use super::client::{CallFailure, Connection};
-use super::lines::LineClient;
+use super::lines::{LineClient, Link};
 use super::process::{Launch, ServerProcess};
 use crate::config::{ServerSettings, ServerTransport};
 
@@ -52,7 +52,9 @@ enum State {
     NotStarted,
     Running {
         connection: Arc<Connection>,
-        process: Option<ServerProcess>,
+        process: Option<Box<ServerProcess>>,
+        /// A stdio server's link: why the gateway cut it off, if it did.
+        link: Option<Arc<Link>>,
     },
     Failed(String),
     Ended,
@@ -115,13 +117,14 @@ impl Server {
             State::Running {
                 connection,
                 process,
+                ..
             } => {
                 if connection.is_closed()
                     || process.as_mut().is_some_and(|p| p.exit_text().is_some())
                 {
-                    ServerState::Died(self.death_text(process.as_mut()).await)
+                    ServerState::Died(self.death_text(process.as_deref_mut()).await)
                 } else {
-                    ServerState::Running(process.as_ref().and_then(ServerProcess::pid))
+                    ServerState::Running(process.as_deref().and_then(ServerProcess::pid))
                 }
             }
             State::Failed(why) => ServerState::Failed(why.clone()),
@@ -137,6 +140,7 @@ impl Server {
             State::Running {
                 connection,
                 process,
+                ..
             } => {
                 let dead = connection.is_closed()
                     || process.as_mut().is_some_and(|p| p.exit_text().is_some());
@@ -161,11 +165,12 @@ impl Server {
             }
         }
         match self.start().await {
-            Ok((connection, process)) => {
+            Ok((connection, process, link)) => {
                 let connection = Arc::new(connection);
                 *state = State::Running {
                     connection: connection.clone(),
-                    process,
+                    process: process.map(Box::new),
+                    link,
                 };
                 Ok(connection)
             }
@@ -182,11 +187,18 @@ impl Server {
         match failure {
             CallFailure::Closed => {
                 let mut state = self.0.state.lock().await;
-                let process = match &mut *state {
-                    State::Running { process, .. } => process.as_mut(),
-                    _ => None,
+                let (process, link) = match &mut *state {
+                    State::Running { process, link, .. } => (process, link.as_ref()),
+                    _ => return "the connection closed".to_owned(),
                 };
-                self.death_text(process).await
+                if let Some(reason) = link.and_then(|link| link.reason()) {
+                    // Its input is closed; whether it noticed or not, it ends now.
+                    if let Some(process) = process.take() {
+                        process.end().await;
+                    }
+                    return format!("the gateway cut it off: {reason}");
+                }
+                self.death_text(process.as_deref_mut()).await
             }
             CallFailure::Cancelled => "the call was cancelled".to_owned(),
             CallFailure::Other(text) => text.clone(),
@@ -219,7 +231,9 @@ impl Server {
         text
     }
 
-    async fn start(&self) -> Result<(Connection, Option<ServerProcess>), String> {
+    async fn start(
+        &self,
+    ) -> Result<(Connection, Option<ServerProcess>, Option<Arc<Link>>), String> {
         let settings = &self.0.settings;
         let timeout = settings.startup_timeout;
         match &settings.transport {
@@ -227,7 +241,7 @@ impl Server {
                 let launch = self.0.launch.as_ref().ok_or_else(|| {
                     format!("the MCP server `{}` has no launch settings", self.name())
                 })?;
-                let (mut process, stdout, stdin) = ServerProcess::start(launch).map_err(|e| {
+                let (mut process, stdout, stdin) = ServerProcess::start(launch).await.map_err(|e| {
                     format!(
                         "the MCP server `{}` could not be started: `{}` failed ({e}); fix `command` in [mcp.servers.{}]",
                         self.name(),
@@ -235,14 +249,15 @@ impl Server {
                         self.name()
                     )
                 })?;
+                let (client, link) = LineClient::new(stdout, stdin, launch.max_message);
                 let opened = tokio::time::timeout(timeout, async {
-                    let connection = Connection::open(LineClient::new(stdout, stdin)).await?;
+                    let connection = Connection::open(client).await?;
                     self.list_once(&connection).await?;
                     Ok::<_, String>(connection)
                 })
                 .await;
                 match opened {
-                    Ok(Ok(connection)) => Ok((connection, Some(process))),
+                    Ok(Ok(connection)) => Ok((connection, Some(process), Some(link))),
                     Ok(Err(why)) => {
                         let death = self.death_text(Some(&mut process)).await;
                         // rmcp's words for a closed pipe say less than the exit status does.
@@ -280,7 +295,7 @@ impl Server {
                 })
                 .and_then(|r| r)
                 .map_err(|why| self.start_failure(&why, "no process of its own"))?;
-                Ok((connection, None))
+                Ok((connection, None, None))
             }
         }
     }
@@ -310,6 +325,7 @@ impl Server {
         if let State::Running {
             connection,
             process,
+            ..
         } = std::mem::replace(&mut *state, State::Ended)
         {
             if let Some(process) = process {

@@ -1,6 +1,8 @@
 //! Anthropic Messages: a `message` (or its `message_start` … `message_stop` stream) in, one
 //! `user` message of `tool_result` blocks out.
 
+use std::collections::BTreeMap;
+
 use serde_json::{Map, Value, json};
 
 use crate::core::{ContentBlock, ToolResultMessage};
@@ -103,11 +105,19 @@ pub(super) fn read(body: &Value, reply: &mut Reply) -> Result<(), ReplyError> {
 #[derive(Debug, Default)]
 pub(super) struct Stream {
     message: Option<Value>,
-    blocks: Vec<Option<Value>>,
-    /// Each `tool_use` block's `input_json_delta`s so far, by block index.
-    inputs: Vec<Option<String>>,
+    /// The blocks by the index the events give: a map, so an index far ahead holds one block
+    /// rather than a slot for every index before it.
+    blocks: BTreeMap<usize, Block>,
     stop_reason: Option<String>,
     stopped: bool,
+}
+
+/// A content block as its events built it.
+#[derive(Debug)]
+struct Block {
+    value: Value,
+    /// A `tool_use` block's `input_json_delta`s so far (until its stop event puts them in).
+    input: Option<String>,
 }
 
 impl Stream {
@@ -123,23 +133,24 @@ impl Stream {
                 if !block.is_object() {
                     return Err(data.error_at("content_block", "expected an object"));
                 }
-                if self.blocks.len() <= at {
-                    self.blocks.resize(at + 1, None);
-                    self.inputs.resize(at + 1, None);
-                }
-                self.blocks[at] = Some(block.clone());
-                if block.get("type").and_then(Value::as_str) == Some("tool_use") {
-                    self.inputs[at] = Some(String::new());
-                }
+                let input = (block.get("type").and_then(Value::as_str) == Some("tool_use"))
+                    .then(String::new);
+                self.blocks.insert(
+                    at,
+                    Block {
+                        value: block.clone(),
+                        input,
+                    },
+                );
             }
             "content_block_delta" => self.delta(data)?,
             "content_block_stop" => {
                 let at = index(data, "index")?;
-                let Some(Some(block)) = self.blocks.get_mut(at) else {
+                let Some(block) = self.blocks.get_mut(&at) else {
                     return Err(data.error_at("index", "no block was started at this index"));
                 };
-                if let Some(input) = self.inputs.get_mut(at).and_then(Option::take)
-                    && let Some(object) = block.as_object_mut()
+                if let Some(input) = block.input.take()
+                    && let Some(object) = block.value.as_object_mut()
                 {
                     object.insert("input".into(), json!(input));
                 }
@@ -163,7 +174,11 @@ impl Stream {
         let at = index(data, "index")?;
         let delta_path = Path::key(data.path(), "delta");
         let delta = At::new(P, data.required("delta")?, &delta_path);
-        let Some(Some(block)) = self.blocks.get_mut(at) else {
+        let Some(Block {
+            value: block,
+            input,
+        }) = self.blocks.get_mut(&at)
+        else {
             return Err(data.error_at("index", "no block was started at this index"));
         };
         let (key, text) = match delta.required_str("type")? {
@@ -172,7 +187,7 @@ impl Stream {
             "signature_delta" => ("signature", delta.required_text("signature")?),
             "input_json_delta" => {
                 let part = delta.required_text("partial_json")?;
-                match self.inputs.get_mut(at).and_then(Option::as_mut) {
+                match input {
                     Some(input) => input.push_str(part),
                     None => {
                         return Err(
@@ -233,14 +248,12 @@ impl Stream {
             // A tool_use block whose stop event did not come still gets its input.
             let blocks: Vec<Value> = self
                 .blocks
-                .into_iter()
-                .zip(self.inputs)
-                .filter_map(|(block, input)| {
-                    let mut block = block?;
-                    if let (Some(input), Some(object)) = (input, block.as_object_mut()) {
+                .into_values()
+                .map(|Block { mut value, input }| {
+                    if let (Some(input), Some(object)) = (input, value.as_object_mut()) {
                         object.insert("input".into(), json!(input));
                     }
-                    Some(block)
+                    value
                 })
                 .collect();
             object.insert("content".into(), Value::Array(blocks));

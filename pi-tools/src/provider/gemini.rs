@@ -58,8 +58,7 @@ pub fn function_responses(reply: &Reply, messages: &[ToolResultMessage]) -> Valu
 /// Reads a `GenerateContentResponse`: the first candidate's content.
 pub(super) fn read(body: &Value, reply: &mut Reply) -> Result<(), ReplyError> {
     let root = At::reply_root(P, body)?;
-    let candidates = root.array("candidates")?;
-    let Some((candidate, candidate_path)) = candidates.first() else {
+    let Some((candidate, candidate_path)) = root.array("candidates")?.next() else {
         let blocked = root
             .field("promptFeedback")?
             .and_then(|f| f.get("blockReason"))
@@ -72,7 +71,7 @@ pub(super) fn read(body: &Value, reply: &mut Reply) -> Result<(), ReplyError> {
             None => root.error_at("candidates", "no candidate: the reply has nothing to read"),
         });
     };
-    let candidate = At::new(P, candidate, candidate_path);
+    let candidate = At::new(P, candidate, &candidate_path);
     reply.stop_reason = candidate.str("finishReason")?.map(str::to_owned);
     let Some(content) = candidate.field("content")? else {
         return Ok(());
@@ -80,8 +79,10 @@ pub(super) fn read(body: &Value, reply: &mut Reply) -> Result<(), ReplyError> {
     let content_path = Path::key(candidate.path(), "content");
     let content_at = At::new(P, content, &content_path);
     let parts = content_at.array("parts")?;
-    for (part, path) in &parts {
-        let at = At::new(P, part, path);
+    let mut kept = Vec::with_capacity(parts.len());
+    for (part, path) in parts {
+        kept.push(part);
+        let at = At::new(P, part, &path);
         let fields = at.object()?;
         if let Some(call) = at.field("functionCall")? {
             let call_path = Path::key(at.path(), "functionCall");
@@ -114,10 +115,10 @@ pub(super) fn read(body: &Value, reply: &mut Reply) -> Result<(), ReplyError> {
             )));
         }
     }
-    if !parts.is_empty() {
+    if !kept.is_empty() {
         reply.assistant = vec![json!({
             "role": "model",
-            "parts": parts.iter().map(|(p, _)| (*p).clone()).collect::<Vec<_>>(),
+            "parts": kept.into_iter().cloned().collect::<Vec<_>>(),
         })];
     }
     Ok(())
@@ -141,11 +142,10 @@ impl Stream {
         if let Some(feedback) = data.field("promptFeedback")? {
             self.prompt_feedback = Some(feedback.clone());
         }
-        let candidates = data.array("candidates")?;
-        let Some((candidate, path)) = candidates.first() else {
+        let Some((candidate, path)) = data.array("candidates")?.next() else {
             return Ok(());
         };
-        let candidate = At::new(P, candidate, path);
+        let candidate = At::new(P, candidate, &path);
         if let Some(reason) = candidate.str("finishReason")? {
             self.finish_reason = Some(reason.to_owned());
         }
@@ -164,10 +164,13 @@ impl Stream {
 
     fn push(&mut self, part: &Value) {
         if let (Some(last), Some(text)) = (self.parts.last_mut(), plain_text(part))
-            && let Some(previous) = plain_text(last).map(str::to_owned)
+            && plain_text(last).is_some()
             && thought(last) == thought(part)
+            && let Some(Value::String(previous)) = last.get_mut("text")
         {
-            last["text"] = json!(previous + text);
+            // In place: a copy of the text so far for every chunk would take time (and
+            // passing memory) in the square of the text's length.
+            previous.push_str(text);
             return;
         }
         self.parts.push(part.clone());

@@ -1,6 +1,8 @@
 //! OpenAI Chat Completions: a `ChatCompletion` (or its `chat.completion.chunk` stream) in,
 //! `tool` messages out.
 
+use std::collections::BTreeMap;
+
 use serde_json::{Map, Value, json};
 
 use crate::core::ToolResultMessage;
@@ -83,20 +85,18 @@ pub fn tool_messages(messages: &[ToolResultMessage]) -> Vec<Value> {
 /// Reads a `ChatCompletion`: the first (only) choice's message.
 pub(super) fn read(body: &Value, reply: &mut Reply) -> Result<(), ReplyError> {
     let root = At::reply_root(P, body)?;
-    let choices = root.array("choices")?;
-    let Some((choice, choice_path)) = choices.first() else {
+    let mut choices = root.array("choices")?;
+    let count = choices.len();
+    let Some((choice, choice_path)) = choices.next() else {
         return Err(root.error_at("choices", "no choice: the reply has no message to read"));
     };
-    if choices.len() > 1 {
+    if count > 1 {
         return Err(root.error_at(
             "choices",
-            format!(
-                "{} choices: only one can continue a conversation; ask for one (`n` = 1)",
-                choices.len()
-            ),
+            format!("{count} choices: only one can continue a conversation; ask for one (`n` = 1)"),
         ));
     }
-    let choice = At::new(P, choice, choice_path);
+    let choice = At::new(P, choice, &choice_path);
     reply.stop_reason = choice.str("finish_reason")?.map(str::to_owned);
     let message_path = Path::key(choice.path(), "message");
     let message = At::new(P, choice.required("message")?, &message_path);
@@ -181,7 +181,9 @@ pub(super) struct Stream {
     content: Option<String>,
     refusal: Option<String>,
     reasoning: Option<String>,
-    calls: Vec<StreamedCall>,
+    /// By the index the chunks give: a map, so an index far ahead holds one call rather than
+    /// a slot for every index before it; gaps close up in the reply.
+    calls: BTreeMap<usize, StreamedCall>,
     finish_reason: Option<String>,
     done: bool,
 }
@@ -228,10 +230,7 @@ impl Stream {
             for (call, path) in delta.array("tool_calls")? {
                 let call = At::new(P, call, &path);
                 let at = index(&call, "index")?;
-                if self.calls.len() <= at {
-                    self.calls.resize_with(at + 1, StreamedCall::default);
-                }
-                let slot = &mut self.calls[at];
+                let slot = self.calls.entry(at).or_default();
                 if let Some(id) = call.str("id")? {
                     slot.id = Some(id.to_owned());
                 }
@@ -274,7 +273,7 @@ impl Stream {
         if !self.calls.is_empty() {
             let calls = self
                 .calls
-                .into_iter()
+                .into_values()
                 .map(|c| {
                     let mut call = Map::new();
                     if let Some(id) = c.id {

@@ -1,6 +1,8 @@
 //! OpenAI Responses: a `response` (or its `response.*` event stream) in,
 //! `function_call_output` items out.
 
+use std::collections::BTreeMap;
+
 use serde_json::{Map, Value, json};
 
 use crate::core::ToolResultMessage;
@@ -131,9 +133,17 @@ pub(super) fn read(body: &Value, reply: &mut Reply) -> Result<(), ReplyError> {
 /// `response.output_item.added` and the deltas, replaced by `response.output_item.done`'s
 /// complete item, and in the end by `response.completed`'s output when it has one. Events
 /// about parts of an item that its done event carries anyway are not needed and pass.
+///
+/// Items and their parts are kept by the index the events give, in maps rather than lists:
+/// an index far ahead (4095 while nothing came before) holds one entry, not a slot for
+/// every index before it, so memory follows the events that came (a list per index let a
+/// 1 MB stream take GBs). Gaps close up when the reply is put together.
 #[derive(Debug, Default)]
 pub(super) struct Stream {
-    items: Vec<Value>,
+    items: BTreeMap<usize, Value>,
+    /// The parts the events announce or fill, by (item, list, index in the list): merged into
+    /// the items' `content` and `summary` lists by [`Stream::finish`].
+    parts: BTreeMap<(usize, &'static str, usize), Value>,
     /// The final `response` of `response.completed` / `response.incomplete`.
     last: Option<Value>,
 }
@@ -148,46 +158,40 @@ impl Stream {
                 if !item.is_object() {
                     return Err(data.error_at("item", "expected an object"));
                 }
-                *self.slot(at) = item.clone();
+                // The item as it is now is complete: parts announced before are in it.
+                self.parts.retain(|(of, _, _), _| *of != at);
+                self.items.insert(at, item.clone());
             }
             "response.content_part.added" => {
                 let part = data.required("part")?.clone();
-                self.nested(data, "content", "content_index")?
+                self.part(data, "content", "content_index")?
                     .clone_from(&part);
             }
             "response.reasoning_summary_part.added" => {
                 let part = data.required("part")?.clone();
-                self.nested(data, "summary", "summary_index")?
+                self.part(data, "summary", "summary_index")?
                     .clone_from(&part);
             }
             "response.output_text.delta" => {
                 let delta = data.required_text("delta")?;
-                append(
-                    self.nested(data, "content", "content_index")?,
-                    "text",
-                    delta,
-                );
+                append(self.part(data, "content", "content_index")?, "text", delta);
             }
             "response.refusal.delta" => {
                 let delta = data.required_text("delta")?;
                 append(
-                    self.nested(data, "content", "content_index")?,
+                    self.part(data, "content", "content_index")?,
                     "refusal",
                     delta,
                 );
             }
             "response.reasoning_summary_text.delta" => {
                 let delta = data.required_text("delta")?;
-                append(
-                    self.nested(data, "summary", "summary_index")?,
-                    "text",
-                    delta,
-                );
+                append(self.part(data, "summary", "summary_index")?, "text", delta);
             }
             "response.function_call_arguments.delta" => {
                 let delta = data.required_text("delta")?;
                 let at = index(data, "output_index")?;
-                append(self.slot(at), "arguments", delta);
+                append(self.item(at), "arguments", delta);
             }
             "response.completed" | "response.incomplete" => {
                 self.last = Some(data.required("response")?.clone());
@@ -211,36 +215,39 @@ impl Stream {
     }
 
     /// The output item at `at`, made (empty) if the stream has not announced it.
-    fn slot(&mut self, at: usize) -> &mut Value {
-        if self.items.len() <= at {
-            self.items.resize_with(at + 1, || Value::Object(Map::new()));
-        }
-        &mut self.items[at]
+    fn item(&mut self, at: usize) -> &mut Value {
+        self.items
+            .entry(at)
+            .or_insert_with(|| Value::Object(Map::new()))
     }
 
-    /// The element `data[index_key]` of the list `key` of the item `data.output_index`.
-    fn nested(
+    /// The element `data[index_key]` of the list `key` of the item `data.output_index`: the
+    /// item's own when its list has it, else one kept aside (made empty if the stream has not
+    /// announced it) until [`Stream::finish`]; the item is made too.
+    fn part(
         &mut self,
         data: &At<'_>,
-        key: &str,
+        key: &'static str,
         index_key: &str,
     ) -> Result<&mut Value, ReplyError> {
         let item = index(data, "output_index")?;
         let at = index(data, index_key)?;
-        let slot = self.slot(item);
+        let slot = self
+            .items
+            .entry(item)
+            .or_insert_with(|| Value::Object(Map::new()));
         let Some(object) = slot.as_object_mut() else {
             return Err(data.error("the item this event is about is not an object"));
         };
-        let list = object
-            .entry(key)
-            .or_insert_with(|| Value::Array(Vec::new()));
-        let Some(list) = list.as_array_mut() else {
-            return Err(data.error(format!("the item's `{key}` is not a list")));
-        };
-        if list.len() <= at {
-            list.resize_with(at + 1, || Value::Object(Map::new()));
+        match object.get_mut(key) {
+            Some(Value::Array(list)) if at < list.len() => return Ok(&mut list[at]),
+            Some(Value::Array(_)) | None => {}
+            Some(_) => return Err(data.error(format!("the item's `{key}` is not a list"))),
         }
-        Ok(&mut list[at])
+        Ok(self
+            .parts
+            .entry((item, key, at))
+            .or_insert_with(|| Value::Object(Map::new())))
     }
 
     /// The `response` the events make up.
@@ -253,7 +260,20 @@ impl Stream {
             .and_then(Value::as_array)
             .is_some_and(|o| !o.is_empty());
         if !has_output && let Some(object) = last.as_object_mut() {
-            object.insert("output".into(), Value::Array(self.items));
+            let mut items = self.items;
+            for ((item, key, _), part) in self.parts {
+                let Some(Value::Object(item)) = items.get_mut(&item) else {
+                    continue;
+                };
+                let list = item.entry(key).or_insert_with(|| Value::Array(Vec::new()));
+                // `part` made sure of the list and kept aside only what is past its end; a
+                // later item at this index dropped the parts before it. Parts come in index
+                // order, so gaps close up.
+                if let Value::Array(list) = list {
+                    list.push(part);
+                }
+            }
+            object.insert("output".into(), Value::Array(items.into_values().collect()));
         }
         Ok(last)
     }

@@ -127,22 +127,25 @@ impl<'a> At<'a> {
             .ok_or_else(|| self.error_at(key, "missing; every event of this kind has it"))
     }
 
-    /// The array field `key` (empty when absent or `null`), with each element's path.
-    pub(super) fn array(&self, key: &str) -> Result<Vec<(&'a Value, Path)>, ReplyError> {
-        match self.field(key)? {
-            None => Ok(Vec::new()),
-            Some(Value::Array(items)) => {
-                let base = Path::key(self.path, key);
-                Ok(items
-                    .iter()
-                    .enumerate()
-                    .map(|(i, v)| (v, Path::index(base.as_str(), i)))
-                    .collect())
-            }
+    /// The array field `key` (empty when absent or `null`), with each element's path. The
+    /// paths are made as the elements are walked, not all at once: a list of a million small
+    /// elements does not take a million paths.
+    pub(super) fn array(
+        &self,
+        key: &str,
+    ) -> Result<impl ExactSizeIterator<Item = (&'a Value, Path)> + use<'a>, ReplyError> {
+        let items: &'a [Value] = match self.field(key)? {
+            None => &[],
+            Some(Value::Array(items)) => items,
             Some(other) => {
-                Err(self.error_at(key, format!("expected an array, found {}", kind(other))))
+                return Err(self.error_at(key, format!("expected an array, found {}", kind(other))));
             }
-        }
+        };
+        let base = Path::key(self.path, key);
+        Ok(items
+            .iter()
+            .enumerate()
+            .map(move |(i, v)| (v, Path::index(base.as_str(), i))))
     }
 }
 

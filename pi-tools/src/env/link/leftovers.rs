@@ -8,6 +8,9 @@ use std::fs;
 
 use crate::env::procs::{environ, proc_pids};
 
+/// How many rounds of killing one pass may take.
+const ROUNDS: usize = 20;
+
 /// The environment variable that marks a served command's processes.
 pub(crate) const SERVER_VAR: &str = "PI_TOOLS_ENV_SERVER";
 
@@ -37,11 +40,33 @@ fn server_runs(mark: &str) -> bool {
 }
 
 /// Kills every process (of those this user may read) marked by a server that no longer
-/// runs; returns how many. Two rounds, for what the first round's processes forked.
+/// runs; returns how many.
 pub(crate) fn kill_orphans() -> usize {
-    let needle = format!("{SERVER_VAR}=");
+    kill_marked_where(|mark| !server_runs(mark))
+}
+
+/// Kills every process (of those this user may read) marked by the server that made
+/// `mark`; returns how many. What the guard does once its server is gone.
+pub(crate) fn kill_marked(mark: &str) -> usize {
+    kill_marked_where(|found| found == mark)
+}
+
+/// Kills every process whose environment has `var` set to `value`; returns how many.
+pub(crate) fn kill_with(var: &str, value: &str) -> usize {
+    kill_where(var, |found| found == value)
+}
+
+/// Kills every process whose mark `doomed` accepts.
+fn kill_marked_where(doomed: impl Fn(&str) -> bool) -> usize {
+    kill_where(SERVER_VAR, doomed)
+}
+
+/// Kills every process whose value of `var` `doomed` accepts. Rounds until one finds
+/// nothing (at most [`ROUNDS`]), for what the processes of a round forked meanwhile.
+fn kill_where(var: &str, doomed: impl Fn(&str) -> bool) -> usize {
+    let needle = format!("{var}=");
     let mut killed = 0;
-    for _ in 0..2 {
+    for _ in 0..ROUNDS {
         let mut round = 0;
         for pid in proc_pids() {
             let Ok(environ) = environ(pid) else {
@@ -51,7 +76,7 @@ pub(crate) fn kill_orphans() -> usize {
                 .split(|b| *b == 0)
                 .find_map(|var| var.strip_prefix(needle.as_bytes()));
             if let Some(mark) = mark
-                && !server_runs(&String::from_utf8_lossy(mark))
+                && doomed(&String::from_utf8_lossy(mark))
             {
                 // SAFETY: kill(2) of a process found in /proc; no memory is involved.
                 unsafe {

@@ -21,7 +21,8 @@
 //! [`Kind::Done`] (an [`OutcomeMessage`]), [`Kind::Result`] (a tool result message),
 //! [`Kind::Failed`] (a [`FailureMessage`]) or [`Kind::Ended`].
 
-mod leftovers;
+pub(crate) mod guard;
+pub(crate) mod leftovers;
 pub(crate) mod server;
 
 use std::io;

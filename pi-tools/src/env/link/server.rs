@@ -7,7 +7,8 @@
 //! go to the runner the caller supplies (the binary's registered tools). When the input
 //! ends (the client went away, or the connection dropped), every call is cancelled and
 //! every session's processes are killed before [`serve`] returns. What a server killed
-//! outright left running is killed when the next one starts (`leftovers.rs`).
+//! outright left running is killed by its guard (`guard.rs`), or else when the next one
+//! starts (`leftovers.rs`).
 
 use std::collections::HashMap;
 use std::io;
@@ -19,6 +20,7 @@ use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
+use super::guard::Guard;
 use super::leftovers;
 use super::{
     CallMessage, ExecMessage, FailureMessage, Frame, HELLO, Kind, OutcomeMessage, SessionMessage,
@@ -117,9 +119,12 @@ pub(crate) async fn serve(
             }
         }
     });
+    let mark = leftovers::own_mark();
+    // Ends what the commands left should this process be killed (dropped at the end).
+    let guard = Guard::start(&mark);
     let state = Arc::new(State {
         out,
-        mark: leftovers::own_mark(),
+        mark,
         sessions: Mutex::new(HashMap::new()),
         calls: Mutex::new(HashMap::new()),
         run_call,
@@ -154,6 +159,7 @@ pub(crate) async fn serve(
     // whose reader is gone.
     drop(state);
     let _ = tokio::time::timeout(Duration::from_secs(1), writer).await;
+    let _ = tokio::task::spawn_blocking(move || drop(guard)).await;
     result
 }
 

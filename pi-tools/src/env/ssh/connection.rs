@@ -10,9 +10,10 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-use openssh::{KnownHosts, Session, SessionBuilder};
+use openssh::Session;
 use openssh_sftp_client::{Sftp, SftpOptions};
 
+use super::master::Master;
 use crate::env::HostKeyPolicy;
 
 /// Where and how to connect: what `ssh` would be given on its command line.
@@ -92,40 +93,12 @@ impl SshTarget {
             .map_or(self.destination.as_str(), |(_, h)| h)
     }
 
-    fn builder(&self) -> SessionBuilder {
-        let mut builder = SessionBuilder::default();
-        builder
-            .known_hosts_check(match self.host_key_policy {
-                HostKeyPolicy::Strict => KnownHosts::Strict,
-                HostKeyPolicy::AcceptNew => KnownHosts::Add,
-                HostKeyPolicy::AcceptAny => KnownHosts::Accept,
-            })
-            .connect_timeout(self.connect_timeout)
-            .server_alive_interval(Duration::from_secs(15))
-            .control_directory(std::env::temp_dir());
-        if let Some(port) = self.port {
-            builder.port(port);
-        }
-        if let Some(key) = &self.identity_file {
-            builder.keyfile(key);
-        }
-        if let Some(config) = &self.config_file {
-            builder.config_file(config);
-        }
-        if let Some(known) = &self.known_hosts_file {
-            builder.user_known_hosts_file(known);
-        }
-        builder
-    }
-
     /// Connects: the master connection, then the SFTP channel over it.
     pub(super) async fn connect(&self) -> io::Result<Connection> {
-        let session = self
-            .builder()
-            .connect(&self.destination)
+        let master = Master::start(self)
             .await
-            .map_err(|e| self.connect_error(e))?;
-        let session = Arc::new(session);
+            .map_err(|e| self.connect_error(&e.0))?;
+        let session = Arc::new(master.session());
         let sftp = Sftp::from_clonable_session(Arc::clone(&session), SftpOptions::new())
             .await
             .map_err(|e| {
@@ -135,15 +108,16 @@ impl SshTarget {
                     self.host()
                 ))
             })?;
-        Ok(Connection { session, sftp })
+        Ok(Connection {
+            sftp,
+            session,
+            _master: master,
+        })
     }
 
-    fn connect_error(&self, err: openssh::Error) -> io::Error {
-        let text = err.to_string();
-        let detail = std::error::Error::source(&err)
-            .map(|s| s.to_string())
-            .unwrap_or_default();
-        let all = format!("{text} {detail}");
+    /// The error for a master that could not connect, from what ssh said.
+    fn connect_error(&self, said: &str) -> io::Error {
+        let all = said;
         let host = self.host();
         let (kind, advice) = if all.contains("Host key verification failed") {
             (
@@ -188,9 +162,12 @@ impl SshTarget {
     }
 }
 
-/// A live connection.
+/// A live connection. The fields drop in order: the SFTP channel and the session first, the
+/// master (which ends the connection) last.
 #[derive(Debug)]
 pub(super) struct Connection {
-    pub(super) session: Arc<Session>,
     pub(super) sftp: Sftp,
+    pub(super) session: Arc<Session>,
+    /// Held for its drop, which ends the connection.
+    _master: Master,
 }

@@ -16,6 +16,7 @@ mod connection;
 mod exec;
 mod files;
 mod helper;
+mod master;
 mod served;
 
 use std::io;

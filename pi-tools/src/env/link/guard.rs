@@ -1,0 +1,108 @@
+//! The guard of a serving end: a small process (`pi-tools env-guard <mark>`, the same
+//! binary) that outlives its server only to end what the server's commands left.
+//!
+//! A server killed outright (SIGKILL, the OOM killer) cannot end its commands, and the
+//! next server that would (`leftovers.rs`) may never start: the session is over. So each
+//! server starts a guard whose standard input is a pipe only the server holds. The pipe
+//! reports end-of-file when the server is gone, however it went; the guard then kills
+//! every process carrying the server's mark and exits. It runs in a process group of its
+//! own, so a signal to the server's group does not take it along. A server that ends
+//! normally has ended its sessions already; the guard finds nothing and exits too.
+
+use std::io::{self, Read};
+use std::os::unix::process::CommandExt;
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::OnceLock;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use super::leftovers;
+
+/// Whether this process is the pi-tools command line, whose binary runs the guard
+/// subcommand (a program that uses the library may not).
+static AVAILABLE: AtomicBool = AtomicBool::new(false);
+
+/// Says that this process's binary is the pi-tools command line (so it can start guards).
+pub(crate) fn enable() {
+    AVAILABLE.store(true, Ordering::Relaxed);
+}
+
+/// Starts, once, a guard for this whole process when its binary can run one: when the
+/// process ends, however it ends, every process carrying its mark is killed. Returns the
+/// mark to put in the environment of what should not outlive the process.
+pub(crate) fn for_this_process() -> Option<&'static str> {
+    static GUARD: OnceLock<Option<(String, Guard)>> = OnceLock::new();
+    if !AVAILABLE.load(Ordering::Relaxed) {
+        return None;
+    }
+    GUARD
+        .get_or_init(|| {
+            let mark = leftovers::own_mark();
+            Guard::start(&mark).map(|guard| (mark, guard))
+        })
+        .as_ref()
+        .map(|(mark, _)| mark.as_str())
+}
+
+/// The hidden subcommand that runs a guard.
+pub(crate) const SUBCOMMAND: &str = "env-guard";
+
+/// How long a server that ends waits for its guard to be done.
+const EXIT_WAIT: Duration = Duration::from_secs(2);
+
+/// A running guard, told to do its work when dropped (or when this process dies).
+pub(crate) struct Guard {
+    child: Child,
+    stdin: Option<ChildStdin>,
+}
+
+impl Guard {
+    /// Starts the guard for the server that made `mark` (this process), or `None` when the
+    /// binary cannot be started again (then only the next server ends the leftovers).
+    pub(crate) fn start(mark: &str) -> Option<Guard> {
+        let exe = std::env::current_exe().ok()?;
+        let mut child = Command::new(exe)
+            .arg(SUBCOMMAND)
+            .arg(mark)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .env_remove(leftovers::SERVER_VAR)
+            .process_group(0)
+            .spawn()
+            .ok()?;
+        let stdin = child.stdin.take();
+        Some(Guard { child, stdin })
+    }
+}
+
+impl Drop for Guard {
+    fn drop(&mut self) {
+        drop(self.stdin.take());
+        let deadline = Instant::now() + EXIT_WAIT;
+        while Instant::now() < deadline {
+            if let Ok(Some(_)) = self.child.try_wait() {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// The guard's work: waits until its standard input ends (its server is gone), then kills
+/// every process marked with `mark`; returns how many.
+pub(crate) fn watch(mark: &str) -> usize {
+    let mut stdin = io::stdin().lock();
+    let mut buf = [0u8; 64];
+    loop {
+        match stdin.read(&mut buf) {
+            Ok(0) => break,
+            Ok(_) => {}
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(_) => break,
+        }
+    }
+    leftovers::kill_marked(mark)
+}

@@ -1,0 +1,222 @@
+//! A mounted server that misbehaves (`hostile_server.py`, run by Python): an answer over
+//! `[mcp] max_message_bytes` or with too many values to decode, a flood of pings while it
+//! stops reading, and processes it starts outside its group (`setsid`, a double fork) or
+//! keeps running after the end of its input and SIGTERM. The gateway cuts such a server
+//! off, fails its calls at once with the reason, and leaves nothing of it running.
+
+use std::path::Path;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use pi_tools::config::{Config, ServerSettings};
+use pi_tools::mount::McpServerTools;
+use pi_tools::{RunnerConfig, ToolSet};
+use serde_json::{Value, json};
+
+use super::mount_support::{STARTUP, Setup, gone, text_of};
+use super::{call, processes_with};
+
+fn command() -> Vec<String> {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("mount/hostile_server.py");
+    vec![
+        "python3".into(),
+        "-u".into(),
+        script.to_str().expect("a UTF-8 path").into(),
+    ]
+}
+
+/// The hostile server mounted as `h`, its messages limited to `limit` bytes.
+async fn hostile(limit: usize) -> (McpServerTools, Arc<ToolSet>) {
+    let mut settings = ServerSettings::stdio("h", command());
+    settings.startup_timeout = STARTUP;
+    let mut config = Config::parse("", "<test>", &[]).expect("the defaults");
+    config.mcp_max_message_bytes = Some(limit);
+    let cwd = std::env::current_dir().expect("cwd");
+    let server = McpServerTools::connect_in(settings, &cwd, &config)
+        .await
+        .expect("the hostile server starts");
+    let mut tools = ToolSet::new([]);
+    server.add_to(&mut tools);
+    (server, Arc::new(tools))
+}
+
+/// Calls `name` while `h__hang` waits beside it; both texts, and how long it took.
+async fn with_a_bystander(tools: &Arc<ToolSet>, name: &str, args: Value) -> (String, String) {
+    let bystander = {
+        let tools = Arc::clone(tools);
+        tokio::spawn(
+            async move { call(&tools, &RunnerConfig::default(), "h__hang", json!({})).await },
+        )
+    };
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let (message, _) = tokio::time::timeout(
+        Duration::from_secs(20),
+        call(tools, &RunnerConfig::default(), name, args),
+    )
+    .await
+    .expect("the call fails at once");
+    let (hung, _) = tokio::time::timeout(Duration::from_secs(10), bystander)
+        .await
+        .expect("the other call fails at once too")
+        .expect("the task");
+    assert_eq!(message["isError"], true, "{message}");
+    assert_eq!(hung["isError"], true, "{hung}");
+    (text_of(&message), text_of(&hung))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_answer_over_the_limit_cuts_the_server_off_and_its_calls_fail_with_the_reason() {
+    let (server, tools) = hostile(1 << 20).await;
+    let started = Instant::now();
+    let (text, other) =
+        with_a_bystander(&tools, "h__big", json!({"count": 1, "width": 2_000_000})).await;
+    assert!(started.elapsed() < Duration::from_secs(15));
+    let reason = "the gateway cut it off: it sent a message longer than 1048576 bytes, the limit of [mcp] max_message_bytes";
+    assert!(text.contains(reason), "{text}");
+    assert!(other.contains(reason), "{other}");
+    // The next call starts it again.
+    let (message, _) = call(
+        &tools,
+        &RunnerConfig::default(),
+        "h__echo",
+        json!({"text": "back"}),
+    )
+    .await;
+    assert_eq!(text_of(&message), "back");
+
+    // Under the limit, but 300 000 values: more than decoding may take memory for.
+    let (text, _) = with_a_bystander(&tools, "h__big", json!({"count": 300_000})).await;
+    assert!(
+        text.contains("the gateway cut it off: it sent a message of 3000")
+            && text.contains(" JSON values; the gateway decodes at most 65536 in one message (one per 16 bytes of [mcp] max_message_bytes)"),
+        "{text}"
+    );
+    server.end().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_that_stops_reading_is_cut_off_and_its_calls_fail_at_once() {
+    let (server, tools) = hostile(1 << 20).await;
+    let started = Instant::now();
+    let (text, other) = with_a_bystander(&tools, "h__flood", json!({})).await;
+    assert!(
+        started.elapsed() < Duration::from_secs(15),
+        "{:?}",
+        started.elapsed()
+    );
+    let reason = "the gateway cut it off: it stopped reading its input";
+    assert!(text.contains(reason), "{text}");
+    assert!(other.contains(reason), "{other}");
+    let (message, _) = call(
+        &tools,
+        &RunnerConfig::default(),
+        "h__echo",
+        json!({"text": "back"}),
+    )
+    .await;
+    assert_eq!(text_of(&message), "back");
+    server.end().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn what_a_server_started_outside_its_group_ends_with_it() {
+    let (server, tools) = hostile(1 << 20).await;
+    let tag = support::procfs::tag();
+    let (message, _) = call(
+        &tools,
+        &RunnerConfig::default(),
+        "h__spawn",
+        json!({"tag": tag}),
+    )
+    .await;
+    assert_eq!(text_of(&message), "spawned");
+    assert_eq!(
+        support::procfs::settle(2, || support::procfs::alive(&tag).len()).await,
+        2,
+        "a child in its group and a double-forked one in a session of its own"
+    );
+    server.end().await;
+    assert_eq!(
+        support::procfs::settle(0, || support::procfs::alive(&tag).len()).await,
+        0,
+        "nothing it started outlives it: {:?}",
+        support::procfs::alive(&tag)
+    );
+}
+
+/// The gateway killed outright: the server (which ignores SIGTERM and the end of its
+/// input) and what it started in a session of its own go with it.
+#[test]
+fn nothing_of_a_server_outlives_a_killed_gateway() {
+    let command = command();
+    let setup = Setup::new(&format!(
+        "[tools]\nactive = [\"h__stubborn\", \"h__spawn\"]\n\n[mcp.servers.h]\ncommand = {}\n",
+        super::toml_list(&command)
+    ));
+    let tag = support::procfs::tag();
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_cli-under-test"))
+        .arg("--config")
+        .arg(setup.config())
+        .arg("mcp")
+        .current_dir(setup.work.path())
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("the gateway starts");
+    let mut stdin = child.stdin.take().expect("stdin");
+    let mut lines = std::io::BufRead::lines(std::io::BufReader::new(
+        child.stdout.take().expect("stdout"),
+    ));
+    let mut send = |message: Value| {
+        use std::io::Write;
+        writeln!(stdin, "{message}").expect("the gateway reads");
+        let Some(id) = message.get("id").cloned() else {
+            return Value::Null;
+        };
+        for line in lines.by_ref() {
+            let answer: Value = serde_json::from_str(&line.expect("a line")).expect("JSON-RPC");
+            if answer["id"] == id {
+                return answer;
+            }
+        }
+        panic!("the gateway ended");
+    };
+    send(
+        json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {},
+        "clientInfo": {"name": "t", "version": "1"}}}),
+    );
+    send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+    for (id, name, arguments) in [
+        (2, "h__stubborn", json!({})),
+        (3, "h__spawn", json!({"tag": tag})),
+    ] {
+        let answer = send(json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+            "params": {"name": name, "arguments": arguments}}));
+        assert_eq!(answer["result"]["isError"], false, "{answer}");
+    }
+    let server: Vec<u32> = processes_with("hostile_server.py")
+        .into_iter()
+        .filter(|pid| super::processes_in(setup.work.path()).contains(pid))
+        .collect();
+    assert_eq!(server.len(), 1, "{server:?}");
+    assert_eq!(
+        support::procfs::settle_blocking(2, || support::procfs::alive(&tag).len()),
+        2
+    );
+
+    child.kill().expect("SIGKILL");
+    child.wait().expect("status");
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while !(gone(server[0]) && support::procfs::alive(&tag).is_empty()) && Instant::now() < deadline
+    {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert!(gone(server[0]), "the server outlived the gateway");
+    assert_eq!(
+        support::procfs::alive(&tag),
+        Vec::<i32>::new(),
+        "what it started outlived the gateway"
+    );
+}

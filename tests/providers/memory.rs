@@ -1,0 +1,151 @@
+//! Memory while reading a reply stays in proportion to the reply: an event stream whose
+//! indexes point far ahead (`output_index`, `content_index`, `index` near the cap) is read
+//! by `pi-tools run --dialect …` in a process whose heap is capped by `RLIMIT_DATA`, so a
+//! reader that made a slot for every index up to the one it was given fails (and is seen to).
+
+#![cfg(feature = "cli")]
+
+use std::io::Write;
+use std::os::unix::process::CommandExt;
+use std::path::PathBuf;
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+use super::sse;
+
+/// The heap `pi-tools run` may have: its own needs (a few MB) and a small multiple of the
+/// replies below (about 1 MB each).
+const DATA_LIMIT: u64 = 96 << 20;
+
+/// `pi-tools run --dialect <dialect> -` with `reply` on standard input, its heap capped at
+/// [`DATA_LIMIT`]; also how long it took.
+fn run_capped(dialect: &str, reply: &str) -> (Output, Duration) {
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("providers-memory");
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut command = Command::new(env!("CARGO_BIN_EXE_cli-under-test"));
+    command
+        .args(["run", "--dialect", dialect, "--cwd"])
+        .arg(&dir)
+        .arg("-")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    // SAFETY: setrlimit is async-signal-safe and touches nothing of the parent's.
+    unsafe {
+        command.pre_exec(|| {
+            let limit = rustix::process::Rlimit {
+                current: Some(DATA_LIMIT),
+                maximum: Some(DATA_LIMIT),
+            };
+            rustix::process::setrlimit(rustix::process::Resource::Data, limit)
+                .map_err(std::io::Error::from)
+        });
+    }
+    let started = Instant::now();
+    let mut child = command.spawn().expect("pi-tools starts");
+    let mut stdin = child.stdin.take().unwrap();
+    let reply = reply.to_owned();
+    // The reader may fail before it has read everything: write on a thread of its own.
+    let writer = std::thread::spawn(move || {
+        let _ = stdin.write_all(reply.as_bytes());
+    });
+    let output = child.wait_with_output().unwrap();
+    writer.join().unwrap();
+    (output, started.elapsed())
+}
+
+fn stdout_json(output: &Output) -> Value {
+    assert_eq!(
+        output.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    serde_json::from_slice(&output.stdout).expect("standard output is one JSON value")
+}
+
+/// A Responses stream of 4096 messages whose one part each is announced at content index
+/// 4095: 1.3 MB of events. A slot per index would be 16 M parts (GBs); read sparsely, the
+/// parts are what came, in index order.
+#[test]
+fn a_responses_stream_with_far_indexes_takes_memory_in_proportion_to_it() {
+    let mut events = Vec::new();
+    for i in 0..4096 {
+        events.push((
+            "response.output_item.added",
+            json!({"type": "response.output_item.added", "output_index": i,
+                   "item": {"type": "message", "role": "assistant", "content": []}}),
+        ));
+        events.push((
+            "response.content_part.added",
+            json!({"type": "response.content_part.added", "output_index": i, "content_index": 4095,
+                   "part": {"type": "output_text", "text": "x"}}),
+        ));
+    }
+    events.push((
+        "response.completed",
+        json!({"type": "response.completed", "response": {"status": "completed", "output": []}}),
+    ));
+    let body = sse(&events);
+    assert!(body.len() < 1_400_000, "{}", body.len());
+    let (output, took) = run_capped("openai-responses", &body);
+    assert_eq!(
+        stdout_json(&output),
+        json!([]),
+        "no call, nothing to append"
+    );
+    assert!(took < Duration::from_secs(20), "{took:?}");
+}
+
+/// The same for Chat Completions (`tool_calls[].index`) and Anthropic (`index`): a call or
+/// block at index 4095 is the only one there is, not the last of 4096.
+#[test]
+fn a_far_call_or_block_index_is_the_one_call_there_is() {
+    let chunk = |call: Value, finish: Value| {
+        json!({"object": "chat.completion.chunk",
+               "choices": [{"index": 0, "delta": {"tool_calls": [call]}, "finish_reason": finish}]})
+    };
+    let openai = sse(&[
+        (
+            "",
+            chunk(
+                json!({"index": 4095, "id": "call_1", "type": "function",
+                       "function": {"name": "ls", "arguments": "{}"}}),
+                Value::Null,
+            ),
+        ),
+        ("", chunk(json!({"index": 4095}), json!("tool_calls"))),
+    ]);
+    let (output, _) = run_capped("openai", &openai);
+    let messages = stdout_json(&output);
+    assert_eq!(messages.as_array().map(Vec::len), Some(1), "{messages}");
+    assert_eq!(messages[0]["tool_call_id"], "call_1");
+
+    let anthropic = sse(&[
+        (
+            "message_start",
+            json!({"type": "message_start", "message": {"id": "msg_1", "type": "message",
+                   "role": "assistant", "content": [], "stop_reason": null}}),
+        ),
+        (
+            "content_block_start",
+            json!({"type": "content_block_start", "index": 4095, "content_block":
+                   {"type": "tool_use", "id": "toolu_1", "name": "ls", "input": {}}}),
+        ),
+        (
+            "content_block_stop",
+            json!({"type": "content_block_stop", "index": 4095}),
+        ),
+        (
+            "message_delta",
+            json!({"type": "message_delta", "delta": {"stop_reason": "tool_use"}}),
+        ),
+        ("message_stop", json!({"type": "message_stop"})),
+    ]);
+    let (output, _) = run_capped("anthropic", &anthropic);
+    let message = stdout_json(&output);
+    assert_eq!(message["content"].as_array().map(Vec::len), Some(1));
+    assert_eq!(message["content"][0]["tool_use_id"], "toolu_1");
+}
