@@ -16,8 +16,8 @@
 //! `https://api.anthropic.com`), `ANTHROPIC_API_KEY`. Gemini: `GEMINI_BASE_URL` (default
 //! `https://generativelanguage.googleapis.com`), `GEMINI_API_KEY`. The model is
 //! `PI_TOOLS_MODEL`. The tools work in the current directory. https endpoints go through
-//! rustls with the ring provider, trusting the system's certificates (`SSL_CERT_FILE` names
-//! others, such as a local server's).
+//! reqwest's rustls, trusting the system's certificates (`SSL_CERT_FILE` names others, such
+//! as a local server's).
 
 use std::sync::Arc;
 
@@ -149,10 +149,6 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let system = toolbox.prompt().to_string();
     let schemas = toolbox.provider_tools(provider)?;
 
-    // reqwest is built with rustls but no provider of its own: ring, the lighter build.
-    rustls::crypto::ring::default_provider()
-        .install_default()
-        .map_err(|_| "another TLS provider is installed already")?;
     let client = reqwest::Client::new();
     let mut history = vec![task_message(provider, &task)];
     println!("user: {task}");
