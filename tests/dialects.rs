@@ -236,7 +236,9 @@ fn strict_says_a_dropped_default_in_the_description() {
         "properties": {
             "to": {"$ref": "#/$defs/Unit", "description": "The unit to convert to", "default": "celsius"},
             "digits": {"type": "integer", "description": "Digits after the point.", "default": 2},
-            "exact": {"type": "boolean", "default": false}
+            "exact": {"type": "boolean", "default": false},
+            "dir": {"type": "string", "default": "."},
+            "limit": {"type": "integer", "description": "At most this many (default: 10).", "default": 10}
         },
         "$defs": {"Unit": {"type": "string", "enum": ["celsius", "fahrenheit"]}}
     });
@@ -254,6 +256,15 @@ fn strict_says_a_dropped_default_in_the_description() {
     assert_eq!(
         out["properties"]["exact"]["description"],
         json!("Default: false.")
+    );
+    assert_eq!(
+        out["properties"]["dir"]["description"],
+        json!("Default: \".\".")
+    );
+    // A description that says its default already is not told twice.
+    assert_eq!(
+        out["properties"]["limit"]["description"],
+        json!("At most this many (default: 10).")
     );
     // The dialects that keep `default` keep the description as it was.
     let plain = transform(&schema, Dialect::OpenAi).expect("expressible");

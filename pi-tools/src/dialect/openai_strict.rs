@@ -98,11 +98,25 @@ fn fix(node: &mut Value, path: &str) -> Result<(), DialectError> {
     Ok(())
 }
 
-/// Ends the node's description with `Default: VALUE.` (a string as it is, anything else
-/// as JSON), or makes that the description.
+/// Ends the node's description with `Default: VALUE.` (a one-word string as it is, anything
+/// else as JSON), or makes that the description; a description that already speaks of its
+/// default is left as it is.
 fn say_default(object: &mut Map<String, Value>, default: &Value) {
+    let described = object
+        .get("description")
+        .and_then(Value::as_str)
+        .is_some_and(|text| text.to_lowercase().contains("default"));
+    if described {
+        return;
+    }
+    let word = |text: &str| {
+        !text.is_empty()
+            && text
+                .chars()
+                .all(|c| c.is_alphanumeric() || c == '-' || c == '_')
+    };
     let value = match default {
-        Value::String(text) => text.clone(),
+        Value::String(text) if word(text) => text.clone(),
         other => other.to_string(),
     };
     let sentence = format!("Default: {value}.");
