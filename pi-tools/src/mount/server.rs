@@ -11,6 +11,7 @@ use tokio::sync::Mutex;
 use super::client::{CallFailure, Connection};
 use super::lines::{LineClient, Link};
 use super::process::{Launch, ServerProcess};
+use super::sessions::Sessions;
 use crate::config::{ServerSettings, ServerTransport};
 
 /// What a server listed when it first started.
@@ -73,6 +74,8 @@ struct Inner {
     max_message: usize,
     /// Taken by calls of tools that are not read-only, unless the entry says `parallel`.
     pub(crate) mutations: Mutex<()>,
+    /// Which session's calls run now: those of different sessions take turns.
+    sessions: Sessions,
 }
 
 impl Server {
@@ -88,6 +91,7 @@ impl Server {
             listing: OnceLock::new(),
             max_message,
             mutations: Mutex::new(()),
+            sessions: Sessions::default(),
         }))
     }
 
@@ -101,6 +105,10 @@ impl Server {
 
     pub(crate) fn mutations(&self) -> &Mutex<()> {
         &self.0.mutations
+    }
+
+    pub(crate) fn sessions(&self) -> &Sessions {
+        &self.0.sessions
     }
 
     /// Its tools and instructions, starting it if it has not started yet.
