@@ -202,6 +202,47 @@ async fn a_command_does_not_outlive_its_killed_remote_server() {
     assert_eq!(processes_with(&job), Vec::<u32>::new());
 }
 
+/// Without the remote server, a background job of a command run in an SSH session of its
+/// own: the connection is lost before the session could end it, and it ends anyway (the
+/// remote watchdog kills what it was told of once its input ends).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_lost_connection_leaves_no_background_job_without_the_remote_server() {
+    let Some(sshd) = Sshd::start() else { return };
+    let dir = tempfile::tempdir().expect("tempdir");
+    let env = SshEnv::connect(sshd.target(), dir.path())
+        .await
+        .expect("connect");
+    assert!(!env.uses_remote_server().await);
+    let seconds = format!("304.{}", std::process::id());
+    let job = format!("sleep {seconds}");
+    let (text, _) = exec(
+        &env,
+        &format!("t={seconds}; sleep $t >/dev/null 2>&1 & echo started"),
+    )
+    .await
+    .expect("the command runs");
+    assert_eq!(text, "started\n");
+    assert_eq!(
+        support::procfs::settle(1, || processes_with(&job).len()).await,
+        1
+    );
+    // The network drops: the connection's sshd processes die, the session's own
+    // processes (its shells) do not.
+    for pid in ssh_support::descendants(sshd.pid().expect("sshd")) {
+        let comm = std::fs::read_to_string(format!("/proc/{pid}/comm")).unwrap_or_default();
+        if comm.trim() == "sshd" {
+            // SAFETY: kill(2) of a connection process of our own sshd.
+            unsafe { libc::kill(pid as i32, libc::SIGKILL) };
+        }
+    }
+    assert_eq!(
+        support::procfs::settle(0, || processes_with(&job).len()).await,
+        0,
+        "the background job outlived the connection"
+    );
+    drop(env);
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_server_killed_during_a_large_write_leaves_the_old_or_the_new_file() {
     let Some(sshd) = Sshd::start() else { return };

@@ -214,8 +214,9 @@ async fn the_remote_shell_startup_files_run_once_per_environment() {
     assert_eq!(out, "[ok] bash: set once yes\n[ok] bash: set once yes\n");
     assert!(!plain.uses_remote_server().await);
     // One session finding no pi-tools there (a login shell, whose .profile sources
-    // .bashrc), then one per command (an SSH command's shell, which reads .bashrc itself).
-    assert_eq!(startups() - before, 3);
+    // .bashrc), then one per command and one for the connection's watchdog (an SSH
+    // command's shell, which reads .bashrc itself).
+    assert_eq!(startups() - before, 4);
     assert_eq!(profiles(), 2);
 }
 

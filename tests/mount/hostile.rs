@@ -144,6 +144,36 @@ async fn what_a_server_started_outside_its_group_ends_with_it() {
     );
 }
 
+/// Two sessions call the same server: one call of the first runs (reporting its own
+/// progress) while a call of the second sends progress with every other call's token. The
+/// second waits for the first to end, so its made-up progress reaches nobody.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn progress_reaches_only_calls_of_the_session_the_server_works_for() {
+    use pi_tools::env::{ExecutionEnv, LocalEnv, WithEnv};
+    let (server, tools) = hostile(1 << 20).await;
+    let session = || {
+        RunnerConfig::default()
+            .with_env(Arc::new(LocalEnv::new(std::env::temp_dir())) as Arc<dyn ExecutionEnv>)
+    };
+    let first = {
+        let tools = Arc::clone(&tools);
+        let config = session();
+        tokio::spawn(async move { call(&tools, &config, "h__progress", json!({"wait": 2})).await })
+    };
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let (stealer, _) = call(&tools, &session(), "h__progress", json!({"steal": true})).await;
+    assert_eq!(text_of(&stealer), "done");
+    let (message, events) = first.await.expect("the task");
+    assert_eq!(text_of(&message), "done");
+    let events = serde_json::to_string(&events).expect("JSON");
+    assert!(events.contains("own"), "its own progress arrived: {events}");
+    assert!(
+        !events.contains("stolen"),
+        "another session's progress arrived: {events}"
+    );
+    server.end().await;
+}
+
 /// The gateway killed outright: the server (which ignores SIGTERM and the end of its
 /// input) and what it started in a session of its own go with it.
 #[test]

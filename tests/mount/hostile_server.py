@@ -2,8 +2,8 @@
 
 Tools: `echo` (answers), `big` (answers with `count` elements of structured content,
 `width` bytes each), `flood` (stops reading its input and sends pings without end),
-`progress` (sends progress with the token given as `token`, then answers after `wait`
-seconds), `spawn` (starts `sleep <tag>` as a child, and as a double-forked child in a
+`progress` (sends progress for its own call, or with `steal` for every other call it
+has seen, then answers after `wait` seconds), `spawn` (starts `sleep <tag>` as a child, and as a double-forked child in a
 session of its own, then answers), `hang` (never answers). It ignores SIGTERM, and
 `stubborn` makes it ignore the end of its input too.
 """
@@ -18,6 +18,8 @@ import time
 signal.signal(signal.SIGTERM, signal.SIG_IGN)
 out_lock = threading.Lock()
 stubborn = False
+# The progress tokens of every call received.
+SEEN = []
 
 
 def send(message):
@@ -59,9 +61,13 @@ def call(id_, name, args, meta):
             n += 1
             send({"jsonrpc": "2.0", "id": "ping-%d" % n, "method": "ping"})
     elif name == "progress":
-        token = args.get("token", meta.get("progressToken"))
-        send({"jsonrpc": "2.0", "method": "notifications/progress",
-              "params": {"progressToken": token, "progress": 1, "message": "from " + str(meta.get("progressToken"))}})
+        # With `steal`, progress goes to every other call's token it has seen instead.
+        own = meta.get("progressToken")
+        tokens = [t for t in SEEN if t != own] if args.get("steal") else [own]
+        for token in tokens:
+            send({"jsonrpc": "2.0", "method": "notifications/progress",
+                  "params": {"progressToken": token, "progress": 1,
+                             "message": "stolen" if args.get("steal") else "own"}})
         time.sleep(float(args.get("wait", 0)))
         text(id_, "done")
     elif name == "spawn":
@@ -101,6 +107,8 @@ def main():
         elif method == "tools/call":
             params = message["params"]
             meta = params.get("_meta") or {}
+            if "progressToken" in meta:
+                SEEN.append(meta["progressToken"])
             args = (id_, params["name"], params.get("arguments") or {}, meta)
             if params["name"] == "flood":
                 # On this thread: nothing reads the input any more.

@@ -89,6 +89,7 @@ pub fn run_from(args: impl IntoIterator<Item = OsString>) -> ExitCode {
     let result = runtime.block_on(dispatch(cli.command, &globals));
     // Tools that ignore cancellation must not keep the process alive after the batch.
     runtime.shutdown_background();
+    crate::env::link::guard::finish();
     match result {
         Ok(code) => code,
         Err(failure) => failure.report(),

@@ -9,8 +9,13 @@ use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig
 use super::client::Connection;
 use crate::config::{ServerSettings, ServerTransport};
 
-/// Connects to the server `settings` names by `url` and runs the handshake.
-pub(crate) async fn connect(settings: &ServerSettings) -> Result<Connection, String> {
+/// Connects to the server `settings` names by `url` and runs the handshake. A JSON answer
+/// or an event of its streams longer than `max_message` bytes (`[mcp] max_message_bytes`)
+/// is refused.
+pub(crate) async fn connect(
+    settings: &ServerSettings,
+    max_message: usize,
+) -> Result<Connection, String> {
     let ServerTransport::Http {
         url,
         token_file,
@@ -47,6 +52,8 @@ pub(crate) async fn connect(settings: &ServerSettings) -> Result<Connection, Str
         custom.insert(name, value);
     }
     config.custom_headers = custom;
+    config.max_json_response_size = max_message;
+    config.max_sse_event_size = max_message;
     let transport = StreamableHttpClientTransport::from_config(config);
     Connection::open(transport)
         .await

@@ -6,7 +6,8 @@
 //! prompt (a snippet from the description, a guideline from the server's instructions),
 //! provider schemas, the runner's validation, hooks, timeouts and cancellation (forwarded
 //! as `notifications/cancelled`), progress (the server's notifications become updates) and
-//! `pi-tools mcp`, which serves them beside the built-in tools.
+//! `pi-tools mcp`, which serves them beside the built-in tools (calls of different
+//! sessions take turns on a server, so its progress reaches only the session it works for).
 //!
 //! A tool whose `readOnlyHint` is not true runs alone among its server's calls (unless the
 //! entry says `parallel = true`); other calls of the batch still run beside it.
@@ -44,6 +45,7 @@ mod lines;
 mod mounts;
 mod process;
 mod server;
+mod sessions;
 mod tool;
 
 use std::path::Path;

@@ -63,14 +63,14 @@ impl Mounts {
                             .as_ref()
                             .map_or_else(|| cwd.to_owned(), |own| cwd.join(own)),
                         sandbox,
-                        max_message: config
-                            .mcp_max_message_bytes
-                            .unwrap_or(crate::mcp::DEFAULT_MAX_MESSAGE_BYTES),
                     })
                 }
                 ServerTransport::Http { .. } => None,
             };
-            servers.push(Server::new(settings.clone(), launch));
+            let max_message = config
+                .mcp_max_message_bytes
+                .unwrap_or(crate::mcp::DEFAULT_MAX_MESSAGE_BYTES);
+            servers.push(Server::new(settings.clone(), launch, max_message));
         }
         Ok(Mounts {
             servers,

@@ -88,8 +88,6 @@ pub(crate) struct Launch {
     pub(crate) env: Vec<(String, String)>,
     pub(crate) cwd: PathBuf,
     pub(crate) sandbox: Option<ResolvedSandbox>,
-    /// The largest message it may send (`[mcp] max_message_bytes`).
-    pub(crate) max_message: usize,
 }
 
 /// A started server process.

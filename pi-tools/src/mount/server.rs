@@ -11,6 +11,7 @@ use tokio::sync::Mutex;
 use super::client::{CallFailure, Connection};
 use super::lines::{LineClient, Link};
 use super::process::{Launch, ServerProcess};
+use super::sessions::Sessions;
 use crate::config::{ServerSettings, ServerTransport};
 
 /// What a server listed when it first started.
@@ -69,18 +70,28 @@ struct Inner {
     launch: Option<Launch>,
     state: Mutex<State>,
     listing: OnceLock<Listing>,
+    /// The largest message it may send (`[mcp] max_message_bytes`).
+    max_message: usize,
     /// Taken by calls of tools that are not read-only, unless the entry says `parallel`.
     pub(crate) mutations: Mutex<()>,
+    /// Which session's calls run now: those of different sessions take turns.
+    sessions: Sessions,
 }
 
 impl Server {
-    pub(crate) fn new(settings: ServerSettings, launch: Option<Launch>) -> Self {
+    pub(crate) fn new(
+        settings: ServerSettings,
+        launch: Option<Launch>,
+        max_message: usize,
+    ) -> Self {
         Server(Arc::new(Inner {
             settings,
             launch,
             state: Mutex::new(State::NotStarted),
             listing: OnceLock::new(),
+            max_message,
             mutations: Mutex::new(()),
+            sessions: Sessions::default(),
         }))
     }
 
@@ -94,6 +105,10 @@ impl Server {
 
     pub(crate) fn mutations(&self) -> &Mutex<()> {
         &self.0.mutations
+    }
+
+    pub(crate) fn sessions(&self) -> &Sessions {
+        &self.0.sessions
     }
 
     /// Its tools and instructions, starting it if it has not started yet.
@@ -249,7 +264,7 @@ impl Server {
                         self.name()
                     )
                 })?;
-                let (client, link) = LineClient::new(stdout, stdin, launch.max_message);
+                let (client, link) = LineClient::new(stdout, stdin, self.0.max_message);
                 let opened = tokio::time::timeout(timeout, async {
                     let connection = Connection::open(client).await?;
                     self.list_once(&connection).await?;
@@ -282,7 +297,7 @@ impl Server {
             }
             ServerTransport::Http { .. } => {
                 let connection = tokio::time::timeout(timeout, async {
-                    let connection = super::http::connect(settings).await?;
+                    let connection = super::http::connect(settings, self.0.max_message).await?;
                     self.list_once(&connection).await?;
                     Ok::<_, String>(connection)
                 })

@@ -31,17 +31,29 @@ pub(crate) fn enable() {
 /// process ends, however it ends, every process carrying its mark is killed. Returns the
 /// mark to put in the environment of what should not outlive the process.
 pub(crate) fn for_this_process() -> Option<&'static str> {
-    static GUARD: OnceLock<Option<(String, Guard)>> = OnceLock::new();
     if !AVAILABLE.load(Ordering::Relaxed) {
         return None;
     }
-    GUARD
+    PROCESS_GUARD
         .get_or_init(|| {
             let mark = leftovers::own_mark();
-            Guard::start(&mark).map(|guard| (mark, guard))
+            Guard::start(&mark).map(|guard| (mark, std::sync::Mutex::new(Some(guard))))
         })
         .as_ref()
         .map(|(mark, _)| mark.as_str())
+}
+
+/// The guard of this whole process, once started, with the mark it guards.
+type ProcessGuard = (String, std::sync::Mutex<Option<Guard>>);
+static PROCESS_GUARD: OnceLock<Option<ProcessGuard>> = OnceLock::new();
+
+/// Ends this process's guard, if one was started, and waits for it: for a process about to
+/// exit normally, which has ended what the guard watches already, so that the guard is not
+/// left a moment behind it.
+pub(crate) fn finish() {
+    if let Some(Some((_, guard))) = PROCESS_GUARD.get() {
+        drop(guard.lock().unwrap_or_else(|e| e.into_inner()).take());
+    }
 }
 
 /// The hidden subcommand that runs a guard.
@@ -68,6 +80,8 @@ impl Guard {
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .env_remove(leftovers::SERVER_VAR)
+            // Keeps no directory busy (nor shows up as a process working in it).
+            .current_dir("/")
             .process_group(0)
             .spawn()
             .ok()?;

@@ -14,6 +14,7 @@ use openssh::Session;
 use openssh_sftp_client::{Sftp, SftpOptions};
 
 use super::master::Master;
+use super::watchdog::Watchdog;
 use crate::env::HostKeyPolicy;
 
 /// Where and how to connect: what `ssh` would be given on its command line.
@@ -111,6 +112,7 @@ impl SshTarget {
         Ok(Connection {
             sftp,
             session,
+            watchdog: Watchdog::default(),
             _master: master,
         })
     }
@@ -168,6 +170,9 @@ impl SshTarget {
 pub(super) struct Connection {
     pub(super) sftp: Sftp,
     pub(super) session: Arc<Session>,
+    /// Kills, on the remote side, what commands run without the remote server left when the
+    /// connection ends.
+    pub(super) watchdog: Watchdog,
     /// Held for its drop, which ends the connection.
     _master: Master,
 }

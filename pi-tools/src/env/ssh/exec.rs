@@ -134,11 +134,12 @@ enum Report {
 impl Reports {
     /// Reads `line`: a group is remembered in `env` (to end with the session) until the
     /// command finishes with nothing of it left running.
-    fn take(&mut self, env: &SshEnv, line: &str) -> Report {
+    fn take(&mut self, env: &SshEnv, conn: &Connection, line: &str) -> Report {
         if let Some(n) = line.strip_prefix("pgid ") {
             self.pgid = n.trim().parse().ok();
             if let Some(g) = self.pgid {
                 env.remember_group(g);
+                conn.watchdog.hold(g);
             }
         } else if line == "alive" {
             self.alive = true;
@@ -146,6 +147,7 @@ impl Reports {
             self.status = n.trim().parse().ok();
             if let (Some(g), false) = (self.pgid, self.alive) {
                 env.forget_group(g);
+                conn.watchdog.release(g);
             }
             return Report::Finished;
         } else if line == "cwd" {
@@ -173,6 +175,8 @@ pub(super) async fn run(
 ) -> io::Result<ExecOutcome> {
     let script = script(&request)?;
     let cwd = request.cwd.to_string_lossy().into_owned();
+    // So that the command does not outlive a connection whose end cannot kill it.
+    conn.watchdog.ensure(&conn.session).await;
     let mut child = Session::to_command(Arc::clone(&conn.session), "sh")
         .arg("-c")
         .arg(&script)
@@ -214,7 +218,7 @@ pub(super) async fn run(
                 Ok(n) => output.feed(&buf[..n], &mut on_chunk),
             },
             line = control.next_line(), if control_open => match line {
-                Ok(Some(line)) => match reports.take(env, &line) {
+                Ok(Some(line)) => match reports.take(env, conn, &line) {
                     Report::Noted => {}
                     Report::Finished => start_grace(grace.as_mut(), &mut in_grace, PIPE_GRACE),
                     Report::NoCwd => {
@@ -303,6 +307,9 @@ async fn kill_groups(conn: &Arc<Connection>, pgids: &[u32]) {
         .stderr(Stdio::null())
         .status()
         .await;
+    for pgid in pgids {
+        conn.watchdog.release(*pgid);
+    }
 }
 
 fn lost(env: &SshEnv, err: openssh::Error) -> io::Error {

@@ -18,6 +18,7 @@ mod files;
 mod helper;
 mod master;
 mod served;
+mod watchdog;
 
 use std::io;
 use std::path::{Path, PathBuf};
