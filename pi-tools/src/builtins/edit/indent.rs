@@ -31,6 +31,9 @@ pub(crate) struct IndentFit {
     /// Whether the window is one line converted between tabs and spaces at a tab width the
     /// file does not settle (the edit is then refused).
     pub unsettled: bool,
+    /// Transformations at other tab widths that fit as well, the file settling none: newText
+    /// is refused unless they re-indent it as `transform` does.
+    pub alternatives: Vec<Transform>,
 }
 
 /// Lines of the file, 1-based and inclusive.
@@ -158,9 +161,10 @@ fn check_window<'f>(
         last: first + m,
     };
     let file_indents = old.text_lines.iter().map(|&i| window[i].1.indent);
-    let (transform, unsettled) = match cache.get(file_indents, index) {
-        Fitting::Fit(transform) => (transform, false),
-        Fitting::Unsettled(transform) => (transform, true),
+    let (transform, unsettled, alternatives) = match cache.get(file_indents, index) {
+        Fitting::Fit(transform) => (transform, false, Vec::new()),
+        Fitting::Unsettled(transform) => (transform, true, Vec::new()),
+        Fitting::Alternatives(transform, others) => (transform, false, others),
         Fitting::Unfit { other_depth } => {
             if found.inconsistent.is_empty() {
                 found.other_depth = other_depth;
@@ -183,6 +187,7 @@ fn check_window<'f>(
             transform,
             old_tabs: old.tabs,
             unsettled,
+            alternatives,
         });
     }
 }
