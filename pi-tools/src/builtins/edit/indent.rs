@@ -6,8 +6,10 @@
 //! indentation of every non-blank line of `oldText` onto the file's, exactly one window may
 //! qualify, and `newText` goes through the same transformation, so its relative indentation
 //! is kept and it lands in the file's style. A single line of text qualifies only when its
-//! text is unique in the file: it shows nothing of the structure around it. Pure logic:
-//! offsets are in the LF text.
+//! text is unique in the file and it is at the file line's depth (converted between tabs and
+//! spaces at most, at a tab width the file settles): it shows nothing of the structure
+//! around it, and the same line at another depth is most likely another place, or a change
+//! already made. Overlapping windows each count. Pure logic: offsets are in the LF text.
 
 use std::collections::VecDeque;
 
