@@ -213,6 +213,9 @@ proptest! {
         let new = "\u{27EA}new\u{27EB}";
         let edits = [Replacement { old_text: old.clone(), new_text: new.into() }];
         if let Ok(edited) = apply_edits(&original, &edits, "f") {
+            // The blank-line stage may leave out blank lines oldText has at its ends that
+            // the file does not: the region then reads as oldText without them.
+            let drifted = !edited.blank_lines.is_empty();
             let content = edited.content;
             let at = content.find(new).expect("newText is in the result");
             let (before, after) = (&content[..at], &content[at + new.len()..]);
@@ -220,7 +223,12 @@ proptest! {
             prop_assert!(original.ends_with(after), "{content:?}");
             prop_assert!(before.len() + after.len() <= original.len());
             let removed = &original[before.len()..original.len() - after.len()];
-            prop_assert_eq!(normalise(removed), normalise(&old), "replaced {:?} in {:?}", removed, original);
+            if drifted {
+                let edges = |t: &str| normalise(t).trim_matches('\n').to_string();
+                prop_assert_eq!(edges(removed), edges(&old), "replaced {:?} in {:?}", removed, original);
+            } else {
+                prop_assert_eq!(normalise(removed), normalise(&old), "replaced {:?} in {:?}", removed, original);
+            }
         }
     }
 }

@@ -137,11 +137,10 @@ proptest! {
         // from how its lines' indentation grows, which a few lines may show otherwise than
         // the case's: a single line converted to spaces may then apply (at that step, where
         // its depth is the file line's) or be refused.
+        let level = texts[0].0.0;
         let one_line_moves = n == 1
-            && !matches!(
-                (mistake, style),
-                (Mistake::Levels(0), _) | (Mistake::Restyle { .. }, Style::Spaces(_))
-            );
+            && mistake.indent(style, level) != Some(style.indent(level))
+            && !matches!((mistake, style), (Mistake::Restyle { .. }, Style::Spaces(_)));
         let one_line_converted = n == 1 && matches!(mistake, Mistake::Restyle { .. });
         if let Mistake::Restyle { levels: k, .. } = mistake {
             prop_assume!(n == 1 || levels.iter().any(|&l| l > 0));

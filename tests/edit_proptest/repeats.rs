@@ -158,7 +158,10 @@ proptest! {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(cases(128)))]
+    #![proptest_config(ProptestConfig {
+        max_global_rejects: 4 * cases(128),
+        ..ProptestConfig::with_cases(cases(128))
+    })]
     /// An edit applied once (a block wrapped in a call, or a line inserted after it), then
     /// sent again with its indentation as the model remembers it: the second time it is
     /// refused as already applied, never applied twice.

@@ -106,3 +106,43 @@ async fn an_unsettled_width_is_refused_when_it_would_matter() {
     .await;
     assert_eq!(after, TABS.replace("b();", "c();"));
 }
+
+#[tokio::test]
+async fn a_flat_block_shifted_at_an_unsettled_width_is_refused_when_new_text_would_differ() {
+    // Two lines at one tab sent with 6 spaces: at a tab of 4 they are 2 columns too deep, at
+    // a tab of 2 they are 4; a newText line deeper than them lands at 2 tabs or at 3.
+    let file = "fn f() {\n\tb();\n\tc();\n}\n";
+    let message = run_err(
+        file,
+        &[(
+            "      b();\n      c();",
+            "      b();\n          d();\n      c();",
+        )],
+    )
+    .await;
+    assert_eq!(
+        message,
+        "oldText matches lines 2-3 of f.txt only with its indentation converted between spaces and tabs, and f.txt does not settle how many columns a tab stands for (no modeline, no tab_width or indent_size in an .editorconfig, no lines mixing tabs and spaces), which decides how newText's lines are indented. Copy the indentation of those lines from the file (they are indented with tabs)."
+    );
+    // newText at the block's own depth lands the same at every width.
+    let (_, after) = run_ok(
+        file,
+        &[("      b();\n      c();", "      b();\n      d();")],
+    )
+    .await;
+    assert_eq!(after, "fn f() {\n\tb();\n\td();\n}\n");
+    // A modeline settles it.
+    let file = format!("{file}// vim: ts=2\n");
+    let (_, after) = run_ok(
+        &file,
+        &[(
+            "      b();\n      c();",
+            "      b();\n          d();\n      c();",
+        )],
+    )
+    .await;
+    assert_eq!(
+        after,
+        "fn f() {\n\tb();\n\t\t\td();\n\tc();\n}\n// vim: ts=2\n"
+    );
+}

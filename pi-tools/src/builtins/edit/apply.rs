@@ -343,14 +343,26 @@ impl<'t> Locator<'t> {
                 self.shown,
             )));
         }
-        fit.transform.apply_to_text(new_text).map_err(|line| {
+        let indented = fit.transform.apply_to_text(new_text).map_err(|line| {
             ToolError::new(refusal::too_shallow(
                 &self.labels.new_text(i),
                 line,
                 fit,
                 self.shown,
             ))
-        })
+        })?;
+        if fit
+            .alternatives
+            .iter()
+            .any(|other| other.apply_to_text(new_text).as_ref() != Ok(&indented))
+        {
+            return Err(ToolError::new(refusal::unsettled_width(
+                &self.labels.old_text(i),
+                fit,
+                self.shown,
+            )));
+        }
+        Ok(indented)
     }
 
     /// Reports an indentation adjustment, when there was one.

@@ -130,6 +130,7 @@ mod tests {
                 transform: Transform::Deepen(String::new()),
                 old_tabs: false,
                 unsettled: false,
+                alternatives: Vec::new(),
             },
             gaps: vec![gap(3, 0, 0), gap(5, 1, 0), gap(8, 0, 2), gap(10, 0, 0)],
         };

@@ -6,8 +6,10 @@
 //! indentation of every non-blank line of `oldText` onto the file's, exactly one window may
 //! qualify, and `newText` goes through the same transformation, so its relative indentation
 //! is kept and it lands in the file's style. A single line of text qualifies only when its
-//! text is unique in the file: it shows nothing of the structure around it. Pure logic:
-//! offsets are in the LF text.
+//! text is unique in the file and it is at the file line's depth (converted between tabs and
+//! spaces at most, at a tab width the file settles): it shows nothing of the structure
+//! around it, and the same line at another depth is most likely another place, or a change
+//! already made. Overlapping windows each count. Pure logic: offsets are in the LF text.
 
 use std::collections::VecDeque;
 
@@ -31,6 +33,9 @@ pub(crate) struct IndentFit {
     /// Whether the window is one line converted between tabs and spaces at a tab width the
     /// file does not settle (the edit is then refused).
     pub unsettled: bool,
+    /// Transformations at other tab widths that fit as well, the file settling none: newText
+    /// is refused unless they re-indent it as `transform` does.
+    pub alternatives: Vec<Transform>,
 }
 
 /// Lines of the file, 1-based and inclusive.
@@ -158,9 +163,10 @@ fn check_window<'f>(
         last: first + m,
     };
     let file_indents = old.text_lines.iter().map(|&i| window[i].1.indent);
-    let (transform, unsettled) = match cache.get(file_indents, index) {
-        Fitting::Fit(transform) => (transform, false),
-        Fitting::Unsettled(transform) => (transform, true),
+    let (transform, unsettled, alternatives) = match cache.get(file_indents, index) {
+        Fitting::Fit(transform) => (transform, false, Vec::new()),
+        Fitting::Unsettled(transform) => (transform, true, Vec::new()),
+        Fitting::Alternatives(transform, others) => (transform, false, others),
         Fitting::Unfit { other_depth } => {
             if found.inconsistent.is_empty() {
                 found.other_depth = other_depth;
@@ -183,6 +189,7 @@ fn check_window<'f>(
             transform,
             old_tabs: old.tabs,
             unsettled,
+            alternatives,
         });
     }
 }

@@ -367,7 +367,15 @@ async fn editorconfig_tab_width(env: &dyn ExecutionEnv, path: &std::path::Path) 
     /// More than any real .editorconfig; a larger one is not read.
     const MAX_BYTES: usize = 256 << 10;
     let mut configs = Vec::new();
-    for candidate in tab_width::editorconfig_candidates(path) {
+    // A confined environment's files say nothing about what lies above its roots.
+    let roots = env.allowed_roots();
+    let inside = |candidate: &std::path::Path| {
+        roots.is_empty() || roots.iter().any(|root| candidate.starts_with(root))
+    };
+    for candidate in tab_width::editorconfig_candidates(path)
+        .into_iter()
+        .filter(|c| inside(c))
+    {
         let Ok(head) = env.read_head(&candidate, MAX_BYTES).await else {
             continue;
         };

@@ -193,8 +193,21 @@ pub(super) fn unsettled_width(label: &str, fit: &IndentFit, shown: &str) -> Stri
         Transform::Restyle { to_tabs: false, .. } => "spaces",
         _ => "tabs",
     };
+    let (decides, copy) = if fit.lines.first == fit.lines.last {
+        (
+            format!("whether that line is at {label}'s depth"),
+            format!("the line's indentation from the file (it is indented with {style})"),
+        )
+    } else {
+        (
+            "how newText's lines are indented".to_string(),
+            format!(
+                "the indentation of those lines from the file (they are indented with {style})"
+            ),
+        )
+    };
     format!(
-        "{label} matches {} of {shown} only with its indentation converted between spaces and tabs, and {shown} does not settle how many columns a tab stands for (no modeline, no tab_width or indent_size in an .editorconfig, no lines mixing tabs and spaces), which decides whether that line is at {label}'s depth. Copy the line's indentation from the file (it is indented with {style}).",
+        "{label} matches {} of {shown} only with its indentation converted between spaces and tabs, and {shown} does not settle how many columns a tab stands for (no modeline, no tab_width or indent_size in an .editorconfig, no lines mixing tabs and spaces), which decides {decides}. Copy {copy}.",
         fit.lines.words()
     )
 }

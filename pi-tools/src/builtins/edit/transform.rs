@@ -106,6 +106,10 @@ pub(super) enum Fitting {
     /// transformation's tab width; but the file does not settle its tab width, and at
     /// another width the line would be at another depth.
     Unsettled(Transform),
+    /// A block converted between tabs and spaces and shifted, which fits at several tab
+    /// widths that the file does not choose between: the first, and the others (newText is
+    /// refused unless they re-indent it alike).
+    Alternatives(Transform, Vec<Transform>),
     /// No transformation; `other_depth` when the window is a single line that a shift or a
     /// conversion would have mapped, but to another depth.
     Unfit { other_depth: bool },
@@ -190,9 +194,27 @@ pub(super) fn transform_for(
         .iter()
         .map(|&width| restyle(width))
         .find(|t| matches!(t, Transform::Restyle { shift: 0, .. }) && fits(t));
-    match plain.or_else(|| widths.iter().map(|&width| restyle(width)).find(|t| fits(t))) {
-        Some(t) => Fitting::Fit(t),
-        None => Fitting::Unfit { other_depth: false },
+    if let Some(plain) = plain {
+        return Fitting::Fit(plain);
+    }
+    // Converted and shifted: a flat block fits at every width, each shifting it its own
+    // way. Unless the file settles the width, the others are kept, and newText is refused
+    // if they would indent it differently.
+    let mut shifted = widths
+        .iter()
+        .map(|&width| restyle(width))
+        .filter(|t| fits(t));
+    let Some(first) = shifted.next() else {
+        return Fitting::Unfit { other_depth: false };
+    };
+    let settled = index.tab_width.or(if to_tabs { None } else { index.step });
+    let others: Vec<Transform> = shifted.collect();
+    match (&first, settled) {
+        (Transform::Restyle { width, .. }, Some(settled)) if *width == settled => {
+            Fitting::Fit(first)
+        }
+        _ if others.is_empty() => Fitting::Fit(first),
+        _ => Fitting::Alternatives(first, others),
     }
 }
 
