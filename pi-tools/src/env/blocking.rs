@@ -89,7 +89,12 @@ const PSEUDO: [(u64, &str); 6] = [
 /// Refuses a file on a pseudo file system (one `fstatfs` on `fd`).
 pub(crate) fn refuse_pseudo(path: &Path, fd: impl AsFd) -> io::Result<()> {
     let stat = rustix::fs::fstatfs(fd)?;
-    #[allow(clippy::unnecessary_cast, clippy::useless_conversion)]
+    #[allow(
+        clippy::unnecessary_cast,
+        clippy::useless_conversion,
+        reason = "f_type is u64 on some targets and a signed or narrower integer on others, \
+                  so the cast is needed here and there only (an `expect` would fail on one)"
+    )]
     let magic = stat.f_type as u64;
     match PSEUDO.iter().find(|(m, _)| *m == magic) {
         None => Ok(()),
