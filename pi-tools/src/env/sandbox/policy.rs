@@ -224,7 +224,18 @@ impl SandboxPolicy {
             }
             resolved.repositories.extend(repository);
         }
-        let guard = GitGuard::new(resolved.repositories.clone(), self.git);
+        let bare_roots = resolved
+            .roots
+            .iter()
+            .filter(|root| {
+                !resolved
+                    .repositories
+                    .iter()
+                    .any(|r| &r.root == *root || r.git_dirs().iter().any(|dir| dir == *root))
+            })
+            .cloned()
+            .collect();
+        let guard = GitGuard::new(resolved.repositories.clone(), bare_roots, self.git);
         if !guard.is_empty() {
             resolved.git_guard = Some(Arc::new(guard));
         }
