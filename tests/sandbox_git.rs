@@ -510,3 +510,21 @@ async fn a_repository_made_during_a_call_runs_nothing_later() {
         );
     }
 }
+
+/// A redirect file a background job writes after its call is undone when the environment
+/// goes, even without an explicit end of the session.
+#[tokio::test]
+async fn what_a_background_job_plants_after_its_call_is_undone_when_the_environment_goes() {
+    let fx = Fixture::repository();
+    let env = fx.env(policy(GitAccess::Commit));
+    let out = run(
+        &env,
+        "(sleep 0.3; echo ../evil > .git/commondir) >/dev/null 2>&1 &",
+    )
+    .await;
+    assert_eq!(out, Ok("(no output)".to_owned()));
+    tokio::time::sleep(std::time::Duration::from_millis(800)).await;
+    assert!(fx.ws.join(".git/commondir").exists(), "the job did not run");
+    drop(env);
+    assert!(!fx.ws.join(".git/commondir").exists());
+}
