@@ -161,6 +161,7 @@ impl GitGuard {
 
     /// After a call (`still_running`: it or another call left processes running): undoes
     /// what changed since the trusted state; one sentence per path undone.
+    #[cfg_attr(not(feature = "process"), allow(dead_code))]
     pub(super) fn after_call(&self, still_running: bool) -> Vec<String> {
         let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
         let undone = self.undo(&mut state);

@@ -317,6 +317,7 @@ impl ResolvedSandbox {
 
     /// Before a command starts: what the git guard compares with at the call's end is taken
     /// again, unless a command of the session may still be changing it (see `git_guard`).
+    #[cfg_attr(not(feature = "process"), allow(dead_code))]
     pub(crate) fn before_call(&self) {
         if let Some(guard) = &self.git_guard {
             guard.before_call();
@@ -325,6 +326,7 @@ impl ResolvedSandbox {
 
     /// Whether calls need [`before_call`](Self::before_call) and
     /// [`after_call`](Self::after_call).
+    #[cfg_attr(not(feature = "process"), allow(dead_code))]
     pub(crate) fn guards_git(&self) -> bool {
         self.git_guard.is_some()
     }
@@ -332,6 +334,7 @@ impl ResolvedSandbox {
     /// What the end of a call undoes: git redirect files the command created, changed or
     /// removed, one sentence each (see the `git_guard` module). `still_running`: a command
     /// of the session left processes running, which may still change them.
+    #[cfg_attr(not(feature = "process"), allow(dead_code))]
     pub(crate) fn after_call(&self, still_running: bool) -> Vec<String> {
         self.git_guard
             .as_ref()
