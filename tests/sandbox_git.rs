@@ -481,3 +481,50 @@ async fn the_file_tools_refuse_every_git_directory_git_may_read() {
         refusal(".git/config", &fx.ws.join(".git"))
     );
 }
+
+/// Issue 38, finding 4: in a workspace without a repository at the start, one a call makes
+/// (`git init`, then a setting that runs a command) does not make the user's later git run
+/// it, in either mode; nor does a `.git` file pointing elsewhere.
+#[tokio::test]
+async fn a_repository_made_during_a_call_runs_nothing_later() {
+    for access in [GitAccess::ReadOnly, GitAccess::Commit] {
+        let fx = Fixture::plain();
+        let env = fx.env(policy(access));
+        let attack = format!(
+            "git init -q && git config core.fsmonitor 'touch {}; false'",
+            marker(&fx).display()
+        );
+        assert_eq!(
+            run(&env, &attack).await,
+            Ok(removed_note(&[fx.ws.join(".git/config")])),
+            "{access}"
+        );
+        git_outside_runs_nothing(&fx.ws, &marker(&fx), access.as_str());
+        let fx = Fixture::plain();
+        let env = fx.env(policy(access));
+        let pointer = "mkdir -p \"$TMPDIR/evil\" && echo \"gitdir: $TMPDIR/evil\" > .git";
+        assert_eq!(
+            run(&env, pointer).await,
+            Ok(removed_note(&[fx.ws.join(".git")])),
+            "{access}"
+        );
+    }
+}
+
+/// A redirect file a background job writes after its call is undone when the environment
+/// goes, even without an explicit end of the session.
+#[tokio::test]
+async fn what_a_background_job_plants_after_its_call_is_undone_when_the_environment_goes() {
+    let fx = Fixture::repository();
+    let env = fx.env(policy(GitAccess::Commit));
+    let out = run(
+        &env,
+        "(sleep 0.3; echo ../evil > .git/commondir) >/dev/null 2>&1 &",
+    )
+    .await;
+    assert_eq!(out, Ok("(no output)".to_owned()));
+    tokio::time::sleep(std::time::Duration::from_millis(800)).await;
+    assert!(fx.ws.join(".git/commondir").exists(), "the job did not run");
+    drop(env);
+    assert!(!fx.ws.join(".git/commondir").exists());
+}

@@ -593,11 +593,14 @@ impl ExecutionEnv for LocalEnv {
 }
 
 impl Drop for LocalEnv {
-    /// Nothing can end the environment's processes or delete its session's files once it is
-    /// gone, so they end with it.
+    /// Nothing can end the environment's processes, delete its session's files or undo what
+    /// they did to git's files once it is gone, so that happens with it.
     fn drop(&mut self) {
         #[cfg(feature = "process")]
         self.processes.end_session();
         self.session_files.remove_all();
+        if let Some(sandbox) = &self.sandbox {
+            sandbox.end_session();
+        }
     }
 }

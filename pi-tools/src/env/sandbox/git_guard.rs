@@ -1,6 +1,7 @@
 //! [`GitGuard`]: catches, after every call and at the session's end, what the kernel could
 //! not stop in a repository: a redirect file a command created, changed or removed in a
-//! writable git directory, or a submodule `.git` that appeared.
+//! writable git directory, a submodule `.git` that appeared, or the settings and hooks of a
+//! repository made (`git init`) at the top of a writable root that had none.
 //!
 //! Two rules keep the guard from doing harm of its own:
 //!
@@ -94,6 +95,9 @@ struct State {
 #[derive(Debug)]
 pub(super) struct GitGuard {
     repositories: Vec<Repository>,
+    /// Writable roots that had no repository at the start: a `.git` that appears at the
+    /// top of one (`git init`) is watched as a whole, whatever the git access.
+    bare_roots: Vec<PathBuf>,
     /// Whether the git directories are writable (commit mode): only then are they scanned.
     scan_git_dirs: bool,
     state: Mutex<State>,
@@ -103,10 +107,15 @@ pub(super) struct GitGuard {
 
 impl GitGuard {
     /// Remembers what every watched path holds now.
-    pub(super) fn new(repositories: Vec<Repository>, access: GitAccess) -> GitGuard {
+    pub(super) fn new(
+        repositories: Vec<Repository>,
+        bare_roots: Vec<PathBuf>,
+        access: GitAccess,
+    ) -> GitGuard {
         let count = repositories.len();
         let guard = GitGuard {
             repositories,
+            bare_roots,
             scan_git_dirs: access == GitAccess::Commit,
             state: Mutex::new(State {
                 trusted: BTreeMap::new(),
@@ -122,7 +131,7 @@ impl GitGuard {
 
     /// Whether there is anything to watch.
     pub(super) fn is_empty(&self) -> bool {
-        self.repositories.is_empty()
+        self.repositories.is_empty() && self.bare_roots.is_empty()
     }
 
     /// Before a command starts: when no command of the session can have changed anything
@@ -152,6 +161,7 @@ impl GitGuard {
 
     /// After a call (`still_running`: it or another call left processes running): undoes
     /// what changed since the trusted state; one sentence per path undone.
+    #[cfg_attr(not(feature = "process"), allow(dead_code))]
     pub(super) fn after_call(&self, still_running: bool) -> Vec<String> {
         let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
         let undone = self.undo(&mut state);
@@ -258,18 +268,23 @@ impl GitGuard {
                 continue;
             }
             for dir in repo.git_dirs() {
-                let Some(fd) = open_dir(dir) else { continue };
-                note_git_dir(&mut found, fd.as_fd(), dir);
-                let Some(worktrees) = open_subdir(fd.as_fd(), OsStr::new("worktrees")) else {
-                    continue;
-                };
-                let base = dir.join("worktrees");
-                for name in names(worktrees.as_fd()) {
-                    match open_subdir(worktrees.as_fd(), &name) {
-                        Some(wt) => note_git_dir(&mut found, wt.as_fd(), &base.join(&name)),
-                        None => note(&mut found, worktrees.as_fd(), &base, &name),
-                    }
+                if let Some(fd) = open_dir(dir) {
+                    note_repository(&mut found, fd.as_fd(), dir);
                 }
+            }
+        }
+        for root in &self.bare_roots {
+            let Some(fd) = open_dir(root) else { continue };
+            let dot_git = OsStr::new(".git");
+            let Some(dir) = open_subdir(fd.as_fd(), dot_git) else {
+                // A `.git` file (or link) would point git elsewhere.
+                note(&mut found, fd.as_fd(), root, dot_git);
+                continue;
+            };
+            let path = root.join(dot_git);
+            note_repository(&mut found, dir.as_fd(), &path);
+            for link in gitlinks(&path) {
+                note_beneath(&mut found, fd.as_fd(), root, &link.join(".git"));
             }
         }
         found
@@ -280,6 +295,22 @@ fn now() -> i128 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map_or(0, |d| d.as_nanos() as i128)
+}
+
+/// Records the redirect files of the git directory `dir` (open as `fd`) and of its
+/// worktrees' git directories.
+fn note_repository(found: &mut BTreeMap<PathBuf, (Seen, u32)>, fd: BorrowedFd<'_>, dir: &Path) {
+    note_git_dir(found, fd, dir);
+    let Some(worktrees) = open_subdir(fd, OsStr::new("worktrees")) else {
+        return;
+    };
+    let base = dir.join("worktrees");
+    for name in names(worktrees.as_fd()) {
+        match open_subdir(worktrees.as_fd(), &name) {
+            Some(wt) => note_git_dir(found, wt.as_fd(), &base.join(&name)),
+            None => note(found, worktrees.as_fd(), &base, &name),
+        }
+    }
 }
 
 /// Records the redirect files of the git directory `dir` (open as `fd`).
@@ -342,6 +373,10 @@ fn note_tree(
     let kind = FileType::from_raw_mode(st.st_mode);
     let hooks = hooks || name == "hooks";
     if kind != FileType::Directory {
+        // Git never runs a sample hook (`git init` makes them).
+        if hooks && depth > 0 && name.as_encoded_bytes().ends_with(b".sample") {
+            return;
+        }
         let redirect = matches!(
             name.to_str(),
             Some("config" | "commondir" | "config.worktree" | "gitdir")

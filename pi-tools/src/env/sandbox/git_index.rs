@@ -56,10 +56,9 @@ pub(super) fn gitlinks(git_dir: &Path) -> Vec<PathBuf> {
     };
     let mut links = Vec::new();
     for name in names(dir.as_fd()) {
-        if name == "index" || name.as_bytes().starts_with(b"sharedindex.") {
-            if let Some(data) = read_at(dir.as_fd(), &name) {
-                links.extend(index_gitlinks(&data, oid));
-            }
+        let index = name == "index" || name.as_bytes().starts_with(b"sharedindex.");
+        if let Some(data) = index.then(|| read_at(dir.as_fd(), &name)).flatten() {
+            links.extend(index_gitlinks(&data, oid));
         }
     }
     links.sort();

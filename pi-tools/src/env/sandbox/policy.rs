@@ -225,7 +225,18 @@ impl SandboxPolicy {
             }
             resolved.repositories.extend(repository);
         }
-        let guard = GitGuard::new(resolved.repositories.clone(), self.git);
+        let bare_roots = resolved
+            .roots
+            .iter()
+            .filter(|root| {
+                !resolved
+                    .repositories
+                    .iter()
+                    .any(|r| &r.root == *root || r.git_dirs().iter().any(|dir| dir == *root))
+            })
+            .cloned()
+            .collect();
+        let guard = GitGuard::new(resolved.repositories.clone(), bare_roots, self.git);
         if !guard.is_empty() {
             resolved.git_guard = Some(Arc::new(guard));
         }
@@ -309,6 +320,7 @@ impl ResolvedSandbox {
 
     /// Before a command starts: what the git guard compares with at the call's end is taken
     /// again, unless a command of the session may still be changing it (see `git_guard`).
+    #[cfg_attr(not(feature = "process"), allow(dead_code))]
     pub(crate) fn before_call(&self) {
         if let Some(guard) = &self.git_guard {
             guard.before_call();
@@ -317,6 +329,7 @@ impl ResolvedSandbox {
 
     /// Whether calls need [`before_call`](Self::before_call) and
     /// [`after_call`](Self::after_call).
+    #[cfg_attr(not(feature = "process"), allow(dead_code))]
     pub(crate) fn guards_git(&self) -> bool {
         self.git_guard.is_some()
     }
@@ -324,6 +337,7 @@ impl ResolvedSandbox {
     /// What the end of a call undoes: git redirect files the command created, changed or
     /// removed, one sentence each (see the `git_guard` module). `still_running`: a command
     /// of the session left processes running, which may still change them.
+    #[cfg_attr(not(feature = "process"), allow(dead_code))]
     pub(crate) fn after_call(&self, still_running: bool) -> Vec<String> {
         self.git_guard
             .as_ref()
