@@ -85,6 +85,7 @@ mod lines;
 mod logging;
 mod outbox;
 mod progress;
+mod replay;
 mod result;
 mod serve;
 mod server;
