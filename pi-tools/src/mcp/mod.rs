@@ -63,8 +63,8 @@
 //! - Unusable input lines are answered (`-32700`, or `-32600` naming the reason); a request
 //!   before `initialize` or reusing an in-flight id is refused; reading stops while
 //!   `max_concurrency` plus 64 requests are unanswered (see [`serve_split`]).
-//! - `notifications/cancelled` cancels that call's token; the end of the input cancels every
-//!   call in flight and ends the session.
+//! - `notifications/cancelled` cancels that call's token; at the end of the input every
+//!   request already read is answered (calls run to completion), then the session ends.
 //! - Calls of parallel-mode tools run concurrently; a sequential-mode tool runs alone (a
 //!   shared/exclusive lock across requests). With [`RunnerConfig::max_concurrency`] set
 //!   (`[tools] max_concurrency` in the configuration), at most that many calls execute at

@@ -35,9 +35,9 @@ use tokio_util::sync::CancellationToken;
 use super::replay::{Found, KEPT_EVENTS, KEPT_FOR, Replay};
 use crate::env::ExecutionEnv;
 
-/// The most sessions kept when none is configured: an idle session costs a few kilobytes
-/// (docs/mcp.md has the measurement), so thousands fit in a few tens of megabytes.
-pub const DEFAULT_MAX_SESSIONS: usize = 4096;
+/// The most sessions kept when none is configured: an idle session costs about 60 KB
+/// (docs/mcp.md has the measurement), so these fit in about 64 MB.
+pub const DEFAULT_MAX_SESSIONS: usize = 1024;
 
 /// How long an ended session's worker waits for its cancelled calls to send their answers.
 const WIND_DOWN: Duration = Duration::from_secs(5);
