@@ -258,7 +258,7 @@ impl<'a> Loader<'a> {
                         }
                         _ => self.report(
                             value.span(),
-                            &format!("`{k}` must be a whole number of connections, at least 1 (e.g. 64)"),
+                            format!("`{k}` must be a whole number of connections, at least 1 (e.g. 64)"),
                         ),
                     }
                 }
