@@ -13,7 +13,7 @@ use tokio_util::sync::CancellationToken;
 use crate::config::ConfigSource;
 use crate::core::RunnerConfig;
 use crate::mcp::{
-    ConnectionLimits, HttpOptions, McpTool, McpTools, init_stderr_logging, serve_http,
+    ConnectionLimits, HttpOptions, McpPrompt, McpTool, McpTools, init_stderr_logging, serve_http,
     serve_split_until, stdio,
 };
 use crate::toolbox::Toolbox;
@@ -126,8 +126,8 @@ fn connection_limits(set: &crate::config::McpConnections) -> ConnectionLimits {
     }
 }
 
-/// The active tools, with MCP's titles and hints, and the system prompt's guidelines as the
-/// server's instructions.
+/// The active tools, with MCP's titles and hints, the system prompt's guidelines as the
+/// server's instructions, and the whole system prompt as the prompt `system_prompt`.
 fn served_tools(toolbox: &Toolbox) -> McpTools {
     // The toolbox's lean tools carry the configured mode overrides and tool configs; the
     // definitions beside them give MCP its titles and hints.
@@ -135,7 +135,13 @@ fn served_tools(toolbox: &Toolbox) -> McpTools {
     for (definition, tool) in toolbox.active().iter().zip(toolbox.agent_tools()) {
         tools.push(McpTool::with_definition(tool, definition.as_ref()));
     }
-    let guidelines = toolbox.prompt().guidelines;
+    let sections = toolbox.prompt();
+    tools = tools.with_prompt(McpPrompt {
+        name: "system_prompt".to_owned(),
+        description: "The system prompt for these tools: the available tools and the guidelines for using them.".to_owned(),
+        text: sections.to_string(),
+    });
+    let guidelines = sections.guidelines;
     if guidelines.is_empty() {
         return tools;
     }

@@ -44,6 +44,9 @@
 //!   (see [`init_stderr_logging`]) and its log lines (a tool's `ctx.log(..)`; bash sends
 //!   each stderr line as a `warning` from logger `bash`) reach the client as
 //!   `notifications/message`.
+//! - `prompts/list` and `prompts/get` offer the [`McpTools::with_prompt`] prompt, when one
+//!   is set (`pi-tools mcp` offers its system prompt as `system_prompt`), as one user
+//!   message; another name is a `-32602` error naming the prompt.
 //! - `tools/list` lists every tool with its name, title, description, its canonical
 //!   `parameters()` schema as `inputSchema`, and the `readOnlyHint` / `destructiveHint`
 //!   annotations, as [`dialect::mcp::listing`](crate::dialect::mcp::listing) builds them
@@ -99,4 +102,4 @@ pub use http_conn::ConnectionLimits;
 pub use logging::init_stderr_logging;
 pub use serve::{serve, serve_split, serve_split_until, serve_stdio};
 pub use stdio::{StdinStream, StdoutStream, stdio};
-pub use tools::{DEFAULT_MAX_MESSAGE_BYTES, McpTool, McpTools};
+pub use tools::{DEFAULT_MAX_MESSAGE_BYTES, McpPrompt, McpTool, McpTools};
