@@ -7,6 +7,7 @@ mod mcp_binary;
 mod mcp_http;
 mod mcp_http_floods;
 mod mcp_http_lives;
+mod mcp_http_resume;
 mod mcp_http_sessions;
 #[cfg(feature = "cli")]
 mod mcp_http_support;

@@ -487,3 +487,29 @@ command = ["npx", "server-everything"]
          pi-tools.toml:2:38: `e*` is a glob, and globs may only name a mounted server's tools, e.g. \"github__*\""
     );
 }
+
+#[test]
+fn mcp_session_and_connection_bounds_are_read_and_checked() {
+    let config = parse(
+        "[mcp]\nmax_sessions = 2\nmax_connections = 32\nmax_connections_per_client = 4\nrequest_timeout_secs = 3\n",
+    )
+    .expect("the bounds load");
+    assert_eq!(config.mcp_max_sessions, Some(2));
+    assert_eq!(config.mcp_connections.max_connections, Some(32));
+    assert_eq!(config.mcp_connections.max_per_client, Some(4));
+    assert_eq!(
+        config.mcp_connections.request_timeout,
+        Some(Duration::from_secs(3))
+    );
+    assert_eq!(
+        error(
+            "[mcp]\nmax_sessions = 0\nmax_connections_per_client = -1\nrequest_timeout_secs = 0\n"
+        ),
+        "pi-tools.toml:2:16: `max_sessions` must be a whole number of sessions, at least 1 (e.g. 1024)\n\
+         pi-tools.toml:3:30: `max_connections_per_client` must be a whole number of connections, at least 1 (e.g. 64)\n\
+         pi-tools.toml:4:24: `request_timeout_secs` must be a whole number of seconds, at least 1"
+    );
+    // The embedded default names the session bound.
+    let default = Config::load(None, &builtin_like()).expect("the default loads");
+    assert_eq!(default.mcp_max_sessions, Some(1024));
+}

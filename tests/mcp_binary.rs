@@ -524,3 +524,25 @@ impl RawSession {
         self.raw.initialize_within(STARTUP).await
     }
 }
+
+#[tokio::test]
+async fn the_system_prompt_is_offered_as_an_mcp_prompt() {
+    let session = Session::start(None).await;
+    let info = session.client.peer_info().expect("the handshake is done");
+    assert!(info.capabilities.prompts.is_some());
+    let prompts = session.client.list_all_prompts().await.expect("listed");
+    let names: Vec<&str> = prompts.iter().map(|p| p.name.as_str()).collect();
+    assert_eq!(names, ["system_prompt"]);
+    let prompt = session
+        .client
+        .get_prompt(rmcp::model::GetPromptRequestParams::new("system_prompt"))
+        .await
+        .expect("fetched");
+    let text = serde_json::to_value(&prompt.messages[0]).expect("serializable");
+    assert_eq!(text["role"], "user");
+    let text = text["content"]["text"].as_str().expect("a text message");
+    // The system prompt's two sections, as `pi-tools prompt` prints them.
+    assert!(text.starts_with("Available tools:\n- read: "), "{text}");
+    assert!(text.contains("\n\nGuidelines:\n- "), "{text}");
+    assert!(session.finish().await.success());
+}

@@ -169,19 +169,28 @@ impl Toolbox {
     }
 
     /// The active tools as an MCP server serves them, in one call: each with its
-    /// configuration and mode override, MCP's title and hints from its definition, and the
-    /// system prompt's guidelines as the server's instructions (what `pi-tools mcp` serves).
-    /// Name the server with [`McpTools::with_server_info`](crate::mcp::McpTools::with_server_info).
+    /// configuration and mode override, MCP's title and hints from its definition, the
+    /// system prompt's guidelines as the server's instructions, and the whole system prompt
+    /// as the prompt `system_prompt` (what `pi-tools mcp` serves). Name the server with
+    /// [`McpTools::with_server_info`](crate::mcp::McpTools::with_server_info).
     #[cfg(feature = "mcp")]
     pub fn mcp_tools(&self) -> crate::mcp::McpTools {
-        use crate::mcp::{McpTool, McpTools};
+        use crate::mcp::{McpPrompt, McpTool, McpTools};
         // The lean tools carry the configured mode overrides and tool configs; the
         // definitions beside them give MCP its titles and hints.
         let mut tools = McpTools::new();
         for (definition, tool) in self.active.iter().zip(self.agent_tools()) {
             tools.push(McpTool::with_definition(tool, definition.as_ref()));
         }
-        let guidelines = self.prompt().guidelines;
+        let sections = self.prompt();
+        tools = tools.with_prompt(McpPrompt {
+            name: "system_prompt".to_owned(),
+            description: "The system prompt for these tools: the available tools and the \
+                          guidelines for using them."
+                .to_owned(),
+            text: sections.to_string(),
+        });
+        let guidelines = sections.guidelines;
         if guidelines.is_empty() {
             return tools;
         }

@@ -59,6 +59,23 @@ async def exercise(session: ClientSession, transport: str) -> None:
         "line3",
     ], seen
 
+    # The system prompt is offered as a prompt, for clients that show prompts.
+    assert init.capabilities.prompts is not None, init.capabilities
+    prompts = [p.name for p in (await session.list_prompts()).prompts]
+    assert prompts == ["system_prompt"], prompts
+    prompt = await session.get_prompt("system_prompt")
+    text = prompt.messages[0].content.text
+    assert prompt.messages[0].role == "user", prompt
+    assert text.startswith("Available tools:\n- read: "), text
+    assert "\n\nGuidelines:\n- " in text, text
+    try:
+        await session.get_prompt("no_such_prompt")
+    except MCPError as err:
+        assert err.error.code == -32602, err.error
+        assert "system_prompt" in err.error.message, err.error.message
+    else:
+        raise AssertionError(f"{transport}: an unknown prompt was not refused")
+
     # Arguments a tool refuses are a tool result the model can correct itself from.
     result = await session.call_tool("read", {"path": 42})
     assert result.is_error, result

@@ -1,8 +1,7 @@
 //! `pi-tools mcp`: the active tools served over MCP, on standard input and output or over
 //! Streamable HTTP (`--http 127.0.0.1:PORT`).
 //!
-//! SIGTERM, SIGHUP and SIGINT end the server as the end of its input does: calls in flight
-//! are cancelled and waited for (nothing is left half-written) and background jobs are
+//! SIGTERM, SIGHUP and SIGINT end the server: calls in flight are cancelled and waited for (nothing is left half-written) and background jobs are
 //! killed.
 
 use std::path::Path;

@@ -242,7 +242,7 @@ impl<'a> Loader<'a> {
                     Some(n) if n >= 1 => config.mcp_max_sessions = Some(n),
                     _ => self.report(
                         value.span(),
-                        "`max_sessions` must be a whole number of sessions, at least 1 (e.g. 4096)",
+                        "`max_sessions` must be a whole number of sessions, at least 1 (e.g. 1024)",
                     ),
                 },
                 "max_connections" | "max_connections_per_client" => {
@@ -258,7 +258,7 @@ impl<'a> Loader<'a> {
                         }
                         _ => self.report(
                             value.span(),
-                            &format!("`{k}` must be a whole number of connections, at least 1 (e.g. 64)"),
+                            format!("`{k}` must be a whole number of connections, at least 1 (e.g. 64)"),
                         ),
                     }
                 }

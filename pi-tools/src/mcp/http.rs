@@ -49,7 +49,7 @@ pub struct HttpOptions {
     /// background jobs ended; `None` (the default): sessions do not expire by time. A
     /// session with a call in flight or an open stream never expires.
     pub session_idle: Option<Duration>,
-    /// The most sessions kept at once; `None` keeps the default of 4096. A new session
+    /// The most sessions kept at once; `None` keeps the default of 1024. A new session
     /// past it ends the least recently used one with no call running and no stream open;
     /// when every session is busy, the new one is refused with 503.
     pub max_sessions: Option<usize>,

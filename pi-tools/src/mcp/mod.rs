@@ -44,6 +44,9 @@
 //!   (see [`init_stderr_logging`]) and its log lines (a tool's `ctx.log(..)`; bash sends
 //!   each stderr line as a `warning` from logger `bash`) reach the client as
 //!   `notifications/message`.
+//! - `prompts/list` and `prompts/get` offer the [`McpTools::with_prompt`] prompt, when one
+//!   is set (`pi-tools mcp` offers its system prompt as `system_prompt`), as one user
+//!   message; another name is a `-32602` error naming the prompt.
 //! - `tools/list` lists every tool with its name, title, description, its canonical
 //!   `parameters()` schema as `inputSchema`, and the `readOnlyHint` / `destructiveHint`
 //!   annotations, as [`dialect::mcp::listing`](crate::dialect::mcp::listing) builds them
@@ -63,8 +66,8 @@
 //! - Unusable input lines are answered (`-32700`, or `-32600` naming the reason); a request
 //!   before `initialize` or reusing an in-flight id is refused; reading stops while
 //!   `max_concurrency` plus 64 requests are unanswered (see [`serve_split`]).
-//! - `notifications/cancelled` cancels that call's token; the end of the input cancels every
-//!   call in flight and ends the session.
+//! - `notifications/cancelled` cancels that call's token; at the end of the input every
+//!   request already read is answered (calls run to completion), then the session ends.
 //! - Calls of parallel-mode tools run concurrently; a sequential-mode tool runs alone (a
 //!   shared/exclusive lock across requests). With [`RunnerConfig::max_concurrency`] set
 //!   (`[tools] max_concurrency` in the configuration), at most that many calls execute at
@@ -85,6 +88,7 @@ mod lines;
 mod logging;
 mod outbox;
 mod progress;
+mod replay;
 mod result;
 mod serve;
 mod server;
@@ -98,4 +102,4 @@ pub use http_conn::ConnectionLimits;
 pub use logging::init_stderr_logging;
 pub use serve::{serve, serve_split, serve_split_until, serve_stdio};
 pub use stdio::{StdinStream, StdoutStream, stdio};
-pub use tools::{DEFAULT_MAX_MESSAGE_BYTES, McpTool, McpTools};
+pub use tools::{DEFAULT_MAX_MESSAGE_BYTES, McpPrompt, McpTool, McpTools};

@@ -8,8 +8,10 @@ use std::sync::Arc;
 use rmcp::handler::server::ServerHandler;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CustomRequest, CustomResult, ErrorCode, GetExtensions,
-    GetMeta, Implementation, JsonRpcRequest, ListToolsResult, PaginatedRequestParams,
-    ServerCapabilities, ServerConfig, ServerJsonRpcMessage, SetLevelRequestParams, Tool,
+    GetMeta, GetPromptRequestParams, GetPromptResponse, GetPromptResult, Implementation,
+    JsonRpcRequest, ListPromptsResult, ListToolsResult, PaginatedRequestParams, Prompt,
+    PromptMessage, PromptsCapability, Role, ServerCapabilities, ServerConfig, ServerJsonRpcMessage,
+    SetLevelRequestParams, Tool,
 };
 use rmcp::service::{Peer, RequestContext, RoleServer};
 use rmcp::{ErrorData, Service};
@@ -25,7 +27,7 @@ use super::logging::{SessionLevel, forwarding_logs};
 use super::progress::ProgressSink;
 use super::result::call_tool_result;
 use super::sessions::{Busy, SessionEnder, Sessions};
-use super::tools::McpTools;
+use super::tools::{McpPrompt, McpTools};
 use crate::core::{RunnerConfig, ToolCall, ToolSet, execute_tool_calls};
 use crate::env::ExecutionEnv;
 
@@ -40,6 +42,7 @@ pub(crate) struct Served {
     instructions: Option<String>,
     /// The name and version of the `initialize` answer.
     server_info: (String, String),
+    prompt: Option<McpPrompt>,
 }
 
 impl Served {
@@ -52,6 +55,7 @@ impl Served {
                 let (name, version) = tools.server_info();
                 (name.to_owned(), version.to_owned())
             },
+            prompt: tools.prompt().cloned(),
         }))
     }
 }
@@ -278,13 +282,14 @@ enum Guard<'a> {
 
 impl ServerHandler for ToolServer {
     fn get_info(&self) -> ServerConfig {
-        let info = ServerConfig::new(
-            ServerCapabilities::builder()
-                .enable_tools()
-                .enable_logging()
-                .build(),
-        )
-        .with_server_info(Implementation::new(
+        let mut capabilities = ServerCapabilities::builder()
+            .enable_tools()
+            .enable_logging()
+            .build();
+        if self.served.prompt.is_some() {
+            capabilities.prompts = Some(PromptsCapability::default());
+        }
+        let info = ServerConfig::new(capabilities).with_server_info(Implementation::new(
             self.served.server_info.0.clone(),
             self.served.server_info.1.clone(),
         ));
@@ -317,6 +322,50 @@ impl ServerHandler for ToolServer {
             ));
         }
         Ok(ListToolsResult::with_all_items(self.served.listing.clone()))
+    }
+
+    async fn list_prompts(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListPromptsResult, ErrorData> {
+        let prompts = self
+            .served
+            .prompt
+            .iter()
+            .map(|p| Prompt::new(&p.name, Some(&p.description), None))
+            .collect();
+        Ok(ListPromptsResult::with_all_items(prompts))
+    }
+
+    async fn get_prompt(
+        &self,
+        request: GetPromptRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<GetPromptResponse, ErrorData> {
+        match &self.served.prompt {
+            Some(prompt) if prompt.name == request.name => {
+                Ok(
+                    GetPromptResult::new(vec![PromptMessage::new_text(Role::User, &prompt.text)])
+                        .with_description(&prompt.description)
+                        .into(),
+                )
+            }
+            Some(prompt) => Err(ErrorData::invalid_params(
+                format!(
+                    "Unknown prompt `{}`. The prompt is: {}. Ask for it by its exact name.",
+                    request.name, prompt.name
+                ),
+                None,
+            )),
+            None => Err(ErrorData::invalid_params(
+                format!(
+                    "Unknown prompt `{}`. This server offers no prompts.",
+                    request.name
+                ),
+                None,
+            )),
+        }
     }
 
     /// Requests the protocol layer could not read as one of the methods it knows: a known

@@ -21,6 +21,7 @@ use std::task::{Context, Poll};
 use std::time::Duration;
 
 use futures::Stream;
+use rmcp::ErrorData;
 use rmcp::model::{ClientJsonRpcMessage, ServerJsonRpcMessage};
 use rmcp::transport::streamable_http_server::SessionManager;
 use rmcp::transport::streamable_http_server::session::local::{
@@ -31,11 +32,12 @@ use tokio::sync::Notify;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
+use super::replay::{Found, KEPT_EVENTS, KEPT_FOR, Replay};
 use crate::env::ExecutionEnv;
 
-/// The most sessions kept when none is configured: an idle session costs a few kilobytes
-/// (docs/mcp.md has the measurement), so thousands fit in a few tens of megabytes.
-pub const DEFAULT_MAX_SESSIONS: usize = 4096;
+/// The most sessions kept when none is configured: an idle session costs about 60 KB
+/// (docs/mcp.md has the measurement), so these fit in about 64 MB.
+pub const DEFAULT_MAX_SESSIONS: usize = 1024;
 
 /// How long an ended session's worker waits for its cancelled calls to send their answers.
 const WIND_DOWN: Duration = Duration::from_secs(5);
@@ -53,10 +55,11 @@ pub(crate) struct Sessions {
     table: Mutex<HashMap<SessionId, Arc<Life>>>,
 }
 
-/// One session's activity, and how to end what runs for it.
+/// One session's activity, how to end what runs for it, and its answer streams' events.
 #[derive(Default)]
 struct Life {
     activity: Mutex<Activity>,
+    replay: Arc<Replay>,
     ender: OnceLock<SessionEnder>,
     /// Told when the session stops being busy.
     quiet: Notify,
@@ -187,6 +190,9 @@ impl Sessions {
         // The library's own keep-alive counts only messages, so it would end a session in
         // the middle of a long call; a session's life is decided here instead.
         inner.session_config.keep_alive = None;
+        // A stream cut while its call runs is resumed from the library's buffer, as large
+        // as what `Replay` keeps once the call has ended.
+        inner.session_config.channel_capacity = KEPT_EVENTS;
         Sessions {
             inner: Arc::new(inner),
             idle,
@@ -322,6 +328,18 @@ impl<S: Stream> Stream for BusyStream<S> {
     }
 }
 
+/// The one event of a resumed stream whose events are no longer kept: a JSON-RPC error.
+fn lost_events(last_event_id: &str) -> ServerSseMessage {
+    let error = ErrorData::invalid_request(
+        format!(
+            "Invalid Request: the events after `Last-Event-ID: {last_event_id}` are no longer kept (a stream keeps its last {KEPT_EVENTS} events, for {} s after its answer), or the id names no stream of this session. Send the request again if it is safe to repeat.",
+            KEPT_FOR.as_secs()
+        ),
+        None,
+    );
+    ServerSseMessage::from_message(ServerJsonRpcMessage::error(error, None))
+}
+
 fn not_found(id: &SessionId) -> LocalSessionManagerError {
     LocalSessionManagerError::SessionNotFound(id.clone())
 }
@@ -366,7 +384,7 @@ impl SessionManager for Sessions {
         let busy = life.busy();
         let stream = self.inner.create_stream(id, message).await?;
         Ok(BusyStream {
-            inner: Box::pin(stream),
+            inner: Box::pin(life.replay.keep(stream)),
             _busy: busy,
         })
     }
@@ -402,7 +420,23 @@ impl SessionManager for Sessions {
     ) -> Result<impl Stream<Item = ServerSseMessage> + Send + Sync + 'static, Self::Error> {
         let life = self.live(id).ok_or_else(|| not_found(id))?;
         let busy = life.busy();
-        let stream = self.inner.resume(id, last_event_id).await?;
+        let stream: Pin<Box<dyn Stream<Item = ServerSseMessage> + Send + Sync>> =
+            match self.inner.resume(id, last_event_id.clone()).await {
+                // The call still runs: the library replays its buffer, then the rest.
+                Ok(stream) => Box::pin(life.replay.keep(stream)),
+                // The library has let go of the stream (its call ended): what is kept here.
+                Err(err) => match life.replay.after(&last_event_id) {
+                    Found::Events(events) => Box::pin(futures::stream::iter(events)),
+                    // An empty stream would leave the client waiting for an answer that
+                    // never comes: say what was lost instead.
+                    Found::Lost | Found::Unknown => {
+                        tracing::debug!(%err, %last_event_id, "a stream could not be resumed");
+                        Box::pin(futures::stream::once(std::future::ready(lost_events(
+                            &last_event_id,
+                        ))))
+                    }
+                },
+            };
         Ok(BusyStream {
             inner: Box::pin(stream),
             _busy: busy,

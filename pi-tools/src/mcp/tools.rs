@@ -94,9 +94,22 @@ pub const DEFAULT_MAX_MESSAGE_BYTES: usize = 16 << 20;
 pub struct McpTools {
     tools: Vec<McpTool>,
     instructions: Option<String>,
+    prompt: Option<McpPrompt>,
     max_message_bytes: usize,
     server_name: String,
     server_version: String,
+}
+
+/// A prompt the server offers (`prompts/list`, `prompts/get`): a fixed text, without
+/// arguments, that clients show as a slash command or insert as a message.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct McpPrompt {
+    /// Its name in `prompts/list` and `prompts/get`.
+    pub name: String,
+    /// One line on what it is, for the client to show.
+    pub description: String,
+    /// The text `prompts/get` gives, as one user message.
+    pub text: String,
 }
 
 impl Default for McpTools {
@@ -104,6 +117,7 @@ impl Default for McpTools {
         McpTools {
             tools: Vec::new(),
             instructions: None,
+            prompt: None,
             max_message_bytes: DEFAULT_MAX_MESSAGE_BYTES,
             server_name: SERVER_NAME.to_owned(),
             server_version: env!("CARGO_PKG_VERSION").to_owned(),
@@ -157,6 +171,19 @@ impl McpTools {
     /// The server's name and version, as the `initialize` answer gives them.
     pub fn server_info(&self) -> (&str, &str) {
         (&self.server_name, &self.server_version)
+    }
+
+    /// Offers `prompt` through MCP's prompts (`pi-tools mcp` offers the system prompt's
+    /// "Available tools" and "Guidelines" as `system_prompt`); the `initialize` answer
+    /// then declares the prompts capability.
+    pub fn with_prompt(mut self, prompt: McpPrompt) -> Self {
+        self.prompt = Some(prompt);
+        self
+    }
+
+    /// The prompt offered, if any.
+    pub fn prompt(&self) -> Option<&McpPrompt> {
+        self.prompt.as_ref()
     }
 
     /// Sets the largest message a client may send, the same over both transports: a longer
