@@ -105,6 +105,11 @@ pub(crate) async fn serve(
     run_call: CallRunner,
 ) -> io::Result<()> {
     let _ = tokio::task::spawn_blocking(leftovers::kill_orphans).await;
+    let mark = leftovers::own_mark();
+    // Ends what the commands left should this process be killed (dropped at the end).
+    // Started before the hello, so that no command runs unguarded, and so that once the
+    // client sees the server, the guard is its own process (spawn returns after its exec).
+    let guard = Guard::start(&mark);
     output.write_all(HELLO).await?;
     output.flush().await?;
     let (out, mut queue) = mpsc::channel::<Vec<u8>>(QUEUE);
@@ -119,9 +124,6 @@ pub(crate) async fn serve(
             }
         }
     });
-    let mark = leftovers::own_mark();
-    // Ends what the commands left should this process be killed (dropped at the end).
-    let guard = Guard::start(&mark);
     let state = Arc::new(State {
         out,
         mark,
