@@ -14,6 +14,7 @@ mod host_key;
 #[cfg(feature = "process")]
 pub(crate) mod link;
 mod local;
+mod local_stat;
 #[cfg(feature = "process")]
 pub(crate) mod owned;
 mod path;
