@@ -286,7 +286,7 @@ fn an_ssh_env_section_reads_every_key() {
             identity_file: Some("~/.ssh/id_ed25519".into()),
             cwd: "/srv/project".into(),
             known_hosts: HostKeyPolicy::AcceptNew,
-            upload_helper: true,
+            upload_helper: Some(true),
             login_shell: false,
             ssh_config: Some("conf/ssh".into()),
             connect_timeout: Duration::from_secs(4),
@@ -298,13 +298,29 @@ fn an_ssh_env_section_reads_every_key() {
     };
     assert_eq!(ssh.known_hosts, HostKeyPolicy::Strict, "strict by default");
     assert_eq!(ssh.connect_timeout, DEFAULT_CONNECT_TIMEOUT);
-    assert_eq!((ssh.port, ssh.upload_helper), (None, false));
+    // No key: the front decides (the command line uploads, `target` does not).
+    assert_eq!((ssh.port, ssh.upload_helper), (None, None));
     assert!(
         ssh.login_shell,
         "commands get a login shell's environment by default"
     );
     #[cfg(feature = "ssh")]
-    assert!(ssh.target().login_shell);
+    {
+        let target = ssh.target();
+        assert!(target.login_shell);
+        assert!(
+            !target.upload_helper,
+            "a library program's own binary is not uploaded unless asked"
+        );
+        let EnvSettings::Ssh(off) =
+            parse("[env]\nkind = \"ssh\"\nhost = \"b\"\ncwd = \"/w\"\nupload_helper = false\n")
+                .expect("valid")
+                .env
+        else {
+            panic!("ssh expected")
+        };
+        assert_eq!(off.upload_helper, Some(false));
+    }
 }
 
 #[test]

@@ -1,12 +1,14 @@
 //! `pi-tools run --ssh` and `pi-tools mcp --ssh` as separate processes against a real sshd on
 //! 127.0.0.1: the tools change files on the "remote" side, one connection serves the
-//! session, and a malformed `--ssh` is a usage error naming the expected form.
+//! session, the command line uploads itself to serve commands there unless told not to, and
+//! a malformed `--ssh` is a usage error naming the expected form.
 #![cfg(all(feature = "ssh", feature = "cli"))]
 
 use support::procfs::{processes_with, settle, settle_blocking};
 use support::ssh as ssh_support;
 
 use std::io::{BufRead, BufReader, Write};
+use std::os::unix::fs::MetadataExt;
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::sync::mpsc;
@@ -24,12 +26,17 @@ fn pi_tools() -> Command {
     command
 }
 
-/// A configuration file with every built-in tool active, in its own directory.
+/// A configuration file with every built-in tool active, in its own directory, and an SSH
+/// `[env]` that uploads no remote server (`--ssh` gives the host and directory), so these
+/// tests keep testing commands run each in an SSH session of its own.
 fn all_tools_config(dir: &Path) -> std::path::PathBuf {
     let file = dir.join("pi-tools.toml");
     std::fs::write(
         &file,
-        "[tools]\nactive = [\"read\", \"bash\", \"edit\", \"write\", \"grep\", \"find\", \"ls\"]\n",
+        format!(
+            "[tools]\nactive = [\"read\", \"bash\", \"edit\", \"write\", \"grep\", \"find\", \"ls\"]\n\n\
+             [env]\nkind = \"ssh\"\nhost = \"{ALIAS}\"\ncwd = \"/\"\nupload_helper = false\n"
+        ),
     )
     .expect("config");
     file
@@ -204,7 +211,7 @@ fn run_over_ssh_takes_ssh_settings_from_the_env_section() {
     std::fs::write(
         &config,
         format!(
-            "[env]\nkind = \"ssh\"\nhost = \"{ALIAS}\"\ncwd = \"{}\"\nssh_config = \"{}\"\n",
+            "[env]\nkind = \"ssh\"\nhost = \"{ALIAS}\"\ncwd = \"{}\"\nssh_config = \"{}\"\nupload_helper = false\n",
             remote.path().display(),
             sshd.config_file().display()
         ),
@@ -263,6 +270,83 @@ fn run_over_ssh_takes_ssh_settings_from_the_env_section() {
         "y"
     );
     assert!(!remote.path().join("y.txt").exists());
+}
+
+/// With no `upload_helper` key the command line uploads itself to the remote user's cache
+/// directory, once, and the session's commands run under that uploaded `env-server`.
+#[test]
+fn the_command_line_uploads_itself_by_default_and_commands_run_through_it() {
+    // A remote home of its own (the SFTP start directory, where the helper goes), so the
+    // upload is seen to happen and goes away with the test.
+    let home = tempfile::tempdir().expect("remote home");
+    let sftp = format!(
+        "Subsystem sftp {} -d {}",
+        ssh_support::sftp_server(),
+        home.path().display()
+    );
+    let Some(sshd) = Sshd::start_with(&[&sftp]) else {
+        return;
+    };
+    let remote = tempfile::tempdir().expect("remote dir");
+    let etc = tempfile::tempdir().expect("config dir");
+    let config = etc.path().join("pi-tools.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "[tools]\nactive = [\"bash\"]\n\n[env]\nkind = \"ssh\"\nhost = \"{ALIAS}\"\ncwd = \"{}\"\nssh_config = \"{}\"\n",
+            remote.path().display(),
+            sshd.config_file().display()
+        ),
+    )
+    .expect("config");
+    let binary = std::fs::metadata(env!("CARGO_BIN_EXE_cli-under-test")).expect("the binary");
+    let built = binary
+        .modified()
+        .expect("mtime")
+        .duration_since(std::time::UNIX_EPOCH)
+        .expect("built after 1970")
+        .as_secs();
+    let helper = home.path().join(".cache/pi-tools").join(format!(
+        "pi-tools-{}-{:x}-{built:x}",
+        env!("CARGO_PKG_VERSION"),
+        binary.len()
+    ));
+    // Each process the command runs under, from itself up: its executable and arguments.
+    let ancestors = "p=$$; while [ \"$p\" -gt 1 ]; do echo \"$(readlink /proc/$p/exe) \
+                     $(tr '\\0' ' ' < /proc/$p/cmdline)\"; p=$(sed 's/.*) //' /proc/$p/stat | cut -d' ' -f2); done";
+    let batch = json!([{"id": "b", "name": "bash", "arguments": {"command": ancestors}}]);
+    let mut uploaded = None;
+    for round in 0..2 {
+        let output = pi_tools()
+            .arg("--config")
+            .arg(&config)
+            .args(["run", "--json", "-"])
+            .stdin_text(&batch.to_string());
+        assert!(output.status.success(), "round {round}: {output:?}");
+        let stdout = String::from_utf8_lossy(&output.stdout);
+        let end = stdout
+            .lines()
+            .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+            .find(|v| v["type"] == "tool_execution_end")
+            .unwrap_or_else(|| panic!("bash ended: {stdout}"));
+        let text = end["result"]["content"][0]["text"]
+            .as_str()
+            .unwrap_or_default();
+        let server = format!("{0} {0} env-server ", helper.display());
+        assert!(
+            text.lines().any(|line| line == server),
+            "round {round}: the command runs under `{server}`: {text}"
+        );
+        let meta = std::fs::metadata(&helper).expect("the helper is in the remote cache");
+        assert_eq!(meta.len(), binary.len());
+        let identity = (meta.ino(), meta.mtime(), meta.mtime_nsec());
+        // The second session finds it there and uploads nothing.
+        assert_eq!(
+            *uploaded.get_or_insert(identity),
+            identity,
+            "round {round}: uploaded again"
+        );
+    }
 }
 
 #[test]
@@ -416,10 +500,13 @@ async fn mcp_http_over_ssh_ends_each_sessions_remote_jobs_with_it() {
     use tokio::io::AsyncBufReadExt;
     let Some(sshd) = Sshd::start() else { return };
     let remote = tempfile::tempdir().expect("remote dir");
+    let etc = tempfile::tempdir().expect("config dir");
     let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_cli-under-test"))
         .env_remove("RUST_LOG")
         .env_remove("PI_TOOLS_CONFIG")
         .env_remove("PI_TOOLS_MCP_TOKEN")
+        .arg("--config")
+        .arg(all_tools_config(etc.path()))
         .args(["mcp", "--http", "127.0.0.1:0", "--ssh"])
         .arg(format!("{ALIAS}{}", remote.path().display()))
         .arg("--ssh-config")

@@ -1,6 +1,6 @@
 //! What the SSH environment does when things go wrong, against a real sshd: a connection
 //! that drops mid-call, a server killed in the middle of a large write, a refused key, an
-//! unknown host key, an unreachable host.
+//! unknown host key, an unreachable host, a helper that cannot be uploaded.
 #![cfg(all(feature = "ssh", feature = "cli"))]
 
 use support::procfs::processes_with;
@@ -384,4 +384,44 @@ async fn a_working_directory_the_remote_lacks_is_a_clear_error_with_and_without_
         let outcome = exec_in(env, dir.path()).await.expect("the next call works");
         assert_eq!(outcome.exit_code, Some(0));
     }
+}
+
+/// A remote cache directory the helper cannot be written to (here `~/.cache/pi-tools` is a
+/// file): the upload is tried once, when the environment starts its remote process, and the
+/// commands run each in an SSH session of their own, not after a failed upload each.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_helper_that_cannot_be_uploaded_is_tried_once_and_commands_run_without_it() {
+    let home = tempfile::tempdir().expect("remote home");
+    std::fs::create_dir(home.path().join(".cache")).expect(".cache");
+    std::fs::write(home.path().join(".cache/pi-tools"), "not a directory").expect("file");
+    // Each start of the remote process runs the login shell's `.profile`; commands without
+    // it run in plain SSH sessions, which do not.
+    std::fs::write(
+        home.path().join(".profile"),
+        "echo run >> \"$HOME/starts\"\n",
+    )
+    .expect("profile");
+    let set_home = format!("SetEnv HOME={}", home.path().display());
+    // The SFTP home (where the helper goes) is the same directory.
+    let sftp = format!(
+        "Subsystem sftp {} -d {}",
+        ssh_support::sftp_server(),
+        home.path().display()
+    );
+    let Some(sshd) = Sshd::start_with(&[&set_home, &sftp]) else {
+        return;
+    };
+    let dir = tempfile::tempdir().expect("tempdir");
+    let target = sshd
+        .target()
+        .with_upload_helper(Some(env!("CARGO_BIN_EXE_cli-under-test").into()));
+    let env = SshEnv::connect(target, dir.path()).await.expect("connect");
+    for n in 0..3 {
+        let (text, outcome) = exec(&env, &format!("echo {n}")).await.expect("runs");
+        assert_eq!((text, outcome.exit_code), (format!("{n}\n"), Some(0)));
+    }
+    assert!(!env.uses_remote_server().await);
+    let starts = std::fs::read_to_string(home.path().join("starts")).unwrap_or_default();
+    assert_eq!(starts, "run\n", "one start, one upload tried");
+    assert!(sshd.served_by("env-server").is_empty());
 }

@@ -39,6 +39,19 @@ fn keygen(path: &Path) {
     assert!(status.success(), "ssh-keygen failed");
 }
 
+/// The SFTP server sshd runs (`internal-sftp` where no sftp-server program is installed), for
+/// a `Subsystem sftp` line of one's own (e.g. with `-d DIR`: the home the client sees).
+pub fn sftp_server() -> String {
+    [
+        "/usr/lib/openssh/sftp-server",
+        "/usr/libexec/sftp-server",
+        "/usr/lib/ssh/sftp-server",
+    ]
+    .iter()
+    .find(|p| Path::new(p).is_file())
+    .map_or("internal-sftp".to_string(), |p| p.to_string())
+}
+
 fn free_port() -> u16 {
     TcpListener::bind("127.0.0.1:0")
         .expect("bind")
@@ -76,14 +89,7 @@ impl Sshd {
             .expect("authorized_keys");
         let host_pub = std::fs::read_to_string(d.join("host_key.pub")).expect("host key");
         let port = free_port();
-        let sftp = [
-            "/usr/lib/openssh/sftp-server",
-            "/usr/libexec/sftp-server",
-            "/usr/lib/ssh/sftp-server",
-        ]
-        .iter()
-        .find(|p| Path::new(p).is_file())
-        .map_or("internal-sftp".to_string(), |p| p.to_string());
+        let sftp = sftp_server();
         let mut config = format!(
             "Port {port}\nListenAddress 127.0.0.1\nHostKey {hk}\nPidFile {pid}\n\
              AuthorizedKeysFile {ak}\nPasswordAuthentication no\nKbdInteractiveAuthentication no\n\

@@ -114,17 +114,23 @@ fn env_report(env: &crate::config::EnvSettings) -> Vec<String> {
             ssh.host,
             ssh.cwd.display()
         ),
-        if ssh.upload_helper {
+        if ssh.upload_helper.unwrap_or(super::setup::UPLOAD_HELPER) {
             format!(
-                "{served}; pi-tools {version} on its PATH, else this binary uploaded there \
-                 (upload_helper = true; same OS and architecture only)"
+                "{served}; pi-tools {version} on its PATH, else this binary, uploaded once to \
+                 ~/.cache/pi-tools there (same OS and architecture only; {why})",
+                why = if ssh.upload_helper.is_some() {
+                    "upload_helper = true"
+                } else {
+                    "upload_helper is true by default: set upload_helper = false in [env] not \
+                     to upload"
+                }
             )
         } else {
             format!(
                 "{served}, when pi-tools {version} is on its PATH; else each command opens an \
                  SSH session of its own, which runs the remote shell's startup files every time \
-                 (often 0.1 to 0.3 s a call), and grep and find read the tree over SFTP: set \
-                 upload_helper = true to avoid that"
+                 (often 0.1 to 0.3 s a call), and grep and find read the tree over SFTP \
+                 (upload_helper = false: remove it, as it defaults to true, to avoid that)"
             )
         },
     ]
@@ -221,19 +227,37 @@ mod tests {
             ),
             "{report:?}"
         );
+        let version = env!("CARGO_PKG_VERSION");
         assert!(
-            report[1].contains("else each command opens an SSH session of its own"),
+            report[1].ends_with(&format!(
+                "; pi-tools {version} on its PATH, else this binary, uploaded once to \
+                 ~/.cache/pi-tools there (same OS and architecture only; upload_helper is true \
+                 by default: set upload_helper = false in [env] not to upload)"
+            )),
             "{report:?}"
         );
-        let uploading = env_report(
-            &config(
-                "[env]\nkind = \"ssh\"\nhost = \"box\"\ncwd = \"/srv\"\nupload_helper = true\n",
+        let ssh = |extra: &str| {
+            env_report(
+                &config(&format!(
+                    "[env]\nkind = \"ssh\"\nhost = \"box\"\ncwd = \"/srv\"\n{extra}"
+                ))
+                .env,
             )
-            .env,
-        );
+        };
+        let uploading = ssh("upload_helper = true\n");
         assert!(
-            uploading[1].contains("else this binary uploaded there"),
+            uploading[1].ends_with("(same OS and architecture only; upload_helper = true)"),
             "{uploading:?}"
+        );
+        let not = ssh("upload_helper = false\n");
+        assert!(
+            not[1].ends_with(&format!(
+                ", when pi-tools {version} is on its PATH; else each command opens an SSH \
+                 session of its own, which runs the remote shell's startup files every time \
+                 (often 0.1 to 0.3 s a call), and grep and find read the tree over SFTP \
+                 (upload_helper = false: remove it, as it defaults to true, to avoid that)"
+            )),
+            "{not:?}"
         );
         assert!(
             report[1].contains("commands get a login shell's PATH and variables"),

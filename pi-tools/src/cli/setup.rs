@@ -93,6 +93,14 @@ pub(super) fn extensions(cwd: &Path, config: &Config) -> Result<Extensions, Fail
     Ok(Extensions::new().with_env(Arc::new(env)))
 }
 
+/// Whether the command line uploads itself to serve commands on a remote machine that has
+/// no pi-tools of its version, when `[env]` has no `upload_helper` key. Yes: without the
+/// remote process every command opens an SSH session that runs the remote shell's startup
+/// files (about 160 ms a call against 3 ms measured side by side), and this binary runs
+/// `cli::main`, so it can serve `env-server` there. (The library's own default, for a
+/// program that may not be a command line, stays off: `SshSettings::target`.)
+pub(super) const UPLOAD_HELPER: bool = true;
+
 /// Where `run` and `mcp` work.
 pub(super) enum Workspace {
     /// In this directory of this machine.
@@ -142,7 +150,9 @@ impl Workspace {
         use crate::config::SandboxSettings;
         use crate::env::{SandboxMode, SshEnv};
         let host = settings.host.clone();
-        let mut env = SshEnv::connect(settings.target(), &settings.cwd)
+        let mut target = settings.target();
+        target.upload_helper = settings.upload_helper.unwrap_or(UPLOAD_HELPER);
+        let mut env = SshEnv::connect(target, &settings.cwd)
             .await
             .map_err(|e| Failure::general(e.to_string()))?;
         if let Some(roots) = &config.allowed_roots {

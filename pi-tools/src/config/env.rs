@@ -8,7 +8,7 @@
 //! identity_file = "~/.ssh/id_ed25519"   # optional: the key (`ssh -i`)
 //! cwd = "/srv/project"              # the remote working directory, absolute
 //! known_hosts = "strict"            # or "accept-new", "accept-any"
-//! upload_helper = false             # upload this pi-tools to serve commands there (same OS/arch)
+//! upload_helper = false             # the command line uploads itself (same OS/arch) unless false
 //! login_shell = true                # commands get a login shell's PATH and variables (false: a plain SSH command's)
 //! ssh_config = "deploy/ssh_config"  # optional: an ssh config file instead of ~/.ssh/config
 //! connect_timeout_secs = 10         # optional
@@ -67,7 +67,10 @@ pub struct SshSettings {
     pub known_hosts: HostKeyPolicy,
     /// Upload this pi-tools binary to serve commands, grep and find on the remote machine
     /// when it has no pi-tools of the same version (same OS and architecture only).
-    pub upload_helper: bool,
+    /// `None` (no `upload_helper` key) leaves it to the front: the pi-tools command line
+    /// uploads (its binary serves `env-server`), `target()` does not (a program of one's
+    /// own may not be a pi-tools command line the remote side can run).
+    pub upload_helper: Option<bool>,
     /// Start the remote pi-tools process (which runs every command) under the remote user's
     /// login shell, so commands see the `PATH` and variables a login shell gives (bash:
     /// `/etc/profile` and `~/.profile`), captured once when it starts (default `true`).
@@ -89,7 +92,7 @@ impl SshSettings {
             identity_file: None,
             cwd: cwd.into(),
             known_hosts: HostKeyPolicy::Strict,
-            upload_helper: false,
+            upload_helper: None,
             login_shell: true,
             ssh_config: None,
             connect_timeout: DEFAULT_CONNECT_TIMEOUT,
@@ -119,7 +122,11 @@ impl SshSettings {
 
 #[cfg(feature = "ssh")]
 impl SshSettings {
-    /// The [`SshTarget`](crate::env::SshTarget) these settings describe.
+    /// The [`SshTarget`](crate::env::SshTarget) these settings describe. Without an
+    /// `upload_helper` key it uploads nothing, as [`SshTarget::new`](crate::env::SshTarget::new):
+    /// the binary uploaded is this process's own, which must be a pi-tools command line
+    /// (`cli::main`) to serve there. A program that is one may set
+    /// `target.upload_helper = settings.upload_helper.unwrap_or(true)`, as `pi-tools` does.
     pub fn target(&self) -> crate::env::SshTarget {
         let mut target = crate::env::SshTarget::new(self.host.clone());
         target.port = self.port;
@@ -127,7 +134,7 @@ impl SshSettings {
         target.config_file = self.ssh_config.clone();
         target.host_key_policy = self.known_hosts;
         target.connect_timeout = self.connect_timeout;
-        target.upload_helper = self.upload_helper;
+        target.upload_helper = self.upload_helper.unwrap_or(false);
         target.login_shell = self.login_shell;
         target
     }
@@ -305,7 +312,7 @@ impl<'a> Loader<'a> {
             },
             "upload_helper" => {
                 if let Some(upload) = self.boolean(value, "upload_helper") {
-                    settings.upload_helper = upload;
+                    settings.upload_helper = Some(upload);
                 }
             }
             "login_shell" => match value.get_ref() {

@@ -218,8 +218,14 @@ impl SshEnv {
         if let Said::Upload(platform) = &said {
             let path = match &paths {
                 Some((local, remote)) if *platform == local_platform() => {
-                    self.upload(conn, local, remote).await?;
-                    remote.to_string_lossy().into_owned()
+                    // A cache the binary cannot be written to (a read-only or full home):
+                    // the script then says `none`, and commands run without the helper for
+                    // this environment, not after a failed upload each call. (A connection
+                    // lost meanwhile fails below, where the script is answered.)
+                    match self.upload(conn, local, remote).await {
+                        Ok(()) => remote.to_string_lossy().into_owned(),
+                        Err(_) => String::new(),
+                    }
                 }
                 _ => String::new(),
             };
