@@ -6,15 +6,18 @@ binary to test as its argument. Each check raises on a wrong answer; any warning
 """
 
 import asyncio
+import json
 import logging
 import os
 import sys
 import tempfile
+import warnings
+from pathlib import Path
 
-from mcp import ClientSession, StdioServerParameters
+from mcp import ClientSession, StdioServerParameters, types
 from mcp.client.stdio import stdio_client
 from mcp.client.streamable_http import streamable_http_client
-from mcp.shared.exceptions import MCPError
+from mcp.shared.exceptions import MCPDeprecationWarning, MCPError
 
 
 class Warnings(logging.Handler):
@@ -97,6 +100,103 @@ async def over_stdio(binary: str, work: str) -> None:
             await exercise(session, "stdio")
 
 
+async def roots_over_stdio(binary: str, work: str) -> None:
+    """The roots the client lists confine the file tools and the sandbox's writes, and a
+    changed list (`notifications/roots/list_changed`) applies from the next call."""
+    first = os.path.join(work, "root one")
+    second = os.path.join(work, "root two")
+    os.makedirs(first)
+    os.makedirs(second)
+    listed = [first]
+
+    async def list_roots(context):
+        return types.ListRootsResult(
+            roots=[types.Root(uri=Path(path).as_uri()) for path in listed]
+        )
+
+    def text(result):
+        return "".join(c.text for c in result.content if c.type == "text")
+
+    params = StdioServerParameters(command=binary, args=["mcp", "--cwd", work])
+    async with stdio_client(params) as (read, write):
+        async with ClientSession(read, write, list_roots_callback=list_roots) as session:
+            await session.initialize()
+            result = await session.call_tool(
+                "write", {"path": os.path.join(first, "a.txt"), "content": "one"}
+            )
+            assert not result.is_error, result
+            with open(os.path.join(first, "a.txt")) as f:
+                assert f.read() == "one"
+            # The working directory is outside the roots, so commands run in the first one.
+            result = await session.call_tool("bash", {"command": "pwd"})
+            assert not result.is_error and text(result) == first, result
+
+            result = await session.call_tool(
+                "write", {"path": os.path.join(second, "b.txt"), "content": "two"}
+            )
+            assert result.is_error, result
+            assert "is outside the allowed directories (" + first in text(result), text(result)
+            assert not os.path.exists(os.path.join(second, "b.txt"))
+            # Commands may write in the listed roots only.
+            result = await session.call_tool("bash", {"command": f"echo x > '{second}/c.txt'"})
+            assert result.is_error, result
+            assert not os.path.exists(os.path.join(second, "c.txt"))
+            result = await session.call_tool("bash", {"command": f"echo x > '{first}/c.txt'"})
+            assert not result.is_error, result
+
+            listed[:] = [second]
+            # Roots are deprecated by a protocol revision to come; clients offer them today.
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", MCPDeprecationWarning)
+                await session.send_roots_list_changed()
+            result = await session.call_tool(
+                "write", {"path": os.path.join(second, "b.txt"), "content": "two"}
+            )
+            assert not result.is_error, result
+            with open(os.path.join(second, "b.txt")) as f:
+                assert f.read() == "two"
+            result = await session.call_tool("bash", {"command": "pwd"})
+            assert not result.is_error and text(result) == second, result
+            result = await session.call_tool(
+                "write", {"path": os.path.join(first, "d.txt"), "content": "no"}
+            )
+            assert result.is_error, result
+            assert "is outside the allowed directories (" + second in text(result), text(result)
+            assert not os.path.exists(os.path.join(first, "d.txt"))
+            result = await session.call_tool("bash", {"command": f"echo x > '{first}/e.txt'"})
+            assert result.is_error, result
+            assert not os.path.exists(os.path.join(first, "e.txt"))
+
+
+async def allowed_roots_win(binary: str, work: str) -> None:
+    """With `[paths] allowed_roots` set, the client's roots are not followed."""
+    allowed = os.path.join(work, "allowed")
+    listed = os.path.join(work, "listed")
+    os.makedirs(allowed)
+    os.makedirs(listed)
+    config = os.path.join(work, "pi-tools.toml")
+    with open(config, "w") as f:
+        f.write(f"[paths]\nallowed_roots = [{json.dumps(allowed)}]\n")
+
+    async def list_roots(context):
+        return types.ListRootsResult(roots=[types.Root(uri=Path(listed).as_uri())])
+
+    params = StdioServerParameters(command=binary, args=["--config", config, "mcp", "--cwd", work])
+    async with stdio_client(params) as (read, write):
+        async with ClientSession(read, write, list_roots_callback=list_roots) as session:
+            await session.initialize()
+            result = await session.call_tool(
+                "write", {"path": os.path.join(listed, "a.txt"), "content": "no"}
+            )
+            assert result.is_error, result
+            message = result.content[0].text
+            assert f"is outside the allowed directories ({allowed})" in message, result
+            result = await session.call_tool(
+                "write", {"path": os.path.join(allowed, "a.txt"), "content": "yes"}
+            )
+            assert not result.is_error, result
+
+
 async def over_http(binary: str, work: str) -> None:
     server = await asyncio.create_subprocess_exec(
         binary,
@@ -140,9 +240,14 @@ async def main(binary: str) -> None:
         with open(os.path.join(work, "a.txt"), "w") as f:
             f.write("hello\n")
         await over_stdio(binary, work)
+        await roots_over_stdio(binary, work)
+        await allowed_roots_win(binary, work)
         await over_http(binary, work)
     assert not warnings.records, "the SDK logged warnings:\n" + "\n".join(warnings.records)
-    print("python-sdk: stdio and Streamable HTTP sessions behave as the SDK expects")
+    print(
+        "python-sdk: stdio and Streamable HTTP sessions behave as the SDK expects,"
+        " and client roots confine the tools"
+    )
 
 
 if __name__ == "__main__":

@@ -81,9 +81,23 @@ fn summary(source: &ConfigSource, toolbox: &Toolbox) -> String {
             |roots| list(roots.iter().map(|r| r.display().to_string()).collect())
         )
     ));
+    lines.push(client_roots_report(config).to_owned());
     lines.extend(env_report(&config.env));
     lines.extend(sandbox_report(config, &KernelSupport::probe()));
     lines.join("\n")
+}
+
+/// How `pi-tools mcp` combines the roots a client lists with `[paths] allowed_roots`.
+fn client_roots_report(config: &crate::config::Config) -> &'static str {
+    match (&config.env, &config.allowed_roots) {
+        (crate::config::EnvSettings::Ssh(_), _) => {
+            "client roots (mcp): not followed over SSH (they name directories of the client's machine)"
+        }
+        (_, Some(_)) => "client roots (mcp): not followed; [paths] allowed_roots wins",
+        (_, None) => {
+            "client roots (mcp): over stdio, the roots a client lists confine the file tools and the sandbox's writes; over HTTP the working directory does"
+        }
+    }
 }
 
 /// Where the tools work and, over SSH, how commands will run there and what that costs.

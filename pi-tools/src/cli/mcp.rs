@@ -6,14 +6,17 @@
 
 use std::path::Path;
 use std::process::ExitCode;
+use std::sync::Arc;
 use std::time::Duration;
 
 use tokio_util::sync::CancellationToken;
 
 use crate::config::ConfigSource;
 use crate::core::RunnerConfig;
+use crate::env::LocalEnv;
 use crate::mcp::{
-    ConnectionLimits, HttpOptions, init_stderr_logging, serve_http, serve_split_until, stdio,
+    ClientRoots, ConnectionLimits, HttpOptions, init_stderr_logging, serve_http, serve_split_until,
+    stdio,
 };
 use crate::toolbox::Toolbox;
 
@@ -39,7 +42,14 @@ pub(super) async fn mcp(args: McpArgs, source: &ConfigSource) -> Result<ExitCode
     )
     .await?;
     let toolbox = Toolbox::new(registered, &config, workspace.extensions(&config)?);
-    let base_config = mounted::runner_config(toolbox.runner_config(), &mounts);
+    let mut base_config = mounted::runner_config(toolbox.runner_config(), &mounts);
+    // A client's roots apply when the configuration names no allowed roots (over HTTP the
+    // working directory is named by default, above): the configuration's roots win.
+    if let (Workspace::Local(cwd), None) = (&workspace, &config.allowed_roots) {
+        base_config
+            .extensions
+            .insert(client_roots(cwd.clone(), &config));
+    }
     init_stderr_logging();
     let mut tools = toolbox.mcp_tools();
     if let Some(bytes) = config.mcp_max_message_bytes {
@@ -113,6 +123,37 @@ pub(super) async fn mcp(args: McpArgs, source: &ConfigSource) -> Result<ExitCode
     mounts.end().await;
     served.map_err(|e| Failure::general(format!("the MCP server failed: {e}")))?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// Builds a session's environment for the roots its client lists: the file tools confined
+/// to them and, unless `[sandbox] writable_roots` says otherwise, commands allowed to write
+/// in them only (as `[paths] allowed_roots` would). The working directory stays when it is
+/// inside a root; else the first root becomes it, since commands cannot run outside them.
+fn client_roots(cwd: std::path::PathBuf, config: &crate::config::Config) -> ClientRoots {
+    let pseudo_files = config.pseudo_files;
+    let sandbox = config.sandbox.clone();
+    ClientRoots::new(move |roots| {
+        let unusable = |e: std::io::Error| {
+            format!(
+                "The client's roots cannot be used ({e}), so the call was not run. List existing directories as roots, then call again."
+            )
+        };
+        let inside = |root: &std::path::PathBuf| {
+            let root = std::fs::canonicalize(root).unwrap_or_else(|_| root.clone());
+            std::fs::canonicalize(&cwd).is_ok_and(|cwd| cwd.starts_with(root))
+        };
+        let dir = match roots.iter().any(inside) {
+            true => cwd.clone(),
+            false => roots.first().cloned().unwrap_or_else(|| cwd.clone()),
+        };
+        let env = LocalEnv::new(&dir)
+            .with_pseudo_files(pseudo_files)
+            .with_allowed_roots(roots)
+            .map_err(unusable)?
+            .with_sandbox(sandbox.policy(Some(roots)))
+            .map_err(unusable)?;
+        Ok(Arc::new(env) as Arc<dyn crate::env::ExecutionEnv>)
+    })
 }
 
 /// The HTTP server's bounds on connections: the defaults, with what `[mcp]` sets.

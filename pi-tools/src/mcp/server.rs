@@ -26,6 +26,7 @@ use super::lines::DirectCall;
 use super::logging::{SessionLevel, forwarding_logs};
 use super::progress::ProgressSink;
 use super::result::call_tool_result;
+use super::roots::FollowedRoots;
 use super::sessions::{Busy, SessionEnder, Sessions};
 use super::tools::{McpPrompt, McpTools};
 use crate::core::{RunnerConfig, ToolCall, ToolSet, execute_tool_calls};
@@ -92,6 +93,8 @@ pub(crate) struct Session {
     level: SessionLevel,
     /// The HTTP server's sessions, which a call keeps busy and which end its calls at once.
     sessions: Option<Arc<Sessions>>,
+    /// The environment for the client's roots, when the server follows them.
+    roots: FollowedRoots,
 }
 
 impl ToolServer {
@@ -130,6 +133,7 @@ impl ToolServer {
             _alive: calls.token(),
             level: SessionLevel::default(),
             sessions,
+            roots: FollowedRoots::default(),
         }))
     }
 
@@ -206,6 +210,7 @@ impl ToolServer {
     /// cancels the call too.
     async fn run(
         &self,
+        config: &RunnerConfig,
         call: ToolCall,
         request_cancel: &CancellationToken,
         sink: &ProgressSink,
@@ -222,7 +227,7 @@ impl ToolServer {
                 let guard = if self
                     .served
                     .tools
-                    .must_run_alone(&call.name, self.config.execution)
+                    .must_run_alone(&call.name, config.execution)
                 {
                     Guard::Exclusive(self.exclusive.write().await)
                 } else {
@@ -237,7 +242,7 @@ impl ToolServer {
             execute_tool_calls(
                 &self.served.tools,
                 std::slice::from_ref(&call),
-                &self.config,
+                config,
                 &cancel,
                 sink,
             )
@@ -267,6 +272,7 @@ impl std::ops::Deref for ToolServer {
 impl Drop for Session {
     fn drop(&mut self) {
         self.shutdown.cancel();
+        self.roots.end();
         if let Some(env) = self.config.extensions.get::<Arc<dyn ExecutionEnv>>() {
             env.end_session();
         }
@@ -416,6 +422,13 @@ impl ServerHandler for ToolServer {
             return Err(self.unknown_tool(&request.name));
         }
         let _busy = self.keep_session_busy(&context);
+        // Every call runs within the roots its client lists now, when it offers them.
+        let followed = self
+            .roots
+            .config(&self.config, &context.peer)
+            .await
+            .map_err(|message| ErrorData::invalid_request(message, None))?;
+        let config = followed.as_deref().unwrap_or(&self.config);
         let arguments = Value::Object(request.arguments.unwrap_or_default());
         let call = ToolCall::new(context.id.to_string(), request.name, arguments);
         tracing::debug!(id = %call.id, tool = %call.name, "tools/call");
@@ -423,7 +436,7 @@ impl ServerHandler for ToolServer {
         // The progress pump runs beside the call and sends what is left before the result.
         let running = async {
             let call = async {
-                let message = self.run(call, &context.ct, &sink).await;
+                let message = self.run(config, call, &context.ct, &sink).await;
                 sink.end();
                 message
             };

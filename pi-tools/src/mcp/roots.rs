@@ -1,0 +1,194 @@
+//! Client roots: when the client offers the `roots` capability, each call of a session runs
+//! in an environment confined to the directories the client lists.
+//!
+//! The roots are asked for before every call rather than cached until
+//! `notifications/roots/list_changed`: the protocol library handles a notification and a
+//! request that follows it in separate tasks, so a call could otherwise start before the
+//! notification that narrows its roots is seen. Asking each time (one round trip to the
+//! client) means a call never runs with roots the client no longer lists. The environment
+//! itself is kept while the list stays the same, so background jobs and the like survive
+//! from call to call.
+
+// Roots are marked deprecated by a future protocol revision (SEP-2577), not yet gone;
+// clients offer them today.
+#![allow(deprecated)]
+
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use rmcp::service::{Peer, RoleServer};
+
+use crate::core::RunnerConfig;
+use crate::env::{ExecutionEnv, WithEnv};
+
+/// How long a call waits for the client's list of roots before it is refused.
+const ROOTS_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// Builds the environment for a session confined to the given absolute directories (in
+/// the client's order), or says why it cannot.
+type MakeEnv = dyn Fn(&[PathBuf]) -> Result<Arc<dyn ExecutionEnv>, String> + Send + Sync;
+
+/// Makes the sessions of a server follow their client's roots. Insert it into the
+/// extensions of the server's [`RunnerConfig`]: a session whose client offers the `roots`
+/// capability then runs each call in the environment it builds from the `file://` roots
+/// the client lists at that moment (other roots are ignored, with a log line); the
+/// configuration's other values stay. A client without the capability, or one that lists
+/// no usable root, gets the configuration unchanged.
+#[derive(Clone)]
+pub struct ClientRoots(Arc<MakeEnv>);
+
+impl ClientRoots {
+    /// Follows client roots with `make`, which builds the environment for a list of roots
+    /// (absolute directories, in the client's order, without repeats), or returns the
+    /// sentence that says why it cannot.
+    pub fn new(
+        make: impl Fn(&[PathBuf]) -> Result<Arc<dyn ExecutionEnv>, String> + Send + Sync + 'static,
+    ) -> Self {
+        ClientRoots(Arc::new(make))
+    }
+}
+
+/// One session's environment for its client's roots.
+#[derive(Default)]
+pub(crate) struct FollowedRoots {
+    /// The roots last listed and the configuration built for them.
+    current: tokio::sync::Mutex<Option<(Vec<PathBuf>, Arc<RunnerConfig>)>>,
+    /// Environments of roots the client no longer lists, ended with the session.
+    retired: Mutex<Vec<Arc<dyn ExecutionEnv>>>,
+}
+
+impl FollowedRoots {
+    /// The configuration a call runs with: `None` for `base` itself (no [`ClientRoots`] in
+    /// it, a client without the `roots` capability, or no usable root listed), else one
+    /// confined to the roots the client lists now. An error is the sentence that refuses
+    /// the call.
+    pub(crate) async fn config(
+        &self,
+        base: &RunnerConfig,
+        peer: &Peer<RoleServer>,
+    ) -> Result<Option<Arc<RunnerConfig>>, String> {
+        let Some(ClientRoots(make)) = base.extensions.get::<ClientRoots>() else {
+            return Ok(None);
+        };
+        let offers = peer
+            .peer_info()
+            .is_some_and(|info| info.capabilities.roots.is_some());
+        if !offers {
+            return Ok(None);
+        }
+        let listed = match tokio::time::timeout(ROOTS_TIMEOUT, peer.list_roots()).await {
+            Err(_) => {
+                return Err(format!(
+                    "The client offers roots but did not list them within {} seconds, so the call was not run. Answer roots/list, then call again.",
+                    ROOTS_TIMEOUT.as_secs()
+                ));
+            }
+            Ok(Err(e)) => {
+                return Err(format!(
+                    "The client offers roots but its roots/list answer could not be used ({e}), so the call was not run. Answer roots/list with the directories to work in, then call again."
+                ));
+            }
+            Ok(Ok(listed)) => listed,
+        };
+        let mut roots: Vec<PathBuf> = listed
+            .roots
+            .iter()
+            .filter_map(|root| {
+                let path = file_path(&root.uri);
+                if path.is_none() {
+                    tracing::info!(uri = %root.uri, "a client root that is not an absolute file:// URI is ignored");
+                }
+                path
+            })
+            .collect();
+        // The first listed stays first: it may become the working directory.
+        let mut seen = std::collections::HashSet::new();
+        roots.retain(|root| seen.insert(root.clone()));
+        if roots.is_empty() {
+            tracing::debug!("the client lists no file:// root; the configuration's roots apply");
+            return Ok(None);
+        }
+        let mut current = self.current.lock().await;
+        if let Some((same, config)) = &*current
+            && *same == roots
+        {
+            return Ok(Some(config.clone()));
+        }
+        let env = make(&roots)?;
+        let config = Arc::new(RunnerConfig {
+            extensions: base.extensions.clone().with_env(env),
+            ..base.clone()
+        });
+        tracing::info!(roots = ?roots, "the file tools and the sandbox follow the client's roots");
+        if let Some((_, old)) = current.replace((roots, config.clone()))
+            && let Some(env) = old.extensions.get::<Arc<dyn ExecutionEnv>>()
+        {
+            self.retired
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .push(env.clone());
+        }
+        Ok(Some(config))
+    }
+
+    /// Ends the session of every environment built for the client's roots.
+    pub(crate) fn end(&mut self) {
+        let current = self.current.get_mut().take();
+        let retired = std::mem::take(self.retired.get_mut().unwrap_or_else(|e| e.into_inner()));
+        let envs = current
+            .iter()
+            .filter_map(|(_, config)| config.extensions.get::<Arc<dyn ExecutionEnv>>().cloned())
+            .chain(retired);
+        for env in envs {
+            env.end_session();
+        }
+    }
+}
+
+/// The local path of a `file://` URI (`file:///dir` or `file://localhost/dir`,
+/// percent-encoded), or `None` for any other URI.
+fn file_path(uri: &str) -> Option<PathBuf> {
+    let rest = uri.strip_prefix("file://")?;
+    let path = match rest.strip_prefix("localhost") {
+        Some(after) if after.starts_with('/') => after,
+        _ => rest,
+    };
+    if !path.starts_with('/') || path.contains(['?', '#']) {
+        return None;
+    }
+    let bytes = path.as_bytes();
+    let mut decoded = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == b'%' {
+            let hex = std::str::from_utf8(bytes.get(i + 1..i + 3)?).ok()?;
+            decoded.push(u8::from_str_radix(hex, 16).ok()?);
+            i += 3;
+        } else {
+            decoded.push(bytes[i]);
+            i += 1;
+        }
+    }
+    use std::os::unix::ffi::OsStringExt;
+    Some(PathBuf::from(std::ffi::OsString::from_vec(decoded)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::file_path;
+    use std::path::PathBuf;
+
+    #[test]
+    fn file_uris_become_paths_and_others_are_ignored() {
+        assert_eq!(file_path("file:///srv/a"), Some(PathBuf::from("/srv/a")));
+        assert_eq!(
+            file_path("file://localhost/srv/a%20b"),
+            Some(PathBuf::from("/srv/a b"))
+        );
+        assert_eq!(file_path("file://host/srv"), None);
+        assert_eq!(file_path("https://example.com/"), None);
+        assert_eq!(file_path("file:///srv/%zz"), None);
+        assert_eq!(file_path("file:///srv?x"), None);
+    }
+}
