@@ -226,10 +226,15 @@ fn nothing_of_a_server_outlives_a_killed_gateway() {
             "params": {"name": name, "arguments": arguments}}));
         assert_eq!(answer["result"]["isError"], false, "{answer}");
     }
-    let server: Vec<u32> = processes_with("hostile_server.py")
-        .into_iter()
-        .filter(|pid| super::processes_in(setup.work.path()).contains(pid))
-        .collect();
+    let servers = || -> Vec<u32> {
+        processes_with("hostile_server.py")
+            .into_iter()
+            .filter(|pid| super::processes_in(setup.work.path()).contains(pid))
+            .collect()
+    };
+    // The server's forked children carry its command line until they exec what they run.
+    support::procfs::settle_blocking(1, || servers().len());
+    let server = servers();
     assert_eq!(server.len(), 1, "{server:?}");
     assert_eq!(
         support::procfs::settle_blocking(2, || support::procfs::alive(&tag).len()),
