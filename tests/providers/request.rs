@@ -3,8 +3,8 @@
 //! goes with.
 
 use pi_tools::provider::{Provider, ProviderRequest, Request};
-use pi_tools::{Registry, ToolDefinition};
 use serde_json::{Value, json};
+use support::FakeTool;
 
 fn build(provider: Provider, tools: &[Value], history: &[Value]) -> ProviderRequest {
     Request::new("m-1", history)
@@ -14,17 +14,18 @@ fn build(provider: Provider, tools: &[Value], history: &[Value]) -> ProviderRequ
         .build(provider)
 }
 
-fn read_tool() -> std::sync::Arc<dyn ToolDefinition> {
-    Registry::from_inventory()
-        .unwrap()
-        .get("read")
-        .cloned()
-        .expect("read is registered")
+/// A tool with one required and one optional parameter (the lean library has no built-ins).
+fn read_tool() -> FakeTool {
+    FakeTool::new("read").parameters(json!({
+        "type": "object",
+        "properties": {"path": {"type": "string"}, "limit": {"type": "integer"}},
+        "required": ["path"]
+    }))
 }
 
 #[test]
 fn chat_completions_gets_the_system_prompt_as_the_first_message() {
-    let tool = Provider::OpenAi.tool_schema(read_tool().as_ref()).unwrap();
+    let tool = Provider::OpenAi.tool_schema(&read_tool()).unwrap();
     assert_eq!(tool["type"], "function");
     assert_eq!(tool["function"]["name"], "read");
     assert_eq!(tool["function"].get("strict"), None);
@@ -45,9 +46,7 @@ fn chat_completions_gets_the_system_prompt_as_the_first_message() {
 
 #[test]
 fn responses_gets_instructions_and_flat_strict_tools() {
-    let tool = Provider::OpenAiResponses
-        .tool_schema(read_tool().as_ref())
-        .unwrap();
+    let tool = Provider::OpenAiResponses.tool_schema(&read_tool()).unwrap();
     let keys: Vec<&str> = tool
         .as_object()
         .unwrap()
@@ -83,9 +82,7 @@ fn responses_gets_instructions_and_flat_strict_tools() {
 
 #[test]
 fn anthropic_gets_system_max_tokens_and_its_version() {
-    let tool = Provider::Anthropic
-        .tool_schema(read_tool().as_ref())
-        .unwrap();
+    let tool = Provider::Anthropic.tool_schema(&read_tool()).unwrap();
     assert_eq!(tool["name"], "read");
     let history = [json!({"role": "user", "content": "hi"})];
     let request = Request::new("m-1", &history)
@@ -111,7 +108,7 @@ fn anthropic_gets_system_max_tokens_and_its_version() {
 
 #[test]
 fn gemini_gets_the_model_in_the_path_and_one_function_declarations() {
-    let tool = Provider::Gemini.tool_schema(read_tool().as_ref()).unwrap();
+    let tool = Provider::Gemini.tool_schema(&read_tool()).unwrap();
     let history = [json!({"role": "user", "parts": [{"text": "hi"}]})];
     let request = build(Provider::Gemini, std::slice::from_ref(&tool), &history);
     assert_eq!(request.path, "/v1beta/models/m-1:generateContent");
