@@ -42,6 +42,12 @@ pub const DEFAULT_MAX_SESSIONS: usize = 1024;
 /// How long an ended session's worker waits for its cancelled calls to send their answers.
 const WIND_DOWN: Duration = Duration::from_secs(5);
 
+/// How long an ended session's worker stays after its last call's handler returned, for
+/// the answer to pass from the protocol library's service to the worker (closing it sooner
+/// makes the library log the answer's loss as an error). A timing, not a handshake: the
+/// library offers none; on a machine loaded enough to take longer, the loss is logged.
+const ANSWER_PASSAGE: Duration = Duration::from_millis(500);
+
 /// The header that names a request's session.
 const SESSION_HEADER: &str = "mcp-session-id";
 
@@ -258,6 +264,9 @@ impl Sessions {
             // Closing the worker while a cancelled call's answer is on its way would leave
             // the answer with nowhere to go (the library logs that as an error).
             life.quieted(WIND_DOWN).await;
+            // A call's handler has returned, but the library still passes its answer on to
+            // the worker; give that a moment before the worker goes.
+            tokio::time::sleep(ANSWER_PASSAGE).await;
             if let Err(err) = inner.close_session(&id).await {
                 tracing::debug!(%err, "an ended session's worker could not be closed");
             }
