@@ -144,6 +144,32 @@ fn example_toolbox(dir: &Path) -> Toolbox {
     )
 }
 
+/// Runs the example against `replies` (a write, a read, then text) and checks what every
+/// protocol shares: the note is written, three requests went to `path` with `key`, each
+/// listing the example's tools in `provider`'s dialect. Returns the request bodies, the
+/// example's standard output and its directory.
+async fn take_a_note(
+    name: &str,
+    replies: Vec<Value>,
+    env: &[(&str, String)],
+    args: &[&str],
+    (provider, path, key): (Provider, &str, &str),
+) -> (Vec<Value>, String, PathBuf) {
+    let (requests, stdout, dir) = converse(name, replies, env, args).await;
+    assert_eq!(
+        std::fs::read_to_string(dir.join("notes.txt")).unwrap(),
+        NOTE
+    );
+    assert_eq!(requests.len(), 3);
+    let mut bodies = Vec::new();
+    for (sent_path, sent_key, body) in requests {
+        assert_eq!((sent_path.as_str(), sent_key.as_str()), (path, key));
+        assert_tools(&body["tools"], provider, &dir);
+        bodies.push(body);
+    }
+    (bodies, stdout, dir)
+}
+
 /// The example's tools for `provider`: the built-ins as its toolbox renders them (bash's
 /// description says what the sandbox allows), and the example's own `word_count`, all held
 /// to the provider's dialect's rules.
@@ -219,32 +245,24 @@ async fn chat_completions(name: &str, scheme: &str) {
         ("OPENAI_BASE_URL", format!("{scheme}://localhost:PORT/v1")),
         ("OPENAI_API_KEY", "sk-test".to_owned()),
     ];
-    let (requests, stdout, dir) = converse(name, replies.clone(), &env, &["Take a note"]).await;
-    assert_eq!(
-        std::fs::read_to_string(dir.join("notes.txt")).unwrap(),
-        NOTE
-    );
-    assert_eq!(requests.len(), 3);
-    for (path, key, body) in &requests {
-        assert_eq!(
-            (path.as_str(), key.as_str()),
-            ("/v1/chat/completions", "Bearer sk-test")
-        );
+    let target = (Provider::OpenAi, "/v1/chat/completions", "Bearer sk-test");
+    let (bodies, stdout, dir) =
+        take_a_note(name, replies.clone(), &env, &["Take a note"], target).await;
+    for body in &bodies {
         assert_eq!(body["model"], "scripted-model");
-        assert_tools(&body["tools"], Provider::OpenAi, &dir);
     }
     let system = json!({"role": "system", "content": system_prompt(&dir)});
     let user = json!({"role": "user", "content": "Take a note"});
     let assistant = |i: usize| replies[i]["choices"][0]["message"].clone();
     let wrote = json!({"role": "tool", "tool_call_id": "call_w", "content": WROTE});
     let read = json!({"role": "tool", "tool_call_id": "call_r", "content": NOTE});
-    assert_eq!(requests[0].2["messages"], json!([system, user]));
+    assert_eq!(bodies[0]["messages"], json!([system, user]));
     assert_eq!(
-        requests[1].2["messages"],
+        bodies[1]["messages"],
         json!([system, user, assistant(0), wrote])
     );
     assert_eq!(
-        requests[2].2["messages"],
+        bodies[2]["messages"],
         json!([system, user, assistant(0), wrote, assistant(1), read])
     );
     assert!(
@@ -291,20 +309,11 @@ async fn anthropic_messages(name: &str, scheme: &str) {
         ("ANTHROPIC_API_KEY", "sk-ant-test".to_owned()),
     ];
     let args = ["--provider", "anthropic", "Take a note"];
-    let (requests, stdout, dir) = converse(name, replies.clone(), &env, &args).await;
-    assert_eq!(
-        std::fs::read_to_string(dir.join("notes.txt")).unwrap(),
-        NOTE
-    );
-    assert_eq!(requests.len(), 3);
-    for (path, key, body) in &requests {
-        assert_eq!(
-            (path.as_str(), key.as_str()),
-            ("/v1/messages", "sk-ant-test")
-        );
+    let target = (Provider::Anthropic, "/v1/messages", "sk-ant-test");
+    let (bodies, stdout, dir) = take_a_note(name, replies.clone(), &env, &args, target).await;
+    for body in &bodies {
         assert_eq!(body["max_tokens"], 4096);
         assert_eq!(body["system"], system_prompt(&dir));
-        assert_tools(&body["tools"], Provider::Anthropic, &dir);
     }
     let user = json!({"role": "user", "content": "Take a note"});
     let assistant = |i: usize| json!({"role": "assistant", "content": replies[i]["content"]});
@@ -314,12 +323,9 @@ async fn anthropic_messages(name: &str, scheme: &str) {
     };
     let wrote = result("toolu_w", WROTE);
     let read = result("toolu_r", NOTE);
+    assert_eq!(bodies[1]["messages"], json!([user, assistant(0), wrote]));
     assert_eq!(
-        requests[1].2["messages"],
-        json!([user, assistant(0), wrote])
-    );
-    assert_eq!(
-        requests[2].2["messages"],
+        bodies[2]["messages"],
         json!([user, assistant(0), wrote, assistant(1), read])
     );
     assert!(
@@ -359,19 +365,10 @@ async fn responses(name: &str, scheme: &str) {
         ("OPENAI_API_KEY", "sk-test".to_owned()),
     ];
     let args = ["--provider", "openai-responses", "Take a note"];
-    let (requests, stdout, dir) = converse(name, replies.clone(), &env, &args).await;
-    assert_eq!(
-        std::fs::read_to_string(dir.join("notes.txt")).unwrap(),
-        NOTE
-    );
-    assert_eq!(requests.len(), 3);
-    for (path, key, body) in &requests {
-        assert_eq!(
-            (path.as_str(), key.as_str()),
-            ("/v1/responses", "Bearer sk-test")
-        );
+    let target = (Provider::OpenAiResponses, "/v1/responses", "Bearer sk-test");
+    let (bodies, stdout, dir) = take_a_note(name, replies.clone(), &env, &args, target).await;
+    for body in &bodies {
         assert_eq!(body["instructions"], system_prompt(&dir));
-        assert_tools(&body["tools"], Provider::OpenAiResponses, &dir);
         for tool in body["tools"].as_array().unwrap() {
             assert_eq!(
                 (&tool["type"], &tool["strict"]),
@@ -382,9 +379,9 @@ async fn responses(name: &str, scheme: &str) {
     let user = json!({"role": "user", "content": "Take a note"});
     let item = |i: usize| replies[i]["output"][0].clone();
     let output = |id: &str, text: &str| json!({"type": "function_call_output", "call_id": id, "output": text});
-    assert_eq!(requests[0].2["input"], json!([user]));
+    assert_eq!(bodies[0]["input"], json!([user]));
     assert_eq!(
-        requests[2].2["input"],
+        bodies[2]["input"],
         json!([
             user,
             item(0),
