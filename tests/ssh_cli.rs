@@ -284,7 +284,8 @@ fn the_command_line_uploads_itself_by_default_and_commands_run_through_it() {
         ssh_support::sftp_server(),
         home.path().display()
     );
-    let Some(sshd) = Sshd::start_with(&[&sftp]) else {
+    let set_home = format!("SetEnv HOME={}", home.path().display());
+    let Some(sshd) = Sshd::start_with(&[&set_home, &sftp]) else {
         return;
     };
     let remote = tempfile::tempdir().expect("remote dir");

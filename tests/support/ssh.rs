@@ -52,6 +52,35 @@ pub fn sftp_server() -> String {
     .map_or("internal-sftp".to_string(), |p| p.to_string())
 }
 
+/// The remote home of the servers of this test process: `pi-tools-ssh-home-<pid>` in the
+/// temporary directory, shared by the process's servers so a helper is uploaded once per
+/// run. The homes of processes that have ended are removed when the first server starts.
+pub fn test_home() -> PathBuf {
+    static HOME: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    HOME.get_or_init(|| {
+        let base = std::env::temp_dir();
+        if let Ok(entries) = std::fs::read_dir(&base) {
+            for entry in entries.flatten() {
+                let name = entry.file_name();
+                let Some(pid) = name
+                    .to_str()
+                    .and_then(|n| n.strip_prefix("pi-tools-ssh-home-"))
+                    .and_then(|p| p.parse::<u32>().ok())
+                else {
+                    continue;
+                };
+                if !Path::new(&format!("/proc/{pid}")).exists() {
+                    let _ = std::fs::remove_dir_all(entry.path());
+                }
+            }
+        }
+        let home = base.join(format!("pi-tools-ssh-home-{}", std::process::id()));
+        std::fs::create_dir_all(&home).expect("the remote home of the test servers");
+        home
+    })
+    .clone()
+}
+
 fn free_port() -> u16 {
     TcpListener::bind("127.0.0.1:0")
         .expect("bind")
@@ -99,8 +128,16 @@ impl Sshd {
             pid = d.join("sshd.pid").display(),
             ak = d.join("authorized_keys").display(),
         );
+        // The remote user's home is a test directory, never the developer's: their shell's
+        // start files (a version manager's rehash that waits a minute for a lock a killed
+        // connection left behind, a banner) stay out of the tests, and the uploaded helpers
+        // are removed by the next run instead of piling up in the real home.
+        let home = test_home();
+        if !extra.iter().any(|l| l.starts_with("SetEnv HOME=")) {
+            config.push_str(&format!("SetEnv HOME={}\n", home.display()));
+        }
         if !extra.iter().any(|l| l.starts_with("Subsystem")) {
-            config.push_str(&format!("Subsystem sftp {sftp}\n"));
+            config.push_str(&format!("Subsystem sftp {sftp} -d {}\n", home.display()));
         }
         for line in extra {
             config.push_str(line);
@@ -146,7 +183,14 @@ impl Sshd {
             .expect("sshd starts");
         self.child = Some(child);
         let deadline = Instant::now() + Duration::from_secs(10);
-        while std::net::TcpStream::connect(("127.0.0.1", self.port)).is_err() {
+        loop {
+            if let Ok(mut probe) = std::net::TcpStream::connect(("127.0.0.1", self.port)) {
+                // An identification line before closing, so the server does not log the probe
+                // as a failed key exchange.
+                use std::io::Write;
+                let _ = probe.write_all(b"SSH-2.0-pi-tools-probe\r\n");
+                break;
+            }
             assert!(Instant::now() < deadline, "sshd did not start listening");
             std::thread::sleep(Duration::from_millis(20));
         }
