@@ -129,7 +129,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let registry = Registry::from_inventory()?;
     let tools: McpTools = registry
         .iter()
-        .filter(|definition| definition.name().starts_with("test_"))
+        .filter(|definition| definition.spec().name.starts_with("test_"))
         .map(|definition| {
             McpTool::with_definition(
                 pi_tools::wrap(definition.clone(), None),

@@ -323,10 +323,10 @@ fn every_built_in_has_an_example_its_schema_accepts_as_it_is() {
     let registry = Registry::from_inventory().expect("no duplicate tool names");
     for name in ["bash", "edit", "find", "grep", "ls", "read", "write"] {
         let tool = registry.get(name).expect("a built-in is registered");
-        let examples = tool.examples();
+        let examples = tool.spec().examples.clone();
         assert!(!examples.is_empty(), "{name} has no example");
         let validator =
-            pi_tools::ArgumentValidator::new(tool.parameters()).expect("a valid schema");
+            pi_tools::ArgumentValidator::new(&tool.spec().parameters).expect("a valid schema");
         for example in examples {
             // Valid without coercion: the catalog must not teach a shape the schema only
             // tolerates.
@@ -336,7 +336,7 @@ fn every_built_in_has_an_example_its_schema_accepts_as_it_is() {
                 "{name}: {example}"
             );
             assert!(
-                jsonschema::is_valid(tool.parameters(), &example),
+                jsonschema::is_valid(&tool.spec().parameters, &example),
                 "{name}: {example}"
             );
         }

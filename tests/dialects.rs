@@ -175,7 +175,7 @@ fn all_dialects(def: &FakeTool) -> Value {
                 if let Err(problems) = check(dialect, &wire) {
                     panic!(
                         "{dialect} output of {} breaks its rules: {problems:#?}",
-                        def.name
+                        def.spec.name
                     );
                 }
                 wire

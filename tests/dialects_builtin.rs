@@ -30,7 +30,12 @@ fn every_builtin_in_every_dialect() {
 fn the_canonical_schemas_follow_the_canonical_rules() {
     let registry = Registry::from_inventory().expect("no duplicate tool names");
     for name in BUILTINS {
-        let schema = registry.get(name).expect("registered").parameters();
+        let schema = registry
+            .get(name)
+            .expect("registered")
+            .spec()
+            .parameters
+            .clone();
         assert_eq!(schema["type"], "object", "{name}");
         assert!(
             schema["required"].is_array(),

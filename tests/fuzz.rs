@@ -211,11 +211,11 @@ fn argument_coercion_and_validation_never_panic() {
     let tools: Vec<(String, Value, ArgumentValidator)> = definitions()
         .into_iter()
         .map(|d| {
-            let schema = d.parameters().clone();
+            let schema = d.spec().parameters.clone();
             let validator = ArgumentValidator::new(&schema)
                 .expect("a built-in schema compiles")
                 .rejecting_unknown_properties(true);
-            (d.name().to_owned(), schema, validator)
+            (d.spec().name.to_owned(), schema, validator)
         })
         .collect();
     assert!(tools.len() >= 7, "{} tools registered", tools.len());

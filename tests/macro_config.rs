@@ -53,7 +53,7 @@ async fn without_a_section_the_default_config_is_used() {
 
 #[tokio::test]
 async fn a_loaded_section_reaches_the_tool() {
-    let spec = GreetTool.config().expect("a config spec");
+    let spec = GreetTool.spec().config.expect("a config spec");
     let loaded = (spec.load)(json!({"greeting": "hi", "loud": true})).expect("valid section");
     assert_eq!(
         run_with(Some(loaded)).await,
@@ -63,7 +63,7 @@ async fn a_loaded_section_reaches_the_tool() {
 
 #[test]
 fn an_unknown_key_is_rejected_by_name() {
-    let spec = GreetTool.config().expect("a config spec");
+    let spec = GreetTool.spec().config.expect("a config spec");
     let err = (spec.load)(json!({"greting": "hi"})).expect_err("unknown key");
     assert_eq!(
         err,
@@ -75,7 +75,7 @@ fn an_unknown_key_is_rejected_by_name() {
 
 #[test]
 fn the_config_schema_is_canonical() {
-    let spec = GreetTool.config().expect("a config spec");
+    let spec = GreetTool.spec().config.expect("a config spec");
     assert_eq!(
         (spec.schema)(),
         json!({

@@ -194,19 +194,19 @@ async fn the_original_fn_stays_callable() {
 #[test]
 fn the_definition_carries_the_attribute_metadata() {
     let tool = CountdownTool;
-    assert_eq!(tool.name(), "countdown");
-    assert_eq!(tool.label(), "countdown");
+    assert_eq!(tool.spec().name, "countdown");
+    assert_eq!(tool.spec().label, "countdown");
     assert_eq!(
-        tool.description(),
+        tool.spec().description,
         "Count down from a number, reporting each step."
     );
-    assert_eq!(tool.prompt_snippet(), Some("Count down"));
+    assert_eq!(tool.spec().snippet.as_deref(), Some("Count down"));
     assert_eq!(
-        tool.prompt_guidelines(),
+        tool.spec().guidelines.clone(),
         ["Count down only from small numbers."]
     );
     assert_eq!(
-        tool.parameters(),
+        &tool.spec().parameters,
         &json!({
             "type": "object",
             "properties": {
@@ -216,7 +216,7 @@ fn the_definition_carries_the_attribute_metadata() {
             "required": ["from"]
         })
     );
-    let location = tool.source_location().expect("a location");
+    let location = tool.spec().source.expect("a location");
     assert!(location.file.ends_with("macro_e2e.rs"), "{location}");
     // The line of the fn.
     assert_eq!(location.line, 18);
@@ -249,7 +249,7 @@ async fn an_absent_parameter_with_a_default_reaches_the_fn_as_the_default() {
 #[test]
 fn a_default_is_in_the_schema_and_the_parameter_is_optional() {
     assert_eq!(
-        RepeatTool.parameters(),
+        &RepeatTool.spec().parameters,
         &json!({
             "type": "object",
             "properties": {
@@ -265,14 +265,17 @@ fn a_default_is_in_the_schema_and_the_parameter_is_optional() {
 #[test]
 fn the_whole_doc_comment_is_the_description_and_its_first_paragraph_the_snippet() {
     assert_eq!(
-        RepeatTool.description(),
+        RepeatTool.spec().description,
         "Repeat a word.\n\nUse it when a word must appear several times; the separator goes \
          between the copies.\n\n- `times` copies\n- joined by `separator`"
     );
-    assert_eq!(RepeatTool.prompt_snippet(), Some("Repeat a word."));
-    assert_eq!(DivideTool.prompt_snippet(), Some("Divide two numbers."));
+    assert_eq!(RepeatTool.spec().snippet.as_deref(), Some("Repeat a word."));
+    assert_eq!(
+        DivideTool.spec().snippet.as_deref(),
+        Some("Divide two numbers.")
+    );
     // `snippet = ""` keeps a tool out of the "Available tools" list.
-    assert_eq!(ShoutTool.prompt_snippet(), Some(""));
+    assert_eq!(ShoutTool.spec().snippet.as_deref(), Some(""));
     assert_eq!(
         pi_tools::prompt::available_tools(&[Arc::new(ShoutTool), Arc::new(DivideTool)]),
         ["- divide: Divide two numbers."]
@@ -281,8 +284,8 @@ fn the_whole_doc_comment_is_the_description_and_its_first_paragraph_the_snippet(
 
 #[test]
 fn the_role_key_sets_the_definitions_role() {
-    assert_eq!(RepeatTool.role(), pi_tools::ToolRole::Explore);
-    assert_eq!(DivideTool.role(), pi_tools::ToolRole::General);
+    assert_eq!(RepeatTool.spec().role, pi_tools::ToolRole::Explore);
+    assert_eq!(DivideTool.spec().role, pi_tools::ToolRole::General);
 }
 
 #[tokio::test]
@@ -300,5 +303,8 @@ async fn a_tool_declared_through_a_renamed_crate_runs() {
         outcome.messages[1].content,
         vec![ContentBlock::text("HEY!!!")]
     );
-    assert_eq!(ShoutTool.parameters()["properties"]["marks"]["default"], 1);
+    assert_eq!(
+        ShoutTool.spec().parameters["properties"]["marks"]["default"],
+        1
+    );
 }

@@ -110,7 +110,7 @@ fn every_accepted_form_declares_a_tool() {
         &FormPingTool,
         &FormVersionTool,
     ];
-    let names: Vec<&str> = tools.iter().map(|t| t.name()).collect();
+    let names: Vec<&str> = tools.iter().map(|t| t.spec().name.as_str()).collect();
     assert_eq!(
         names,
         [
@@ -136,10 +136,13 @@ fn every_accepted_form_declares_a_tool() {
 
 #[test]
 fn role_defaults_and_a_renamed_crate_reach_the_definition() {
-    assert_eq!(FormSearchTool.role(), ToolRole::Explore);
-    let parameters = FormSearchTool.parameters();
+    assert_eq!(FormSearchTool.spec().role, ToolRole::Explore);
+    let parameters = &FormSearchTool.spec().parameters;
     assert_eq!(parameters["properties"]["limit"]["default"], 100);
     assert_eq!(parameters["properties"]["path"]["default"], ".");
-    assert_eq!(FormSearchTool.prompt_snippet(), Some("Search the code."));
+    assert_eq!(
+        FormSearchTool.spec().snippet.as_deref(),
+        Some("Search the code.")
+    );
     let _ = form_search;
 }

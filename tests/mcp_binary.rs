@@ -319,16 +319,16 @@ async fn lists_the_active_tools_in_order_with_canonical_schemas_and_hints() {
                      $TMPDIR; writes elsewhere fail with \"Permission denied\"; .git is \
                      read-only, so git can read the repository but not commit; network access \
                      is on.",
-                    definition.description()
+                    definition.spec().description
                 )
             } else {
-                definition.description().to_owned()
+                definition.spec().description.to_owned()
             };
             json!({
                 "name": name,
-                "title": definition.label(),
+                "title": definition.spec().label,
                 "description": description,
-                "inputSchema": definition.parameters(),
+                "inputSchema": definition.spec().parameters,
                 "annotations": annotations,
             })
         })

@@ -170,7 +170,7 @@ fn a_user_tool_declaring_the_explore_role_joins_the_rule() {
         explorer("grep").arc(),
         Arc::new(FindSymbolTool),
     ];
-    assert_eq!(FindSymbolTool.role(), ToolRole::Explore);
+    assert_eq!(FindSymbolTool.spec().role, ToolRole::Explore);
     assert_eq!(
         guidelines(&active, &[]),
         vec![

@@ -529,9 +529,10 @@ fn bash_description(toolbox: &Toolbox) -> String {
     toolbox
         .active()
         .iter()
-        .find(|t| t.name() == "bash")
+        .find(|t| t.spec().name == "bash")
         .expect("bash is active")
-        .description()
+        .spec()
+        .description
         .to_owned()
 }
 

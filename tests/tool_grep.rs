@@ -319,7 +319,12 @@ async fn huge_context_and_limit_are_bounded() {
     assert_eq!(details.matches, 1);
 
     let registry = pi_tools::tool::Registry::from_inventory().expect("registry");
-    let schema = registry.get("grep").expect("grep").parameters().clone();
+    let schema = registry
+        .get("grep")
+        .expect("grep")
+        .spec()
+        .parameters
+        .clone();
     let validator = pi_tools::ArgumentValidator::new(&schema).expect("schema compiles");
     for context in [
         serde_json::json!(101),

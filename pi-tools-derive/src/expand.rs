@@ -111,9 +111,7 @@ impl<'a> Gen<'a> {
             #[derive(Debug, Clone, Copy, Default)]
             #vis struct #tool_struct;
             impl #p::ToolDefinition for #tool_struct {
-                fn name(&self) -> &str { ::core::unreachable!() }
-                fn description(&self) -> &str { ::core::unreachable!() }
-                fn parameters(&self) -> &#p::serde_json::Value { ::core::unreachable!() }
+                fn spec(&self) -> &#p::ToolSpec { ::core::unreachable!() }
                 fn execute(
                     &self,
                     _: #p::serde_json::Value,
@@ -262,26 +260,44 @@ impl<'a> Gen<'a> {
         }
     }
 
-    /// `impl ToolDefinition for <Pascal>Tool`, one method per generator below.
+    /// `impl ToolDefinition for <Pascal>Tool`: the spec, built once, and the behaviour.
     fn definition_impl(&self) -> TokenStream {
         let p = &self.private;
         let tool_struct = &self.tool_struct;
-        let methods = [
-            self.text_methods(),
-            self.parameters_method(),
-            self.mode_method(),
-            self.prepare_method(),
-            self.execute_method(),
-            self.config_method(),
-            self.flag_methods(),
-            self.role_method(),
-            self.examples_method(),
-            self.source_location_method(),
-            self.renderer_methods(),
-        ];
+        let spec = self.spec_method();
+        let prepare = self.prepare_method();
+        let execute = self.execute_method();
+        let renderer = self.renderer_methods();
         quote! {
             impl #p::ToolDefinition for #tool_struct {
-                #(#methods)*
+                #spec
+                #prepare
+                #execute
+                #renderer
+            }
+        }
+    }
+
+    /// `spec()`: one `ToolSpec` per tool, built on first use (the schema comes from
+    /// schemars at run time) and kept in a `static`.
+    fn spec_method(&self) -> TokenStream {
+        let p = &self.private;
+        let fields = [
+            self.text_fields(),
+            self.parameters_field(),
+            self.mode_field(),
+            self.config_field(),
+            self.flag_fields(),
+            self.role_field(),
+            self.examples_field(),
+            self.source_field(),
+        ];
+        quote! {
+            fn spec(&self) -> &#p::ToolSpec {
+                static SPEC: #p::OnceLock<#p::ToolSpec> = #p::OnceLock::new();
+                SPEC.get_or_init(|| #p::ToolSpec {
+                    #(#fields)*
+                })
             }
         }
     }
@@ -296,9 +312,9 @@ impl<'a> Gen<'a> {
             .unwrap_or_default()
     }
 
-    /// `name`, `label`, `description`, `prompt_snippet` (by default the description's first
-    /// paragraph) and `prompt_guidelines`.
-    fn text_methods(&self) -> TokenStream {
+    /// `name`, `label`, `description`, `snippet` (by default the description's first
+    /// paragraph) and `guidelines`.
+    fn text_fields(&self) -> TokenStream {
         let p = &self.private;
         let tool_name = &self.tool_name;
         let label = self
@@ -314,47 +330,30 @@ impl<'a> Gen<'a> {
             .map_or_else(|| first_paragraph(&description), |s| s.value());
         let guidelines = self.attrs.guidelines.iter().flatten().map(|g| g.value());
         quote! {
-            fn name(&self) -> &str {
-                #tool_name
-            }
-            fn label(&self) -> &str {
-                #label
-            }
-            fn description(&self) -> &str {
-                #description
-            }
-            fn prompt_snippet(&self) -> #p::Option<&str> {
-                #p::Option::Some(#snippet)
-            }
-            fn prompt_guidelines(&self) -> #p::Vec<#p::String> {
-                #p::Vec::from([#(#p::String::from(#guidelines)),*])
-            }
+            name: #p::String::from(#tool_name),
+            label: #p::String::from(#label),
+            description: #p::String::from(#description),
+            snippet: #p::Option::Some(#p::String::from(#snippet)),
+            guidelines: #p::Vec::from([#(#p::String::from(#guidelines)),*]),
         }
     }
 
-    /// The canonical schema, computed once.
-    fn parameters_method(&self) -> TokenStream {
+    /// The canonical schema.
+    fn parameters_field(&self) -> TokenStream {
         let p = &self.private;
         let args_ty = self.args_type();
         quote! {
-            fn parameters(&self) -> &#p::serde_json::Value {
-                static SCHEMA: #p::OnceLock<#p::serde_json::Value> = #p::OnceLock::new();
-                SCHEMA.get_or_init(#p::canonical_schema::<#args_ty>)
-            }
+            parameters: #p::canonical_schema::<#args_ty>(),
         }
     }
 
-    fn mode_method(&self) -> TokenStream {
+    fn mode_field(&self) -> TokenStream {
         let p = &self.private;
         let mode = match self.attrs.mode {
             Some(Mode::Sequential) => quote!(#p::ExecutionMode::Sequential),
             Some(Mode::Parallel) | None => quote!(#p::ExecutionMode::Parallel),
         };
-        quote! {
-            fn execution_mode(&self) -> #p::ExecutionMode {
-                #mode
-            }
-        }
+        quote!(mode: #mode,)
     }
 
     fn prepare_method(&self) -> TokenStream {
@@ -391,7 +390,10 @@ impl<'a> Gen<'a> {
                 __pi_ctx: #p::ToolContext,
             ) -> #p::BoxFuture<'_, #p::Result<#p::ToolResult, #p::ToolError>> {
                 #p::Box::pin(async move {
-                    #[allow(unused_imports)]
+                    #[allow(
+                        unused_imports,
+                        reason = "a fn whose error type is one of the two uses only one of these traits, so an `expect` would fail for the other"
+                    )]
                     use #p::{DisplayToolError as _, KeepToolError as _};
                     #bind_args
                     #bind_config
@@ -459,69 +461,45 @@ impl<'a> Gen<'a> {
         }
     }
 
-    fn config_method(&self) -> TokenStream {
+    fn config_field(&self) -> TokenStream {
         let p = &self.private;
-        let Some(ty) = &self.attrs.config else {
-            return TokenStream::new();
-        };
-        quote! {
-            fn config(&self) -> #p::Option<#p::ToolConfigSpec> {
-                #p::Option::Some(#p::config_spec::<#ty>())
-            }
+        match &self.attrs.config {
+            Some(ty) => quote!(config: #p::Option::Some(#p::config_spec::<#ty>()),),
+            None => quote!(config: #p::Option::None,),
         }
     }
 
-    /// `read_only`, `destructive` and `accept_unknown_properties`, when set.
-    fn flag_methods(&self) -> TokenStream {
-        let read_only = self.attrs.read_only.map(|_| {
-            quote! {
-                fn read_only(&self) -> bool {
-                    true
-                }
-            }
-        });
-        let destructive = self.attrs.destructive.map(|_| {
-            quote! {
-                fn destructive(&self) -> bool {
-                    true
-                }
-            }
-        });
-        let accept_unknown = self.attrs.accept_unknown_properties.map(|_| {
-            quote! {
-                fn accepts_unknown_properties(&self) -> bool {
-                    true
-                }
-            }
-        });
-        quote!(#read_only #destructive #accept_unknown)
-    }
-
-    /// `examples`, when given.
-    fn examples_method(&self) -> TokenStream {
-        let p = &self.private;
-        let Some(Examples(examples)) = &self.attrs.examples else {
-            return TokenStream::new();
-        };
+    /// `read_only`, `destructive` and `accepts_unknown_properties`.
+    fn flag_fields(&self) -> TokenStream {
+        let read_only = self.attrs.read_only.is_some();
+        let destructive = self.attrs.destructive.is_some();
+        let accept_unknown = self.attrs.accept_unknown_properties.is_some();
         quote! {
-            fn examples(&self) -> #p::Vec<#p::serde_json::Value> {
-                #p::examples(&[#(#examples),*])
-            }
+            read_only: #read_only,
+            destructive: #destructive,
+            accepts_unknown_properties: #accept_unknown,
+            mounted_from: ::core::option::Option::None,
         }
     }
 
-    fn role_method(&self) -> TokenStream {
+    /// `examples`, empty when not given.
+    fn examples_field(&self) -> TokenStream {
+        let p = &self.private;
+        let examples = match &self.attrs.examples {
+            Some(Examples(examples)) => examples.as_slice(),
+            None => &[],
+        };
+        quote!(examples: #p::examples(&[#(#examples),*]),)
+    }
+
+    fn role_field(&self) -> TokenStream {
         let p = &self.private;
         let role = match self.attrs.role {
             Some(Role::Explore) => quote!(#p::ToolRole::Explore),
             Some(Role::Shell) => quote!(#p::ToolRole::Shell),
-            None => return TokenStream::new(),
+            None => quote!(#p::ToolRole::General),
         };
-        quote! {
-            fn role(&self) -> #p::ToolRole {
-                #role
-            }
-        }
+        quote!(role: #role,)
     }
 
     /// `file!()` and `line!()` at the fn's name.
@@ -532,14 +510,10 @@ impl<'a> Gen<'a> {
         }
     }
 
-    fn source_location_method(&self) -> TokenStream {
+    fn source_field(&self) -> TokenStream {
         let p = &self.private;
         let location = self.location();
-        quote! {
-            fn source_location(&self) -> #p::Option<#p::SourceLocation> {
-                #p::Option::Some(#location)
-            }
-        }
+        quote!(source: #p::Option::Some(#location),)
     }
 
     fn renderer_methods(&self) -> TokenStream {

@@ -40,10 +40,11 @@
 /// }
 ///
 /// use pi_tools::ToolDefinition;
-/// let tool = GuideWordCountTool;
-/// assert_eq!(tool.name(), "guide_word_count");
-/// assert_eq!(tool.parameters()["required"], serde_json::json!(["text"]));
-/// assert_eq!(tool.examples(), [serde_json::json!({"text": "one two three"})]);
+/// // What the tool says about itself is one value, its spec:
+/// let spec = GuideWordCountTool.spec();
+/// assert_eq!(spec.name, "guide_word_count");
+/// assert_eq!(spec.parameters["required"], serde_json::json!(["text"]));
+/// assert_eq!(spec.examples, [serde_json::json!({"text": "one two three"})]);
 /// ```
 ///
 /// Messages in `Err` are for the model: write whole sentences that say what to do next. The

@@ -110,7 +110,7 @@ pub use crate::core::*;
 pub use crate::tool::ToolRole;
 pub use crate::tool::{
     IntoToolResult, Json, Registry, RegistryError, SourceLocation, ToolConfigSpec, ToolDefinition,
-    ToolOutput, ToolRenderer, from_agent_tool, wrap, wrap_with_mode,
+    ToolOutput, ToolRenderer, ToolSpec, from_agent_tool, wrap, wrap_with_mode,
 };
 pub use pi_tools_derive::tool;
 

@@ -47,7 +47,7 @@ impl PromptSections {
         let Some(note) = note.map(str::trim).filter(|n| !n.is_empty()) else {
             return self;
         };
-        if !active.iter().any(|t| t.role() == ToolRole::Shell)
+        if !active.iter().any(|t| t.spec().role == ToolRole::Shell)
             || self.guidelines.iter().any(|g| g == note)
         {
             return self;
@@ -80,8 +80,8 @@ pub fn available_tools(active: &[Arc<dyn ToolDefinition>]) -> Vec<String> {
     let lines: Vec<String> = active
         .iter()
         .filter_map(|tool| {
-            let snippet = one_line(tool.prompt_snippet()?);
-            (!snippet.is_empty()).then(|| format!("- {}: {snippet}", tool.name()))
+            let snippet = one_line(tool.spec().snippet.as_deref()?);
+            (!snippet.is_empty()).then(|| format!("- {}: {snippet}", tool.spec().name))
         })
         .collect();
     if lines.is_empty() {
@@ -111,7 +111,7 @@ pub fn guidelines(active: &[Arc<dyn ToolDefinition>], closing: &[String]) -> Vec
         add(&rule);
     }
     for tool in active {
-        for line in tool.prompt_guidelines() {
+        for line in tool.spec().guidelines.clone() {
             add(&line);
         }
     }
@@ -122,11 +122,16 @@ pub fn guidelines(active: &[Arc<dyn ToolDefinition>], closing: &[String]) -> Vec
 }
 
 fn exploration_rule(active: &[Arc<dyn ToolDefinition>]) -> Option<String> {
-    let shell = active.iter().find(|t| t.role() == ToolRole::Shell)?.name();
+    let shell = active
+        .iter()
+        .find(|t| t.spec().role == ToolRole::Shell)?
+        .spec()
+        .name
+        .as_str();
     let explorers: Vec<&str> = active
         .iter()
-        .filter(|t| t.role() == ToolRole::Explore)
-        .map(|t| t.name())
+        .filter(|t| t.spec().role == ToolRole::Explore)
+        .map(|t| t.spec().name.as_str())
         .collect();
     Some(match explorers.as_slice() {
         [] => format!(

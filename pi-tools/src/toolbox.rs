@@ -60,7 +60,7 @@ impl Toolbox {
                 let matching: Vec<String> = toolbox
                     .registered
                     .iter()
-                    .map(|t| t.name().to_owned())
+                    .map(|t| t.spec().name.to_owned())
                     .filter(|t| crate::config::glob_match(name, t))
                     .collect();
                 for tool in matching {
@@ -86,7 +86,10 @@ impl Toolbox {
 
     /// The names of the active tools, in order.
     pub fn active_names(&self) -> Vec<String> {
-        self.active.iter().map(|t| t.name().to_owned()).collect()
+        self.active
+            .iter()
+            .map(|t| t.spec().name.to_owned())
+            .collect()
     }
 
     /// The configuration the toolbox was built from.
@@ -100,7 +103,7 @@ impl Toolbox {
         self.active
             .iter()
             .map(|definition| {
-                let settings = self.config.tool(definition.name());
+                let settings = self.config.tool(&definition.spec().name);
                 wrap_with_mode(
                     definition.clone(),
                     settings.and_then(|s| s.config.clone()),
@@ -125,7 +128,7 @@ impl Toolbox {
         let inactive: Vec<String> = self
             .registered
             .iter()
-            .map(|t| t.name().to_owned())
+            .map(|t| t.spec().name.to_owned())
             .filter(|name| !active.contains(name))
             .collect();
         let unknown_tool: UnknownToolMessage = Arc::new(move |name: &str| {
@@ -243,12 +246,12 @@ impl Toolbox {
     }
 
     fn push_active(&mut self, name: &str) -> bool {
-        if self.active.iter().any(|t| t.name() == name) {
+        if self.active.iter().any(|t| t.spec().name == name) {
             return false;
         }
-        match self.registered.iter().find(|t| t.name() == name) {
+        match self.registered.iter().find(|t| t.spec().name == name) {
             Some(definition) => {
-                let definition = match self.description_addition(definition.role()) {
+                let definition = match self.description_addition(definition.spec().role) {
                     Some(addition) => extend_description(definition.clone(), &addition),
                     None => definition.clone(),
                 };

@@ -128,7 +128,7 @@ fn calls(reply: &Reply) -> Vec<(String, String, Value)> {
 fn strict_nulls_take_the_defaults(mut reply: Reply) {
     use pi_tools::ToolDefinition;
     use pi_tools::dialect::{Dialect, transform};
-    let strict = transform(CountTool.parameters(), Dialect::OpenAiStrict).unwrap();
+    let strict = transform(&CountTool.spec().parameters, Dialect::OpenAiStrict).unwrap();
     assert_eq!(strict["required"], serde_json::json!(["limit", "note"]));
     assert_eq!(
         strict["properties"]["limit"]["anyOf"][1],

@@ -36,25 +36,31 @@ fn every_registered_tool_is_found_sorted_by_name() {
 fn tools_are_looked_up_by_name_with_their_metadata() {
     let registry = Registry::from_inventory().expect("no duplicate names");
     let search = registry.get("search-text").expect("registered");
-    assert_eq!(search.description(), "Search for text.");
-    assert!(search.read_only());
-    assert!(!search.destructive());
+    assert_eq!(search.spec().description, "Search for text.");
+    assert!(search.spec().read_only);
+    assert!(!search.spec().destructive);
     let remove = registry.get("remove_file").expect("registered");
-    assert!(remove.destructive());
-    assert_eq!(remove.execution_mode(), pi_tools::ExecutionMode::Sequential);
+    assert!(remove.spec().destructive);
+    assert_eq!(remove.spec().mode, pi_tools::ExecutionMode::Sequential);
     assert!(registry.get("search_text").is_none());
-    let location = remove.source_location().expect("a location");
+    let location = remove.spec().source.expect("a location");
     assert!(location.file.ends_with("files.rs"), "{location}");
 }
 
 #[test]
 fn schemas_are_computed_once_and_shared() {
     let registry = Registry::from_inventory().expect("no duplicate names");
-    let first: *const serde_json::Value =
-        registry.get("list_files").expect("registered").parameters();
+    let first: *const serde_json::Value = &registry
+        .get("list_files")
+        .expect("registered")
+        .spec()
+        .parameters;
     let again = Registry::from_inventory().expect("no duplicate names");
-    let second: *const serde_json::Value =
-        again.get("list_files").expect("registered").parameters();
+    let second: *const serde_json::Value = &again
+        .get("list_files")
+        .expect("registered")
+        .spec()
+        .parameters;
     assert_eq!(first, second);
 }
 

@@ -4,29 +4,18 @@ use std::sync::Arc;
 
 use pi_tools::{
     BoxFuture, ExecutionMode, ToolConfigSpec, ToolContext, ToolDefinition, ToolError, ToolResult,
-    ToolRole,
+    ToolRole, ToolSpec,
 };
 use serde_json::{Value, json};
 
 type Behaviour = dyn Fn(Value, ToolContext) -> Result<ToolResult, ToolError> + Send + Sync;
 
-/// A configurable tool: every product-face property can be set, and `execute` runs a
-/// closure over the arguments and context.
+/// A configurable tool: its spec is set by hand, and `execute` runs a closure over the
+/// arguments and context.
 pub struct FakeTool {
-    pub name: String,
-    pub label: Option<String>,
-    pub description: String,
-    pub snippet: Option<String>,
-    pub guidelines: Vec<String>,
-    pub parameters: Value,
-    pub mode: ExecutionMode,
-    pub read_only: bool,
-    pub destructive: bool,
-    pub role: ToolRole,
-    pub config: Option<ToolConfigSpec>,
+    pub spec: ToolSpec,
     pub behaviour: Arc<Behaviour>,
     pub delay: Option<std::time::Duration>,
-    pub examples: Vec<Value>,
 }
 
 impl FakeTool {
@@ -34,70 +23,63 @@ impl FakeTool {
     pub fn new(name: &str) -> Self {
         let answer = format!("{name} ok");
         FakeTool {
-            name: name.to_owned(),
-            label: None,
-            description: format!("The {name} tool."),
-            snippet: None,
-            guidelines: Vec::new(),
-            parameters: json!({"type": "object", "properties": {}, "required": []}),
-            mode: ExecutionMode::Parallel,
-            read_only: false,
-            destructive: false,
-            role: ToolRole::General,
-            config: None,
+            spec: ToolSpec::new(
+                name,
+                format!("The {name} tool."),
+                json!({"type": "object", "properties": {}, "required": []}),
+            ),
             behaviour: Arc::new(move |_, _| Ok(ToolResult::text(answer.clone()))),
             delay: None,
-            examples: Vec::new(),
         }
     }
 
     pub fn snippet(mut self, snippet: &str) -> Self {
-        self.snippet = Some(snippet.to_owned());
+        self.spec.snippet = Some(snippet.to_owned());
         self
     }
 
     pub fn guidelines(mut self, lines: &[&str]) -> Self {
-        self.guidelines = lines.iter().map(|s| (*s).to_owned()).collect();
+        self.spec.guidelines = lines.iter().map(|s| (*s).to_owned()).collect();
         self
     }
 
     pub fn parameters(mut self, parameters: Value) -> Self {
-        self.parameters = parameters;
+        self.spec.parameters = parameters;
         self
     }
 
     pub fn label(mut self, label: &str) -> Self {
-        self.label = Some(label.to_owned());
+        self.spec.label = label.to_owned();
         self
     }
 
     pub fn description(mut self, description: &str) -> Self {
-        self.description = description.to_owned();
+        self.spec.description = description.to_owned();
         self
     }
 
     pub fn mode(mut self, mode: ExecutionMode) -> Self {
-        self.mode = mode;
+        self.spec.mode = mode;
         self
     }
 
     pub fn read_only(mut self) -> Self {
-        self.read_only = true;
+        self.spec.read_only = true;
         self
     }
 
     pub fn destructive(mut self) -> Self {
-        self.destructive = true;
+        self.spec.destructive = true;
         self
     }
 
     pub fn role(mut self, role: ToolRole) -> Self {
-        self.role = role;
+        self.spec.role = role;
         self
     }
 
     pub fn config(mut self, spec: ToolConfigSpec) -> Self {
-        self.config = Some(spec);
+        self.spec.config = Some(spec);
         self
     }
 
@@ -116,7 +98,7 @@ impl FakeTool {
     }
 
     pub fn examples(mut self, examples: Vec<Value>) -> Self {
-        self.examples = examples;
+        self.spec.examples = examples;
         self
     }
 
@@ -126,32 +108,8 @@ impl FakeTool {
 }
 
 impl ToolDefinition for FakeTool {
-    fn name(&self) -> &str {
-        &self.name
-    }
-
-    fn label(&self) -> &str {
-        self.label.as_deref().unwrap_or(&self.name)
-    }
-
-    fn description(&self) -> &str {
-        &self.description
-    }
-
-    fn prompt_snippet(&self) -> Option<&str> {
-        self.snippet.as_deref()
-    }
-
-    fn prompt_guidelines(&self) -> Vec<String> {
-        self.guidelines.clone()
-    }
-
-    fn parameters(&self) -> &Value {
-        &self.parameters
-    }
-
-    fn execution_mode(&self) -> ExecutionMode {
-        self.mode
+    fn spec(&self) -> &ToolSpec {
+        &self.spec
     }
 
     fn execute(
@@ -167,26 +125,6 @@ impl ToolDefinition for FakeTool {
             }
             behaviour(args, ctx)
         })
-    }
-
-    fn config(&self) -> Option<ToolConfigSpec> {
-        self.config
-    }
-
-    fn read_only(&self) -> bool {
-        self.read_only
-    }
-
-    fn destructive(&self) -> bool {
-        self.destructive
-    }
-
-    fn role(&self) -> ToolRole {
-        self.role
-    }
-
-    fn examples(&self) -> Vec<Value> {
-        self.examples.clone()
     }
 }
 

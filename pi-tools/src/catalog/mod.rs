@@ -87,21 +87,21 @@ impl Catalog {
         let tools = tools
             .iter()
             .map(|tool| CatalogEntry {
-                name: tool.name().to_owned(),
-                label: tool.label().to_owned(),
+                name: tool.spec().name.to_owned(),
+                label: tool.spec().label.to_owned(),
                 mode: config
-                    .tool(tool.name())
+                    .tool(&tool.spec().name)
                     .and_then(|s| s.mode)
-                    .unwrap_or_else(|| tool.execution_mode()),
-                active: active.iter().any(|a| a == tool.name()),
-                server: tool.mounted_from().map(str::to_owned),
-                snippet: tool.prompt_snippet().map(str::to_owned),
-                description: tool.description().to_owned(),
-                guidelines: tool.prompt_guidelines(),
-                parameters: parameters(tool.parameters()),
-                schema: tool.parameters().clone(),
-                config_schema: tool.config().map(|spec| (spec.schema)()),
-                examples: tool.examples(),
+                    .unwrap_or_else(|| tool.spec().mode),
+                active: active.iter().any(|a| *a == tool.spec().name),
+                server: tool.spec().mounted_from.as_deref().map(str::to_owned),
+                snippet: tool.spec().snippet.as_deref().map(str::to_owned),
+                description: tool.spec().description.to_owned(),
+                guidelines: tool.spec().guidelines.clone(),
+                parameters: parameters(&tool.spec().parameters),
+                schema: tool.spec().parameters.clone(),
+                config_schema: tool.spec().config.map(|spec| (spec.schema)()),
+                examples: tool.spec().examples.clone(),
             })
             .collect();
         Catalog {

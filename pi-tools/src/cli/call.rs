@@ -43,8 +43,8 @@ async fn run_one(
     cancel: CancellationToken,
 ) -> Result<ToolResultMessage, String> {
     let registered = setup::registered().map_err(|f| f.to_string())?;
-    let Some(definition) = registered.iter().find(|d| d.name() == name) else {
-        let names: Vec<&str> = registered.iter().map(|d| d.name()).collect();
+    let Some(definition) = registered.iter().find(|d| d.spec().name == name) else {
+        let names: Vec<&str> = registered.iter().map(|d| d.spec().name.as_str()).collect();
         return Err(format!(
             "no tool called `{name}` is registered; the registered tools are: {}",
             names.join(", ")

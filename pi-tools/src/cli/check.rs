@@ -52,7 +52,7 @@ fn summary(source: &ConfigSource, toolbox: &Toolbox) -> String {
     let registered: Vec<String> = toolbox
         .registered()
         .iter()
-        .map(|t| t.name().to_owned())
+        .map(|t| t.spec().name.to_owned())
         .collect();
     let mut lines = vec![
         format!("{}: ok", config.origin),

@@ -112,7 +112,7 @@ impl LiveView {
     }
 
     fn definition(&self, name: &str) -> Option<&Arc<dyn ToolDefinition>> {
-        self.definitions.iter().find(|d| d.name() == name)
+        self.definitions.iter().find(|d| d.spec().name == name)
     }
 
     fn started(&self, id: String, name: String, args: Value) {

@@ -63,8 +63,8 @@ fn check_active(config: &Config, tools: &[Arc<dyn ToolDefinition>]) -> Result<()
         };
         let listed: Vec<&str> = tools
             .iter()
-            .filter(|t| t.mounted_from() == Some(server))
-            .map(|t| t.name())
+            .filter(|t| t.spec().mounted_from.as_deref() == Some(server))
+            .map(|t| t.spec().name.as_str())
             .collect();
         if listed.is_empty() || is_glob(entry) || listed.contains(&entry.as_str()) {
             continue;

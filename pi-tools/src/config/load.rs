@@ -63,8 +63,9 @@ impl Config {
     pub fn embedded(registered: &[Arc<dyn ToolDefinition>]) -> Result<Config, ConfigError> {
         let mut config = Loader::new(DEFAULT_TOML, DEFAULT_ORIGIN, registered, true).run()?;
         for tool in registered {
-            let name = tool.name();
-            let own = tool.mounted_from().is_none() && !BUILTIN_TOOLS.contains(&name);
+            let name = &tool.spec().name;
+            let own = tool.spec().mounted_from.as_deref().is_none()
+                && !BUILTIN_TOOLS.contains(&name.as_str());
             if own && !config.active.iter().any(|a| a == name) {
                 config.active.push(name.to_owned());
             }
@@ -231,15 +232,19 @@ impl<'a> Loader<'a> {
     }
 
     fn is_registered(&self, name: &str) -> bool {
-        self.registered.iter().any(|t| t.name() == name)
+        self.registered.iter().any(|t| t.spec().name == name)
     }
 
     fn definition(&self, name: &str) -> Option<&Arc<dyn ToolDefinition>> {
-        self.registered.iter().find(|t| t.name() == name)
+        self.registered.iter().find(|t| t.spec().name == name)
     }
 
     fn unknown_tool(&self, name: &str) -> String {
-        let names: Vec<&str> = self.registered.iter().map(|t| t.name()).collect();
+        let names: Vec<&str> = self
+            .registered
+            .iter()
+            .map(|t| t.spec().name.as_str())
+            .collect();
         let hint = suggest(name, names.iter().copied())
             .map(|s| format!("did you mean `{s}`? "))
             .unwrap_or_default();
@@ -422,7 +427,7 @@ impl<'a> Loader<'a> {
                     .insert(key.get_ref().to_string(), to_json(value.get_ref()));
             }
         }
-        match definition.config() {
+        match definition.spec().config {
             None => {
                 for (key, span) in &key_spans {
                     self.report(

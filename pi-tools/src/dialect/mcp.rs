@@ -23,9 +23,9 @@ impl McpHints {
     /// name, `read_only()` and `destructive()`.
     pub fn of(def: &dyn ToolDefinition) -> Self {
         McpHints {
-            title: (def.label() != def.name()).then(|| def.label().to_owned()),
-            read_only: def.read_only(),
-            destructive: def.destructive(),
+            title: (def.spec().label != def.spec().name).then(|| def.spec().label.to_owned()),
+            read_only: def.spec().read_only,
+            destructive: def.spec().destructive,
         }
     }
 

@@ -175,12 +175,12 @@ pub fn transform(canonical: &Value, dialect: Dialect) -> Result<Value, DialectEr
 /// A tool's full wire description in a dialect. MCP's is [`mcp::listing`], with the
 /// definition's [`McpHints`].
 pub fn tool_schema(def: &dyn ToolDefinition, dialect: Dialect) -> Result<Value, DialectError> {
-    let schema = transform(def.parameters(), dialect).map_err(|mut e| {
-        e.tool = Some(def.name().to_owned());
+    let schema = transform(&def.spec().parameters, dialect).map_err(|mut e| {
+        e.tool = Some(def.spec().name.to_owned());
         e
     })?;
-    let name = def.name();
-    let description = def.description();
+    let name = &def.spec().name;
+    let description = &def.spec().description;
     Ok(match dialect {
         Dialect::Mcp => mcp::listing(name, description, schema, &McpHints::of(def)),
         Dialect::OpenAi => json!({

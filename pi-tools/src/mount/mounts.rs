@@ -138,7 +138,7 @@ impl Mounts {
                 .filter(|t| server.settings().allows(&t.name))
             {
                 let mounted = MountedTool::new(server, tool, listing.instructions.as_deref());
-                let name = mounted.name().to_owned();
+                let name = mounted.spec().name.to_owned();
                 if let Some(problem) = tool_name_problem(&name) {
                     return Err(format!(
                         "the MCP server `{server}` lists the tool `{tool}`, which would be called `{name}`, but {problem}; leave it out with a `tools` allow-list in [mcp.servers.{server}]",
@@ -146,7 +146,11 @@ impl Mounts {
                         tool = tool.name
                     ));
                 }
-                if taken.iter().chain(tools.iter()).any(|t| t.name() == name) {
+                if taken
+                    .iter()
+                    .chain(tools.iter())
+                    .any(|t| t.spec().name == name)
+                {
                     return Err(format!(
                         "the tool `{tool}` of the MCP server `{server}` would be called `{name}`, which another tool is already called; leave it out with a `tools` allow-list in [mcp.servers.{server}], or rename the server's entry",
                         server = server.name(),

@@ -12,21 +12,13 @@ use super::content::map_result;
 use super::server::Server;
 use crate::config::MOUNT_SEPARATOR;
 use crate::core::{BoxFuture, ToolContext, ToolError, ToolResult};
-use crate::tool::ToolDefinition;
+use crate::tool::{ToolDefinition, ToolSpec};
 
 /// One tool of a mounted server.
 pub(crate) struct MountedTool {
     server: Server,
-    name: String,
     remote: String,
-    label: String,
-    description: String,
-    snippet: Option<String>,
-    guidelines: Vec<String>,
-    parameters: Value,
-    read_only: bool,
-    destructive: bool,
-    accepts_unknown: bool,
+    spec: ToolSpec,
 }
 
 impl MountedTool {
@@ -74,7 +66,7 @@ impl MountedTool {
         }
         // Unknown properties are refused (with the closest known one named) unless the
         // server's schema explicitly allows them.
-        let accepts_unknown = parameters
+        let accepts_unknown_properties = parameters
             .get("additionalProperties")
             .is_some_and(|a| a != &Value::Bool(false));
         let annotations = tool.annotations.as_ref();
@@ -87,38 +79,35 @@ impl MountedTool {
             .clone()
             .or_else(|| annotations.and_then(|a| a.title.clone()))
             .unwrap_or_else(|| name.clone());
-        MountedTool {
-            server: server.clone(),
-            name,
-            remote,
+        let spec = ToolSpec {
             label,
-            description,
             snippet,
             guidelines,
-            parameters,
             read_only,
             destructive,
-            accepts_unknown,
+            accepts_unknown_properties,
+            mounted_from: Some(server.name().to_owned()),
+            ..ToolSpec::new(name, description, parameters)
+        };
+        MountedTool {
+            server: server.clone(),
+            remote,
+            spec,
         }
-    }
-
-    /// The server it belongs to.
-    pub(crate) fn server_name(&self) -> &str {
-        self.server.name()
     }
 
     async fn call(&self, args: Value, ctx: ToolContext) -> Result<ToolResult, ToolError> {
         let Value::Object(arguments) = args else {
             return Err(ToolError::new(format!(
                 "The arguments of {} must be a JSON object.",
-                self.name
+                self.spec.name
             )));
         };
         // Calls of other sessions wait: progress can then only reach this session's calls.
         let _session = self.server.sessions().enter(&ctx).await;
         let connection = self.server.connection().await.map_err(ToolError::new)?;
         // A tool that may change things runs alone among this server's calls.
-        let _turn = if self.read_only || self.server.settings().parallel {
+        let _turn = if self.spec.read_only || self.server.settings().parallel {
             None
         } else {
             Some(self.server.mutations().lock().await)
@@ -133,13 +122,13 @@ impl MountedTool {
             Ok(result) => map_result(result),
             Err(Timed::Out(limit)) => Err(ToolError::new(format!(
                 "Tool {} timed out after {} s (call_timeout_secs of [mcp.servers.{}]) and the MCP server was told to cancel it. Retry with less work, or raise call_timeout_secs.",
-                self.name,
+                self.spec.name,
                 limit.as_secs(),
                 self.server.name()
             ))),
             Err(Timed::Failed(CallFailure::Cancelled)) => Err(ToolError::new(format!(
                 "The call of {} was cancelled, and the MCP server `{}` was told to stop it.",
-                self.name,
+                self.spec.name,
                 self.server.name()
             ))),
             Err(Timed::Failed(failure @ CallFailure::Closed)) => {
@@ -147,13 +136,13 @@ impl MountedTool {
                 Err(ToolError::new(format!(
                     "The MCP server `{server}` stopped while {tool} was running: {why}. Whether the call took effect is unknown; check before calling it again. The next call starts the server again.",
                     server = self.server.name(),
-                    tool = self.name
+                    tool = self.spec.name
                 )))
             }
             Err(Timed::Failed(CallFailure::Other(text))) => Err(ToolError::new(format!(
                 "The MCP server `{}` could not run {}: {text}.",
                 self.server.name(),
-                self.name
+                self.spec.name
             ))),
         }
     }
@@ -189,44 +178,8 @@ async fn timed<T>(
 }
 
 impl ToolDefinition for MountedTool {
-    fn name(&self) -> &str {
-        &self.name
-    }
-
-    fn label(&self) -> &str {
-        &self.label
-    }
-
-    fn description(&self) -> &str {
-        &self.description
-    }
-
-    fn prompt_snippet(&self) -> Option<&str> {
-        self.snippet.as_deref()
-    }
-
-    fn prompt_guidelines(&self) -> Vec<String> {
-        self.guidelines.clone()
-    }
-
-    fn parameters(&self) -> &Value {
-        &self.parameters
-    }
-
-    fn accepts_unknown_properties(&self) -> bool {
-        self.accepts_unknown
-    }
-
-    fn read_only(&self) -> bool {
-        self.read_only
-    }
-
-    fn destructive(&self) -> bool {
-        self.destructive
-    }
-
-    fn mounted_from(&self) -> Option<&str> {
-        Some(self.server_name())
+    fn spec(&self) -> &ToolSpec {
+        &self.spec
     }
 
     fn execute(

@@ -22,7 +22,9 @@ pub use crate::core::{BoxFuture, ExecutionMode, ToolContext, ToolError, ToolResu
 pub use crate::tool::render::Styled;
 pub use crate::tool::schema::canonical_schema;
 pub use crate::tool::{IntoToolResult, Json};
-pub use crate::tool::{SourceLocation, ToolConfigSpec, ToolDefinition, ToolRenderer, ToolRole};
+pub use crate::tool::{
+    SourceLocation, ToolConfigSpec, ToolDefinition, ToolRenderer, ToolRole, ToolSpec,
+};
 
 use serde::de::DeserializeOwned;
 use serde_json::Value;

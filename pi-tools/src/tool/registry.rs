@@ -14,7 +14,8 @@ use std::collections::HashMap;
 use std::fmt;
 use std::sync::Arc;
 
-use super::definition::{SourceLocation, ToolDefinition};
+use super::definition::ToolDefinition;
+use super::spec::SourceLocation;
 
 /// One `#[tool]` registration, as submitted by the generated code.
 #[doc(hidden)]
@@ -72,18 +73,18 @@ impl Registry {
     ) -> Result<Registry, RegistryError> {
         let mut tools = tools;
         // Stable sort: of two same-named tools the first given is reported first.
-        tools.sort_by(|a, b| a.name().cmp(b.name()));
+        tools.sort_by(|a, b| a.spec().name.cmp(&b.spec().name));
         let mut by_name = HashMap::with_capacity(tools.len());
         for (index, tool) in tools.iter().enumerate() {
-            if let Some(&earlier) = by_name.get(tool.name()) {
+            if let Some(&earlier) = by_name.get(&tool.spec().name) {
                 let first: &Arc<dyn ToolDefinition> = &tools[earlier];
                 return Err(RegistryError::DuplicateName {
-                    name: tool.name().to_owned(),
+                    name: tool.spec().name.to_owned(),
                     first: location(first.as_ref()),
                     second: location(tool.as_ref()),
                 });
             }
-            by_name.insert(tool.name().to_owned(), index);
+            by_name.insert(tool.spec().name.to_owned(), index);
         }
         Ok(Registry { tools, by_name })
     }
@@ -100,7 +101,7 @@ impl Registry {
 
     /// The names, sorted.
     pub fn names(&self) -> impl Iterator<Item = &str> {
-        self.tools.iter().map(|t| t.name())
+        self.tools.iter().map(|t| t.spec().name.as_str())
     }
 
     /// How many tools there are.
@@ -121,6 +122,7 @@ impl fmt::Debug for Registry {
 }
 
 fn location(tool: &dyn ToolDefinition) -> String {
-    tool.source_location()
+    tool.spec()
+        .source
         .map_or_else(|| "an unknown location".to_owned(), |l| l.to_string())
 }

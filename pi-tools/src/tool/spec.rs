@@ -1,0 +1,148 @@
+//! A tool's metadata as one value: everything the catalog, the prompt, the provider schemas
+//! and the MCP listing say about a tool, separate from what the tool does.
+//!
+//! `#[tool]` builds a [`ToolSpec`] once per tool (a `static`), mounts build one from a
+//! server's listing, tests build one by hand. Changing what a tool says about itself is
+//! editing a field of a copy ([`with_spec`](super::with_spec)), never an adapter that
+//! forwards every question.
+
+use std::any::Any;
+use std::sync::Arc;
+
+use serde_json::Value;
+
+use crate::core::ExecutionMode;
+
+/// Where a tool was declared (for duplicate-name errors and docs).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct SourceLocation {
+    /// Source file, as `file!()` gives it.
+    pub file: &'static str,
+    /// Line, as `line!()` gives it.
+    pub line: u32,
+}
+
+impl std::fmt::Display for SourceLocation {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}:{}", self.file, self.line)
+    }
+}
+
+/// The typed configuration a tool declares with `config = Type`: its schema, a loader for a
+/// `[tool.<name>]` section (as JSON), and the default used when the section is absent.
+#[derive(Clone, Copy)]
+pub struct ToolConfigSpec {
+    /// JSON schema of the configuration type.
+    pub schema: fn() -> Value,
+    /// Parses a section into the configuration value; the error names the offending key.
+    pub load: fn(Value) -> Result<Arc<dyn Any + Send + Sync>, String>,
+    /// The configuration used when the section is absent.
+    pub default: fn() -> Arc<dyn Any + Send + Sync>,
+}
+
+impl std::fmt::Debug for ToolConfigSpec {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ToolConfigSpec").finish_non_exhaustive()
+    }
+}
+
+/// A tool's part in the system prompt's rule on exploring files (`#[tool(role = ...)]`).
+/// The rule names the tools by these roles, so a user's own search tool takes part in it
+/// as the built-in ones do.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+#[non_exhaustive]
+pub enum ToolRole {
+    /// No part in the rule.
+    #[default]
+    General,
+    /// Lists, finds or searches files (the built-in grep, find and ls): with a shell
+    /// active, the prompt tells the model to prefer these tools over it for exploring.
+    Explore,
+    /// Runs shell commands (the built-in bash): with it active, the prompt tells the model
+    /// how to explore files, with the exploration tools or, without any, with the shell;
+    /// its description and the prompt's guidelines say what the sandbox allows.
+    Shell,
+}
+
+/// Everything a tool says about itself. Build one with [`ToolSpec::new`] and set the fields
+/// that differ from the defaults:
+///
+/// ```
+/// use pi_tools::ToolSpec;
+/// use serde_json::json;
+///
+/// let spec = ToolSpec {
+///     snippet: Some("Say hello".into()),
+///     read_only: true,
+///     ..ToolSpec::new("greet", "Say hello to someone.", json!({"type": "object"}))
+/// };
+/// assert_eq!(spec.label, "greet");
+/// ```
+#[derive(Debug, Clone)]
+pub struct ToolSpec {
+    /// The name the model calls the tool by.
+    pub name: String,
+    /// A short human label (by default the name).
+    pub label: String,
+    /// What the tool does, for the model.
+    pub description: String,
+    /// One line for the system prompt's "Available tools" section; a tool without one is
+    /// active but not listed.
+    pub snippet: Option<String>,
+    /// Lines for the system prompt's "Guidelines" section.
+    pub guidelines: Vec<String>,
+    /// The canonical JSON schema of the arguments.
+    pub parameters: Value,
+    /// The typed configuration the tool accepts (`[tool.<name>]`), if any.
+    pub config: Option<ToolConfigSpec>,
+    /// Whether the tool may run beside others of its batch.
+    pub mode: ExecutionMode,
+    /// The tool's part in the prompt's rule on exploring files.
+    pub role: ToolRole,
+    /// Whether the tool only reads (MCP's `readOnlyHint`).
+    pub read_only: bool,
+    /// Whether the tool may destroy data (MCP's `destructiveHint`).
+    pub destructive: bool,
+    /// Whether arguments may carry properties the schema does not declare (the `#[tool]`
+    /// key `accept_unknown_properties`); otherwise an unknown property is a validation
+    /// error naming the closest known one.
+    pub accepts_unknown_properties: bool,
+    /// The MCP server this tool is mounted from (`[mcp.servers.<name>]`), or `None` for a
+    /// tool of this program.
+    pub mounted_from: Option<String>,
+    /// Example arguments, each a JSON object the schema accepts; the catalog shows them as
+    /// example calls (`#[tool(examples = [r#"{...}"#])]`).
+    pub examples: Vec<Value>,
+    /// Where the tool was declared.
+    pub source: Option<SourceLocation>,
+}
+
+impl ToolSpec {
+    /// A spec with this name, description and parameter schema, labelled by its name, with
+    /// no snippet, guidelines, configuration or examples, parallel, of no role, with no
+    /// hints, refusing unknown properties.
+    pub fn new(
+        name: impl Into<String>,
+        description: impl Into<String>,
+        parameters: Value,
+    ) -> ToolSpec {
+        let name = name.into();
+        ToolSpec {
+            label: name.clone(),
+            name,
+            description: description.into(),
+            snippet: None,
+            guidelines: Vec::new(),
+            parameters,
+            config: None,
+            mode: ExecutionMode::Parallel,
+            role: ToolRole::General,
+            read_only: false,
+            destructive: false,
+            accepts_unknown_properties: false,
+            mounted_from: None,
+            examples: Vec::new(),
+            source: None,
+        }
+    }
+}
