@@ -2,9 +2,12 @@
 # Runs the official MCP Python SDK as a client of `pi-tools mcp`, over stdio and over
 # Streamable HTTP (tests/python/sdk_client.py): initialize, tools/list, calls with progress,
 # a refused argument, an unknown tool, the session's DELETE, and client roots that confine
-# the tools and follow a change, with any warning the SDK logs failing the run.
+# the tools and follow a change, with any warning the SDK logs failing the run. Then the
+# OpenAI Python SDK's types check the Responses dialect: the tools `schema` lists and the
+# items `run --dialect openai-responses` prints for a reply the SDK built
+# (tests/python/openai_responses.py).
 #
-# Installs the SDK (pinned) from PyPI into a virtual environment in target/python-sdk when
+# Installs the SDKs (pinned) from PyPI into a virtual environment in target/python-sdk when
 # missing, and Python's venv module from Debian when that is missing; `--install` does only
 # that (`.ci/run` installs while the lints compile). `scripts/python-sdk.sh BINARY` tests
 # that binary instead of building target/debug/pi-tools (`.ci/run` passes the one the
@@ -14,15 +17,16 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 SDK_VERSION=2.3.0
+OPENAI_VERSION=3.57.0
 venv=target/python-sdk
 if ! python3 -c 'import venv, ensurepip' >/dev/null 2>&1; then
     apt-get update -qq
     DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3 python3-venv >/dev/null
 fi
-if ! "$venv/bin/python" -c "import mcp, sys; from importlib.metadata import version; sys.exit(version('mcp') != '$SDK_VERSION')" >/dev/null 2>&1; then
+if ! "$venv/bin/python" -c "import mcp, openai, sys; from importlib.metadata import version; sys.exit(version('mcp') != '$SDK_VERSION' or version('openai') != '$OPENAI_VERSION')" >/dev/null 2>&1; then
     rm -rf "$venv"
     python3 -m venv "$venv"
-    "$venv/bin/pip" install --quiet --disable-pip-version-check "mcp==$SDK_VERSION"
+    "$venv/bin/pip" install --quiet --disable-pip-version-check "mcp==$SDK_VERSION" "openai==$OPENAI_VERSION"
 fi
 
 [[ "${1:-}" == --install ]] && exit 0
@@ -33,3 +37,4 @@ if [[ -z "$binary" ]]; then
     binary=target/debug/pi-tools
 fi
 "$venv/bin/python" tests/python/sdk_client.py "$binary"
+"$venv/bin/python" tests/python/openai_responses.py "$binary"

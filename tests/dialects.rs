@@ -487,7 +487,7 @@ fn dialect_names_round_trip() {
     assert_eq!(
         "claude".parse::<Dialect>(),
         Err(
-            "unknown dialect `claude`: use one of mcp, openai, openai-strict, anthropic, gemini"
+            "unknown dialect `claude`: use one of mcp, openai, openai-strict, openai-responses, anthropic, gemini"
                 .to_owned()
         )
     );

@@ -104,7 +104,9 @@ fn schema_refuses_an_unknown_dialect_listing_the_known_ones() {
     assert_eq!(output.status.code(), Some(2));
     let message = stderr(&output);
     assert!(
-        message.contains("[possible values: mcp, openai, openai-strict, anthropic, gemini]"),
+        message.contains(
+            "[possible values: mcp, openai, openai-strict, openai-responses, anthropic, gemini]"
+        ),
         "{message}"
     );
 }

@@ -16,7 +16,14 @@ use support::mount::{filesystem_command, toml_list};
 use support::spawn;
 
 /// Every dialect `schema` and `run --dialect` know.
-const DIALECTS: [&str; 5] = ["mcp", "openai", "openai-strict", "anthropic", "gemini"];
+const DIALECTS: [&str; 6] = [
+    "mcp",
+    "openai",
+    "openai-strict",
+    "openai-responses",
+    "anthropic",
+    "gemini",
+];
 
 /// The seven built-in tools, all active.
 const BUILTINS_TOML: &str = r#"[tools]

@@ -9,9 +9,10 @@ use std::path::Path;
 use serde_json::{Map, Value};
 
 use crate::core::ToolCall;
-use crate::provider::{Provider, Reply, read_reply};
+use crate::provider::{Reply, read_reply};
 
-use super::{Failure, ReplyDialect};
+use super::Failure;
+use crate::dialect::Dialect;
 
 /// The shapes `run` accepts, for error messages.
 const EXPECTED: &str = "expected a JSON array of tool calls, \
@@ -79,18 +80,15 @@ pub(super) fn parse(text: &str) -> Result<Vec<ToolCall>, Failure> {
 }
 
 /// A provider's reply (its JSON body or its event stream), for `run --dialect`.
-pub(super) fn reply(text: &str, dialect: ReplyDialect) -> Result<Reply, Failure> {
-    let provider = match dialect {
-        ReplyDialect::OpenAi | ReplyDialect::OpenAiStrict => Provider::OpenAi,
-        ReplyDialect::OpenAiResponses => Provider::OpenAiResponses,
-        ReplyDialect::Anthropic => Provider::Anthropic,
-        ReplyDialect::Gemini => Provider::Gemini,
-    };
+pub(super) fn reply(text: &str, dialect: Dialect) -> Result<Reply, Failure> {
+    let provider = dialect.provider().ok_or_else(|| {
+        Failure::usage(format!(
+            "the {dialect} dialect only lists tools and has no replies to read; use openai, openai-strict, openai-responses, anthropic or gemini"
+        ))
+    })?;
     let mut reply = read_reply(provider, text.as_bytes())
         .map_err(|e| Failure::usage(format!("unusable reply: {e}")))?;
-    if dialect == ReplyDialect::OpenAiStrict {
-        reply.strict = true;
-    }
+    reply.strict |= dialect.strict();
     let mut seen = HashSet::new();
     for call in &reply.calls {
         if !seen.insert(call.id.as_str()) {

@@ -234,33 +234,13 @@ struct RunArgs {
     /// an array of messages (openai), of items (openai-responses), or one message (anthropic)
     /// or content (gemini). Events and the results as a person reads them go to standard
     /// error. openai-strict is openai whose tools are strict: a `null` optional means absent.
-    #[arg(long, value_enum, value_name = "PROVIDER")]
-    dialect: Option<ReplyDialect>,
+    #[arg(long, value_name = "PROVIDER", value_parser = reply_dialect_parser())]
+    dialect: Option<Dialect>,
     /// The batch: a JSON array of `{id, name, arguments}` or an assistant message with
     /// `toolCall` blocks (with --dialect, the provider's reply); `-` or nothing reads
     /// standard input.
     #[arg(value_name = "FILE")]
     input: Option<PathBuf>,
-}
-
-/// Whose reply `run --dialect` reads, and whose messages it prints.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-enum ReplyDialect {
-    /// OpenAI Chat Completions: a `ChatCompletion`, or its chunk stream.
-    #[value(name = "openai")]
-    OpenAi,
-    /// OpenAI Chat Completions with strict tools: `null` for an optional parameter is absent.
-    #[value(name = "openai-strict")]
-    OpenAiStrict,
-    /// OpenAI Responses: a `response`, or its event stream.
-    #[value(name = "openai-responses")]
-    OpenAiResponses,
-    /// Anthropic Messages: a `message`, or its event stream.
-    #[value(name = "anthropic")]
-    Anthropic,
-    /// Gemini `generateContent`: a `GenerateContentResponse`, or its `alt=sse` stream.
-    #[value(name = "gemini")]
-    Gemini,
 }
 
 #[derive(Debug, Args)]
@@ -352,6 +332,29 @@ fn dialect_parser() -> impl clap::builder::TypedValueParser<Value = Dialect> {
     use clap::builder::TypedValueParser;
     clap::builder::PossibleValuesParser::new(Dialect::ALL.map(Dialect::as_str))
         .try_map(|name| name.parse::<Dialect>())
+}
+
+/// The dialects whose replies `run --dialect` reads (every one but MCP's), each with what it
+/// reads.
+fn reply_dialect_parser() -> impl clap::builder::TypedValueParser<Value = Dialect> {
+    use clap::builder::{PossibleValue, TypedValueParser};
+    let help = |dialect: Dialect| match dialect {
+        Dialect::Mcp => "",
+        Dialect::OpenAi => "OpenAI Chat Completions: a `ChatCompletion`, or its chunk stream",
+        Dialect::OpenAiStrict => {
+            "OpenAI Chat Completions with strict tools: `null` for an optional parameter is absent"
+        }
+        Dialect::OpenAiResponses => "OpenAI Responses: a `response`, or its event stream",
+        Dialect::Anthropic => "Anthropic Messages: a `message`, or its event stream",
+        Dialect::Gemini => {
+            "Gemini `generateContent`: a `GenerateContentResponse`, or its `alt=sse` stream"
+        }
+    };
+    let values = Dialect::ALL
+        .into_iter()
+        .filter(|d| d.provider().is_some())
+        .map(move |d| PossibleValue::new(d.as_str()).help(help(d)));
+    clap::builder::PossibleValuesParser::new(values).try_map(|name| name.parse::<Dialect>())
 }
 
 #[cfg(test)]

@@ -48,6 +48,9 @@ pub enum Dialect {
     OpenAi,
     /// OpenAI function calling with `strict: true` (structured outputs).
     OpenAiStrict,
+    /// OpenAI Responses: the strict schema in a flat tool, `{type: "function", name,
+    /// description, parameters, strict: true}`.
+    OpenAiResponses,
     /// Anthropic's `input_schema`.
     Anthropic,
     /// Google Gemini function declarations (an OpenAPI 3.0 subset).
@@ -56,10 +59,11 @@ pub enum Dialect {
 
 impl Dialect {
     /// Every dialect, in documentation order.
-    pub const ALL: [Dialect; 5] = [
+    pub const ALL: [Dialect; 6] = [
         Dialect::Mcp,
         Dialect::OpenAi,
         Dialect::OpenAiStrict,
+        Dialect::OpenAiResponses,
         Dialect::Anthropic,
         Dialect::Gemini,
     ];
@@ -70,9 +74,30 @@ impl Dialect {
             Dialect::Mcp => "mcp",
             Dialect::OpenAi => "openai",
             Dialect::OpenAiStrict => "openai-strict",
+            Dialect::OpenAiResponses => "openai-responses",
             Dialect::Anthropic => "anthropic",
             Dialect::Gemini => "gemini",
         }
+    }
+
+    /// The provider whose replies carry calls of tools described in this dialect, or `None`
+    /// for MCP (a face that only lists tools): Chat Completions for `openai` and
+    /// `openai-strict`, Responses, Anthropic Messages, Gemini.
+    pub fn provider(self) -> Option<crate::provider::Provider> {
+        use crate::provider::Provider;
+        match self {
+            Dialect::Mcp => None,
+            Dialect::OpenAi | Dialect::OpenAiStrict => Some(Provider::OpenAi),
+            Dialect::OpenAiResponses => Some(Provider::OpenAiResponses),
+            Dialect::Anthropic => Some(Provider::Anthropic),
+            Dialect::Gemini => Some(Provider::Gemini),
+        }
+    }
+
+    /// Whether the tools are strict (structured outputs), so a `null` given for an optional
+    /// parameter means it is absent.
+    pub fn strict(self) -> bool {
+        matches!(self, Dialect::OpenAiStrict | Dialect::OpenAiResponses)
     }
 }
 
@@ -91,7 +116,7 @@ impl std::str::FromStr for Dialect {
             .find(|d| d.as_str() == s)
             .ok_or_else(|| {
                 format!(
-                    "unknown dialect `{s}`: use one of mcp, openai, openai-strict, anthropic, gemini"
+                    "unknown dialect `{s}`: use one of mcp, openai, openai-strict, openai-responses, anthropic, gemini"
                 )
             })
     }
@@ -167,6 +192,11 @@ pub fn transform(canonical: &Value, dialect: Dialect) -> Result<Value, DialectEr
     match dialect {
         Dialect::Mcp | Dialect::OpenAi => Ok(canonical.clone()),
         Dialect::OpenAiStrict => openai_strict::transform(canonical),
+        // The same strict rules; an error names the dialect asked for.
+        Dialect::OpenAiResponses => openai_strict::transform(canonical).map_err(|mut e| {
+            e.dialect = Dialect::OpenAiResponses;
+            e
+        }),
         Dialect::Anthropic => anthropic::transform(canonical),
         Dialect::Gemini => gemini::transform(canonical),
     }
@@ -196,6 +226,13 @@ pub fn tool_schema(def: &dyn ToolDefinition, dialect: Dialect) -> Result<Value, 
                 "strict": true,
             },
         }),
+        Dialect::OpenAiResponses => json!({
+            "type": "function",
+            "name": name,
+            "description": description,
+            "parameters": schema,
+            "strict": true,
+        }),
         Dialect::Anthropic => json!({
             "name": name,
             "description": description,
@@ -220,7 +257,7 @@ pub fn check(dialect: Dialect, wire: &Value) -> Result<(), Vec<String>> {
     let mut problems = Vec::new();
     let schema_key = match dialect {
         Dialect::Mcp => "inputSchema",
-        Dialect::OpenAi | Dialect::OpenAiStrict => "parameters",
+        Dialect::OpenAi | Dialect::OpenAiStrict | Dialect::OpenAiResponses => "parameters",
         Dialect::Anthropic => "input_schema",
         Dialect::Gemini => "parameters",
     };
@@ -231,11 +268,17 @@ pub fn check(dialect: Dialect, wire: &Value) -> Result<(), Vec<String>> {
             }
             (wire.get("function").unwrap_or(&Value::Null), "/function")
         }
+        Dialect::OpenAiResponses => {
+            if wire.get("type").and_then(Value::as_str) != Some("function") {
+                problems.push("/type: must be \"function\"".to_owned());
+            }
+            (wire, "")
+        }
         _ => (wire, ""),
     };
     require_str("name", holder, &mut problems);
     require_str("description", holder, &mut problems);
-    if dialect == Dialect::OpenAiStrict && holder.get("strict") != Some(&Value::Bool(true)) {
+    if dialect.strict() && holder.get("strict") != Some(&Value::Bool(true)) {
         problems.push(format!("{prefix}/strict: must be true"));
     }
     if dialect == Dialect::Mcp
@@ -264,7 +307,9 @@ pub fn check(dialect: Dialect, wire: &Value) -> Result<(), Vec<String>> {
                 problems.push(format!("{path}: the root needs `required`"));
             }
         }
-        Dialect::OpenAiStrict => openai_strict::check(schema, &path, &mut problems),
+        Dialect::OpenAiStrict | Dialect::OpenAiResponses => {
+            openai_strict::check(schema, &path, &mut problems)
+        }
         Dialect::Anthropic => anthropic::check(schema, &path, &mut problems),
         Dialect::Gemini => gemini::check(schema, &path, &mut problems),
     }

@@ -183,32 +183,20 @@ impl<'a> Request<'a> {
 
 impl Provider {
     /// The schema dialect of this provider's tools: `openai` for Chat Completions,
-    /// `openai-strict` for Responses (its tools are strict unless declared otherwise, and
+    /// `openai-responses` for Responses (its tools are strict unless declared otherwise, and
     /// its replies are read so), `anthropic`, `gemini`.
     pub fn dialect(self) -> Dialect {
         match self {
             Provider::OpenAi => Dialect::OpenAi,
-            Provider::OpenAiResponses => Dialect::OpenAiStrict,
+            Provider::OpenAiResponses => Dialect::OpenAiResponses,
             Provider::Anthropic => Dialect::Anthropic,
             Provider::Gemini => Dialect::Gemini,
         }
     }
 
-    /// A tool as this provider's request lists it: the [`dialect`](Self::dialect)'s wire
-    /// form, flattened for Responses (`{type: "function", name, description, parameters,
-    /// strict: true}`).
+    /// A tool as this provider's request lists it: its [`dialect`](Self::dialect)'s wire
+    /// form.
     pub fn tool_schema(self, tool: &dyn ToolDefinition) -> Result<Value, DialectError> {
-        let wire = dialect::tool_schema(tool, self.dialect())?;
-        Ok(match self {
-            Provider::OpenAiResponses => {
-                let mut flat = Map::new();
-                flat.insert("type".into(), json!("function"));
-                if let Some(Value::Object(function)) = wire.get("function") {
-                    flat.extend(function.clone());
-                }
-                flat.into()
-            }
-            _ => wire,
-        })
+        dialect::tool_schema(tool, self.dialect())
     }
 }
