@@ -35,11 +35,7 @@ async fn call_via(
     via: Option<&str>,
 ) -> Duration {
     let config = RunnerConfig::default().with_env(Arc::clone(env));
-    let call = ToolCall {
-        id: "b".into(),
-        name: name.into(),
-        arguments: args,
-    };
+    let call = ToolCall::new("b", name, args);
     let started = Instant::now();
     let outcome = execute_tool_calls(
         tools,

@@ -45,16 +45,8 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     }
 
     let calls = [
-        ToolCall {
-            id: "1".into(),
-            name: "read".into(),
-            arguments: json!({"path": "Cargo.toml", "limit": 5}),
-        },
-        ToolCall {
-            id: "2".into(),
-            name: "bash".into(),
-            arguments: json!({"command": "uname -n"}),
-        },
+        ToolCall::new("1", "read", json!({"path": "Cargo.toml", "limit": 5})),
+        ToolCall::new("2", "bash", json!({"command": "uname -n"})),
     ];
     let batches = envs.iter().map(|(name, env)| {
         let config = RunnerConfig::default().with_env(Arc::clone(env));

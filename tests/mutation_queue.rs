@@ -135,11 +135,7 @@ fn file_tools() -> ToolSet {
 }
 
 fn call(id: &str, name: &str, arguments: Value) -> ToolCall {
-    ToolCall {
-        id: id.into(),
-        name: name.into(),
-        arguments,
-    }
+    ToolCall::new(id, name, arguments)
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]

@@ -259,6 +259,55 @@ async fn immediate_outcomes_end_during_preflight_before_anything_executes() {
 }
 
 #[tokio::test(start_paused = true)]
+async fn a_call_that_arrives_refused_ends_in_preflight_with_its_result_and_never_runs() {
+    let sink = LogSink::default();
+    let log = sink.log.clone();
+    let conc = Concurrency::default();
+    let refusal = ToolResult::text("The call was not run: its arguments are an array.")
+        .with_details(json!({"provider": "openai", "path": "/choices/0"}));
+    let calls = [
+        call("ok", "t", json!({"i": 1})),
+        ToolCall::refused("refused", "t", json!({}), refusal.clone()),
+        // Refused before the lookup: a tool that does not exist is not what it is told.
+        ToolCall::refused("unknown", "nope", json!({}), refusal.clone()),
+    ];
+    let outcome = execute_tool_calls(
+        &ToolSet::new([tracked("t", &conc, &log, 5).arc()]),
+        &calls,
+        &RunnerConfig::default(),
+        &CancellationToken::new(),
+        &sink,
+    )
+    .await;
+    assert_eq!(
+        &log.lines()[..5],
+        lines(&[
+            "start:ok",
+            "start:refused",
+            "end:refused",
+            "start:unknown",
+            "end:unknown",
+        ])
+    );
+    let executed: Vec<_> = log
+        .lines()
+        .into_iter()
+        .filter(|l| l.starts_with("exec:"))
+        .collect();
+    assert_eq!(
+        executed.len(),
+        1,
+        "only the readable call runs: {executed:?}"
+    );
+    for message in &outcome.messages[1..] {
+        assert!(message.is_error);
+        assert_eq!(message.content, refusal.content);
+        assert_eq!(message.details, refusal.details);
+    }
+    assert!(!outcome.messages[0].is_error);
+}
+
+#[tokio::test(start_paused = true)]
 async fn a_missing_required_property_is_named_in_the_path() {
     let calls = [call("x", "t", json!({"note": 5}))];
     let (outcome, _) = run(vec![echo("t")], &calls, &RunnerConfig::default()).await;

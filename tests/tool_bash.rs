@@ -330,11 +330,11 @@ async fn many_lines_produce_few_throttled_updates() {
         extensions: extensions(tmp.path()),
         ..RunnerConfig::default()
     };
-    let calls = [ToolCall {
-        id: "1".into(),
-        name: "bash".into(),
-        arguments: json!({"command": "for i in $(seq 1 5000); do echo line $i; done"}),
-    }];
+    let calls = [ToolCall::new(
+        "1",
+        "bash",
+        json!({"command": "for i in $(seq 1 5000); do echo line $i; done"}),
+    )];
     let sink = CollectingSink::new();
     let outcome =
         execute_tool_calls(&tools, &calls, &config, &CancellationToken::new(), &sink).await;
@@ -421,11 +421,7 @@ async fn logged(command: &str, sink: &impl pi_tools::EventSink) -> String {
         extensions: extensions(tmp.path()),
         ..RunnerConfig::default()
     };
-    let calls = [ToolCall {
-        id: "1".into(),
-        name: "bash".into(),
-        arguments: json!({"command": command}),
-    }];
+    let calls = [ToolCall::new("1", "bash", json!({"command": command}))];
     let outcome =
         execute_tool_calls(&tools, &calls, &config, &CancellationToken::new(), sink).await;
     assert!(!outcome.messages[0].is_error);

@@ -52,11 +52,7 @@ async fn run_one(
     };
     let tools = ToolSet::new([wrap(Arc::clone(definition), None)]);
     let config = RunnerConfig::default().with_env(Arc::new(LocalEnv::new(&cwd)));
-    let call = ToolCall {
-        id: "call".into(),
-        name,
-        arguments,
-    };
+    let call = ToolCall::new("call", name, arguments);
     let mut outcome = execute_tool_calls(&tools, &[call], &config, &cancel, &NoopSink).await;
     outcome
         .messages

@@ -4,7 +4,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::content::ContentBlock;
-use super::result::Usage;
+use super::result::{ToolResult, Usage};
 
 /// One tool call emitted by the model.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -16,6 +16,11 @@ pub struct ToolCall {
     /// The raw arguments, as the model sent them.
     #[serde(default = "empty_object")]
     pub arguments: Value,
+    /// A call that arrives already refused (a provider's reply whose arguments could not be
+    /// read as a JSON object): the runner does not look the tool up or run anything, and
+    /// gives this failed result, with the call's events and message like any other's.
+    #[serde(skip)]
+    pub refusal: Option<ToolResult>,
 }
 
 fn empty_object() -> Value {
@@ -29,6 +34,20 @@ impl ToolCall {
             id: id.into(),
             name: name.into(),
             arguments,
+            refusal: None,
+        }
+    }
+
+    /// A call that is not to run: the runner answers it with `result`, failed.
+    pub fn refused(
+        id: impl Into<String>,
+        name: impl Into<String>,
+        arguments: Value,
+        result: ToolResult,
+    ) -> Self {
+        ToolCall {
+            refusal: Some(result),
+            ..ToolCall::new(id, name, arguments)
         }
     }
 }
@@ -57,4 +76,23 @@ pub struct ToolResultMessage {
     pub is_error: bool,
     /// Milliseconds since the Unix epoch when the message was created.
     pub timestamp: u64,
+}
+
+impl ToolResultMessage {
+    /// The message answering `call` with `result`, stamped now: the result's content,
+    /// details, usage and tools to activate, and whether it failed.
+    pub fn new(call: &ToolCall, result: ToolResult, is_error: bool) -> Self {
+        ToolResultMessage {
+            tool_call_id: call.id.clone(),
+            tool_name: call.name.clone(),
+            content: result.content,
+            details: result.details,
+            usage: result.usage,
+            added_tool_names: result.added_tool_names,
+            is_error,
+            timestamp: std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX)),
+        }
+    }
 }

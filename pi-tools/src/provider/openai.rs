@@ -22,18 +22,10 @@ const P: Provider = Provider::OpenAi;
 /// content is its error text.
 ///
 /// ```
-/// use pi_tools::{ContentBlock, ToolResultMessage};
+/// use pi_tools::{ToolCall, ToolResult, ToolResultMessage};
 ///
-/// let message = ToolResultMessage {
-///     tool_call_id: "call_1".into(),
-///     tool_name: "read".into(),
-///     content: vec![ContentBlock::text("hello")],
-///     details: serde_json::Value::Null,
-///     usage: None,
-///     added_tool_names: vec![],
-///     is_error: false,
-///     timestamp: 0,
-/// };
+/// let call = ToolCall::new("call_1", "read", serde_json::json!({"path": "a.txt"}));
+/// let message = ToolResultMessage::new(&call, ToolResult::text("hello"), false);
 /// assert_eq!(
 ///     pi_tools::provider::openai::tool_messages(&[message]),
 ///     [serde_json::json!({"role": "tool", "tool_call_id": "call_1", "content": "hello"})]

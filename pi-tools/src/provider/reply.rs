@@ -5,8 +5,8 @@ use serde_json::{Map, Value, json};
 use tokio_util::sync::CancellationToken;
 
 use crate::core::{
-    BatchOutcome, ContentBlock, EventSink, RunnerConfig, ToolCall, ToolEvent, ToolResult,
-    ToolResultMessage, ToolSet, execute_tool_calls,
+    BatchOutcome, ContentBlock, EventSink, RunnerConfig, ToolCall, ToolResult, ToolResultMessage,
+    ToolSet, execute_tool_calls,
 };
 
 use super::walk::{At, Path};
@@ -41,16 +41,9 @@ pub struct Reply {
     /// `strict: true` tools (the `openai-strict` dialect).
     pub strict: bool,
     /// Per call: why its arguments cannot be used, when they cannot.
-    unreadable: Vec<Option<Unreadable>>,
+    unreadable: Vec<Option<String>>,
     /// Per call: whether the provider sent its id.
     sent_ids: Vec<bool>,
-}
-
-/// A call whose arguments cannot be used, and where they were.
-#[derive(Debug, Clone, PartialEq)]
-struct Unreadable {
-    problem: String,
-    path: String,
 }
 
 /// A call's arguments as the reply carries them.
@@ -90,11 +83,21 @@ impl Reply {
         };
         self.sent_ids.push(id.is_some());
         let id = id.map_or_else(|| format!("call_{}", self.calls.len()), str::to_owned);
-        self.calls.push(ToolCall::new(id, name, arguments));
-        self.unreadable.push(problem.map(|problem| Unreadable {
-            problem,
-            path: path.to_owned(),
-        }));
+        self.calls.push(match &problem {
+            None => ToolCall::new(id, name, arguments),
+            // The runner answers it without running anything, like any refused call.
+            Some(problem) => {
+                let result = ToolResult {
+                    content: vec![ContentBlock::text(format!(
+                        "The call was not run: its arguments {problem}. Call {name} again with its arguments as one JSON object."
+                    ))],
+                    details: json!({"provider": self.provider.as_str(), "path": path}),
+                    ..ToolResult::default()
+                };
+                ToolCall::refused(id, name, arguments, result)
+            }
+        });
+        self.unreadable.push(problem);
     }
 
     /// Adds a call whose arguments are the field `key` of `at`: a JSON text (OpenAI's
@@ -134,10 +137,7 @@ impl Reply {
     /// cannot: the text its failed result carries. [`Reply::run`] gives it that result
     /// without running it.
     pub fn unreadable(&self, index: usize) -> Option<&str> {
-        self.unreadable
-            .get(index)
-            .and_then(Option::as_ref)
-            .map(|u| u.problem.as_str())
+        self.unreadable.get(index).and_then(Option::as_deref)
     }
 
     /// The calls with their strict-mode `null`s removed: a property whose value is `null` and
@@ -157,10 +157,10 @@ impl Reply {
     }
 
     /// Runs the calls with the runner and returns one result message per call, in the
-    /// reply's order. A call whose arguments cannot be read does not run: it gets a failed
-    /// result saying why (with start and end events like any other call), and `details`
-    /// naming the provider and the JSON path. With [`Reply::strict`], optional `null`s are
-    /// dropped first.
+    /// reply's order. A call whose arguments cannot be read does not run: the runner gives it
+    /// a failed result saying why (with start and end events like any other call), and
+    /// `details` naming the provider and the JSON path. With [`Reply::strict`], optional
+    /// `null`s are dropped first.
     pub async fn run<S: EventSink>(
         &self,
         tools: &ToolSet,
@@ -168,85 +168,12 @@ impl Reply {
         cancel: &CancellationToken,
         sink: &S,
     ) -> BatchOutcome {
-        let calls = if self.strict {
-            self.calls_without_strict_nulls(tools)
+        if self.strict {
+            let calls = self.calls_without_strict_nulls(tools);
+            execute_tool_calls(tools, &calls, config, cancel, sink).await
         } else {
-            self.calls.clone()
-        };
-        let mut runnable = Vec::with_capacity(calls.len());
-        let mut refused = Vec::new();
-        for (call, unreadable) in calls.iter().zip(&self.unreadable) {
-            match unreadable {
-                None => runnable.push(call.clone()),
-                Some(u) => refused.push(self.refuse(call, u, sink).await),
-            }
+            execute_tool_calls(tools, &self.calls, config, cancel, sink).await
         }
-        let ran = execute_tool_calls(tools, &runnable, config, cancel, sink).await;
-        let mut ran_messages = ran.messages.into_iter();
-        let mut refused = refused.into_iter();
-        let messages = self
-            .unreadable
-            .iter()
-            .filter_map(|u| match u {
-                None => ran_messages.next(),
-                Some(_) => refused.next(),
-            })
-            .collect::<Vec<_>>();
-        let terminate = ran.terminate && self.unreadable.iter().all(Option::is_none);
-        BatchOutcome {
-            messages,
-            terminate,
-        }
-    }
-
-    async fn refuse<S: EventSink>(
-        &self,
-        call: &ToolCall,
-        unreadable: &Unreadable,
-        sink: &S,
-    ) -> ToolResultMessage {
-        let result = ToolResult {
-            content: vec![ContentBlock::text(format!(
-                "The call was not run: its arguments {}. Call {} again with its arguments as one JSON object.",
-                unreadable.problem, call.name
-            ))],
-            details: json!({"provider": self.provider.as_str(), "path": unreadable.path}),
-            ..ToolResult::default()
-        };
-        sink.emit(ToolEvent::ToolExecutionStart {
-            tool_call_id: call.id.clone(),
-            tool_name: call.name.clone(),
-            args: call.arguments.clone(),
-        })
-        .await;
-        sink.emit(ToolEvent::ToolExecutionEnd {
-            tool_call_id: call.id.clone(),
-            tool_name: call.name.clone(),
-            result: result.clone(),
-            is_error: true,
-        })
-        .await;
-        let message = ToolResultMessage {
-            tool_call_id: call.id.clone(),
-            tool_name: call.name.clone(),
-            content: result.content,
-            details: result.details,
-            usage: None,
-            added_tool_names: Vec::new(),
-            is_error: true,
-            timestamp: now_millis(),
-        };
-        for event in [
-            ToolEvent::MessageStart {
-                message: message.clone(),
-            },
-            ToolEvent::MessageEnd {
-                message: message.clone(),
-            },
-        ] {
-            sink.emit(event).await;
-        }
-        message
     }
 
     /// The batch's results as what goes next into this provider's request, to append to the
@@ -326,10 +253,4 @@ fn drop_optional_nulls(schema: &Value, value: &mut Value) {
             }
         }
     }
-}
-
-fn now_millis() -> u64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_millis() as u64)
 }

@@ -5,7 +5,7 @@
 use std::future::Future;
 use std::panic::AssertUnwindSafe;
 use std::sync::{Arc, OnceLock};
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
 use futures::FutureExt;
 use futures::stream::{FuturesUnordered, StreamExt};
@@ -266,6 +266,12 @@ impl<'a> Batch<'a> {
 
     /// Phase one: lookup, argument preparation, validation, before-hook.
     async fn prepare(&self, call: &ToolCall) -> Prepared<'a> {
+        if let Some(result) = &call.refusal {
+            return Prepared::Immediate(Finalized {
+                result: result.clone(),
+                is_error: true,
+            });
+        }
         let Some(entry) = self.tools.entry(&call.name) else {
             let text = self
                 .config
@@ -496,23 +502,8 @@ fn clone_finalized(fin: &Finalized) -> Finalized {
     }
 }
 
-fn now_millis() -> u64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.as_millis() as u64)
-}
-
 fn result_message(call: &ToolCall, fin: Finalized) -> ToolResultMessage {
-    ToolResultMessage {
-        tool_call_id: call.id.clone(),
-        tool_name: call.name.clone(),
-        content: fin.result.content,
-        details: fin.result.details,
-        usage: fin.result.usage,
-        added_tool_names: fin.result.added_tool_names,
-        is_error: fin.is_error,
-        timestamp: now_millis(),
-    }
+    ToolResultMessage::new(call, fin.result, fin.is_error)
 }
 
 // The emit helpers build each event straight into the sink's future: no extra async frame
