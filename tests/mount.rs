@@ -480,7 +480,7 @@ async fn an_eager_server_starts_with_the_session_and_a_lazy_one_waits_for_use() 
     );
     let config = Config::parse(&text, "pi-tools.toml", &[]).expect("valid");
     let work = TempDir::new().expect("a working directory");
-    let mounts = Mounts::new(&config, work.path()).expect("mounts");
+    let mounts = Mounts::from_config(&config, work.path()).expect("mounts");
     assert_eq!(mounts.state("eager").await, Some(ServerState::NotStarted));
     mounts.start_eager();
     let mut pid = None;

@@ -8,8 +8,8 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use pi_tools::config::{Config, ServerSettings};
-use pi_tools::mount::McpServerTools;
+use pi_tools::config::ServerSettings;
+use pi_tools::mount::{McpServerTools, MountOptions};
 use pi_tools::{RunnerConfig, ToolSet};
 use serde_json::{Value, json};
 
@@ -29,10 +29,12 @@ fn command() -> Vec<String> {
 async fn hostile(limit: usize) -> (McpServerTools, Arc<ToolSet>) {
     let mut settings = ServerSettings::stdio("h", command());
     settings.startup_timeout = STARTUP;
-    let mut config = Config::parse("", "<test>", &[]).expect("the defaults");
-    config.mcp_max_message_bytes = Some(limit);
+    let options = MountOptions {
+        max_message_bytes: limit,
+        ..MountOptions::default()
+    };
     let cwd = std::env::current_dir().expect("cwd");
-    let server = McpServerTools::connect_in(settings, &cwd, &config)
+    let server = McpServerTools::connect_in(settings, &cwd, &options)
         .await
         .expect("the hostile server starts");
     let mut tools = ToolSet::new([]);

@@ -5,10 +5,11 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use crate::config::{Config, MOUNT_SEPARATOR, is_glob};
+use crate::config::Config;
 use crate::core::{RunnerConfig, ToolCall, UnknownToolMessage};
 use crate::mount::Mounts;
 use crate::tool::ToolDefinition;
+use crate::tool::names::{is_glob, split_mounted};
 
 use super::Failure;
 
@@ -30,7 +31,7 @@ pub(super) async fn mount(
     registered: &mut Vec<Arc<dyn ToolDefinition>>,
     need: Need<'_>,
 ) -> Result<Arc<Mounts>, Failure> {
-    let mounts = Arc::new(Mounts::new(config, cwd).map_err(Failure::general)?);
+    let mounts = Arc::new(Mounts::from_config(config, cwd).map_err(Failure::general)?);
     if mounts.is_empty() {
         return Ok(mounts);
     }
@@ -39,11 +40,9 @@ pub(super) async fn mount(
     let wanted = |server: &str| match &need {
         Need::Active | Need::ActiveOrAll(false) => by_active.iter().any(|s| s == server),
         Need::ActiveOrAll(true) => true,
-        Need::Calls(calls) => calls.iter().any(|c| {
-            c.name
-                .split_once(MOUNT_SEPARATOR)
-                .is_some_and(|(s, _)| s == server)
-        }),
+        Need::Calls(calls) => calls
+            .iter()
+            .any(|c| split_mounted(&c.name).is_some_and(|(s, _)| s == server)),
     };
     let tools = mounts
         .definitions(wanted, registered)
@@ -58,7 +57,7 @@ pub(super) async fn mount(
 /// one of them.
 fn check_active(config: &Config, tools: &[Arc<dyn ToolDefinition>]) -> Result<(), Failure> {
     for entry in &config.active {
-        let Some((server, _)) = entry.split_once(MOUNT_SEPARATOR) else {
+        let Some((server, _)) = split_mounted(entry) else {
             continue;
         };
         let listed: Vec<&str> = tools

@@ -53,15 +53,16 @@ mod servers;
 
 pub use discover::{CONFIG_ENV, CONFIG_FILE_NAME, ConfigSource};
 
+/// The naming rules, from their home in [`crate::tool::names`].
+pub use crate::tool::names::{
+    MAX_TOOL_NAME, MOUNT_SEPARATOR, glob_match, is_glob, tool_name_problem,
+};
 pub use env::{DEFAULT_CONNECT_TIMEOUT, EnvSettings, SshSettings};
 pub use error::{ConfigError, ConfigProblem};
 pub use load::BUILTIN_TOOLS;
-pub use model::{Config, McpConnections, ToolSettings};
+pub use model::{Config, DEFAULT_MAX_MESSAGE_BYTES, McpConnections, ToolSettings};
 pub use sandbox::SandboxSettings;
-pub use servers::{
-    DEFAULT_STARTUP_TIMEOUT, MAX_TOOL_NAME, MOUNT_SEPARATOR, ServerSettings, ServerTransport,
-    glob_match, is_glob, tool_name_problem,
-};
+pub use servers::{DEFAULT_STARTUP_TIMEOUT, ServerSettings, ServerTransport};
 
 /// The embedded default configuration, used when no file is given.
 pub const DEFAULT_TOML: &str = include_str!("default-config.toml");

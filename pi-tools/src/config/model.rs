@@ -40,7 +40,8 @@ pub struct Config {
     /// `[env]`: which machine the tools work on (absent: this one).
     pub env: EnvSettings,
     /// `[mcp] max_message_bytes`: the largest message an MCP client may send, over stdio
-    /// and HTTP alike, and a mounted stdio server may send (`None`: the default, 16 MiB).
+    /// and HTTP alike, and a mounted stdio server may send (`None`: the default,
+    /// [`DEFAULT_MAX_MESSAGE_BYTES`]).
     pub mcp_max_message_bytes: Option<usize>,
     /// `[mcp] max_sessions`: the most Streamable HTTP sessions kept at once (`None`: the
     /// server's default, 1024); past it the least recently used idle session ends.
@@ -122,3 +123,6 @@ pub struct McpConnections {
     /// time of a kept-alive connection.
     pub request_timeout: Option<std::time::Duration>,
 }
+
+/// The largest MCP message (`[mcp] max_message_bytes`) when none is set: 16 MiB.
+pub const DEFAULT_MAX_MESSAGE_BYTES: usize = 16 << 20;

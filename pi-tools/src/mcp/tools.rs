@@ -85,8 +85,7 @@ impl std::fmt::Debug for McpTool {
     }
 }
 
-/// The largest message a client may send when none is set: 16 MiB.
-pub const DEFAULT_MAX_MESSAGE_BYTES: usize = 16 << 20;
+pub use crate::config::DEFAULT_MAX_MESSAGE_BYTES;
 
 /// The tools an MCP server serves, in listing order. When two share a name, the first wins
 /// (as in the runner's `ToolSet`).

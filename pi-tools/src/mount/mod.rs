@@ -43,6 +43,7 @@ mod content;
 mod http;
 mod lines;
 mod mounts;
+mod options;
 mod process;
 mod server;
 mod sessions;
@@ -52,9 +53,10 @@ use std::path::Path;
 use std::sync::Arc;
 
 pub use mounts::{Mounts, ServerReport};
+pub use options::MountOptions;
 pub use server::ServerState;
 
-use crate::config::{Config, ServerSettings};
+use crate::config::ServerSettings;
 use crate::core::{AgentTool, ToolSet};
 use crate::tool::{ToolDefinition, wrap};
 
@@ -74,23 +76,19 @@ impl McpServerTools {
     /// and lists its tools (those its `tools` allow-list lets in).
     pub async fn connect(settings: ServerSettings) -> Result<Self, MountError> {
         let cwd = std::env::current_dir().map_err(|e| MountError(e.to_string()))?;
-        let defaults = Config::parse("", "<code>", &[]).map_err(|e| MountError(e.to_string()))?;
-        Self::connect_in(settings, &cwd, &defaults).await
+        Self::connect_in(settings, &cwd, &MountOptions::default()).await
     }
 
-    /// [`connect`](Self::connect), with a stdio server started in `cwd` under `config`'s
-    /// `[sandbox]` when `settings.sandbox` is set.
+    /// [`connect`](Self::connect), with a stdio server started in `cwd` (under
+    /// `options.sandbox` when `settings.sandbox` is set).
     pub async fn connect_in(
         settings: ServerSettings,
         cwd: &Path,
-        config: &Config,
+        options: &MountOptions,
     ) -> Result<Self, MountError> {
         let name = settings.name.clone();
-        let config = Config {
-            servers: vec![settings],
-            ..config.clone()
-        };
-        let mounts = Mounts::new(&config, cwd).map_err(MountError)?;
+        let mounts =
+            Mounts::new(std::slice::from_ref(&settings), options, cwd).map_err(MountError)?;
         let tools = mounts
             .definitions(|_| true, &[])
             .await

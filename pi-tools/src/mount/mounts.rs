@@ -6,11 +6,13 @@ use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::{Arc, Mutex};
 
+use super::options::MountOptions;
 use super::process::Launch;
 use super::server::{Server, ServerState};
 use super::tool::MountedTool;
-use crate::config::{Config, MOUNT_SEPARATOR, ServerTransport, tool_name_problem};
+use crate::config::{Config, ServerSettings, ServerTransport};
 use crate::tool::ToolDefinition;
+use crate::tool::names::{split_mounted, tool_name_problem};
 
 /// The servers of a configuration's `[mcp.servers]`.
 pub struct Mounts {
@@ -33,12 +35,21 @@ pub struct ServerReport {
 }
 
 impl Mounts {
-    /// The servers `config` names, none started yet. Stdio servers start in `cwd` (or their
-    /// own `cwd`, relative to it), under `config`'s `[sandbox]` when their entry says
-    /// `sandbox = true`.
-    pub fn new(config: &Config, cwd: &Path) -> Result<Mounts, String> {
-        let mut servers = Vec::with_capacity(config.servers.len());
-        for settings in &config.servers {
+    /// The servers `config` names, none started yet, with the options it gives
+    /// ([`MountOptions::from_config`]).
+    pub fn from_config(config: &Config, cwd: &Path) -> Result<Mounts, String> {
+        Mounts::new(&config.servers, &MountOptions::from_config(config), cwd)
+    }
+
+    /// These servers, none started yet. Stdio servers start in `cwd` (or their own `cwd`,
+    /// relative to it), under `options.sandbox` when their entry says `sandbox = true`.
+    pub fn new(
+        entries: &[ServerSettings],
+        options: &MountOptions,
+        cwd: &Path,
+    ) -> Result<Mounts, String> {
+        let mut servers = Vec::with_capacity(entries.len());
+        for settings in entries {
             let launch = match &settings.transport {
                 ServerTransport::Stdio {
                     command,
@@ -46,8 +57,7 @@ impl Mounts {
                     cwd: own,
                 } => {
                     let sandbox = if settings.sandbox {
-                        let policy = config.sandbox.policy(config.allowed_roots.as_deref());
-                        Some(policy.resolve(cwd).map_err(|e| {
+                        Some(options.sandbox.resolve(cwd).map_err(|e| {
                             format!(
                                 "the sandbox of the MCP server `{}` cannot be set up ({e}); fix [sandbox] or set sandbox = false in [mcp.servers.{}]",
                                 settings.name, settings.name
@@ -67,10 +77,11 @@ impl Mounts {
                 }
                 ServerTransport::Http { .. } => None,
             };
-            let max_message = config
-                .mcp_max_message_bytes
-                .unwrap_or(crate::mcp::DEFAULT_MAX_MESSAGE_BYTES);
-            servers.push(Server::new(settings.clone(), launch, max_message));
+            servers.push(Server::new(
+                settings.clone(),
+                launch,
+                options.max_message_bytes,
+            ));
         }
         Ok(Mounts {
             servers,
@@ -99,7 +110,7 @@ impl Mounts {
         for (server, _) in config
             .active
             .iter()
-            .filter_map(|entry| entry.split_once(MOUNT_SEPARATOR))
+            .filter_map(|entry| split_mounted(entry))
         {
             if config.server(server).is_some() && !names.iter().any(|n| n == server) {
                 names.push(server.to_owned());
@@ -166,7 +177,7 @@ impl Mounts {
     /// The error for a call of `name` when it belongs to a server that could not be
     /// started (its tools never listed): the server's reason, stderr tail included.
     pub fn unknown_tool_message(&self, name: &str) -> Option<String> {
-        let (server, _) = name.split_once(MOUNT_SEPARATOR)?;
+        let (server, _) = split_mounted(name)?;
         let failures = self.failures.lock().unwrap_or_else(|e| e.into_inner());
         failures.get(server).map(|why| {
             format!("Tool {name} cannot be called because its server is not available. {why}")

@@ -10,8 +10,8 @@ use tokio_util::sync::CancellationToken;
 use super::client::CallFailure;
 use super::content::map_result;
 use super::server::Server;
-use crate::config::MOUNT_SEPARATOR;
 use crate::core::{BoxFuture, ToolContext, ToolError, ToolResult};
+use crate::tool::names::{MOUNT_SEPARATOR, mounted_name};
 use crate::tool::{ToolDefinition, ToolSpec};
 
 /// One tool of a mounted server.
@@ -29,7 +29,7 @@ impl MountedTool {
         instructions: Option<&str>,
     ) -> Self {
         let remote = tool.name.to_string();
-        let name = format!("{}{MOUNT_SEPARATOR}{remote}", server.name());
+        let name = mounted_name(server.name(), &remote);
         let description = tool
             .description
             .as_deref()

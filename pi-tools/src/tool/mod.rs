@@ -8,6 +8,7 @@
 //! Imports only the kernel ([`crate::core`]).
 
 mod definition;
+pub mod names;
 mod output;
 #[doc(hidden)]
 pub mod private;

@@ -18,7 +18,13 @@ use super::{
     EnvSettings, SandboxSettings, ToolSettings,
 };
 use crate::core::ExecutionMode;
-use crate::tool::ToolDefinition;
+use crate::tool::{ToolDefinition, names};
+
+mod servers;
+mod values;
+
+use values::to_json;
+pub(super) use values::{integer, suggest};
 
 /// The names of the seven built-in tools, which the embedded default activates by its own
 /// list (grep, find and ls are off there).
@@ -140,7 +146,7 @@ impl<'a> Loader<'a> {
             env: EnvSettings::Local,
             mcp_max_message_bytes: None,
             mcp_max_sessions: None,
-            mcp_connections: super::McpConnections::default(),
+            mcp_connections: crate::config::McpConnections::default(),
             servers: Vec::new(),
             origin: self.origin.to_owned(),
         };
@@ -350,7 +356,7 @@ impl<'a> Loader<'a> {
                     format!("`{name}` is listed twice in `active`; keep one"),
                 );
             } else if !self.is_registered(name)
-                && (name.contains(super::servers::MOUNT_SEPARATOR) || super::servers::is_glob(name))
+                && (name.contains(names::MOUNT_SEPARATOR) || names::is_glob(name))
             {
                 // A mounted server's tool: checked against [mcp.servers] once all is read.
                 self.mounted_active.push((name.to_owned(), item.span()));
@@ -554,51 +560,4 @@ impl<'a> Loader<'a> {
             }
         }
     }
-}
-
-pub(super) fn integer(value: &Spanned<DeValue<'_>>) -> Option<i64> {
-    let DeValue::Integer(n) = value.get_ref() else {
-        return None;
-    };
-    i64::from_str_radix(n.as_str(), n.radix()).ok()
-}
-
-/// A TOML value as JSON, for a tool's configuration loader (datetimes become strings).
-fn to_json(value: &DeValue<'_>) -> Json {
-    match value {
-        DeValue::String(s) => Json::String(s.to_string()),
-        DeValue::Integer(n) => i64::from_str_radix(n.as_str(), n.radix())
-            .map(Json::from)
-            .or_else(|_| u64::from_str_radix(n.as_str(), n.radix()).map(Json::from))
-            .unwrap_or_else(|_| Json::String(n.to_string())),
-        DeValue::Float(f) => f
-            .as_str()
-            .parse::<f64>()
-            .ok()
-            .and_then(serde_json::Number::from_f64)
-            .map_or_else(|| Json::String(f.to_string()), Json::Number),
-        DeValue::Boolean(b) => Json::Bool(*b),
-        DeValue::Datetime(d) => Json::String(d.to_string()),
-        DeValue::Array(items) => Json::Array(items.iter().map(|i| to_json(i.get_ref())).collect()),
-        DeValue::Table(table) => Json::Object(
-            table
-                .iter()
-                .map(|(k, v)| (k.get_ref().to_string(), to_json(v.get_ref())))
-                .collect(),
-        ),
-    }
-}
-
-/// The closest candidate by edit distance, when it is close enough to be a likely typo.
-pub(super) fn suggest<'c>(
-    word: &str,
-    candidates: impl Iterator<Item = &'c str>,
-) -> Option<&'c str> {
-    let limit = (word.chars().count() / 3).max(2);
-    candidates
-        .map(|c| (strsim::levenshtein(word, c), c))
-        // A few edits away, or a near prefix (`timeout` for `timeout_secs`).
-        .filter(|(d, c)| *d <= limit || strsim::jaro_winkler(word, c) >= 0.85)
-        .min_by_key(|(d, _)| *d)
-        .map(|(_, c)| c)
 }
