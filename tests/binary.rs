@@ -2,6 +2,7 @@
 //! the file tools across processes, `mcp` over stdio and HTTP, and `--ssh`.
 
 mod cli;
+mod declared;
 mod file_processes;
 mod mcp_binary;
 mod mcp_http;

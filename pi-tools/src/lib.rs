@@ -84,6 +84,8 @@ pub mod catalog;
 pub mod cli;
 pub mod config;
 pub mod core;
+#[cfg(feature = "builtins")]
+pub mod declared;
 pub mod dialect;
 pub mod env;
 pub mod guide;

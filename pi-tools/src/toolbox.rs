@@ -42,11 +42,21 @@ impl Toolbox {
     /// but mounted servers' tools, which join `registered` once their server listed them).
     /// A glob (`"github__*"`) activates every registered tool it matches, in their order.
     /// `extensions` reach every tool's context (the execution environment lives there).
+    /// The tools the configuration declares (`[tool.<name>]` with `command` or `script`)
+    /// join `registered`, unless a tool of that name is there already.
     pub fn new(
-        registered: Vec<Arc<dyn ToolDefinition>>,
+        #[cfg_attr(not(feature = "builtins"), allow(unused_mut))] mut registered: Vec<
+            Arc<dyn ToolDefinition>,
+        >,
         config: &Config,
         extensions: Extensions,
     ) -> Self {
+        #[cfg(feature = "builtins")]
+        for tool in crate::declared::definitions(config) {
+            if !registered.iter().any(|t| t.spec().name == tool.spec().name) {
+                registered.push(tool);
+            }
+        }
         let mut toolbox = Toolbox {
             registered,
             active: Vec::new(),

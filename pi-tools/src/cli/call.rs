@@ -17,32 +17,46 @@ use crate::env::{LocalEnv, WithEnv};
 use crate::tool::wrap;
 
 use super::{CallArgs, EnvGuardArgs, EnvServerArgs, Failure, emit, setup};
+use crate::config::ConfigSource;
 
-pub(super) async fn call(args: CallArgs) -> Result<ExitCode, Failure> {
+pub(super) async fn call(args: CallArgs, source: &ConfigSource) -> Result<ExitCode, Failure> {
     let cwd = setup::working_directory(args.cwd.as_deref())?;
     let arguments: Value = serde_json::from_str(&args.args).map_err(|e| {
         Failure::usage(format!(
             "--args is not JSON ({e}); give the tool's arguments as one JSON object"
         ))
     })?;
-    let message = run_one(args.name, cwd, arguments, CancellationToken::new())
-        .await
-        .map_err(Failure::usage)?;
+    let message = run_one(
+        args.name,
+        cwd,
+        arguments,
+        Some(source),
+        CancellationToken::new(),
+    )
+    .await
+    .map_err(Failure::usage)?;
     let line = serde_json::to_string(&message)
         .map_err(|e| Failure::general(format!("the result could not be written as JSON: {e}")))?;
     emit::print(&line)?;
     Ok(ExitCode::SUCCESS)
 }
 
-/// Runs the registered tool `name` once in `cwd`, on this machine; an unknown name is an
-/// error that lists the registered tools.
+/// Runs the registered tool `name` once in `cwd`, on this machine, or the tool the
+/// configuration `source` names declares; an unknown name is an error that lists the tools.
 async fn run_one(
     name: String,
     cwd: PathBuf,
     arguments: Value,
+    source: Option<&ConfigSource>,
     cancel: CancellationToken,
 ) -> Result<ToolResultMessage, String> {
-    let registered = setup::registered().map_err(|f| f.to_string())?;
+    let mut registered = setup::registered().map_err(|f| f.to_string())?;
+    if let Some(source) = source
+        && !registered.iter().any(|d| d.spec().name == name)
+    {
+        let config = setup::config(source, &registered).map_err(|f| f.to_string())?;
+        registered.extend(crate::declared::definitions(&config));
+    }
     let Some(definition) = registered.iter().find(|d| d.spec().name == name) else {
         let names: Vec<&str> = registered.iter().map(|d| d.spec().name.as_str()).collect();
         return Err(format!(
@@ -67,8 +81,9 @@ pub(super) async fn env_server(args: EnvServerArgs) -> Result<ExitCode, Failure>
         emit::print(crate::env::link::SERVES)?;
         return Ok(ExitCode::SUCCESS);
     }
-    let runner: crate::env::link::server::CallRunner =
-        Arc::new(|name, cwd, arguments, cancel| Box::pin(run_one(name, cwd, arguments, cancel)));
+    let runner: crate::env::link::server::CallRunner = Arc::new(|name, cwd, arguments, cancel| {
+        Box::pin(run_one(name, cwd, arguments, None, cancel))
+    });
     crate::env::link::server::serve(tokio::io::stdin(), tokio::io::stdout(), runner)
         .await
         .map_err(|e| Failure::general(format!("the environment link failed: {e}")))?;

@@ -117,7 +117,7 @@ async fn dispatch(command: Command, globals: &Globals) -> Result<ExitCode, Failu
         Command::Mcp(args) => mcp::mcp(args, config).await,
         Command::Completions(args) => completions::completions(args, &globals.bin_name),
         Command::Man(args) => completions::man(args, &globals.bin_name),
-        Command::Call(args) => call::call(args).await,
+        Command::Call(args) => call::call(args, config).await,
         Command::EnvServer(args) => call::env_server(args).await,
         Command::EnvGuard(args) => call::env_guard(args).await,
     }

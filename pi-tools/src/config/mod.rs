@@ -42,6 +42,7 @@
 //! `model.rs` is what a loaded configuration says; `load.rs` turns TOML text into it, checking
 //! every key against the registered tools; `error.rs` is how problems point back into the file.
 
+pub mod declared;
 mod discover;
 mod env;
 mod error;
@@ -51,6 +52,7 @@ mod model;
 mod sandbox;
 mod servers;
 
+pub use declared::DeclaredTool;
 pub use discover::{CONFIG_ENV, CONFIG_FILE_NAME, ConfigSource};
 
 /// The naming rules, from their home in [`crate::tool::names`].

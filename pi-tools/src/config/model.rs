@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use serde_json::Value as Json;
 
-use super::{EnvSettings, SandboxSettings, ServerSettings};
+use super::{DeclaredTool, EnvSettings, SandboxSettings, ServerSettings};
 use crate::core::ExecutionMode;
 
 /// A loaded, validated configuration.
@@ -52,6 +52,9 @@ pub struct Config {
     /// `[mcp.servers.<name>]`: other MCP servers whose tools join as `<name>__<tool>`, in
     /// file order.
     pub servers: Vec<ServerSettings>,
+    /// Tools declared in the file (`[tool.<name>]` with `command` or `script`), in file
+    /// order; [`crate::declared`] makes them tools.
+    pub declared: Vec<DeclaredTool>,
     /// The file it came from, or [`DEFAULT_ORIGIN`](super::DEFAULT_ORIGIN).
     pub origin: String,
 }
@@ -94,6 +97,7 @@ impl std::fmt::Debug for Config {
             .field("mcp_max_sessions", &self.mcp_max_sessions)
             .field("mcp_connections", &self.mcp_connections)
             .field("servers", &self.servers)
+            .field("declared", &self.declared)
             .field("origin", &self.origin)
             .finish()
     }

@@ -147,8 +147,24 @@ pub async fn bash(
 ) -> Result<ToolOutput<BashDetails>, ToolError> {
     let timeout = command_timeout(args.timeout, config, ctx.time_limit())?;
     let request = exec_request(ctx, args.command, timeout)?;
-    let finished = stream::run_reporting(ctx, request, config.max_spill_bytes).await?;
-    report::answer(finished, timeout)
+    run_command(ctx, request, config.max_spill_bytes, &[0]).await
+}
+
+/// Runs `request` in the call's environment as bash runs a command: its output streamed as
+/// progress, the result its last 2000 lines or 50KB with the whole output spilled to a file
+/// (at most `max_spill_bytes`) past those, killed with every process it started at the
+/// request's timeout or when the call is cancelled. An exit code in `success_codes` is a
+/// success; any other code, a signal, a timeout or a cancellation is a failure whose text
+/// says which. Tools declared in the configuration run their commands through it.
+pub async fn run_command(
+    ctx: &ToolContext,
+    request: ExecRequest,
+    max_spill_bytes: u64,
+    success_codes: &[i32],
+) -> Result<ToolOutput<BashDetails>, ToolError> {
+    let timeout = request.timeout;
+    let finished = stream::run_reporting(ctx, request, max_spill_bytes).await?;
+    report::answer(finished, timeout, success_codes)
 }
 
 /// The command's timeout: the call's own, else the configured default; `None` for none.

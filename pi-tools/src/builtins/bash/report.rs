@@ -15,6 +15,7 @@ use super::{BashDetails, seconds_text, signal_name};
 pub(super) fn answer(
     finished: Finished,
     timeout: Option<std::time::Duration>,
+    success_codes: &[i32],
 ) -> Result<ToolOutput<BashDetails>, ToolError> {
     let Finished {
         outcome,
@@ -37,7 +38,7 @@ pub(super) fn answer(
         full_output_path: output.spill_path().map(|p| p.display().to_string()),
         spill_dropped_bytes: output.spill_dropped_bytes(),
     };
-    match failure(&details, timeout) {
+    match failure(&details, timeout, success_codes) {
         Some(failure) => {
             text.push_str(&format!("\n\n{failure}"));
             let details = serde_json::to_value(&details).unwrap_or_default();
@@ -97,7 +98,11 @@ fn full_output_note(output: &OutputBuffer) -> String {
 }
 
 /// The sentence that says how the command failed, if it did.
-fn failure(details: &BashDetails, timeout: Option<std::time::Duration>) -> Option<String> {
+fn failure(
+    details: &BashDetails,
+    timeout: Option<std::time::Duration>,
+    success_codes: &[i32],
+) -> Option<String> {
     if details.timed_out {
         let after = timeout.unwrap_or_default().as_secs_f64();
         return Some(format!("Command timed out after {}", seconds_text(after)));
@@ -112,7 +117,8 @@ fn failure(details: &BashDetails, timeout: Option<std::time::Duration>) -> Optio
         return Some(format!("Command was killed by signal {signal}{name}"));
     }
     match details.exit_code {
-        Some(0) | None => None,
+        None => None,
+        Some(code) if success_codes.contains(&code) => None,
         Some(code) => Some(format!("Command exited with code {code}")),
     }
 }

@@ -20,6 +20,7 @@ use super::{
 use crate::core::ExecutionMode;
 use crate::tool::{ToolDefinition, names};
 
+mod declared;
 mod servers;
 mod values;
 
@@ -98,6 +99,8 @@ pub(super) struct Loader<'a> {
     problems: Vec<(usize, String)>,
     /// `active` entries that name mounted tools, checked once `[mcp.servers]` is read.
     mounted_active: Vec<(String, Range<usize>)>,
+    /// The names of the tools the file declares, known before `active` is read.
+    declared: Vec<String>,
 }
 
 impl<'a> Loader<'a> {
@@ -114,6 +117,7 @@ impl<'a> Loader<'a> {
             lenient,
             problems: Vec::new(),
             mounted_active: Vec::new(),
+            declared: Vec::new(),
         }
     }
 
@@ -148,8 +152,10 @@ impl<'a> Loader<'a> {
             mcp_max_sessions: None,
             mcp_connections: crate::config::McpConnections::default(),
             servers: Vec::new(),
+            declared: Vec::new(),
             origin: self.origin.to_owned(),
         };
+        self.declared = declared_names(&root, self.registered);
         let mut active = None;
         for (key, value) in root.get_ref() {
             match key.get_ref().as_ref() {
@@ -239,6 +245,7 @@ impl<'a> Loader<'a> {
 
     fn is_registered(&self, name: &str) -> bool {
         self.registered.iter().any(|t| t.spec().name == name)
+            || self.declared.iter().any(|d| d == name)
     }
 
     fn definition(&self, name: &str) -> Option<&Arc<dyn ToolDefinition>> {
@@ -412,6 +419,24 @@ impl<'a> Loader<'a> {
         config: &mut Config,
     ) {
         let tool_name = name.get_ref().as_ref();
+        if let DeValue::Table(table) = section.get_ref()
+            && declared::declares(table)
+        {
+            if self.definition(tool_name).is_some() {
+                self.report(
+                    name.span(),
+                    format!(
+                        "[tool.{tool_name}] declares a tool with `command` or `script`, but a tool named `{tool_name}` is already registered; give the declared tool another name"
+                    ),
+                );
+            } else {
+                let (line, _) = line_column(self.text, name.span().start);
+                if let Some(tool) = self.declared_section(name, table, line) {
+                    config.declared.push(tool);
+                }
+            }
+            return;
+        }
         let Some(definition) = self.definition(tool_name).cloned() else {
             let message = self.unknown_tool(tool_name);
             self.report(name.span(), message);
@@ -560,4 +585,26 @@ impl<'a> Loader<'a> {
             }
         }
     }
+}
+
+/// The names of the `[tool.<name>]` sections that declare a tool and do not name a
+/// registered one (a section that does is reported where it is read).
+fn declared_names(
+    root: &Spanned<DeTable<'_>>,
+    registered: &[Arc<dyn ToolDefinition>],
+) -> Vec<String> {
+    let Some((_, tools)) = root.get_ref().iter().find(|(k, _)| k.get_ref() == "tool") else {
+        return Vec::new();
+    };
+    let DeValue::Table(tools) = tools.get_ref() else {
+        return Vec::new();
+    };
+    tools
+        .iter()
+        .filter(
+            |(_, section)| matches!(section.get_ref(), DeValue::Table(t) if declared::declares(t)),
+        )
+        .map(|(name, _)| name.get_ref().to_string())
+        .filter(|name| !registered.iter().any(|t| &t.spec().name == name))
+        .collect()
 }

@@ -1,0 +1,230 @@
+//! A declared tool's parameters (`[tool.<name>.params.<param>]`): type, description,
+//! default, whether required, whether a value may start with `-`, and bounds, each checked
+//! against the type as it is read.
+
+use std::ops::Range;
+
+use serde_json::Map;
+use toml::Spanned;
+use toml::de::{DeTable, DeValue};
+
+use super::super::{Loader, to_json};
+use super::param_name_ok;
+use crate::config::declared::{DeclaredParam, ParamKind};
+
+const PARAM_KEYS: [&str; 14] = [
+    "type",
+    "description",
+    "default",
+    "required",
+    "allow_dash",
+    "values",
+    "items",
+    "pattern",
+    "min_length",
+    "max_length",
+    "minimum",
+    "maximum",
+    "min_items",
+    "max_items",
+];
+
+const TYPES: &str = "string, integer, number, boolean, enum or array";
+
+impl<'a> Loader<'a> {
+    /// `[tool.<name>.params]`: each parameter in the file's order.
+    pub(super) fn params(
+        &mut self,
+        value: &Spanned<DeValue<'a>>,
+        tool: &str,
+    ) -> Vec<DeclaredParam> {
+        let Some(table) = self.table(value, &format!("[tool.{tool}.params]")) else {
+            return Vec::new();
+        };
+        let mut params = Vec::new();
+        for (name, section) in table {
+            let param = name.get_ref().to_string();
+            if !param_name_ok(&param) {
+                self.report(
+                    name.span(),
+                    format!("`{param}` cannot be a parameter's name: use lower case letters, digits and `_`, starting with a letter or `_`"),
+                );
+                continue;
+            }
+            let header = format!("[tool.{tool}.params.{param}]");
+            let Some(table) = self.table(section, &header) else {
+                continue;
+            };
+            if let Some(read) = self.param(param, table, &header, name.span()) {
+                params.push(read);
+            }
+        }
+        params
+    }
+
+    fn param(
+        &mut self,
+        name: String,
+        table: &DeTable<'a>,
+        header: &str,
+        at: Range<usize>,
+    ) -> Option<DeclaredParam> {
+        let field = |key: &str| {
+            table
+                .iter()
+                .find(|(k, _)| k.get_ref() == key)
+                .map(|(_, v)| v)
+        };
+        let before = self.problems.len();
+        let kind = match field("type") {
+            None => {
+                self.report(at, format!("{header} has no `type`; give one of {TYPES}"));
+                return None;
+            }
+            Some(value) => self.kind(value, field("values"), field("items"))?,
+        };
+        let mut param = DeclaredParam {
+            name,
+            kind,
+            description: None,
+            default: None,
+            required: true,
+            allow_dash: false,
+            bounds: Map::new(),
+        };
+        let mut required = None;
+        for (key, value) in table {
+            let key_name = key.get_ref().as_ref();
+            match key_name {
+                "type" | "values" | "items" => {}
+                "description" => param.description = self.text(value, "description"),
+                "required" => required = Some(self.flag(value, "required")),
+                "allow_dash" => param.allow_dash = self.flag(value, "allow_dash"),
+                "default" => {
+                    let default = to_json(value.get_ref());
+                    if param.kind.accepts(&default) {
+                        param.default = Some(default);
+                    } else {
+                        self.report(
+                            value.span(),
+                            format!(
+                                "the default {default} is not a value of type {}; give one that is, or remove it",
+                                param.kind.name()
+                            ),
+                        );
+                    }
+                }
+                "pattern" | "min_length" | "max_length" | "minimum" | "maximum" | "min_items"
+                | "max_items" => self.bound(&mut param, key_name, value),
+                other => self.unknown_key(key.span(), other, header, &PARAM_KEYS),
+            }
+        }
+        param.required = required.unwrap_or(param.default.is_none());
+        (self.problems.len() == before).then_some(param)
+    }
+
+    fn kind(
+        &mut self,
+        value: &Spanned<DeValue<'a>>,
+        values: Option<&Spanned<DeValue<'a>>>,
+        items: Option<&Spanned<DeValue<'a>>>,
+    ) -> Option<ParamKind> {
+        let scalar = |name: &str| match name {
+            "string" => Some(ParamKind::String),
+            "integer" => Some(ParamKind::Integer),
+            "number" => Some(ParamKind::Number),
+            "boolean" => Some(ParamKind::Boolean),
+            _ => None,
+        };
+        let enum_values = |loader: &mut Self| -> Option<Vec<String>> {
+            let Some(values) = values else {
+                loader.report(
+                    value.span(),
+                    "an enum needs `values`, a list of the strings it allows",
+                );
+                return None;
+            };
+            let list = loader.texts(values, "values");
+            if list.is_empty() {
+                loader.report(values.span(), "`values` must list at least one string");
+                return None;
+            }
+            Some(list)
+        };
+        match value.get_ref().as_str() {
+            Some("enum") => enum_values(self).map(ParamKind::Enum),
+            Some("array") => {
+                let Some(items) = items else {
+                    self.report(value.span(), "an array needs `items`, the type of its elements: string, integer, number, boolean or enum");
+                    return None;
+                };
+                let item = match items.get_ref().as_str() {
+                    Some("enum") => ParamKind::Enum(enum_values(self)?),
+                    Some(name) if scalar(name).is_some() => scalar(name)?,
+                    _ => {
+                        self.report(
+                            items.span(),
+                            "`items` must be string, integer, number, boolean or enum",
+                        );
+                        return None;
+                    }
+                };
+                Some(ParamKind::Array(Box::new(item)))
+            }
+            Some(name) if scalar(name).is_some() => scalar(name),
+            _ => {
+                self.report(value.span(), format!("unknown type; use one of {TYPES}"));
+                None
+            }
+        }
+    }
+
+    /// A bound, as the JSON Schema keyword, if it fits the parameter's type.
+    fn bound(&mut self, param: &mut DeclaredParam, key: &str, value: &Spanned<DeValue<'a>>) {
+        let (keyword, fits) = match key {
+            "pattern" => ("pattern", matches!(param.kind, ParamKind::String)),
+            "min_length" => ("minLength", matches!(param.kind, ParamKind::String)),
+            "max_length" => ("maxLength", matches!(param.kind, ParamKind::String)),
+            "minimum" => (
+                "minimum",
+                matches!(param.kind, ParamKind::Integer | ParamKind::Number),
+            ),
+            "maximum" => (
+                "maximum",
+                matches!(param.kind, ParamKind::Integer | ParamKind::Number),
+            ),
+            "min_items" => ("minItems", matches!(param.kind, ParamKind::Array(_))),
+            _ => ("maxItems", matches!(param.kind, ParamKind::Array(_))),
+        };
+        if !fits {
+            self.report(
+                value.span(),
+                format!(
+                    "`{key}` does not apply to a parameter of type {}",
+                    param.kind.name()
+                ),
+            );
+            return;
+        }
+        let json = to_json(value.get_ref());
+        let ok = match keyword {
+            // As the validator of the calls will read it.
+            "pattern" => json.as_str().is_some_and(|p| {
+                jsonschema::validator_for(&serde_json::json!({"type": "string", "pattern": p}))
+                    .is_ok()
+            }),
+            "minimum" | "maximum" => json.is_number(),
+            _ => json.as_u64().is_some(),
+        };
+        if ok {
+            param.bounds.insert(keyword.to_owned(), json);
+        } else {
+            let what = match keyword {
+                "pattern" => "a regular expression in quotes",
+                "minimum" | "maximum" => "a number",
+                _ => "a whole number, 0 or more",
+            };
+            self.report(value.span(), format!("`{key}` must be {what}"));
+        }
+    }
+}

@@ -1,0 +1,102 @@
+//! Tools declared in the configuration file (`[tool.<name>]` with `command` or `script`),
+//! as tools: the spec the file describes, and a call that runs the command through the
+//! environment's shell as bash runs one (sandbox, SSH, timeout, cancellation, output bounds,
+//! progress, process group), with no way for a value to become shell code or an option.
+//!
+//! - A `command` is an argument vector. Each argument is quoted for the shell whole, so a
+//!   value is one inert argument whatever it holds (`; rm x`, `$(…)`, backticks, newlines).
+//!   A value that starts with `-` is refused unless its parameter says `allow_dash = true`.
+//! - A `script` gets each parameter in the environment variable of its name (`"$filter"`),
+//!   an array's items one per line; nothing is put into the script's text.
+//!
+//! [`definitions`] gives a configuration's declared tools; a [`Toolbox`](crate::toolbox::Toolbox)
+//! adds them to the registered ones.
+
+mod expand;
+
+use std::sync::Arc;
+
+use serde_json::Value;
+
+use crate::builtins::bash::{DEFAULT_MAX_SPILL_BYTES, run_command};
+use crate::config::Config;
+use crate::config::declared::{DeclaredAction, DeclaredTool};
+use crate::core::{BoxFuture, ToolContext, ToolError, ToolResult};
+use crate::env::{ExecRequest, ToolContextExt};
+use crate::tool::{IntoToolResult, ToolDefinition, ToolSpec};
+
+/// The tools `config` declares, in file order.
+pub fn definitions(config: &Config) -> Vec<Arc<dyn ToolDefinition>> {
+    config
+        .declared
+        .iter()
+        .map(|tool| Arc::new(DeclaredDefinition::new(tool.clone())) as Arc<dyn ToolDefinition>)
+        .collect()
+}
+
+/// One declared tool.
+pub struct DeclaredDefinition {
+    tool: DeclaredTool,
+    spec: ToolSpec,
+}
+
+impl DeclaredDefinition {
+    /// The tool the declaration describes.
+    pub fn new(tool: DeclaredTool) -> Self {
+        let spec = tool.spec();
+        DeclaredDefinition { tool, spec }
+    }
+
+    async fn run(&self, args: Value, ctx: ToolContext) -> Result<ToolResult, ToolError> {
+        let values = expand::values(&self.tool, &args)?;
+        let mut env: Vec<(String, String)> = self
+            .tool
+            .env
+            .iter()
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect();
+        let command = match &self.tool.action {
+            DeclaredAction::Command(template) => {
+                let argv = expand::argv(template, &values);
+                expand::shell_line(&argv)?
+            }
+            DeclaredAction::Script(script) => {
+                env.extend(expand::environment(&values));
+                script.clone()
+            }
+        };
+        let cwd = ctx.env().cwd().to_path_buf();
+        let request = ExecRequest {
+            command,
+            cwd: self
+                .tool
+                .cwd
+                .as_ref()
+                .map_or(cwd.clone(), |own| cwd.join(own)),
+            timeout: self.tool.timeout,
+            env,
+        };
+        run_command(
+            &ctx,
+            request,
+            DEFAULT_MAX_SPILL_BYTES,
+            &self.tool.success_codes,
+        )
+        .await?
+        .into_tool_result()
+    }
+}
+
+impl ToolDefinition for DeclaredDefinition {
+    fn spec(&self) -> &ToolSpec {
+        &self.spec
+    }
+
+    fn execute(
+        &self,
+        args: Value,
+        ctx: ToolContext,
+    ) -> BoxFuture<'_, Result<ToolResult, ToolError>> {
+        Box::pin(self.run(args, ctx))
+    }
+}
