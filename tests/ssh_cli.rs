@@ -589,3 +589,74 @@ async fn mcp_http_over_ssh_ends_each_sessions_remote_jobs_with_it() {
     assert!(status.success(), "{status:?}");
     assert_eq!(settle(0, || processes_with(&jobs[1]).len()).await, 0);
 }
+
+/// Tools declared in the configuration run on the remote machine and give the same result
+/// messages as on this one: an argument vector with a hostile value, and a script reading
+/// its parameters from the environment.
+#[test]
+fn a_declared_tool_gives_the_same_transcript_over_ssh_as_here() {
+    let Some(sshd) = Sshd::start() else { return };
+    let tools = "[tools]\nactive = [\"lines\", \"greet\"]\n\n\
+        [tool.lines]\ndescription = \"Count lines.\"\ncommand = [\"wc\", \"-l\", \"{files}\"]\n\
+        [tool.lines.params.files]\ntype = \"array\"\nitems = \"string\"\n\n\
+        [tool.greet]\ndescription = \"Greet.\"\nscript = 'printf \"hello <%s>\\n\" \"$who\"; pwd'\n\
+        [tool.greet.params.who]\ntype = \"string\"\n";
+    let batch = json!([
+        {"id": "1", "name": "lines", "arguments": {"files": ["three.txt", "$(touch pwned)"]}},
+        {"id": "2", "name": "greet", "arguments": {"who": "`touch pwned`; x"}},
+        {"id": "3", "name": "lines", "arguments": {"files": ["-l"]}}
+    ])
+    .to_string();
+    let messages = |output: std::process::Output, dir: &Path| -> Vec<Value> {
+        assert!(output.status.success(), "{output:?}");
+        let stdout =
+            String::from_utf8_lossy(&output.stdout).replace(&dir.display().to_string(), "<DIR>");
+        let mut messages: Vec<Value> = stdout
+            .lines()
+            .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+            .filter(|v| v["type"] == "message_end")
+            .map(|mut v| {
+                v["message"]["timestamp"] = json!(0);
+                v["message"].take()
+            })
+            .collect();
+        messages.sort_by_key(|m| m["toolCallId"].as_str().map(str::to_owned));
+        messages
+    };
+    let here = tempfile::tempdir().expect("local dir");
+    std::fs::write(here.path().join("three.txt"), "a\nb\nc\n").expect("file");
+    std::fs::write(here.path().join("pi-tools.toml"), tools).expect("config");
+    let local = pi_tools()
+        .current_dir(here.path())
+        .args(["run", "--json", "--color", "never", "-"])
+        .stdin_text(&batch);
+    let local = messages(local, here.path());
+
+    let remote = tempfile::tempdir().expect("remote dir");
+    std::fs::write(remote.path().join("three.txt"), "a\nb\nc\n").expect("file");
+    let etc = tempfile::tempdir().expect("config dir");
+    let config = etc.path().join("pi-tools.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "{tools}\n[env]\nkind = \"ssh\"\nhost = \"{ALIAS}\"\ncwd = \"{}\"\nssh_config = \"{}\"\nupload_helper = false\n",
+            remote.path().display(),
+            sshd.config_file().display()
+        ),
+    )
+    .expect("config");
+    let over_ssh = pi_tools()
+        .arg("--config")
+        .arg(&config)
+        .args(["run", "--json", "--color", "never", "-"])
+        .stdin_text(&batch);
+    let over_ssh = messages(over_ssh, remote.path());
+    assert_eq!(local.len(), 3, "{local:?}");
+    assert_eq!(over_ssh, local);
+    assert_eq!(
+        local[1]["content"][0]["text"],
+        "hello <`touch pwned`; x>\n<DIR>"
+    );
+    assert!(!here.path().join("pwned").exists());
+    assert!(!remote.path().join("pwned").exists());
+}
