@@ -155,7 +155,7 @@ impl<'a> Loader<'a> {
             declared: Vec::new(),
             origin: self.origin.to_owned(),
         };
-        self.declared = declared_names(&root, self.registered);
+        self.declared = declared::declared_names(&root, self.registered);
         let mut active = None;
         for (key, value) in root.get_ref() {
             match key.get_ref().as_ref() {
@@ -585,26 +585,4 @@ impl<'a> Loader<'a> {
             }
         }
     }
-}
-
-/// The names of the `[tool.<name>]` sections that declare a tool and do not name a
-/// registered one (a section that does is reported where it is read).
-fn declared_names(
-    root: &Spanned<DeTable<'_>>,
-    registered: &[Arc<dyn ToolDefinition>],
-) -> Vec<String> {
-    let Some((_, tools)) = root.get_ref().iter().find(|(k, _)| k.get_ref() == "tool") else {
-        return Vec::new();
-    };
-    let DeValue::Table(tools) = tools.get_ref() else {
-        return Vec::new();
-    };
-    tools
-        .iter()
-        .filter(
-            |(_, section)| matches!(section.get_ref(), DeValue::Table(t) if declared::declares(t)),
-        )
-        .map(|(name, _)| name.get_ref().to_string())
-        .filter(|name| !registered.iter().any(|t| &t.spec().name == name))
-        .collect()
 }

@@ -8,10 +8,13 @@ use std::time::Duration;
 use toml::Spanned;
 use toml::de::{DeTable, DeValue};
 
+use std::sync::Arc;
+
 use super::{Loader, integer};
 use crate::config::declared::{
     ArgTemplate, DeclaredAction, DeclaredParam, DeclaredTool, ParamKind, Piece,
 };
+use crate::tool::ToolDefinition;
 
 mod params;
 use crate::core::ExecutionMode;
@@ -400,4 +403,24 @@ impl<'a> Loader<'a> {
                 .collect(),
         )
     }
+}
+
+/// The names of the `[tool.<name>]` sections that declare a tool and do not name a
+/// registered one (a section that does is reported where it is read).
+pub(super) fn declared_names(
+    root: &Spanned<DeTable<'_>>,
+    registered: &[Arc<dyn ToolDefinition>],
+) -> Vec<String> {
+    let Some((_, tools)) = root.get_ref().iter().find(|(k, _)| k.get_ref() == "tool") else {
+        return Vec::new();
+    };
+    let DeValue::Table(tools) = tools.get_ref() else {
+        return Vec::new();
+    };
+    tools
+        .iter()
+        .filter(|(_, section)| matches!(section.get_ref(), DeValue::Table(t) if declares(t)))
+        .map(|(name, _)| name.get_ref().to_string())
+        .filter(|name| !registered.iter().any(|t| &t.spec().name == name))
+        .collect()
 }
