@@ -3,21 +3,20 @@
 
 use std::collections::BTreeMap;
 use std::ops::Range;
+use std::sync::Arc;
 use std::time::Duration;
 
 use toml::Spanned;
 use toml::de::{DeTable, DeValue};
 
-use std::sync::Arc;
-
 use super::{Loader, integer};
 use crate::config::declared::{
     ArgTemplate, DeclaredAction, DeclaredParam, DeclaredTool, ParamKind, Piece,
 };
+use crate::core::ExecutionMode;
 use crate::tool::ToolDefinition;
 
 mod params;
-use crate::core::ExecutionMode;
 use crate::tool::ToolRole;
 
 const TOOL_KEYS: [&str; 15] = [
