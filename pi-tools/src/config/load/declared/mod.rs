@@ -14,10 +14,9 @@ use crate::config::declared::{
     ArgTemplate, DeclaredAction, DeclaredParam, DeclaredTool, ParamKind, Piece,
 };
 use crate::core::ExecutionMode;
-use crate::tool::ToolDefinition;
+use crate::tool::{ToolDefinition, ToolRole};
 
 mod params;
-use crate::tool::ToolRole;
 
 const TOOL_KEYS: [&str; 15] = [
     "description",
