@@ -45,18 +45,12 @@ impl Toolbox {
     /// The tools the configuration declares (`[tool.<name>]` with `command` or `script`)
     /// join `registered`, unless a tool of that name is there already.
     pub fn new(
-        #[cfg_attr(not(feature = "builtins"), allow(unused_mut))] mut registered: Vec<
-            Arc<dyn ToolDefinition>,
-        >,
+        registered: Vec<Arc<dyn ToolDefinition>>,
         config: &Config,
         extensions: Extensions,
     ) -> Self {
         #[cfg(feature = "builtins")]
-        for tool in crate::declared::definitions(config) {
-            if !registered.iter().any(|t| t.spec().name == tool.spec().name) {
-                registered.push(tool);
-            }
-        }
+        let registered = with_declared(registered, config);
         let mut toolbox = Toolbox {
             registered,
             active: Vec::new(),
@@ -295,4 +289,18 @@ fn inactive_tool_message(name: &str, active: &[String]) -> String {
          called. {usable} To turn it on, add \"{name}\" to `active` in the `[tools]` section of \
          pi-tools.toml."
     )
+}
+
+/// `registered` and the tools `config` declares whose names are not taken.
+#[cfg(feature = "builtins")]
+fn with_declared(
+    mut registered: Vec<Arc<dyn ToolDefinition>>,
+    config: &Config,
+) -> Vec<Arc<dyn ToolDefinition>> {
+    for tool in crate::declared::definitions(config) {
+        if !registered.iter().any(|t| t.spec().name == tool.spec().name) {
+            registered.push(tool);
+        }
+    }
+    registered
 }

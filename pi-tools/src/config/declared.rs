@@ -61,10 +61,6 @@ pub struct DeclaredTool {
     pub env: BTreeMap<String, String>,
     /// `success_codes`: the exit codes that count as success (default: `[0]`).
     pub success_codes: Vec<i32>,
-    /// The file and line that declared it, for the catalog.
-    pub origin: String,
-    /// The line of the section's header.
-    pub line: usize,
 }
 
 /// What a declared tool runs.

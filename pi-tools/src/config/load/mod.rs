@@ -430,8 +430,7 @@ impl<'a> Loader<'a> {
                     ),
                 );
             } else {
-                let (line, _) = line_column(self.text, name.span().start);
-                if let Some(tool) = self.declared_section(name, table, line) {
+                if let Some(tool) = self.declared_section(name, table) {
                     config.declared.push(tool);
                 }
             }

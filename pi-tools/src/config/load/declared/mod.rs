@@ -65,7 +65,6 @@ impl<'a> Loader<'a> {
         &mut self,
         name: &Spanned<std::borrow::Cow<'a, str>>,
         table: &DeTable<'a>,
-        line: usize,
     ) -> Option<DeclaredTool> {
         let tool = name.get_ref().to_string();
         let header = format!("[tool.{tool}]");
@@ -85,8 +84,6 @@ impl<'a> Loader<'a> {
             cwd: None,
             env: BTreeMap::new(),
             success_codes: vec![0],
-            origin: self.origin.to_owned(),
-            line,
         };
         let mut command: Option<(Vec<RawElement>, Range<usize>)> = None;
         let mut script = None;
