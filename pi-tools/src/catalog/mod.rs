@@ -53,7 +53,7 @@ pub struct CatalogEntry {
     /// The top-level parameters: required ones first, then optional ones, each group in
     /// declaration (schema property) order.
     pub parameters: Vec<Parameter>,
-    /// Example arguments from [`ToolDefinition::examples`].
+    /// Example arguments from the tool's spec ([`ToolSpec::examples`](crate::tool::ToolSpec::examples)).
     pub examples: Vec<Value>,
     /// The canonical argument schema.
     pub schema: Value,
