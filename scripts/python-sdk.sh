@@ -5,7 +5,8 @@
 # the tools and follow a change, with any warning the SDK logs failing the run. Then the
 # OpenAI Python SDK's types check the Responses dialect: the tools `schema` lists and the
 # items `run --dialect openai-responses` prints for a reply the SDK built
-# (tests/python/openai_responses.py).
+# (tests/python/openai_responses.py); and the MCP SDK drives tools declared in the
+# configuration file (tests/python/declared_tool.py).
 #
 # Installs the SDKs (pinned) from PyPI into a virtual environment in target/python-sdk when
 # missing, and Python's venv module from Debian when that is missing; `--install` does only
@@ -38,3 +39,4 @@ if [[ -z "$binary" ]]; then
 fi
 "$venv/bin/python" tests/python/sdk_client.py "$binary"
 "$venv/bin/python" tests/python/openai_responses.py "$binary"
+"$venv/bin/python" tests/python/declared_tool.py "$binary"
