@@ -103,5 +103,6 @@ pub use http_conn::ConnectionLimits;
 pub use logging::init_stderr_logging;
 pub use roots::ClientRoots;
 pub use serve::{serve, serve_split, serve_split_until, serve_stdio};
+pub use sessions::close_answer_stream;
 pub use stdio::{StdinStream, StdoutStream, stdio};
 pub use tools::{DEFAULT_MAX_MESSAGE_BYTES, McpPrompt, McpTool, McpTools};

@@ -20,7 +20,7 @@ use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 use std::task::{Context, Poll};
 use std::time::Duration;
 
-use futures::Stream;
+use futures::{Stream, StreamExt};
 use rmcp::ErrorData;
 use rmcp::model::{ClientJsonRpcMessage, ServerJsonRpcMessage};
 use rmcp::transport::streamable_http_server::SessionManager;
@@ -69,6 +69,9 @@ struct Life {
     ender: OnceLock<SessionEnder>,
     /// Told when the session stops being busy.
     quiet: Notify,
+    /// The answer streams open, by the id of the request they answer, so a call can close
+    /// its own (see [`close_answer_stream`]).
+    answering: Mutex<Vec<(String, Arc<CancellationToken>)>>,
 }
 
 struct Activity {
@@ -156,6 +159,53 @@ impl Life {
 pub(crate) struct Busy {
     life: Arc<Life>,
     listening: bool,
+}
+
+impl Busy {
+    /// Runs `call`, the answer to `request`, so that [`close_answer_stream`] closes the
+    /// stream that carries its answer.
+    pub(crate) async fn answering<F: Future>(&self, request: String, call: F) -> F::Output {
+        let life = Arc::clone(&self.life);
+        ANSWERING.scope((life, request), call).await
+    }
+}
+
+tokio::task_local! {
+    /// The session and request id of the call this task answers, over HTTP.
+    static ANSWERING: (Arc<Life>, String);
+}
+
+/// Closes the event stream that carries the answer to the MCP call this runs in, before
+/// the answer: the server's side of the Streamable HTTP transport's polling (SEP-1699).
+/// The call goes on; the client reconnects with `GET` and `Last-Event-ID` and gets the
+/// events it missed, then the answer. For a tool that tests a client's resumption (the
+/// conformance suite's `test_reconnection`); `false` when the call is not one of a
+/// Streamable HTTP session (stdio, stateless HTTP, no MCP) or its stream is closed already.
+pub fn close_answer_stream() -> bool {
+    ANSWERING
+        .try_with(|(life, request)| {
+            let mut answering = life.answering.lock().unwrap_or_else(|e| e.into_inner());
+            let found = answering.iter().position(|(id, _)| id == request);
+            found.map(|i| answering.swap_remove(i).1.cancel()).is_some()
+        })
+        .unwrap_or(false)
+}
+
+/// Takes a closed answer stream out of its session's list when the stream goes.
+struct Answering {
+    life: Arc<Life>,
+    token: Arc<CancellationToken>,
+}
+
+impl Drop for Answering {
+    fn drop(&mut self) {
+        let mut answering = self
+            .life
+            .answering
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        answering.retain(|(_, token)| !Arc::ptr_eq(token, &self.token));
+    }
 }
 
 impl Drop for Busy {
@@ -327,6 +377,7 @@ impl Sessions {
 struct BusyStream<S> {
     inner: Pin<Box<S>>,
     _busy: Busy,
+    _answering: Option<Answering>,
 }
 
 impl<S: Stream> Stream for BusyStream<S> {
@@ -391,10 +442,30 @@ impl SessionManager for Sessions {
     ) -> Result<impl Stream<Item = ServerSseMessage> + Send + Sync + 'static, Self::Error> {
         let life = self.live(id).ok_or_else(|| not_found(id))?;
         let busy = life.busy();
+        let request = match &message {
+            ClientJsonRpcMessage::Request(request) => Some(request.id.to_string()),
+            _ => None,
+        };
         let stream = self.inner.create_stream(id, message).await?;
+        // The client's side of the stream ends when its call closes it; the events are
+        // still read and kept, for the client's reconnection.
+        let token = Arc::new(CancellationToken::new());
+        let answering = request.map(|request| {
+            life.answering
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .push((request, Arc::clone(&token)));
+            Answering {
+                life: Arc::clone(&life),
+                token: Arc::clone(&token),
+            }
+        });
+        let closed = CancellationToken::clone(&token).cancelled_owned();
+        let stream = life.replay.keep(stream).take_until(closed);
         Ok(BusyStream {
-            inner: Box::pin(life.replay.keep(stream)),
+            inner: Box::pin(stream),
             _busy: busy,
+            _answering: answering,
         })
     }
 
@@ -419,6 +490,7 @@ impl SessionManager for Sessions {
         Ok(BusyStream {
             inner: Box::pin(stream),
             _busy: busy,
+            _answering: None,
         })
     }
 
@@ -449,6 +521,7 @@ impl SessionManager for Sessions {
         Ok(BusyStream {
             inner: Box::pin(stream),
             _busy: busy,
+            _answering: None,
         })
     }
 }
