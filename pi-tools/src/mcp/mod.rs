@@ -79,8 +79,10 @@
 //! [`RunnerConfig::extensions`]: crate::RunnerConfig::extensions
 //! [`RunnerConfig::max_concurrency`]: crate::RunnerConfig::max_concurrency
 
+mod answering;
 mod call_line;
 mod error;
+mod hibernation;
 mod http;
 mod http_conn;
 mod http_gate;
@@ -93,16 +95,17 @@ mod result;
 mod roots;
 mod serve;
 mod server;
+mod session_manager;
 mod sessions;
 mod stdio;
 mod tools;
 
+pub use answering::close_answer_stream;
 pub use error::McpError;
 pub use http::{HEALTH_PATH, HttpOptions, MCP_PATH, serve_http};
 pub use http_conn::ConnectionLimits;
 pub use logging::init_stderr_logging;
 pub use roots::ClientRoots;
 pub use serve::{serve, serve_split, serve_split_until, serve_stdio};
-pub use sessions::close_answer_stream;
 pub use stdio::{StdinStream, StdoutStream, stdio};
 pub use tools::{DEFAULT_MAX_MESSAGE_BYTES, McpPrompt, McpTool, McpTools};
