@@ -31,6 +31,8 @@ const WARM_SESSIONS: usize = 8;
 const OPENING_AT_ONCE: usize = 32;
 const STARTUP: Duration = Duration::from_secs(30);
 const REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
+/// `[mcp] max_sessions` by default.
+const DEFAULT_MAX_SESSIONS: usize = 4096;
 
 type Error = Box<dyn std::error::Error + Send + Sync>;
 
@@ -148,9 +150,9 @@ async fn run(sessions: usize) -> Result<(), Error> {
         now as f64 / 1024.0
     );
     println!(
-        "per idle session: {:.1} KB ({per_session:.0} bytes); 1024 sessions: {:.1} MB",
+        "per idle session: {:.1} KB ({per_session:.0} bytes); the default bound, {DEFAULT_MAX_SESSIONS} sessions: {:.1} MB",
         per_session / 1024.0,
-        per_session * 1024.0 / 1024.0 / 1024.0
+        per_session * DEFAULT_MAX_SESSIONS as f64 / 1024.0 / 1024.0
     );
     let _ = child.start_kill();
     let _ = child.wait().await;

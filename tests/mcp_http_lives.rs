@@ -192,4 +192,49 @@ async fn an_idle_session_past_those_kept_awake_sleeps_and_wakes_as_itself() {
     let deleted = server.delete(&session).send().await.expect("sent");
     assert_eq!(deleted.status(), StatusCode::OK);
     wait_gone(&[job], PATIENCE).await;
+
+    // A session deleted while it sleeps ends too, its job with it.
+    let other = server.open_session().await;
+    let answer = server
+        .call(
+            &other,
+            1,
+            "bash",
+            json!({"command": "sleep 30 > /dev/null 2>&1 & echo $!"}),
+        )
+        .await;
+    let other_job: u32 = text_of(&answer).parse().expect("bash prints the job's pid");
+    let other_slept = || {
+        server
+            .log
+            .lock()
+            .expect("the log is not poisoned")
+            .iter()
+            .any(|line| line.contains("an idle session sleeps") && line.contains(&other))
+    };
+    let deadline = tokio::time::Instant::now() + PATIENCE;
+    while !other_slept() {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "the other session did not sleep"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert!(running(other_job));
+    let deleted = server.delete(&other).send().await.expect("sent");
+    assert_eq!(deleted.status(), StatusCode::OK);
+    wait_gone(&[other_job], PATIENCE).await;
+    let gone = server
+        .post(Some(&other), &ping(2))
+        .send()
+        .await
+        .expect("sent");
+    assert_eq!(gone.status(), StatusCode::NOT_FOUND);
+    // Sleeping and waking are nothing to warn about.
+    let log = server.log.lock().expect("the log is not poisoned").clone();
+    assert!(
+        !log.iter()
+            .any(|line| line.contains("WARN") || line.contains("ERROR")),
+        "{log:#?}"
+    );
 }

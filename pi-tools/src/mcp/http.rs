@@ -50,7 +50,7 @@ pub struct HttpOptions {
     /// background jobs ended; `None` (the default): sessions do not expire by time. A
     /// session with a call in flight or an open stream never expires.
     pub session_idle: Option<Duration>,
-    /// The most sessions kept at once; `None` keeps the default of 10,000. A new session
+    /// The most sessions kept at once; `None` keeps the default of 4096. A new session
     /// past it ends the least recently used one with no call running and no stream open;
     /// when every session is busy, the new one is refused with 503. Idle sessions past the
     /// 128 most recently used sleep (a few KB each) until their next request.

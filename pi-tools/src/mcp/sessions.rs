@@ -34,9 +34,10 @@ use super::replay::{KEPT_EVENTS, Replay};
 use super::server::ToolServer;
 use crate::env::ExecutionEnv;
 
-/// The most sessions kept when none is configured: a sleeping idle session costs a few KB
-/// (docs/mcp.md has the measurement), so these fit in a few tens of MB.
-pub const DEFAULT_MAX_SESSIONS: usize = 10_000;
+/// The most sessions kept when none is configured: a sleeping idle session costs about
+/// 6 KB and at most 128 idle ones are awake (docs/mcp.md has the measurement), so these
+/// fit in about 32 MB.
+pub const DEFAULT_MAX_SESSIONS: usize = 4096;
 
 /// How long an ended session's worker waits for its cancelled calls to send their answers.
 const WIND_DOWN: Duration = Duration::from_secs(5);
