@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Runs the official MCP Python SDK as a client of `pi-tools mcp`, over stdio and over
 # Streamable HTTP (tests/python/sdk_client.py): initialize, tools/list, calls with progress,
-# a refused argument, an unknown tool, the session's DELETE, and client roots that confine
-# the tools and follow a change, with any warning the SDK logs failing the run.
+# a refused argument, an unknown tool, the session's DELETE, client roots that confine the
+# tools and follow a change (over both transports), max_sessions making room, and a call
+# whose connection a proxy cuts, resumed with Last-Event-ID; any warning the SDK logs fails
+# the run.
 #
 # Installs the SDK (pinned) from PyPI into a virtual environment in target/python-sdk when
 # missing, and Python's venv module from Debian when that is missing; `--install` does only

@@ -14,6 +14,7 @@ import sys
 import tempfile
 import warnings
 from pathlib import Path
+from urllib.parse import urlsplit
 
 from mcp import ClientSession, StdioServerParameters, types
 from mcp.client.stdio import stdio_client
@@ -330,6 +331,69 @@ async def max_sessions_make_room(binary: str, work: str) -> None:
                     assert response.status_code == 404, response.status_code
 
 
+class CuttingProxy:
+    """A TCP proxy in front of the server that cuts the connection carrying a request whose
+    body holds `marker`, `after` seconds later (a proxy that drops a long stream)."""
+
+    def __init__(self, upstream: str, marker: bytes, after: float):
+        self.upstream = urlsplit(upstream)
+        self.marker = marker
+        self.after = after
+        self.cut = False
+
+    async def __aenter__(self):
+        self.server = await asyncio.start_server(self.handle, "127.0.0.1", 0)
+        port = self.server.sockets[0].getsockname()[1]
+        return self.upstream._replace(netloc=f"127.0.0.1:{port}").geturl()
+
+    async def __aexit__(self, *exc):
+        self.server.close()
+
+    async def handle(self, client_in, client_out):
+        server_in, server_out = await asyncio.open_connection(
+            self.upstream.hostname, self.upstream.port
+        )
+
+        async def cut_later():
+            await asyncio.sleep(self.after)
+            client_out.transport.abort()
+            server_out.transport.abort()
+
+        async def pump(source, sink, watch):
+            try:
+                while data := await source.read(65536):
+                    if watch and not self.cut and self.marker in data:
+                        self.cut = True
+                        asyncio.get_running_loop().create_task(cut_later())
+                    sink.write(data)
+                    await sink.drain()
+            except (ConnectionError, OSError):
+                pass
+            finally:
+                sink.transport.abort()
+
+        await asyncio.gather(
+            pump(client_in, server_out, True), pump(server_in, client_out, False)
+        )
+
+
+async def resumes_after_a_cut(binary: str, work: str) -> None:
+    """A connection cut mid-call: the SDK reconnects with `Last-Event-ID` and gets the
+    call's result."""
+    async with http_server(binary, work) as url:
+        proxy = CuttingProxy(url, b"resumed after the cut", after=0.5)
+        async with proxy as through:
+            async with streamable_http_client(through) as (read, write):
+                async with ClientSession(read, write) as session:
+                    await session.initialize()
+                    result = await session.call_tool(
+                        "bash", {"command": "sleep 1.5; echo 'resumed after the cut'"}
+                    )
+                    assert proxy.cut, "the proxy never cut the call's connection"
+                    assert not result.is_error, result
+                    assert result.content[0].text == "resumed after the cut", result
+
+
 async def main(binary: str) -> None:
     warnings = Warnings()
     logging.getLogger().addHandler(warnings)
@@ -342,10 +406,12 @@ async def main(binary: str) -> None:
         await over_http(binary, work)
         await roots_over_http(binary, work)
         await max_sessions_make_room(binary, work)
+        await resumes_after_a_cut(binary, work)
     assert not warnings.records, "the SDK logged warnings:\n" + "\n".join(warnings.records)
     print(
         "python-sdk: stdio and Streamable HTTP sessions behave as the SDK expects,"
-        " client roots confine the tools, and max_sessions ends the least recently used idle session"
+        " client roots confine the tools, max_sessions ends the least recently used idle session,"
+        " and a call whose connection was cut is resumed"
     )
 
 
