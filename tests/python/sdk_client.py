@@ -394,6 +394,44 @@ async def resumes_after_a_cut(binary: str, work: str) -> None:
                     assert result.content[0].text == "resumed after the cut", result
 
 
+async def piped_then_end_of_input(binary: str, work: str) -> None:
+    """`printf '%s\\n' "$INIT" "$CALL" ... | pi-tools mcp`: every request read before the end
+    of input is answered (the answers read with the SDK's types), then the server exits."""
+    requests = [
+        {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {},
+            "clientInfo": {"name": "pipe", "version": "0"}}},
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        {"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+         "params": {"name": "write", "arguments": {"path": "piped.txt", "content": "piped\n"}}},
+        {"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+         "params": {"name": "bash", "arguments": {"command": "sleep 0.5; echo late"}}},
+    ]
+    server = await asyncio.create_subprocess_exec(
+        binary, "mcp", "--cwd", work,
+        stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.DEVNULL,
+    )
+    piped = "".join(json.dumps(r) + "\n" for r in requests).encode()
+    out, _ = await asyncio.wait_for(server.communicate(piped), 30)
+    assert server.returncode == 0, server.returncode
+    answers = {}
+    for line in out.decode().splitlines():
+        message = types.jsonrpc_message_adapter.validate_json(line)
+        assert isinstance(message, types.JSONRPCResponse), message
+        answers[message.id] = message.result
+    assert sorted(answers) == [0, 1, 2], answers
+    assert types.InitializeResult.model_validate(answers[0]).server_info.name == "pi-tools"
+    for id, text in ((1, None), (2, "late")):
+        result = types.CallToolResult.model_validate(answers[id])
+        assert not result.is_error, result
+        if text:
+            assert result.content[0].text == text, result
+    with open(os.path.join(work, "piped.txt")) as f:
+        assert f.read() == "piped\n"
+
+
 async def main(binary: str) -> None:
     warnings = Warnings()
     logging.getLogger().addHandler(warnings)
@@ -407,11 +445,12 @@ async def main(binary: str) -> None:
         await roots_over_http(binary, work)
         await max_sessions_make_room(binary, work)
         await resumes_after_a_cut(binary, work)
+        await piped_then_end_of_input(binary, work)
     assert not warnings.records, "the SDK logged warnings:\n" + "\n".join(warnings.records)
     print(
         "python-sdk: stdio and Streamable HTTP sessions behave as the SDK expects,"
         " client roots confine the tools, max_sessions ends the least recently used idle session,"
-        " and a call whose connection was cut is resumed"
+        " a call whose connection was cut is resumed, and piped requests are all answered"
     )
 
 
