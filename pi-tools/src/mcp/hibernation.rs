@@ -117,19 +117,25 @@ impl Sessions {
     /// Puts the session to sleep if it is still idle, awake and not expecting a request.
     pub(super) async fn sleep(self: Arc<Self>, id: SessionId, life: Arc<Life>) {
         let _settling = life.waking.lock().await;
+        // Only a live session with what waking needs (its parameters are stored just after
+        // its `initialize` is answered) sleeps. The table is looked at before the activity
+        // is locked, as everywhere.
+        let has_server = life
+            .server
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .is_some();
+        let has_init = life
+            .init
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .is_some();
+        if !has_server || !has_init || self.life(&id).is_none() {
+            return;
+        }
         {
             let mut activity = life.activity();
-            let has_server = life
-                .server
-                .lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .is_some();
-            if activity.busy > 0
-                || activity.asleep
-                || activity.expected
-                || !has_server
-                || self.life(&id).is_none()
-            {
+            if activity.busy > 0 || activity.asleep || activity.expected {
                 return;
             }
             activity.asleep = true;

@@ -58,6 +58,7 @@ pub(crate) struct Sessions {
     pub(super) idle: Option<Duration>,
     /// Past this many sessions, the least recently used idle one makes room.
     pub(super) max: usize,
+    /// Locked before a session's activity when both are, never after.
     pub(super) table: Mutex<HashMap<SessionId, Arc<Life>>>,
     /// Awake sessions counted idle (see `hibernation`).
     pub(super) awake_idle: AtomicUsize,
@@ -134,15 +135,23 @@ impl Life {
     /// Counts the session idle if it now is; past the awake idle sessions kept, it falls
     /// asleep.
     pub(super) fn settle(self: &Arc<Self>, activity: &mut Activity) {
-        if activity.busy > 0 || activity.asleep || activity.expected || activity.idle_counted {
+        if activity.busy > 0 || activity.asleep || activity.expected {
             return;
         }
         let Some(sessions) = self.sessions.upgrade() else {
             return;
         };
-        activity.idle_counted = true;
-        if sessions.awake_idle.fetch_add(1, Ordering::Relaxed) + 1 > AWAKE_IDLE {
-            tokio::spawn(sessions.sleep(self.id.clone(), Arc::clone(self)));
+        if !activity.idle_counted {
+            activity.idle_counted = true;
+            sessions.awake_idle.fetch_add(1, Ordering::Relaxed);
+        }
+        // Tried again at each end of a request while past the bound (a session whose
+        // parameters were not stored yet, or that a request was on its way to, stayed up).
+        // Not when the runtime is gone (a stream dropped as the server ends).
+        if sessions.awake_idle.load(Ordering::Relaxed) > AWAKE_IDLE
+            && let Ok(runtime) = tokio::runtime::Handle::try_current()
+        {
+            runtime.spawn(sessions.sleep(self.id.clone(), Arc::clone(self)));
         }
     }
 
