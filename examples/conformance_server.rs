@@ -53,6 +53,22 @@ async fn test_tool_with_progress(ctx: &ToolContext) -> Result<String, ToolError>
     Ok("Progress reported: 0, 50 and 100 of 100.".to_owned())
 }
 
+/// Closes its answer stream before it answers, so the client must reconnect with
+/// `Last-Event-ID` to get the answer, for the conformance suite's `server-sse-polling`
+/// (SEP-1699).
+#[tool]
+async fn test_reconnection() -> Result<String, ToolError> {
+    // The priming event (the id to reconnect from) reaches the client first.
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    if !pi_tools::mcp::close_answer_stream() {
+        return Err(ToolError::new(
+            "The answer stream could not be closed: call this tool over Streamable HTTP with a session.",
+        ));
+    }
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    Ok("Reconnection test completed: the answer came after the client reconnected.".to_owned())
+}
+
 /// Logs three lines at info level, 50 ms apart, for the conformance suite.
 #[tool]
 async fn test_tool_with_logging() -> Result<String, ToolError> {

@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # Runs the official MCP Python SDK as a client of `pi-tools mcp`, over stdio and over
 # Streamable HTTP (tests/python/sdk_client.py): initialize, tools/list, calls with progress,
-# a refused argument, an unknown tool, the session's DELETE, and client roots that confine
-# the tools and follow a change, with any warning the SDK logs failing the run. Then the
-# OpenAI Python SDK's types check the Responses dialect: the tools `schema` lists and the
-# items `run --dialect openai-responses` prints for a reply the SDK built
-# (tests/python/openai_responses.py); and the MCP SDK drives tools declared in the
+# a refused argument, an unknown tool, the session's DELETE, client roots that confine the
+# tools and follow a change (over both transports), max_sessions making room, and a call
+# whose connection a proxy cuts, resumed with Last-Event-ID; any warning the SDK logs fails
+# the run. Then the OpenAI Python SDK's types check the Responses dialect: the tools
+# `schema` lists and the items `run --dialect openai-responses` prints for a reply the SDK
+# built (tests/python/openai_responses.py); and the MCP SDK drives tools declared in the
 # configuration file (tests/python/declared_tool.py).
 #
 # Installs the SDKs (pinned) from PyPI into a virtual environment in target/python-sdk when

@@ -527,5 +527,5 @@ fn mcp_session_and_connection_bounds_are_read_and_checked() {
     );
     // The embedded default names the session bound.
     let default = Config::load(None, &builtin_like()).expect("the default loads");
-    assert_eq!(default.mcp_max_sessions, Some(1024));
+    assert_eq!(default.mcp_max_sessions, Some(4096));
 }

@@ -141,7 +141,7 @@ async fn over_http_the_file_tools_are_confined_to_the_working_directory() {
     assert_eq!(
         server.said,
         [
-            "pi-tools: over HTTP the file tools are confined to the working directory; set [paths] allowed_roots to choose other directories"
+            "pi-tools: over HTTP the file tools are confined to the working directory, or to the roots a client lists; set [paths] allowed_roots to choose other directories"
         ]
     );
     let session = server.open_session().await;

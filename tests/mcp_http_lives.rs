@@ -1,12 +1,13 @@
 //! `pi-tools mcp --http`, spawned: sessions live while their clients use them. An open
 //! stream for server messages keeps a session past the idle time, past `[mcp] max_sessions`
-//! the least recently used idle session makes room (never a busy one), and a DELETE during
-//! a running call says nothing on stderr.
+//! the least recently used idle session makes room (never a busy one), a DELETE during
+//! a running call says nothing on stderr, and an idle session past the 128 kept awake
+//! sleeps and wakes as itself.
 #![cfg(feature = "cli")]
 
 use std::time::Duration;
 
-use crate::mcp_http_support::{HttpServer, PATIENCE, running, wait_gone};
+use crate::mcp_http_support::{HttpServer, PATIENCE, call, messages, running, text_of, wait_gone};
 use reqwest::StatusCode;
 use serde_json::{Value, json};
 
@@ -104,4 +105,136 @@ async fn delete_during_a_running_call_logs_nothing_above_debug() {
     tokio::time::sleep(Duration::from_millis(2500)).await;
     let log = server.log.lock().expect("the log is readable").clone();
     assert!(log.is_empty(), "the server logged:\n{}", log.join("\n"));
+}
+
+#[tokio::test]
+async fn an_idle_session_past_those_kept_awake_sleeps_and_wakes_as_itself() {
+    let server = HttpServer::spawn_logging(
+        None,
+        &[],
+        None,
+        Some("warn,pi_tools::mcp::hibernation=debug"),
+    )
+    .await;
+    // 128 idle sessions are kept awake; the next one to go idle sleeps.
+    for _ in 0..128 {
+        server.open_session().await;
+    }
+    let session = server.open_session().await;
+    // What the session holds: its logging level, and a background job in its environment.
+    let level = json!({"jsonrpc": "2.0", "id": 1, "method": "logging/setLevel",
+                       "params": {"level": "error"}});
+    let response = server
+        .post(Some(&session), &level)
+        .send()
+        .await
+        .expect("sent");
+    assert_eq!(response.status(), StatusCode::OK);
+    let answer = server
+        .call(
+            &session,
+            2,
+            "bash",
+            json!({"command": "sleep 30 > /dev/null 2>&1 & echo $!"}),
+        )
+        .await;
+    let job: u32 = text_of(&answer).parse().expect("bash prints the job's pid");
+    let slept = || {
+        server
+            .log
+            .lock()
+            .expect("the log is not poisoned")
+            .iter()
+            .filter(|line| line.contains("an idle session sleeps"))
+            .count()
+    };
+    let deadline = tokio::time::Instant::now() + PATIENCE;
+    while slept() == 0 {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "no session fell asleep"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert!(running(job), "sleep ended the session's background job");
+    // Woken by its next call: the same environment (the job is still its own) and the
+    // same logging level (a warning from bash's stderr is below `error`, so not sent).
+    let response = server
+        .post(
+            Some(&session),
+            &call(3, "bash", json!({"command": "echo quiet >&2; echo awake"})),
+        )
+        .send()
+        .await
+        .expect("sent");
+    assert_eq!(response.status(), StatusCode::OK);
+    let answers = messages(response).await;
+    assert_eq!(
+        answers.len(),
+        1,
+        "only the answer, no log message: {answers:?}"
+    );
+    // stdout and stderr keep their order of arrival, which is not fixed between them.
+    let mut lines: Vec<&str> = text_of(&answers[0]).lines().collect();
+    lines.sort_unstable();
+    assert_eq!(lines, ["awake", "quiet"]);
+    assert!(
+        server
+            .log
+            .lock()
+            .expect("the log is not poisoned")
+            .iter()
+            .any(|line| line.contains("a sleeping session wakes")),
+        "the session did not wake from sleep"
+    );
+    assert!(running(job));
+    // DELETE ends it, its job too.
+    let deleted = server.delete(&session).send().await.expect("sent");
+    assert_eq!(deleted.status(), StatusCode::OK);
+    wait_gone(&[job], PATIENCE).await;
+
+    // A session deleted while it sleeps ends too, its job with it.
+    let other = server.open_session().await;
+    let answer = server
+        .call(
+            &other,
+            1,
+            "bash",
+            json!({"command": "sleep 30 > /dev/null 2>&1 & echo $!"}),
+        )
+        .await;
+    let other_job: u32 = text_of(&answer).parse().expect("bash prints the job's pid");
+    let other_slept = || {
+        server
+            .log
+            .lock()
+            .expect("the log is not poisoned")
+            .iter()
+            .any(|line| line.contains("an idle session sleeps") && line.contains(&other))
+    };
+    let deadline = tokio::time::Instant::now() + PATIENCE;
+    while !other_slept() {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "the other session did not sleep"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert!(running(other_job));
+    let deleted = server.delete(&other).send().await.expect("sent");
+    assert_eq!(deleted.status(), StatusCode::OK);
+    wait_gone(&[other_job], PATIENCE).await;
+    let gone = server
+        .post(Some(&other), &ping(2))
+        .send()
+        .await
+        .expect("sent");
+    assert_eq!(gone.status(), StatusCode::NOT_FOUND);
+    // Sleeping and waking are nothing to warn about.
+    let log = server.log.lock().expect("the log is not poisoned").clone();
+    assert!(
+        !log.iter()
+            .any(|line| line.contains("WARN") || line.contains("ERROR")),
+        "{log:#?}"
+    );
 }

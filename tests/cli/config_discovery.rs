@@ -57,7 +57,7 @@ fn check_summarises_a_valid_configuration() {
             "timeout per call: 30 seconds",
             "mode of shout: parallel",
             "allowed roots: (no confinement)",
-            "client roots (mcp): over stdio, the roots a client lists confine the file tools and the sandbox's writes; over HTTP the working directory does",
+            "client roots (mcp): the roots a client lists confine the file tools and the sandbox's writes (over stdio and HTTP); a client without roots gets the working directory over HTTP",
             "environment: this machine",
             "sandbox: mode workspace-write, network on",
             "sandbox writable roots: . and a private TMPDIR",

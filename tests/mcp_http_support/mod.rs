@@ -41,6 +41,17 @@ impl HttpServer {
         args: &[&str],
         config: Option<&str>,
     ) -> HttpServer {
+        HttpServer::spawn_logging(token, args, config, None).await
+    }
+
+    /// As [`HttpServer::spawn_with`], with `RUST_LOG` set to `filter` when given (the log
+    /// lines go to [`HttpServer::log`]).
+    pub async fn spawn_logging(
+        token: Option<&str>,
+        args: &[&str],
+        config: Option<&str>,
+        filter: Option<&str>,
+    ) -> HttpServer {
         let work = TempDir::new().expect("a temporary working directory");
         let etc = TempDir::new().expect("a temporary configuration directory");
         let mut command = Command::new(env!("CARGO_BIN_EXE_cli-under-test"));
@@ -58,8 +69,11 @@ impl HttpServer {
             std::fs::write(&file, format!("{token}\n")).expect("the token is written");
             command.arg("--token-file").arg(file);
         }
+        command.env_remove("RUST_LOG");
+        if let Some(filter) = filter {
+            command.env("RUST_LOG", filter);
+        }
         let mut child = command
-            .env_remove("RUST_LOG")
             .env_remove("PI_TOOLS_MCP_TOKEN")
             .stdin(Stdio::null())
             .stdout(Stdio::null())

@@ -95,7 +95,7 @@ fn client_roots_report(config: &crate::config::Config) -> &'static str {
         }
         (_, Some(_)) => "client roots (mcp): not followed; [paths] allowed_roots wins",
         (_, None) => {
-            "client roots (mcp): over stdio, the roots a client lists confine the file tools and the sandbox's writes; over HTTP the working directory does"
+            "client roots (mcp): the roots a client lists confine the file tools and the sandbox's writes (over stdio and HTTP); a client without roots gets the working directory over HTTP"
         }
     }
 }

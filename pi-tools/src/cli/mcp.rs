@@ -32,6 +32,9 @@ pub(super) async fn mcp(args: McpArgs, source: &ConfigSource) -> Result<ExitCode
     let mut registered = setup::registered()?;
     let mut config = setup::config(source, &registered)?;
     let workspace = Workspace::open(&args.workspace, &mut config).await?;
+    // Client roots are followed unless the configuration names allowed roots itself (over
+    // HTTP the working directory is named below when it does not, for clients without roots).
+    let configured_roots = config.allowed_roots.is_some();
     // Said once the server is sure to start (a refused start says only why).
     let confinement = args.http.is_some().then(|| confine_over_http(&mut config));
     let mounts = mounted::mount(
@@ -43,9 +46,9 @@ pub(super) async fn mcp(args: McpArgs, source: &ConfigSource) -> Result<ExitCode
     .await?;
     let toolbox = Toolbox::new(registered, &config, workspace.extensions(&config)?);
     let mut base_config = mounted::runner_config(toolbox.runner_config(), &mounts);
-    // A client's roots apply when the configuration names no allowed roots (over HTTP the
-    // working directory is named by default, above): the configuration's roots win.
-    if let (Workspace::Local(cwd), None) = (&workspace, &config.allowed_roots) {
+    // A client's roots apply when the configuration names no allowed roots: the
+    // configuration's roots win.
+    if let (Workspace::Local(cwd), false) = (&workspace, configured_roots) {
         base_config
             .extensions
             .insert(client_roots(cwd.clone(), &config));
@@ -98,10 +101,16 @@ pub(super) async fn mcp(args: McpArgs, source: &ConfigSource) -> Result<ExitCode
             let base = base_config.clone();
             let session_config = move || -> RunnerConfig {
                 match workspace.session_extensions(&config) {
-                    Ok(extensions) => RunnerConfig {
-                        extensions,
-                        ..base.clone()
-                    },
+                    Ok(mut extensions) => {
+                        // Each session follows its own client's roots.
+                        if let Some(roots) = base.extensions.get::<ClientRoots>() {
+                            extensions.insert(roots.clone());
+                        }
+                        RunnerConfig {
+                            extensions,
+                            ..base.clone()
+                        }
+                    }
                     Err(e) => {
                         tracing::warn!(error = %e.message, "a session shares the first environment");
                         base.clone()
@@ -167,13 +176,13 @@ fn connection_limits(set: &crate::config::McpConnections) -> ConnectionLimits {
 }
 
 /// Over HTTP the file tools stay in the working directory unless `[paths] allowed_roots`
-/// names directories: a server others can reach does not hand out the host's files by
-/// default. Returns the notice that says where they are confined.
+/// names directories or the client lists roots: a server others can reach does not hand
+/// out the host's files by default. Returns the notice that says where they are confined.
 fn confine_over_http(config: &mut crate::config::Config) -> String {
     match &config.allowed_roots {
         None => {
             config.allowed_roots = Some(vec![std::path::PathBuf::from(".")]);
-            "pi-tools: over HTTP the file tools are confined to the working directory; set [paths] allowed_roots to choose other directories".to_owned()
+            "pi-tools: over HTTP the file tools are confined to the working directory, or to the roots a client lists; set [paths] allowed_roots to choose other directories".to_owned()
         }
         Some(roots) => format!(
             "pi-tools: the file tools are confined to {} ([paths] allowed_roots)",

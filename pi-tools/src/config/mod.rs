@@ -30,7 +30,7 @@
 //!
 //! [mcp]
 //! max_message_bytes = 16777216                 # the largest MCP message, stdio and HTTP
-//! max_sessions = 1024                          # HTTP sessions kept; the LRU idle one makes room
+//! max_sessions = 4096                          # HTTP sessions kept; the LRU idle one makes room
 //! [mcp.servers.everything]                     # another MCP server's tools, as everything__<tool>
 //! command = ["npx", "-y", "@modelcontextprotocol/server-everything"]
 //! ```

@@ -12,6 +12,7 @@ use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
 use super::error::McpError;
+use super::hibernation::Remembered;
 use super::http_conn::{ConnectionLimits, serve_connections};
 use super::http_gate::{Gate, gate, health};
 use super::server::{Served, ToolServer};
@@ -49,9 +50,10 @@ pub struct HttpOptions {
     /// background jobs ended; `None` (the default): sessions do not expire by time. A
     /// session with a call in flight or an open stream never expires.
     pub session_idle: Option<Duration>,
-    /// The most sessions kept at once; `None` keeps the default of 1024. A new session
+    /// The most sessions kept at once; `None` keeps the default of 4096. A new session
     /// past it ends the least recently used one with no call running and no stream open;
-    /// when every session is busy, the new one is refused with 503.
+    /// when every session is busy, the new one is refused with 503. Past 128 idle sessions
+    /// awake, a session that goes idle sleeps (a few KB) until its next request.
     pub max_sessions: Option<usize>,
     /// Bounds on connections and on the time to send a request (see [`ConnectionLimits`]).
     pub connections: ConnectionLimits,
@@ -105,12 +107,16 @@ where
     let served = Served::new(&tools)?;
     let calls = TaskTracker::new();
     let max_message_bytes = tools.max_message_bytes();
-    let config = http_config(&options, local, stop.child_token())
+    let mut config = http_config(&options, local, stop.child_token())
         .with_max_request_body_bytes(max_message_bytes);
-    let sessions = Arc::new(Sessions::new(
+    let sessions = Sessions::new(
         options.session_idle,
         options.max_sessions.unwrap_or(DEFAULT_MAX_SESSIONS),
-    ));
+    );
+    if !options.stateless {
+        // How the library wakes a sleeping session (see `hibernation`).
+        config.session_store = Some(Arc::new(Remembered(Arc::downgrade(&sessions))));
+    }
     if !options.stateless {
         tokio::spawn(Arc::clone(&sessions).expire_idle(stop.clone()));
     }
@@ -121,13 +127,20 @@ where
         let sessions = (!options.stateless).then(|| Arc::clone(&sessions));
         StreamableHttpService::new(
             move || {
-                Ok(ToolServer::for_session(
-                    served.clone(),
-                    session_config(),
-                    stop.child_token(),
-                    &calls,
-                    sessions.clone(),
-                ))
+                let fresh = || {
+                    ToolServer::for_session(
+                        served.clone(),
+                        session_config(),
+                        stop.child_token(),
+                        &calls,
+                        sessions.clone(),
+                    )
+                };
+                Ok(match &sessions {
+                    // A woken session keeps its own server.
+                    Some(kept) => kept.server_for_request(fresh),
+                    None => fresh(),
+                })
             },
             manager,
             config,

@@ -243,8 +243,9 @@ impl IntoResponse for Refusal {
 /// DELETE ends a live session with 200 (the library says 202, which some clients take for a
 /// failure), and answers 404 for a session that is not live (unknown, ended or expired).
 async fn delete(gate: &Gate, request: Request, next: Next) -> Response {
+    // The session ends here, awake or asleep; the library's own DELETE then finds nothing.
     let live = match (&gate.sessions, request.headers().get("mcp-session-id")) {
-        (Some(sessions), Some(id)) => id.to_str().is_ok_and(|id| sessions.is_live(id)),
+        (Some(sessions), Some(id)) => id.to_str().is_ok_and(|id| sessions.end(id)),
         _ => false,
     };
     let mut response = next.run(request).await;

@@ -79,8 +79,10 @@
 //! [`RunnerConfig::extensions`]: crate::RunnerConfig::extensions
 //! [`RunnerConfig::max_concurrency`]: crate::RunnerConfig::max_concurrency
 
+mod answering;
 mod call_line;
 mod error;
+mod hibernation;
 mod http;
 mod http_conn;
 mod http_gate;
@@ -93,10 +95,12 @@ mod result;
 mod roots;
 mod serve;
 mod server;
+mod session_manager;
 mod sessions;
 mod stdio;
 mod tools;
 
+pub use answering::close_answer_stream;
 pub use error::McpError;
 pub use http::{HEALTH_PATH, HttpOptions, MCP_PATH, serve_http};
 pub use http_conn::ConnectionLimits;

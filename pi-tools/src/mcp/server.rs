@@ -421,7 +421,7 @@ impl ServerHandler for ToolServer {
         if self.served.tools.get(&request.name).is_none() {
             return Err(self.unknown_tool(&request.name));
         }
-        let _busy = self.keep_session_busy(&context);
+        let busy = self.keep_session_busy(&context);
         // Every call runs within the roots its client lists now, when it offers them.
         let followed = self
             .roots
@@ -443,9 +443,14 @@ impl ServerHandler for ToolServer {
             tokio::join!(call, sink.pump()).0
         };
         let call = forwarding_logs(self.level.clone(), context.peer.clone(), running);
+        let call = self.calls.track_future(call);
         // Boxed: the protocol library moves each request's future into a task of its own,
         // and a call's future is several kilobytes, copied at every move.
-        match Box::pin(self.calls.track_future(call)).await {
+        let message = match &busy {
+            Some(busy) => Box::pin(busy.answering(context.id.to_string(), call)).await,
+            None => Box::pin(call).await,
+        };
+        match message {
             Some(message) => Ok(call_tool_result(message).into()),
             None => Err(ErrorData::internal_error(
                 "The runner returned no result for the call; this is a bug in pi-tools.",

@@ -13,31 +13,31 @@
 //!   ends its execution environment's processes at once; the library's worker is closed once
 //!   the cancelled calls have sent their answers, so nothing is left to send to a closed
 //!   session.
+//! - An idle session may sleep, giving up the library's worker until its next request
+//!   (see `hibernation`).
 
 use std::collections::HashMap;
-use std::pin::Pin;
-use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
-use std::task::{Context, Poll};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock, Weak};
 use std::time::Duration;
 
-use futures::Stream;
-use rmcp::ErrorData;
-use rmcp::model::{ClientJsonRpcMessage, ServerJsonRpcMessage};
+use rmcp::model::InitializeRequestParams;
 use rmcp::transport::streamable_http_server::SessionManager;
-use rmcp::transport::streamable_http_server::session::local::{
-    LocalSessionManager, LocalSessionManagerError,
-};
-use rmcp::transport::streamable_http_server::session::{ServerSseMessage, SessionId};
+use rmcp::transport::streamable_http_server::session::SessionId;
+use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use tokio::sync::Notify;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
-use super::replay::{Found, KEPT_EVENTS, KEPT_FOR, Replay};
+use super::hibernation::AWAKE_IDLE;
+use super::replay::{KEPT_EVENTS, Replay};
+use super::server::ToolServer;
 use crate::env::ExecutionEnv;
 
-/// The most sessions kept when none is configured: an idle session costs about 60 KB
-/// (docs/mcp.md has the measurement), so these fit in about 64 MB.
-pub const DEFAULT_MAX_SESSIONS: usize = 1024;
+/// The most sessions kept when none is configured: a sleeping idle session costs about
+/// 6 KB and at most 128 idle ones are awake (docs/mcp.md has the measurement), so these
+/// fit in about 32 MB.
+pub const DEFAULT_MAX_SESSIONS: usize = 4096;
 
 /// How long an ended session's worker waits for its cancelled calls to send their answers.
 const WIND_DOWN: Duration = Duration::from_secs(5);
@@ -53,48 +53,117 @@ const SESSION_HEADER: &str = "mcp-session-id";
 
 /// The sessions of one server.
 pub(crate) struct Sessions {
-    inner: Arc<LocalSessionManager>,
+    pub(super) inner: Arc<LocalSessionManager>,
     /// Opt-in expiry: a session idle this long ends.
-    idle: Option<Duration>,
+    pub(super) idle: Option<Duration>,
     /// Past this many sessions, the least recently used idle one makes room.
-    max: usize,
-    table: Mutex<HashMap<SessionId, Arc<Life>>>,
+    pub(super) max: usize,
+    /// Locked before a session's activity when both are, never after.
+    pub(super) table: Mutex<HashMap<SessionId, Arc<Life>>>,
+    /// Awake sessions counted idle (see `hibernation`).
+    pub(super) awake_idle: AtomicUsize,
+    /// Servers on their way between the library's service factory and the session they
+    /// serve, by the task of the request that makes or wakes the session.
+    pub(super) handoff: Mutex<HashMap<tokio::task::Id, ToolServer>>,
+    pub(super) me: Weak<Sessions>,
 }
 
 /// One session's activity, how to end what runs for it, and its answer streams' events.
-#[derive(Default)]
-struct Life {
-    activity: Mutex<Activity>,
-    replay: Arc<Replay>,
-    ender: OnceLock<SessionEnder>,
+pub(crate) struct Life {
+    pub(super) id: SessionId,
+    pub(super) sessions: Weak<Sessions>,
+    pub(super) activity: Mutex<Activity>,
+    pub(super) replay: Arc<Replay>,
+    pub(super) ender: OnceLock<SessionEnder>,
     /// Told when the session stops being busy.
-    quiet: Notify,
+    pub(super) quiet: Notify,
+    /// The answer streams open, by the id of the request they answer, so a call can close
+    /// its own (see [`close_answer_stream`]).
+    pub(super) answering: Mutex<Vec<(String, Arc<CancellationToken>)>>,
+    /// The session's server, kept while the session sleeps.
+    pub(super) server: Mutex<Option<ToolServer>>,
+    /// The client's `initialize` parameters, to wake the session with.
+    pub(super) init: Mutex<Option<Box<InitializeRequestParams>>>,
+    /// Held while the session falls asleep or wakes.
+    pub(super) waking: tokio::sync::Mutex<()>,
 }
 
-struct Activity {
-    busy: usize,
+pub(super) struct Activity {
+    pub(super) busy: usize,
     /// Of `busy`, the client's streams for server messages (`GET`), which carry no answer.
-    listening: usize,
+    pub(super) listening: usize,
     /// When the session was last asked anything, or last stopped being busy.
-    last_used: Instant,
-}
-
-impl Default for Activity {
-    fn default() -> Self {
-        Activity {
-            busy: 0,
-            listening: 0,
-            last_used: Instant::now(),
-        }
-    }
+    pub(super) last_used: Instant,
+    /// Whether the library's worker is closed until the next request.
+    pub(super) asleep: bool,
+    /// A request was found for it and is on its way: it must not fall asleep before.
+    pub(super) expected: bool,
+    /// Whether it counts among the server's awake idle sessions.
+    pub(super) idle_counted: bool,
+    /// Workers closed for sleep whose end the library has yet to report.
+    pub(super) workers_closing: usize,
 }
 
 impl Life {
-    fn activity(&self) -> MutexGuard<'_, Activity> {
+    pub(super) fn new(id: SessionId, sessions: Weak<Sessions>) -> Self {
+        Life {
+            id,
+            sessions,
+            activity: Mutex::new(Activity {
+                busy: 0,
+                listening: 0,
+                last_used: Instant::now(),
+                asleep: false,
+                expected: false,
+                idle_counted: false,
+                workers_closing: 0,
+            }),
+            replay: Arc::default(),
+            ender: OnceLock::new(),
+            quiet: Notify::new(),
+            answering: Mutex::default(),
+            server: Mutex::default(),
+            init: Mutex::default(),
+            waking: tokio::sync::Mutex::new(()),
+        }
+    }
+
+    pub(super) fn activity(&self) -> MutexGuard<'_, Activity> {
         self.activity.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    fn expired(&self, idle: Option<Duration>, now: Instant) -> bool {
+    /// Counts the session idle if it now is; past the awake idle sessions kept, it falls
+    /// asleep.
+    pub(super) fn settle(self: &Arc<Self>, activity: &mut Activity) {
+        if activity.busy > 0 || activity.asleep || activity.expected {
+            return;
+        }
+        let Some(sessions) = self.sessions.upgrade() else {
+            return;
+        };
+        if !activity.idle_counted {
+            activity.idle_counted = true;
+            sessions.awake_idle.fetch_add(1, Ordering::Relaxed);
+        }
+        // Tried again at each end of a request while past the bound (a session whose
+        // parameters were not stored yet, or that a request was on its way to, stayed up).
+        // Not when the runtime is gone (a stream dropped as the server ends).
+        if sessions.awake_idle.load(Ordering::Relaxed) > AWAKE_IDLE
+            && let Ok(runtime) = tokio::runtime::Handle::try_current()
+        {
+            runtime.spawn(sessions.sleep(self.id.clone(), Arc::clone(self)));
+        }
+    }
+
+    /// The request that was expected has come.
+    pub(super) fn arrived(self: &Arc<Self>) {
+        let mut activity = self.activity();
+        activity.expected = false;
+        activity.last_used = Instant::now();
+        self.settle(&mut activity);
+    }
+
+    pub(super) fn expired(&self, idle: Option<Duration>, now: Instant) -> bool {
         let Some(idle) = idle else {
             return false;
         };
@@ -103,38 +172,38 @@ impl Life {
     }
 
     /// When it was last used, if it is idle (and so may make room).
-    fn idle_since(&self) -> Option<Instant> {
+    pub(super) fn idle_since(&self) -> Option<Instant> {
         let activity = self.activity();
         (activity.busy == 0).then_some(activity.last_used)
     }
 
-    fn touch(&self) {
-        self.activity().last_used = Instant::now();
-    }
-
-    fn busy(self: &Arc<Self>) -> Busy {
+    pub(super) fn busy(self: &Arc<Self>) -> Busy {
         self.busy_as(false)
     }
 
-    fn busy_as(self: &Arc<Self>, listening: bool) -> Busy {
+    pub(super) fn busy_as(self: &Arc<Self>, listening: bool) -> Busy {
         let mut activity = self.activity();
         activity.busy += 1;
         activity.listening += usize::from(listening);
         activity.last_used = Instant::now();
+        activity.expected = false;
+        if let Some(sessions) = self.sessions.upgrade() {
+            sessions.not_idle(&mut activity);
+        }
         Busy {
             life: Arc::clone(self),
             listening,
         }
     }
 
-    fn end(&self) {
+    pub(super) fn end(&self) {
         if let Some(ender) = self.ender.get() {
             ender.end();
         }
     }
 
     /// Waits until no call runs and no answer is being sent, at most `within`.
-    async fn quieted(&self, within: Duration) {
+    pub(super) async fn quieted(&self, within: Duration) {
         let _ = tokio::time::timeout(within, async {
             loop {
                 let quiet = self.quiet.notified();
@@ -154,8 +223,8 @@ impl Life {
 
 /// Keeps a session busy until dropped; the idle clock starts when the last one goes.
 pub(crate) struct Busy {
-    life: Arc<Life>,
-    listening: bool,
+    pub(super) life: Arc<Life>,
+    pub(super) listening: bool,
 }
 
 impl Drop for Busy {
@@ -167,6 +236,7 @@ impl Drop for Busy {
         if activity.busy == activity.listening {
             self.life.quiet.notify_waiters();
         }
+        self.life.settle(&mut activity);
     }
 }
 
@@ -179,7 +249,7 @@ pub(crate) struct SessionEnder {
 }
 
 impl SessionEnder {
-    fn end(&self) {
+    pub(super) fn end(&self) {
         self.calls.cancel();
         if let Some(env) = &self.env {
             env.end_session();
@@ -191,7 +261,7 @@ impl Sessions {
     /// Sessions that end when deleted, when the server stops, when `max` others need the
     /// room (the least recently used idle one goes), or, if `idle` is given, after that
     /// long without a call or an open stream.
-    pub(crate) fn new(idle: Option<Duration>, max: usize) -> Self {
+    pub(crate) fn new(idle: Option<Duration>, max: usize) -> Arc<Self> {
         let mut inner = LocalSessionManager::default();
         // The library's own keep-alive counts only messages, so it would end a session in
         // the middle of a long call; a session's life is decided here instead.
@@ -199,31 +269,52 @@ impl Sessions {
         // A stream cut while its call runs is resumed from the library's buffer, as large
         // as what `Replay` keeps once the call has ended.
         inner.session_config.channel_capacity = KEPT_EVENTS;
-        Sessions {
+        Arc::new_cyclic(|me| Sessions {
             inner: Arc::new(inner),
             idle,
             max: max.max(1),
             table: Mutex::new(HashMap::new()),
-        }
+            awake_idle: AtomicUsize::new(0),
+            handoff: Mutex::default(),
+            me: me.clone(),
+        })
     }
 
-    fn table(&self) -> MutexGuard<'_, HashMap<SessionId, Arc<Life>>> {
+    pub(super) fn table(&self) -> MutexGuard<'_, HashMap<SessionId, Arc<Life>>> {
         self.table.lock().unwrap_or_else(|e| e.into_inner())
     }
 
+    pub(super) fn handoff(&self) -> MutexGuard<'_, HashMap<tokio::task::Id, ToolServer>> {
+        self.handoff.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The session's life, whether or not its time is up.
+    pub(super) fn life(&self, id: &SessionId) -> Option<Arc<Life>> {
+        self.table().get(id).cloned()
+    }
+
+    /// Stops counting a session among the awake idle ones.
+    pub(super) fn not_idle(&self, activity: &mut Activity) {
+        if activity.idle_counted {
+            activity.idle_counted = false;
+            self.awake_idle.fetch_sub(1, Ordering::Relaxed);
+        }
+    }
+
+    /// Ends the live session `id` (its client deleted it); `false` when none is live.
+    pub(crate) fn end(&self, id: &str) -> bool {
+        let id = SessionId::from(id);
+        self.live(&id).is_some() && self.end_at_once(&id)
+    }
+
     /// The session's life, if it is live; an expired one is ended here and is not.
-    fn live(&self, id: &SessionId) -> Option<Arc<Life>> {
+    pub(super) fn live(&self, id: &SessionId) -> Option<Arc<Life>> {
         let life = self.table().get(id).cloned()?;
         if life.expired(self.idle, Instant::now()) {
             self.end_at_once(id);
             return None;
         }
         Some(life)
-    }
-
-    /// Whether `id` names a live session.
-    pub(crate) fn is_live(&self, id: &str) -> bool {
-        self.live(&SessionId::from(id)).is_some()
     }
 
     /// Makes room for one more session: below the bound there is room; at it, the least
@@ -252,11 +343,12 @@ impl Sessions {
 
     /// Removes the session and stops what runs for it; the library's worker is closed in
     /// the background once the cancelled calls have answered (or after a short wait).
-    fn end_at_once(&self, id: &SessionId) -> bool {
+    pub(super) fn end_at_once(&self, id: &SessionId) -> bool {
         let Some(life) = self.table().remove(id) else {
             return false;
         };
         tracing::debug!(session = %id, "MCP session ended");
+        self.not_idle(&mut life.activity());
         life.end();
         let inner = Arc::clone(&self.inner);
         let id = id.clone();
@@ -270,6 +362,8 @@ impl Sessions {
             if let Err(err) = inner.close_session(&id).await {
                 tracing::debug!(%err, "an ended session's worker could not be closed");
             }
+            // The session's own server goes last, ending its environment.
+            life.server.lock().unwrap_or_else(|e| e.into_inner()).take();
         });
         true
     }
@@ -320,135 +414,5 @@ impl Sessions {
         for id in all {
             self.end_at_once(&id);
         }
-    }
-}
-
-/// A stream that keeps its session busy while it is open.
-struct BusyStream<S> {
-    inner: Pin<Box<S>>,
-    _busy: Busy,
-}
-
-impl<S: Stream> Stream for BusyStream<S> {
-    type Item = S::Item;
-
-    fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<S::Item>> {
-        self.inner.as_mut().poll_next(cx)
-    }
-}
-
-/// The one event of a resumed stream whose events are no longer kept: a JSON-RPC error.
-fn lost_events(last_event_id: &str) -> ServerSseMessage {
-    let error = ErrorData::invalid_request(
-        format!(
-            "Invalid Request: the events after `Last-Event-ID: {last_event_id}` are no longer kept (a stream keeps its last {KEPT_EVENTS} events, for {} s after its answer), or the id names no stream of this session. Send the request again if it is safe to repeat.",
-            KEPT_FOR.as_secs()
-        ),
-        None,
-    );
-    ServerSseMessage::from_message(ServerJsonRpcMessage::error(error, None))
-}
-
-fn not_found(id: &SessionId) -> LocalSessionManagerError {
-    LocalSessionManagerError::SessionNotFound(id.clone())
-}
-
-impl SessionManager for Sessions {
-    type Error = LocalSessionManagerError;
-    type Transport = <LocalSessionManager as SessionManager>::Transport;
-
-    async fn create_session(&self) -> Result<(SessionId, Self::Transport), Self::Error> {
-        // The gate has made room already; a race past the bound by a few is harmless.
-        let (id, transport) = self.inner.create_session().await?;
-        self.table().insert(id.clone(), Arc::default());
-        Ok((id, transport))
-    }
-
-    async fn initialize_session(
-        &self,
-        id: &SessionId,
-        message: ClientJsonRpcMessage,
-    ) -> Result<ServerJsonRpcMessage, Self::Error> {
-        let life = self.live(id).ok_or_else(|| not_found(id))?;
-        let _busy = life.busy();
-        self.inner.initialize_session(id, message).await
-    }
-
-    async fn has_session(&self, id: &SessionId) -> Result<bool, Self::Error> {
-        Ok(self.live(id).is_some())
-    }
-
-    async fn close_session(&self, id: &SessionId) -> Result<(), Self::Error> {
-        // The worker is closed by `end_at_once` once the cancelled calls have answered.
-        self.end_at_once(id);
-        Ok(())
-    }
-
-    async fn create_stream(
-        &self,
-        id: &SessionId,
-        message: ClientJsonRpcMessage,
-    ) -> Result<impl Stream<Item = ServerSseMessage> + Send + Sync + 'static, Self::Error> {
-        let life = self.live(id).ok_or_else(|| not_found(id))?;
-        let busy = life.busy();
-        let stream = self.inner.create_stream(id, message).await?;
-        Ok(BusyStream {
-            inner: Box::pin(life.replay.keep(stream)),
-            _busy: busy,
-        })
-    }
-
-    async fn accept_message(
-        &self,
-        id: &SessionId,
-        message: ClientJsonRpcMessage,
-    ) -> Result<(), Self::Error> {
-        let life = self.live(id).ok_or_else(|| not_found(id))?;
-        life.touch();
-        self.inner.accept_message(id, message).await
-    }
-
-    async fn create_standalone_stream(
-        &self,
-        id: &SessionId,
-    ) -> Result<impl Stream<Item = ServerSseMessage> + Send + Sync + 'static, Self::Error> {
-        // A client that holds its stream for server messages open is still there.
-        let life = self.live(id).ok_or_else(|| not_found(id))?;
-        let busy = life.busy_as(true);
-        let stream = self.inner.create_standalone_stream(id).await?;
-        Ok(BusyStream {
-            inner: Box::pin(stream),
-            _busy: busy,
-        })
-    }
-
-    async fn resume(
-        &self,
-        id: &SessionId,
-        last_event_id: String,
-    ) -> Result<impl Stream<Item = ServerSseMessage> + Send + Sync + 'static, Self::Error> {
-        let life = self.live(id).ok_or_else(|| not_found(id))?;
-        let busy = life.busy();
-        let stream: Pin<Box<dyn Stream<Item = ServerSseMessage> + Send + Sync>> =
-            match self.inner.resume(id, last_event_id.clone()).await {
-                // The call still runs: the library replays its buffer, then the rest.
-                Ok(stream) => Box::pin(life.replay.keep(stream)),
-                // The library has let go of the stream (its call ended): what is kept here.
-                Err(err) => match life.replay.after(&last_event_id) {
-                    Found::Events(events) => Box::pin(futures::stream::iter(events)),
-                    // An empty stream would leave the client waiting for an answer that
-                    // never comes: say what was lost instead.
-                    Found::Lost | Found::Unknown => {
-                        tracing::debug!(%err, %last_event_id, "a stream could not be resumed");
-                        Box::pin(futures::stream::once(std::future::ready(lost_events(
-                            &last_event_id,
-                        ))))
-                    }
-                },
-            };
-        Ok(BusyStream {
-            inner: Box::pin(stream),
-            _busy: busy,
-        })
     }
 }
