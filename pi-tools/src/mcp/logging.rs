@@ -2,7 +2,10 @@
 //! events and log lines (a command's stderr lines) sent to its client as
 //! `notifications/message` at the level the client asked for with `logging/setLevel`.
 
-#![allow(deprecated)] // MCP's logging is deprecated by a future protocol revision, not yet gone.
+#![expect(
+    deprecated,
+    reason = "MCP's logging is deprecated by a future protocol revision, not yet gone"
+)]
 
 use std::fmt::Write as _;
 use std::sync::Arc;

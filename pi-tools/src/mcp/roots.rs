@@ -9,9 +9,10 @@
 //! itself is kept while the list stays the same, so background jobs and the like survive
 //! from call to call.
 
-// Roots are marked deprecated by a future protocol revision (SEP-2577), not yet gone;
-// clients offer them today.
-#![allow(deprecated)]
+#![expect(
+    deprecated,
+    reason = "roots are marked deprecated by a future protocol revision (SEP-2577), not yet gone; clients offer them today"
+)]
 
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};

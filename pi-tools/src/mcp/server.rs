@@ -1,7 +1,10 @@
 //! The MCP request handler: initialize, ping, logging/setLevel, tools/list and tools/call
 //! over the runner.
 
-#![allow(deprecated)] // MCP's logging is deprecated by a future protocol revision, not yet gone.
+#![expect(
+    deprecated,
+    reason = "MCP's logging is deprecated by a future protocol revision, not yet gone"
+)]
 
 use std::sync::Arc;
 
@@ -280,7 +283,7 @@ impl Drop for Session {
 }
 
 /// Either side of the session lock, held (never read) until the call ends.
-#[allow(dead_code)]
+#[expect(dead_code, reason = "a guard is held for its drop, never read")]
 enum Guard<'a> {
     Shared(tokio::sync::RwLockReadGuard<'a, ()>),
     Exclusive(tokio::sync::RwLockWriteGuard<'a, ()>),
