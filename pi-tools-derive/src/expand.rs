@@ -471,6 +471,7 @@ impl<'a> Gen<'a> {
 
     /// `read_only`, `destructive` and `accepts_unknown_properties`.
     fn flag_fields(&self) -> TokenStream {
+        let p = &self.private;
         let read_only = self.attrs.read_only.is_some();
         let destructive = self.attrs.destructive.is_some();
         let accept_unknown = self.attrs.accept_unknown_properties.is_some();
@@ -478,7 +479,7 @@ impl<'a> Gen<'a> {
             read_only: #read_only,
             destructive: #destructive,
             accepts_unknown_properties: #accept_unknown,
-            mounted_from: ::core::option::Option::None,
+            mounted_from: #p::Option::None,
         }
     }
 
