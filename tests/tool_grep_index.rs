@@ -1,7 +1,8 @@
 //! grep through its search index against full scans: a seeded random run of edits,
 //! creations, deletions, renames, ignore-rule changes and `git checkout`s, made through the
 //! write and edit tools, through bash and directly on disk, each followed by searches whose
-//! results (text and details) must equal a full scan's exactly.
+//! results (text and details) must equal a full scan's exactly. CI runs 150 rounds (a few
+//! seconds); `PI_TOOLS_INDEX_ROUNDS` and `PI_TOOLS_INDEX_SEED` run more, or replay a seed.
 #![cfg(feature = "builtins")]
 
 use std::fs;
@@ -79,7 +80,13 @@ fn text(rng: &mut Rng) -> String {
     }
     match rng.below(20) {
         // A NUL byte makes the rest of the file binary to the searcher.
-        0 => out.insert(out.len() / 2, '\0'),
+        0 => {
+            let mut at = out.len() / 2;
+            while !out.is_char_boundary(at) {
+                at -= 1;
+            }
+            out.insert(at, '\0');
+        }
         1 => out.insert_str(0, "\u{FEFF}"),
         _ => {}
     }
@@ -283,7 +290,7 @@ async fn indexed_searches_equal_full_scans_through_random_changes() {
     let rounds: usize = std::env::var("PI_TOOLS_INDEX_ROUNDS")
         .ok()
         .and_then(|r| r.parse().ok())
-        .unwrap_or(400);
+        .unwrap_or(150);
     let seed: u64 = std::env::var("PI_TOOLS_INDEX_SEED")
         .ok()
         .and_then(|r| r.parse().ok())
@@ -313,9 +320,11 @@ async fn indexed_searches_equal_full_scans_through_random_changes() {
 
     let indexed = ctx(LocalEnv::new(&dir));
     let scanned = ctx(LocalEnv::new(&dir).with_search_index(false));
-    let tools = ctx(LocalEnv::new(&dir).with_search_index(false));
+    let tools = ctx(LocalEnv::new(&dir)
+        .with_search_index(false)
+        .with_fsync(false));
     let built = search_index_stats(&dir, Duration::from_secs(30)).expect("the index is built");
-    assert!(built.files >= 20, "{built:?}");
+    assert!(built.files > 10, "{built:?}");
 
     for round in 0..rounds {
         change(&mut rng, &dir, &tools).await;

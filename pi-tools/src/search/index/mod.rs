@@ -106,7 +106,7 @@ pub(crate) fn for_root(root: &Path, roots: &Arc<Roots>) -> Arc<Index> {
         all.push(Arc::clone(&index));
         return index;
     }
-    let index = Index::start(root.to_path_buf(), Arc::clone(roots));
+    let index = Index::start(root.to_path_buf(), Arc::clone(roots), true);
     all.push(Arc::clone(&index));
     if all.len() > MAX_INDEXES {
         all.remove(0);
@@ -141,7 +141,9 @@ fn rule_files(root: &Path) -> Vec<(PathBuf, Option<Sig>)> {
 }
 
 impl Index {
-    fn start(root: PathBuf, roots: Arc<Roots>) -> Arc<Index> {
+    /// Starts building the index of `root` on a thread of its own; `watch`: with kernel
+    /// notifications where the system has them.
+    fn start(root: PathBuf, roots: Arc<Roots>, watch: bool) -> Arc<Index> {
         let index = Arc::new(Index {
             root,
             inner: Mutex::new(Inner {
@@ -163,7 +165,7 @@ impl Index {
                 let Ok(base) = WalkBase::open(&roots, &root) else {
                     return;
                 };
-                let watcher = Watcher::start();
+                let watcher = if watch { Watcher::start() } else { None };
                 let rules = rule_files(&root);
                 let unwatched = Cell::new(watcher.is_none());
                 let table = Table::build(
@@ -216,7 +218,11 @@ impl Index {
         Some(IndexStats {
             build_time: inner.built_in?,
             bytes: table.heap_bytes(),
-            files: table.entries.len(),
+            files: table
+                .entries
+                .iter()
+                .filter(|e| matches!(e.kind, Kind::File | Kind::Link))
+                .count(),
             watched: inner.watcher.is_some(),
             searches_narrowed: self.narrowed.load(Ordering::Relaxed),
             rescans: self.rescans.load(Ordering::Relaxed),
@@ -238,18 +244,8 @@ impl Index {
         if matches!(query, Query::All) {
             return None;
         }
-        let prefix = search_root
-            .strip_prefix(&self.root)
-            .ok()?
-            .to_str()?
-            .to_owned();
-        let mut inner = lock(&self.inner);
-        inner.table.as_ref()?;
-        self.prepare(&mut inner)?;
+        let (inner, prefix) = self.ready_for(search_root)?;
         let table = inner.table.as_ref()?;
-        if table.unreadable_dirs || !table.dirs.contains(prefix.as_str()) {
-            return None;
-        }
         let hits = table.postings.eval(query, table.base_pos.len() as u32)?;
         let mut picked: Vec<usize> = hits
             .into_iter()
@@ -258,6 +254,7 @@ impl Index {
             .collect();
         for (at, e) in table.entries.iter().enumerate() {
             let take = match &e.content {
+                _ if matches!(e.kind, Kind::Dir | Kind::Special) => false,
                 Content::Base(_) => false,
                 Content::Own(t) => query.admits(t),
                 Content::Scan | Content::Unsettled => true,
@@ -271,17 +268,8 @@ impl Index {
         let mut out = Vec::with_capacity(picked.len());
         for at in picked {
             let e = &table.entries[at];
-            let shown = if prefix.is_empty() {
-                &*e.rel
-            } else {
-                match e
-                    .rel
-                    .strip_prefix(prefix.as_str())
-                    .and_then(|r| r.strip_prefix('/'))
-                {
-                    Some(r) => r,
-                    None => continue,
-                }
+            let Some(shown) = shown(&e.rel, &prefix) else {
+                continue;
             };
             if glob.is_some_and(|g| !g.is_match(shown, false)) {
                 continue;
@@ -290,6 +278,50 @@ impl Index {
         }
         self.narrowed.fetch_add(1, Ordering::Relaxed);
         Some(out)
+    }
+
+    /// The entries under `search_root` (the index's root or a directory the walk enters)
+    /// that `glob` selects, in walk order, shown relative to `search_root`, each with
+    /// whether it is a directory; `visit` takes them until it breaks. `None` when the index
+    /// cannot answer (not built yet, the directory is not covered), and the caller must
+    /// walk. The index is brought up to date first.
+    pub(crate) fn listing(
+        &self,
+        search_root: &Path,
+        glob: &PathGlob,
+        mut visit: impl FnMut(&str, bool) -> std::ops::ControlFlow<()>,
+    ) -> Option<()> {
+        let (inner, prefix) = self.ready_for(search_root)?;
+        let table = inner.table.as_ref()?;
+        for e in &table.entries {
+            let Some(shown) = shown(&e.rel, &prefix) else {
+                continue;
+            };
+            let is_dir = e.kind == Kind::Dir;
+            if glob.is_match(shown, is_dir) && visit(shown, is_dir).is_break() {
+                break;
+            }
+        }
+        self.narrowed.fetch_add(1, Ordering::Relaxed);
+        Some(())
+    }
+
+    /// The index, up to date, when it covers `search_root`; and the root's path relative
+    /// to the index's.
+    fn ready_for(&self, search_root: &Path) -> Option<(MutexGuard<'_, Inner>, String)> {
+        let prefix = search_root
+            .strip_prefix(&self.root)
+            .ok()?
+            .to_str()?
+            .to_owned();
+        let mut inner = lock(&self.inner);
+        inner.table.as_ref()?;
+        self.prepare(&mut inner)?;
+        let table = inner.table.as_ref()?;
+        if table.unreadable_dirs || !table.dirs.contains(prefix.as_str()) {
+            return None;
+        }
+        Some((inner, prefix))
     }
 
     /// Brings the table up to date with the files as they are now; `None` when it could
@@ -330,6 +362,10 @@ impl Index {
                 }
             }
         }
+        if inner.watcher.as_ref().is_some_and(Watcher::is_dead) {
+            // From now on every search walks, and trusts no recent file.
+            inner.watcher = None;
+        }
         let mut reader = Reader::new(inner.watcher.is_none() || overflowed);
         let mut table = inner.table.take()?;
         if rescan {
@@ -365,3 +401,16 @@ impl Index {
         Some(())
     }
 }
+
+/// An entry's path as a search of `prefix` (relative to the index's root) shows it; `None`
+/// when it is not under `prefix`.
+fn shown<'a>(rel: &'a str, prefix: &str) -> Option<&'a str> {
+    if prefix.is_empty() {
+        Some(rel)
+    } else {
+        rel.strip_prefix(prefix)?.strip_prefix('/')
+    }
+}
+
+#[cfg(test)]
+mod tests;

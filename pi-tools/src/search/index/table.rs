@@ -22,6 +22,10 @@ use crate::search::walk::{Kind, WalkBase, WalkEnd, walk_sorted};
 /// Files bigger than this are not indexed (they are scanned every time).
 const MAX_INDEXED_FILE: u64 = 16 << 20;
 
+/// A tree with more files than this gets no index (its file table alone would hold
+/// hundreds of megabytes); its searches walk.
+const MAX_FILES: usize = 2_000_000;
+
 /// A file changed this recently may change again within the file system's time resolution
 /// without its times showing it; without notifications, such a file is scanned until it is
 /// older than this.
@@ -85,13 +89,13 @@ enum Got {
     Scan,
 }
 
-/// One file of the walk.
+/// One entry of the walk.
 pub(crate) struct Entry {
     /// Its path relative to the index's root.
     pub rel: Box<str>,
     /// Its path as the file system knows it.
     pub path: PathBuf,
-    /// A plain file or a symbolic link.
+    /// What it is (only plain files and links are searched).
     pub kind: Kind,
     /// What it was when read (none for a link or an unreadable file).
     sig: Option<Sig>,
@@ -99,10 +103,10 @@ pub(crate) struct Entry {
     pub content: Content,
 }
 
-/// The walk's files and what is known of them.
+/// The walk's entries and what is known of the files among them.
 #[derive(Default)]
 pub(crate) struct Table {
-    /// Files in walk order.
+    /// Entries in walk order (files, links, directories and special files).
     pub entries: Vec<Entry>,
     /// Where each relative path is in `entries`.
     by_rel: HashMap<Box<str>, usize>,
@@ -125,7 +129,7 @@ struct Found {
     kind: Kind,
 }
 
-/// Walks `base` as grep does (no glob), calling `on_dir` for each directory before it is
+/// Walks `base` as grep and find do (no glob), calling `on_dir` for each directory before it is
 /// listed (so a watch set there sees every later change). `None` when cancelled.
 fn walk_files(
     base: &WalkBase,
@@ -144,13 +148,14 @@ fn walk_files(
                 on_dir(entry.rel, &path);
                 dirs.insert(entry.rel.into());
             }
-            Kind::File | Kind::Link => files.push(Found {
-                rel: entry.rel.to_owned(),
-                path: entry.path(),
-                kind: entry.kind,
-            }),
-            Kind::Special => {}
+            Kind::File | Kind::Link | Kind::Special => {}
         }
+        // Every entry is kept, in walk order (find lists directories too).
+        files.push(Found {
+            rel: entry.rel.to_owned(),
+            path: entry.path(),
+            kind: entry.kind,
+        });
         ControlFlow::Continue(())
     });
     (end == WalkEnd::Completed).then_some((files, dirs, skipped.count > 0))
@@ -158,7 +163,8 @@ fn walk_files(
 
 /// Reads a file for the index: its identity and trigrams, or `Scan`.
 pub(crate) struct Reader {
-    extractor: Extractor,
+    /// Made at the first file read (it holds 2 MiB).
+    extractor: Option<Extractor>,
     buffer: Vec<u8>,
     /// Whether times alone may be trusted (no notifications): then recent files are not.
     pub distrust_recent: bool,
@@ -167,7 +173,7 @@ pub(crate) struct Reader {
 impl Reader {
     pub(crate) fn new(distrust_recent: bool) -> Reader {
         Reader {
-            extractor: Extractor::default(),
+            extractor: None,
             buffer: Vec::new(),
             distrust_recent,
         }
@@ -214,7 +220,8 @@ impl Reader {
             Some(at) => &self.buffer[..at],
             None => &self.buffer[..],
         };
-        (Some(sig), Got::Indexed(self.extractor.trigrams(text)))
+        let extractor = self.extractor.get_or_insert_with(Extractor::default);
+        (Some(sig), Got::Indexed(extractor.trigrams(text)))
     }
 }
 
@@ -239,6 +246,9 @@ impl Table {
         distrust_recent: impl FnOnce() -> bool,
     ) -> Option<Table> {
         let (found, dirs, unreadable_dirs) = walk_files(base, cancel, on_dir)?;
+        if found.len() > MAX_FILES {
+            return None;
+        }
         // Decided after the walk: whether every directory could be watched.
         let distrust_recent = distrust_recent();
         let threads = threads.clamp(1, 8);

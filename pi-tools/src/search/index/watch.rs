@@ -181,6 +181,9 @@ impl Watcher {
     /// Waits until every change made before this call has been recorded; false when the
     /// watcher could not show that in time (then nothing it recorded can be trusted).
     pub(crate) fn sync(&self) -> bool {
+        if self.is_dead() {
+            return false;
+        }
         let before = *lock(&self.shared.barriers);
         if self.poke().is_err() {
             return false;
@@ -192,6 +195,11 @@ impl Watcher {
             .wait_timeout_while(seen, BARRIER_WAIT, |n| *n == before)
             .unwrap_or_else(PoisonError::into_inner);
         *seen != before && !self.shared.stop.load(Ordering::Relaxed)
+    }
+
+    /// Whether the watcher thread has stopped (its notifications could not be read).
+    pub(crate) fn is_dead(&self) -> bool {
+        self.shared.stop.load(Ordering::Relaxed)
     }
 
     /// Writes a byte to the barrier file.
