@@ -1,7 +1,7 @@
-//! grep through its search index against full scans: a seeded random run of edits,
+//! grep and find through the search index against full scans and walks: a seeded random run of edits,
 //! creations, deletions, renames, ignore-rule changes and `git checkout`s, made through the
 //! write and edit tools, through bash and directly on disk, each followed by searches whose
-//! results (text and details) must equal a full scan's exactly. CI runs 150 rounds (a few
+//! results (text and details) must equal a full scan's exactly. CI runs 100 rounds (a few
 //! seconds); `PI_TOOLS_INDEX_ROUNDS` and `PI_TOOLS_INDEX_SEED` run more, or replay a seed.
 #![cfg(feature = "builtins")]
 
@@ -14,6 +14,7 @@ use std::time::Duration;
 use pi_tools::ToolContext;
 use pi_tools::builtins::bash::{BashArgs, BashConfig, bash};
 use pi_tools::builtins::edit::{EditArgs, Replacement, edit};
+use pi_tools::builtins::find::{FindArgs, find};
 use pi_tools::builtins::grep::{GrepArgs, grep, search_index_stats};
 use pi_tools::builtins::write::{WriteArgs, write};
 use pi_tools::env::{ExecutionEnv, LocalEnv, WithEnv};
@@ -186,6 +187,29 @@ fn search(rng: &mut Rng) -> GrepArgs {
     a
 }
 
+/// One random find.
+fn find_args(rng: &mut Rng) -> FindArgs {
+    let mut a = FindArgs::new(*rng.pick(&["*.rs", "**/deep/*", "*/", "g", "*", ".*", "src/**"]));
+    if rng.below(4) == 0 {
+        a.path = Some("src".into());
+    }
+    if rng.below(4) == 0 {
+        a.limit = Some(1 + rng.below(5) as u64);
+    }
+    a
+}
+
+async fn find_text(ctx: &ToolContext, a: FindArgs) -> String {
+    match find(ctx, a).await {
+        Ok(out) => format!(
+            "{}\n{:?}",
+            out.content[0].as_text().expect("text"),
+            out.details.expect("details")
+        ),
+        Err(e) => format!("error: {}", e.message()),
+    }
+}
+
 async fn grep_text(ctx: &ToolContext, a: GrepArgs) -> String {
     match grep(ctx, a).await {
         Ok(out) => format!(
@@ -290,7 +314,7 @@ async fn indexed_searches_equal_full_scans_through_random_changes() {
     let rounds: usize = std::env::var("PI_TOOLS_INDEX_ROUNDS")
         .ok()
         .and_then(|r| r.parse().ok())
-        .unwrap_or(150);
+        .unwrap_or(100);
     let seed: u64 = std::env::var("PI_TOOLS_INDEX_SEED")
         .ok()
         .and_then(|r| r.parse().ok())
@@ -338,6 +362,10 @@ async fn indexed_searches_equal_full_scans_through_random_changes() {
             let got = grep_text(&indexed, a).await;
             assert_eq!(got, want, "{what}");
         }
+        let a = find_args(&mut rng);
+        let what = format!("round {round} (seed {seed}), {a:?}");
+        let want = find_text(&scanned, a.clone()).await;
+        assert_eq!(find_text(&indexed, a).await, want, "{what}");
     }
     let stats = search_index_stats(&dir, Duration::from_secs(1)).expect("stats");
     assert!(stats.watched, "{stats:?}");
