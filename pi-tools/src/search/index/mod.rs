@@ -20,6 +20,7 @@
 
 mod postings;
 mod query;
+mod relist;
 mod table;
 mod trigrams;
 mod watch;
@@ -40,6 +41,10 @@ use watch::Watcher;
 use super::path_glob::PathGlob;
 use super::walk::{Kind, WalkBase, spare_cores};
 use crate::env::Roots;
+
+/// More directories than this with names changed since the last search, and the index walks
+/// the whole tree rather than listing each again.
+const MAX_RELISTS: usize = 16;
 
 /// How many indexes the process keeps (one per directory searched).
 const MAX_INDEXES: usize = 4;
@@ -331,6 +336,7 @@ impl Index {
         let mut rescan = inner.watcher.is_none();
         let mut overflowed = false;
         let mut dirty: Vec<String> = Vec::new();
+        let mut relist: std::collections::BTreeSet<String> = std::collections::BTreeSet::new();
         let now_rules = rule_files(&self.root);
         if now_rules != inner.rule_files {
             rescan = true;
@@ -348,18 +354,27 @@ impl Index {
                 if rescan {
                     break;
                 }
-                let name = change.rel.rsplit('/').next().unwrap_or("");
+                let (parent, name) = change.rel.rsplit_once('/').unwrap_or(("", &change.rel));
                 let listed = table.has_file(&change.rel);
                 if change.is_dir || matches!(name, ".gitignore" | ".ignore" | ".git") {
                     rescan = true;
-                } else if listed && !change.gone {
-                    dirty.push(change.rel);
-                } else if !listed && change.in_place {
-                    // An existing name the walk leaves out (ignored, or not a file)
-                    // changed in place: the walk's files stay the same.
+                } else if change.in_place {
+                    // A name the walk leaves out (ignored) changing in place changes
+                    // nothing the walk yields.
+                    if listed {
+                        dirty.push(change.rel);
+                    }
                 } else {
-                    rescan = true;
+                    // Created, removed or moved: its directory is listed again (a name
+                    // replaced by another file is also read again).
+                    relist.insert(parent.to_owned());
+                    if listed && !change.gone {
+                        dirty.push(change.rel);
+                    }
                 }
+            }
+            if relist.len() > MAX_RELISTS {
+                rescan = true;
             }
         }
         if inner.watcher.as_ref().is_some_and(Watcher::is_dead) {
@@ -368,6 +383,11 @@ impl Index {
         }
         let mut reader = Reader::new(inner.watcher.is_none() || overflowed);
         let mut table = inner.table.take()?;
+        if !rescan {
+            rescan = !relist
+                .iter()
+                .all(|dir| table.relist(&base, dir, &mut reader));
+        }
         if rescan {
             self.rescans.fetch_add(1, Ordering::Relaxed);
             let watcher = inner.watcher.as_ref();

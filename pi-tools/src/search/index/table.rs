@@ -83,7 +83,7 @@ pub(crate) enum Content {
 }
 
 /// What reading a file gave the index.
-enum Got {
+pub(super) enum Got {
     Indexed(Box<[Trigram]>),
     Unsettled,
     Scan,
@@ -98,7 +98,7 @@ pub(crate) struct Entry {
     /// What it is (only plain files and links are searched).
     pub kind: Kind,
     /// What it was when read (none for a link or an unreadable file).
-    sig: Option<Sig>,
+    pub(super) sig: Option<Sig>,
     /// What the index knows of its content.
     pub content: Content,
 }
@@ -109,7 +109,7 @@ pub(crate) struct Table {
     /// Entries in walk order (files, links, directories and special files).
     pub entries: Vec<Entry>,
     /// Where each relative path is in `entries`.
-    by_rel: HashMap<Box<str>, usize>,
+    pub(super) by_rel: HashMap<Box<str>, usize>,
     /// The directories the walk entered, relative to the root ("" for the root).
     pub dirs: HashSet<Box<str>>,
     /// Some directory could not be read: the walk's report of it cannot be reproduced.
@@ -180,7 +180,7 @@ impl Reader {
     }
 
     /// What the index keeps of the file at `rel` beneath `base`.
-    fn read(&mut self, base: &WalkBase, rel: &Path, kind: Kind) -> (Option<Sig>, Got) {
+    pub(super) fn read(&mut self, base: &WalkBase, rel: &Path, kind: Kind) -> (Option<Sig>, Got) {
         if kind != Kind::File {
             return (None, Got::Scan);
         }
@@ -232,7 +232,7 @@ fn stat_now(base: &WalkBase, rel: &Path) -> Option<Sig> {
         .map(|st| Sig::of(&st))
 }
 
-fn rel_path<'a>(base: &WalkBase, path: &'a Path) -> &'a Path {
+pub(super) fn rel_path<'a>(base: &WalkBase, path: &'a Path) -> &'a Path {
     path.strip_prefix(&base.path).unwrap_or(path)
 }
 
@@ -333,7 +333,7 @@ impl Table {
         self.set(at, sig, got);
     }
 
-    fn set(&mut self, at: usize, sig: Option<Sig>, got: Got) {
+    pub(super) fn set(&mut self, at: usize, sig: Option<Sig>, got: Got) {
         let entry = &mut self.entries[at];
         if let Content::Base(id) = entry.content {
             self.base_pos[id as usize] = usize::MAX;
