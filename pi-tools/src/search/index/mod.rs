@@ -9,8 +9,9 @@
 //! query (`.`, `ab`, `\w+`) is searched by the full scan.
 //!
 //! Never stale: before each search the index brings itself up to date ([`Index::prepare`]).
-//! With kernel notifications ([`watch`]) it re-reads the files that changed and walks the
-//! tree again when names appeared, vanished or moved; without them (or when they
+//! With kernel notifications ([`watch`]) it re-reads the files that changed, lists again the
+//! directories where names appeared, vanished or moved ([`relist`]), and walks the tree
+//! again when directories or ignore files changed; without them (or when they
 //! overflowed) it walks the tree and compares every file's identity (inode, size, times)
 //! before each search. A file the index is unsure of is always a candidate.
 //!
@@ -343,9 +344,8 @@ impl Index {
             inner.rule_files = now_rules;
         }
         if let Some(w) = &inner.watcher {
-            let synced = w.sync();
             let pending = w.take();
-            if !synced || pending.rescan {
+            if pending.rescan {
                 rescan = true;
                 overflowed = true;
             }
@@ -376,10 +376,6 @@ impl Index {
             if relist.len() > MAX_RELISTS {
                 rescan = true;
             }
-        }
-        if inner.watcher.as_ref().is_some_and(Watcher::is_dead) {
-            // From now on every search walks, and trusts no recent file.
-            inner.watcher = None;
         }
         let mut reader = Reader::new(inner.watcher.is_none() || overflowed);
         let mut table = inner.table.take()?;
