@@ -47,6 +47,11 @@ use crate::env::Roots;
 /// the whole tree rather than listing each again.
 const MAX_RELISTS: usize = 16;
 
+/// A query that more than one file in this many may satisfy is left to the full scan…
+const DENSE: usize = 16;
+/// …once that is more than this many files.
+const MIN_DENSE: usize = 256;
+
 /// How many indexes the process keeps (one per directory searched).
 const MAX_INDEXES: usize = 4;
 
@@ -249,6 +254,17 @@ impl Index {
     ) -> Option<Vec<Candidate>> {
         if matches!(query, Query::All) {
             return None;
+        }
+        {
+            // A pattern whose trigrams are in many files has dense matches: the full scan
+            // finds the limit's worth in the first few files and stops, sooner than the
+            // index could make its list. Judged from the lists' sizes alone.
+            let inner = lock(&self.inner);
+            let table = inner.table.as_ref()?;
+            let files = table.base_pos.len();
+            if table.postings.bound(query, files) > (files / DENSE).max(MIN_DENSE) {
+                return None;
+            }
         }
         let (inner, prefix) = self.ready_for(search_root)?;
         let table = inner.table.as_ref()?;

@@ -5,6 +5,9 @@ use std::collections::HashMap;
 
 use super::trigrams::{Query, Trigram};
 
+/// The most trigrams of a conjunction whose lists are read (the rarest).
+const MAX_AND_TRIGRAMS: usize = 6;
+
 /// Posting lists being built, for files added in ascending id order.
 #[derive(Default)]
 pub(crate) struct Builder {
@@ -87,6 +90,37 @@ impl Postings {
         self.keys.capacity() * 4 + self.ends.capacity() * 8 + self.data.capacity()
     }
 
+    /// At most how many files hold `t` (its list's length in bytes: each id takes one or
+    /// more), without decoding the list.
+    fn estimate(&self, t: Trigram) -> usize {
+        match self.keys.binary_search(&t) {
+            Ok(at) => {
+                let start = if at == 0 { 0 } else { self.ends[at - 1] };
+                (self.ends[at] - start) as usize
+            }
+            Err(_) => 0,
+        }
+    }
+
+    /// At most how many files may satisfy `query` (`count`: all of them), cheaply.
+    pub(crate) fn bound(&self, query: &Query, count: usize) -> usize {
+        match query {
+            Query::All => count,
+            Query::Nothing => 0,
+            Query::Has(t) => self.estimate(*t).min(count),
+            Query::And(qs) => qs
+                .iter()
+                .map(|q| self.bound(q, count))
+                .min()
+                .unwrap_or(count),
+            Query::Or(qs) => qs
+                .iter()
+                .map(|q| self.bound(q, count))
+                .sum::<usize>()
+                .min(count),
+        }
+    }
+
     /// The ids of files holding `t`, ascending.
     fn list(&self, t: Trigram) -> Vec<u32> {
         let Ok(at) = self.keys.binary_search(&t) else {
@@ -117,8 +151,23 @@ impl Postings {
             Query::Nothing => Some(Vec::new()),
             Query::Has(t) => Some(self.list(*t)),
             Query::And(qs) => {
+                // The rarest few trigrams narrow as well as all of them, and decoding the
+                // common ones is most of the cost; the rest are left out (a weaker query,
+                // still one every matching file satisfies).
+                let mut order: Vec<(usize, &Query)> = qs
+                    .iter()
+                    .map(|q| (self.bound(q, count as usize), q))
+                    .collect();
+                order.sort_by_key(|(bound, _)| *bound);
+                let mut trigrams = 0;
                 let mut acc: Option<Vec<u32>> = None;
-                for q in qs {
+                for (_, q) in order {
+                    if matches!(q, Query::Has(_)) {
+                        if trigrams == MAX_AND_TRIGRAMS {
+                            continue;
+                        }
+                        trigrams += 1;
+                    }
                     let Some(ids) = self.eval(q, count) else {
                         continue;
                     };

@@ -60,23 +60,25 @@ impl Table {
                 _ => {}
             }
         }
-        // Drop what vanished (from the back, so positions stay valid), then fix kinds.
+        // Drop what vanished (from the back, so positions stay valid).
+        let mut known = std::collections::HashMap::new();
         for &i in direct.iter().rev() {
-            if !listed.iter().any(|(rel, _)| *rel == *self.entries[i].rel) {
+            if listed.iter().any(|(rel, _)| *rel == *self.entries[i].rel) {
+                known.insert(self.entries[i].rel.clone(), self.entries[i].kind);
+            } else {
                 let gone = self.entries.remove(i);
                 if let Content::Own(t) = &gone.content {
                     self.own_bytes -= t.len() * 4;
                 }
             }
         }
-        self.reindex();
+        // Put new entries in their place, then read them (and those whose kind changed)
+        // once every position is known again.
+        let mut to_read = Vec::new();
         for (rel, kind) in &listed {
-            match self.by_rel.get(rel.as_str()).copied() {
-                Some(at) if self.entries[at].kind != *kind => {
-                    self.entries[at].kind = *kind;
-                    self.read_again(base, at, reader);
-                }
-                Some(_) => {}
+            match known.get(rel.as_str()) {
+                Some(k) if k == kind => {}
+                Some(_) => to_read.push((rel.clone(), *kind)),
                 None => {
                     let at = self.place_of(dir, rel);
                     self.entries.insert(
@@ -89,9 +91,15 @@ impl Table {
                             content: Content::Scan,
                         },
                     );
-                    self.reindex();
-                    self.read_again(base, at, reader);
+                    to_read.push((rel.clone(), *kind));
                 }
+            }
+        }
+        self.reindex();
+        for (rel, kind) in to_read {
+            if let Some(&at) = self.by_rel.get(rel.as_str()) {
+                self.entries[at].kind = kind;
+                self.read_again(base, at, reader);
             }
         }
         true
@@ -107,12 +115,13 @@ impl Table {
         self.set(at, sig, got);
     }
 
-    /// The positions `[start, end)` of the entries below `dir`.
+    /// The positions `[start, end)` of the entries below `dir` (found by looking, as the
+    /// positions may have moved since they were last indexed).
     fn subtree(&self, dir: &str) -> (usize, usize) {
         if dir.is_empty() {
             return (0, self.entries.len());
         }
-        let Some(&own) = self.by_rel.get(dir) else {
+        let Some(own) = self.entries.iter().position(|e| *e.rel == *dir) else {
             return (0, 0);
         };
         let end = (own + 1..self.entries.len())
