@@ -62,6 +62,7 @@ impl Table {
         }
         // Drop what vanished (from the back, so positions stay valid).
         let mut known = std::collections::HashMap::new();
+        let mut dropped = Vec::new();
         for &i in direct.iter().rev() {
             if listed.iter().any(|(rel, _)| *rel == *self.entries[i].rel) {
                 known.insert(self.entries[i].rel.clone(), self.entries[i].kind);
@@ -70,6 +71,7 @@ impl Table {
                 if let Content::Own(t) = &gone.content {
                     self.own_bytes -= t.len() * 4;
                 }
+                dropped.push(gone.rel);
             }
         }
         // Put new entries in their place, then read them (and those whose kind changed)
@@ -95,7 +97,7 @@ impl Table {
                 }
             }
         }
-        self.reindex();
+        self.reindex(&dropped);
         for (rel, kind) in to_read {
             if let Some(&at) = self.by_rel.get(rel.as_str()) {
                 self.entries[at].kind = kind;
@@ -143,12 +145,20 @@ impl Table {
             .unwrap_or(end)
     }
 
-    /// Rebuilds the positions after entries moved.
-    fn reindex(&mut self) {
-        self.by_rel.clear();
+    /// Brings the positions up to date after entries moved (`gone`: the paths dropped),
+    /// updating the map in place rather than rebuilding it.
+    fn reindex(&mut self, gone: &[Box<str>]) {
+        for rel in gone {
+            self.by_rel.remove(rel);
+        }
         self.base_pos.iter_mut().for_each(|p| *p = usize::MAX);
         for (i, e) in self.entries.iter().enumerate() {
-            self.by_rel.insert(e.rel.clone(), i);
+            match self.by_rel.get_mut(&*e.rel) {
+                Some(at) => *at = i,
+                None => {
+                    self.by_rel.insert(e.rel.clone(), i);
+                }
+            }
             if let Content::Base(id) = e.content {
                 self.base_pos[id as usize] = i;
             }
