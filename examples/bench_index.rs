@@ -1,7 +1,8 @@
 //! The search index against today's full scan and ripgrep, in one run on one corpus: a rare
 //! identifier, a rare regex, a common word with a limit, and a pattern the index cannot
-//! narrow; the index's build time and memory; and a search right after a file changed (in
-//! place, and a new file, which makes the index walk the tree again).
+//! narrow; the index's build time and memory; and a search right after a change: a file
+//! edited in place (read again), a file created (its directory listed again), a directory
+//! created (the whole tree walked again, as every search does without notifications).
 //!
 //! ```text
 //! cargo run --release --example bench_index -- <corpus-dir> [runs]
@@ -205,7 +206,8 @@ async fn main() {
     // A search right after a change: a file appended to in place (re-read alone), and a new
     // file (the index walks the tree again to find it).
     let args = GrepArgs::new(&rare);
-    let (mut edited, mut created) = (Vec::new(), Vec::new());
+    let (mut edited, mut created, mut walked) = (Vec::new(), Vec::new(), Vec::new());
+    let probe_dir = corpus.join("zz_index_bench_dir");
     let target = first_file(&corpus);
     let original = std::fs::read(&target).expect("read");
     let probe = corpus.join("zz_index_bench_probe.txt");
@@ -223,6 +225,18 @@ async fn main() {
         created.push(t);
         std::fs::remove_file(&probe).expect("remove");
         let _ = grep_once(&indexed, &args).await;
+        // A new directory: the index walks the whole tree and compares every file's
+        // identity (what every search costs without notifications).
+        std::fs::create_dir(&probe_dir).expect("mkdir");
+        std::fs::write(probe_dir.join("f.txt"), format!("{rare} in a dir {i}\n")).expect("write");
+        let (t, text) = grep_once(&indexed, &args).await;
+        assert!(
+            text.contains("in a dir"),
+            "the new directory's file is found"
+        );
+        walked.push(t);
+        std::fs::remove_dir_all(&probe_dir).expect("remove");
+        let _ = grep_once(&indexed, &args).await;
     }
     println!(
         "| rare identifier right after a file was edited | {} | | | | |",
@@ -231,6 +245,10 @@ async fn main() {
     println!(
         "| rare identifier right after a file was created | {} | | | | |",
         ms(median(created))
+    );
+    println!(
+        "| rare identifier right after a directory was created (the tree walked again) | {} | | | | |",
+        ms(median(walked))
     );
     let stats = search_index_stats(&corpus, Duration::from_secs(1)).expect("stats");
     println!(
