@@ -40,15 +40,6 @@ fn median(mut times: Vec<Duration>) -> Duration {
     times[times.len() / 2]
 }
 
-async fn grep_median(ctx: &ToolContext, args: &GrepArgs, runs: usize) -> (Duration, String) {
-    let (_, text) = grep_once(ctx, args).await;
-    let mut times = Vec::new();
-    for _ in 0..runs {
-        times.push(grep_once(ctx, args).await.0);
-    }
-    (median(times), text)
-}
-
 /// ripgrep's time to its first line of output and to its end (medians).
 fn rg_median(corpus: &Path, args: &[&str], runs: usize) -> (Duration, Duration) {
     let once = || {
@@ -186,8 +177,21 @@ async fn main() {
     );
     println!("|---|---:|---:|---:|---:|---:|");
     for (name, args, rg_args) in &queries {
-        let (t_index, text_index) = grep_median(&indexed, args, runs).await;
-        let (t_scan, text_scan) = grep_median(&scanned, args, runs).await;
+        // The two take turns, so a change in the machine's load weighs on both alike.
+        let (_, text_index) = grep_once(&indexed, args).await;
+        let (_, text_scan) = grep_once(&scanned, args).await;
+        let (mut t_index, mut t_scan) = (Vec::new(), Vec::new());
+        for run in 0..runs {
+            // Each goes first in every other round.
+            if run % 2 == 0 {
+                t_index.push(grep_once(&indexed, args).await.0);
+                t_scan.push(grep_once(&scanned, args).await.0);
+            } else {
+                t_scan.push(grep_once(&scanned, args).await.0);
+                t_index.push(grep_once(&indexed, args).await.0);
+            }
+        }
+        let (t_index, t_scan) = (median(t_index), median(t_scan));
         assert_eq!(
             text_index, text_scan,
             "{name}: the index changed the result"
