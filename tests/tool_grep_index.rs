@@ -75,7 +75,7 @@ fn text(rng: &mut Rng) -> String {
             if i > 0 {
                 out.push(' ');
             }
-            out.push_str(*rng.pick(WORDS));
+            out.push_str(rng.pick::<&str>(WORDS));
         }
         out.push_str(if rng.below(8) == 0 { "\r\n" } else { "\n" });
     }
@@ -88,7 +88,7 @@ fn text(rng: &mut Rng) -> String {
             }
             out.insert(at, '\0');
         }
-        1 => out.insert_str(0, "\u{FEFF}"),
+        1 => out.insert(0, '\u{FEFF}'),
         _ => {}
     }
     out
@@ -266,7 +266,7 @@ async fn change(rng: &mut Rng, dir: &Path, tools: &ToolContext) {
                 .await
                 .expect("bash");
         }
-        5 | 6 | 7 => {
+        5..=7 => {
             fs::create_dir_all(full.parent().expect("parent")).expect("mkdir");
             fs::write(&full, text(rng)).expect("write");
         }

@@ -42,6 +42,8 @@ pub(crate) struct Sig {
 }
 
 impl Sig {
+    // The nanosecond fields' type differs between targets.
+    #[allow(clippy::unnecessary_cast)]
     fn of(st: &rustix::fs::Stat) -> Sig {
         Sig {
             ino: st.st_ino,
@@ -81,6 +83,9 @@ pub(crate) enum Content {
     /// it is a candidate until it is read again once settled.
     Unsettled,
 }
+
+/// One reader thread's share of a build: its files' posting lists, and what it read of each.
+type Part = (Builder, Vec<(Option<Sig>, Content)>);
 
 /// What reading a file gave the index.
 pub(super) enum Got {
@@ -253,7 +258,7 @@ impl Table {
         let distrust_recent = distrust_recent();
         let threads = threads.clamp(1, 8);
         let chunk = found.len().div_ceil(threads).max(1);
-        let parts: Vec<(Builder, Vec<(Option<Sig>, Content)>)> = std::thread::scope(|scope| {
+        let parts: Vec<Part> = std::thread::scope(|scope| {
             let handles: Vec<_> = found
                 .chunks(chunk)
                 .enumerate()

@@ -92,17 +92,20 @@ impl Watcher {
         None
     }
 
-    /// Watches the directory at `path` (`rel` under the root), unless it is watched already.
+    /// Watches the directory at `path` (`rel` under the root). Asked again for a directory
+    /// already watched, the kernel gives back the same descriptor; a directory put in the
+    /// place of a removed one (whose last notification may not have come yet) gets a new
+    /// one.
     #[cfg(target_os = "linux")]
     pub(crate) fn watch(&self, rel: &str, path: &Path) -> io::Result<()> {
-        if lock(&self.dirs).by_rel.contains_key(rel) {
-            return Ok(());
-        }
         let wd = rustix::fs::inotify::add_watch(&self.fd, path, mask())?;
         let mut dirs = lock(&self.dirs);
         // The same directory under another name (moved) shares the descriptor: the newest
         // name wins, and the old name is dropped.
-        if let Some(old) = dirs.by_wd.insert(wd, rel.into()) {
+        if let Some(old) = dirs.by_wd.insert(wd, rel.into())
+            && *old != *rel
+            && dirs.by_rel.get(&old) == Some(&wd)
+        {
             dirs.by_rel.remove(&old);
         }
         dirs.by_rel.insert(rel.into(), wd);
@@ -166,7 +169,9 @@ impl Watcher {
             if flags.intersects(R::IGNORED | R::DELETE_SELF | R::MOVE_SELF | R::UNMOUNT) {
                 if flags.contains(R::IGNORED) {
                     dirs.by_wd.remove(&event.wd());
-                    dirs.by_rel.remove(&dir);
+                    if dirs.by_rel.get(&dir) == Some(&event.wd()) {
+                        dirs.by_rel.remove(&dir);
+                    }
                 }
                 pending.rescan = true;
                 continue;
