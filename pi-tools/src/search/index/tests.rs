@@ -104,3 +104,14 @@ fn candidates_match_full_scans_with_notifications() {
 fn candidates_match_full_scans_by_walking_without_notifications() {
     run(false);
 }
+
+#[test]
+fn sessions_with_one_working_directory_share_one_index() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let roots = Arc::new(Roots::default());
+    let a = super::for_root(tmp.path(), &roots);
+    let b = super::for_root(tmp.path(), &Arc::new(Roots::default()));
+    assert!(Arc::ptr_eq(&a, &b));
+    let other = tempfile::tempdir().expect("tempdir");
+    assert!(!Arc::ptr_eq(&a, &super::for_root(other.path(), &roots)));
+}
