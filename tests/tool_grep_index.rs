@@ -1,7 +1,8 @@
 //! grep and find through the search index against full scans and walks: a seeded random run of edits,
 //! creations, deletions, renames, ignore-rule changes and `git checkout`s, made through the
 //! write and edit tools, through bash and directly on disk, each followed by searches whose
-//! results (text and details) must equal a full scan's exactly. CI runs 100 rounds (a few
+//! results (text and details) must equal a full scan's exactly, and (every tenth round,
+//! where ripgrep is installed) name the files `rg` names. CI runs 100 rounds (a few
 //! seconds); `PI_TOOLS_INDEX_ROUNDS` and `PI_TOOLS_INDEX_SEED` run more, or replay a seed.
 #![cfg(feature = "builtins")]
 
@@ -221,6 +222,48 @@ async fn grep_text(ctx: &ToolContext, a: GrepArgs) -> String {
     }
 }
 
+/// The files with a match, by ripgrep (`None` when it is not installed), leaving out files
+/// with a NUL byte (ripgrep and grep treat binary files differently).
+fn rg_files(dir: &Path, a: &GrepArgs) -> Option<Vec<String>> {
+    let mut cmd = Command::new("rg");
+    cmd.args(["-l", "--hidden", "--no-messages", "-g", "!.git"])
+        .current_dir(dir);
+    if a.ignore_case == Some(true) {
+        cmd.arg("-i");
+    }
+    if a.literal == Some(true) {
+        cmd.arg("-F");
+    }
+    let out = cmd.arg("-e").arg(&a.pattern).output().ok()?;
+    let mut files: Vec<String> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(str::to_owned)
+        .filter(|f| !has_nul(&dir.join(f)))
+        .collect();
+    files.sort();
+    Some(files)
+}
+
+fn has_nul(path: &Path) -> bool {
+    fs::read(path).is_ok_and(|b| b.contains(&0))
+}
+
+/// The files a grep result names, without files holding a NUL byte.
+fn grep_files(dir: &Path, text: &str) -> Vec<String> {
+    let mut files: Vec<String> = text
+        .lines()
+        .filter_map(|l| {
+            let (file, rest) = l.split_once(':')?;
+            let (number, _) = rest.split_once(':')?;
+            number.parse::<u64>().is_ok().then(|| file.to_owned())
+        })
+        .filter(|f| !has_nul(&dir.join(f)))
+        .collect();
+    files.sort();
+    files.dedup();
+    files
+}
+
 /// One random change, through a tool, bash, git or the file system directly.
 async fn change(rng: &mut Rng, dir: &Path, tools: &ToolContext) {
     let path = rel_path(rng);
@@ -361,6 +404,19 @@ async fn indexed_searches_equal_full_scans_through_random_changes() {
             let want = grep_text(&scanned, a.clone()).await;
             let got = grep_text(&indexed, a).await;
             assert_eq!(got, want, "{what}");
+        }
+        // Every tenth round, the files with a match against ripgrep's, where it is installed.
+        if round % 10 == 0 {
+            let mut a = search(&mut rng);
+            (a.path, a.glob, a.context, a.limit) = (None, None, None, Some(10_000));
+            if let Some(want) = rg_files(&dir, &a) {
+                let got = grep_text(&indexed, a.clone()).await;
+                assert_eq!(
+                    grep_files(&dir, &got),
+                    want,
+                    "round {round}, {a:?} against rg"
+                );
+            }
         }
         let a = find_args(&mut rng);
         let what = format!("round {round} (seed {seed}), {a:?}");
