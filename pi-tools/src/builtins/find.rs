@@ -23,6 +23,7 @@ use tokio_util::sync::CancellationToken;
 use crate::builtins::SearchedVia;
 use crate::env::{ExecutionEnv, ToolContextExt};
 use crate::search::env_walk::EnvWalk;
+use crate::search::index;
 use crate::search::path_glob::PathGlob;
 use crate::search::root::{SearchRoot, search_root};
 use crate::search::skipped::Skipped;
@@ -130,6 +131,9 @@ pub async fn find(
     }
     let cancel = ctx.cancellation().clone();
     let shown = raw_path.to_string();
+    let index = env
+        .search_index()
+        .then(|| index::for_root(env.cwd(), &roots));
     let found = tokio::task::spawn_blocking(move || {
         let base = WalkBase::open(&roots, &root).map_err(|e| {
             ToolError::new(format!(
@@ -138,6 +142,15 @@ pub async fn find(
             ))
         })?;
         let mut found = Found::default();
+        // The search index's list of the walk's entries, when it has one for this
+        // directory: the same entries in the same order, without walking.
+        if let Some(index) = index
+            && index
+                .listing(&root, &glob, |rel, is_dir| found.take(rel, is_dir, limit))
+                .is_some()
+        {
+            return Ok(found);
+        }
         let mut skipped = Skipped::default();
         let end = walk_sorted(
             &base,

@@ -28,13 +28,14 @@ use tokio_util::sync::CancellationToken;
 use crate::builtins::SearchedVia;
 use crate::env::{ExecutionEnv, ToolContextExt};
 use crate::search::env_walk::EnvWalk;
+use crate::search::index::{self, Query, query_for};
 use crate::search::path_glob::PathGlob;
 use crate::search::root::{SearchRoot, search_root};
 use crate::search::scan::{
-    Collector, FileHits, SearchOutcome, SearchSpec, reason, search, search_reader,
+    Collector, FileHits, SearchOutcome, SearchSpec, reason, search, search_listed, search_reader,
 };
 use crate::search::skipped::Skipped;
-use crate::search::walk::Kind;
+use crate::search::walk::{Kind, WalkBase};
 use crate::text::sentence;
 use crate::tool;
 use crate::tool::ToolOutput;
@@ -42,6 +43,20 @@ use crate::tool::render::{Color, Style, Styled};
 
 /// Files read and searched at once when the files are elsewhere (each read is a round trip).
 const READ_AHEAD: usize = 16;
+
+pub use crate::search::index::IndexStats as SearchIndexStats;
+
+/// The search index grep keeps of the directory `dir` (the working directory of a
+/// [`LocalEnv`](crate::env::LocalEnv) with its search index on): started now if grep has
+/// not started it, then waited for up to `timeout`. `None` when it is not built by then.
+/// For benchmarks and tests; grep itself never waits for the index.
+pub fn search_index_stats(
+    dir: &std::path::Path,
+    timeout: std::time::Duration,
+) -> Option<SearchIndexStats> {
+    let dir = std::path::absolute(dir).ok()?;
+    index::for_root(&dir, &Arc::new(crate::env::Roots::default())).wait_ready(timeout)
+}
 
 /// Matches returned when the caller gives no limit.
 pub const DEFAULT_LIMIT: usize = 100;
@@ -163,7 +178,15 @@ pub async fn grep(
     let spec = search_spec(&args, search_root(env.as_ref(), shown).await?)?;
     let limit = spec.limit;
     let via = (!env.is_local()).then_some(SearchedVia::Walk);
-    let outcome = run_search(env, spec, ctx.cancellation()).await?;
+    let indexed = (env.is_local() && env.search_index() && !spec.single_file).then(|| {
+        let query = query_for(
+            &args.pattern,
+            args.literal.unwrap_or(false),
+            args.ignore_case.unwrap_or(false),
+        );
+        (index::for_root(env.cwd(), &spec.roots), query)
+    });
+    let outcome = run_search(env, spec, indexed, ctx.cancellation()).await?;
     if outcome.cancelled {
         return Err(ToolError::new("The search was aborted."));
     }
@@ -205,20 +228,30 @@ fn search_spec(args: &GrepArgs, start: SearchRoot) -> Result<SearchSpec, ToolErr
     })
 }
 
-/// Runs the search: on a blocking thread when the files are on this machine, else through
-/// the environment's file operations.
+/// Runs the search: on a blocking thread when the files are on this machine (through the
+/// search index's candidates when it has them), else through the environment's file
+/// operations.
 async fn run_search(
     env: Arc<dyn ExecutionEnv>,
     spec: SearchSpec,
+    indexed: Option<(Arc<index::Index>, Query)>,
     cancel: &CancellationToken,
 ) -> Result<SearchOutcome, ToolError> {
     if !env.is_local() {
         return Ok(search_through_env(env, Arc::new(spec), cancel).await);
     }
     let cancel = cancel.clone();
-    tokio::task::spawn_blocking(move || search(&spec, &cancel))
-        .await
-        .map_err(|e| ToolError::new(format!("The search failed unexpectedly: {e}.")))
+    tokio::task::spawn_blocking(move || {
+        if let Some((index, query)) = indexed
+            && let Some(files) = index.candidates(&spec.root, &query, spec.glob.as_ref())
+            && let Ok(base) = WalkBase::open(&spec.roots, &spec.root)
+        {
+            return search_listed(&spec, &base, &cancel, files);
+        }
+        search(&spec, &cancel)
+    })
+    .await
+    .map_err(|e| ToolError::new(format!("The search failed unexpectedly: {e}.")))
 }
 
 /// The result the model reads: the matching lines (`path:line: text`, context lines as

@@ -53,6 +53,8 @@ pub struct LocalEnv {
     sandbox: Option<ResolvedSandbox>,
     /// Files to delete when the session ends (bash's spill files).
     session_files: SessionFiles,
+    /// Whether grep keeps a search index of the working directory.
+    search_index: bool,
 }
 
 impl LocalEnv {
@@ -79,7 +81,16 @@ impl LocalEnv {
             processes: Tracker::new(ProcessTracking::Auto),
             sandbox: None,
             session_files: SessionFiles::default(),
+            search_index: true,
         }
+    }
+
+    /// Whether grep keeps a trigram index of the working directory's files (default: yes),
+    /// built on a thread of its own at the first search and kept up to date with the
+    /// files; without it every search reads every file. Results are the same either way.
+    pub fn with_search_index(mut self, enabled: bool) -> Self {
+        self.search_index = enabled;
+        self
     }
 
     /// Confines every file operation to these directories: a path whose real location
@@ -369,6 +380,10 @@ impl ExecutionEnv for LocalEnv {
 
     fn is_local(&self) -> bool {
         true
+    }
+
+    fn search_index(&self) -> bool {
+        self.search_index
     }
 
     fn allowed_roots(&self) -> &[PathBuf] {

@@ -160,6 +160,13 @@ pub trait ExecutionEnv: Send + Sync + 'static {
         false
     }
 
+    /// Whether grep may keep a search index of the working directory (see the search
+    /// index in the benchmarks document): only an environment whose files are on this
+    /// machine can, and only when it says so.
+    fn search_index(&self) -> bool {
+        false
+    }
+
     /// The canonical directories the environment is confined to; empty when unconfined.
     fn allowed_roots(&self) -> &[PathBuf] {
         &[]

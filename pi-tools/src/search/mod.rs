@@ -8,8 +8,10 @@
 //! Used only by the built-in tools; nothing here knows a tool: the tools name themselves in
 //! what they say.
 
+mod collect;
 pub(crate) mod env_walk;
 mod ignore_rules;
+pub(crate) mod index;
 mod listing;
 mod one_file;
 pub(crate) mod path_glob;

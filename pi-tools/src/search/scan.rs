@@ -7,7 +7,6 @@
 //! the tree, and everything stops once the limit of matches (plus one, to know that more
 //! exist) or the output budget is reached.
 
-use std::collections::VecDeque;
 use std::fs::File;
 use std::io::{self, Read, Seek, SeekFrom};
 use std::ops::ControlFlow;
@@ -20,6 +19,8 @@ use grep_regex::RegexMatcher;
 use grep_searcher::Searcher;
 use tokio_util::sync::CancellationToken;
 
+pub(crate) use super::collect::Collector;
+use super::collect::InOrder;
 use super::one_file::{new_searcher, search_file};
 use super::path_glob::PathGlob;
 use super::skipped::Skipped;
@@ -109,12 +110,12 @@ pub(crate) struct SearchOutcome {
 }
 
 impl FileHits {
-    fn match_count(&self) -> usize {
+    pub(super) fn match_count(&self) -> usize {
         self.lines.iter().filter(|l| l.is_match).count()
     }
 
     /// Bytes and lines this file adds to the output (`rel:N: text\n`).
-    fn output_size(&self) -> (usize, usize) {
+    pub(super) fn output_size(&self) -> (usize, usize) {
         let bytes = self
             .lines
             .iter()
@@ -241,7 +242,57 @@ fn search_tree(
     base: &WalkBase,
     cancel: &CancellationToken,
     workers: usize,
+    collector: Collector<'_>,
+) -> SearchOutcome {
+    search_each(spec, base, cancel, workers, collector, |skipped, hand| {
+        walk_sorted(base, cancel, 0, spec.glob.as_ref(), skipped, |entry| {
+            if matches!(entry.kind, Kind::Dir | Kind::Special) {
+                return ControlFlow::Continue(());
+            }
+            hand(entry.path(), entry.rel.to_owned(), entry.kind)
+        })
+    })
+}
+
+/// Searches the given files of the directory `base`, in their order, as a search of the
+/// whole directory that found just these would (the index's candidates).
+pub(crate) fn search_listed(
+    spec: &SearchSpec,
+    base: &WalkBase,
+    cancel: &CancellationToken,
+    files: Vec<(PathBuf, String, Kind)>,
+) -> SearchOutcome {
+    let workers = if files.len() < 4 {
+        0
+    } else {
+        std::thread::available_parallelism()
+            .map_or(2, |n| n.get())
+            .clamp(1, 8)
+            .min(files.len() / 4)
+    };
+    let collector = Collector::new(spec);
+    search_each(spec, base, cancel, workers, collector, |_, hand| {
+        for (path, rel, kind) in files {
+            if cancel.is_cancelled() {
+                return WalkEnd::Cancelled;
+            }
+            if hand(path, rel, kind).is_break() {
+                return WalkEnd::Stopped;
+            }
+        }
+        WalkEnd::Completed
+    })
+}
+
+/// Hands out to the searcher threads every file `feed` gives (it notes the directories it
+/// could not read), and collects the results in the order given.
+fn search_each(
+    spec: &SearchSpec,
+    base: &WalkBase,
+    cancel: &CancellationToken,
+    workers: usize,
     mut collector: Collector<'_>,
+    feed: impl FnOnce(&mut Skipped, &mut dyn FnMut(PathBuf, String, Kind) -> ControlFlow<()>) -> WalkEnd,
 ) -> SearchOutcome {
     let (work_tx, work_rx) = crossbeam_channel::bounded::<(u64, PathBuf, String, Kind)>(256);
     let (done_tx, done_rx) = crossbeam_channel::unbounded::<(u64, Searched)>();
@@ -287,39 +338,28 @@ fn search_tree(
         let mut handed_out = 0u64;
         let mut skipped_dirs = Skipped::default();
         // The searchers keep the cores busy; the walk needs no helpers of its own.
-        let end = walk_sorted(
-            base,
-            cancel,
-            0,
-            spec.glob.as_ref(),
-            &mut skipped_dirs,
-            |entry| {
-                if matches!(entry.kind, Kind::Dir | Kind::Special) {
-                    return ControlFlow::Continue(());
+        let end = feed(&mut skipped_dirs, &mut |path, rel, kind| {
+            while handed_out >= order.next + WINDOW && !collector.done {
+                match done_rx.recv() {
+                    Ok(result) => order.take(result, &mut collector),
+                    Err(_) => return ControlFlow::Break(()),
                 }
-                while handed_out >= order.next + WINDOW && !collector.done {
-                    match done_rx.recv() {
-                        Ok(result) => order.take(result, &mut collector),
-                        Err(_) => return ControlFlow::Break(()),
-                    }
-                }
-                while let Ok(result) = done_rx.try_recv() {
-                    order.take(result, &mut collector);
-                }
-                if collector.done {
-                    return ControlFlow::Break(());
-                }
-                let (path, rel) = (entry.path(), entry.rel.to_owned());
-                if let Some((searcher, buffer)) = &mut alone {
-                    let hits = search_entry(searcher, buffer, spec, base, &path, rel, entry.kind);
-                    order.take((handed_out, hits), &mut collector);
-                } else if work_tx.send((handed_out, path, rel, entry.kind)).is_err() {
-                    return ControlFlow::Break(());
-                }
-                handed_out += 1;
-                ControlFlow::Continue(())
-            },
-        );
+            }
+            while let Ok(result) = done_rx.try_recv() {
+                order.take(result, &mut collector);
+            }
+            if collector.done {
+                return ControlFlow::Break(());
+            }
+            if let Some((searcher, buffer)) = &mut alone {
+                let hits = search_entry(searcher, buffer, spec, base, &path, rel, kind);
+                order.take((handed_out, hits), &mut collector);
+            } else if work_tx.send((handed_out, path, rel, kind)).is_err() {
+                return ControlFlow::Break(());
+            }
+            handed_out += 1;
+            ControlFlow::Continue(())
+        });
         if end != WalkEnd::Completed || collector.done {
             stop.store(true, Ordering::Relaxed);
         }
@@ -344,7 +384,7 @@ fn search_tree(
 
 /// What searching one file gave: its hits (if any), or why it could not be read (the
 /// relative path and the error).
-type Searched = Result<Option<FileHits>, (String, io::Error)>;
+pub(super) type Searched = Result<Option<FileHits>, (String, io::Error)>;
 
 fn search_entry(
     searcher: &mut Searcher,
@@ -369,79 +409,6 @@ fn rewind(mut file: File) -> io::Result<File> {
     Ok(file)
 }
 
-/// Puts file results together in order and decides when enough has been seen.
-pub(crate) struct Collector<'a> {
-    spec: &'a SearchSpec,
-    /// What has been collected.
-    pub outcome: SearchOutcome,
-    bytes: usize,
-    lines: usize,
-    /// Enough has been seen: the limit of matches (plus one) or the output budget.
-    pub done: bool,
-}
-
-impl<'a> Collector<'a> {
-    /// Collects for `spec`.
-    pub(crate) fn new(spec: &'a SearchSpec) -> Self {
-        Collector {
-            spec,
-            outcome: SearchOutcome::default(),
-            bytes: 0,
-            lines: 0,
-            done: false,
-        }
-    }
-
-    /// Takes the next file's hits, in walk order.
-    pub(crate) fn accept(&mut self, mut hits: FileHits) {
-        let found = hits.match_count();
-        if found == 0 {
-            return;
-        }
-        let room = self.spec.limit - self.outcome.matches;
-        if room == 0 {
-            self.outcome.more_matches = true;
-            self.done = true;
-            return;
-        }
-        if found > room {
-            trim_after_match(&mut hits, room, self.spec.context);
-            self.outcome.more_matches = true;
-            self.done = true;
-        }
-        self.outcome.matches += found.min(room);
-        let (bytes, lines) = hits.output_size();
-        self.bytes += bytes;
-        self.lines += lines;
-        self.outcome.files.push(hits);
-        if self.bytes > self.spec.max_bytes || self.lines > self.spec.max_lines {
-            self.outcome.output_full = true;
-            self.done = true;
-        }
-    }
-}
-
-/// Keeps the first `keep` matches and the context after the last of them, dropping the rest
-/// (including context that only belongs to the dropped matches).
-fn trim_after_match(hits: &mut FileHits, keep: usize, context: usize) {
-    let mut seen = 0;
-    let mut last_kept = 0u64;
-    let mut cut = hits.lines.len();
-    for (i, line) in hits.lines.iter().enumerate() {
-        if line.is_match {
-            if seen == keep {
-                cut = i;
-                break;
-            }
-            seen += 1;
-            last_kept = line.number;
-        }
-    }
-    hits.lines.truncate(cut);
-    let last_line = last_kept.saturating_add(context as u64);
-    hits.lines.retain(|l| l.number <= last_line);
-}
-
 /// Searches one file read from `file`, shown as `rel`, the way a local search does (a file
 /// reached through an execution environment, read over the network); `rewind` gives it
 /// from its start again, for a line too long to hold. `None` when it has no match.
@@ -461,50 +428,9 @@ pub(crate) fn search_reader<R: Read>(
     )
 }
 
-/// Files' results as they arrive, released to the collector in walk order.
-#[derive(Default)]
-struct InOrder {
-    /// The number of the next file the collector is owed.
-    next: u64,
-    /// Results of files `next`, `next + 1`, … that arrived early (`None` slots: not yet).
-    early: VecDeque<Option<Searched>>,
-}
-
-impl InOrder {
-    fn take(&mut self, (seq, hits): (u64, Searched), collector: &mut Collector<'_>) {
-        let Some(slot) = seq.checked_sub(self.next).map(|s| s as usize) else {
-            return;
-        };
-        if self.early.len() <= slot {
-            self.early.resize_with(slot + 1, || None);
-        }
-        self.early[slot] = Some(hits);
-        while let Some(Some(hits)) = self.early.front_mut().map(Option::take) {
-            self.early.pop_front();
-            self.next += 1;
-            match hits {
-                Ok(Some(hits)) if !collector.done => collector.accept(hits),
-                Err((rel, err)) if !collector.done => {
-                    collector.outcome.skipped.note(&rel, &reason(&err));
-                }
-                _ => {}
-            }
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn line(number: u64, is_match: bool) -> HitLine {
-        HitLine {
-            number,
-            text: format!("l{number}"),
-            is_match,
-            clipped: false,
-        }
-    }
 
     #[test]
     fn every_worker_count_finds_the_same_in_the_same_order() {
@@ -549,25 +475,5 @@ mod tests {
                 assert_eq!(run(workers), alone, "{workers} workers, limit {limit}");
             }
         }
-    }
-
-    #[test]
-    fn trimming_keeps_only_the_kept_matches_context() {
-        let mut hits = FileHits {
-            rel: "a".into(),
-            lines: vec![
-                line(9, false),
-                line(10, true),
-                line(11, false),
-                line(12, false),
-                line(18, false),
-                line(19, false),
-                line(20, true),
-                line(21, false),
-            ],
-        };
-        trim_after_match(&mut hits, 1, 2);
-        let kept: Vec<u64> = hits.lines.iter().map(|l| l.number).collect();
-        assert_eq!(kept, vec![9, 10, 11, 12]);
     }
 }
