@@ -17,6 +17,7 @@
 //! }
 //! ```
 
+mod approve;
 mod call;
 mod catalog;
 mod check;

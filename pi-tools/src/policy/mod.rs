@@ -135,12 +135,12 @@ impl Rule {
     }
 
     /// Whether the conditions other than `command` hold for these arguments.
-    fn args_hold(&self, args: &Json, cwd: &Path) -> bool {
+    fn args_hold(&self, args: &Json, path: &mut ResolvedPath<'_>) -> bool {
         if let Some(globs) = &self.paths {
-            let Some(raw) = args.get("path").and_then(Json::as_str) else {
+            let Some(candidates) = path.candidates(args) else {
                 return false;
             };
-            if !path_matches(globs, raw, cwd) {
+            if !globs_match(globs, candidates) {
                 return false;
             }
         }
@@ -187,7 +187,7 @@ impl Rule {
     /// Whether the rule matches a call (for a `command` rule: some simple command of it),
     /// as the rule's `examples` are checked.
     pub fn matches_example(&self, args: &Json, cwd: &Path) -> bool {
-        if !self.args_hold(args, cwd) {
+        if !self.args_hold(args, &mut ResolvedPath::new(cwd)) {
             return false;
         }
         match (&self.command, args.get("command").and_then(Json::as_str)) {
@@ -220,11 +220,35 @@ impl Rule {
     }
 }
 
-fn path_matches(globs: &[String], raw: &str, cwd: &Path) -> bool {
-    let candidates = paths::candidates(raw, cwd);
+fn globs_match(globs: &[String], candidates: &[String]) -> bool {
     globs
         .iter()
         .any(|g| candidates.iter().any(|c| path_glob(g, c)))
+}
+
+/// A call's `path` argument resolved once, on first need, for every path rule.
+struct ResolvedPath<'c> {
+    cwd: &'c Path,
+    resolved: Option<Option<Vec<String>>>,
+}
+
+impl<'c> ResolvedPath<'c> {
+    fn new(cwd: &'c Path) -> Self {
+        ResolvedPath {
+            cwd,
+            resolved: None,
+        }
+    }
+
+    fn candidates(&mut self, args: &Json) -> Option<&[String]> {
+        let cwd = self.cwd;
+        self.resolved
+            .get_or_insert_with(|| {
+                let raw = args.get("path").and_then(Json::as_str)?;
+                Some(paths::candidates(raw, cwd))
+            })
+            .as_deref()
+    }
 }
 
 /// `[policy]`: the default and the rules, in file order.
@@ -300,8 +324,9 @@ impl Policy {
 
     /// Decides a call of `tool` with `args`, relative paths resolved against `cwd`.
     pub fn check(&self, tool: &str, args: &Json, cwd: &Path) -> Verdict {
+        let mut path = ResolvedPath::new(cwd);
         let covering: Vec<usize> = (0..self.rules.len())
-            .filter(|&i| self.rules[i].covers(tool) && self.rules[i].args_hold(args, cwd))
+            .filter(|&i| self.rules[i].covers(tool) && self.rules[i].args_hold(args, &mut path))
             .collect();
         let whole = strictest(
             covering
@@ -354,7 +379,12 @@ impl Policy {
         base: (Decision, Option<usize>),
     ) -> PartVerdict {
         if let Some(why) = &command.unreadable {
-            let (decision, rule) = if rules.is_empty() {
+            // Unreadable text matters only where some rule or the default could refuse it.
+            let could_refuse = self.default != Decision::Allow
+                || rules
+                    .iter()
+                    .any(|&i| self.rules[i].decision != Decision::Allow);
+            let (decision, rule) = if !could_refuse {
                 base
             } else {
                 strictest([base, (Decision::Ask, None)]).unwrap_or(base)
@@ -415,9 +445,10 @@ impl Policy {
                 note: Some("unreadable: the file written is known only when it runs".to_owned()),
             };
         };
+        let candidates = paths::candidates(target, cwd);
         let hit = strictest(rules.iter().filter_map(|&i| {
             let globs = self.rules[i].paths.as_deref()?;
-            path_matches(globs, target, cwd).then_some((self.rules[i].decision, Some(i)))
+            globs_match(globs, &candidates).then_some((self.rules[i].decision, Some(i)))
         }));
         let (decision, rule) = hit.unwrap_or((Decision::Allow, None));
         PartVerdict {
