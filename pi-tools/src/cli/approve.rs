@@ -33,7 +33,7 @@ impl Approver for TerminalApprover {
         Box::pin(async move {
             tokio::task::spawn_blocking(move || ask(&tty, &request))
                 .await
-                .unwrap_or_else(|_| Approval::Deny(None))
+                .unwrap_or(Approval::Deny(None))
         })
     }
 }

@@ -48,7 +48,8 @@ pub trait Approver: Send + Sync {
 /// The policy as the runner's before-call hook.
 pub struct PolicyHook {
     policy: Arc<Policy>,
-    extensions: Extensions,
+    /// The working directory paths are resolved against, found once.
+    cwd: PathBuf,
     approver: Option<Arc<dyn Approver>>,
     /// What a person allowed for the session: (tool, rule index).
     allowed: Mutex<HashSet<(String, usize)>>,
@@ -58,9 +59,14 @@ impl PolicyHook {
     /// A hook deciding by `policy`; paths are resolved against the working directory of the
     /// extensions' [`ExecutionEnv`] (else the process's).
     pub fn new(policy: Arc<Policy>, extensions: Extensions) -> Self {
+        let cwd = extensions
+            .get::<Arc<dyn ExecutionEnv>>()
+            .map(|env| env.cwd().to_path_buf())
+            .or_else(|| std::env::current_dir().ok())
+            .unwrap_or_else(|| PathBuf::from("."));
         PolicyHook {
             policy,
-            extensions,
+            cwd,
             approver: None,
             allowed: Mutex::new(HashSet::new()),
         }
@@ -72,17 +78,9 @@ impl PolicyHook {
         self
     }
 
-    fn cwd(&self) -> PathBuf {
-        self.extensions
-            .get::<Arc<dyn ExecutionEnv>>()
-            .map(|env| env.cwd().to_path_buf())
-            .or_else(|| std::env::current_dir().ok())
-            .unwrap_or_else(|| PathBuf::from("."))
-    }
-
     async fn decide(&self, ctx: BeforeToolCallContext) -> BeforeToolCallOutcome {
         let tool = ctx.call.name.clone();
-        let verdict = self.policy.check(&tool, &ctx.args, &self.cwd());
+        let verdict = self.policy.check(&tool, &ctx.args, &self.cwd);
         match verdict.decision {
             Decision::Allow => BeforeToolCallOutcome::Continue,
             Decision::Deny => block(denial(&self.policy, &verdict)),

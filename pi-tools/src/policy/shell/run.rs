@@ -26,7 +26,8 @@ impl Reader<'_> {
         let rest = &words[1..];
         match name {
             "env" => return self.env(&words, stdin_code, open_tail),
-            "command" | "builtin" | "nohup" | "exec" | "time" | "nice" | "timeout"
+            "command" | "builtin" | "nohup" | "exec" | "time" | "nice" | "timeout" | "sudo"
+            | "doas" | "setsid" | "stdbuf" | "ionice"
                 if !rest.is_empty() =>
             {
                 let skip = wrapper_options(name, rest);
@@ -199,6 +200,13 @@ fn wrapper_options(name: &str, rest: &[Option<String>]) -> usize {
                 "exec" => w == "-a",
                 "nice" => w == "-n",
                 "timeout" => matches!(w.as_str(), "-s" | "-k" | "--signal" | "--kill-after"),
+                "sudo" => matches!(
+                    w.as_str(),
+                    "-u" | "-g" | "-C" | "-D" | "-h" | "-p" | "-r" | "-t" | "-T" | "-U"
+                ),
+                "doas" => matches!(w.as_str(), "-u" | "-C"),
+                "stdbuf" => matches!(w.as_str(), "-i" | "-o" | "-e"),
+                "ionice" => matches!(w.as_str(), "-c" | "-n" | "-p" | "-P" | "-u"),
                 _ => false,
             };
             at += if takes_value { 2 } else { 1 };
