@@ -129,9 +129,14 @@ enum Hit {
 impl Rule {
     /// Whether the rule is about `tool`.
     pub fn covers(&self, tool: &str) -> bool {
-        self.tools
-            .iter()
-            .any(|p| crate::tool::names::glob_match(p, tool))
+        // An exact name is compared as is: the glob matcher allocates, and runs per rule.
+        self.tools.iter().any(|p| {
+            if crate::tool::names::is_glob(p) {
+                crate::tool::names::glob_match(p, tool)
+            } else {
+                p == tool
+            }
+        })
     }
 
     /// Whether the conditions other than `command` hold for these arguments.
