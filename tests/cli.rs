@@ -20,6 +20,8 @@ use support::spawn;
 mod config_discovery;
 mod generated;
 mod golden;
+mod policy_check;
+mod policy_tty;
 
 /// The configuration the output checks use: the example's tools, in this order.
 const MY_TOOLS_TOML: &str = r#"[tools]

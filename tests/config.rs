@@ -145,7 +145,7 @@ fn unknown_keys_and_sections_are_errors() {
     assert_eq!(
         error("[tool]\n[toolz]\n"),
         "pi-tools.toml:2:2: unknown section `toolz`; did you mean [tools]? \
-         the sections are [tools], [tool.<name>], [paths], [prompt], [sandbox], [env] and [mcp]"
+         the sections are [tools], [tool.<name>], [paths], [prompt], [sandbox], [env], [mcp] and [policy]"
     );
     assert_eq!(
         error("[prompt]\nguideline = []\n"),

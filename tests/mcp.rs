@@ -1,4 +1,5 @@
 //! The MCP server in process: the protocol over a pipe, and robustness against bad input.
 
 mod mcp_input;
+mod mcp_policy;
 mod mcp_server;

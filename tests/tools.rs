@@ -8,6 +8,8 @@ mod edit_proptest;
 mod file_safety;
 mod fuzz;
 mod mutation_queue;
+mod policy;
+mod policy_enforce;
 mod processes;
 mod sandbox;
 mod sandbox_git;

@@ -93,6 +93,7 @@ pub mod guide;
 pub mod mcp;
 #[cfg(feature = "mount")]
 pub mod mount;
+pub mod policy;
 pub mod prompt;
 pub mod provider;
 #[cfg(feature = "builtins")]

@@ -19,9 +19,12 @@ use serde_json::Value;
 
 use crate::catalog::Catalog;
 use crate::config::Config;
-use crate::core::{AgentTool, BatchOutcome, Extensions, RunnerConfig, ToolSet, UnknownToolMessage};
+use crate::core::{
+    AgentTool, BatchOutcome, BeforeToolCall, Extensions, RunnerConfig, ToolSet, UnknownToolMessage,
+};
 use crate::dialect::{self, Dialect, DialectError};
 use crate::env::ExecutionEnv;
+use crate::policy::{Approver, PolicyHook};
 use crate::prompt::PromptSections;
 use crate::provider::Provider;
 use crate::tool::{ToolDefinition, ToolRole, extend_description, wrap_with_mode};
@@ -33,6 +36,9 @@ pub struct Toolbox {
     config: Config,
     extensions: Extensions,
     tool_set: ToolSet,
+    /// `[policy]` as the runner's before-call hook (`None` when it allows everything); kept
+    /// so what a person allows for the session stays allowed across batches.
+    policy_hook: Option<Arc<PolicyHook>>,
 }
 
 impl Toolbox {
@@ -55,9 +61,11 @@ impl Toolbox {
             registered,
             active: Vec::new(),
             config: config.clone(),
+            policy_hook: None,
             extensions,
             tool_set: ToolSet::new([]),
         };
+        toolbox.policy_hook = toolbox.make_policy_hook(None);
         for name in &config.active {
             if crate::config::is_glob(name) {
                 // `github__*`: a mounted server's tools, in the order it lists them.
@@ -123,8 +131,37 @@ impl Toolbox {
         &self.tool_set
     }
 
-    /// How batches run: execution mode, concurrency bound, per-call timeout and the
-    /// extensions; hooks are left for the caller to set. A call to a tool that is registered
+    /// Asks `approver` about the calls `[policy]` says `ask` for; without one they are
+    /// denied, since no one can be asked.
+    pub fn with_approver(mut self, approver: Arc<dyn Approver>) -> Self {
+        self.policy_hook = self.make_policy_hook(Some(approver));
+        self
+    }
+
+    /// `[policy]` as a before-call hook, or `None` when the policy allows every call. The
+    /// runner configuration carries it already; a caller with a hook of its own runs this
+    /// one first and its own only when this one continues.
+    pub fn policy_hook(&self) -> Option<Arc<PolicyHook>> {
+        self.policy_hook.clone()
+    }
+
+    fn make_policy_hook(&self, approver: Option<Arc<dyn Approver>>) -> Option<Arc<PolicyHook>> {
+        if !self.config.policy.is_active() {
+            return None;
+        }
+        let hook = PolicyHook::new(
+            Arc::new(self.config.policy.clone()),
+            self.extensions.clone(),
+        );
+        Some(Arc::new(match approver {
+            Some(approver) => hook.with_approver(approver),
+            None => hook,
+        }))
+    }
+
+    /// How batches run: execution mode, concurrency bound, per-call timeout, the
+    /// extensions, and `[policy]` as the before-call hook (a denied call ends in the prepare
+    /// phase, before anything starts); the after-hook is left for the caller to set. A call to a tool that is registered
     /// but not active gets an error saying so and naming the configuration key that turns it
     /// on (as of now: take a new runner configuration after [`Toolbox::activate_added`]).
     pub fn runner_config(&self) -> RunnerConfig {
@@ -147,6 +184,10 @@ impl Toolbox {
             timeout: self.config.timeout,
             extensions: self.extensions.clone(),
             unknown_tool: Some(unknown_tool),
+            before_tool_call: self
+                .policy_hook
+                .clone()
+                .map(|hook| hook as Arc<dyn BeforeToolCall>),
             ..RunnerConfig::default()
         }
     }

@@ -56,6 +56,7 @@ fn check_summarises_a_valid_configuration() {
             "max concurrency: 4",
             "timeout per call: 30 seconds",
             "mode of shout: parallel",
+            "policy: none (every call allowed)",
             "allowed roots: (no confinement)",
             "client roots (mcp): the roots a client lists confine the file tools and the sandbox's writes (over stdio and HTTP); a client without roots gets the working directory over HTTP",
             "environment: this machine",

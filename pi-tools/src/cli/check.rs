@@ -74,6 +74,7 @@ fn summary(source: &ConfigSource, toolbox: &Toolbox) -> String {
         ),
     ];
     lines.extend(mode_overrides(config));
+    lines.push(super::policy::summary(&config.policy));
     lines.push(format!(
         "allowed roots: {}",
         config.allowed_roots.as_ref().map_or_else(

@@ -17,6 +17,7 @@
 //! }
 //! ```
 
+mod approve;
 mod call;
 mod catalog;
 mod check;
@@ -29,6 +30,7 @@ mod jsonl;
 mod live;
 mod mcp;
 mod mounted;
+mod policy;
 mod prompt;
 mod run;
 mod schema;
@@ -115,6 +117,7 @@ async fn dispatch(command: Command, globals: &Globals) -> Result<ExitCode, Failu
         Command::Schema(args) => schema::schema(args, config).await,
         Command::Check => check::check(config).await,
         Command::Mcp(args) => mcp::mcp(args, config).await,
+        Command::Policy(args) => policy::policy(args, config),
         Command::Completions(args) => completions::completions(args, &globals.bin_name),
         Command::Man(args) => completions::man(args, &globals.bin_name),
         Command::Call(args) => call::call(args, config).await,
@@ -163,6 +166,8 @@ enum Command {
     Check,
     /// Serve the active tools over MCP on standard input and output.
     Mcp(McpArgs),
+    /// Preview what `[policy]` decides for a call.
+    Policy(policy::PolicyArgs),
     /// Print a shell completion script.
     Completions(CompletionsArgs),
     /// Print the man page (roff).

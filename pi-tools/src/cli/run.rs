@@ -52,6 +52,11 @@ pub(super) async fn run(
     )
     .await?;
     let toolbox = Toolbox::new(registered, &config, workspace.extensions(&config)?);
+    // A call the policy asks about is put to the person at the terminal, if there is one.
+    let toolbox = match super::approve::TerminalApprover::open() {
+        Some(approver) => toolbox.with_approver(std::sync::Arc::new(approver)),
+        None => toolbox,
+    };
     let runner_config = mounted::runner_config(toolbox.runner_config(), &mounts);
     let env = runner_config
         .extensions

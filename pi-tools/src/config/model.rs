@@ -55,6 +55,8 @@ pub struct Config {
     /// Tools declared in the file (`[tool.<name>]` with `command` or `script`), in file
     /// order; [`crate::declared`] makes them tools.
     pub declared: Vec<DeclaredTool>,
+    /// `[policy]`: which calls are allowed, asked about or denied (absent: all allowed).
+    pub policy: crate::policy::Policy,
     /// The file it came from, or [`DEFAULT_ORIGIN`](super::DEFAULT_ORIGIN).
     pub origin: String,
 }
@@ -98,6 +100,7 @@ impl std::fmt::Debug for Config {
             .field("mcp_connections", &self.mcp_connections)
             .field("servers", &self.servers)
             .field("declared", &self.declared)
+            .field("policy", &self.policy)
             .field("origin", &self.origin)
             .finish()
     }

@@ -21,6 +21,7 @@ use crate::core::ExecutionMode;
 use crate::tool::{ToolDefinition, names};
 
 mod declared;
+mod policy;
 mod servers;
 mod values;
 
@@ -32,7 +33,9 @@ pub(super) use values::{integer, suggest};
 pub const BUILTIN_TOOLS: [&str; 7] = ["read", "bash", "edit", "write", "grep", "find", "ls"];
 
 const TOOLS_KEYS: [&str; 4] = ["active", "execution", "max_concurrency", "timeout_secs"];
-const SECTIONS: [&str; 7] = ["tools", "tool", "paths", "prompt", "sandbox", "env", "mcp"];
+const SECTIONS: [&str; 8] = [
+    "tools", "tool", "paths", "prompt", "sandbox", "env", "mcp", "policy",
+];
 
 impl Config {
     /// Loads `path`, or the embedded default when `path` is `None`, validating it against
@@ -153,6 +156,7 @@ impl<'a> Loader<'a> {
             mcp_connections: crate::config::McpConnections::default(),
             servers: Vec::new(),
             declared: Vec::new(),
+            policy: crate::policy::Policy::default(),
             origin: self.origin.to_owned(),
         };
         self.declared = declared::declared_names(&root, self.registered);
@@ -196,6 +200,11 @@ impl<'a> Loader<'a> {
                         self.mcp_section(table, &mut config);
                     }
                 }
+                "policy" => {
+                    if let Some(table) = self.table(value, "[policy]") {
+                        config.policy = self.policy_section(table);
+                    }
+                }
                 other => {
                     let hint = suggest(other, SECTIONS.iter().copied())
                         .map(|s| format!("did you mean [{s}]? "))
@@ -203,7 +212,7 @@ impl<'a> Loader<'a> {
                     self.report(
                         key.span(),
                         format!(
-                            "unknown section `{other}`; {hint}the sections are [tools], [tool.<name>], [paths], [prompt], [sandbox], [env] and [mcp]"
+                            "unknown section `{other}`; {hint}the sections are [tools], [tool.<name>], [paths], [prompt], [sandbox], [env], [mcp] and [policy]"
                         ),
                     );
                 }

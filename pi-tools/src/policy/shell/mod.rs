@@ -1,0 +1,434 @@
+//! Reading a shell command the way a shell would before running it: every simple command
+//! inside lists, pipelines, `&&`/`||`, subshells, command and process substitutions and
+//! here-documents, with wrappers (`env`, `command`, `exec`, `nohup`, `time`, …) seen through
+//! and strings run as code (`sh -c`, `eval`, `xargs`, `find -exec`) read in turn. The parser
+//! is brush-parser, the parser of the brush shell; this file only walks its syntax tree.
+
+use brush_parser::ast;
+use brush_parser::word::{self, WordPiece, WordPieceWithSource};
+use brush_parser::{Parser, ParserOptions};
+
+mod run;
+
+/// How deep strings run as code are read inside one another before the command counts as
+/// unreadable (`sh -c "sh -c '…'"`, ten levels down, is not a command anyone writes).
+const MAX_DEPTH: usize = 8;
+
+/// Shells whose `-c` argument, script file or standard input is code.
+const SHELLS: [&str; 7] = ["sh", "bash", "zsh", "dash", "ksh", "ash", "mksh"];
+
+/// One simple command as it would run.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SimpleCommand {
+    /// Its words after wrappers are seen through; `None` for a word whose value is only known
+    /// when the command runs (an expansion, a substitution, a glob).
+    pub words: Vec<Option<String>>,
+    /// More words follow that the text does not show (the arguments `xargs` adds).
+    pub open_tail: bool,
+    /// Why the command cannot be read (its name is computed, it runs a file or standard
+    /// input as code, the text does not parse); `None` when it can.
+    pub unreadable: Option<String>,
+}
+
+impl SimpleCommand {
+    /// The words as text, with `…` for each word known only when the command runs.
+    pub fn text(&self) -> String {
+        let mut words: Vec<&str> = self
+            .words
+            .iter()
+            .map(|w| w.as_deref().unwrap_or("…"))
+            .collect();
+        if self.open_tail {
+            words.push("…");
+        }
+        words.join(" ")
+    }
+}
+
+/// Everything a command line runs and writes.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ShellReading {
+    /// Every simple command, in the order the text names them.
+    pub commands: Vec<SimpleCommand>,
+    /// The files output redirections write (`> f`, `>> f`, `&> f`, `>| f`); `None` for a
+    /// target known only when the command runs.
+    pub writes: Vec<Option<String>>,
+}
+
+/// Reads `script` into the simple commands it runs and the files it writes.
+pub fn read(script: &str) -> ShellReading {
+    let mut reading = ShellReading::default();
+    Reader {
+        out: &mut reading,
+        depth: 0,
+    }
+    .script(script);
+    reading
+}
+
+struct Reader<'o> {
+    out: &'o mut ShellReading,
+    depth: usize,
+}
+
+impl Reader<'_> {
+    fn unreadable(&mut self, words: Vec<Option<String>>, why: impl Into<String>) {
+        self.out.commands.push(SimpleCommand {
+            words,
+            open_tail: false,
+            unreadable: Some(why.into()),
+        });
+    }
+
+    /// Reads a string as code, one level deeper.
+    fn script(&mut self, script: &str) {
+        if self.depth > MAX_DEPTH {
+            self.unreadable(
+                Vec::new(),
+                "strings run as code are nested too deep to read",
+            );
+            return;
+        }
+        let options = ParserOptions::default();
+        let mut parser = Parser::new(script.as_bytes(), &options);
+        match parser.parse_program() {
+            Ok(program) => {
+                self.depth += 1;
+                for list in &program.complete_commands {
+                    self.list(list);
+                }
+                self.depth -= 1;
+            }
+            Err(e) => self.unreadable(
+                vec![Some(script.trim().to_owned())],
+                format!("the shell cannot parse it ({e})"),
+            ),
+        }
+    }
+
+    fn list(&mut self, list: &ast::CompoundList) {
+        for ast::CompoundListItem(and_or, _) in &list.0 {
+            self.pipeline(&and_or.first);
+            for next in &and_or.additional {
+                match next {
+                    ast::AndOr::And(p) | ast::AndOr::Or(p) => self.pipeline(p),
+                }
+            }
+        }
+    }
+
+    fn pipeline(&mut self, pipeline: &ast::Pipeline) {
+        for command in &pipeline.seq {
+            self.command(command);
+        }
+    }
+
+    fn command(&mut self, command: &ast::Command) {
+        match command {
+            ast::Command::Simple(simple) => self.simple(simple),
+            ast::Command::Compound(compound, redirects) => {
+                self.compound(compound);
+                self.redirects(redirects.as_ref());
+            }
+            ast::Command::Function(function) => {
+                // The body runs when the function is called, which the text may do later.
+                self.compound(&function.body.0);
+                self.redirects(function.body.1.as_ref());
+            }
+            ast::Command::ExtendedTest(test, redirects) => {
+                self.test_expr(&test.expr);
+                self.redirects(redirects.as_ref());
+            }
+        }
+    }
+
+    fn test_expr(&mut self, expr: &ast::ExtendedTestExpr) {
+        use ast::ExtendedTestExpr as E;
+        match expr {
+            E::And(a, b) | E::Or(a, b) => {
+                self.test_expr(a);
+                self.test_expr(b);
+            }
+            E::Not(a) | E::Parenthesized(a) => self.test_expr(a),
+            E::UnaryTest(_, w) => {
+                self.word(&w.value);
+            }
+            E::BinaryTest(_, a, b) => {
+                self.word(&a.value);
+                self.word(&b.value);
+            }
+        }
+    }
+
+    fn compound(&mut self, compound: &ast::CompoundCommand) {
+        use ast::CompoundCommand as C;
+        match compound {
+            C::Arithmetic(a) => self.arithmetic(&a.expr.value),
+            C::ArithmeticForClause(f) => {
+                for expr in [&f.initializer, &f.condition, &f.updater]
+                    .into_iter()
+                    .flatten()
+                {
+                    self.arithmetic(&expr.value);
+                }
+                self.list(&f.body.list);
+            }
+            C::BraceGroup(g) => self.list(&g.list),
+            C::Subshell(s) => self.list(&s.list),
+            C::ForClause(f) => {
+                for value in f.values.iter().flatten() {
+                    self.word(&value.value);
+                }
+                self.list(&f.body.list);
+            }
+            C::CaseClause(c) => {
+                self.word(&c.value.value);
+                for item in &c.cases {
+                    for pattern in &item.patterns {
+                        self.word(&pattern.value);
+                    }
+                    if let Some(cmd) = &item.cmd {
+                        self.list(cmd);
+                    }
+                }
+            }
+            C::IfClause(i) => {
+                self.list(&i.condition);
+                self.list(&i.then);
+                for other in i.elses.iter().flatten() {
+                    if let Some(condition) = &other.condition {
+                        self.list(condition);
+                    }
+                    self.list(&other.body);
+                }
+            }
+            C::WhileClause(w) | C::UntilClause(w) => {
+                self.list(&w.0);
+                self.list(&w.1.list);
+            }
+            C::Coprocess(c) => self.command(&c.body),
+        }
+    }
+
+    /// An arithmetic expression runs nothing unless it holds a substitution, which the
+    /// parser leaves as text: such an expression is unreadable.
+    fn arithmetic(&mut self, text: &str) {
+        if text.contains("$(") || text.contains('`') {
+            self.unreadable(
+                vec![Some(format!("(( {text} ))"))],
+                "a command substitution inside arithmetic cannot be read",
+            );
+        }
+    }
+
+    fn redirects(&mut self, list: Option<&ast::RedirectList>) {
+        for redirect in list.iter().flat_map(|l| l.0.iter()) {
+            self.redirect(redirect);
+        }
+    }
+
+    fn redirect(&mut self, redirect: &ast::IoRedirect) {
+        use ast::{IoFileRedirectKind as K, IoFileRedirectTarget as T};
+        match redirect {
+            ast::IoRedirect::File(_, kind, target) => match target {
+                T::Filename(w) => {
+                    let value = self.word(&w.value);
+                    if matches!(kind, K::Write | K::Append | K::Clobber | K::ReadAndWrite) {
+                        self.out.writes.push(value);
+                    }
+                }
+                T::ProcessSubstitution(_, sub) => self.list(&sub.list),
+                T::Duplicate(w) => {
+                    // `>&file` writes a file; `>&2` and `>&-` only duplicate descriptors.
+                    let value = self.word(&w.value);
+                    let is_fd = value
+                        .as_deref()
+                        .is_some_and(|v| v == "-" || v.chars().all(|c| c.is_ascii_digit()));
+                    if matches!(kind, K::DuplicateOutput) && !is_fd {
+                        self.out.writes.push(value);
+                    }
+                }
+                T::Fd(_) => {}
+            },
+            ast::IoRedirect::OutputAndError(w, _) => {
+                let value = self.word(&w.value);
+                self.out.writes.push(value);
+            }
+            ast::IoRedirect::HereDocument(_, doc) => {
+                if doc.requires_expansion {
+                    self.heredoc(&doc.doc.value);
+                }
+            }
+            ast::IoRedirect::HereString(_, w) => {
+                self.word(&w.value);
+            }
+        }
+    }
+
+    /// The substitutions of an unquoted here-document's body run when it is read.
+    fn heredoc(&mut self, body: &str) {
+        match word::parse_heredoc(body, &ParserOptions::default()) {
+            Ok(pieces) => {
+                self.pieces(&pieces);
+            }
+            Err(_) => self.unreadable(Vec::new(), "a here-document's body cannot be parsed"),
+        }
+    }
+
+    fn simple(&mut self, simple: &ast::SimpleCommand) {
+        use ast::CommandPrefixOrSuffixItem as Item;
+        let mut words = Vec::new();
+        let mut stdin_code: Option<Option<String>> = None;
+        let mut items: Vec<ItemRef<'_>> = Vec::new();
+        items.extend(
+            simple
+                .prefix
+                .iter()
+                .flat_map(|p| p.0.iter())
+                .map(ItemRef::Borrowed),
+        );
+        items.extend(simple.word_or_name.iter().map(ItemRef::Word));
+        items.extend(
+            simple
+                .suffix
+                .iter()
+                .flat_map(|s| s.0.iter())
+                .map(ItemRef::Borrowed),
+        );
+        for item in items {
+            match item {
+                ItemRef::Word(w) => words.push(self.word(&w.value)),
+                ItemRef::Borrowed(Item::Word(w)) => words.push(self.word(&w.value)),
+                ItemRef::Borrowed(Item::AssignmentWord(assignment, w)) => {
+                    if words.is_empty() {
+                        self.assignment(assignment);
+                    } else {
+                        // `declare x=…`, `export x=…`: a word of the command.
+                        words.push(self.word(&w.value));
+                    }
+                }
+                ItemRef::Borrowed(Item::IoRedirect(redirect)) => {
+                    if let ast::IoRedirect::HereDocument(_, doc) = redirect {
+                        stdin_code = Some((!doc.requires_expansion).then(|| doc.doc.value.clone()));
+                    } else if let ast::IoRedirect::HereString(_, w) = redirect {
+                        stdin_code = Some(self.word(&w.value));
+                        continue;
+                    } else if matches!(
+                        redirect,
+                        ast::IoRedirect::File(Some(0) | None, ast::IoFileRedirectKind::Read, _)
+                    ) {
+                        stdin_code = Some(None);
+                    }
+                    self.redirect(redirect);
+                }
+                ItemRef::Borrowed(Item::ProcessSubstitution(_, sub)) => {
+                    self.list(&sub.list);
+                    words.push(None);
+                }
+            }
+        }
+        if !words.is_empty() {
+            self.run(words, stdin_code.unwrap_or(None), false);
+        }
+    }
+
+    fn assignment(&mut self, assignment: &ast::Assignment) {
+        match &assignment.value {
+            ast::AssignmentValue::Scalar(w) => {
+                self.word(&w.value);
+            }
+            ast::AssignmentValue::Array(items) => {
+                for (key, value) in items {
+                    if let Some(key) = key {
+                        self.word(&key.value);
+                    }
+                    self.word(&value.value);
+                }
+            }
+        }
+    }
+
+    /// A word's value where the text fixes it, `None` where it is known only when the
+    /// command runs; substitutions inside are read as commands of their own.
+    fn word(&mut self, raw: &str) -> Option<String> {
+        match word::parse(raw, &ParserOptions::default()) {
+            Ok(pieces) => self.pieces(&pieces),
+            Err(_) => {
+                self.unreadable(vec![Some(raw.to_owned())], "a word of it cannot be parsed");
+                None
+            }
+        }
+    }
+
+    fn pieces(&mut self, pieces: &[WordPieceWithSource]) -> Option<String> {
+        let mut value = Some(String::new());
+        for piece in pieces {
+            let part = match &piece.piece {
+                WordPiece::Text(text) => {
+                    // An unquoted glob or brace expansion becomes other words on disk.
+                    let expands = text.contains(['*', '?', '['])
+                        || (text.contains('{') && (text.contains(',') || text.contains("..")));
+                    (!expands).then(|| text.clone())
+                }
+                WordPiece::SingleQuotedText(text) => Some(text.clone()),
+                // `$'\x67'` is decoded when the command runs; plain text only is taken as is.
+                WordPiece::AnsiCQuotedText(text) => (!text.contains('\\')).then(|| text.clone()),
+                WordPiece::DoubleQuotedSequence(inner)
+                | WordPiece::GettextDoubleQuotedSequence(inner) => self.pieces(inner),
+                WordPiece::EscapeSequence(escaped) => {
+                    Some(escaped.strip_prefix('\\').unwrap_or(escaped).to_owned())
+                }
+                WordPiece::CommandSubstitution(code) => {
+                    self.script(code);
+                    None
+                }
+                WordPiece::BackquotedCommandSubstitution(code) => {
+                    self.script(&unescape_backquoted(code));
+                    None
+                }
+                WordPiece::TildeExpansion(_)
+                | WordPiece::ParameterExpansion(_)
+                | WordPiece::ArithmeticExpression(_) => None,
+            };
+            value = match (value, part) {
+                (Some(mut v), Some(p)) => {
+                    v.push_str(&p);
+                    Some(v)
+                }
+                _ => None,
+            };
+        }
+        value
+    }
+}
+
+/// A simple command's items in order, with the command word borrowed from another field.
+enum ItemRef<'a> {
+    Borrowed(&'a ast::CommandPrefixOrSuffixItem),
+    Word(&'a ast::Word),
+}
+
+/// `/bin/rm` runs `rm`.
+pub(super) fn basename(word: &str) -> &str {
+    word.rsplit('/').next().unwrap_or(word)
+}
+
+/// Inside backquotes, `\$`, `` \` `` and `\\` stand for the character itself.
+fn unescape_backquoted(code: &str) -> String {
+    let code = code
+        .strip_prefix('`')
+        .and_then(|c| c.strip_suffix('`'))
+        .unwrap_or(code);
+    let mut out = String::with_capacity(code.len());
+    let mut chars = code.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c == '\\' && matches!(chars.peek(), Some('$' | '`' | '\\')) {
+            if let Some(next) = chars.next() {
+                out.push(next);
+            }
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}

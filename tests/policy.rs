@@ -1,0 +1,294 @@
+//! `[policy]`: shell commands read by a parser so a prefix rule cannot be slipped past,
+//! path rules over the file tools and over redirections, and rule examples checked as the
+//! file loads.
+
+use std::path::Path;
+
+use pi_tools::config::Config;
+use pi_tools::policy::Decision::{self, Allow, Ask, Deny};
+use serde_json::json;
+
+const POLICY: &str = r#"
+[policy]
+default = "allow"
+
+[[policy.rule]]
+tool = "bash"
+command = ["git", ["push", "fetch"]]
+decision = "deny"
+reason = "A person pushes and fetches."
+
+[[policy.rule]]
+tool = "bash"
+command = ["rm"]
+decision = "deny"
+
+[[policy.rule]]
+tool = ["write", "edit"]
+path = ["**/.env", "secrets/**"]
+decision = "deny"
+
+[[policy.rule]]
+tool = "bash"
+command = ["curl"]
+decision = "ask"
+"#;
+
+fn config(text: &str) -> Config {
+    Config::parse(text, "pi-tools.toml", &[]).expect("valid policy")
+}
+
+fn bash(config: &Config, command: &str, cwd: &Path) -> Decision {
+    config
+        .policy
+        .check("bash", &json!({ "command": command }), cwd)
+        .decision
+}
+
+/// Commands meant to slip past a prefix rule, each with the decision it must get.
+const SLIPS: &[(&str, Decision)] = &[
+    ("git status", Allow),
+    ("git push", Deny),
+    ("git status; git push", Deny),
+    ("git status && git push", Deny),
+    ("git status || git push", Deny),
+    ("git status | git push", Deny),
+    ("git status & git push", Deny),
+    ("git status\ngit push", Deny),
+    ("echo $(git push)", Deny),
+    ("echo \"$(git push)\"", Deny),
+    ("echo `git push`", Deny),
+    ("cat <(git push)", Deny),
+    ("diff <(ls) >(git fetch)", Deny),
+    ("(git push)", Deny),
+    ("{ git push; }", Deny),
+    ("if true; then git push; fi", Deny),
+    ("for i in 1; do git fetch; done", Deny),
+    ("while false; do git push; done", Deny),
+    ("f() { git push; }; f", Deny),
+    ("'g'it push", Deny),
+    ("g\\it push", Deny),
+    ("\"git\" \"push\"", Deny),
+    ("git 'push' origin", Deny),
+    ("gi\\\nt push", Deny),
+    ("env git push", Deny),
+    ("env -i FOO=1 git push", Deny),
+    ("FOO=1 git push", Deny),
+    ("command git push", Deny),
+    ("exec git push", Deny),
+    ("nohup git push &", Deny),
+    ("time git push", Deny),
+    ("timeout 5 git push", Deny),
+    ("sudo git push", Deny),
+    ("sudo -u root rm -rf /srv", Deny),
+    ("stdbuf -o L git push", Deny),
+    ("xargs -0 rm < list", Deny),
+    ("sh -c 'git push'", Deny),
+    ("bash -c \"git fetch origin\"", Deny),
+    ("bash -lc 'git status; git push'", Deny),
+    ("sh -c \"sh -c 'git push'\"", Deny),
+    ("bash <<'EOF'\ngit push\nEOF", Deny),
+    ("cat <<EOF\n$(git push)\nEOF", Deny),
+    ("eval 'git push'", Deny),
+    ("eval git push", Deny),
+    ("echo x | xargs git push", Deny),
+    ("echo push | xargs git", Ask),
+    ("find . -name x -exec git push \\;", Deny),
+    ("rm -rf build", Deny),
+    ("/bin/rm -rf build", Deny),
+    ("\\rm build", Deny),
+    ("/usr/bin/env rm build", Deny),
+    ("xargs rm < list", Deny),
+    ("find . -exec /bin/rm {} +", Deny),
+    ("$(echo git) push", Ask),
+    ("$CMD push", Ask),
+    ("git $SUB", Ask),
+    ("git${IFS}push", Ask),
+    ("sh -c \"$X\"", Ask),
+    ("bash deploy.sh", Ask),
+    ("echo 'git push' | bash", Ask),
+    ("source ./deploy.sh", Ask),
+    ("curl https://example.com", Ask),
+    ("echo hi > .env", Deny),
+    ("echo hi >> secrets/key", Deny),
+    ("echo hi &> config/.env", Deny),
+    ("echo hi > notes.txt", Allow),
+    ("echo hi > $OUT", Ask),
+    ("cat .env", Allow),
+    ("echo 'git push'", Allow),
+    ("git log --grep='git push'", Allow),
+    ("git status # ; git push", Allow),
+    ("git status\\; git push", Allow),
+    ("ls | grep x && cargo test", Allow),
+];
+
+#[test]
+fn commands_meant_to_slip_past_a_prefix_rule_get_their_decision() {
+    let config = config(POLICY);
+    let cwd = std::env::current_dir().expect("a working directory");
+    let wrong: Vec<String> = SLIPS
+        .iter()
+        .filter_map(|&(command, want)| {
+            let got = bash(&config, command, &cwd);
+            (got != want).then(|| format!("{command:?}: want {want}, got {got}"))
+        })
+        .collect();
+    assert!(SLIPS.len() >= 40);
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}
+
+#[test]
+fn each_simple_command_gets_its_own_decision_and_the_strictest_wins() {
+    let config = config(POLICY);
+    let cwd = std::env::current_dir().expect("a working directory");
+    let verdict = config.policy.check(
+        "bash",
+        &json!({ "command": "git status && curl x | sh -c 'git push' > .env" }),
+        &cwd,
+    );
+    let parts: Vec<(String, Decision, Option<usize>)> = verdict
+        .parts
+        .iter()
+        .map(|p| (p.text.clone(), p.decision, p.rule))
+        .collect();
+    assert_eq!(
+        parts,
+        [
+            ("git status".to_owned(), Allow, None),
+            ("curl x".to_owned(), Ask, Some(3)),
+            ("git push".to_owned(), Deny, Some(0)),
+            ("> .env".to_owned(), Deny, Some(2)),
+        ]
+    );
+    assert_eq!((verdict.decision, verdict.rule), (Deny, Some(0)));
+    // A rule's position is its `[[policy.rule]]` header.
+    assert_eq!(config.policy.rules[0].position, "pi-tools.toml:5");
+}
+
+#[test]
+fn path_rules_resolve_dot_dot_and_symlinks_against_the_working_directory() {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let cwd = dir.path();
+    std::fs::create_dir(cwd.join("secrets")).expect("mkdir");
+    std::os::unix::fs::symlink(cwd.join("secrets"), cwd.join("notes")).expect("symlink");
+    let config = config(POLICY);
+    let write = |path: &str| {
+        config
+            .policy
+            .check("write", &json!({ "path": path, "content": "x" }), cwd)
+            .decision
+    };
+    assert_eq!(write(".env"), Deny);
+    assert_eq!(write("app/config/.env"), Deny);
+    assert_eq!(write("secrets/key"), Deny);
+    assert_eq!(write("src/../secrets/key"), Deny);
+    assert_eq!(
+        write("notes/key"),
+        Deny,
+        "a symlink into secrets/ is secrets/"
+    );
+    assert_eq!(write(&format!("{}/secrets/k", cwd.display())), Deny);
+    assert_eq!(write("@secrets/key"), Deny);
+    assert_eq!(write("src/main.rs"), Allow);
+    assert_eq!(write(".envrc"), Allow);
+    // The read tool is not named by the rule.
+    let read = config
+        .policy
+        .check("read", &json!({ "path": ".env" }), cwd)
+        .decision;
+    assert_eq!(read, Allow);
+    assert_eq!(bash(&config, "echo x > notes/key", cwd), Deny);
+}
+
+#[test]
+fn argument_conditions_and_the_default_decide_other_tools() {
+    let config = config(
+        r#"
+[policy]
+default = "ask"
+
+[[policy.rule]]
+tool = ["read", "grep", "github__*"]
+decision = "allow"
+
+[[policy.rule]]
+tool = "github__*"
+arg = { name = "mode", equals = "force" }
+decision = "deny"
+
+[[policy.rule]]
+tool = "github__*"
+arg = { name = "repo", matches = "secret-*" }
+decision = "deny"
+"#,
+    );
+    let cwd = Path::new("/");
+    let check =
+        |tool: &str, args: serde_json::Value| config.policy.check(tool, &args, cwd).decision;
+    assert_eq!(check("read", json!({ "path": "a" })), Allow);
+    assert_eq!(check("github__merge", json!({ "mode": "squash" })), Allow);
+    assert_eq!(check("github__merge", json!({ "mode": "force" })), Deny);
+    assert_eq!(
+        check("github__clone", json!({ "repo": "secret-keys" })),
+        Deny
+    );
+    assert_eq!(check("write", json!({ "path": "a" })), Ask);
+    assert_eq!(check("bash", json!({ "command": "ls" })), Ask);
+}
+
+#[test]
+fn rule_examples_that_fail_are_reported_at_their_position() {
+    let text = r#"[policy]
+[[policy.rule]]
+tool = "bash"
+command = ["git", ["push", "fetch"]]
+decision = "deny"
+examples = ["git push origin", "ls && git fetch", "git pull"]
+not_examples = ["git status", "echo git push", "sh -c 'git push'"]
+
+[[policy.rule]]
+tool = "write"
+path = "secrets/**"
+decision = "deny"
+examples = ["secrets/a", { path = "src/a" }]
+"#;
+    let err = Config::parse(text, "pi-tools.toml", &[]).expect_err("examples fail");
+    assert_eq!(
+        err.to_string(),
+        "pi-tools.toml:6:51: this example does not match its rule (tool = bash, command = git push|fetch), but `examples` lists what the rule must match; fix the rule's conditions or the example\n\
+         pi-tools.toml:7:48: this example matches its rule (tool = bash, command = git push|fetch), but `not_examples` lists what the rule must not match; fix the rule's conditions or the example\n\
+         pi-tools.toml:13:26: this example does not match its rule (tool = write, path = secrets/**), but `examples` lists what the rule must match; fix the rule's conditions or the example"
+    );
+}
+
+#[test]
+fn mistakes_in_rules_are_reported_at_their_position() {
+    let text = r#"[policy]
+default = "maybe"
+[[policy.rule]]
+tool = "bahs"
+command = "git push"
+decision = "deny"
+[[policy.rule]]
+tool = "bash"
+arg = { name = "x" }
+[[policy.rule]]
+decision = "allow"
+colour = "red"
+"#;
+    let err = Config::parse(text, "pi-tools.toml", &[]).expect_err("mistakes");
+    let text = err.to_string();
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(
+        lines,
+        [
+            "pi-tools.toml:2:11: `default` must be \"allow\", \"ask\" or \"deny\"",
+            "pi-tools.toml:4:8: no tool named `bahs` is registered; the registered tools are: ; a rule about it would never apply",
+            "pi-tools.toml:5:11: `command` must be a non-empty list of words, each a string or a list of alternative strings, e.g. [\"git\", [\"push\", \"fetch\"]]",
+            "pi-tools.toml:7:1: this rule has no decision; add `decision = \"allow\"`, \"ask\" or \"deny\"",
+            "pi-tools.toml:9:7: `arg` must be a table with `name` and one of `equals` (any value) or `matches` (a glob in quotes), e.g. { name = \"mode\", equals = \"force\" }",
+            "pi-tools.toml:10:1: this rule names no tool; add `tool = \"bash\"` (a name, a glob such as \"github__*\", or a list)",
+            "pi-tools.toml:12:1: unknown key `colour` in [[policy.rule]]; the keys allowed there are: tool, command, path, arg, decision, reason, examples, not_examples",
+        ]
+    );
+}

@@ -1,0 +1,184 @@
+//! `[policy]` enforced through the runner: a denied call ends in the prepare phase as an
+//! error result naming the rule, and the tool never starts; `ask` goes to the approver, and
+//! without one it is denied.
+
+use std::path::Path;
+use std::sync::{Arc, Mutex};
+
+use pi_tools::config::Config;
+use pi_tools::core::BoxFuture;
+use pi_tools::env::WithEnv;
+use pi_tools::policy::{Approval, ApprovalRequest, Approver};
+use pi_tools::toolbox::Toolbox;
+use pi_tools::{BatchOutcome, CollectingSink, Extensions, ToolCall, execute_tool_calls};
+use serde_json::json;
+use tokio_util::sync::CancellationToken;
+
+const POLICY: &str = r#"
+[tools]
+active = ["bash", "write"]
+
+[sandbox]
+mode = "off"
+
+[policy]
+default = "allow"
+
+[[policy.rule]]
+tool = "bash"
+command = ["touch", "denied"]
+decision = "deny"
+reason = "Nothing may be called denied."
+
+[[policy.rule]]
+tool = "bash"
+command = ["touch", "asked"]
+decision = "ask"
+
+[[policy.rule]]
+tool = "write"
+path = "secrets/**"
+decision = "deny"
+"#;
+
+fn toolbox(cwd: &Path) -> Toolbox {
+    let registry = pi_tools::Registry::from_inventory().expect("the built-in tools register");
+    let registered: Vec<_> = registry.iter().cloned().collect();
+    let config = Config::parse(POLICY, "pi-tools.toml", &registered).expect("valid");
+    let env = config.local_env(cwd).expect("the environment builds");
+    Toolbox::new(
+        registered,
+        &config,
+        Extensions::new().with_env(Arc::new(env)),
+    )
+}
+
+async fn run(toolbox: &Toolbox, calls: &[ToolCall]) -> BatchOutcome {
+    execute_tool_calls(
+        toolbox.tool_set(),
+        calls,
+        &toolbox.runner_config(),
+        &CancellationToken::new(),
+        &CollectingSink::new(),
+    )
+    .await
+}
+
+fn bash(id: &str, command: &str) -> ToolCall {
+    ToolCall::new(id, "bash", json!({ "command": command }))
+}
+
+fn text(outcome: &BatchOutcome, index: usize) -> String {
+    outcome.messages[index]
+        .content
+        .iter()
+        .filter_map(|block| block.as_text())
+        .collect()
+}
+
+#[tokio::test]
+async fn a_denied_call_never_starts_and_names_its_rule() {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let toolbox = toolbox(dir.path());
+    let outcome = run(
+        &toolbox,
+        &[
+            bash("1", "touch allowed"),
+            bash("2", "touch ok && sh -c 'touch denied'"),
+            ToolCall::new("3", "write", json!({ "path": "secrets/k", "content": "x" })),
+        ],
+    )
+    .await;
+    assert!(!outcome.messages[0].is_error);
+    assert!(dir.path().join("allowed").exists());
+    assert!(outcome.messages[1].is_error);
+    assert!(
+        !dir.path().join("ok").exists(),
+        "no part of a denied command runs"
+    );
+    assert!(!dir.path().join("denied").exists());
+    assert_eq!(
+        text(&outcome, 1),
+        "The policy denies this call, so nothing ran: `touch denied` is covered by the policy \
+         rule at pi-tools.toml:11 (tool = bash, command = touch denied). Its reason: Nothing may \
+         be called denied. Do not retry it in another form: do what the policy allows instead, \
+         or ask the user to do this step themselves."
+    );
+    assert!(outcome.messages[2].is_error);
+    assert!(!dir.path().join("secrets").exists());
+    assert_eq!(
+        text(&outcome, 2),
+        "The policy denies this call, so nothing ran: this call is covered by the policy rule \
+         at pi-tools.toml:22 (tool = write, path = secrets/**). Do not retry it in another form: \
+         do what the policy allows instead, or ask the user to do this step themselves."
+    );
+}
+
+#[tokio::test]
+async fn ask_without_an_approver_is_denied_and_says_so() {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let outcome = run(&toolbox(dir.path()), &[bash("1", "touch asked")]).await;
+    assert!(outcome.messages[0].is_error);
+    assert!(!dir.path().join("asked").exists());
+    assert_eq!(
+        text(&outcome, 0),
+        "This call needs a person's approval: `touch asked` is covered by the policy rule at \
+         pi-tools.toml:17 (tool = bash, command = touch asked). No one can be asked here, so \
+         the call was denied and nothing ran. Do not retry it in another form: do what the \
+         policy allows instead, or ask the user to do this step themselves."
+    );
+}
+
+/// Answers from a script, and records what it was asked.
+struct Scripted {
+    answers: Mutex<Vec<Approval>>,
+    asked: Mutex<Vec<String>>,
+}
+
+impl Approver for Scripted {
+    fn approve(&self, request: ApprovalRequest) -> BoxFuture<'_, Approval> {
+        let position = request.rule.map(|r| r.position).unwrap_or_default();
+        self.asked.lock().expect("lock").push(format!(
+            "{} {} {position}",
+            request.tool, request.args["command"]
+        ));
+        let answer = self.answers.lock().expect("lock").remove(0);
+        Box::pin(async move { answer })
+    }
+}
+
+#[tokio::test]
+async fn the_approver_allows_once_for_the_session_or_denies_with_a_message() {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let approver = Arc::new(Scripted {
+        answers: Mutex::new(vec![
+            Approval::Deny(Some("not today".to_owned())),
+            Approval::AllowOnce,
+            Approval::AllowForSession,
+        ]),
+        asked: Mutex::new(Vec::new()),
+    });
+    let toolbox = toolbox(dir.path()).with_approver(approver.clone());
+    let first = run(&toolbox, &[bash("1", "touch asked")]).await;
+    assert!(first.messages[0].is_error);
+    assert!(
+        text(&first, 0).contains("The person asked declined, so nothing ran. They said: not today")
+    );
+    assert!(!dir.path().join("asked").exists());
+    let second = run(&toolbox, &[bash("2", "touch asked a1")]).await;
+    assert!(!second.messages[0].is_error);
+    let third = run(&toolbox, &[bash("3", "touch asked a2")]).await;
+    assert!(!third.messages[0].is_error);
+    // Allowed for the session: the fourth call is not asked about.
+    let fourth = run(&toolbox, &[bash("4", "touch asked a3")]).await;
+    assert!(!fourth.messages[0].is_error);
+    assert!(dir.path().join("a3").exists());
+    assert_eq!(
+        *approver.asked.lock().expect("lock"),
+        [
+            "bash \"touch asked\" pi-tools.toml:17",
+            "bash \"touch asked a1\" pi-tools.toml:17",
+            "bash \"touch asked a2\" pi-tools.toml:17",
+        ]
+    );
+}
