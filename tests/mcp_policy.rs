@@ -1,5 +1,6 @@
 //! `[policy]` over MCP: the toolbox's runner configuration carries the policy, so a denied
 //! `tools/call` is an `isError` result naming the rule, and the tool never runs.
+#![cfg(feature = "mcp")]
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};

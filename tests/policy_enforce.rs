@@ -1,6 +1,7 @@
 //! `[policy]` enforced through the runner: a denied call ends in the prepare phase as an
 //! error result naming the rule, and the tool never starts; `ask` goes to the approver, and
 //! without one it is denied.
+#![cfg(feature = "builtins")]
 
 use std::path::Path;
 use std::sync::{Arc, Mutex};
