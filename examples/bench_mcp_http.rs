@@ -58,6 +58,10 @@ const STARTUP: Duration = Duration::from_secs(30);
 const REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
 const MESSAGE: &str = "hello from the benchmark";
 
+#[path = "support/mcp_http.rs"]
+mod mcp_http;
+use mcp_http::{answer, post};
+
 type Error = Box<dyn std::error::Error + Send + Sync>;
 
 fn main() -> ExitCode {
@@ -382,7 +386,7 @@ impl HttpSession {
             .and_then(|v| v.to_str().ok())
             .ok_or("the server gave no Mcp-Session-Id")?
             .to_owned();
-        let answer = answer_to(response, 0).await?;
+        let answer = answer(response, 0).await?;
         if answer.get("result").is_none() {
             return Err(format!("initialize failed: {answer}").into());
         }
@@ -407,7 +411,7 @@ impl HttpSession {
             "params": {"name": "echo", "arguments": {"message": MESSAGE}}
         });
         let response = post(&self.http, &self.url, Some(&self.session), &call).await?;
-        let answer = answer_to(response, id).await?;
+        let answer = answer(response, id).await?;
         let text = answer["result"]["content"][0]["text"].as_str();
         if answer["result"]["isError"] == true || text != Some(&format!("Echo: {MESSAGE}")) {
             return Err(format!("the echo call failed: {answer}").into());
@@ -424,43 +428,6 @@ impl HttpSession {
             .send()
             .await;
     }
-}
-
-async fn post(
-    http: &reqwest::Client,
-    url: &str,
-    session: Option<&str>,
-    body: &Value,
-) -> Result<reqwest::Response, Error> {
-    let mut request = http
-        .post(url)
-        .header("Content-Type", "application/json")
-        .header("Accept", "application/json, text/event-stream")
-        .body(body.to_string());
-    if let Some(session) = session {
-        request = request
-            .header("Mcp-Session-Id", session)
-            .header("MCP-Protocol-Version", "2025-06-18");
-    }
-    Ok(request.send().await?)
-}
-
-/// The answer to request `id` in a response: its JSON body, or a `data:` of its event
-/// stream (read to its end).
-async fn answer_to(response: reqwest::Response, id: u64) -> Result<Value, Error> {
-    let status = response.status();
-    let body = response.text().await?;
-    if !status.is_success() {
-        return Err(format!("the server answered {status}: {body}").into());
-    }
-    if let Ok(value) = serde_json::from_str::<Value>(&body) {
-        return Ok(value);
-    }
-    body.lines()
-        .filter_map(|line| line.strip_prefix("data:"))
-        .filter_map(|data| serde_json::from_str::<Value>(data.trim()).ok())
-        .find(|message| message["id"] == id)
-        .ok_or_else(|| format!("no answer to request {id} in: {body}").into())
 }
 
 fn stdio_pi_tools(exe: &Path, config: &Path, cwd: &Path) -> Command {

@@ -21,7 +21,7 @@ use std::process::{ExitCode, Stdio};
 use std::time::{Duration, Instant};
 
 use futures::stream::{self, StreamExt, TryStreamExt};
-use serde_json::{Value, json};
+use serde_json::json;
 use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::process::{Child, Command};
 
@@ -33,6 +33,10 @@ const STARTUP: Duration = Duration::from_secs(30);
 const REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
 /// `[mcp] max_sessions` by default.
 const DEFAULT_MAX_SESSIONS: usize = 4096;
+
+#[path = "support/mcp_http.rs"]
+mod mcp_http;
+use mcp_http::{answer, post};
 
 type Error = Box<dyn std::error::Error + Send + Sync>;
 
@@ -217,42 +221,6 @@ async fn open_session(http: &reqwest::Client, url: &str) -> Result<String, Error
         return Err(format!("notifications/initialized got {}", response.status()).into());
     }
     Ok(session)
-}
-
-async fn post(
-    http: &reqwest::Client,
-    url: &str,
-    session: Option<&str>,
-    body: &Value,
-) -> Result<reqwest::Response, Error> {
-    let mut request = http
-        .post(url)
-        .header("Content-Type", "application/json")
-        .header("Accept", "application/json, text/event-stream")
-        .body(body.to_string());
-    if let Some(session) = session {
-        request = request
-            .header("Mcp-Session-Id", session)
-            .header("MCP-Protocol-Version", "2025-06-18");
-    }
-    Ok(request.send().await?)
-}
-
-/// The answer to request `id`: the JSON body, or a `data:` line of the event stream.
-async fn answer(response: reqwest::Response, id: u64) -> Result<Value, Error> {
-    let status = response.status();
-    let body = response.text().await?;
-    if !status.is_success() {
-        return Err(format!("the server answered {status}: {body}").into());
-    }
-    if let Ok(value) = serde_json::from_str::<Value>(&body) {
-        return Ok(value);
-    }
-    body.lines()
-        .filter_map(|line| line.strip_prefix("data:"))
-        .filter_map(|data| serde_json::from_str::<Value>(data.trim()).ok())
-        .find(|message| message["id"] == id)
-        .ok_or_else(|| format!("no answer to request {id} in: {body}").into())
 }
 
 /// A `/proc/<pid>/status` figure in KiB (`VmRSS:`, `VmHWM:`).
