@@ -14,7 +14,7 @@ use std::sync::Arc;
 use pi_tools::env::{ExecutionEnv, GitAccess, SandboxMode, SandboxPolicy};
 use sandbox_support::{Fixture, git, read, refused, run};
 
-fn policy(access: GitAccess) -> SandboxPolicy {
+pub(crate) fn policy(access: GitAccess) -> SandboxPolicy {
     SandboxPolicy::new(SandboxMode::WorkspaceWrite).with_git(access)
 }
 
@@ -22,13 +22,13 @@ fn policy(access: GitAccess) -> SandboxPolicy {
 const READ_ONLY_NOTE: &str = "[The repository's .git is read-only in this sandbox ([sandbox] git = \"read-only\"), so git can read it but not commit, stage or switch branches. Leave such changes to the user, or ask them to set [sandbox] git = \"commit\" in the configuration.]";
 
 /// The marker a planted command would make, outside the workspace.
-fn marker(fx: &Fixture) -> PathBuf {
+pub(crate) fn marker(fx: &Fixture) -> PathBuf {
     fx.outside.join("pwned")
 }
 
 /// A shell command that writes a git config running `touch <marker>` as fsmonitor and
 /// hooks path into `config` (relative to the command's directory).
-fn plant_config(config: &str, marker: &Path) -> String {
+pub(crate) fn plant_config(config: &str, marker: &Path) -> String {
     format!(
         "printf '[core]\\n\\trepositoryformatversion = 0\\n\\tfsmonitor = \"touch {m}; false\"\\n\\thooksPath = /nonexistent\\n' > {config}",
         m = marker.display()
@@ -36,7 +36,7 @@ fn plant_config(config: &str, marker: &Path) -> String {
 }
 
 /// `git status` and `git commit` outside the sandbox, in `dir`; the marker must not exist.
-fn git_outside_runs_nothing(dir: &Path, marker: &Path, what: &str) {
+pub(crate) fn git_outside_runs_nothing(dir: &Path, marker: &Path, what: &str) {
     git(dir, &["status", "--porcelain"]);
     git(dir, &["commit", "-q", "--allow-empty", "-m", "outside"]);
     assert!(!marker.exists(), "{what}: the planted command ran outside");
@@ -241,50 +241,8 @@ async fn a_submodule_cannot_be_redirected_in_either_mode() {
     git_outside_runs_nothing(&fx.ws, &marker(&fx), "a staged submodule");
 }
 
-/// Every file beneath `dir` with its bytes, links as `-> target` (none followed).
-fn tree(dir: &Path) -> Vec<(PathBuf, String)> {
-    let mut found = Vec::new();
-    let mut todo = vec![dir.to_path_buf()];
-    while let Some(at) = todo.pop() {
-        for entry in std::fs::read_dir(&at)
-            .expect("readable")
-            .map(|e| e.expect("entry"))
-        {
-            let path = entry.path();
-            let kind = entry.file_type().expect("type");
-            if kind.is_dir() {
-                todo.push(path);
-            } else if kind.is_symlink() {
-                let target = std::fs::read_link(&path).expect("link");
-                found.push((path, format!("-> {}", target.display())));
-            } else {
-                found.push((path.clone(), read(&path)));
-            }
-        }
-    }
-    found.sort();
-    found
-}
-
-/// A repository outside the workspace (`outside/victim`) with a commit, a hook and the
-/// redirect-like names a guard looks for (`config`, `commondir`, `hooks/…`) at its top too.
-fn outside_victim(fx: &Fixture) -> PathBuf {
-    let victim = fx.outside.join("victim");
-    std::fs::create_dir(&victim).expect("victim");
-    git(&victim, &["init", "-q", "-b", "main"]);
-    std::fs::write(victim.join("notes.txt"), "the user's\n").expect("notes");
-    git(&victim, &["add", "notes.txt"]);
-    git(&victim, &["commit", "-q", "-m", "theirs"]);
-    for name in ["config", "commondir", "hooks/pre-commit"] {
-        let path = victim.join(name);
-        std::fs::create_dir_all(path.parent().expect("parent")).expect("dir");
-        std::fs::write(path, "the user's\n").expect("file");
-    }
-    victim
-}
-
 /// The note a call gets when the guard removed `paths`.
-fn removed_note(paths: &[PathBuf]) -> String {
+pub(crate) fn removed_note(paths: &[PathBuf]) -> String {
     let removed: Vec<String> = paths
         .iter()
         .map(|p| format!("removed {}", p.display()))
@@ -293,121 +251,6 @@ fn removed_note(paths: &[PathBuf]) -> String {
         "[The sandbox undid what this command did to git's settings, hooks or redirect files, which could make a later git command outside the sandbox run other code: {}. Leave them as they are.]",
         removed.join(", ")
     )
-}
-
-#[tokio::test]
-async fn the_guard_never_follows_a_link_out_of_the_repository() {
-    let fx = Fixture::repository();
-    let victim = outside_victim(&fx);
-    let before = tree(&fx.outside);
-    let env = fx.env(policy(GitAccess::Commit));
-    let v = victim.display();
-    let git_dir = fx.ws.join(".git");
-    let cases = [
-        (
-            format!("mkdir -p .git/worktrees/y && ln -s {v} .git/worktrees/y/hooks"),
-            Ok(removed_note(&[git_dir.join("worktrees/y/hooks")])),
-        ),
-        (
-            format!("ln -s {v}/.git .git/modules"),
-            Ok(removed_note(&[git_dir.join("modules")])),
-        ),
-        (
-            format!("ln -s {v}/.git .git/worktrees/z"),
-            Ok(removed_note(&[git_dir.join("worktrees/z")])),
-        ),
-        // A gitlink whose directory is a link to the repository outside: git does not go
-        // through it, and neither does the guard.
-        (
-            format!(
-                "ln -s {v} sub && git update-index --add --cacheinfo 160000,$(git rev-parse HEAD),sub"
-            ),
-            Ok("(no output)".to_owned()),
-        ),
-    ];
-    for (attack, expected) in cases {
-        assert_eq!(run(&env, &attack).await, expected, "{attack}");
-        assert_eq!(tree(&fx.outside), before, "{attack}: files outside changed");
-    }
-    git(&victim, &["status", "--porcelain"]);
-    env.end_session();
-    assert_eq!(tree(&fx.outside), before, "at the session's end");
-}
-
-/// The note a call gets when the guard moved `path` out of git's way.
-fn moved_note(path: &Path) -> String {
-    format!(
-        "[The sandbox undid what this command did to git's settings, hooks or redirect files, which could make a later git command outside the sandbox run other code: moved {} aside to {}.pi-tools-disabled. Leave them as they are.]",
-        path.display(),
-        path.display()
-    )
-}
-
-/// A repository planted in one call and staged as a gitlink in a later one is older than
-/// the later call, but still kept out of git's way.
-#[tokio::test]
-async fn what_one_call_prepares_and_a_later_one_moves_into_place_is_disabled() {
-    let fx = Fixture::repository();
-    let env = fx.env(policy(GitAccess::Commit));
-    let prepare = format!(
-        "git init -q evilsub && git -C evilsub commit -q --allow-empty -m x && {}",
-        plant_config("evilsub/.git/config", &marker(&fx))
-    );
-    assert_eq!(run(&env, &prepare).await, Ok("(no output)".to_owned()));
-    std::thread::sleep(std::time::Duration::from_millis(2200));
-    let out = run(
-        &env,
-        "git update-index --add --cacheinfo 160000,$(git -C evilsub rev-parse HEAD),evilsub",
-    )
-    .await;
-    assert_eq!(out, Ok(moved_note(&fx.ws.join("evilsub/.git"))));
-    git_outside_runs_nothing(&fx.ws, &marker(&fx), "a gitlink staged later");
-}
-
-#[tokio::test]
-async fn the_guard_leaves_what_the_user_did_between_calls() {
-    let fx = Fixture::repository();
-    let env = fx.env(policy(GitAccess::Commit));
-    assert_eq!(run(&env, "true").await, Ok("(no output)".to_owned()));
-    // The user adds a worktree, a nested repository and a hook of a worktree.
-    let wt = fx.outside.join("wt");
-    git(
-        &fx.ws,
-        &[
-            "worktree",
-            "add",
-            "-q",
-            wt.to_str().expect("utf-8"),
-            "-b",
-            "side",
-        ],
-    );
-    let nested = fx.ws.join("nested");
-    std::fs::create_dir(&nested).expect("nested");
-    git(&nested, &["init", "-q", "-b", "main"]);
-    git(&nested, &["commit", "-q", "--allow-empty", "-m", "nested"]);
-    let hook = fx.ws.join(".git/worktrees/wt/hooks/post-checkout");
-    std::fs::create_dir_all(hook.parent().expect("hooks")).expect("hooks");
-    std::fs::write(&hook, "#!/bin/sh\n").expect("hook");
-    let before = tree(&fx.ws.join(".git/worktrees"));
-    // Older than the clock's slack, so it cannot pass for planted.
-    std::thread::sleep(std::time::Duration::from_millis(2200));
-    assert_eq!(run(&env, "true").await, Ok("(no output)".to_owned()));
-    // A call that stages a gitlink over the user's nested repository does not delete it:
-    // it is moved out of git's way.
-    let out = run(
-        &env,
-        "git update-index --add --cacheinfo 160000,$(git -C nested rev-parse HEAD),nested",
-    )
-    .await;
-    assert_eq!(out, Ok(moved_note(&nested.join(".git"))));
-    env.end_session();
-    assert_eq!(tree(&fx.ws.join(".git/worktrees")), before);
-    assert!(
-        nested.join(".git.pi-tools-disabled/HEAD").exists(),
-        "the nested repository was removed"
-    );
-    git(&wt, &["status", "--porcelain"]);
 }
 
 /// Issue 38, finding 4: a gitlink staged and then moved into a shared index

@@ -13,6 +13,7 @@ mod policy_enforce;
 mod processes;
 mod sandbox;
 mod sandbox_git;
+mod sandbox_git_guard;
 mod tool_bash;
 mod tool_edit;
 mod tool_find;
