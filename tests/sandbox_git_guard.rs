@@ -171,3 +171,38 @@ async fn the_guard_leaves_what_the_user_did_between_calls() {
     );
     git(&wt, &["status", "--porcelain"]);
 }
+
+/// A gitlink staged over the user's nested repository by a call that also committed in it
+/// (so its `.git` changed during the call) moves the repository out of git's way with its
+/// history: only what was all made during the call is ever removed.
+#[tokio::test]
+async fn a_nested_repository_the_call_committed_in_is_moved_aside_with_its_history() {
+    let fx = Fixture::repository();
+    let nested = fx.ws.join("nested");
+    std::fs::create_dir(&nested).expect("nested");
+    git(&nested, &["init", "-q", "-b", "main"]);
+    git(
+        &nested,
+        &["commit", "-q", "--allow-empty", "-m", "the user's"],
+    );
+    // Older than the clock's slack, so it cannot pass for planted.
+    std::thread::sleep(std::time::Duration::from_millis(2200));
+    let env = fx.env(policy(GitAccess::Commit));
+    let out = run(
+        &env,
+        "git -C nested -c user.name=m -c user.email=m@example.com commit -q --allow-empty -m more && git add nested 2>/dev/null",
+    )
+    .await;
+    assert_eq!(out, Ok(moved_note(&nested.join(".git"))));
+    let aside = nested.join(".git.pi-tools-disabled");
+    let log = git(
+        &fx.ws,
+        &[
+            "--git-dir",
+            aside.to_str().expect("utf-8"),
+            "log",
+            "--format=%s",
+        ],
+    );
+    assert_eq!(log, "more\nthe user's\n");
+}

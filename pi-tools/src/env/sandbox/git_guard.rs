@@ -9,10 +9,12 @@
 //!   to somewhere else is not looked into, and the link itself is what gets removed;
 //! - it only undoes what a sandboxed command can have done: the state it compares with is
 //!   taken again at the start of every call made while no command of the session runs, so
-//!   what the user changed between calls stays; and something that was not watched before
-//!   (a nested repository under a newly staged gitlink, a hook moved in from elsewhere) is
-//!   removed only when it was made or changed after that state was taken, and otherwise
-//!   renamed out of git's way (`<name>.pi-tools-disabled`), not removed.
+//!   what the user changed between calls stays; and what it takes away (something not
+//!   watched before, a directory or link in place of the watched one) is removed only when
+//!   it and everything beneath it were made or changed after that state was taken, and
+//!   otherwise renamed out of git's way (`<name>.pi-tools-disabled`), never removed: a
+//!   nested repository under a newly staged gitlink keeps its history even when the call
+//!   committed in it.
 
 use std::collections::BTreeMap;
 use std::ffi::OsStr;
@@ -26,7 +28,8 @@ use rustix::fs::{FileType, Stat};
 use super::git::{GitAccess, Repository};
 use super::git_index::gitlinks;
 use super::nofollow::{
-    move_aside, names, open_dir, open_parent, open_subdir, read_at, remove_at, stat_at, write_at,
+    changed_since, move_aside, names, open_dir, open_parent, open_subdir, read_at, remove_at,
+    stat_at, write_at,
 };
 
 /// How far a file's change time may trail the clock read when the state was taken: file
@@ -187,29 +190,18 @@ impl GitGuard {
             match state.trusted.get_mut(path) {
                 Some(before) if before.seen.same(seen) => {}
                 Some(before) if before.bytes.is_some() => {
+                    // A directory in a watched file's place goes as anything unwatched does.
+                    if seen.kind == FileType::Directory {
+                        undone.extend(clear(path, since));
+                    }
                     if let Some(after) = restore(path, before) {
                         before.seen = after;
                         undone.push(format!("restored {}", path.display()));
                     }
                 }
-                // Not watched when the state was taken, and not changed since: perhaps the
-                // user's (a nested repository a gitlink staged in the call now leads git
-                // to), perhaps prepared earlier and moved here. Not removed, but out of
-                // git's way.
-                None if seen.ctime < since => {
-                    if let Some(aside) = move_aside_path(path) {
-                        undone.push(format!(
-                            "moved {} aside to {}",
-                            path.display(),
-                            aside.display()
-                        ));
-                    }
-                }
-                _ => {
-                    if remove(path) {
-                        undone.push(format!("removed {}", path.display()));
-                    }
-                }
+                // Not watched when the state was taken, or a directory or link other than
+                // the one watched.
+                _ => undone.extend(clear(path, since)),
             }
         }
         for (path, before) in state.trusted.iter_mut() {
@@ -411,14 +403,22 @@ fn restore(path: &Path, saved: &Saved) -> Option<Seen> {
     stat_at(dir.as_fd(), &name).map(|st| Seen::of(&st))
 }
 
-/// Renames `path` out of git's way (see [`move_aside`]); its new path.
-fn move_aside_path(path: &Path) -> Option<PathBuf> {
+/// Takes what is at `path` (itself, a link not followed) out of git's way: removed when
+/// all of it was made or changed since `since`, so the call planted it; otherwise renamed
+/// aside (see [`move_aside`]), never removed, since it may hold the user's work (a nested
+/// repository a gitlink staged in the call now leads git to, a directory the call only
+/// committed in, something prepared before the call and moved here). The sentence for the
+/// call's note.
+fn clear(path: &Path, since: i128) -> Option<String> {
     let (dir, name) = open_parent(path)?;
+    if changed_since(dir.as_fd(), &name, since) {
+        remove_at(dir.as_fd(), &name).ok()?;
+        return Some(format!("removed {}", path.display()));
+    }
     let aside = move_aside(dir.as_fd(), &name).ok()?;
-    Some(path.with_file_name(aside))
-}
-
-/// Removes `path` itself (a link, not what it points to).
-fn remove(path: &Path) -> bool {
-    open_parent(path).is_some_and(|(dir, name)| remove_at(dir.as_fd(), &name).is_ok())
+    Some(format!(
+        "moved {} aside to {}",
+        path.display(),
+        path.with_file_name(aside).display()
+    ))
 }

@@ -112,6 +112,37 @@ fn remove_entry(dir: BorrowedFd<'_>, name: &OsStr, depth: usize) -> io::Result<(
     }
 }
 
+/// Whether `name` in `dir`, and everything beneath it when it is a directory, was changed
+/// (made, written, renamed or had its mode changed) at or after `since` (nanoseconds since
+/// the epoch): only then was all of it put there since. A change time cannot be set back,
+/// so what a command did not touch reads as older. Links are not followed; a tree deeper
+/// than removal goes counts as not all new.
+pub(super) fn changed_since(dir: BorrowedFd<'_>, name: &OsStr, since: i128) -> bool {
+    changed_entry(dir, name, since, 0)
+}
+
+fn changed_entry(dir: BorrowedFd<'_>, name: &OsStr, since: i128, depth: usize) -> bool {
+    let Some(st) = stat_at(dir, name) else {
+        return false;
+    };
+    let ctime = i128::from(st.st_ctime) * 1_000_000_000 + i128::from(st.st_ctime_nsec);
+    if ctime < since {
+        return false;
+    }
+    if FileType::from_raw_mode(st.st_mode) != FileType::Directory {
+        return true;
+    }
+    if depth >= MAX_DEPTH {
+        return false;
+    }
+    let Some(sub) = open_subdir(dir, name) else {
+        return false;
+    };
+    names(sub.as_fd())
+        .iter()
+        .all(|entry| changed_entry(sub.as_fd(), entry, since, depth + 1))
+}
+
 /// What a moved-aside entry's name ends with (git reads none of these names).
 pub(super) const ASIDE: &str = ".pi-tools-disabled";
 
