@@ -206,3 +206,41 @@ async fn a_nested_repository_the_call_committed_in_is_moved_aside_with_its_histo
     );
     assert_eq!(log, "more\nthe user's\n");
 }
+
+/// `.git/worktrees` turned into a link to a planted copy would lead the user's linked
+/// worktree to the copy's settings: the link is removed like any other planted link.
+#[tokio::test]
+async fn a_link_in_place_of_the_worktrees_directory_is_removed() {
+    let fx = Fixture::repository();
+    let wt = fx.outside.join("wt");
+    git(
+        &fx.ws,
+        &[
+            "worktree",
+            "add",
+            "-q",
+            wt.to_str().expect("utf-8"),
+            "-b",
+            "side",
+        ],
+    );
+    let env = fx.env(policy(GitAccess::Commit));
+    let attack = format!(
+        "mkdir -p evil/wt && cp -r .git/objects .git/refs .git/HEAD evil/wt/ && {} && mv .git/worktrees .git/old && ln -s \"$PWD/evil\" .git/worktrees",
+        plant_config("evil/wt/config", &marker(&fx))
+    );
+    assert_eq!(
+        run(&env, &attack).await,
+        Ok(removed_note(&[fx.ws.join(".git/worktrees")]))
+    );
+    assert!(std::fs::symlink_metadata(fx.ws.join(".git/worktrees")).is_err());
+    // The worktree's git directory was moved away by the call, so git there fails; it
+    // must not run what was planted.
+    let status = std::process::Command::new("git")
+        .args(["status", "--porcelain"])
+        .current_dir(&wt)
+        .output()
+        .expect("git runs");
+    assert!(!status.status.success());
+    assert!(!marker(&fx).exists(), "the planted command ran outside");
+}

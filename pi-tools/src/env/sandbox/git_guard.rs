@@ -294,6 +294,8 @@ fn now() -> i128 {
 fn note_repository(found: &mut BTreeMap<PathBuf, (Seen, u32)>, fd: BorrowedFd<'_>, dir: &Path) {
     note_git_dir(found, fd, dir);
     let Some(worktrees) = open_subdir(fd, OsStr::new("worktrees")) else {
+        // A link (or file) in its place would lead every linked worktree's git elsewhere.
+        note(found, fd, dir, OsStr::new("worktrees"));
         return;
     };
     let base = dir.join("worktrees");
