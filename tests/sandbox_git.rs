@@ -371,3 +371,50 @@ async fn what_a_background_job_plants_after_its_call_is_undone_when_the_environm
     drop(env);
     assert!(!fx.ws.join(".git/commondir").exists());
 }
+
+/// Issue 38, finding 4: a workspace that is a directory inside a repository holds that
+/// repository's submodules, which the user's `git status` there reads: their `.git` is
+/// read-only, and one a command makes or replaces is undone, in either mode.
+#[tokio::test]
+async fn a_submodule_of_a_repository_enclosing_the_workspace_cannot_be_redirected() {
+    for access in [GitAccess::ReadOnly, GitAccess::Commit] {
+        let fx = Fixture::repository();
+        let lib = fx.outside.join("lib");
+        std::fs::create_dir(&lib).expect("lib");
+        git(&lib, &["init", "-q", "-b", "main"]);
+        git(&lib, &["commit", "-q", "--allow-empty", "-m", "lib"]);
+        let lib = lib.to_str().expect("utf-8");
+        git(&fx.ws, &["submodule", "add", "-q", lib, "pkg/sub"]);
+        git(&fx.ws, &["commit", "-q", "-m", "submodule"]);
+        let pkg = fx.ws.join("pkg");
+        let env = Fixture::env_in(&pkg, policy(access));
+        let evil = format!(
+            "mkdir -p evil && cp -r ../.git/modules/pkg/sub/objects ../.git/modules/pkg/sub/refs ../.git/modules/pkg/sub/HEAD evil/ && {}",
+            plant_config("evil/config", &marker(&fx))
+        );
+        assert_eq!(run(&env, &evil).await, Ok("(no output)".to_owned()));
+        let text = refused(&env, "echo 'gitdir: ../evil' > sub/.git").await;
+        assert_eq!(
+            text, "bash: line 1: sub/.git: Read-only file system\n\nCommand exited with code 1",
+            "{access}"
+        );
+        let out = run(
+            &env,
+            "mv sub sub2 && mkdir sub && echo 'gitdir: ../evil' > sub/.git",
+        )
+        .await;
+        assert_eq!(
+            out,
+            Ok(format!(
+                "[The sandbox undid what this command did to git's settings, hooks or redirect files, which could make a later git command outside the sandbox run other code: restored {}. Leave them as they are.]",
+                pkg.join("sub/.git").display()
+            )),
+            "{access}"
+        );
+        assert_eq!(
+            read(&pkg.join("sub/.git")),
+            "gitdir: ../../.git/modules/pkg/sub\n"
+        );
+        git_outside_runs_nothing(&fx.ws, &marker(&fx), access.as_str());
+    }
+}

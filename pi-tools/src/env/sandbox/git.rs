@@ -16,7 +16,9 @@
 //!   the session (the guard in `git_guard.rs`): a redirect file the call created or changed
 //!   is removed or restored, and the call's output says so.
 //!
-//! In both modes, a submodule's `.git` that a call made is removed after it.
+//! In both modes, a submodule's `.git` that a call made is removed after it, and so is one
+//! of a repository that encloses the workspace (the workspace is a directory inside it):
+//! those that exist are mounted read-only like the workspace repository's own.
 
 use std::fmt;
 use std::fs;
@@ -126,6 +128,28 @@ impl Repository {
             .iter()
             .any(|dir| path.strip_prefix(dir).is_ok_and(redirect_within_git_dir))
     }
+}
+
+/// The `.git` entries beneath `root` of the submodules of the repository that encloses
+/// `root` (the nearest directory above it with a `.git`, where git finds it), for a `root`
+/// that is not a repository's top itself: the user's `git status` in that repository reads
+/// them, so they are kept and watched like a workspace repository's own submodules.
+pub(super) fn enclosing_submodules(root: &Path) -> Vec<PathBuf> {
+    let Some(top) = root
+        .ancestors()
+        .skip(1)
+        .find(|dir| fs::symlink_metadata(dir.join(".git")).is_ok())
+    else {
+        return Vec::new();
+    };
+    // One that cannot be read names no submodule git could use either.
+    let Ok(Some(repo)) = Repository::find(top) else {
+        return Vec::new();
+    };
+    repo.submodules
+        .into_iter()
+        .filter(|dot_git| dot_git.starts_with(root))
+        .collect()
 }
 
 /// Whether `rel`, inside a git directory, is one of the files that make git run code or

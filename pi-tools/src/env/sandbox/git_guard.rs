@@ -1,6 +1,7 @@
 //! [`GitGuard`]: catches, after every call and at the session's end, what the kernel could
 //! not stop in a repository: a redirect file a command created, changed or removed in a
-//! writable git directory, a submodule `.git` that appeared, or the settings and hooks of a
+//! writable git directory, a submodule `.git` that appeared (of the workspace's repository
+//! or of one that encloses the workspace), or the settings and hooks of a
 //! repository made (`git init`) at the top of a writable root that had none.
 //!
 //! Two rules keep the guard from doing harm of its own:
@@ -101,6 +102,9 @@ pub(super) struct GitGuard {
     /// Writable roots that had no repository at the start: a `.git` that appears at the
     /// top of one (`git init`) is watched as a whole, whatever the git access.
     bare_roots: Vec<PathBuf>,
+    /// The `.git` entries beneath writable roots of the submodules of repositories that
+    /// enclose them (see `git::enclosing_submodules`), watched whatever the git access.
+    enclosing: Vec<PathBuf>,
     /// Whether the git directories are writable (commit mode): only then are they scanned.
     scan_git_dirs: bool,
     state: Mutex<State>,
@@ -113,12 +117,14 @@ impl GitGuard {
     pub(super) fn new(
         repositories: Vec<Repository>,
         bare_roots: Vec<PathBuf>,
+        enclosing: Vec<PathBuf>,
         access: GitAccess,
     ) -> GitGuard {
         let count = repositories.len();
         let guard = GitGuard {
             repositories,
             bare_roots,
+            enclosing,
             scan_git_dirs: access == GitAccess::Commit,
             state: Mutex::new(State {
                 trusted: BTreeMap::new(),
@@ -134,7 +140,7 @@ impl GitGuard {
 
     /// Whether there is anything to watch.
     pub(super) fn is_empty(&self) -> bool {
-        self.repositories.is_empty() && self.bare_roots.is_empty()
+        self.repositories.is_empty() && self.bare_roots.is_empty() && self.enclosing.is_empty()
     }
 
     /// Before a command starts: when no command of the session can have changed anything
@@ -263,6 +269,11 @@ impl GitGuard {
                 if let Some(fd) = open_dir(dir) {
                     note_repository(&mut found, fd.as_fd(), dir);
                 }
+            }
+        }
+        for dot_git in &self.enclosing {
+            if let (Some((dir, name)), Some(parent)) = (open_parent(dot_git), dot_git.parent()) {
+                note(&mut found, dir.as_fd(), parent, &name);
             }
         }
         for root in &self.bare_roots {

@@ -9,7 +9,7 @@ use std::path::{Component, Path, PathBuf};
 use std::str::FromStr;
 use std::sync::Arc;
 
-use super::git::{GitAccess, Repository};
+use super::git::{GitAccess, Repository, enclosing_submodules};
 use super::git_guard::GitGuard;
 use super::probe::KernelSupport;
 use super::tempdir::PrivateTemp;
@@ -225,7 +225,7 @@ impl SandboxPolicy {
             }
             resolved.repositories.extend(repository);
         }
-        let bare_roots = resolved
+        let bare_roots: Vec<PathBuf> = resolved
             .roots
             .iter()
             .filter(|root| {
@@ -236,7 +236,21 @@ impl SandboxPolicy {
             })
             .cloned()
             .collect();
-        let guard = GitGuard::new(resolved.repositories.clone(), bare_roots, self.git);
+        let enclosing: Vec<PathBuf> = bare_roots
+            .iter()
+            .flat_map(|root| enclosing_submodules(root))
+            .collect();
+        for dot_git in &enclosing {
+            if fs::symlink_metadata(dot_git).is_ok() {
+                push_unique(&mut resolved.protected, dot_git.clone());
+            }
+        }
+        let guard = GitGuard::new(
+            resolved.repositories.clone(),
+            bare_roots,
+            enclosing,
+            self.git,
+        );
         if !guard.is_empty() {
             resolved.git_guard = Some(Arc::new(guard));
         }
