@@ -385,10 +385,12 @@ async fn no_set_id_file_or_file_capability_can_be_made() {
             "export LC_ALL=C; touch f g && chmod 755 f; chmod u+s f; chmod g+s f; chmod 6755 f; cp -p s c; \
              install -m 4755 f i; python3 -c '
 import os
+# VFS_CAP_REVISION_2 with the effective flag: cap_dac_override and cap_setuid permitted.
+cap = bytes([1, 0, 0, 2, 0x82, 0, 0, 0] + [0] * 12)
 for name, call in [
     (\"open\", lambda: os.open(\"o\", os.O_CREAT | os.O_WRONLY, 0o4755)),
     (\"mknod\", lambda: os.mknod(\"n\", 0o104755)),
-    (\"capability\", lambda: os.setxattr(\"g\", \"security.capability\", bytes(20))),
+    (\"capability\", lambda: os.setxattr(\"g\", \"security.capability\", cap)),
     (\"user xattr\", lambda: os.setxattr(\"g\", \"user.x\", b\"1\")),
 ]:
     try:
