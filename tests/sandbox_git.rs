@@ -180,7 +180,7 @@ async fn a_worktree_cannot_be_redirected_and_commits_in_commit_mode() {
 }
 
 /// Adds `fx.outside/lib` (a repository of its own) as the submodule `sub`.
-fn add_submodule(fx: &Fixture) {
+pub(crate) fn add_submodule(fx: &Fixture) {
     let lib = fx.outside.join("lib");
     std::fs::create_dir(&lib).expect("lib");
     git(&lib, &["init", "-q", "-b", "main"]);

@@ -13,7 +13,9 @@ use std::path::{Path, PathBuf};
 use pi_tools::env::GitAccess;
 use sandbox_support::{Fixture, git, read, run};
 
-use crate::sandbox_git::{git_outside_runs_nothing, marker, plant_config, policy, removed_note};
+use crate::sandbox_git::{
+    add_submodule, git_outside_runs_nothing, marker, plant_config, policy, removed_note,
+};
 
 /// Every file beneath `dir` with its bytes, links as `-> target` (none followed).
 fn tree(dir: &Path) -> Vec<(PathBuf, String)> {
@@ -243,4 +245,43 @@ async fn a_link_in_place_of_the_worktrees_directory_is_removed() {
         .expect("git runs");
     assert!(!status.status.success());
     assert!(!marker(&fx).exists(), "the planted command ran outside");
+}
+
+/// The user's repository moved by a call to where a submodule's `.git` file was is moved
+/// aside, not removed, before the file is put back.
+#[tokio::test]
+async fn a_repository_moved_in_place_of_a_submodules_git_file_is_moved_aside() {
+    let fx = Fixture::repository();
+    add_submodule(&fx);
+    let nested = fx.ws.join("nested");
+    std::fs::create_dir(&nested).expect("nested");
+    git(&nested, &["init", "-q", "-b", "main"]);
+    git(
+        &nested,
+        &["commit", "-q", "--allow-empty", "-m", "the user's"],
+    );
+    // Older than the clock's slack, so it cannot pass for planted.
+    std::thread::sleep(std::time::Duration::from_millis(2200));
+    let env = fx.env(policy(GitAccess::ReadOnly));
+    let dot_git = fx.ws.join("sub/.git");
+    let out = run(&env, "mv sub sub2 && mkdir sub && mv nested/.git sub/.git").await;
+    assert_eq!(
+        out,
+        Ok(format!(
+            "[The sandbox undid what this command did to git's settings, hooks or redirect files, which could make a later git command outside the sandbox run other code: moved {g} aside to {g}.pi-tools-disabled, restored {g}. Leave them as they are.]",
+            g = dot_git.display()
+        ))
+    );
+    assert_eq!(read(&dot_git), "gitdir: ../.git/modules/sub\n");
+    let aside = fx.ws.join("sub/.git.pi-tools-disabled");
+    let log = git(
+        &fx.ws,
+        &[
+            "--git-dir",
+            aside.to_str().expect("utf-8"),
+            "log",
+            "--format=%s",
+        ],
+    );
+    assert_eq!(log, "the user's\n");
 }

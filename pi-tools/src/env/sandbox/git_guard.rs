@@ -196,8 +196,9 @@ impl GitGuard {
             match state.trusted.get_mut(path) {
                 Some(before) if before.seen.same(seen) => {}
                 Some(before) if before.bytes.is_some() => {
-                    // A directory in a watched file's place goes as anything unwatched does.
-                    if seen.kind == FileType::Directory {
+                    // A directory in a watched file's place that the call did not wholly
+                    // make is moved aside rather than removed (see `clear`).
+                    if seen.kind == FileType::Directory && !planted(path, since) {
                         undone.extend(clear(path, since));
                     }
                     if let Some(after) = restore(path, before) {
@@ -414,6 +415,11 @@ fn restore(path: &Path, saved: &Saved) -> Option<Seen> {
     let (dir, name) = open_parent(path)?;
     write_at(dir.as_fd(), &name, saved.bytes.as_deref()?, saved.mode).ok()?;
     stat_at(dir.as_fd(), &name).map(|st| Seen::of(&st))
+}
+
+/// Whether what is at `path`, and everything beneath it, was made or changed since `since`.
+fn planted(path: &Path, since: i128) -> bool {
+    open_parent(path).is_some_and(|(dir, name)| changed_since(dir.as_fd(), &name, since))
 }
 
 /// Takes what is at `path` (itself, a link not followed) out of git's way: removed when
