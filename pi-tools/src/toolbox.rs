@@ -24,7 +24,7 @@ use crate::core::{
 };
 use crate::dialect::{self, Dialect, DialectError};
 use crate::env::ExecutionEnv;
-use crate::policy::{Approver, PolicyHook};
+use crate::policy::{Approver, PolicyHook, SessionPolicy};
 use crate::prompt::PromptSections;
 use crate::provider::Provider;
 use crate::tool::{ToolDefinition, ToolRole, extend_description, wrap_with_mode};
@@ -178,11 +178,17 @@ impl Toolbox {
                 .any(|n| n == name)
                 .then(|| inactive_tool_message(name, &active))
         });
+        // The hook is named in the extensions too, so a server of many sessions (the MCP
+        // server) can give each session its own approver and its own session allowances.
+        let mut extensions = self.extensions.clone();
+        if let Some(hook) = &self.policy_hook {
+            extensions.insert(SessionPolicy::new(Arc::clone(hook)));
+        }
         RunnerConfig {
             execution: self.config.execution,
             max_concurrency: self.config.max_concurrency,
             timeout: self.config.timeout,
-            extensions: self.extensions.clone(),
+            extensions,
             unknown_tool: Some(unknown_tool),
             before_tool_call: self
                 .policy_hook
