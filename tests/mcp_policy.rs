@@ -19,7 +19,7 @@ use rmcp::service::{RequestContext, RoleClient, RunningService};
 use rmcp::{ClientHandler, ServiceExt};
 use serde_json::json;
 use support::FakeTool;
-use support::mcp::connect;
+use support::mcp::{RawPipe, connect};
 
 #[tokio::test]
 async fn a_denied_mcp_call_is_an_error_result_and_the_tool_never_runs() {
@@ -143,7 +143,8 @@ fn asking_toolbox(runs: &Arc<AtomicUsize>) -> Toolbox {
         .arc();
     let registered = vec![shell];
     let config = Config::parse(
-        "[tools]\nactive = [\"bash\"]\n[[policy.rule]]\ntool = \"bash\"\ncommand = [\"touch\"]\ndecision = \"ask\"\nreason = \"Files appear.\"\n",
+        // One call at a time, so a call still waiting for its answer holds up the next.
+        "[tools]\nactive = [\"bash\"]\nmax_concurrency = 1\n[[policy.rule]]\ntool = \"bash\"\ncommand = [\"touch\"]\ndecision = \"ask\"\nreason = \"Files appear.\"\n",
         "pi-tools.toml",
         &registered,
     )
@@ -187,7 +188,7 @@ fn accept(answer: serde_json::Value) -> ElicitResult {
 }
 
 const ASKED: &str = "This call needs a person's approval: `touch x` is covered by the policy rule \
-                     at pi-tools.toml:3 (tool = bash, command = touch). Its reason: Files appear.";
+                     at pi-tools.toml:4 (tool = bash, command = touch). Its reason: Files appear.";
 const INSTEAD: &str = "Do not retry it in another form: do what the policy allows instead, or \
                        ask the user to do this step themselves.";
 
@@ -276,4 +277,48 @@ async fn an_mcp_client_without_elicitation_is_not_asked_and_the_call_is_denied()
     );
     assert!(person.asked().is_empty());
     assert_eq!(runs.load(Ordering::SeqCst), 0);
+}
+
+#[tokio::test]
+async fn a_call_cancelled_while_its_question_is_open_stops_waiting_for_the_answer() {
+    let runs = Arc::new(AtomicUsize::new(0));
+    let toolbox = asking_toolbox(&runs);
+    let mut pipe = RawPipe::start(toolbox.mcp_tools(), toolbox.runner_config());
+    pipe.send(json!({
+        "jsonrpc": "2.0", "id": 0, "method": "initialize",
+        "params": {"protocolVersion": "2025-06-18", "capabilities": {"elicitation": {}},
+                   "clientInfo": {"name": "raw", "version": "0"}}
+    }))
+    .await;
+    assert_eq!(pipe.recv().await["id"], 0);
+    pipe.send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))
+        .await;
+    let call = |id: u32, command: &str| {
+        json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+               "params": {"name": "bash", "arguments": {"command": command}}})
+    };
+    pipe.send(call(1, "touch x")).await;
+    let question = pipe.recv().await;
+    assert_eq!(question["method"], "elicitation/create");
+    // The question is never answered: the client cancels the call instead.
+    pipe.send(
+        json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+                     "params": {"requestId": 1, "reason": "the user pressed stop"}}),
+    )
+    .await;
+    // The next call gets the one place at once (the policy allows `echo`).
+    pipe.send(call(2, "echo hi")).await;
+    let answer = loop {
+        let message = pipe.recv().await;
+        if message.get("method").is_none() {
+            break message;
+        }
+    };
+    assert_eq!(answer["id"], 2);
+    assert_eq!(answer["result"]["content"][0]["text"], "ran");
+    assert_eq!(
+        runs.load(Ordering::SeqCst),
+        1,
+        "the cancelled call never ran"
+    );
 }

@@ -29,14 +29,28 @@ const ALLOW_ONCE: &str = "allow_once";
 const ALLOW_SESSION: &str = "allow_session";
 const DENY: &str = "deny";
 
+tokio::task_local! {
+    /// The token of the call being prepared: the runner does not cancel a before-call hook,
+    /// so a question still open when the call is cancelled (by the client, or by the end of
+    /// the session) stops waiting through this, and the call ends at once.
+    static CALL_CANCEL: CancellationToken;
+}
+
+/// Runs `work` (one call through the runner) with `cancel` as its call's token, which ends a
+/// question about it that is still open.
+pub(crate) async fn with_call_cancel<F: std::future::Future>(
+    cancel: CancellationToken,
+    work: F,
+) -> F::Output {
+    CALL_CANCEL.scope(cancel, work).await
+}
+
 /// The approver of one MCP session: asks its client through elicitation.
 pub(crate) struct ClientApprover {
     /// The session's client, known from its first call on.
     peer: OnceLock<Peer<RoleServer>>,
     /// The approver the configuration's hook had, asked when the client cannot be.
     fallback: Option<Arc<dyn Approver>>,
-    /// Cancelled when the session ends: a question still open is then answered "deny".
-    shutdown: CancellationToken,
 }
 
 impl ClientApprover {
@@ -61,9 +75,12 @@ impl ClientApprover {
             message: message(&request),
             requested_schema: schema(),
         };
+        let cancel = CALL_CANCEL
+            .try_with(CancellationToken::clone)
+            .unwrap_or_default();
         let answer = tokio::select! {
             answer = peer.create_elicitation_with_timeout(params, Some(ASK_TIMEOUT)) => answer,
-            () = self.shutdown.cancelled() => return Approval::Deny(None),
+            () = cancel.cancelled() => return Approval::Deny(None),
         };
         match answer {
             Ok(result) => match result.action {
@@ -108,10 +125,7 @@ impl Approver for ClientApprover {
 /// The session's runner configuration and its approver: when `config`'s before-call hook is
 /// the policy hook the toolbox named ([`SessionPolicy`]), it is replaced by one of the
 /// session's own that asks the session's client. Any other configuration is kept as it is.
-pub(crate) fn session_policy(
-    config: RunnerConfig,
-    shutdown: &CancellationToken,
-) -> (RunnerConfig, Option<Arc<ClientApprover>>) {
+pub(crate) fn session_policy(config: RunnerConfig) -> (RunnerConfig, Option<Arc<ClientApprover>>) {
     let hook = match (
         config.extensions.get::<SessionPolicy>(),
         &config.before_tool_call,
@@ -122,7 +136,6 @@ pub(crate) fn session_policy(
     let approver = Arc::new(ClientApprover {
         peer: OnceLock::new(),
         fallback: hook.approver().cloned(),
-        shutdown: shutdown.clone(),
     });
     let session_hook = Arc::new(hook.for_session(approver.clone() as Arc<dyn Approver>));
     let config = RunnerConfig {

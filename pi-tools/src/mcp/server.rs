@@ -24,7 +24,7 @@ use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 use tokio_util::task::task_tracker::TaskTrackerToken;
 
-use super::elicit::{ClientApprover, session_policy};
+use super::elicit::{ClientApprover, session_policy, with_call_cancel};
 use super::error::McpError;
 use super::lines::DirectCall;
 use super::logging::{SessionLevel, forwarding_logs};
@@ -131,7 +131,7 @@ impl ToolServer {
     ) -> Self {
         let in_flight = config.max_concurrency.map(|n| Semaphore::new(n.max(1)));
         // The session's own policy hook, which asks this session's client.
-        let (config, approver) = session_policy(config, &shutdown);
+        let (config, approver) = session_policy(config);
         ToolServer(Arc::new(Session {
             served,
             config,
@@ -226,7 +226,7 @@ impl ToolServer {
         sink: &ProgressSink,
     ) -> Option<crate::core::ToolResultMessage> {
         let cancel = self.shutdown.child_token();
-        let work = async {
+        let work = with_call_cancel(cancel.clone(), async {
             // A call cancelled while it waits for its turn stops waiting and still goes
             // through the runner, which answers it "Operation aborted" without executing it.
             let turn = async {
@@ -257,7 +257,7 @@ impl ToolServer {
                 sink,
             )
             .await
-        };
+        });
         tokio::pin!(work);
         let outcome = tokio::select! {
             biased;
