@@ -160,7 +160,8 @@ impl Toolbox {
     }
 
     /// How batches run: execution mode, concurrency bound, per-call timeout, the
-    /// extensions, and `[policy]` as the before-call hook (a denied call ends in the prepare
+    /// extensions (with the policy hook named as a [`SessionPolicy`], so the MCP server
+    /// gives each session a hook that asks its own client), and `[policy]` as the before-call hook (a denied call ends in the prepare
     /// phase, before anything starts); the after-hook is left for the caller to set. A call to a tool that is registered
     /// but not active gets an error saying so and naming the configuration key that turns it
     /// on (as of now: take a new runner configuration after [`Toolbox::activate_added`]).
