@@ -3,7 +3,8 @@
 user (an elicitation callback here), over stdio and over Streamable HTTP. An accepted
 question lets the call run (the file appears); a declined one is an error result naming the
 rule, and the command never ran (no file); a client without an elicitation callback (so
-without the capability) is not asked, and the call is denied saying so.
+without the capability) is not asked, and the call is denied saying so; so is a client of a
+stateless HTTP server, which cannot send it a question.
 
 Usage: python policy_elicitation.py BINARY
 """
@@ -136,6 +137,19 @@ async def over_http(binary: str, work: str, config: str) -> None:
                 result, made = await touch(session, work, "http-cancelled.txt")
                 assert result.is_error and not made, result
                 assert "The person asked declined" in text_of(result), result
+    # A stateless server cannot send a question (nor match an answer to it): not asked.
+    unasked = Person(accept("allow_once"))
+    async with http_server(binary, work, "--stateless", config=config) as url:
+        async with streamable_http_client(url) as (read, write):
+            async with ClientSession(read, write, elicitation_callback=unasked) as session:
+                await session.initialize()
+                result, made = await touch(session, work, "http-stateless.txt")
+                assert result.is_error and not made, result
+                assert (
+                    "The MCP client cannot be asked: the server runs without sessions"
+                    " (stateless HTTP), so it cannot send the client a question." in text_of(result)
+                ), result
+                assert not unasked.asked, unasked.asked
 
 
 async def main(binary: str) -> None:

@@ -6,6 +6,7 @@
 //! session's client, so an answer "for this session" holds in that session only. The question
 //! is put in the runner's prepare phase: nothing of the call has started until it is answered.
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
@@ -51,18 +52,27 @@ pub(crate) struct ClientApprover {
     peer: OnceLock<Peer<RoleServer>>,
     /// The approver the configuration's hook had, asked when the client cannot be.
     fallback: Option<Arc<dyn Approver>>,
+    /// Whether the session is one request of a stateless HTTP server, which knows nothing
+    /// the client declared and could not match an answer to its question.
+    stateless: AtomicBool,
 }
 
 impl ClientApprover {
-    /// Remembers the session's client (every call of a session has the same one).
-    pub(crate) fn bind(&self, peer: &Peer<RoleServer>) {
+    /// Remembers the session's client (every call of a session has the same one), and
+    /// whether the session is a request of a stateless HTTP server.
+    pub(crate) fn bind(&self, peer: &Peer<RoleServer>, stateless: bool) {
         if self.peer.get().is_none() {
             let _ = self.peer.set(peer.clone());
         }
+        self.stateless.store(stateless, Ordering::Relaxed);
     }
 
-    /// The client, when it declared form elicitation at `initialize`.
+    /// The client, when it declared form elicitation at `initialize` and can be sent a
+    /// request.
     fn askable(&self) -> Option<&Peer<RoleServer>> {
+        if self.stateless.load(Ordering::Relaxed) {
+            return None;
+        }
         self.peer.get().filter(|peer| {
             peer.supported_elicitation_modes()
                 .contains(&ElicitationMode::Form)
@@ -111,14 +121,17 @@ impl Approver for ClientApprover {
         if self.askable().is_some() {
             return None;
         }
-        match &self.fallback {
-            Some(fallback) => fallback.unavailable(),
-            None => Some(
-                "The MCP client cannot be asked: it did not declare the elicitation capability \
-                 when it connected."
-                    .to_owned(),
-            ),
+        if let Some(fallback) = &self.fallback {
+            return fallback.unavailable();
         }
+        Some(match self.stateless.load(Ordering::Relaxed) {
+            true => "The MCP client cannot be asked: the server runs without sessions \
+                     (stateless HTTP), so it cannot send the client a question."
+                .to_owned(),
+            false => "The MCP client cannot be asked: it did not declare the elicitation \
+                      capability when it connected."
+                .to_owned(),
+        })
     }
 }
 
@@ -136,6 +149,7 @@ pub(crate) fn session_policy(config: RunnerConfig) -> (RunnerConfig, Option<Arc<
     let approver = Arc::new(ClientApprover {
         peer: OnceLock::new(),
         fallback: hook.approver().cloned(),
+        stateless: AtomicBool::new(false),
     });
     let session_hook = Arc::new(hook.for_session(approver.clone() as Arc<dyn Approver>));
     let config = RunnerConfig {

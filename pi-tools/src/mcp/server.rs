@@ -433,7 +433,13 @@ impl ServerHandler for ToolServer {
         }
         let busy = self.keep_session_busy(&context);
         if let Some(approver) = &self.approver {
-            approver.bind(&context.peer);
+            // An HTTP request outside any session: the server is stateless.
+            let stateless = self.sessions.is_none()
+                && context
+                    .extensions
+                    .get::<axum::http::request::Parts>()
+                    .is_some();
+            approver.bind(&context.peer, stateless);
         }
         // Every call runs within the roots its client lists now, when it offers them.
         let followed = self
