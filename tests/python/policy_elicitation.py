@@ -35,12 +35,14 @@ reason = "Files appear only with a person's yes."
 class Person:
     """An elicitation callback answering from a script, recording each question."""
 
-    def __init__(self, *answers: types.ElicitResult):
+    def __init__(self, *answers: types.ElicitResult, pause: float = 0):
         self.answers = list(answers)
         self.asked = []
+        self.pause = pause
 
     async def __call__(self, context, params):
         self.asked.append(params)
+        await asyncio.sleep(self.pause)
         return self.answers.pop(0)
 
 
@@ -119,8 +121,9 @@ async def over_stdio(binary: str, work: str, config: str) -> None:
 
 
 async def over_http(binary: str, work: str, config: str) -> None:
-    # Allowed for the session: the second call is not asked about.
-    yes = Person(accept("allow_session"))
+    # Allowed for the session: the second call is not asked about. The person takes longer
+    # to answer than a request may take to arrive: the question waits for them all the same.
+    yes = Person(accept("allow_session"), pause=2.5)
     async with http_server(binary, work, config=config) as url:
         async with streamable_http_client(url) as (read, write):
             async with ClientSession(read, write, elicitation_callback=yes) as session:
@@ -160,6 +163,8 @@ async def main(binary: str) -> None:
         with open(config, "w") as f:
             f.write(CONFIG)
         await over_stdio(binary, work, config)
+        with open(config, "a") as f:
+            f.write("\n[mcp]\nrequest_timeout_secs = 1\n")
         await over_http(binary, work, config)
     assert not warnings.records, "the SDK logged warnings:\n" + "\n".join(warnings.records)
     print(
