@@ -6,8 +6,9 @@
 # whose connection a proxy cuts, resumed with Last-Event-ID; any warning the SDK logs fails
 # the run. Then the OpenAI Python SDK's types check the Responses dialect: the tools
 # `schema` lists and the items `run --dialect openai-responses` prints for a reply the SDK
-# built (tests/python/openai_responses.py); and the MCP SDK drives tools declared in the
-# configuration file (tests/python/declared_tool.py).
+# built (tests/python/openai_responses.py); the MCP SDK drives tools declared in the
+# configuration file (tests/python/declared_tool.py); and its elicitation callback answers
+# the policy's questions, accepting and declining (tests/python/policy_elicitation.py).
 #
 # Installs the SDKs (pinned) from PyPI into a virtual environment in target/python-sdk when
 # missing, and Python's venv module from Debian when that is missing; `--install` does only
@@ -41,3 +42,4 @@ fi
 "$venv/bin/python" tests/python/sdk_client.py "$binary"
 "$venv/bin/python" tests/python/openai_responses.py "$binary"
 "$venv/bin/python" tests/python/declared_tool.py "$binary"
+"$venv/bin/python" tests/python/policy_elicitation.py "$binary"

@@ -24,7 +24,7 @@ use crate::core::{
 };
 use crate::dialect::{self, Dialect, DialectError};
 use crate::env::ExecutionEnv;
-use crate::policy::{Approver, PolicyHook};
+use crate::policy::{Approver, PolicyHook, SessionPolicy};
 use crate::prompt::PromptSections;
 use crate::provider::Provider;
 use crate::tool::{ToolDefinition, ToolRole, extend_description, wrap_with_mode};
@@ -160,7 +160,8 @@ impl Toolbox {
     }
 
     /// How batches run: execution mode, concurrency bound, per-call timeout, the
-    /// extensions, and `[policy]` as the before-call hook (a denied call ends in the prepare
+    /// extensions (with the policy hook named as a [`SessionPolicy`], so the MCP server
+    /// gives each session a hook that asks its own client), and `[policy]` as the before-call hook (a denied call ends in the prepare
     /// phase, before anything starts); the after-hook is left for the caller to set. A call to a tool that is registered
     /// but not active gets an error saying so and naming the configuration key that turns it
     /// on (as of now: take a new runner configuration after [`Toolbox::activate_added`]).
@@ -178,11 +179,17 @@ impl Toolbox {
                 .any(|n| n == name)
                 .then(|| inactive_tool_message(name, &active))
         });
+        // The hook is named in the extensions too, so a server of many sessions (the MCP
+        // server) can give each session its own approver and its own session allowances.
+        let mut extensions = self.extensions.clone();
+        if let Some(hook) = &self.policy_hook {
+            extensions.insert(SessionPolicy::new(Arc::clone(hook)));
+        }
         RunnerConfig {
             execution: self.config.execution,
             max_concurrency: self.config.max_concurrency,
             timeout: self.config.timeout,
-            extensions: self.extensions.clone(),
+            extensions,
             unknown_tool: Some(unknown_tool),
             before_tool_call: self
                 .policy_hook

@@ -1,5 +1,6 @@
-//! `pi-tools run` on a pseudo-terminal: a call the policy says `ask` for is put to the
-//! person at the terminal, and their answer decides whether it runs.
+//! `pi-tools run` and `pi-tools call` on a pseudo-terminal: a call the policy says `ask` for
+//! is put to the person at the terminal, and their answer decides whether it runs; without a
+//! terminal it is denied.
 
 use std::io::{Read, Write};
 use std::os::unix::process::CommandExt;
@@ -8,7 +9,7 @@ use std::process::Stdio;
 use rustix::fs::{Mode, OFlags};
 use rustix::pty::{OpenptFlags, grantpt, openpt, ptsname, unlockpt};
 
-use super::{pi_tools, scratch_dir, stderr};
+use super::{pi_tools, scratch_dir, stderr, stdout};
 
 const POLICY: &str = r#"[tools]
 active = ["bash"]
@@ -27,15 +28,10 @@ reason = "Files appear only when a person says so."
 /// question; returns what the terminal showed.
 fn run_answering(name: &str, answer: &str) -> (std::path::PathBuf, String) {
     let dir = scratch_dir(&format!("policy_tty_{name}"));
-    let config = dir.join("pi-tools.toml");
-    std::fs::write(&config, POLICY).expect("the configuration is written");
+    let config = write_policy(&dir);
     let batch = dir.join("batch.json");
     let call = serde_json::json!([{"id": "1", "name": "bash", "arguments": {"command": format!("touch {name}")}}]);
     std::fs::write(&batch, call.to_string()).expect("the batch is written");
-    let master = openpt(OpenptFlags::RDWR | OpenptFlags::NOCTTY).expect("a pseudo-terminal");
-    grantpt(&master).expect("grantpt");
-    unlockpt(&master).expect("unlockpt");
-    let pts = ptsname(&master, Vec::new()).expect("the terminal's name");
     let mut command = pi_tools();
     command
         .arg("--config")
@@ -43,7 +39,48 @@ fn run_answering(name: &str, answer: &str) -> (std::path::PathBuf, String) {
         .arg("run")
         .arg("--cwd")
         .arg(&dir)
-        .arg(&batch)
+        .arg(&batch);
+    let (shown, output) = answering(command, answer);
+    assert!(
+        output.status.success() || answer != "y",
+        "{}",
+        stderr(&output)
+    );
+    (dir, shown)
+}
+
+/// Writes the policy into `dir`; returns the configuration file's path.
+fn write_policy(dir: &std::path::Path) -> std::path::PathBuf {
+    let config = dir.join("pi-tools.toml");
+    std::fs::write(&config, POLICY).expect("the configuration is written");
+    config
+}
+
+/// `pi-tools call bash` with `touch <name>` in `dir` under the policy.
+fn call_touch(dir: &std::path::Path, name: &str) -> std::process::Command {
+    let config = write_policy(dir);
+    let mut command = pi_tools();
+    command
+        .arg("--config")
+        .arg(&config)
+        .arg("call")
+        .arg("bash")
+        .arg("--cwd")
+        .arg(dir)
+        .arg("--args")
+        .arg(serde_json::json!({"command": format!("touch {name}")}).to_string());
+    command
+}
+
+/// Runs `command` in a session of its own whose controlling terminal is a new
+/// pseudo-terminal, answers `answer` to the question it asks there, and returns what the
+/// terminal showed and the output.
+fn answering(mut command: std::process::Command, answer: &str) -> (String, std::process::Output) {
+    let master = openpt(OpenptFlags::RDWR | OpenptFlags::NOCTTY).expect("a pseudo-terminal");
+    grantpt(&master).expect("grantpt");
+    unlockpt(&master).expect("unlockpt");
+    let pts = ptsname(&master, Vec::new()).expect("the terminal's name");
+    command
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
@@ -71,12 +108,7 @@ fn run_answering(name: &str, answer: &str) -> (std::path::PathBuf, String) {
         .write_all(format!("{answer}\n").as_bytes())
         .expect("the answer is typed");
     let output = child.wait_with_output().expect("pi-tools ends");
-    assert!(
-        output.status.success() || answer != "y",
-        "{}",
-        stderr(&output)
-    );
-    (dir, String::from_utf8_lossy(&shown).into_owned())
+    (String::from_utf8_lossy(&shown).into_owned(), output)
 }
 
 #[test]
@@ -100,4 +132,49 @@ fn run_asks_at_the_terminal_and_no_denies_the_call() {
         !dir.join("no_file").exists(),
         "the declined call did not run"
     );
+}
+
+#[test]
+fn call_applies_the_policy_and_asks_at_the_terminal() {
+    let dir = scratch_dir("policy_tty_call_yes");
+    let (shown, output) = answering(call_touch(&dir, "called"), "y");
+    assert!(output.status.success(), "{}", stderr(&output));
+    assert!(
+        shown.contains("pi-tools: This call needs a person's approval: `touch called` is covered"),
+        "{shown}"
+    );
+    let result: serde_json::Value = serde_json::from_str(&stdout(&output)).expect("one JSON line");
+    assert_eq!(result["isError"], false, "{result}");
+    assert!(dir.join("called").exists(), "the approved call ran");
+}
+
+#[test]
+fn call_without_a_terminal_denies_what_the_policy_asks_about() {
+    let dir = scratch_dir("policy_tty_call_none");
+    let mut command = call_touch(&dir, "unasked");
+    command.stdin(Stdio::null());
+    // SAFETY: setsid is async-signal-safe; the child's new session has no controlling
+    // terminal, whatever terminal the tests run in.
+    unsafe {
+        command.pre_exec(|| {
+            rustix::process::setsid()?;
+            Ok(())
+        });
+    }
+    let output = command.output().expect("pi-tools runs");
+    assert!(output.status.success(), "{}", stderr(&output));
+    let result: serde_json::Value = serde_json::from_str(&stdout(&output)).expect("one JSON line");
+    assert_eq!(result["isError"], true, "{result}");
+    let text = result["content"][0]["text"].as_str().expect("a text");
+    assert!(
+        text.starts_with(
+            "This call needs a person's approval: `touch unasked` is covered by the policy rule at "
+        ),
+        "{text}"
+    );
+    assert!(
+        text.contains(":7 (tool = bash, command = touch). Its reason: Files appear only when a person says so. No one can be asked here, so the call was denied and nothing ran."),
+        "{text}"
+    );
+    assert!(!dir.join("unasked").exists(), "the denied call never ran");
 }

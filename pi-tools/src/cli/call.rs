@@ -1,7 +1,10 @@
 //! `pi-tools call NAME --args JSON`: runs one registered tool (active or not) in a directory
-//! and prints its result message as one JSON line; and `pi-tools env-server`, which serves
-//! this machine's commands and tool calls to an SSH environment on another machine over its
-//! stdin and stdout (see `env::link`), running tool calls the same way.
+//! under the configuration's `[policy]` (a call it says `ask` for is put to the person at the
+//! terminal, as `pi-tools run` does, and denied without one) and prints its result message
+//! as one JSON line; and `pi-tools env-server`, which serves this machine's commands and
+//! tool calls to an SSH environment on another machine over its stdin and stdout (see
+//! `env::link`), running tool calls the same way (the policy was applied where the call was
+//! made).
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -14,6 +17,7 @@ use crate::core::{
     NoopSink, RunnerConfig, ToolCall, ToolResultMessage, ToolSet, execute_tool_calls,
 };
 use crate::env::{LocalEnv, WithEnv};
+use crate::policy::PolicyHook;
 use crate::tool::wrap;
 
 use super::{CallArgs, EnvGuardArgs, EnvServerArgs, Failure, emit, setup};
@@ -51,11 +55,14 @@ async fn run_one(
     cancel: CancellationToken,
 ) -> Result<ToolResultMessage, String> {
     let mut registered = setup::registered().map_err(|f| f.to_string())?;
-    if let Some(source) = source
+    let config = match source {
+        Some(source) => Some(setup::config(source, &registered).map_err(|f| f.to_string())?),
+        None => None,
+    };
+    if let Some(config) = &config
         && !registered.iter().any(|d| d.spec().name == name)
     {
-        let config = setup::config(source, &registered).map_err(|f| f.to_string())?;
-        registered.extend(crate::declared::definitions(&config));
+        registered.extend(crate::declared::definitions(config));
     }
     let Some(definition) = registered.iter().find(|d| d.spec().name == name) else {
         let names: Vec<&str> = registered.iter().map(|d| d.spec().name.as_str()).collect();
@@ -65,9 +72,17 @@ async fn run_one(
         ));
     };
     let tools = ToolSet::new([wrap(Arc::clone(definition), None)]);
-    let config = RunnerConfig::default().with_env(Arc::new(LocalEnv::new(&cwd)));
+    let mut runner = RunnerConfig::default().with_env(Arc::new(LocalEnv::new(&cwd)));
+    if let Some(config) = config.filter(|c| c.policy.is_active()) {
+        let hook = PolicyHook::new(Arc::new(config.policy), runner.extensions.clone());
+        let hook = match super::approve::TerminalApprover::open() {
+            Some(approver) => hook.with_approver(Arc::new(approver)),
+            None => hook,
+        };
+        runner.before_tool_call = Some(Arc::new(hook));
+    }
     let call = ToolCall::new("call", name, arguments);
-    let mut outcome = execute_tool_calls(&tools, &[call], &config, &cancel, &NoopSink).await;
+    let mut outcome = execute_tool_calls(&tools, &[call], &runner, &cancel, &NoopSink).await;
     outcome
         .messages
         .pop()

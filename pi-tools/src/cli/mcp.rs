@@ -18,6 +18,7 @@ use crate::mcp::{
     ClientRoots, ConnectionLimits, HttpOptions, init_stderr_logging, serve_http, serve_split_until,
     stdio,
 };
+use crate::policy::SessionPolicy;
 use crate::toolbox::Toolbox;
 
 use super::mounted::{self, Need};
@@ -105,6 +106,10 @@ pub(super) async fn mcp(args: McpArgs, source: &ConfigSource) -> Result<ExitCode
                         // Each session follows its own client's roots.
                         if let Some(roots) = base.extensions.get::<ClientRoots>() {
                             extensions.insert(roots.clone());
+                        }
+                        // And is asked about calls the policy says `ask` for.
+                        if let Some(policy) = base.extensions.get::<SessionPolicy>() {
+                            extensions.insert(policy.clone());
                         }
                         RunnerConfig {
                             extensions,

@@ -81,6 +81,7 @@
 
 mod answering;
 mod call_line;
+mod elicit;
 mod error;
 mod hibernation;
 mod http;

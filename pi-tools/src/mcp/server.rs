@@ -24,6 +24,7 @@ use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 use tokio_util::task::task_tracker::TaskTrackerToken;
 
+use super::elicit::{ClientApprover, session_policy, with_call_cancel};
 use super::error::McpError;
 use super::lines::DirectCall;
 use super::logging::{SessionLevel, forwarding_logs};
@@ -98,6 +99,9 @@ pub(crate) struct Session {
     sessions: Option<Arc<Sessions>>,
     /// The environment for the client's roots, when the server follows them.
     roots: FollowedRoots,
+    /// Asks the client's user about calls the policy says `ask` for (when the configuration
+    /// carries the toolbox's policy).
+    approver: Option<Arc<ClientApprover>>,
 }
 
 impl ToolServer {
@@ -126,6 +130,8 @@ impl ToolServer {
         sessions: Option<Arc<Sessions>>,
     ) -> Self {
         let in_flight = config.max_concurrency.map(|n| Semaphore::new(n.max(1)));
+        // The session's own policy hook, which asks this session's client.
+        let (config, approver) = session_policy(config);
         ToolServer(Arc::new(Session {
             served,
             config,
@@ -137,6 +143,7 @@ impl ToolServer {
             level: SessionLevel::default(),
             sessions,
             roots: FollowedRoots::default(),
+            approver,
         }))
     }
 
@@ -219,7 +226,7 @@ impl ToolServer {
         sink: &ProgressSink,
     ) -> Option<crate::core::ToolResultMessage> {
         let cancel = self.shutdown.child_token();
-        let work = async {
+        let work = with_call_cancel(cancel.clone(), async {
             // A call cancelled while it waits for its turn stops waiting and still goes
             // through the runner, which answers it "Operation aborted" without executing it.
             let turn = async {
@@ -250,7 +257,7 @@ impl ToolServer {
                 sink,
             )
             .await
-        };
+        });
         tokio::pin!(work);
         let outcome = tokio::select! {
             biased;
@@ -425,6 +432,15 @@ impl ServerHandler for ToolServer {
             return Err(self.unknown_tool(&request.name));
         }
         let busy = self.keep_session_busy(&context);
+        if let Some(approver) = &self.approver {
+            // An HTTP request outside any session: the server is stateless.
+            let stateless = self.sessions.is_none()
+                && context
+                    .extensions
+                    .get::<axum::http::request::Parts>()
+                    .is_some();
+            approver.bind(&context.peer, stateless);
+        }
         // Every call runs within the roots its client lists now, when it offers them.
         let followed = self
             .roots

@@ -43,6 +43,13 @@ pub struct ApprovalRequest {
 pub trait Approver: Send + Sync {
     /// The person's answer.
     fn approve(&self, request: ApprovalRequest) -> BoxFuture<'_, Approval>;
+
+    /// Why no one can be asked at this moment, as a sentence (an MCP client that did not
+    /// declare elicitation, say); the call is then denied without a question. `None` (the
+    /// default): [`Approver::approve`] is asked.
+    fn unavailable(&self) -> Option<String> {
+        None
+    }
 }
 
 /// The policy as the runner's before-call hook.
@@ -78,6 +85,23 @@ impl PolicyHook {
         self
     }
 
+    /// The approver asked where the policy says `ask`, if any.
+    pub fn approver(&self) -> Option<&Arc<dyn Approver>> {
+        self.approver.as_ref()
+    }
+
+    /// A hook with the same policy and working directory for another session of a server
+    /// that serves many (the MCP server): it asks `approver`, and what a person allows "for
+    /// the session" there stays in that session.
+    pub fn for_session(&self, approver: Arc<dyn Approver>) -> PolicyHook {
+        PolicyHook {
+            policy: Arc::clone(&self.policy),
+            cwd: self.cwd.clone(),
+            approver: Some(approver),
+            allowed: Mutex::new(HashSet::new()),
+        }
+    }
+
     async fn decide(&self, ctx: BeforeToolCallContext) -> BeforeToolCallOutcome {
         let tool = ctx.call.name.clone();
         let verdict = self.policy.check(&tool, &ctx.args, &self.cwd);
@@ -98,6 +122,11 @@ impl PolicyHook {
                         "{reason} No one can be asked here, so the call was denied and nothing ran. {INSTEAD}"
                     ));
                 };
+                if let Some(why) = approver.unavailable() {
+                    return block(format!(
+                        "{reason} {why} So the call was denied and nothing ran. {INSTEAD}"
+                    ));
+                }
                 let request = ApprovalRequest {
                     tool: tool.clone(),
                     args: ctx.args,
@@ -133,6 +162,32 @@ impl BeforeToolCall for PolicyHook {
         ctx: BeforeToolCallContext,
     ) -> BoxFuture<'_, Result<BeforeToolCallOutcome, ToolError>> {
         Box::pin(async move { Ok(self.decide(ctx).await) })
+    }
+}
+
+/// Sits in a runner configuration's extensions beside the policy hook it names (the
+/// [`Toolbox`](crate::toolbox::Toolbox) puts it there), so a server of many sessions (the
+/// MCP server) can give each session a hook of its own with
+/// [`PolicyHook::for_session`]: one that asks that session's person and keeps what they
+/// allow for the session to that session.
+#[derive(Clone, Debug)]
+pub struct SessionPolicy(Arc<PolicyHook>);
+
+impl SessionPolicy {
+    /// Names `hook` as the configuration's policy hook.
+    pub fn new(hook: Arc<PolicyHook>) -> Self {
+        SessionPolicy(hook)
+    }
+
+    /// The hook named.
+    pub fn hook(&self) -> &Arc<PolicyHook> {
+        &self.0
+    }
+
+    /// Whether `before` is the named hook itself: only then may a session replace it (a
+    /// caller's own hook that wraps the policy is left as it is, with all it does).
+    pub fn is(&self, before: &Arc<dyn BeforeToolCall>) -> bool {
+        std::ptr::addr_eq(Arc::as_ptr(before), Arc::as_ptr(&self.0))
     }
 }
 

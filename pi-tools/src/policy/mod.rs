@@ -34,7 +34,7 @@ mod hook;
 mod paths;
 pub mod shell;
 
-pub use hook::{Approval, ApprovalRequest, Approver, PolicyHook, denial, question};
+pub use hook::{Approval, ApprovalRequest, Approver, PolicyHook, SessionPolicy, denial, question};
 pub use paths::path_glob;
 use shell::{SimpleCommand, basename};
 

@@ -1,0 +1,254 @@
+//! Asking the client's user: a call the policy says `ask` for is put to the person behind the
+//! MCP client through `elicitation/create`, when the client declared the `elicitation`
+//! capability; without it the call is denied, saying the client cannot be asked.
+//!
+//! Each session gets a policy hook of its own (see [`SessionPolicy`]) whose approver asks that
+//! session's client, so an answer "for this session" holds in that session only. The question
+//! is put in the runner's prepare phase: nothing of the call has started until it is answered.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, OnceLock};
+use std::time::Duration;
+
+use rmcp::model::{ElicitRequestParams, ElicitationAction, ElicitationSchema};
+use rmcp::service::{ElicitationMode, Peer, RoleServer};
+use serde_json::{Value, json};
+use tokio_util::sync::CancellationToken;
+
+use crate::core::{BeforeToolCall, BoxFuture, RunnerConfig};
+use crate::policy::{Approval, ApprovalRequest, Approver, SessionPolicy};
+
+/// How long a question waits for the person's answer before the call is denied.
+pub(crate) const ASK_TIMEOUT: Duration = Duration::from_secs(600);
+
+/// The longest arguments text put in a question; the rest is cut (the person still sees the
+/// rule and the reason, which decide).
+const MAX_ARGS_CHARS: usize = 2000;
+
+/// The answers offered, as the schema's values.
+const ALLOW_ONCE: &str = "allow_once";
+const ALLOW_SESSION: &str = "allow_session";
+const DENY: &str = "deny";
+
+tokio::task_local! {
+    /// The token of the call being prepared: the runner does not cancel a before-call hook,
+    /// so a question still open when the call is cancelled (by the client, or by the end of
+    /// the session) stops waiting through this, and the call ends at once.
+    static CALL_CANCEL: CancellationToken;
+}
+
+/// Runs `work` (one call through the runner) with `cancel` as its call's token, which ends a
+/// question about it that is still open.
+pub(crate) async fn with_call_cancel<F: std::future::Future>(
+    cancel: CancellationToken,
+    work: F,
+) -> F::Output {
+    CALL_CANCEL.scope(cancel, work).await
+}
+
+/// The approver of one MCP session: asks its client through elicitation.
+pub(crate) struct ClientApprover {
+    /// The session's client, known from its first call on.
+    peer: OnceLock<Peer<RoleServer>>,
+    /// The approver the configuration's hook had, asked when the client cannot be.
+    fallback: Option<Arc<dyn Approver>>,
+    /// Whether the session is one request of a stateless HTTP server, which knows nothing
+    /// the client declared and could not match an answer to its question.
+    stateless: AtomicBool,
+}
+
+impl ClientApprover {
+    /// Remembers the session's client (every call of a session has the same one), and
+    /// whether the session is a request of a stateless HTTP server.
+    pub(crate) fn bind(&self, peer: &Peer<RoleServer>, stateless: bool) {
+        if self.peer.get().is_none() {
+            let _ = self.peer.set(peer.clone());
+        }
+        self.stateless.store(stateless, Ordering::Relaxed);
+    }
+
+    /// The client, when it declared form elicitation at `initialize` and can be sent a
+    /// request.
+    fn askable(&self) -> Option<&Peer<RoleServer>> {
+        if self.stateless.load(Ordering::Relaxed) {
+            return None;
+        }
+        self.peer.get().filter(|peer| {
+            peer.supported_elicitation_modes()
+                .contains(&ElicitationMode::Form)
+        })
+    }
+
+    async fn ask(&self, peer: &Peer<RoleServer>, request: ApprovalRequest) -> Approval {
+        let params = ElicitRequestParams::FormElicitationParams {
+            meta: None,
+            message: message(&request),
+            requested_schema: schema(),
+        };
+        let cancel = CALL_CANCEL
+            .try_with(CancellationToken::clone)
+            .unwrap_or_default();
+        let answer = tokio::select! {
+            answer = peer.create_elicitation_with_timeout(params, Some(ASK_TIMEOUT)) => answer,
+            () = cancel.cancelled() => return Approval::Deny(None),
+        };
+        match answer {
+            Ok(result) => match result.action {
+                ElicitationAction::Accept => chosen(result.content.as_ref()),
+                // Decline, cancel, and whatever a later revision adds: not a yes.
+                _ => Approval::Deny(None),
+            },
+            Err(err) => {
+                tracing::warn!(%err, tool = %request.tool, "the client's answer to a policy question could not be had; the call is denied");
+                Approval::Deny(None)
+            }
+        }
+    }
+}
+
+impl Approver for ClientApprover {
+    fn approve(&self, request: ApprovalRequest) -> BoxFuture<'_, Approval> {
+        Box::pin(async move {
+            match (self.askable(), &self.fallback) {
+                (Some(peer), _) => self.ask(peer, request).await,
+                (None, Some(fallback)) => fallback.approve(request).await,
+                (None, None) => Approval::Deny(None),
+            }
+        })
+    }
+
+    fn unavailable(&self) -> Option<String> {
+        if self.askable().is_some() {
+            return None;
+        }
+        if let Some(fallback) = &self.fallback {
+            return fallback.unavailable();
+        }
+        Some(match self.stateless.load(Ordering::Relaxed) {
+            true => "The MCP client cannot be asked: the server runs without sessions \
+                     (stateless HTTP), so it cannot send the client a question."
+                .to_owned(),
+            false => "The MCP client cannot be asked: it did not declare the elicitation \
+                      capability when it connected."
+                .to_owned(),
+        })
+    }
+}
+
+/// The session's runner configuration and its approver: when `config`'s before-call hook is
+/// the policy hook the toolbox named ([`SessionPolicy`]), it is replaced by one of the
+/// session's own that asks the session's client. Any other configuration is kept as it is.
+pub(crate) fn session_policy(config: RunnerConfig) -> (RunnerConfig, Option<Arc<ClientApprover>>) {
+    let hook = match (
+        config.extensions.get::<SessionPolicy>(),
+        &config.before_tool_call,
+    ) {
+        (Some(policy), Some(before)) if policy.is(before) => Arc::clone(policy.hook()),
+        _ => return (config, None),
+    };
+    let approver = Arc::new(ClientApprover {
+        peer: OnceLock::new(),
+        fallback: hook.approver().cloned(),
+        stateless: AtomicBool::new(false),
+    });
+    let session_hook = Arc::new(hook.for_session(approver.clone() as Arc<dyn Approver>));
+    let config = RunnerConfig {
+        before_tool_call: Some(session_hook as Arc<dyn BeforeToolCall>),
+        ..config
+    };
+    (config, Some(approver))
+}
+
+/// The question: the tool, its arguments, and why the policy asks (the rule with its
+/// position and reason).
+fn message(request: &ApprovalRequest) -> String {
+    let mut args = request.args.to_string();
+    if let Some((cut, _)) = args.char_indices().nth(MAX_ARGS_CHARS) {
+        args.truncate(cut);
+        args.push('…');
+    }
+    format!(
+        "The model wants to call the tool `{}` with {args}. {}",
+        request.tool, request.reason
+    )
+}
+
+/// The form: one choice among the approver's answers, and a message for the model.
+fn schema() -> ElicitationSchema {
+    let schema = json!({
+        "type": "object",
+        "properties": {
+            "answer": {
+                "type": "string",
+                "title": "Your answer",
+                "oneOf": [
+                    {"const": ALLOW_ONCE, "title": "Allow this call once"},
+                    {"const": ALLOW_SESSION, "title": "Allow such calls for this session"},
+                    {"const": DENY, "title": "Deny it"}
+                ]
+            },
+            "message": {
+                "type": "string",
+                "title": "A message for the model (when denying)"
+            }
+        },
+        "required": ["answer"]
+    });
+    let Value::Object(object) = schema else {
+        unreachable!("the schema is an object literal")
+    };
+    ElicitationSchema::from_json_schema(object).expect("the answer form is a valid schema")
+}
+
+/// The answer chosen in an accepted form; anything unreadable denies.
+fn chosen(content: Option<&Value>) -> Approval {
+    let field = |name: &str| content.and_then(|c| c.get(name)).and_then(Value::as_str);
+    match field("answer") {
+        Some(ALLOW_ONCE) => Approval::AllowOnce,
+        Some(ALLOW_SESSION) => Approval::AllowForSession,
+        _ => Approval::Deny(field("message").map(str::to_owned)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Approval, chosen, schema};
+    use serde_json::json;
+
+    #[test]
+    fn the_form_offers_the_approvers_answers() {
+        let schema = serde_json::to_value(schema()).expect("serialises");
+        assert_eq!(
+            schema["properties"]["answer"]["oneOf"],
+            json!([
+                {"const": "allow_once", "title": "Allow this call once"},
+                {"const": "allow_session", "title": "Allow such calls for this session"},
+                {"const": "deny", "title": "Deny it"}
+            ])
+        );
+        assert_eq!(schema["required"], json!(["answer"]));
+    }
+
+    #[test]
+    fn an_accepted_form_gives_the_chosen_answer() {
+        assert_eq!(
+            chosen(Some(&json!({"answer": "allow_once"}))),
+            Approval::AllowOnce
+        );
+        assert_eq!(
+            chosen(Some(&json!({"answer": "allow_session"}))),
+            Approval::AllowForSession
+        );
+        assert_eq!(
+            chosen(Some(
+                &json!({"answer": "deny", "message": "use the staging copy"})
+            )),
+            Approval::Deny(Some("use the staging copy".to_owned()))
+        );
+        assert_eq!(
+            chosen(Some(&json!({"answer": "maybe"}))),
+            Approval::Deny(None)
+        );
+        assert_eq!(chosen(None), Approval::Deny(None));
+    }
+}
