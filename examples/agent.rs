@@ -22,11 +22,12 @@
 use std::sync::Arc;
 
 use pi_tools::config::Config;
+use pi_tools::dialect::Dialect;
 use pi_tools::env::WithEnv;
-use pi_tools::provider::{Provider, Request, read_json};
+use pi_tools::provider::{Request, read_json, user_message};
 use pi_tools::toolbox::Toolbox;
 use pi_tools::{Extensions, NoopSink, Registry, tool};
-use serde_json::{Value, json};
+use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 /// Count the words of a text.
@@ -47,27 +48,22 @@ active = ["read", "write", "edit", "bash", "ls", "grep", "word_count"]
 
 /// Where to send requests.
 struct Endpoint {
-    provider: Provider,
+    dialect: Dialect,
     base_url: String,
     key: String,
     model: String,
 }
 
 impl Endpoint {
-    fn from_env(provider: Provider) -> Self {
+    fn from_env(dialect: Dialect) -> Self {
         let var = |name: &str, default: &str| std::env::var(name).unwrap_or(default.to_owned());
-        let (base_url, key, model) = match provider {
-            Provider::OpenAi | Provider::OpenAiResponses => (
-                var("OPENAI_BASE_URL", "https://api.openai.com/v1"),
-                var("OPENAI_API_KEY", ""),
-                var("PI_TOOLS_MODEL", "gpt-4.1"),
-            ),
-            Provider::Anthropic => (
+        let (base_url, key, model) = match dialect.api() {
+            "anthropic" => (
                 var("ANTHROPIC_BASE_URL", "https://api.anthropic.com"),
                 var("ANTHROPIC_API_KEY", ""),
                 var("PI_TOOLS_MODEL", "claude-sonnet-4-5"),
             ),
-            Provider::Gemini => (
+            "gemini" => (
                 var(
                     "GEMINI_BASE_URL",
                     "https://generativelanguage.googleapis.com",
@@ -75,9 +71,14 @@ impl Endpoint {
                 var("GEMINI_API_KEY", ""),
                 var("PI_TOOLS_MODEL", "gemini-2.5-flash"),
             ),
+            _ => (
+                var("OPENAI_BASE_URL", "https://api.openai.com/v1"),
+                var("OPENAI_API_KEY", ""),
+                var("PI_TOOLS_MODEL", "gpt-4.1"),
+            ),
         };
         Endpoint {
-            provider,
+            dialect,
             base_url,
             key,
             model,
@@ -96,7 +97,7 @@ impl Endpoint {
             .with_system(system)
             .with_tools(tools)
             .with_api_key(&self.key)
-            .build(self.provider);
+            .build(self.dialect)?;
         let url = format!("{}{}", self.base_url, request.path);
         let mut post = client.post(&url).json(&request.body);
         for (name, value) in &request.headers {
@@ -112,29 +113,22 @@ impl Endpoint {
     }
 }
 
-/// The provider's first message: the task, in the provider's own shape.
-fn task_message(provider: Provider, task: &str) -> Value {
-    match provider {
-        Provider::Gemini => json!({"role": "user", "parts": [{"text": task}]}),
-        _ => json!({"role": "user", "content": task}),
-    }
-}
-
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut args: Vec<String> = std::env::args().skip(1).collect();
-    let mut provider = Provider::OpenAi;
+    let mut dialect = Dialect::OpenAi;
     if args.first().map(String::as_str) == Some("--provider") && args.len() > 1 {
-        provider = args[1].parse()?;
+        dialect = args[1].parse()?;
         args.drain(..2);
     }
     let task = args.join(" ");
     if task.is_empty() {
         return Err(
-            "usage: agent [--provider openai|openai-responses|anthropic|gemini] TASK".into(),
+            "usage: agent [--provider openai|openai-strict|openai-responses|anthropic|gemini] TASK"
+                .into(),
         );
     }
-    let endpoint = Endpoint::from_env(provider);
+    let endpoint = Endpoint::from_env(dialect);
 
     // The tools (ours is registered by `#[tool]` like the built-ins), the configuration, and
     // the environment it describes, working in the current directory.
@@ -147,14 +141,14 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         Extensions::new().with_env(Arc::new(env)),
     );
     let system = toolbox.prompt().to_string();
-    let schemas = toolbox.provider_tools(provider)?;
+    let schemas = toolbox.schemas(dialect)?;
 
     let client = reqwest::Client::new();
-    let mut history = vec![task_message(provider, &task)];
+    let mut history = vec![user_message(dialect, &task)?];
     println!("user: {task}");
     loop {
         let body = endpoint.send(&client, &system, &schemas, &history).await?;
-        let reply = read_json(provider, &body)?;
+        let reply = read_json(dialect, &body)?;
         if !reply.thinking.is_empty() {
             println!("thinking: {}", reply.thinking);
         }

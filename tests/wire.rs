@@ -17,13 +17,14 @@ fn message() -> ToolResultMessage {
     ToolResultMessage {
         tool_call_id: "call_1".into(),
         tool_name: "read".into(),
-        content: vec![
-            ContentBlock::text("hello"),
-            ContentBlock::image("aGk=", "image/png"),
-        ],
-        details: json!({"lines": 1}),
-        usage: None,
-        added_tool_names: vec![],
+        result: ToolResult {
+            content: vec![
+                ContentBlock::text("hello"),
+                ContentBlock::image("aGk=", "image/png"),
+            ],
+            details: json!({"lines": 1}),
+            ..ToolResult::default()
+        },
         is_error: false,
         timestamp: 1_700_000_000_000,
     }

@@ -305,7 +305,8 @@ pub mod choosing_a_dialect {}
 /// ```
 /// use std::sync::Arc;
 ///
-/// use pi_tools::provider::{Provider, ReplyError, read_json};
+/// use pi_tools::dialect::Dialect;
+/// use pi_tools::provider::{ReplyError, read_json};
 /// use pi_tools::{NoopSink, RunnerConfig, ToolSet, tool, wrap};
 /// use serde_json::{Value, json};
 /// use tokio_util::sync::CancellationToken;
@@ -317,9 +318,9 @@ pub mod choosing_a_dialect {}
 /// }
 ///
 /// /// Keeps the reply's turn and its results in `history`; `false` when the loop is over.
-/// async fn step(provider: Provider, body: &Value, tools: &ToolSet, history: &mut Vec<Value>)
+/// async fn step(dialect: Dialect, body: &Value, tools: &ToolSet, history: &mut Vec<Value>)
 ///     -> Result<bool, ReplyError> {
-///     let reply = read_json(provider, body)?;
+///     let reply = read_json(dialect, body)?;
 ///     history.extend(reply.assistant.iter().cloned());
 ///     if reply.calls.is_empty() {
 ///         return Ok(false);
@@ -335,28 +336,41 @@ pub mod choosing_a_dialect {}
 /// let mut history = vec![json!({"role": "user", "content": "Shout hi."})];
 /// let body = json!({"type": "message", "role": "assistant", "stop_reason": "tool_use",
 ///     "content": [{"type": "tool_use", "id": "toolu_1", "name": "guide_shout", "input": {"text": "hi"}}]});
-/// assert!(step(Provider::Anthropic, &body, &tools, &mut history).await.unwrap());
+/// assert!(step(Dialect::Anthropic, &body, &tools, &mut history).await.unwrap());
 /// assert_eq!(history[2], json!({"role": "user", "content": [{"type": "tool_result",
 ///     "tool_use_id": "toolu_1", "content": [{"type": "text", "text": "HI"}], "is_error": false}]}));
 /// # });
 /// ```
 ///
-/// What differs is the request that sends `history` and the tools (`toolbox.schemas(dialect)`
-/// or [`tool_schema`](crate::dialect::tool_schema) per tool):
+/// One [`Dialect`](crate::dialect::Dialect) names the whole wire format: the tools
+/// (`toolbox.schemas(dialect)`), the request ([`Request::build`](crate::provider::Request::build)
+/// gives the path, the headers and the body) and the reader, so strict tools go with replies
+/// read as strict:
 ///
-/// - **OpenAI Chat Completions**: `POST {base}/chat/completions` with
-///   `{"model", "tools": <openai or openai-strict schemas>, "messages": history}`; read with
-///   `Provider::OpenAi`, and set `reply.strict = true` when the tools are strict.
-/// - **OpenAI Responses**: `POST {base}/responses` with `{"model", "tools", "input": history}`;
-///   a Responses tool is flat, `{"type": "function", "name", "description", "parameters",
-///   "strict": true}`, so take `name`, `description` and `parameters` from the
-///   `openai-strict` schema's `function`. Read with `Provider::OpenAiResponses`.
-/// - **Anthropic Messages**: `POST {base}/v1/messages` (headers `x-api-key`,
-///   `anthropic-version`) with `{"model", "max_tokens", "tools": <anthropic schemas>,
-///   "messages": history}`; read with `Provider::Anthropic`.
-/// - **Gemini**: `POST {base}/v1beta/models/{model}:generateContent` with
-///   `{"contents": history, "tools": [{"functionDeclarations": <gemini schemas>}]}`; read with
-///   `Provider::Gemini`.
+/// - **OpenAI Chat Completions**: `openai`, or `openai-strict` for strict tools (a `null` the
+///   model sends for an optional parameter then means it is absent): `POST
+///   {base}/chat/completions` with the system prompt as the first message.
+/// - **OpenAI Responses**: `openai-responses`: flat strict tools, `POST {base}/responses`
+///   with the system prompt as `instructions` and the history as `input`.
+/// - **Anthropic Messages**: `anthropic`: `POST {base}/v1/messages` with `x-api-key`,
+///   `anthropic-version` and the required `max_tokens`.
+/// - **Gemini**: `gemini`: `POST {base}/v1beta/models/{model}:generateContent` with the
+///   tools in one `functionDeclarations`.
+///
+/// ```
+/// use pi_tools::dialect::Dialect;
+/// use pi_tools::provider::Request;
+/// use serde_json::json;
+///
+/// let history = [json!({"role": "user", "content": "Read a.txt"})];
+/// let request = Request::new("gpt-5", &history)
+///     .with_system("You are a careful coding agent.")
+///     .with_api_key("sk-…")
+///     .build(Dialect::OpenAiResponses)
+///     .unwrap();
+/// assert_eq!(request.path, "/responses");
+/// assert_eq!(request.body["instructions"], "You are a careful coding agent.");
+/// ```
 ///
 /// For a streamed reply (`"stream": true`, or Gemini's `streamGenerateContent?alt=sse`),
 /// feed the body's chunks to a `ReplyStream` and `finish()` it instead of `read_json`.

@@ -26,7 +26,6 @@ use crate::dialect::{self, Dialect, DialectError};
 use crate::env::ExecutionEnv;
 use crate::policy::{Approver, PolicyHook, SessionPolicy};
 use crate::prompt::PromptSections;
-use crate::provider::Provider;
 use crate::tool::{ToolDefinition, ToolRole, extend_description, wrap_with_mode};
 
 /// The tools a session works with, in the configured order, ready for the runner.
@@ -210,16 +209,6 @@ impl Toolbox {
         self.active
             .iter()
             .map(|t| dialect::tool_schema(t.as_ref(), dialect))
-            .collect()
-    }
-
-    /// Every active tool as `provider`'s request lists it ([`Provider::tool_schema`]: the
-    /// dialect that goes with the provider's reply reader), in order; what
-    /// [`Request::with_tools`](crate::provider::Request::with_tools) takes.
-    pub fn provider_tools(&self, provider: Provider) -> Result<Vec<Value>, DialectError> {
-        self.active
-            .iter()
-            .map(|t| provider.tool_schema(t.as_ref()))
             .collect()
     }
 

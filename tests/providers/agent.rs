@@ -13,9 +13,8 @@ use axum::Router;
 use axum::extract::State;
 use axum::http::{HeaderMap, Uri, header};
 use pi_tools::config::Config;
-use pi_tools::dialect::check;
+use pi_tools::dialect::{Dialect, check};
 use pi_tools::env::WithEnv;
-use pi_tools::provider::Provider;
 use pi_tools::toolbox::Toolbox;
 use pi_tools::{Extensions, Registry};
 use serde_json::{Value, json};
@@ -153,7 +152,7 @@ async fn take_a_note(
     replies: Vec<Value>,
     env: &[(&str, String)],
     args: &[&str],
-    (provider, path, key): (Provider, &str, &str),
+    (provider, path, key): (Dialect, &str, &str),
 ) -> (Vec<Value>, String, PathBuf) {
     let (requests, stdout, dir) = converse(name, replies, env, args).await;
     assert_eq!(
@@ -173,8 +172,8 @@ async fn take_a_note(
 /// The example's tools for `provider`: the built-ins as its toolbox renders them (bash's
 /// description says what the sandbox allows), and the example's own `word_count`, all held
 /// to the provider's dialect's rules.
-fn assert_tools(tools: &Value, provider: Provider, dir: &Path) {
-    let expected = example_toolbox(dir).provider_tools(provider).unwrap();
+fn assert_tools(tools: &Value, provider: Dialect, dir: &Path) {
+    let expected = example_toolbox(dir).schemas(provider).unwrap();
     let tools = tools.as_array().expect("the request lists the tools");
     assert_eq!(tools[..6], expected[..]);
     assert_eq!(tools.len(), 7);
@@ -183,10 +182,8 @@ fn assert_tools(tools: &Value, provider: Provider, dir: &Path) {
         bash.contains("may write only in the working directory"),
         "{bash}"
     );
-    if provider != Provider::OpenAiResponses {
-        for tool in tools {
-            assert_eq!(check(provider.dialect(), tool), Ok(()), "{tool}");
-        }
+    for tool in tools {
+        assert_eq!(check(provider, tool), Ok(()), "{tool}");
     }
 }
 
@@ -245,7 +242,7 @@ async fn chat_completions(name: &str, scheme: &str) {
         ("OPENAI_BASE_URL", format!("{scheme}://localhost:PORT/v1")),
         ("OPENAI_API_KEY", "sk-test".to_owned()),
     ];
-    let target = (Provider::OpenAi, "/v1/chat/completions", "Bearer sk-test");
+    let target = (Dialect::OpenAi, "/v1/chat/completions", "Bearer sk-test");
     let (bodies, stdout, dir) =
         take_a_note(name, replies.clone(), &env, &["Take a note"], target).await;
     for body in &bodies {
@@ -309,7 +306,7 @@ async fn anthropic_messages(name: &str, scheme: &str) {
         ("ANTHROPIC_API_KEY", "sk-ant-test".to_owned()),
     ];
     let args = ["--provider", "anthropic", "Take a note"];
-    let target = (Provider::Anthropic, "/v1/messages", "sk-ant-test");
+    let target = (Dialect::Anthropic, "/v1/messages", "sk-ant-test");
     let (bodies, stdout, dir) = take_a_note(name, replies.clone(), &env, &args, target).await;
     for body in &bodies {
         assert_eq!(body["max_tokens"], 4096);
@@ -365,7 +362,7 @@ async fn responses(name: &str, scheme: &str) {
         ("OPENAI_API_KEY", "sk-test".to_owned()),
     ];
     let args = ["--provider", "openai-responses", "Take a note"];
-    let target = (Provider::OpenAiResponses, "/v1/responses", "Bearer sk-test");
+    let target = (Dialect::OpenAiResponses, "/v1/responses", "Bearer sk-test");
     let (bodies, stdout, dir) = take_a_note(name, replies.clone(), &env, &args, target).await;
     for body in &bodies {
         assert_eq!(body["instructions"], system_prompt(&dir));

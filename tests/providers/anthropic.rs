@@ -1,6 +1,7 @@
 //! Anthropic Messages: a `message` and its `message_start` … `message_stop` stream.
 
-use pi_tools::provider::{Provider, read_reply};
+use pi_tools::dialect::Dialect;
+use pi_tools::provider::read_reply;
 use serde_json::{Value, json};
 
 use super::{
@@ -8,7 +9,7 @@ use super::{
     strict_nulls_take_the_defaults,
 };
 
-const P: Provider = Provider::Anthropic;
+const P: Dialect = Dialect::Anthropic;
 
 fn tool_use(n: usize, name: &str, input: Value) -> Value {
     json!({"type": "tool_use", "id": format!("toolu_0{n}"), "name": name, "input": input})

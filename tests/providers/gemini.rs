@@ -1,6 +1,7 @@
 //! Gemini: a `GenerateContentResponse` and the chunks of `streamGenerateContent?alt=sse`.
 
-use pi_tools::provider::{Provider, read_reply};
+use pi_tools::dialect::Dialect;
+use pi_tools::provider::read_reply;
 use serde_json::{Value, json};
 
 use super::{
@@ -8,7 +9,7 @@ use super::{
     strict_nulls_take_the_defaults,
 };
 
-const P: Provider = Provider::Gemini;
+const P: Dialect = Dialect::Gemini;
 
 fn function_call(id: Option<&str>, name: &str, args: Value) -> Value {
     let mut call = json!({"name": name, "args": args});

@@ -16,7 +16,8 @@ mod tls;
 
 use std::sync::Arc;
 
-use pi_tools::provider::{Provider, Reply, ReplyStream, read_reply};
+use pi_tools::dialect::Dialect;
+use pi_tools::provider::{Reply, ReplyStream, read_reply};
 use pi_tools::{ContentBlock, NoopSink, RunnerConfig, ToolOutput, ToolSet, tool, wrap};
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
@@ -75,7 +76,7 @@ fn run(reply: &Reply) -> Vec<Value> {
 /// Reads an event-stream body whole, then fed in chunks of many sizes, one byte at a time
 /// first (so chunks end inside UTF-8 characters and inside JSON strings): every way gives the
 /// same reply.
-fn read_stream_every_way(provider: Provider, body: &str) -> Reply {
+fn read_stream_every_way(provider: Dialect, body: &str) -> Reply {
     let bytes = body.as_bytes();
     assert!(
         !body.is_ascii(),
@@ -127,7 +128,7 @@ fn calls(reply: &Reply) -> Vec<(String, String, Value)> {
 /// default applies; the strict schema the model saw made both required and nullable.
 fn strict_nulls_take_the_defaults(mut reply: Reply) {
     use pi_tools::ToolDefinition;
-    use pi_tools::dialect::{Dialect, transform};
+    use pi_tools::dialect::transform;
     let strict = transform(&CountTool.spec().parameters, Dialect::OpenAiStrict).unwrap();
     assert_eq!(strict["required"], serde_json::json!(["limit", "note"]));
     assert_eq!(

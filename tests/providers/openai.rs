@@ -1,6 +1,7 @@
 //! OpenAI Chat Completions: a `ChatCompletion` and its `chat.completion.chunk` stream.
 
-use pi_tools::provider::{Provider, read_reply};
+use pi_tools::dialect::Dialect;
+use pi_tools::provider::{ReplyStream, Request, read_reply, user_message};
 use serde_json::{Value, json};
 
 use super::{
@@ -8,7 +9,7 @@ use super::{
     strict_nulls_take_the_defaults,
 };
 
-const P: Provider = Provider::OpenAi;
+const P: Dialect = Dialect::OpenAi;
 
 fn completion(tool_calls: Value) -> Value {
     json!({
@@ -169,6 +170,62 @@ fn strict_mode_nulls_are_absent_so_defaults_apply() {
         "Chat Completions tools are strict only when declared so"
     );
     strict_nulls_take_the_defaults(reply);
+}
+
+/// The one value that describes strict tools reads their replies as strict: no flag to set
+/// by hand, and the same calls, errors and results as plain Chat Completions.
+#[test]
+fn the_strict_dialect_reads_chat_completions_as_strict() {
+    let body = completion(json!([call(
+        "call_1",
+        "count",
+        r#"{"limit": null, "note": null}"#
+    )]));
+    let plain = read_reply(P, body.to_string().as_bytes()).unwrap();
+    let strict = read_reply(Dialect::OpenAiStrict, body.to_string().as_bytes()).unwrap();
+    assert!(strict.strict);
+    assert_eq!(strict.dialect, Dialect::OpenAiStrict);
+    assert_eq!(
+        (&strict.calls, &strict.assistant, &strict.text),
+        (&plain.calls, &plain.assistant, &plain.text)
+    );
+    assert_eq!(run(&strict), run(&plain));
+    let e = read_reply(Dialect::OpenAiStrict, b"{\"choices\": 3}").unwrap_err();
+    assert_eq!(e, read_reply(P, b"{\"choices\": 3}").unwrap_err());
+    assert!(
+        e.to_string()
+            .starts_with("cannot read the openai reply at `choices`"),
+        "{e}"
+    );
+}
+
+/// MCP only lists tools: asking it for a reply, a stream or a request says so.
+#[test]
+fn mcp_has_no_replies_or_requests() {
+    let lists_only = "the mcp dialect only lists tools and has no requests or replies; use openai, openai-strict, openai-responses, anthropic or gemini";
+    let body = completion(json!([call("call_1", "count", "{}")]));
+    let e = read_reply(Dialect::Mcp, body.to_string().as_bytes()).unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        format!("cannot read the mcp reply: {lists_only}")
+    );
+    let mut stream = ReplyStream::new(Dialect::Mcp);
+    let e = stream.feed(b"data: {}\n\n").unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        format!("cannot read the mcp event stream: {lists_only}")
+    );
+    let history = [json!({"role": "user", "content": "hi"})];
+    let e = Request::new("m", &history).build(Dialect::Mcp).unwrap_err();
+    assert_eq!(e.to_string(), lists_only);
+    assert_eq!(
+        user_message(Dialect::Mcp, "hi").unwrap_err().to_string(),
+        lists_only
+    );
+    assert_eq!(
+        user_message(Dialect::Gemini, "hi").unwrap(),
+        json!({"role": "user", "parts": [{"text": "hi"}]})
+    );
 }
 
 #[test]

@@ -2,16 +2,18 @@
 //! the system prompt where that API takes it and the tools in the dialect its reply reader
 //! goes with.
 
-use pi_tools::provider::{Provider, ProviderRequest, Request};
+use pi_tools::dialect::{Dialect, tool_schema};
+use pi_tools::provider::{ProviderRequest, Request};
 use serde_json::{Value, json};
 use support::FakeTool;
 
-fn build(provider: Provider, tools: &[Value], history: &[Value]) -> ProviderRequest {
+fn build(provider: Dialect, tools: &[Value], history: &[Value]) -> ProviderRequest {
     Request::new("m-1", history)
         .with_system("Be brief.")
         .with_tools(tools)
         .with_api_key("k-1")
         .build(provider)
+        .unwrap()
 }
 
 /// A tool with one required and one optional parameter (the lean library has no built-ins).
@@ -25,12 +27,12 @@ fn read_tool() -> FakeTool {
 
 #[test]
 fn chat_completions_gets_the_system_prompt_as_the_first_message() {
-    let tool = Provider::OpenAi.tool_schema(&read_tool()).unwrap();
+    let tool = tool_schema(&read_tool(), Dialect::OpenAi).unwrap();
     assert_eq!(tool["type"], "function");
     assert_eq!(tool["function"]["name"], "read");
     assert_eq!(tool["function"].get("strict"), None);
     let history = [json!({"role": "user", "content": "hi"})];
-    let request = build(Provider::OpenAi, std::slice::from_ref(&tool), &history);
+    let request = build(Dialect::OpenAi, std::slice::from_ref(&tool), &history);
     assert_eq!(request.path, "/chat/completions");
     assert_eq!(
         request.headers,
@@ -46,7 +48,7 @@ fn chat_completions_gets_the_system_prompt_as_the_first_message() {
 
 #[test]
 fn responses_gets_instructions_and_flat_strict_tools() {
-    let tool = Provider::OpenAiResponses.tool_schema(&read_tool()).unwrap();
+    let tool = tool_schema(&read_tool(), Dialect::OpenAiResponses).unwrap();
     let keys: Vec<&str> = tool
         .as_object()
         .unwrap()
@@ -65,7 +67,7 @@ fn responses_gets_instructions_and_flat_strict_tools() {
     assert_eq!(tool["parameters"]["additionalProperties"], false);
     let history = [json!({"role": "user", "content": "hi"})];
     let request = build(
-        Provider::OpenAiResponses,
+        Dialect::OpenAiResponses,
         std::slice::from_ref(&tool),
         &history,
     );
@@ -82,7 +84,7 @@ fn responses_gets_instructions_and_flat_strict_tools() {
 
 #[test]
 fn anthropic_gets_system_max_tokens_and_its_version() {
-    let tool = Provider::Anthropic.tool_schema(&read_tool()).unwrap();
+    let tool = tool_schema(&read_tool(), Dialect::Anthropic).unwrap();
     assert_eq!(tool["name"], "read");
     let history = [json!({"role": "user", "content": "hi"})];
     let request = Request::new("m-1", &history)
@@ -90,7 +92,8 @@ fn anthropic_gets_system_max_tokens_and_its_version() {
         .with_tools(std::slice::from_ref(&tool))
         .with_api_key("k-1")
         .with_max_tokens(1000)
-        .build(Provider::Anthropic);
+        .build(Dialect::Anthropic)
+        .unwrap();
     assert_eq!(request.path, "/v1/messages");
     assert_eq!(
         request.headers,
@@ -108,9 +111,9 @@ fn anthropic_gets_system_max_tokens_and_its_version() {
 
 #[test]
 fn gemini_gets_the_model_in_the_path_and_one_function_declarations() {
-    let tool = Provider::Gemini.tool_schema(&read_tool()).unwrap();
+    let tool = tool_schema(&read_tool(), Dialect::Gemini).unwrap();
     let history = [json!({"role": "user", "parts": [{"text": "hi"}]})];
-    let request = build(Provider::Gemini, std::slice::from_ref(&tool), &history);
+    let request = build(Dialect::Gemini, std::slice::from_ref(&tool), &history);
     assert_eq!(request.path, "/v1beta/models/m-1:generateContent");
     assert_eq!(request.headers, [("x-goog-api-key", "k-1".to_owned())]);
     assert_eq!(
@@ -124,8 +127,8 @@ fn gemini_gets_the_model_in_the_path_and_one_function_declarations() {
 #[test]
 fn no_tools_no_system_and_no_key_leave_their_fields_out() {
     let history = [json!({"role": "user", "content": "hi"})];
-    for provider in Provider::ALL {
-        let request = Request::new("m-1", &history).build(provider);
+    for provider in Dialect::ALL.into_iter().filter(|d| d.has_replies()) {
+        let request = Request::new("m-1", &history).build(provider).unwrap();
         assert_eq!(request.body.get("tools"), None, "{provider}");
         assert_eq!(request.body.get("system"), None, "{provider}");
         assert_eq!(request.body.get("instructions"), None, "{provider}");
@@ -136,6 +139,8 @@ fn no_tools_no_system_and_no_key_leave_their_fields_out() {
             .count();
         assert_eq!(auth, 0, "{provider}");
     }
-    let anthropic = Request::new("m-1", &history).build(Provider::Anthropic);
+    let anthropic = Request::new("m-1", &history)
+        .build(Dialect::Anthropic)
+        .unwrap();
     assert_eq!(anthropic.body["max_tokens"], 4096);
 }

@@ -1,6 +1,7 @@
 //! OpenAI Responses: a `response` and its `response.*` event stream.
 
-use pi_tools::provider::{Provider, read_reply};
+use pi_tools::dialect::Dialect;
+use pi_tools::provider::read_reply;
 use serde_json::{Value, json};
 
 use super::{
@@ -8,7 +9,7 @@ use super::{
     strict_nulls_take_the_defaults,
 };
 
-const P: Provider = Provider::OpenAiResponses;
+const P: Dialect = Dialect::OpenAiResponses;
 
 fn function_call(n: usize, name: &str, arguments: &str) -> Value {
     json!({"type": "function_call", "id": format!("fc_{n}"), "call_id": format!("call_{n}"),

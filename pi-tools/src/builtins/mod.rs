@@ -69,14 +69,14 @@ where
         Err(err) => Err(crate::core::ToolError::new(sentence(&err))),
         Ok(message) if message.is_error => {
             let text: Vec<&str> = message.content.iter().filter_map(|b| b.as_text()).collect();
-            Err(crate::core::ToolError::new(text.join("\n")).with_details(message.details))
+            Err(crate::core::ToolError::new(text.join("\n")).with_details(message.result.details))
         }
         Ok(mut message) => {
             if let Some(details) = message.details.as_object_mut() {
                 details.insert("via".into(), via());
             }
-            let mut output = crate::tool::ToolOutput::blocks(message.content);
-            output.details = serde_json::from_value(message.details).ok();
+            let mut output = crate::tool::ToolOutput::blocks(message.result.content);
+            output.details = serde_json::from_value(message.result.details).ok();
             Ok(output)
         }
     })

@@ -81,14 +81,13 @@ pub(super) fn parse(text: &str) -> Result<Vec<ToolCall>, Failure> {
 
 /// A provider's reply (its JSON body or its event stream), for `run --dialect`.
 pub(super) fn reply(text: &str, dialect: Dialect) -> Result<Reply, Failure> {
-    let provider = dialect.provider().ok_or_else(|| {
-        Failure::usage(format!(
+    if !dialect.has_replies() {
+        return Err(Failure::usage(format!(
             "the {dialect} dialect only lists tools and has no replies to read; use openai, openai-strict, openai-responses, anthropic or gemini"
-        ))
-    })?;
-    let mut reply = read_reply(provider, text.as_bytes())
+        )));
+    }
+    let reply = read_reply(dialect, text.as_bytes())
         .map_err(|e| Failure::usage(format!("unusable reply: {e}")))?;
-    reply.strict |= dialect.strict();
     let mut seen = HashSet::new();
     for call in &reply.calls {
         if !seen.insert(call.id.as_str()) {

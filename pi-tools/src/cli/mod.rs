@@ -357,7 +357,7 @@ fn reply_dialect_parser() -> impl clap::builder::TypedValueParser<Value = Dialec
     };
     let values = Dialect::ALL
         .into_iter()
-        .filter(|d| d.provider().is_some())
+        .filter(|d| d.has_replies())
         .map(move |d| PossibleValue::new(d.as_str()).help(help(d)));
     clap::builder::PossibleValuesParser::new(values).try_map(|name| name.parse::<Dialect>())
 }

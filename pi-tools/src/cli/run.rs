@@ -19,7 +19,7 @@ use serde_json::Value;
 use crate::core::text::signal_name;
 use crate::core::{BatchOutcome, EventSink, RunnerConfig, ToolCall, ToolSet, execute_tool_calls};
 use crate::env::ExecutionEnv;
-use crate::provider::{Provider, Reply};
+use crate::provider::Reply;
 
 use crate::config::ConfigSource;
 
@@ -141,14 +141,13 @@ impl Batch {
 /// called no tool, as there is nothing to append.
 fn next_request(reply: &Reply, outcome: &BatchOutcome) -> String {
     let results = reply.results(&outcome.messages);
-    let value = match reply.provider {
-        Provider::OpenAi | Provider::OpenAiResponses => Value::Array(results),
-        Provider::Anthropic | Provider::Gemini => {
-            if results.is_empty() {
-                eprintln!("The reply calls no tool: there is nothing to append.");
-            }
-            results.into_iter().next().unwrap_or(Value::Null)
+    let value = if reply.results_are_one_entry() {
+        if results.is_empty() {
+            eprintln!("The reply calls no tool: there is nothing to append.");
         }
+        results.into_iter().next().unwrap_or(Value::Null)
+    } else {
+        Value::Array(results)
     };
     serde_json::to_string_pretty(&value).unwrap_or_else(|_| value.to_string())
 }

@@ -52,26 +52,23 @@ impl ToolCall {
     }
 }
 
-/// The transcript message for one finished call (`role: "toolResult"`).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "role", rename = "toolResult", rename_all = "camelCase")]
+/// The transcript message for one finished call (`role: "toolResult"`): the call it
+/// answers, its [`ToolResult`], whether it failed, and when.
+///
+/// The message is built around the result: `message.content`, `message.details`,
+/// `message.usage` and `message.added_tool_names` are the result's (through `Deref`). On the
+/// wire the result's fields sit beside the message's own, as they always have:
+/// `{"role": "toolResult", "toolCallId", "toolName", "content", "details"?, "usage"?,
+/// "addedToolNames"?, "isError", "timestamp"}`; the result's `terminate` is the batch's
+/// business (`BatchOutcome::terminate`) and is not written.
+#[derive(Debug, Clone, PartialEq)]
 pub struct ToolResultMessage {
     /// The call this answers.
     pub tool_call_id: String,
     /// The tool's name as the model called it.
     pub tool_name: String,
-    /// What the model sees (empty list when none).
-    #[serde(default)]
-    pub content: Vec<ContentBlock>,
-    /// UI details; omitted when `Null`.
-    #[serde(default, skip_serializing_if = "Value::is_null")]
-    pub details: Value,
-    /// Model usage of the tool, when it reported one.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub usage: Option<Usage>,
-    /// Tools to activate for the next batch; omitted when empty.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub added_tool_names: Vec<String>,
+    /// What the call gave: what the model sees, the details, usage and tools to activate.
+    pub result: ToolResult,
     /// Whether the call failed.
     pub is_error: bool,
     /// Milliseconds since the Unix epoch when the message was created.
@@ -79,20 +76,100 @@ pub struct ToolResultMessage {
 }
 
 impl ToolResultMessage {
-    /// The message answering `call` with `result`, stamped now: the result's content,
-    /// details, usage and tools to activate, and whether it failed.
+    /// The message answering `call` with `result`, stamped now.
     pub fn new(call: &ToolCall, result: ToolResult, is_error: bool) -> Self {
         ToolResultMessage {
             tool_call_id: call.id.clone(),
             tool_name: call.name.clone(),
-            content: result.content,
-            details: result.details,
-            usage: result.usage,
-            added_tool_names: result.added_tool_names,
+            result,
             is_error,
             timestamp: std::time::SystemTime::now()
                 .duration_since(std::time::UNIX_EPOCH)
                 .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX)),
         }
+    }
+}
+
+impl std::ops::Deref for ToolResultMessage {
+    type Target = ToolResult;
+
+    fn deref(&self) -> &ToolResult {
+        &self.result
+    }
+}
+
+impl std::ops::DerefMut for ToolResultMessage {
+    fn deref_mut(&mut self) -> &mut ToolResult {
+        &mut self.result
+    }
+}
+
+/// The message as it is written: the result's fields beside the message's own.
+#[derive(Serialize)]
+#[serde(tag = "role", rename = "toolResult", rename_all = "camelCase")]
+struct WireOut<'a> {
+    tool_call_id: &'a str,
+    tool_name: &'a str,
+    content: &'a [ContentBlock],
+    #[serde(skip_serializing_if = "Value::is_null")]
+    details: &'a Value,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    usage: &'a Option<Usage>,
+    #[serde(skip_serializing_if = "<[String]>::is_empty")]
+    added_tool_names: &'a [String],
+    is_error: bool,
+    timestamp: u64,
+}
+
+/// The message as it is read.
+#[derive(Deserialize)]
+#[serde(tag = "role", rename = "toolResult", rename_all = "camelCase")]
+struct WireIn {
+    tool_call_id: String,
+    tool_name: String,
+    #[serde(default)]
+    content: Vec<ContentBlock>,
+    #[serde(default)]
+    details: Value,
+    #[serde(default)]
+    usage: Option<Usage>,
+    #[serde(default)]
+    added_tool_names: Vec<String>,
+    is_error: bool,
+    timestamp: u64,
+}
+
+impl Serialize for ToolResultMessage {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        WireOut {
+            tool_call_id: &self.tool_call_id,
+            tool_name: &self.tool_name,
+            content: &self.result.content,
+            details: &self.result.details,
+            usage: &self.result.usage,
+            added_tool_names: &self.result.added_tool_names,
+            is_error: self.is_error,
+            timestamp: self.timestamp,
+        }
+        .serialize(serializer)
+    }
+}
+
+impl<'de> Deserialize<'de> for ToolResultMessage {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let wire = WireIn::deserialize(deserializer)?;
+        Ok(ToolResultMessage {
+            tool_call_id: wire.tool_call_id,
+            tool_name: wire.tool_name,
+            result: ToolResult {
+                content: wire.content,
+                details: wire.details,
+                usage: wire.usage,
+                added_tool_names: wire.added_tool_names,
+                terminate: false,
+            },
+            is_error: wire.is_error,
+            timestamp: wire.timestamp,
+        })
     }
 }

@@ -80,18 +80,20 @@ impl Dialect {
         }
     }
 
-    /// The provider whose replies carry calls of tools described in this dialect, or `None`
-    /// for MCP (a face that only lists tools): Chat Completions for `openai` and
-    /// `openai-strict`, Responses, Anthropic Messages, Gemini.
-    pub fn provider(self) -> Option<crate::provider::Provider> {
-        use crate::provider::Provider;
+    /// The API whose replies and requests go with this dialect, as errors and result
+    /// details name it: `openai` for both Chat Completions dialects, `openai-responses`,
+    /// `anthropic`, `gemini`, and `mcp`.
+    pub fn api(self) -> &'static str {
         match self {
-            Dialect::Mcp => None,
-            Dialect::OpenAi | Dialect::OpenAiStrict => Some(Provider::OpenAi),
-            Dialect::OpenAiResponses => Some(Provider::OpenAiResponses),
-            Dialect::Anthropic => Some(Provider::Anthropic),
-            Dialect::Gemini => Some(Provider::Gemini),
+            Dialect::OpenAi | Dialect::OpenAiStrict => "openai",
+            other => other.as_str(),
         }
+    }
+
+    /// Whether the dialect has replies to read and requests to shape
+    /// ([`provider`](crate::provider)): every one but MCP, a face that only lists tools.
+    pub fn has_replies(self) -> bool {
+        self != Dialect::Mcp
     }
 
     /// Whether the tools are strict (structured outputs), so a `null` given for an optional

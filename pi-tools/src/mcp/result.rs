@@ -8,7 +8,7 @@ use crate::core::{ContentBlock, ToolResultMessage};
 /// type); `isError` is the runner's verdict. `details` stay behind: MCP results are what the
 /// model reads, and structured content is not offered.
 pub(crate) fn call_tool_result(message: ToolResultMessage) -> CallToolResult {
-    let content = message.content.into_iter().map(content).collect();
+    let content = message.result.content.into_iter().map(content).collect();
     if message.is_error {
         CallToolResult::error(content)
     } else {
@@ -28,15 +28,17 @@ mod tests {
     use serde_json::{Value, json};
 
     use super::*;
+    use crate::core::ToolResult;
 
     fn message(content: Vec<ContentBlock>, is_error: bool) -> ToolResultMessage {
         ToolResultMessage {
             tool_call_id: "1".into(),
             tool_name: "t".into(),
-            content,
-            details: json!({"hidden": true}),
-            usage: None,
-            added_tool_names: Vec::new(),
+            result: ToolResult {
+                content,
+                details: json!({"hidden": true}),
+                ..ToolResult::default()
+            },
             is_error,
             timestamp: 0,
         }

@@ -7,11 +7,14 @@ use serde_json::{Map, Value, json};
 
 use crate::core::{ContentBlock, ToolResultMessage};
 
+use super::format::{StreamState, WireFormat};
+use super::request::{ANTHROPIC_VERSION, DEFAULT_MAX_TOKENS, ProviderRequest, Request};
 use super::stream::{Event, index};
 use super::walk::{At, Path, kind};
-use super::{Provider, Reply, ReplyError};
+use super::{Reply, ReplyError};
+use crate::dialect::Dialect;
 
-const P: Provider = Provider::Anthropic;
+const P: Dialect = Dialect::Anthropic;
 
 /// Blocks of server tools: Anthropic ran them, their results are inside, and they go back
 /// into the history as they are.
@@ -121,55 +124,6 @@ struct Block {
 }
 
 impl Stream {
-    pub(super) fn event(&mut self, event: &Event<'_>) -> Result<(), ReplyError> {
-        let data = &event.data;
-        match event.kind()? {
-            "message_start" => {
-                self.message = Some(data.required("message")?.clone());
-            }
-            "content_block_start" => {
-                let at = index(data, "index")?;
-                let block = data.required("content_block")?;
-                if !block.is_object() {
-                    return Err(data.error_at("content_block", "expected an object"));
-                }
-                let input = (block.get("type").and_then(Value::as_str) == Some("tool_use"))
-                    .then(String::new);
-                self.blocks.insert(
-                    at,
-                    Block {
-                        value: block.clone(),
-                        input,
-                    },
-                );
-            }
-            "content_block_delta" => self.delta(data)?,
-            "content_block_stop" => {
-                let at = index(data, "index")?;
-                let Some(block) = self.blocks.get_mut(&at) else {
-                    return Err(data.error_at("index", "no block was started at this index"));
-                };
-                if let Some(input) = block.input.take()
-                    && let Some(object) = block.value.as_object_mut()
-                {
-                    object.insert("input".into(), json!(input));
-                }
-            }
-            "message_delta" => {
-                if let Some(delta) = data.field("delta")?
-                    && let Some(reason) = delta.get("stop_reason").and_then(Value::as_str)
-                {
-                    self.stop_reason = Some(reason.to_owned());
-                }
-            }
-            "message_stop" => self.stopped = true,
-            // `ping`, and event types added later: Anthropic's versioning policy asks clients
-            // to let unknown events pass (their content is in the blocks).
-            _ => {}
-        }
-        Ok(())
-    }
-
     fn delta(&mut self, data: &At<'_>) -> Result<(), ReplyError> {
         let at = index(data, "index")?;
         let delta_path = Path::key(data.path(), "delta");
@@ -235,9 +189,60 @@ impl Stream {
         }
         Ok(())
     }
+}
+
+impl StreamState for Stream {
+    fn event(&mut self, event: &Event<'_>) -> Result<(), ReplyError> {
+        let data = &event.data;
+        match event.kind()? {
+            "message_start" => {
+                self.message = Some(data.required("message")?.clone());
+            }
+            "content_block_start" => {
+                let at = index(data, "index")?;
+                let block = data.required("content_block")?;
+                if !block.is_object() {
+                    return Err(data.error_at("content_block", "expected an object"));
+                }
+                let input = (block.get("type").and_then(Value::as_str) == Some("tool_use"))
+                    .then(String::new);
+                self.blocks.insert(
+                    at,
+                    Block {
+                        value: block.clone(),
+                        input,
+                    },
+                );
+            }
+            "content_block_delta" => self.delta(data)?,
+            "content_block_stop" => {
+                let at = index(data, "index")?;
+                let Some(block) = self.blocks.get_mut(&at) else {
+                    return Err(data.error_at("index", "no block was started at this index"));
+                };
+                if let Some(input) = block.input.take()
+                    && let Some(object) = block.value.as_object_mut()
+                {
+                    object.insert("input".into(), json!(input));
+                }
+            }
+            "message_delta" => {
+                if let Some(delta) = data.field("delta")?
+                    && let Some(reason) = delta.get("stop_reason").and_then(Value::as_str)
+                {
+                    self.stop_reason = Some(reason.to_owned());
+                }
+            }
+            "message_stop" => self.stopped = true,
+            // `ping`, and event types added later: Anthropic's versioning policy asks clients
+            // to let unknown events pass (their content is in the blocks).
+            _ => {}
+        }
+        Ok(())
+    }
 
     /// The `message` the events make up.
-    pub(super) fn finish(self) -> Result<Value, String> {
+    fn finish(self: Box<Self>) -> Result<Value, String> {
         if !self.stopped {
             return Err("no `message_stop` event".to_owned());
         }
@@ -262,5 +267,43 @@ impl Stream {
             }
         }
         Ok(message)
+    }
+}
+
+/// The Messages API.
+pub(super) struct Messages;
+
+impl WireFormat for Messages {
+    fn read(&self, body: &Value, reply: &mut Reply) -> Result<(), ReplyError> {
+        read(body, reply)
+    }
+
+    fn stream(&self) -> Box<dyn StreamState> {
+        Box::<Stream>::default()
+    }
+
+    fn results(&self, _reply: &Reply, messages: &[ToolResultMessage]) -> Vec<Value> {
+        vec![tool_results(messages)]
+    }
+
+    fn results_are_one_entry(&self) -> bool {
+        true
+    }
+
+    /// `max_tokens` is required, the system prompt is `system`, and the API's version goes
+    /// in a header of its own.
+    fn request(&self, request: &Request<'_>) -> ProviderRequest {
+        let mut body = Map::new();
+        body.insert("model".into(), json!(request.model()));
+        let max = request.max_tokens().unwrap_or(DEFAULT_MAX_TOKENS);
+        body.insert("max_tokens".into(), max.into());
+        body.extend(request.system().map(|s| ("system".into(), s.into())));
+        body.insert("messages".into(), request.history().to_vec().into());
+        body.extend(request.tools().map(|t| ("tools".to_owned(), t)));
+        let mut shaped = request.shaped("/v1/messages".to_owned(), "x-api-key", body);
+        shaped
+            .headers
+            .push(("anthropic-version", ANTHROPIC_VERSION.to_owned()));
+        shaped
     }
 }

@@ -1,6 +1,6 @@
-//! A reply that cannot be read: which provider, where in it, and why.
+//! A reply that cannot be read: which wire format, where in it, and why.
 
-use super::Provider;
+use crate::dialect::Dialect;
 
 /// A provider reply (or event stream) that cannot be read as a whole: the JSON is broken, a
 /// field the provider always sends is missing or of another type, a block has a type nobody
@@ -13,8 +13,8 @@ use super::Provider;
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{}", self.describe())]
 pub struct ReplyError {
-    /// Whose wire format the reply was read as.
-    pub provider: Provider,
+    /// The wire format the reply was read as.
+    pub dialect: Dialect,
     /// Whether the reply was an event stream.
     pub streamed: bool,
     /// Where the problem is: a JSON path into the reply (`choices[0].message.tool_calls[1].id`),
@@ -27,12 +27,12 @@ pub struct ReplyError {
 
 impl ReplyError {
     pub(crate) fn new(
-        provider: Provider,
+        dialect: Dialect,
         path: impl Into<String>,
         reason: impl Into<String>,
     ) -> Self {
         ReplyError {
-            provider,
+            dialect,
             streamed: false,
             path: path.into(),
             reason: reason.into(),
@@ -46,11 +46,17 @@ impl ReplyError {
             "reply"
         };
         if self.path.is_empty() {
-            format!("cannot read the {} {what}: {}", self.provider, self.reason)
+            format!(
+                "cannot read the {} {what}: {}",
+                self.dialect.api(),
+                self.reason
+            )
         } else {
             format!(
                 "cannot read the {} {what} at `{}`: {}",
-                self.provider, self.path, self.reason
+                self.dialect.api(),
+                self.path,
+                self.reason
             )
         }
     }

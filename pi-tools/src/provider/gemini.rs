@@ -5,11 +5,14 @@ use serde_json::{Map, Value, json};
 
 use crate::core::ToolResultMessage;
 
+use super::format::{StreamState, WireFormat};
+use super::request::{ProviderRequest, Request};
 use super::stream::Event;
 use super::walk::{At, Path};
-use super::{Provider, Reply, ReplyError, split_content};
+use super::{Reply, ReplyError, split_content};
+use crate::dialect::Dialect;
 
-const P: Provider = Provider::Gemini;
+const P: Dialect = Dialect::Gemini;
 
 /// Parts the model produced that are not text or calls (code it ran and its result, inline
 /// or file data): kept in the history as they are.
@@ -136,7 +139,23 @@ pub(super) struct Stream {
 }
 
 impl Stream {
-    pub(super) fn event(&mut self, event: &Event<'_>) -> Result<(), ReplyError> {
+    fn push(&mut self, part: &Value) {
+        if let (Some(last), Some(text)) = (self.parts.last_mut(), plain_text(part))
+            && plain_text(last).is_some()
+            && thought(last) == thought(part)
+            && let Some(Value::String(previous)) = last.get_mut("text")
+        {
+            // In place: a copy of the text so far for every chunk would take time (and
+            // passing memory) in the square of the text's length.
+            previous.push_str(text);
+            return;
+        }
+        self.parts.push(part.clone());
+    }
+}
+
+impl StreamState for Stream {
+    fn event(&mut self, event: &Event<'_>) -> Result<(), ReplyError> {
         let data = &event.data;
         self.chunks += 1;
         if let Some(feedback) = data.field("promptFeedback")? {
@@ -162,22 +181,8 @@ impl Stream {
         Ok(())
     }
 
-    fn push(&mut self, part: &Value) {
-        if let (Some(last), Some(text)) = (self.parts.last_mut(), plain_text(part))
-            && plain_text(last).is_some()
-            && thought(last) == thought(part)
-            && let Some(Value::String(previous)) = last.get_mut("text")
-        {
-            // In place: a copy of the text so far for every chunk would take time (and
-            // passing memory) in the square of the text's length.
-            previous.push_str(text);
-            return;
-        }
-        self.parts.push(part.clone());
-    }
-
     /// The `GenerateContentResponse` the chunks make up.
-    pub(super) fn finish(self) -> Result<Value, String> {
+    fn finish(self: Box<Self>) -> Result<Value, String> {
         let Some(finish_reason) = self.finish_reason else {
             return Err(if self.chunks == 0 {
                 "no chunk".to_owned()
@@ -211,4 +216,52 @@ fn plain_text(part: &Value) -> Option<&str> {
 
 fn thought(part: &Value) -> bool {
     part.get("thought") == Some(&Value::Bool(true))
+}
+
+/// `generateContent` (and its `alt=sse` stream).
+pub(super) struct GenerateContent;
+
+impl WireFormat for GenerateContent {
+    fn read(&self, body: &Value, reply: &mut Reply) -> Result<(), ReplyError> {
+        read(body, reply)
+    }
+
+    fn stream(&self) -> Box<dyn StreamState> {
+        Box::<Stream>::default()
+    }
+
+    fn results(&self, reply: &Reply, messages: &[ToolResultMessage]) -> Vec<Value> {
+        vec![function_responses(reply, messages)]
+    }
+
+    fn results_are_one_entry(&self) -> bool {
+        true
+    }
+
+    /// The model is in the path, not the body; the system prompt is `systemInstruction`,
+    /// the tools one `functionDeclarations`, the budget `generationConfig.maxOutputTokens`.
+    fn request(&self, request: &Request<'_>) -> ProviderRequest {
+        let mut body = Map::new();
+        body.extend(request.system().map(|s| {
+            let instruction = json!({"parts": [{"text": s}]});
+            ("systemInstruction".to_owned(), instruction)
+        }));
+        body.insert("contents".into(), request.history().to_vec().into());
+        body.extend(
+            request
+                .tools()
+                .map(|t| ("tools".to_owned(), json!([{"functionDeclarations": t}]))),
+        );
+        body.extend(
+            request
+                .max_tokens()
+                .map(|n| ("generationConfig".to_owned(), json!({"maxOutputTokens": n}))),
+        );
+        let path = format!("/v1beta/models/{}:generateContent", request.model());
+        request.shaped(path, "x-goog-api-key", body)
+    }
+
+    fn user_text(&self, text: &str) -> Value {
+        json!({"role": "user", "parts": [{"text": text}]})
+    }
 }

@@ -1,10 +1,15 @@
 //! Providers' wire formats, both ways: a model's reply in (the JSON body or the streamed
 //! event-stream body) as the batch the runner runs, and the batch's results out as what goes
-//! next into that provider's request.
+//! next into that provider's request, with the request itself ([`Request`]).
 //!
-//! | provider | calls in the reply | results in the next request |
+//! One value names a wire format everywhere: the [`Dialect`] the tools are described in is
+//! the one their calls are read in, their results written in and the request shaped for
+//! (`openai-strict` reads Chat Completions replies as strict, so a `null` for an optional
+//! parameter is absent). MCP only lists tools; asking it for a reply is an error.
+//!
+//! | dialect | calls in the reply | results in the next request |
 //! |---|---|---|
-//! | `openai` (Chat Completions) | `choices[0].message.tool_calls[]` (`arguments` a JSON string); streamed as `delta.tool_calls[]` keyed by `index` | one `{"role": "tool", "tool_call_id", "content"}` per call; images follow in one `user` message |
+//! | `openai`, `openai-strict` (Chat Completions) | `choices[0].message.tool_calls[]` (`arguments` a JSON string); streamed as `delta.tool_calls[]` keyed by `index` | one `{"role": "tool", "tool_call_id", "content"}` per call; images follow in one `user` message |
 //! | `openai-responses` | `output[]` items `{type: "function_call", call_id, name, arguments}`; streamed as `response.function_call_arguments.delta` | `{type: "function_call_output", call_id, output}` items (`output` a list with `input_image`s when there are images) |
 //! | `anthropic` (Messages) | `content[]` blocks `{type: "tool_use", id, name, input}`; streamed as `input_json_delta` | one `user` message of `tool_result` blocks `{tool_use_id, content, is_error}` |
 //! | `gemini` (`generateContent`) | `candidates[0].content.parts[].functionCall {name, args, id?}`; streamed as whole chunks | one content of `functionResponse {name, id?, response: {output} or {error}, parts?}` parts |
@@ -17,19 +22,21 @@
 //! block, item or part of a type this module does not know is an error.
 //!
 //! ```
-//! use pi_tools::provider::{Provider, read_reply};
+//! use pi_tools::dialect::Dialect;
+//! use pi_tools::provider::read_reply;
 //!
 //! let body = br#"{"choices": [{"index": 0, "finish_reason": "tool_calls", "message": {
 //!     "role": "assistant", "content": null,
 //!     "tool_calls": [{"id": "call_1", "type": "function",
 //!                     "function": {"name": "read", "arguments": "{\"path\": \"a.txt\"}"}}]}}]}"#;
-//! let reply = read_reply(Provider::OpenAi, body).unwrap();
+//! let reply = read_reply(Dialect::OpenAi, body).unwrap();
 //! assert_eq!(reply.calls[0].name, "read");
 //! assert_eq!(reply.calls[0].arguments, serde_json::json!({"path": "a.txt"}));
 //! ```
 
 pub mod anthropic;
 mod error;
+mod format;
 pub mod gemini;
 pub mod openai;
 mod reply;
@@ -40,88 +47,45 @@ mod walk;
 
 use serde_json::Value;
 
+use crate::dialect::Dialect;
 pub use error::ReplyError;
 pub use reply::Reply;
-pub use request::{ANTHROPIC_VERSION, DEFAULT_MAX_TOKENS, ProviderRequest, Request};
+pub use request::{
+    ANTHROPIC_VERSION, DEFAULT_MAX_TOKENS, ListsOnly, ProviderRequest, Request, user_message,
+};
 pub use stream::ReplyStream;
 
-/// An API whose replies and requests this module reads and writes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Provider {
-    /// OpenAI Chat Completions (and the many servers that speak it).
-    OpenAi,
-    /// OpenAI Responses.
-    OpenAiResponses,
-    /// Anthropic Messages.
-    Anthropic,
-    /// Google Gemini `generateContent` / `streamGenerateContent?alt=sse`.
-    Gemini,
-}
-
-impl Provider {
-    /// Every provider, in documentation order.
-    pub const ALL: [Provider; 4] = [
-        Provider::OpenAi,
-        Provider::OpenAiResponses,
-        Provider::Anthropic,
-        Provider::Gemini,
-    ];
-
-    /// The provider's name as the CLI spells it (`openai-responses`, …).
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Provider::OpenAi => "openai",
-            Provider::OpenAiResponses => "openai-responses",
-            Provider::Anthropic => "anthropic",
-            Provider::Gemini => "gemini",
-        }
-    }
-}
-
-impl std::fmt::Display for Provider {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
-impl std::str::FromStr for Provider {
-    type Err = String;
-
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        Provider::ALL
-            .into_iter()
-            .find(|p| p.as_str() == s)
-            .ok_or_else(|| {
-                format!(
-                    "unknown provider `{s}`: use one of openai, openai-responses, anthropic, gemini"
-                )
-            })
-    }
-}
+/// The name the wire formats had before they became one value with the schema dialects: a
+/// provider is now the [`Dialect`] its tools are described in.
+#[deprecated(
+    since = "0.2.0",
+    note = "use `Dialect`: one value names the wire format of the tools, the replies, the results and the request (`Dialect::OpenAiStrict` reads Chat Completions replies as strict)"
+)]
+pub type Provider = Dialect;
 
 /// Reads a reply body as the provider sent it: a JSON object, or the event-stream body of a
 /// streamed reply (told apart by the first character that is not white space).
-pub fn read_reply(provider: Provider, body: &[u8]) -> Result<Reply, ReplyError> {
+pub fn read_reply(dialect: Dialect, body: &[u8]) -> Result<Reply, ReplyError> {
     let body = body.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(body);
     let first = body.iter().find(|b| !b.is_ascii_whitespace());
     match first {
         None => Err(ReplyError::new(
-            provider,
+            dialect,
             "",
             "the body is empty; pass the reply's whole JSON body or its event stream",
         )),
         Some(b'{') => {
             let value: Value = serde_json::from_slice(body).map_err(|e| {
                 ReplyError::new(
-                    provider,
+                    dialect,
                     "",
                     format!("the body is not valid JSON ({e}); pass the reply's whole body"),
                 )
             })?;
-            read_json(provider, &value)
+            read_json(dialect, &value)
         }
         Some(_) => {
-            let mut stream = ReplyStream::new(provider);
+            let mut stream = ReplyStream::new(dialect);
             stream.feed(body)?;
             stream.finish()
         }
@@ -130,14 +94,11 @@ pub fn read_reply(provider: Provider, body: &[u8]) -> Result<Reply, ReplyError> 
 
 /// Reads a reply's JSON body (a `ChatCompletion`, a Responses `response`, an Anthropic
 /// `message`, a Gemini `GenerateContentResponse`).
-pub fn read_json(provider: Provider, body: &Value) -> Result<Reply, ReplyError> {
-    let mut reply = Reply::new(provider);
-    match provider {
-        Provider::OpenAi => openai::read(body, &mut reply)?,
-        Provider::OpenAiResponses => responses::read(body, &mut reply)?,
-        Provider::Anthropic => anthropic::read(body, &mut reply)?,
-        Provider::Gemini => gemini::read(body, &mut reply)?,
-    }
+pub fn read_json(dialect: Dialect, body: &Value) -> Result<Reply, ReplyError> {
+    let wire = format::wire(dialect)
+        .ok_or_else(|| ReplyError::new(dialect, "", format::lists_only(dialect)))?;
+    let mut reply = Reply::new(dialect);
+    wire.read(body, &mut reply)?;
     Ok(reply)
 }
 

@@ -7,12 +7,15 @@ use serde_json::{Map, Value, json};
 
 use crate::core::ToolResultMessage;
 
+use super::format::{StreamState, WireFormat};
 use super::reply::Arguments;
+use super::request::{ProviderRequest, Request};
 use super::stream::{Event, index};
 use super::walk::{At, Path, kind};
-use super::{Provider, Reply, ReplyError, data_url, split_content};
+use super::{Reply, ReplyError, data_url, split_content};
+use crate::dialect::Dialect;
 
-const P: Provider = Provider::OpenAi;
+const P: Dialect = Dialect::OpenAi;
 
 /// The results as Chat Completions messages, in the calls' order: one
 /// `{"role": "tool", "tool_call_id", "content"}` per call, its text as `content`. A tool
@@ -188,12 +191,13 @@ struct StreamedCall {
     arguments: String,
 }
 
-impl Stream {
-    pub(super) fn done(&mut self) {
-        self.done = true;
+impl StreamState for Stream {
+    fn marker(&mut self, data: &str) -> bool {
+        self.done |= data == "[DONE]";
+        data == "[DONE]"
     }
 
-    pub(super) fn event(&mut self, event: &Event<'_>) -> Result<(), ReplyError> {
+    fn event(&mut self, event: &Event<'_>) -> Result<(), ReplyError> {
         for (choice, path) in event.data.array("choices")? {
             let choice = At::new(P, choice, &path);
             if choice.field("index")?.is_some() && index(&choice, "index")? != 0 {
@@ -245,7 +249,7 @@ impl Stream {
     }
 
     /// The `ChatCompletion` the chunks make up.
-    pub(super) fn finish(self) -> Result<Value, String> {
+    fn finish(self: Box<Self>) -> Result<Value, String> {
         let Some(finish_reason) = self.finish_reason else {
             return Err(if self.done {
                 "`data: [DONE]` came before any chunk had a `finish_reason`".to_owned()
@@ -287,5 +291,46 @@ impl Stream {
             "object": "chat.completion",
             "choices": [{"index": 0, "message": message, "finish_reason": finish_reason}],
         }))
+    }
+}
+
+/// Chat Completions, strict or not (the dialect tells the reply whether it is).
+pub(super) struct Chat;
+
+impl WireFormat for Chat {
+    fn read(&self, body: &Value, reply: &mut Reply) -> Result<(), ReplyError> {
+        read(body, reply)
+    }
+
+    fn stream(&self) -> Box<dyn StreamState> {
+        Box::<Stream>::default()
+    }
+
+    fn results(&self, _reply: &Reply, messages: &[ToolResultMessage]) -> Vec<Value> {
+        tool_messages(messages)
+    }
+
+    fn results_are_one_entry(&self) -> bool {
+        false
+    }
+
+    /// The system prompt is the first message, the budget `max_completion_tokens`.
+    fn request(&self, request: &Request<'_>) -> ProviderRequest {
+        let mut body = Map::new();
+        body.insert("model".into(), json!(request.model()));
+        let mut messages: Vec<Value> = request
+            .system()
+            .map(|s| json!({"role": "system", "content": s}))
+            .into_iter()
+            .collect();
+        messages.extend(request.history().iter().cloned());
+        body.insert("messages".into(), messages.into());
+        body.extend(request.tools().map(|t| ("tools".to_owned(), t)));
+        body.extend(
+            request
+                .max_tokens()
+                .map(|n| ("max_completion_tokens".into(), n.into())),
+        );
+        request.shaped("/chat/completions".to_owned(), "Authorization", body)
     }
 }

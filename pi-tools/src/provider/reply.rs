@@ -10,7 +10,8 @@ use crate::core::{
 };
 
 use super::walk::{At, Path};
-use super::{Provider, ReplyError};
+use super::{ReplyError, format};
+use crate::dialect::Dialect;
 
 /// A provider's reply, read: the batch of calls the runner runs, and what else the model said.
 ///
@@ -19,8 +20,8 @@ use super::{Provider, ReplyError};
 /// provider's next-request messages with [`Reply::results`].
 #[derive(Debug, Clone, PartialEq)]
 pub struct Reply {
-    /// Whose wire format the reply came in.
-    pub provider: Provider,
+    /// The wire format the reply came in.
+    pub dialect: Dialect,
     /// The calls, in the reply's order. A call the provider sent without an id (Gemini may)
     /// gets `call_<n>`, its position in the reply; [`Reply::results`] leaves that id out again.
     pub calls: Vec<ToolCall>,
@@ -36,9 +37,8 @@ pub struct Reply {
     pub stop_reason: Option<String>,
     /// Whether `null` for an optional parameter means "absent" (OpenAI strict mode sends one
     /// for every optional parameter the model leaves out): [`Reply::run`] then drops such
-    /// `null`s, so the parameter's default applies. Set for Responses (whose function tools
-    /// are strict unless declared otherwise); set it yourself for Chat Completions with
-    /// `strict: true` tools (the `openai-strict` dialect).
+    /// `null`s, so the parameter's default applies. Set from the dialect: for `openai-strict`
+    /// and Responses (whose function tools are strict unless declared otherwise).
     pub strict: bool,
     /// Per call: why its arguments cannot be used, when they cannot.
     unreadable: Vec<Option<String>>,
@@ -55,15 +55,15 @@ pub(super) enum Arguments<'a> {
 }
 
 impl Reply {
-    pub(super) fn new(provider: Provider) -> Self {
+    pub(super) fn new(dialect: Dialect) -> Self {
         Reply {
-            provider,
+            dialect,
             calls: Vec::new(),
             text: String::new(),
             thinking: String::new(),
             assistant: Vec::new(),
             stop_reason: None,
-            strict: provider == Provider::OpenAiResponses,
+            strict: dialect.strict(),
             unreadable: Vec::new(),
             sent_ids: Vec::new(),
         }
@@ -91,7 +91,7 @@ impl Reply {
                     content: vec![ContentBlock::text(format!(
                         "The call was not run: its arguments {problem}. Call {name} again with its arguments as one JSON object."
                     ))],
-                    details: json!({"provider": self.provider.as_str(), "path": path}),
+                    details: json!({"provider": self.dialect.api(), "path": path}),
                     ..ToolResult::default()
                 };
                 ToolCall::refused(id, name, arguments, result)
@@ -187,12 +187,15 @@ impl Reply {
         if messages.is_empty() {
             return Vec::new();
         }
-        match self.provider {
-            Provider::OpenAi => super::openai::tool_messages(messages),
-            Provider::OpenAiResponses => super::responses::function_call_outputs(messages),
-            Provider::Anthropic => vec![super::anthropic::tool_results(messages)],
-            Provider::Gemini => vec![super::gemini::function_responses(self, messages)],
-        }
+        format::wire(self.dialect)
+            .map(|wire| wire.results(self, messages))
+            .unwrap_or_default()
+    }
+
+    /// Whether [`Reply::results`] is one entry of the history (an Anthropic message, a
+    /// Gemini content) rather than a list of them (OpenAI's tool messages and items).
+    pub fn results_are_one_entry(&self) -> bool {
+        format::wire(self.dialect).is_some_and(|wire| wire.results_are_one_entry())
     }
 }
 

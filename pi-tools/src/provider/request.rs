@@ -3,37 +3,39 @@
 //! JSON body each API wants, with the tools in the schema dialect that goes with the reply
 //! reader. The HTTP client stays the caller's.
 //!
-//! | provider | path (after the base URL) | auth header | system prompt | tools |
+//! | dialect | path (after the base URL) | auth header | system prompt | tools |
 //! |---|---|---|---|---|
-//! | `openai` | `/chat/completions` | `Authorization: Bearer` | first `messages` entry, role `system` | `openai` dialect |
-//! | `openai-responses` | `/responses` | `Authorization: Bearer` | `instructions` | `openai-strict`, flat (`{type, name, description, parameters, strict}`) |
-//! | `anthropic` | `/v1/messages` | `x-api-key`, with `anthropic-version` | `system` | `anthropic` dialect |
-//! | `gemini` | `/v1beta/models/{model}:generateContent` | `x-goog-api-key` | `systemInstruction` | `gemini` dialect, in one `functionDeclarations` |
+//! | `openai`, `openai-strict` | `/chat/completions` | `Authorization: Bearer` | first `messages` entry, role `system` | the dialect's, strict or not |
+//! | `openai-responses` | `/responses` | `Authorization: Bearer` | `instructions` | flat and strict (`{type, name, description, parameters, strict}`) |
+//! | `anthropic` | `/v1/messages` | `x-api-key`, with `anthropic-version` | `system` | `input_schema` |
+//! | `gemini` | `/v1beta/models/{model}:generateContent` | `x-goog-api-key` | `systemInstruction` | in one `functionDeclarations` |
 //!
-//! The tools of [`Provider::tool_schema`] and the reader of [`read_json`](super::read_json)
-//! agree: Responses tools are strict and [`Reply::strict`](super::Reply::strict) is set for
-//! Responses replies; Chat Completions tools are not strict and neither are its replies.
+//! One [`Dialect`] names the tools' schemas ([`Toolbox::schemas`](crate::toolbox::Toolbox::schemas)),
+//! the request and the reader of [`read_json`](super::read_json), so they agree: strict tools
+//! (`openai-strict`, `openai-responses`) go with replies read as strict
+//! ([`Reply::strict`](super::Reply::strict)).
 //!
 //! ```
-//! use pi_tools::provider::{Provider, Request};
+//! use pi_tools::dialect::Dialect;
+//! use pi_tools::provider::Request;
 //! use serde_json::json;
 //!
 //! let history = [json!({"role": "user", "content": "Read a.txt"})];
 //! let request = Request::new("claude-sonnet-4-5", &history)
 //!     .with_system("You are a careful coding agent.")
 //!     .with_api_key("sk-ant-…")
-//!     .build(Provider::Anthropic);
+//!     .build(Dialect::Anthropic)
+//!     .unwrap();
 //! assert_eq!(request.path, "/v1/messages");
 //! assert_eq!(request.body["system"], "You are a careful coding agent.");
 //! assert_eq!(request.body["max_tokens"], 4096);
 //! assert!(request.headers.contains(&("anthropic-version", "2023-06-01".to_owned())));
 //! ```
 
-use serde_json::{Map, Value, json};
+use serde_json::{Map, Value};
 
-use super::Provider;
-use crate::dialect::{self, Dialect, DialectError};
-use crate::tool::ToolDefinition;
+use super::format;
+use crate::dialect::Dialect;
 
 /// The Messages API version the Anthropic reader follows.
 pub const ANTHROPIC_VERSION: &str = "2023-06-01";
@@ -86,7 +88,8 @@ impl<'a> Request<'a> {
         self
     }
 
-    /// The tools, each as [`Provider::tool_schema`] renders it for the same provider.
+    /// The tools, each as [`tool_schema`](crate::dialect::tool_schema) renders it in the
+    /// same dialect.
     pub fn with_tools(mut self, tools: &'a [Value]) -> Self {
         self.tools = tools;
         self
@@ -105,74 +108,53 @@ impl<'a> Request<'a> {
         self
     }
 
-    /// The request as `provider` wants it.
-    pub fn build(&self, provider: Provider) -> ProviderRequest {
-        let mut body = Map::new();
-        body.insert("model".into(), json!(self.model));
-        let tools = (!self.tools.is_empty()).then(|| Value::from(self.tools.to_vec()));
-        let (path, auth) = match provider {
-            Provider::OpenAi => {
-                let mut messages: Vec<Value> = self
-                    .system
-                    .map(|s| json!({"role": "system", "content": s}))
-                    .into_iter()
-                    .collect();
-                messages.extend(self.history.iter().cloned());
-                body.insert("messages".into(), messages.into());
-                body.extend(tools.map(|t| ("tools".to_owned(), t)));
-                body.extend(
-                    self.max_tokens
-                        .map(|n| ("max_completion_tokens".into(), n.into())),
-                );
-                ("/chat/completions".to_owned(), "Authorization")
-            }
-            Provider::OpenAiResponses => {
-                body.extend(self.system.map(|s| ("instructions".into(), s.into())));
-                body.insert("input".into(), self.history.to_vec().into());
-                body.extend(tools.map(|t| ("tools".to_owned(), t)));
-                body.extend(
-                    self.max_tokens
-                        .map(|n| ("max_output_tokens".into(), n.into())),
-                );
-                ("/responses".to_owned(), "Authorization")
-            }
-            Provider::Anthropic => {
-                let max = self.max_tokens.unwrap_or(DEFAULT_MAX_TOKENS);
-                body.insert("max_tokens".into(), max.into());
-                body.extend(self.system.map(|s| ("system".into(), s.into())));
-                body.insert("messages".into(), self.history.to_vec().into());
-                body.extend(tools.map(|t| ("tools".to_owned(), t)));
-                ("/v1/messages".to_owned(), "x-api-key")
-            }
-            Provider::Gemini => {
-                // The model is in the path, not the body.
-                body.remove("model");
-                body.extend(self.system.map(|s| {
-                    let instruction = json!({"parts": [{"text": s}]});
-                    ("systemInstruction".to_owned(), instruction)
-                }));
-                body.insert("contents".into(), self.history.to_vec().into());
-                body.extend(
-                    tools.map(|t| ("tools".to_owned(), json!([{"functionDeclarations": t}]))),
-                );
-                body.extend(
-                    self.max_tokens
-                        .map(|n| ("generationConfig".to_owned(), json!({"maxOutputTokens": n}))),
-                );
-                let path = format!("/v1beta/models/{}:generateContent", self.model);
-                (path, "x-goog-api-key")
-            }
-        };
-        let mut headers = Vec::new();
-        if let Some(key) = self.api_key {
-            headers.push(match auth {
+    /// The request as `dialect`'s API wants it; an error for MCP, which has no requests.
+    pub fn build(&self, dialect: Dialect) -> Result<ProviderRequest, ListsOnly> {
+        let wire = format::wire(dialect).ok_or(ListsOnly(dialect))?;
+        Ok(wire.request(self))
+    }
+
+    /// The conversation so far.
+    pub(super) fn history(&self) -> &'a [Value] {
+        self.history
+    }
+
+    /// The system prompt, when there is one.
+    pub(super) fn system(&self) -> Option<&'a str> {
+        self.system
+    }
+
+    /// The output budget, when one was set.
+    pub(super) fn max_tokens(&self) -> Option<u32> {
+        self.max_tokens
+    }
+
+    /// The tools, when there are any.
+    pub(super) fn tools(&self) -> Option<Value> {
+        (!self.tools.is_empty()).then(|| Value::from(self.tools.to_vec()))
+    }
+
+    /// The model.
+    pub(super) fn model(&self) -> &'a str {
+        self.model
+    }
+
+    /// The request to `path` with `body`, the API key in the header `auth` names
+    /// (`Authorization` as a bearer token).
+    pub(super) fn shaped(
+        &self,
+        path: String,
+        auth: &'static str,
+        body: Map<String, Value>,
+    ) -> ProviderRequest {
+        let headers = self
+            .api_key
+            .map(|key| match auth {
                 "Authorization" => ("Authorization", format!("Bearer {key}")),
                 other => (other, key.to_owned()),
-            });
-        }
-        if provider == Provider::Anthropic {
-            headers.push(("anthropic-version", ANTHROPIC_VERSION.to_owned()));
-        }
+            })
+            .into_iter()
+            .collect();
         ProviderRequest {
             path,
             headers,
@@ -181,22 +163,14 @@ impl<'a> Request<'a> {
     }
 }
 
-impl Provider {
-    /// The schema dialect of this provider's tools: `openai` for Chat Completions,
-    /// `openai-responses` for Responses (its tools are strict unless declared otherwise, and
-    /// its replies are read so), `anthropic`, `gemini`.
-    pub fn dialect(self) -> Dialect {
-        match self {
-            Provider::OpenAi => Dialect::OpenAi,
-            Provider::OpenAiResponses => Dialect::OpenAiResponses,
-            Provider::Anthropic => Dialect::Anthropic,
-            Provider::Gemini => Dialect::Gemini,
-        }
-    }
-
-    /// A tool as this provider's request lists it: its [`dialect`](Self::dialect)'s wire
-    /// form.
-    pub fn tool_schema(self, tool: &dyn ToolDefinition) -> Result<Value, DialectError> {
-        dialect::tool_schema(tool, self.dialect())
-    }
+/// A user's text (the task) as the first entry of the history, in `dialect`'s shape:
+/// `{"role": "user", "content": text}`, or Gemini's `{"role": "user", "parts": [{"text"}]}`.
+pub fn user_message(dialect: Dialect, text: &str) -> Result<Value, ListsOnly> {
+    let wire = format::wire(dialect).ok_or(ListsOnly(dialect))?;
+    Ok(wire.user_text(text))
 }
+
+/// A request asked of a dialect that has none: MCP only lists tools.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error("{}", format::lists_only(*.0))]
+pub struct ListsOnly(pub Dialect);

@@ -7,11 +7,14 @@ use serde_json::{Map, Value, json};
 
 use crate::core::ToolResultMessage;
 
+use super::format::{StreamState, WireFormat};
+use super::request::{ProviderRequest, Request};
 use super::stream::{Event, index};
 use super::walk::{At, kind};
-use super::{Provider, Reply, ReplyError, data_url, split_content};
+use super::{Reply, ReplyError, data_url, split_content};
+use crate::dialect::Dialect;
 
-const P: Provider = Provider::OpenAiResponses;
+const P: Dialect = Dialect::OpenAiResponses;
 
 /// Output items that hosted tools produce: the provider ran them, their results are inside,
 /// and they go back into the history as they are.
@@ -149,7 +152,45 @@ pub(super) struct Stream {
 }
 
 impl Stream {
-    pub(super) fn event(&mut self, event: &Event<'_>) -> Result<(), ReplyError> {
+    /// The output item at `at`, made (empty) if the stream has not announced it.
+    fn item(&mut self, at: usize) -> &mut Value {
+        self.items
+            .entry(at)
+            .or_insert_with(|| Value::Object(Map::new()))
+    }
+
+    /// The element `data[index_key]` of the list `key` of the item `data.output_index`: the
+    /// item's own when its list has it, else one kept aside (made empty if the stream has not
+    /// announced it) until [`Stream::finish`]; the item is made too.
+    fn part(
+        &mut self,
+        data: &At<'_>,
+        key: &'static str,
+        index_key: &str,
+    ) -> Result<&mut Value, ReplyError> {
+        let item = index(data, "output_index")?;
+        let at = index(data, index_key)?;
+        let slot = self
+            .items
+            .entry(item)
+            .or_insert_with(|| Value::Object(Map::new()));
+        let Some(object) = slot.as_object_mut() else {
+            return Err(data.error("the item this event is about is not an object"));
+        };
+        match object.get_mut(key) {
+            Some(Value::Array(list)) if at < list.len() => return Ok(&mut list[at]),
+            Some(Value::Array(_)) | None => {}
+            Some(_) => return Err(data.error(format!("the item's `{key}` is not a list"))),
+        }
+        Ok(self
+            .parts
+            .entry((item, key, at))
+            .or_insert_with(|| Value::Object(Map::new())))
+    }
+}
+
+impl StreamState for Stream {
+    fn event(&mut self, event: &Event<'_>) -> Result<(), ReplyError> {
         let data = &event.data;
         match event.kind()? {
             "response.output_item.added" | "response.output_item.done" => {
@@ -214,44 +255,8 @@ impl Stream {
         Ok(())
     }
 
-    /// The output item at `at`, made (empty) if the stream has not announced it.
-    fn item(&mut self, at: usize) -> &mut Value {
-        self.items
-            .entry(at)
-            .or_insert_with(|| Value::Object(Map::new()))
-    }
-
-    /// The element `data[index_key]` of the list `key` of the item `data.output_index`: the
-    /// item's own when its list has it, else one kept aside (made empty if the stream has not
-    /// announced it) until [`Stream::finish`]; the item is made too.
-    fn part(
-        &mut self,
-        data: &At<'_>,
-        key: &'static str,
-        index_key: &str,
-    ) -> Result<&mut Value, ReplyError> {
-        let item = index(data, "output_index")?;
-        let at = index(data, index_key)?;
-        let slot = self
-            .items
-            .entry(item)
-            .or_insert_with(|| Value::Object(Map::new()));
-        let Some(object) = slot.as_object_mut() else {
-            return Err(data.error("the item this event is about is not an object"));
-        };
-        match object.get_mut(key) {
-            Some(Value::Array(list)) if at < list.len() => return Ok(&mut list[at]),
-            Some(Value::Array(_)) | None => {}
-            Some(_) => return Err(data.error(format!("the item's `{key}` is not a list"))),
-        }
-        Ok(self
-            .parts
-            .entry((item, key, at))
-            .or_insert_with(|| Value::Object(Map::new())))
-    }
-
     /// The `response` the events make up.
-    pub(super) fn finish(self) -> Result<Value, String> {
+    fn finish(self: Box<Self>) -> Result<Value, String> {
         let Some(mut last) = self.last else {
             return Err("no `response.completed` event".to_owned());
         };
@@ -288,5 +293,42 @@ fn append(target: &mut Value, key: &str, text: &str) {
                 object.insert(key.to_owned(), json!(text));
             }
         }
+    }
+}
+
+/// The Responses API.
+pub(super) struct Responses;
+
+impl WireFormat for Responses {
+    fn read(&self, body: &Value, reply: &mut Reply) -> Result<(), ReplyError> {
+        read(body, reply)
+    }
+
+    fn stream(&self) -> Box<dyn StreamState> {
+        Box::<Stream>::default()
+    }
+
+    fn results(&self, _reply: &Reply, messages: &[ToolResultMessage]) -> Vec<Value> {
+        function_call_outputs(messages)
+    }
+
+    fn results_are_one_entry(&self) -> bool {
+        false
+    }
+
+    /// The system prompt is `instructions`, the history `input`, the budget
+    /// `max_output_tokens`.
+    fn request(&self, request: &Request<'_>) -> ProviderRequest {
+        let mut body = Map::new();
+        body.insert("model".into(), json!(request.model()));
+        body.extend(request.system().map(|s| ("instructions".into(), s.into())));
+        body.insert("input".into(), request.history().to_vec().into());
+        body.extend(request.tools().map(|t| ("tools".to_owned(), t)));
+        body.extend(
+            request
+                .max_tokens()
+                .map(|n| ("max_output_tokens".into(), n.into())),
+        );
+        request.shaped("/responses".to_owned(), "Authorization", body)
     }
 }

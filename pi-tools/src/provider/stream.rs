@@ -5,14 +5,17 @@
 use serde_json::Value;
 use sse_parse::SseParser;
 
+use super::format::{self, StreamState};
 use super::walk::{At, Path};
-use super::{Provider, Reply, ReplyError, anthropic, gemini, openai, responses};
+use super::{Reply, ReplyError};
+use crate::dialect::Dialect;
 
 /// Reads a streamed reply: [`feed`](ReplyStream::feed) it the body's bytes as they come,
 /// then [`finish`](ReplyStream::finish) it for the [`Reply`].
 ///
 /// ```
-/// use pi_tools::provider::{Provider, ReplyStream};
+/// use pi_tools::dialect::Dialect;
+/// use pi_tools::provider::ReplyStream;
 ///
 /// let body = "event: message_start\n\
 ///     data: {\"type\":\"message_start\",\"message\":{\"id\":\"msg_1\",\"type\":\"message\",\"role\":\"assistant\",\"content\":[],\"stop_reason\":null}}\n\n\
@@ -28,7 +31,7 @@ use super::{Provider, Reply, ReplyError, anthropic, gemini, openai, responses};
 ///     data: {\"type\":\"message_delta\",\"delta\":{\"stop_reason\":\"tool_use\"}}\n\n\
 ///     event: message_stop\n\
 ///     data: {\"type\":\"message_stop\"}\n\n";
-/// let mut stream = ReplyStream::new(Provider::Anthropic);
+/// let mut stream = ReplyStream::new(Dialect::Anthropic);
 /// for chunk in body.as_bytes().chunks(7) {
 ///     stream.feed(chunk).unwrap();
 /// }
@@ -37,20 +40,12 @@ use super::{Provider, Reply, ReplyError, anthropic, gemini, openai, responses};
 /// ```
 #[derive(Debug)]
 pub struct ReplyStream {
-    provider: Provider,
+    dialect: Dialect,
     parser: SseParser,
     /// Events read so far (the next one's number).
     events: usize,
-    state: State,
-}
-
-/// Each provider's reply under reconstruction.
-#[derive(Debug)]
-enum State {
-    OpenAi(openai::Stream),
-    Responses(responses::Stream),
-    Anthropic(anthropic::Stream),
-    Gemini(gemini::Stream),
+    /// The format's reply under reconstruction; `None` for a dialect without replies.
+    state: Option<Box<dyn StreamState>>,
 }
 
 /// One event of the stream, as the provider's accumulator sees it.
@@ -69,19 +64,14 @@ impl<'a> Event<'a> {
 }
 
 impl ReplyStream {
-    /// A stream of `provider`'s events, before its first byte.
-    pub fn new(provider: Provider) -> Self {
-        let state = match provider {
-            Provider::OpenAi => State::OpenAi(openai::Stream::default()),
-            Provider::OpenAiResponses => State::Responses(responses::Stream::default()),
-            Provider::Anthropic => State::Anthropic(anthropic::Stream::default()),
-            Provider::Gemini => State::Gemini(gemini::Stream::default()),
-        };
+    /// A stream of events in `dialect`'s wire format, before its first byte. MCP has no
+    /// replies: feeding or finishing its stream is an error saying so.
+    pub fn new(dialect: Dialect) -> Self {
         ReplyStream {
-            provider,
+            dialect,
             parser: SseParser::new(),
             events: 0,
-            state,
+            state: format::wire(dialect).map(|wire| wire.stream()),
         }
     }
 
@@ -107,15 +97,16 @@ impl ReplyStream {
             ));
         }
         self.parser.finish();
-        let provider = self.provider;
-        let rebuilt = match self.state {
-            State::OpenAi(s) => s.finish(),
-            State::Responses(s) => s.finish(),
-            State::Anthropic(s) => s.finish(),
-            State::Gemini(s) => s.finish(),
-        };
-        let rebuilt = rebuilt.map_err(|reason| self::cut_off(provider, reason))?;
-        super::read_json(provider, &rebuilt).map_err(|mut e| {
+        let dialect = self.dialect;
+        let state = self.state.ok_or_else(|| {
+            let mut e = ReplyError::new(dialect, "", format::lists_only(dialect));
+            e.streamed = true;
+            e
+        })?;
+        let rebuilt = state
+            .finish()
+            .map_err(|reason| self::cut_off(dialect, reason))?;
+        super::read_json(dialect, &rebuilt).map_err(|mut e| {
             e.streamed = true;
             e
         })
@@ -123,27 +114,29 @@ impl ReplyStream {
 
     fn drain(&mut self) -> Result<(), ReplyError> {
         while let Some(event) = self.parser.next_event() {
+            let Some(state) = self.state.as_mut() else {
+                return Err(self.error(String::new(), format::lists_only(self.dialect)));
+            };
             let number = self.events;
             self.events += 1;
             let path = Path::key("", &format!("events[{number}]"));
-            if self.provider == Provider::OpenAi && event.data.trim() == "[DONE]" {
-                if let State::OpenAi(s) = &mut self.state {
-                    s.done();
-                }
+            if state.marker(event.data.trim()) {
                 continue;
             }
             if event.data.is_empty() {
                 continue;
             }
             let data: Value = serde_json::from_str(&event.data).map_err(|e| {
-                self.error(
+                stream_error(
+                    self.dialect,
                     path.as_str().to_owned(),
                     format!("the event's data is not valid JSON ({e})"),
                 )
             })?;
-            let at = At::new(self.provider, &data, &path);
+            let at = At::new(self.dialect, &data, &path);
             if let Some(error) = at.field("error")? {
-                return Err(self.error(
+                return Err(stream_error(
+                    self.dialect,
                     path.as_str().to_owned(),
                     format!(
                         "the provider reports an error: {}",
@@ -158,13 +151,7 @@ impl ReplyStream {
                 name: &event.event,
                 data: at,
             };
-            let read = match &mut self.state {
-                State::OpenAi(s) => s.event(&event),
-                State::Responses(s) => s.event(&event),
-                State::Anthropic(s) => s.event(&event),
-                State::Gemini(s) => s.event(&event),
-            };
-            read.map_err(|mut e| {
+            state.event(&event).map_err(|mut e| {
                 e.streamed = true;
                 e
             })?;
@@ -173,16 +160,21 @@ impl ReplyStream {
     }
 
     fn error(&self, path: String, reason: impl Into<String>) -> ReplyError {
-        let mut e = ReplyError::new(self.provider, path, reason);
-        e.streamed = true;
-        e
+        stream_error(self.dialect, path, reason)
     }
 }
 
+/// An error of a stream's event at `path`.
+fn stream_error(dialect: Dialect, path: String, reason: impl Into<String>) -> ReplyError {
+    let mut e = ReplyError::new(dialect, path, reason);
+    e.streamed = true;
+    e
+}
+
 /// The error for a stream that ended before the provider's last event.
-fn cut_off(provider: Provider, reason: String) -> ReplyError {
+fn cut_off(dialect: Dialect, reason: String) -> ReplyError {
     let mut e = ReplyError::new(
-        provider,
+        dialect,
         "",
         format!(
             "the stream ended before the reply did ({reason}): it was cut off; pass the whole body"

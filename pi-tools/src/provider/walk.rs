@@ -5,14 +5,15 @@
 
 use serde_json::{Map, Value};
 
-use super::{Provider, ReplyError};
+use super::ReplyError;
+use crate::dialect::Dialect;
 
 /// A value of the reply and its JSON path (`choices[0].message`; empty at the root).
 #[derive(Clone, Copy)]
 pub(super) struct At<'a> {
     pub(super) value: &'a Value,
     path: &'a str,
-    provider: Provider,
+    dialect: Dialect,
 }
 
 /// An owned path under construction, so children can borrow it.
@@ -37,27 +38,27 @@ impl Path {
 }
 
 impl<'a> At<'a> {
-    pub(super) fn new(provider: Provider, value: &'a Value, path: &'a Path) -> Self {
+    pub(super) fn new(dialect: Dialect, value: &'a Value, path: &'a Path) -> Self {
         At {
             value,
             path: path.as_str(),
-            provider,
+            dialect,
         }
     }
 
     /// The root of a reply's `body` (its path is empty).
-    pub(super) fn root(provider: Provider, body: &'a Value) -> Self {
+    pub(super) fn root(dialect: Dialect, body: &'a Value) -> Self {
         At {
             value: body,
             path: "",
-            provider,
+            dialect,
         }
     }
 
     /// The root of a reply's `body`, refused when it has an `error` member: the provider
     /// answered with an error instead of a reply.
-    pub(super) fn reply_root(provider: Provider, body: &'a Value) -> Result<Self, ReplyError> {
-        let root = At::root(provider, body);
+    pub(super) fn reply_root(dialect: Dialect, body: &'a Value) -> Result<Self, ReplyError> {
+        let root = At::root(dialect, body);
         if let Some(error) = root.field("error")? {
             return Err(root.error_at(
                 "error",
@@ -73,12 +74,12 @@ impl<'a> At<'a> {
 
     /// An error at this value.
     pub(super) fn error(&self, reason: impl Into<String>) -> ReplyError {
-        ReplyError::new(self.provider, self.path, reason)
+        ReplyError::new(self.dialect, self.path, reason)
     }
 
     /// An error at this value's field `key`.
     pub(super) fn error_at(&self, key: &str, reason: impl Into<String>) -> ReplyError {
-        ReplyError::new(self.provider, Path::key(self.path, key).0, reason)
+        ReplyError::new(self.dialect, Path::key(self.path, key).0, reason)
     }
 
     pub(super) fn object(&self) -> Result<&'a Map<String, Value>, ReplyError> {

@@ -21,7 +21,9 @@ use crate::core::ExecutionMode;
 use crate::tool::{ToolDefinition, names};
 
 mod declared;
+mod env;
 mod policy;
+mod sandbox;
 mod servers;
 mod values;
 

@@ -1,0 +1,71 @@
+//! The one dispatcher of the wire formats. Each dialect that has replies is one
+//! [`WireFormat`]: it reads a reply's JSON, keeps a stream's events, writes a batch's results
+//! and shapes a request. [`wire`] is the only place that chooses one by the dialect; every
+//! operation of this module goes through it. MCP only lists tools, so it has none.
+
+use std::fmt::Debug;
+
+use serde_json::Value;
+
+use super::request::{ProviderRequest, Request};
+use super::stream::Event;
+use super::{Reply, ReplyError, anthropic, gemini, openai, responses};
+use crate::core::ToolResultMessage;
+use crate::dialect::Dialect;
+
+/// One provider API's wire format, both ways.
+pub(super) trait WireFormat: Sync {
+    /// Reads a reply's JSON body (its calls, text, thinking and assistant turn) into `reply`.
+    fn read(&self, body: &Value, reply: &mut Reply) -> Result<(), ReplyError>;
+
+    /// An accumulator for the reply's event stream, before its first event.
+    fn stream(&self) -> Box<dyn StreamState>;
+
+    /// The batch's results as the entries that go next into the request's history.
+    fn results(&self, reply: &Reply, messages: &[ToolResultMessage]) -> Vec<Value>;
+
+    /// Whether [`results`](Self::results) is always one entry (a message, a content) rather
+    /// than a list of them.
+    fn results_are_one_entry(&self) -> bool;
+
+    /// The request as the API wants it.
+    fn request(&self, request: &Request<'_>) -> ProviderRequest;
+
+    /// A user's text as a message of the history.
+    fn user_text(&self, text: &str) -> Value {
+        serde_json::json!({"role": "user", "content": text})
+    }
+}
+
+/// A reply under reconstruction from its event stream.
+pub(super) trait StreamState: Debug + Send {
+    /// Takes one event.
+    fn event(&mut self, event: &Event<'_>) -> Result<(), ReplyError>;
+
+    /// Takes a data line that is a marker rather than JSON (Chat Completions' `[DONE]`);
+    /// false when `data` is no marker of this format.
+    fn marker(&mut self, _data: &str) -> bool {
+        false
+    }
+
+    /// The reply the events made, as its JSON body, or why the stream ended too early.
+    fn finish(self: Box<Self>) -> Result<Value, String>;
+}
+
+/// The wire format of `dialect`, or `None` for MCP, a face that only lists tools.
+pub(super) fn wire(dialect: Dialect) -> Option<&'static dyn WireFormat> {
+    match dialect {
+        Dialect::Mcp => None,
+        Dialect::OpenAi | Dialect::OpenAiStrict => Some(&openai::Chat),
+        Dialect::OpenAiResponses => Some(&responses::Responses),
+        Dialect::Anthropic => Some(&anthropic::Messages),
+        Dialect::Gemini => Some(&gemini::GenerateContent),
+    }
+}
+
+/// What to do instead of asking a dialect without replies for one.
+pub(super) fn lists_only(dialect: Dialect) -> String {
+    format!(
+        "the {dialect} dialect only lists tools and has no requests or replies; use openai, openai-strict, openai-responses, anthropic or gemini"
+    )
+}
