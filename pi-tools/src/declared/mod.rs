@@ -21,82 +21,56 @@ use serde_json::Value;
 use crate::builtins::bash::{DEFAULT_MAX_SPILL_BYTES, run_command};
 use crate::config::Config;
 use crate::config::declared::{DeclaredAction, DeclaredTool};
-use crate::core::{BoxFuture, ToolContext, ToolError, ToolResult};
+use crate::core::{ToolContext, ToolError, ToolResult};
 use crate::env::{ExecRequest, ToolContextExt};
-use crate::tool::{IntoToolResult, ToolDefinition, ToolSpec};
+use crate::tool::{IntoToolResult, ToolDefinition, from_fn};
 
 /// The tools `config` declares, in file order.
 pub fn definitions(config: &Config) -> Vec<Arc<dyn ToolDefinition>> {
     config
         .declared
         .iter()
-        .map(|tool| Arc::new(DeclaredDefinition::new(tool.clone())) as Arc<dyn ToolDefinition>)
+        .map(|tool| definition(tool.clone()))
         .collect()
 }
 
-/// One declared tool.
-pub struct DeclaredDefinition {
-    tool: DeclaredTool,
-    spec: ToolSpec,
+/// The tool a declaration describes: its spec, and calls that run its command.
+pub fn definition(tool: DeclaredTool) -> Arc<dyn ToolDefinition> {
+    let spec = tool.spec();
+    let tool = Arc::new(tool);
+    from_fn(spec, move |args, ctx| run(tool.clone(), args, ctx))
 }
 
-impl DeclaredDefinition {
-    /// The tool the declaration describes.
-    pub fn new(tool: DeclaredTool) -> Self {
-        let spec = tool.spec();
-        DeclaredDefinition { tool, spec }
-    }
-
-    async fn run(&self, args: Value, ctx: ToolContext) -> Result<ToolResult, ToolError> {
-        let values = expand::values(&self.tool, &args)?;
-        let mut env: Vec<(String, String)> = self
-            .tool
-            .env
-            .iter()
-            .map(|(k, v)| (k.clone(), v.clone()))
-            .collect();
-        let command = match &self.tool.action {
-            DeclaredAction::Command(template) => {
-                let argv = expand::argv(template, &values);
-                expand::shell_line(&argv)?
-            }
-            DeclaredAction::Script(script) => {
-                env.extend(expand::environment(&values));
-                script.clone()
-            }
-        };
-        let cwd = ctx.env().cwd().to_path_buf();
-        let request = ExecRequest {
-            command,
-            cwd: self
-                .tool
-                .cwd
-                .as_ref()
-                .map_or(cwd.clone(), |own| cwd.join(own)),
-            timeout: self.tool.timeout,
-            env,
-        };
-        run_command(
-            &ctx,
-            request,
-            DEFAULT_MAX_SPILL_BYTES,
-            &self.tool.success_codes,
-        )
+/// Runs one call of `tool`.
+async fn run(
+    tool: Arc<DeclaredTool>,
+    args: Value,
+    ctx: ToolContext,
+) -> Result<ToolResult, ToolError> {
+    let values = expand::values(&tool, &args)?;
+    let mut env: Vec<(String, String)> = tool
+        .env
+        .iter()
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect();
+    let command = match &tool.action {
+        DeclaredAction::Command(template) => {
+            let argv = expand::argv(template, &values);
+            expand::shell_line(&argv)?
+        }
+        DeclaredAction::Script(script) => {
+            env.extend(expand::environment(&values));
+            script.clone()
+        }
+    };
+    let cwd = ctx.env().cwd().to_path_buf();
+    let request = ExecRequest {
+        command,
+        cwd: tool.cwd.as_ref().map_or(cwd.clone(), |own| cwd.join(own)),
+        timeout: tool.timeout,
+        env,
+    };
+    run_command(&ctx, request, DEFAULT_MAX_SPILL_BYTES, &tool.success_codes)
         .await?
         .into_tool_result()
-    }
-}
-
-impl ToolDefinition for DeclaredDefinition {
-    fn spec(&self) -> &ToolSpec {
-        &self.spec
-    }
-
-    fn execute(
-        &self,
-        args: Value,
-        ctx: ToolContext,
-    ) -> BoxFuture<'_, Result<ToolResult, ToolError>> {
-        Box::pin(self.run(args, ctx))
-    }
 }

@@ -9,7 +9,7 @@ use std::sync::{Arc, Mutex};
 use super::options::MountOptions;
 use super::process::Launch;
 use super::server::{Server, ServerState};
-use super::tool::MountedTool;
+use super::tool::mounted_tool;
 use crate::config::{Config, ServerSettings, ServerTransport};
 use crate::tool::ToolDefinition;
 use crate::tool::names::{split_mounted, tool_name_problem};
@@ -148,7 +148,7 @@ impl Mounts {
                 .iter()
                 .filter(|t| server.settings().allows(&t.name))
             {
-                let mounted = MountedTool::new(server, tool, listing.instructions.as_deref());
+                let mounted = mounted_tool(server, tool, listing.instructions.as_deref());
                 let name = mounted.spec().name.to_owned();
                 if let Some(problem) = tool_name_problem(&name) {
                     return Err(format!(
@@ -168,7 +168,7 @@ impl Mounts {
                         tool = tool.name
                     ));
                 }
-                tools.push(Arc::new(mounted));
+                tools.push(mounted);
             }
         }
         Ok(tools)

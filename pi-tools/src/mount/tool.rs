@@ -2,6 +2,7 @@
 //! the server lists them, its hints as our read-only and destructive flags, and a call that
 //! goes to the server with our cancellation, timeout and progress.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::Value;
@@ -10,41 +11,59 @@ use tokio_util::sync::CancellationToken;
 use super::client::CallFailure;
 use super::content::map_result;
 use super::server::Server;
-use crate::core::{BoxFuture, ToolContext, ToolError, ToolResult};
+use crate::core::{ToolContext, ToolError, ToolResult};
 use crate::tool::names::{MOUNT_SEPARATOR, mounted_name};
-use crate::tool::{ToolDefinition, ToolSpec};
+use crate::tool::{ToolDefinition, ToolSpec, from_fn};
 
-/// One tool of a mounted server.
-pub(crate) struct MountedTool {
+/// What a call of one tool of a mounted server needs.
+struct MountedCall {
     server: Server,
+    /// The tool's name on the server.
     remote: String,
-    spec: ToolSpec,
+    /// Its name here (`server__tool`).
+    name: String,
+    read_only: bool,
 }
 
-impl MountedTool {
-    /// The tool `tool` of `server`, with the server's `instructions`.
-    pub(crate) fn new(
-        server: &Server,
-        tool: &rmcp::model::Tool,
-        instructions: Option<&str>,
-    ) -> Self {
-        let remote = tool.name.to_string();
-        let name = mounted_name(server.name(), &remote);
-        let description = tool
-            .description
-            .as_deref()
-            .map(str::trim)
-            .filter(|d| !d.is_empty())
-            .map_or_else(
-                || format!("The `{remote}` tool of the MCP server `{}`.", server.name()),
-                str::to_owned,
-            );
-        let snippet = description
-            .lines()
-            .next()
-            .map(|line| line.trim().to_owned())
-            .filter(|line| !line.is_empty());
-        let guidelines = instructions
+/// The tool `tool` of `server`, with the server's `instructions`: its spec from the server's
+/// listing, and calls that go to the server.
+pub(crate) fn mounted_tool(
+    server: &Server,
+    tool: &rmcp::model::Tool,
+    instructions: Option<&str>,
+) -> Arc<dyn ToolDefinition> {
+    let spec = mounted_spec(server, tool, instructions);
+    let call = Arc::new(MountedCall {
+        server: server.clone(),
+        remote: tool.name.to_string(),
+        name: spec.name.clone(),
+        read_only: spec.read_only,
+    });
+    from_fn(spec, move |args, ctx| {
+        let call = call.clone();
+        async move { call.call(args, ctx).await }
+    })
+}
+
+/// The spec of `tool` of `server` as the server lists it.
+fn mounted_spec(server: &Server, tool: &rmcp::model::Tool, instructions: Option<&str>) -> ToolSpec {
+    let remote = tool.name.to_string();
+    let name = mounted_name(server.name(), &remote);
+    let description = tool
+        .description
+        .as_deref()
+        .map(str::trim)
+        .filter(|d| !d.is_empty())
+        .map_or_else(
+            || format!("The `{remote}` tool of the MCP server `{}`.", server.name()),
+            str::to_owned,
+        );
+    let snippet = description
+        .lines()
+        .next()
+        .map(|line| line.trim().to_owned())
+        .filter(|line| !line.is_empty());
+    let guidelines = instructions
             .map(str::trim)
             .filter(|i| !i.is_empty())
             .map(|i| {
@@ -56,58 +75,53 @@ impl MountedTool {
                 )]
             })
             .unwrap_or_default();
-        let mut parameters = Value::Object((*tool.input_schema).clone());
-        if let Some(object) = parameters.as_object_mut() {
-            // Our schemas are JSON Schema 2020-12 without a `$schema` of their own.
-            object.remove("$schema");
-            if !object.contains_key("type") {
-                object.insert("type".to_owned(), Value::from("object"));
-            }
-        }
-        // Unknown properties are refused (with the closest known one named) unless the
-        // server's schema explicitly allows them.
-        let accepts_unknown_properties = parameters
-            .get("additionalProperties")
-            .is_some_and(|a| a != &Value::Bool(false));
-        let annotations = tool.annotations.as_ref();
-        let read_only = annotations.and_then(|a| a.read_only_hint).unwrap_or(false);
-        // MCP's default for destructiveHint is true when the tool is not read-only.
-        let destructive =
-            !read_only && annotations.and_then(|a| a.destructive_hint).unwrap_or(true);
-        let label = tool
-            .title
-            .clone()
-            .or_else(|| annotations.and_then(|a| a.title.clone()))
-            .unwrap_or_else(|| name.clone());
-        let spec = ToolSpec {
-            label,
-            snippet,
-            guidelines,
-            read_only,
-            destructive,
-            accepts_unknown_properties,
-            mounted_from: Some(server.name().to_owned()),
-            ..ToolSpec::new(name, description, parameters)
-        };
-        MountedTool {
-            server: server.clone(),
-            remote,
-            spec,
+    let mut parameters = Value::Object((*tool.input_schema).clone());
+    if let Some(object) = parameters.as_object_mut() {
+        // Our schemas are JSON Schema 2020-12 without a `$schema` of their own.
+        object.remove("$schema");
+        if !object.contains_key("type") {
+            object.insert("type".to_owned(), Value::from("object"));
         }
     }
+    // Unknown properties are refused (with the closest known one named) unless the
+    // server's schema explicitly allows them.
+    let accepts_unknown_properties = parameters
+        .get("additionalProperties")
+        .is_some_and(|a| a != &Value::Bool(false));
+    let annotations = tool.annotations.as_ref();
+    let read_only = annotations.and_then(|a| a.read_only_hint).unwrap_or(false);
+    // MCP's default for destructiveHint is true when the tool is not read-only.
+    let destructive = !read_only && annotations.and_then(|a| a.destructive_hint).unwrap_or(true);
+    let label = tool
+        .title
+        .clone()
+        .or_else(|| annotations.and_then(|a| a.title.clone()))
+        .unwrap_or_else(|| name.clone());
+    ToolSpec {
+        label,
+        snippet,
+        guidelines,
+        read_only,
+        destructive,
+        accepts_unknown_properties,
+        mounted_from: Some(server.name().to_owned()),
+        ..ToolSpec::new(name, description, parameters)
+    }
+}
 
+impl MountedCall {
     async fn call(&self, args: Value, ctx: ToolContext) -> Result<ToolResult, ToolError> {
         let Value::Object(arguments) = args else {
             return Err(ToolError::new(format!(
                 "The arguments of {} must be a JSON object.",
-                self.spec.name
+                self.name
             )));
         };
         // Calls of other sessions wait: progress can then only reach this session's calls.
         let _session = self.server.sessions().enter(&ctx).await;
         let connection = self.server.connection().await.map_err(ToolError::new)?;
         // A tool that may change things runs alone among this server's calls.
-        let _turn = if self.spec.read_only || self.server.settings().parallel {
+        let _turn = if self.read_only || self.server.settings().parallel {
             None
         } else {
             Some(self.server.mutations().lock().await)
@@ -122,13 +136,13 @@ impl MountedTool {
             Ok(result) => map_result(result),
             Err(Timed::Out(limit)) => Err(ToolError::new(format!(
                 "Tool {} timed out after {} s (call_timeout_secs of [mcp.servers.{}]) and the MCP server was told to cancel it. Retry with less work, or raise call_timeout_secs.",
-                self.spec.name,
+                self.name,
                 limit.as_secs(),
                 self.server.name()
             ))),
             Err(Timed::Failed(CallFailure::Cancelled)) => Err(ToolError::new(format!(
                 "The call of {} was cancelled, and the MCP server `{}` was told to stop it.",
-                self.spec.name,
+                self.name,
                 self.server.name()
             ))),
             Err(Timed::Failed(failure @ CallFailure::Closed)) => {
@@ -136,13 +150,13 @@ impl MountedTool {
                 Err(ToolError::new(format!(
                     "The MCP server `{server}` stopped while {tool} was running: {why}. Whether the call took effect is unknown; check before calling it again. The next call starts the server again.",
                     server = self.server.name(),
-                    tool = self.spec.name
+                    tool = self.name
                 )))
             }
             Err(Timed::Failed(CallFailure::Other(text))) => Err(ToolError::new(format!(
                 "The MCP server `{}` could not run {}: {text}.",
                 self.server.name(),
-                self.spec.name
+                self.name
             ))),
         }
     }
@@ -175,18 +189,4 @@ async fn timed<T>(
     token.cancel();
     let _ = call.await;
     Err(Timed::Out(limit))
-}
-
-impl ToolDefinition for MountedTool {
-    fn spec(&self) -> &ToolSpec {
-        &self.spec
-    }
-
-    fn execute(
-        &self,
-        args: Value,
-        ctx: ToolContext,
-    ) -> BoxFuture<'_, Result<ToolResult, ToolError>> {
-        Box::pin(self.call(args, ctx))
-    }
 }

@@ -8,6 +8,7 @@
 //! Imports only the kernel ([`crate::core`]).
 
 mod definition;
+mod from_fn;
 pub mod names;
 mod output;
 #[doc(hidden)]
@@ -19,6 +20,7 @@ pub mod schema;
 mod spec;
 
 pub use definition::{ToolDefinition, ToolRenderer, from_agent_tool, wrap, wrap_with_mode};
+pub use from_fn::from_fn;
 pub use output::{IntoToolResult, Json, ToolOutput};
 pub use registry::{Registry, RegistryError};
 pub use respec::{extend_description, with_spec};
