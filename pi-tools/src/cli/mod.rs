@@ -50,7 +50,9 @@ use failure::Failure;
 
 /// Runs the command line on the process's arguments and returns its exit code.
 ///
-/// Call it from a synchronous `main`: it builds its own Tokio runtime.
+/// Call it from a synchronous `main`: it builds its own Tokio runtime. A binary that serves
+/// the command line passes it every argument: it starts its own binary again for hidden
+/// subcommands (`env-guard`, which ends a server's leftover processes when the server dies).
 pub fn main() -> ExitCode {
     run_from(std::env::args_os())
 }

@@ -59,6 +59,12 @@ pub(crate) fn finish() {
 /// The hidden subcommand that runs a guard.
 pub(crate) const SUBCOMMAND: &str = "env-guard";
 
+/// Set in a guard's environment (to the pid it guards). A process that has it is a guard or
+/// was started by one, and starts no guard itself: a program that serves the command line
+/// but does not pass it every argument runs its own `main` where a guard was meant, and
+/// without this each such run would start a guard that starts another, without end.
+pub(crate) const GUARD_VAR: &str = "PI_TOOLS_GUARD_OF";
+
 /// How long a server that ends waits for its guard to be done.
 const EXIT_WAIT: Duration = Duration::from_secs(2);
 
@@ -72,10 +78,14 @@ impl Guard {
     /// Starts the guard for the server that made `mark` (this process), or `None` when the
     /// binary cannot be started again (then only the next server ends the leftovers).
     pub(crate) fn start(mark: &str) -> Option<Guard> {
+        if std::env::var_os(GUARD_VAR).is_some() {
+            return None;
+        }
         let exe = std::env::current_exe().ok()?;
         let mut child = Command::new(exe)
             .arg(SUBCOMMAND)
             .arg(mark)
+            .env(GUARD_VAR, std::process::id().to_string())
             .stdin(Stdio::piped())
             .stdout(Stdio::null())
             .stderr(Stdio::null())
