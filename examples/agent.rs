@@ -25,9 +25,8 @@ use pi_tools::config::Config;
 use pi_tools::env::WithEnv;
 use pi_tools::provider::{Provider, Request, read_json};
 use pi_tools::toolbox::Toolbox;
-use pi_tools::{Extensions, NoopSink, Registry, tool};
+use pi_tools::{CancellationToken, Extensions, NoopSink, Registry, tool};
 use serde_json::{Value, json};
-use tokio_util::sync::CancellationToken;
 
 /// Count the words of a text.
 #[tool(read_only)]
