@@ -43,6 +43,12 @@ pub(super) async fn call(args: CallArgs, source: &ConfigSource) -> Result<ExitCo
 
 /// Runs the registered tool `name` once in `cwd`, on this machine, or the tool the
 /// configuration `source` names declares; an unknown name is an error that lists the tools.
+///
+/// With a configuration (`pi-tools call`) the tool works in the environment it describes
+/// ([`Config::local_env`](crate::config::Config::local_env): `[paths]` and `[sandbox]`), as
+/// under `run`, `mcp` and a program's own toolbox, so the configuration means the same in
+/// every front. Without one (the `env-server` of an SSH environment, serving this machine
+/// to a process elsewhere) it works in `cwd` unconfined, as the SSH environment does.
 async fn run_one(
     name: String,
     cwd: PathBuf,
@@ -51,12 +57,16 @@ async fn run_one(
     cancel: CancellationToken,
 ) -> Result<ToolResultMessage, String> {
     let mut registered = setup::registered().map_err(|f| f.to_string())?;
-    if let Some(source) = source
-        && !registered.iter().any(|d| d.spec().name == name)
-    {
-        let config = setup::config(source, &registered).map_err(|f| f.to_string())?;
-        registered.extend(crate::declared::definitions(&config));
-    }
+    let env = match source {
+        Some(source) => {
+            let config = setup::config(source, &registered).map_err(|f| f.to_string())?;
+            if !registered.iter().any(|d| d.spec().name == name) {
+                registered.extend(crate::declared::definitions(&config));
+            }
+            config.local_env(&cwd).map_err(|e| e.to_string())?
+        }
+        None => LocalEnv::new(&cwd),
+    };
     let Some(definition) = registered.iter().find(|d| d.spec().name == name) else {
         let names: Vec<&str> = registered.iter().map(|d| d.spec().name.as_str()).collect();
         return Err(format!(
@@ -65,7 +75,7 @@ async fn run_one(
         ));
     };
     let tools = ToolSet::new([wrap(Arc::clone(definition), None)]);
-    let config = RunnerConfig::default().with_env(Arc::new(LocalEnv::new(&cwd)));
+    let config = RunnerConfig::default().with_env(Arc::new(env));
     let call = ToolCall::new("call", name, arguments);
     let mut outcome = execute_tool_calls(&tools, &[call], &config, &cancel, &NoopSink).await;
     outcome
