@@ -159,8 +159,7 @@ impl<'a> Gen<'a> {
     }
 
     /// `Deserialize + JsonSchema` (and `Serialize` with a default, for the schema's
-    /// `default`), checked at the parameter's type: by the field's schema function where
-    /// the field has one (see [`Self::schema_with`]), else by a check of its own.
+    /// `default`), checked at the parameter's type, unless [`Self::schema_with`] checks it.
     fn argument_check(&self, param: &Param) -> TokenStream {
         if schema_checks(param) {
             return TokenStream::new();
@@ -213,16 +212,18 @@ impl<'a> Gen<'a> {
         }
     }
 
-    /// `#[schemars(schema_with = "...")]` naming pi-tools' schema function for the
-    /// parameter's type, whose bound is the parameter's check (spanned at its type): the
-    /// `JsonSchema` derive then needs nothing of the type, so a type without `JsonSchema` is
-    /// one error with the fix instead of that error and the derive's bare one. Not for an
-    /// `Option` (the derive reads optionality from the field's own type) nor a parameter
-    /// with `#[schemars(...)]` of its own.
+    /// `#[schemars(schema_with = "...")]` naming pi-tools' schema function for the type,
+    /// whose bound is the parameter's check (at its type): the derive needs nothing of the
+    /// type, so a type without `JsonSchema` is one error, not that and the derive's bare one.
+    /// An `Option`, whose optionality the derive no longer sees, gets serde's `default` (and
+    /// `skip_serializing_if`, which keeps `"default": null` out of the schema).
     fn schema_with(&self, param: &Param) -> TokenStream {
         if !schema_checks(param) {
             return TokenStream::new();
         }
+        let optional = crate::ast::is_option(&param.ty).then(
+            || quote!(#[serde(default, skip_serializing_if = "::core::option::Option::is_none")]),
+        );
         let function = if param.default_value().is_some() {
             "default_param_schema"
         } else {
@@ -235,7 +236,7 @@ impl<'a> Gen<'a> {
             ty.to_token_stream()
         );
         let path = syn::LitStr::new(&path, ty.span());
-        quote!(#[schemars(schema_with = #path)])
+        quote!(#optional #[schemars(schema_with = #path)])
     }
 
     /// One function per `#[default = value]`, named by the field's `#[serde(default)]`: a
@@ -588,12 +589,11 @@ fn default_fn(param: &Param) -> Ident {
 
 /// Whether a parameter's type is checked by its field's schema function
 /// ([`Gen::schema_with`]) rather than by a check of its own: a plain parameter's (an
-/// `#[args]` type has no generated field).
+/// `#[args]` type has no generated field) without `#[schemars(...)]` of its own, nor, for an
+/// `Option`, `#[serde(...)]` (whose `default` the field then gets).
 fn schema_checks(param: &Param) -> bool {
+    let own = |name: &str| param.field_attrs.iter().any(|a| a.path().is_ident(name));
     param.kind == ParamKind::Plain
-        && !crate::ast::is_option(&param.ty)
-        && !param
-            .field_attrs
-            .iter()
-            .any(|a| a.path().is_ident("schemars"))
+        && !own("schemars")
+        && !(crate::ast::is_option(&param.ty) && own("serde"))
 }
