@@ -26,9 +26,8 @@ use pi_tools::dialect::Dialect;
 use pi_tools::env::WithEnv;
 use pi_tools::provider::{Request, read_json, user_message};
 use pi_tools::toolbox::Toolbox;
-use pi_tools::{Extensions, NoopSink, Registry, tool};
+use pi_tools::{CancellationToken, Extensions, NoopSink, Registry, tool};
 use serde_json::Value;
-use tokio_util::sync::CancellationToken;
 
 /// Count the words of a text.
 #[tool(read_only)]

@@ -17,6 +17,7 @@ use spawn::feed;
 use support::procfs;
 use support::spawn;
 
+mod call;
 mod config_discovery;
 mod generated;
 mod golden;

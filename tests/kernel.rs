@@ -1,9 +1,10 @@
 //! The kernel, the tool API and the `#[tool]` macro, one module per subject: the runner,
 //! argument validation, canonical schemas and the provider dialects, provider replies, the
-//! prompt, config, the catalog and the wire types.
+//! prompt, config, the catalog, the wire types, and what the crate page and rustdoc show.
 
 mod catalog;
 mod config;
+mod crate_page;
 mod dialects;
 mod macro_config;
 mod macro_e2e;

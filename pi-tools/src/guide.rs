@@ -7,7 +7,7 @@
 //! - [`choosing_where_tools_work`]: a directory, allowed roots, another machine.
 //! - [`serving_over_mcp`]: the active tools to any MCP client.
 //! - [`choosing_a_dialect`]: which schema dialect a provider (or SDK) needs.
-//! - [`closing_the_loop`]: a provider's reply in, its next request's messages out.
+//! - [`closing_the_loop`]: a provider's request out, its reply in, the results into the history.
 
 /// # Writing a tool
 ///
@@ -130,9 +130,9 @@ pub mod configuring_the_toolbox {}
 /// ```
 /// use std::sync::Arc;
 ///
-/// use pi_tools::{NoopSink, RunnerConfig, ToolCall, ToolSet, execute_tool_calls, tool, wrap};
+/// use pi_tools::{CancellationToken, NoopSink, RunnerConfig, ToolCall, ToolSet};
+/// use pi_tools::{execute_tool_calls, tool, wrap};
 /// use serde_json::json;
-/// use tokio_util::sync::CancellationToken;
 ///
 /// /// Add two numbers.
 /// #[tool]
@@ -177,10 +177,9 @@ pub mod running_a_batch {}
 /// use std::sync::Arc;
 ///
 /// use pi_tools::env::{LocalEnv, ToolContextExt, WithEnv, resolve_path};
-/// use pi_tools::{NoopSink, RunnerConfig, ToolCall, ToolContext, ToolSet};
+/// use pi_tools::{CancellationToken, NoopSink, RunnerConfig, ToolCall, ToolContext, ToolSet};
 /// use pi_tools::{execute_tool_calls, tool, wrap};
 /// use serde_json::json;
-/// use tokio_util::sync::CancellationToken;
 ///
 /// /// Count the lines of a text file.
 /// #[tool(read_only)]
@@ -297,19 +296,26 @@ pub mod choosing_a_dialect {}
 
 /// # Closing the loop with a provider
 ///
-/// [`provider`](crate::provider) reads a model's reply (the JSON body, or the streamed body
-/// through a [`ReplyStream`](crate::provider::ReplyStream)) into the batch the runner runs,
-/// and renders the results as what goes next into that provider's request. One step of the
-/// loop is the same for every provider:
+/// One turn of an agent is the same for every provider, and only the HTTP client is yours:
+/// [`Request`](crate::provider::Request) shapes what to post (the path after the base URL,
+/// the headers, and the JSON body with the system prompt and the tools where that API takes
+/// them); [`read_json`](crate::provider::read_json) reads the reply into the batch the
+/// runner runs; and [`Reply::results`](crate::provider::Reply::results) renders the results
+/// as what goes next into the history. The toolbox of [`configuring_the_toolbox`] gives the
+/// prompt, the runner and the tools in the same dialect the reply is read in
+/// ([`Toolbox::schemas`](crate::toolbox::Toolbox::schemas)), so nothing below changes from
+/// one provider to another but the [`Dialect`](crate::dialect::Dialect):
 ///
 /// ```
 /// use std::sync::Arc;
 ///
+/// use pi_tools::config::Config;
+/// use pi_tools::env::WithEnv;
 /// use pi_tools::dialect::Dialect;
-/// use pi_tools::provider::{ReplyError, read_json};
-/// use pi_tools::{NoopSink, RunnerConfig, ToolSet, tool, wrap};
+/// use pi_tools::provider::{ProviderRequest, ReplyError, Request, read_json, user_message};
+/// use pi_tools::toolbox::Toolbox;
+/// use pi_tools::{CancellationToken, Extensions, NoopSink, Registry, tool};
 /// use serde_json::{Value, json};
-/// use tokio_util::sync::CancellationToken;
 ///
 /// /// Shout a text.
 /// #[tool]
@@ -317,8 +323,21 @@ pub mod choosing_a_dialect {}
 ///     Ok(text.to_uppercase())
 /// }
 ///
-/// /// Keeps the reply's turn and its results in `history`; `false` when the loop is over.
-/// async fn step(dialect: Dialect, body: &Value, tools: &ToolSet, history: &mut Vec<Value>)
+/// /// What to post for the conversation so far (`history`, in the dialect's own shape).
+/// fn request(dialect: Dialect, toolbox: &Toolbox, history: &[Value]) -> ProviderRequest {
+///     let system = toolbox.prompt().to_string();
+///     let tools = toolbox.schemas(dialect).expect("every tool fits the dialect");
+///     Request::new("my-model", history)
+///         .with_system(&system)
+///         .with_tools(&tools)
+///         .with_api_key("sk-…")
+///         .build(dialect)
+///         .expect("a dialect with requests")
+/// }
+///
+/// /// Runs the calls of the reply `body`, and keeps its turn and their results in
+/// /// `history`; `false` when the loop is over.
+/// async fn step(dialect: Dialect, toolbox: &Toolbox, body: &Value, history: &mut Vec<Value>)
 ///     -> Result<bool, ReplyError> {
 ///     let reply = read_json(dialect, body)?;
 ///     history.extend(reply.assistant.iter().cloned());
@@ -326,54 +345,54 @@ pub mod choosing_a_dialect {}
 ///         return Ok(false);
 ///     }
 ///     let cancel = CancellationToken::new();
-///     let outcome = reply.run(tools, &RunnerConfig::default(), &cancel, &NoopSink).await;
+///     let outcome = reply
+///         .run(toolbox.tool_set(), &toolbox.runner_config(), &cancel, &NoopSink)
+///         .await;
 ///     history.extend(reply.results(&outcome.messages));
 ///     Ok(!outcome.terminate)
 /// }
 ///
 /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
-/// let tools = ToolSet::new([wrap(Arc::new(GuideShoutTool), None)]);
-/// let mut history = vec![json!({"role": "user", "content": "Shout hi."})];
+/// let registered: Vec<_> = Registry::from_inventory().unwrap().iter().cloned().collect();
+/// let toml = "[tools]\nactive = [\"guide_shout\"]\n";
+/// let config = Config::parse(toml, "pi-tools.toml", &registered).unwrap();
+/// let project = tempfile::tempdir().unwrap();
+/// let env = config.local_env(project.path()).unwrap();
+/// let toolbox = Toolbox::new(registered, &config, Extensions::new().with_env(Arc::new(env)));
+///
+/// let mut history = vec![user_message(Dialect::Anthropic, "Shout hi.").unwrap()];
+/// let post = request(Dialect::Anthropic, &toolbox, &history);
+/// // POST post.body as JSON to the base URL followed by post.path, with post.headers.
+/// assert_eq!(post.path, "/v1/messages");
+/// assert!(post.headers.contains(&("x-api-key", "sk-…".to_owned())));
+/// assert_eq!(post.body["tools"][0]["name"], "guide_shout");
+/// // The JSON body of the model's answer:
 /// let body = json!({"type": "message", "role": "assistant", "stop_reason": "tool_use",
 ///     "content": [{"type": "tool_use", "id": "toolu_1", "name": "guide_shout", "input": {"text": "hi"}}]});
-/// assert!(step(Dialect::Anthropic, &body, &tools, &mut history).await.unwrap());
+/// assert!(step(Dialect::Anthropic, &toolbox, &body, &mut history).await.unwrap());
 /// assert_eq!(history[2], json!({"role": "user", "content": [{"type": "tool_result",
 ///     "tool_use_id": "toolu_1", "content": [{"type": "text", "text": "HI"}], "is_error": false}]}));
 /// # });
 /// ```
 ///
 /// One [`Dialect`](crate::dialect::Dialect) names the whole wire format: the tools
-/// (`toolbox.schemas(dialect)`), the request ([`Request::build`](crate::provider::Request::build)
-/// gives the path, the headers and the body) and the reader, so strict tools go with replies
-/// read as strict:
+/// (`toolbox.schemas(dialect)`), the request, and the reader, so strict tools go with replies
+/// read as strict. Where each API takes what [`Request::build`](crate::provider::Request::build)
+/// puts in:
 ///
-/// - **OpenAI Chat Completions**: `openai`, or `openai-strict` for strict tools (a `null` the
-///   model sends for an optional parameter then means it is absent): `POST
-///   {base}/chat/completions` with the system prompt as the first message.
-/// - **OpenAI Responses**: `openai-responses`: flat strict tools, `POST {base}/responses`
-///   with the system prompt as `instructions` and the history as `input`.
-/// - **Anthropic Messages**: `anthropic`: `POST {base}/v1/messages` with `x-api-key`,
-///   `anthropic-version` and the required `max_tokens`.
-/// - **Gemini**: `gemini`: `POST {base}/v1beta/models/{model}:generateContent` with the
-///   tools in one `functionDeclarations`.
+/// | dialect | path (after the base URL) | key | system prompt | tools |
+/// |---|---|---|---|---|
+/// | `OpenAi`, `OpenAiStrict` (Chat Completions) | `/chat/completions` | `Authorization: Bearer` | the first of `messages`, role `system` | the dialect's (`strict: true` for `OpenAiStrict`, whose replies are read as strict) |
+/// | `OpenAiResponses` | `/responses` | `Authorization: Bearer` | `instructions` | the `openai-strict` rules, flat, `strict: true` |
+/// | `Anthropic` (Messages) | `/v1/messages` | `x-api-key`, with `anthropic-version` | `system`, with `max_tokens` | `input_schema` |
+/// | `Gemini` | `/v1beta/models/{model}:generateContent` | `x-goog-api-key` | `systemInstruction` | in one `functionDeclarations` |
 ///
-/// ```
-/// use pi_tools::dialect::Dialect;
-/// use pi_tools::provider::Request;
-/// use serde_json::json;
-///
-/// let history = [json!({"role": "user", "content": "Read a.txt"})];
-/// let request = Request::new("gpt-5", &history)
-///     .with_system("You are a careful coding agent.")
-///     .with_api_key("sk-…")
-///     .build(Dialect::OpenAiResponses)
-///     .unwrap();
-/// assert_eq!(request.path, "/responses");
-/// assert_eq!(request.body["instructions"], "You are a careful coding agent.");
-/// ```
-///
-/// For a streamed reply (`"stream": true`, or Gemini's `streamGenerateContent?alt=sse`),
-/// feed the body's chunks to a `ReplyStream` and `finish()` it instead of `read_json`.
-/// [`examples/agent.rs`](https://github.com/pi-tools/pi-tools/blob/main/examples/agent.rs) is the whole loop with reqwest; `pi-tools run --dialect …` does one
-/// step from the shell.
+/// The history is in the dialect's own shape: the first user message is
+/// [`user_message`](crate::provider::user_message)`(dialect, task)`; after that, what the
+/// reply and the results give. For a streamed reply (set
+/// `"stream": true` in the body, or post to Gemini's `streamGenerateContent?alt=sse`), feed
+/// the body's chunks to a [`ReplyStream`](crate::provider::ReplyStream) and `finish()` it
+/// instead of `read_json`.
+/// [`examples/agent.rs`](https://github.com/pi-tools/pi-tools/blob/main/examples/agent.rs)
+/// is the whole loop with reqwest; `pi-tools run --dialect …` does one step from the shell.
 pub mod closing_the_loop {}

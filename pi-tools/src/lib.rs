@@ -29,8 +29,7 @@
 //!
 //! // The macro generates `WordCountTool`; the registry finds it without any central list.
 //! # use std::sync::Arc;
-//! # use pi_tools::{NoopSink, RunnerConfig, ToolCall, ToolSet, execute_tool_calls, wrap};
-//! # use tokio_util::sync::CancellationToken;
+//! # use pi_tools::{CancellationToken, NoopSink, RunnerConfig, ToolCall, ToolSet, execute_tool_calls, wrap};
 //! # tokio::runtime::Runtime::new().unwrap().block_on(async {
 //! let tools = ToolSet::new([wrap(Arc::new(WordCountTool), None)]);
 //! let calls = [ToolCall::new("1", "word_count", serde_json::json!({"text": "a bb ccc", "min_len": 1}))];

@@ -243,3 +243,47 @@ fn a_crates_own_tools_are_active_under_the_embedded_default() {
         "active tools: read, bash, edit, write, fill, shout, sleep_ms"
     );
 }
+
+/// `pi-tools check` on an SSH `[env]`: the line on how commands run there says the command
+/// line uploads itself by default and how to opt out, and what `upload_helper = false`
+/// costs. (It describes; it does not connect.)
+#[test]
+fn check_says_whether_the_command_line_uploads_itself_over_ssh() {
+    let served = "commands over SSH: one long-lived pi-tools process on build-box serves every \
+                  command, grep and find (its login shell's startup files run once, when it \
+                  starts: commands get a login shell's PATH and variables; login_shell = false \
+                  for a plain SSH command's)";
+    let version = env!("CARGO_PKG_VERSION");
+    let line = |upload: &str| {
+        let config = scratch_file(
+            &format!("ssh-upload{}.toml", upload.len()),
+            &format!("[env]\nkind = \"ssh\"\nhost = \"build-box\"\ncwd = \"/srv/p\"\n{upload}"),
+        );
+        let mut command = pi_tools();
+        command.args(["check", "--config"]).arg(&config);
+        let output = feed(command, "");
+        assert!(output.status.success(), "{}", stderr(&output));
+        stdout(&output)
+            .lines()
+            .find(|l| l.starts_with("commands over SSH: "))
+            .expect("check says how commands run over SSH")
+            .to_owned()
+    };
+    assert_eq!(
+        line(""),
+        format!(
+            "{served}; pi-tools {version} on its PATH, else this binary, uploaded once to \
+             ~/.cache/pi-tools there (same OS and architecture only; upload_helper is true by \
+             default: set upload_helper = false in [env] not to upload)"
+        )
+    );
+    assert_eq!(
+        line("upload_helper = false\n"),
+        format!(
+            "{served}, when pi-tools {version} is on its PATH; else each command opens an SSH \
+             session of its own, which runs the remote shell's startup files every time (often \
+             0.1 to 0.3 s a call), and grep and find read the tree over SFTP (upload_helper = \
+             false: remove it, as it defaults to true, to avoid that)"
+        )
+    );
+}

@@ -1,6 +1,6 @@
 //! Doc examples that run here, as doc tests of this crate: those of the `#[tool]` macro's
 //! crate (which cannot run them itself without building pi-tools a second time, as a
-//! dependency of a proc-macro's tests) and of the two READMEs.
+//! dependency of a proc-macro's tests) and of the repository's and the macro crate's READMEs.
 
 /// `pi-tools-derive`'s crate documentation.
 #[doc = include_str!("../../pi-tools-derive/src/docs/crate.md")]
@@ -14,6 +14,7 @@ pub struct ToolMacroDocs;
 #[doc = include_str!("../../pi-tools-derive/README.md")]
 pub struct DeriveReadme;
 
-/// The workspace README, the one `pi-tools` is published with.
+/// The repository's README, for contributors (the crate page, `pi-tools/README.md`, is a
+/// doc test of the library itself).
 #[doc = include_str!("../../README.md")]
 pub struct Readme;

@@ -47,6 +47,12 @@ pub(super) async fn call(args: CallArgs, source: &ConfigSource) -> Result<ExitCo
 
 /// Runs the registered tool `name` once in `cwd`, on this machine, or the tool the
 /// configuration `source` names declares; an unknown name is an error that lists the tools.
+///
+/// With a configuration (`pi-tools call`) the tool works in the environment it describes
+/// ([`Config::local_env`](crate::config::Config::local_env): `[paths]` and `[sandbox]`), as
+/// under `run`, `mcp` and a program's own toolbox, so the configuration means the same in
+/// every front. Without one (the `env-server` of an SSH environment, serving this machine
+/// to a process elsewhere) it works in `cwd` unconfined, as the SSH environment does.
 async fn run_one(
     name: String,
     cwd: PathBuf,
@@ -64,6 +70,10 @@ async fn run_one(
     {
         registered.extend(crate::declared::definitions(config));
     }
+    let env = match &config {
+        Some(config) => config.local_env(&cwd).map_err(|e| e.to_string())?,
+        None => LocalEnv::new(&cwd),
+    };
     let Some(definition) = registered.iter().find(|d| d.spec().name == name) else {
         let names: Vec<&str> = registered.iter().map(|d| d.spec().name.as_str()).collect();
         return Err(format!(
@@ -72,7 +82,7 @@ async fn run_one(
         ));
     };
     let tools = ToolSet::new([wrap(Arc::clone(definition), None)]);
-    let mut runner = RunnerConfig::default().with_env(Arc::new(LocalEnv::new(&cwd)));
+    let mut runner = RunnerConfig::default().with_env(Arc::new(env));
     if let Some(config) = config.filter(|c| c.policy.is_active()) {
         let hook = PolicyHook::new(Arc::new(config.policy), runner.extensions.clone());
         let hook = match super::approve::TerminalApprover::open() {

@@ -373,8 +373,7 @@ impl ToolContextExt for ToolContext {
 /// ```
 /// use std::sync::Arc;
 /// use pi_tools::env::{LocalEnv, ToolContextExt, WithEnv};
-/// use pi_tools::{RunnerConfig, ToolContext};
-/// use tokio_util::sync::CancellationToken;
+/// use pi_tools::{CancellationToken, RunnerConfig, ToolContext};
 ///
 /// let ctx = ToolContext::new("call-1", CancellationToken::new())
 ///     .with_env(Arc::new(LocalEnv::new("/srv/project")));

@@ -56,6 +56,24 @@ impl<T: ToolArgument + serde::Serialize> DefaultArgument for T {}
 /// Compile-time check that a parameter type with a default is a [`DefaultArgument`].
 pub const fn assert_default_argument<T: DefaultArgument>() {}
 
+/// The schema of a parameter's type, for the generated argument struct's `JsonSchema`
+/// derive (`#[schemars(schema_with = ...)]`); the same subschema the derive makes for a
+/// field. Its bound is the parameter's check: a type that is not a [`ToolArgument`] is
+/// reported here, once, with the fix, while the derive itself asks nothing of the type and
+/// so adds no second error of its own.
+pub fn param_schema<T: ToolArgument>(
+    generator: &mut schemars::SchemaGenerator,
+) -> schemars::Schema {
+    generator.subschema_for::<T>()
+}
+
+/// [`param_schema`] for a parameter with a default, checked as a [`DefaultArgument`].
+pub fn default_param_schema<T: DefaultArgument>(
+    generator: &mut schemars::SchemaGenerator,
+) -> schemars::Schema {
+    generator.subschema_for::<T>()
+}
+
 /// What a parameter with `#[default = "text"]` must be: built from a string. The message
 /// shows the form an enum's default takes instead.
 #[diagnostic::on_unimplemented(
