@@ -9,7 +9,10 @@ use super::*;
 const REPEATED: &[&str] = &["x();", "}", "Ok(count)", "", "x();"];
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(cases(256)))]
+    #![proptest_config(ProptestConfig {
+        max_global_rejects: 4 * cases(256),
+        ..ProptestConfig::with_cases(cases(256))
+    })]
     /// An oldText cut from a file of repeated lines, sent exactly, with curly quotes for
     /// straight ones, or shifted: it applies with exactly the expected bytes, and only when
     /// its lines occur once (overlapping runs counted); otherwise it is refused.
@@ -113,7 +116,10 @@ proptest! {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(cases(128)))]
+    #![proptest_config(ProptestConfig {
+        max_global_rejects: 4 * cases(128),
+        ..ProptestConfig::with_cases(cases(128))
+    })]
     /// A file whose tabs are 2 or 8 columns, settled by a modeline or its .editorconfig (or
     /// by nothing): one line sent in spaces applies, newText converted at that width, exactly
     /// when it is at the file line's depth and the width is settled; otherwise it is refused.
