@@ -15,7 +15,7 @@ use super::matching::{LfText, LocateError, Located, SplitCharacter, locate};
 use super::numbers::{self, Prefixes};
 use super::numbers_note::LineNumberAdjustment;
 use super::refusal::{self, Labels};
-use super::stale::already_applied;
+use super::stale::{already_applied, sent_text_present};
 use super::transform::default_width;
 use crate::core::ToolError;
 
@@ -217,6 +217,20 @@ impl<'t> Locator<'t> {
             let label = self.labels.old_text(i);
             return Err(Miss::Refused(ToolError::new(refusal::already_applied(
                 &label,
+                placed.stage,
+                window,
+                found,
+                self.shown,
+            ))));
+        }
+        if placed.stage != Stage::Exact
+            && let Some(found) = sent_text_present(self.text, old, new_text)
+        {
+            let label = self.labels.old_text(i);
+            let window = numbered::lines_of(self.text, &placed.at);
+            return Err(Miss::Refused(ToolError::new(refusal::sent_text_present(
+                &label,
+                &self.labels.new_text(i),
                 placed.stage,
                 window,
                 found,

@@ -217,6 +217,22 @@ pub(super) fn already_applied(
     )
 }
 
+pub(super) fn sent_text_present(
+    label: &str,
+    new_label: &str,
+    stage: Stage,
+    window: LineRange,
+    found: LineRange,
+    shown: &str,
+) -> String {
+    format!(
+        "{label} matches {shown} only {} ({}), and {new_label} as you sent it is already in the file ({}): the edit looks already applied there, and the match is most likely another place. Read the file again to see its current state before editing it.",
+        matched_how(stage),
+        window.words(),
+        found.words()
+    )
+}
+
 pub(super) fn unsettled_width(label: &str, fit: &IndentFit, shown: &str) -> String {
     let style = match fit.transform {
         Transform::Restyle { to_tabs: false, .. } => "spaces",
