@@ -1,6 +1,7 @@
 //! Line numbers copied into `oldText` from tool output that carries them: `cat -n` and
 //! `nl -ba` (`     12\t`), the arrow other agents' read tools print (`12→`), `12 | `, and
-//! grep (`path:12:` or `12:`, `-` for context lines). Such an oldText occurs nowhere; the
+//! grep (`path:12:` or `12:`, `-` for context lines, and a space after them as pi-tools'
+//! own grep prints, which is read both ways). Such an oldText occurs nowhere; the
 //! prefixes are removed only when they are certainly this file's line numbers: every line
 //! carries one of one style, the numbers are consecutive, and the text without them matches
 //! one place that starts at the line the first number names (checked in `apply.rs`).
