@@ -21,7 +21,11 @@
 //!   refused only when another place reads the same; overlapping repeats are refused in every
 //!   stage, naming each start; in files whose tabs are 2 or 8 columns one line sent in spaces
 //!   applies exactly when the width is settled and the line is at its depth; and an edit
-//!   sent again after it was applied (stale) is refused, never applied twice.
+//!   sent again after it was applied (stale) is refused, never applied twice;
+//! - an oldText copied with line numbers (`cat -n`, `nl -ba`, arrows, `12 | `, grep with and
+//!   without a path, GNU's `12:text` and pi-tools' `12: text`), newText with or without them,
+//!   applies with exactly the expected bytes or is refused; it applies whenever the first
+//!   number is right and the text without numbers occurs once, and never when it is wrong.
 //!
 //! `PROPTEST_CASES` raises the number of cases (the default keeps the suite fast).
 #![cfg(feature = "builtins")]
@@ -37,6 +41,7 @@ use unicode_normalization::UnicodeNormalization;
 use unicode_normalization::char::canonical_combining_class;
 
 mod drift;
+mod numbers;
 mod repeats;
 
 /// Cases per property: `PROPTEST_CASES` when set, else a number that keeps CI fast.

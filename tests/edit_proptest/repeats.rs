@@ -1,5 +1,5 @@
 //! Repeated lines around and inside the window, overlapping repeats, files whose tabs are 2
-//! or 8 columns, and stale resends (the target already changed).
+//! or 8 columns, and stale resends (the target already changed, a copy of it elsewhere).
 
 use pi_tools::builtins::edit::{FileHints, apply_edits_with};
 
@@ -9,7 +9,10 @@ use super::*;
 const REPEATED: &[&str] = &["x();", "}", "Ok(count)", "", "x();"];
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(cases(256)))]
+    #![proptest_config(ProptestConfig {
+        max_global_rejects: 4 * cases(256),
+        ..ProptestConfig::with_cases(cases(256))
+    })]
     /// An oldText cut from a file of repeated lines, sent exactly, with curly quotes for
     /// straight ones, or shifted: it applies with exactly the expected bytes, and only when
     /// its lines occur once (overlapping runs counted); otherwise it is refused.
@@ -113,7 +116,10 @@ proptest! {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(cases(128)))]
+    #![proptest_config(ProptestConfig {
+        max_global_rejects: 4 * cases(128),
+        ..ProptestConfig::with_cases(cases(128))
+    })]
     /// A file whose tabs are 2 or 8 columns, settled by a modeline or its .editorconfig (or
     /// by nothing): one line sent in spaces applies, newText converted at that width, exactly
     /// when it is at the file line's depth and the width is settled; otherwise it is refused.
@@ -206,6 +212,69 @@ proptest! {
         match apply_edits(&once, &again, "f") {
             Ok(edited) => prop_assert!(false, "applied twice: {:?} gave {:?}", resent, edited.content),
             Err(e) => prop_assert!(e.message().contains("the edit looks already applied"), "{}", e.message()),
+        }
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(cases(128)))]
+    /// An edit applied once, then sent again as it was, in a file that has a copy of the old
+    /// block at another depth (a test module): the resend is refused, as already applied
+    /// unless the wrapped block is found as well, and never applied to the copy.
+    #[test]
+    fn stale_resends_never_land_on_a_copy_at_another_depth(
+        len in 2usize..5,
+        depth in 1usize..3,
+        copy_shift in prop::sample::select(vec![-1i64, 1, 2]),
+        change in 0usize..3,
+        tabs in any::<bool>(),
+        copy_first in any::<bool>(),
+    ) {
+        let style = if tabs { Style::Tabs } else { Style::Spaces(4) };
+        let block: Vec<(usize, String)> = (0..len).map(|i| (depth, format!("step{i}();"))).collect();
+        let changed: Vec<(usize, String)> = match change {
+            // The last line changed.
+            0 => block[..len - 1].iter().cloned().chain(std::iter::once((depth, "other();".to_string()))).collect(),
+            // The first line changed (a line inserted leaves the old block in place, found
+            // exactly, and an exact match is taken as meant).
+            1 => std::iter::once((depth, "other();".to_string())).chain(block[1..].iter().cloned()).collect(),
+            // Wrapped in a call.
+            _ => std::iter::once((depth, "wrap(|| {".to_string()))
+                .chain(block.iter().map(|(l, t)| (l + 1, t.clone())))
+                .chain(std::iter::once((depth, "});".to_string())))
+                .collect(),
+        };
+        let copy_depth = usize::try_from(depth as i64 + copy_shift).expect("depth 1 or more");
+        let copy: Vec<(usize, String)> = block.iter().map(|(_, t)| (copy_depth, t.clone())).collect();
+        let function = |body: &[(usize, String)]| -> Vec<(usize, String)> {
+            std::iter::once((depth - 1, "fn f() {".to_string()))
+                .chain(body.iter().cloned())
+                .chain(std::iter::once((depth - 1, "}".to_string())))
+                .collect()
+        };
+        let module: Vec<(usize, String)> = std::iter::once((0, "mod tests {".to_string()))
+            .chain(copy.iter().cloned())
+            .chain(std::iter::once((0, "}".to_string())))
+            .collect();
+        let parts = |body: &[(usize, String)]| -> Vec<(usize, String)> {
+            let (f, m) = (function(body), module.clone());
+            if copy_first { m.into_iter().chain(f).collect() } else { f.into_iter().chain(m).collect() }
+        };
+        let original = file_text(&parts(&block), style, "\n", true, false);
+        let old = render(&block, |l| Some(style.indent(l)), "").expect("indented");
+        let new = render(&changed, |l| Some(style.indent(l)), "").expect("indented");
+        let edits = [Replacement { old_text: old.clone(), new_text: new.clone() }];
+        let once = apply_edits(&original, &edits, "f").expect("the first edit applies").content;
+        prop_assert_eq!(&once, &file_text(&parts(&changed), style, "\n", true, false));
+        // Refused as already applied, or (the wrapped block and the copy both a shift away)
+        // as matching several places.
+        match apply_edits(&once, &edits, "f") {
+            Ok(edited) => prop_assert!(false, "applied again: {:?} gave {:?}", old, edited.content),
+            Err(e) => prop_assert!(
+                e.message().contains("the edit looks already applied")
+                    || (change == 2 && e.message().contains("matches several places")),
+                "{}", e.message()
+            ),
         }
     }
 }

@@ -151,3 +151,85 @@ async fn elided_code_is_refused_asking_for_the_whole_text() {
         );
     }
 }
+
+#[tokio::test]
+async fn grep_prefixes_with_a_space_after_the_number_are_removed_with_it() {
+    // pi-tools' own grep prints `path:4: text`: without the space taken off, every line of
+    // oldText was one space too deep, and newText sent clean was moved one space out.
+    for old in [
+        "src/main.rs:4:     let x = 1;\nsrc/main.rs-5-     println!(\"{x}\");",
+        "4:     let x = 1;\n5-     println!(\"{x}\");",
+        "src/main.rs:4:     let x = 1;",
+    ] {
+        let new = if old.contains('5') {
+            "    let x = 2;\n    println!(\"{x}\");"
+        } else {
+            "    let x = 2;"
+        };
+        let (result, after) = run_ok(FILE, &[(old, new)]).await;
+        assert_eq!(after, AFTER, "{old:?}");
+        assert_eq!(result.details["lineNumbers"][0]["style"], "grep");
+        assert!(result.details.get("indentation").is_none(), "{old:?}");
+    }
+    // newText carrying the same prefixes loses them, space included.
+    let (_, after) = run_ok(
+        FILE,
+        &[(
+            "src/main.rs:4:     let x = 1;\nsrc/main.rs-5-",
+            "src/main.rs:4:     let x = 2;\nsrc/main.rs-5-",
+        )],
+    )
+    .await;
+    assert_eq!(after, AFTER);
+    // GNU grep's `4:text` keeps the file's indentation as it is.
+    let (_, after) = run_ok(FILE, &[("4:    let x = 1;", "    let x = 2;")]).await;
+    assert_eq!(after, AFTER);
+}
+
+#[tokio::test]
+async fn grep_prefixes_read_two_ways_that_write_differently_are_refused() {
+    // Lines 4-5 are two spaces deep: " x" and "x" both match them once indentation is
+    // adjusted, and shift newText by one space or by two.
+    let file = "a\nb\nc\n  x\n  y\n";
+    let message = run_err(file, &[("4: x\n5: y", "x\nz")]).await;
+    assert_eq!(
+        message,
+        "oldText's lines begin with line numbers in the grep style (4:), which are not part of the file. Without them oldText matches lines 4-5 of f.txt whether or not the space after each number is taken as part of it, and the two readings would write newText differently. Send oldText and newText without line numbers, copied from the file as it is now."
+    );
+    // With newText's prefixes removed the same way, both readings write the same.
+    let (_, after) = run_ok(file, &[("4: x\n5: y", "4: x\n5: z")]).await;
+    assert_eq!(after, "a\nb\nc\n  x\n  z\n");
+}
+
+#[tokio::test]
+async fn a_reading_of_the_numbers_that_starts_inside_an_indentation_or_loses_to_an_ambiguity_is_refused()
+ {
+    // Taking the space as the line's, " }" is found once, but inside line 1's indentation,
+    // where no copied line starts; taking it as the prefix's, "}" is on lines 1 and 2.
+    let file = "    }\n}\nx();\n";
+    let message = run_err(file, &[("src/a.rs:1: }", "} // m")]).await;
+    assert!(
+        message.starts_with("oldText's lines begin with line numbers in the grep style (src/a.rs:1:), which are not part of the file. Without them oldText matches 2 places in f.txt"),
+        "{message}"
+    );
+    let message = run_err(file, &[("1\u{2192} }", "x")]).await;
+    assert!(
+        message.contains("only from inside the indentation of its first line"),
+        "{message}"
+    );
+    // GNU grep's reading (the exact text, in two places) decides before the spaced one,
+    // which only the indentation stage would find, once.
+    let file = "x();\n    }\n        Ok(count)\nx();\n\n    }\n        Ok(count)\nx();\n";
+    let message = run_err(
+        file,
+        &[(
+            "src/a.rs:5:\nsrc/a.rs-6-    }\nsrc/a.rs-7-        Ok(count)",
+            "\n    } // m\n        Ok(count) // m",
+        )],
+    )
+    .await;
+    assert!(
+        message.starts_with("oldText's lines begin with line numbers in the grep style (src/a.rs:5:), which are not part of the file. Without them oldText matches 2 places in f.txt"),
+        "{message}"
+    );
+}

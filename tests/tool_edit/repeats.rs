@@ -123,3 +123,18 @@ async fn blank_lines_are_placed_by_position_or_refused() {
     .await;
     assert_eq!(after, "fn f() {\n    x();\n\n    x();\n    y();\n}\n");
 }
+
+#[tokio::test]
+async fn a_block_already_changed_is_not_changed_again_at_another_depth() {
+    // `b();` became `c();` in f; the resent edit's oldText is found, one level deeper, in
+    // the test module, and newText as sent is already in f.
+    let file = "fn f() {\n    a();\n\n    c();\n}\n\nmod tests {\n    fn t() {\n        a();\n        b();\n    }\n}\n";
+    let message = run_err(file, &[("    a();\n    b();", "    a();\n    c();")]).await;
+    assert_eq!(
+        message,
+        "oldText matches f.txt only with its indentation adjusted (lines 9-10), and newText as you sent it is already in the file (lines 2-4): the edit looks already applied there, and the match is most likely another place. Read the file again to see its current state before editing it."
+    );
+    // A real indentation mistake whose newText is nowhere yet applies.
+    let (_, after) = run_ok(file, &[("    a();\n    b();", "    a();\n    d();")]).await;
+    assert_eq!(after, file.replace("        b();", "        d();"));
+}

@@ -12,12 +12,14 @@ use super::indent::{IndentFit, IndentMatch, LineRange, locate_indented};
 use super::indent_note::IndentAdjustment;
 use super::lines::IndentIndex;
 use super::matching::{LfText, LocateError, Located, SplitCharacter, locate};
-use super::numbers::{self, Numbered, Prefixes};
+use super::numbers::{self, Prefixes};
 use super::numbers_note::LineNumberAdjustment;
 use super::refusal::{self, Labels};
-use super::stale::already_applied;
+use super::stale::{already_applied, sent_text_present};
 use super::transform::default_width;
 use crate::core::ToolError;
+
+mod numbered;
 
 /// The outcome of applying edits to a file's text.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -82,6 +84,7 @@ pub fn apply_edits_with(
         tab_width: hints.tab_width,
         shown,
         labels: Labels { count: edits.len() },
+        reached: Stage::Exact,
         indentation: Vec::new(),
         blank_lines: Vec::new(),
         line_numbers: Vec::new(),
@@ -124,7 +127,7 @@ struct Placed {
 }
 
 /// The matching stages, in the order they are tried.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub(super) enum Stage {
     Exact,
     Normalised,
@@ -158,6 +161,8 @@ struct Locator<'t> {
     tab_width: Option<usize>,
     shown: &'t str,
     labels: Labels,
+    /// The last stage tried for the current edit (the one that refused it, when one did).
+    reached: Stage,
     indentation: Vec<IndentAdjustment>,
     blank_lines: Vec<BlankLineAdjustment>,
     line_numbers: Vec<LineNumberAdjustment>,
@@ -200,63 +205,11 @@ impl<'t> Locator<'t> {
         Err(ToolError::new(message))
     }
 
-    /// Edit `i` with oldText's line numbers removed (and newText's, when each of its lines
-    /// has one): placed when the text without them is found once, where the first number
-    /// says.
-    fn place_numbered(
-        &mut self,
-        i: usize,
-        numbered: Numbered,
-        new_text: &str,
-    ) -> Result<Placed, ToolError> {
-        let label = self.labels.old_text(i);
-        let stripped_new = numbers::strip_new(new_text, &numbered);
-        let new_text = stripped_new.as_deref().unwrap_or(new_text);
-        let intro = refusal::numbers_intro(&label, numbered.style, &numbered.example);
-        let placed = match self.find(i, &numbered.text, new_text) {
-            Ok(placed) => placed,
-            Err(Miss::Refused(e)) => {
-                return Err(ToolError::new(format!(
-                    "{intro} Without them {}",
-                    e.message()
-                )));
-            }
-            Err(Miss::NotFound { .. }) => {
-                return Err(ToolError::new(refusal::numbered_not_found(
-                    &intro,
-                    &label,
-                    self.text,
-                    &numbered.text,
-                    self.shown,
-                )));
-            }
-        };
-        let lines = lines_of(self.text, &placed.at);
-        if lines.first != numbered.first {
-            return Err(ToolError::new(refusal::wrong_numbers(
-                &intro,
-                &label,
-                lines,
-                numbered.first,
-                self.shown,
-            )));
-        }
-        // Removing the numbers forgave a mistake, whichever stage then matched.
-        let mut placed = placed;
-        placed.at.fuzzy = true;
-        self.line_numbers.push(LineNumberAdjustment::new(
-            i,
-            &numbered,
-            lines,
-            stripped_new.is_some(),
-        ));
-        Ok(placed)
-    }
-
     /// Edit `i` through the four stages; a match through a forgiving stage is refused when
     /// the edit looks already applied.
     fn find(&mut self, i: usize, old: &str, new_text: &str) -> Result<Placed, Miss> {
         let placed = self.stages(i, old, new_text)?;
+        self.reached = placed.stage;
         if placed.stage != Stage::Exact
             && let Some((window, found)) =
                 already_applied(self.text, placed.at.start, placed.at.end, &placed.new_text)
@@ -270,10 +223,25 @@ impl<'t> Locator<'t> {
                 self.shown,
             ))));
         }
+        if placed.stage != Stage::Exact
+            && let Some(found) = sent_text_present(self.text, old, new_text)
+        {
+            let label = self.labels.old_text(i);
+            let window = numbered::lines_of(self.text, &placed.at);
+            return Err(Miss::Refused(ToolError::new(refusal::sent_text_present(
+                &label,
+                &self.labels.new_text(i),
+                placed.stage,
+                window,
+                found,
+                self.shown,
+            ))));
+        }
         Ok(placed)
     }
 
     fn stages(&mut self, i: usize, old: &str, new_text: &str) -> Result<Placed, Miss> {
+        self.reached = Stage::Exact;
         let split = match locate(self.text, old) {
             Ok(at) => {
                 return Ok(Placed {
@@ -303,6 +271,7 @@ impl<'t> Locator<'t> {
         let index = self
             .index
             .get_or_insert_with(|| IndentIndex::new(text).configured(tab_width));
+        self.reached = Stage::Indentation;
         let inconsistent = match locate_indented(index, old) {
             IndentMatch::Fit(fit) => return self.place_indented(i, fit, new_text),
             IndentMatch::Ambiguous(lines) => {
@@ -317,6 +286,7 @@ impl<'t> Locator<'t> {
             }
             IndentMatch::NotFound => None,
         };
+        self.reached = Stage::BlankLines;
         match locate_drifted(index, old) {
             BlankMatch::Fit(fit) => return self.place_drifted(i, fit, old, new_text),
             BlankMatch::Ambiguous(lines) => {
@@ -415,15 +385,6 @@ impl<'t> Locator<'t> {
             stage: Stage::BlankLines,
         })
     }
-}
-
-/// The lines (1-based) a located region covers.
-fn lines_of(text: &str, at: &Located) -> LineRange {
-    let bytes = text.as_bytes();
-    let first = memchr::memchr_iter(b'\n', &bytes[..at.start]).count() + 1;
-    let last_byte = at.end.saturating_sub(1).max(at.start);
-    let last = first + memchr::memchr_iter(b'\n', &bytes[at.start..last_byte]).count();
-    LineRange { first, last }
 }
 
 /// Refuses edits (sorted by start) that overlap, naming the first two.

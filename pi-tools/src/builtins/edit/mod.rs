@@ -9,9 +9,10 @@
 //! `blank_map.rs`). Every stage counts overlapping occurrences, and more than one is a
 //! refusal. A single line is never moved to another depth: it may only be converted between
 //! tabs and spaces at the tab width the file settles (`tab_width.rs`). A match through a
-//! forgiving stage whose newText is already around it looks like an edit sent again, and is
-//! refused (`stale.rs`). An oldText found nowhere whose lines carry line numbers copied from
-//! tool output is matched without them when they name the matched lines (`numbers.rs`).
+//! forgiving stage whose newText is already around it, or is already in the file as it was
+//! sent, looks like an edit sent again, and is refused (`stale.rs`). An oldText found nowhere
+//! whose lines carry line numbers copied from tool output is matched without them when they
+//! name the matched lines (`numbers.rs`, `apply/numbered.rs`).
 //! Only the replaced regions change: a match locates a region, and the new
 //! text is spliced into the file's original bytes, so line endings, a byte-order mark,
 //! trailing spaces and typographic characters elsewhere stay exactly as they were.

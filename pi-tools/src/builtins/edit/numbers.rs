@@ -1,6 +1,7 @@
 //! Line numbers copied into `oldText` from tool output that carries them: `cat -n` and
 //! `nl -ba` (`     12\t`), the arrow other agents' read tools print (`12→`), `12 | `, and
-//! grep (`path:12:` or `12:`, `-` for context lines). Such an oldText occurs nowhere; the
+//! grep (`path:12:` or `12:`, `-` for context lines, and a space after them as pi-tools'
+//! own grep prints, which is read both ways). Such an oldText occurs nowhere; the
 //! prefixes are removed only when they are certainly this file's line numbers: every line
 //! carries one of one style, the numbers are consecutive, and the text without them matches
 //! one place that starts at the line the first number names (checked in `apply.rs`).
@@ -100,6 +101,10 @@ pub(crate) struct Numbered {
     pub example: String,
     /// oldText without the prefixes.
     pub text: String,
+    /// For grep: oldText without the prefixes and the one space after each, when every line
+    /// has one there or ends at the prefix (pi-tools' own grep prints `path:12: text`, GNU
+    /// grep `path:12:text`, and which one was copied shows only in the file).
+    pub spaced: Option<String>,
 }
 
 /// Why numbered lines were not stripped.
@@ -191,17 +196,18 @@ pub(crate) fn detect(old: &str) -> Prefixes {
             };
             let example = lines[0][..len].trim_start().replace('\t', "\\t");
             match strip(&lines, style, &path) {
-                Ok(text) => {
-                    let mut text = text;
-                    if old.ends_with('\n') {
-                        text.push('\n');
-                    }
+                Ok(rests) => {
+                    let spaced = (style == Style::Grep)
+                        .then(|| without_space(&rests))
+                        .flatten()
+                        .map(|rests| joined(&rests, old));
                     return Prefixes::Numbered(Numbered {
                         style,
                         path,
                         first,
                         example,
-                        text,
+                        text: joined(&rests, old),
+                        spaced,
                     });
                 }
                 Err(why) => {
@@ -213,8 +219,31 @@ pub(crate) fn detect(old: &str) -> Prefixes {
     unfit.unwrap_or(Prefixes::None)
 }
 
-/// The lines without their prefixes, joined, when each carries one and they count up by one.
-fn strip(lines: &[&str], style: Style, path: &str) -> Result<String, Unfit> {
+/// `lines` joined, with a final newline when `like` has one.
+fn joined(lines: &[&str], like: &str) -> String {
+    let mut text = lines.join("\n");
+    if like.ends_with('\n') {
+        text.push('\n');
+    }
+    text
+}
+
+/// The lines without the one space they start with, when each starts with one or is empty.
+fn without_space<'a>(lines: &[&'a str]) -> Option<Vec<&'a str>> {
+    lines
+        .iter()
+        .map(|line| {
+            if line.is_empty() {
+                Some(*line)
+            } else {
+                line.strip_prefix(' ')
+            }
+        })
+        .collect()
+}
+
+/// The lines without their prefixes, when each carries one and they count up by one.
+fn strip<'a>(lines: &[&'a str], style: Style, path: &str) -> Result<Vec<&'a str>, Unfit> {
     let mut out = Vec::with_capacity(lines.len());
     let mut previous = None;
     for (i, line) in lines.iter().enumerate() {
@@ -233,12 +262,13 @@ fn strip(lines: &[&str], style: Style, path: &str) -> Result<String, Unfit> {
         previous = Some(number);
         out.push(&line[len..]);
     }
-    Ok(out.join("\n"))
+    Ok(out)
 }
 
-/// newText without the prefixes of oldText's style, when every line of it carries one
-/// (its numbers need not count up: lines were added and removed).
-pub(crate) fn strip_new(new: &str, numbered: &Numbered) -> Option<String> {
+/// newText without the prefixes of oldText's style (and, when `spaced`, the space after
+/// each), when every line of it carries one (its numbers need not count up: lines were added
+/// and removed).
+pub(crate) fn strip_new(new: &str, numbered: &Numbered, spaced: bool) -> Option<String> {
     if new.is_empty() {
         return None;
     }
@@ -248,11 +278,10 @@ pub(crate) fn strip_new(new: &str, numbered: &Numbered) -> Option<String> {
         let (_, len) = numbered.style.parse(line, &numbered.path)?;
         out.push(&line[len..]);
     }
-    let mut text = out.join("\n");
-    if new.ends_with('\n') {
-        text.push('\n');
+    if spaced {
+        out = without_space(&out)?;
     }
-    Some(text)
+    Some(joined(&out, new))
 }
 
 /// The first line of `old` that stands for lines left out (`// ... existing code ...`,
@@ -334,8 +363,22 @@ mod tests {
             )
         );
         let n = numbered("3→a\n4→b");
-        assert_eq!(strip_new("7→c\n9→d\n", &n).as_deref(), Some("c\nd\n"));
-        assert_eq!(strip_new("c\n9→d", &n), None);
+        assert_eq!(n.spaced, None);
+        assert_eq!(
+            strip_new("7→c\n9→d\n", &n, false).as_deref(),
+            Some("c\nd\n")
+        );
+        assert_eq!(strip_new("c\n9→d", &n, false), None);
+        // pi-tools' grep puts a space after the number, GNU grep does not.
+        let n = numbered("a.rs:3:  x\na.rs-4-\na.rs-5- y\n");
+        assert_eq!(n.text, "  x\n\n y\n");
+        assert_eq!(n.spaced.as_deref(), Some(" x\n\ny\n"));
+        assert_eq!(numbered("3:x\n4: y").spaced, None);
+        assert_eq!(
+            strip_new("a.rs:3: z\na.rs:4: w", &n, true).as_deref(),
+            Some("z\nw")
+        );
+        assert_eq!(strip_new("a.rs:3: z\na.rs:4:w", &n, true), None);
     }
 
     #[test]

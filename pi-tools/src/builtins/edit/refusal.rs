@@ -167,6 +167,41 @@ pub(super) fn wrong_numbers(
     )
 }
 
+pub(super) fn numbers_inside_indentation(
+    intro: &str,
+    label: &str,
+    found: LineRange,
+    shown: &str,
+) -> String {
+    format!(
+        "{intro} Without them {label} matches {} of {shown} only from inside the indentation of its first line, where no line copied after its number starts, so the numbers do not name it. Send {label} {SEND_WITHOUT_NUMBERS}",
+        found.words()
+    )
+}
+
+pub(super) fn numbers_spacing_unclear(
+    intro: &str,
+    label: &str,
+    found: LineRange,
+    shown: &str,
+) -> String {
+    format!(
+        "{intro} Without them {label} matches {} of {shown} whether or not the space after each number is taken as part of it, and the two readings would write newText differently. Send {label} and newText {SEND_WITHOUT_NUMBERS}",
+        found.words()
+    )
+}
+
+/// How a forgiving stage matched, for a sentence.
+fn matched_how(stage: Stage) -> &'static str {
+    match stage {
+        Stage::Exact | Stage::Normalised => {
+            "once its quotes, dashes, spaces or Unicode forms are normalised"
+        }
+        Stage::Indentation => "with its indentation adjusted",
+        Stage::BlankLines => "with its blank lines adjusted",
+    }
+}
+
 pub(super) fn already_applied(
     label: &str,
     stage: Stage,
@@ -174,15 +209,25 @@ pub(super) fn already_applied(
     found: LineRange,
     shown: &str,
 ) -> String {
-    let how = match stage {
-        Stage::Exact | Stage::Normalised => {
-            "once its quotes, dashes, spaces or Unicode forms are normalised"
-        }
-        Stage::Indentation => "with its indentation adjusted",
-        Stage::BlankLines => "with its blank lines adjusted",
-    };
     format!(
-        "{label} matches {shown} only {how} ({}), and the lines of newText are already there ({}): the edit looks already applied. Read the file again to see its current state before editing it.",
+        "{label} matches {shown} only {} ({}), and the lines of newText are already there ({}): the edit looks already applied. Read the file again to see its current state before editing it.",
+        matched_how(stage),
+        window.words(),
+        found.words()
+    )
+}
+
+pub(super) fn sent_text_present(
+    label: &str,
+    new_label: &str,
+    stage: Stage,
+    window: LineRange,
+    found: LineRange,
+    shown: &str,
+) -> String {
+    format!(
+        "{label} matches {shown} only {} ({}), and {new_label} as you sent it is already in the file ({}): the edit looks already applied there, and the match is most likely another place. Read the file again to see its current state before editing it.",
+        matched_how(stage),
         window.words(),
         found.words()
     )

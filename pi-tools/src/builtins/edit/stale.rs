@@ -3,7 +3,11 @@
 //! may find a look-alike of it next to the change already made (a block already wrapped in a
 //! call, a line already inserted). When the lines of the edited window, indentation and
 //! blank lines set aside, are already in the file around the match, the edit looks already
-//! applied and is refused. Exact matches are taken as meant.
+//! applied and is refused. So it does when newText as it was sent (two lines with text or
+//! more, saying something oldText does not) is already in the file, with its indentation:
+//! the change was made where the model remembers it, and the forgiving stage found a
+//! look-alike of the old text somewhere else (a copy in a test module, at another depth).
+//! Exact matches are taken as meant.
 
 use super::indent::LineRange;
 use super::lines::Line;
@@ -93,6 +97,57 @@ pub(crate) fn already_applied(
         })
 }
 
+/// Where `new_text` (LF-only, as sent) is in `text` already, its lines with text one for
+/// one with their indentation (blank lines and trailing blanks aside, fuzzy form), when it
+/// has two lines with text or more and they are not a run of `old`'s (an edit that only
+/// deletes or re-indents lines says nothing new). `None` when it is not.
+pub(crate) fn sent_text_present(text: &str, old: &str, new_text: &str) -> Option<LineRange> {
+    let lines = |s: &'_ str| -> Vec<(String, String)> {
+        s.split('\n')
+            .map(Line::new)
+            .filter(|line| !line.is_blank())
+            .map(|line| (line.indent.to_string(), line.key.into_owned()))
+            .collect()
+    };
+    let wanted = lines(new_text);
+    if wanted.len() < 2 {
+        return None;
+    }
+    let old_keys: Vec<String> = lines(old).into_iter().map(|(_, key)| key).collect();
+    if old_keys
+        .windows(wanted.len())
+        .any(|run| run.iter().eq(wanted.iter().map(|(_, key)| key)))
+    {
+        return None;
+    }
+    // The last lines with text of the file, as many as newText has, with their numbers.
+    let m = wanted.len();
+    let mut run: std::collections::VecDeque<(usize, Line<'_>)> =
+        std::collections::VecDeque::with_capacity(m);
+    for (no, line) in text.split('\n').enumerate() {
+        let line = Line::new(line);
+        if line.is_blank() {
+            continue;
+        }
+        if run.len() == m {
+            run.pop_front();
+        }
+        run.push_back((no, line));
+        if run.len() == m
+            && run
+                .iter()
+                .zip(&wanted)
+                .all(|((_, line), (indent, key))| line.indent == indent && line.key == *key)
+        {
+            return Some(LineRange {
+                first: run[0].0 + 1,
+                last: run[m - 1].0 + 1,
+            });
+        }
+    }
+    None
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -128,5 +183,22 @@ mod tests {
         assert_eq!(check(wrapped, "    a();", "    c();"), None);
         assert_eq!(check(wrapped, "    a();\n    b();\n", "    a();\n"), None);
         assert_eq!(check(wrapped, "    a();", "\ta();"), None);
+    }
+
+    #[test]
+    fn sent_text_already_elsewhere() {
+        let file = "fn f() {\n    a();\n\n    c();\n}\nfn t() {\n        a();\n        b();\n}\n";
+        let old = "    a();\n    b();";
+        assert_eq!(
+            sent_text_present(file, old, "    a();\n    c();"),
+            Some(LineRange { first: 2, last: 4 })
+        );
+        // At another depth, one line, or only oldText's own lines: nothing to say.
+        assert_eq!(sent_text_present(file, old, "  a();\n  c();"), None);
+        assert_eq!(sent_text_present(file, old, "    c();"), None);
+        assert_eq!(
+            sent_text_present(file, old, "        a();\n        b();"),
+            None
+        );
     }
 }
