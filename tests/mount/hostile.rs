@@ -176,84 +176,99 @@ async fn progress_reaches_only_calls_of_the_session_the_server_works_for() {
     server.end().await;
 }
 
-/// The gateway killed outright: the server (which ignores SIGTERM and the end of its
-/// input) and what it started in a session of its own go with it.
+/// The gateway ended by the end of its input and killed outright: the server (which
+/// ignores SIGTERM and the end of its own input) and what it started in a session of its
+/// own go with it, checked in /proc.
 #[test]
-fn nothing_of_a_server_outlives_a_killed_gateway() {
-    let command = command();
-    let setup = Setup::new(&format!(
-        "[tools]\nactive = [\"h__stubborn\", \"h__spawn\"]\n\n[mcp.servers.h]\ncommand = {}\n",
-        super::toml_list(&command)
-    ));
-    let tag = support::procfs::tag();
-    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_cli-under-test"))
-        .arg("--config")
-        .arg(setup.config())
-        .arg("mcp")
-        .current_dir(setup.work.path())
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .expect("the gateway starts");
-    let mut stdin = child.stdin.take().expect("stdin");
-    let mut lines = std::io::BufRead::lines(std::io::BufReader::new(
-        child.stdout.take().expect("stdout"),
-    ));
-    let mut send = |message: Value| {
-        use std::io::Write;
-        writeln!(stdin, "{message}").expect("the gateway reads");
-        let Some(id) = message.get("id").cloned() else {
-            return Value::Null;
-        };
-        for line in lines.by_ref() {
-            let answer: Value = serde_json::from_str(&line.expect("a line")).expect("JSON-RPC");
-            if answer["id"] == id {
-                return answer;
+fn nothing_of_a_server_outlives_the_gateway_at_the_end_of_its_input_or_killed() {
+    for killed in [false, true] {
+        let command = command();
+        let setup = Setup::new(&format!(
+            "[tools]\nactive = [\"h__stubborn\", \"h__spawn\"]\n\n[mcp.servers.h]\ncommand = {}\n",
+            super::toml_list(&command)
+        ));
+        let tag = support::procfs::tag();
+        let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_cli-under-test"))
+            .arg("--config")
+            .arg(setup.config())
+            .arg("mcp")
+            .current_dir(setup.work.path())
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .expect("the gateway starts");
+        let mut stdin = child.stdin.take().expect("stdin");
+        let mut lines = std::io::BufRead::lines(std::io::BufReader::new(
+            child.stdout.take().expect("stdout"),
+        ));
+        let mut send = |message: Value| {
+            use std::io::Write;
+            writeln!(stdin, "{message}").expect("the gateway reads");
+            let Some(id) = message.get("id").cloned() else {
+                return Value::Null;
+            };
+            for line in lines.by_ref() {
+                let answer: Value = serde_json::from_str(&line.expect("a line")).expect("JSON-RPC");
+                if answer["id"] == id {
+                    return answer;
+                }
             }
+            panic!("the gateway ended");
+        };
+        send(
+            json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {},
+            "clientInfo": {"name": "t", "version": "1"}}}),
+        );
+        send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+        for (id, name, arguments) in [
+            (2, "h__stubborn", json!({})),
+            (3, "h__spawn", json!({"tag": tag})),
+        ] {
+            let answer = send(json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+                "params": {"name": name, "arguments": arguments}}));
+            assert_eq!(answer["result"]["isError"], false, "{answer}");
         }
-        panic!("the gateway ended");
-    };
-    send(
-        json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-        "protocolVersion": "2025-06-18", "capabilities": {},
-        "clientInfo": {"name": "t", "version": "1"}}}),
-    );
-    send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
-    for (id, name, arguments) in [
-        (2, "h__stubborn", json!({})),
-        (3, "h__spawn", json!({"tag": tag})),
-    ] {
-        let answer = send(json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
-            "params": {"name": name, "arguments": arguments}}));
-        assert_eq!(answer["result"]["isError"], false, "{answer}");
-    }
-    let servers = || -> Vec<u32> {
-        processes_with("hostile_server.py")
-            .into_iter()
-            .filter(|pid| super::processes_in(setup.work.path()).contains(pid))
-            .collect()
-    };
-    // The server's forked children carry its command line until they exec what they run.
-    support::procfs::settle_blocking(1, || servers().len());
-    let server = servers();
-    assert_eq!(server.len(), 1, "{server:?}");
-    assert_eq!(
-        support::procfs::settle_blocking(2, || support::procfs::alive(&tag).len()),
-        2
-    );
+        let servers = || -> Vec<u32> {
+            processes_with("hostile_server.py")
+                .into_iter()
+                .filter(|pid| super::processes_in(setup.work.path()).contains(pid))
+                .collect()
+        };
+        // The server's forked children carry its command line until they exec what they run.
+        support::procfs::settle_blocking(1, || servers().len());
+        let server = servers();
+        assert_eq!(server.len(), 1, "{server:?}");
+        assert_eq!(
+            support::procfs::settle_blocking(2, || support::procfs::alive(&tag).len()),
+            2
+        );
 
-    child.kill().expect("SIGKILL");
-    child.wait().expect("status");
-    let deadline = Instant::now() + Duration::from_secs(5);
-    while !(gone(server[0]) && support::procfs::alive(&tag).is_empty()) && Instant::now() < deadline
-    {
-        std::thread::sleep(Duration::from_millis(50));
+        if killed {
+            child.kill().expect("SIGKILL");
+        } else {
+            drop(send);
+            drop(stdin);
+        }
+        let status = child.wait().expect("status");
+        assert_eq!(status.success(), !killed, "{status}");
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while !(gone(server[0]) && support::procfs::alive(&tag).is_empty())
+            && Instant::now() < deadline
+        {
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        let how = if killed {
+            "killed"
+        } else {
+            "at the end of its input"
+        };
+        assert!(gone(server[0]), "the server outlived the gateway {how}");
+        assert_eq!(
+            support::procfs::alive(&tag),
+            Vec::<i32>::new(),
+            "what it started outlived the gateway {how}"
+        );
     }
-    assert!(gone(server[0]), "the server outlived the gateway");
-    assert_eq!(
-        support::procfs::alive(&tag),
-        Vec::<i32>::new(),
-        "what it started outlived the gateway"
-    );
 }
