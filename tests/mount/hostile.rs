@@ -27,19 +27,24 @@ fn command() -> Vec<String> {
 
 /// The hostile server mounted as `h`, its messages limited to `limit` bytes.
 async fn hostile(limit: usize) -> (McpServerTools, Arc<ToolSet>) {
-    let mut settings = ServerSettings::stdio("h", command());
+    let server = hostile_as("h", limit).await;
+    let mut tools = ToolSet::new([]);
+    server.add_to(&mut tools);
+    (server, Arc::new(tools))
+}
+
+/// The hostile server mounted as `name`.
+async fn hostile_as(name: &str, limit: usize) -> McpServerTools {
+    let mut settings = ServerSettings::stdio(name, command());
     settings.startup_timeout = STARTUP;
     let options = MountOptions {
         max_message_bytes: limit,
         ..MountOptions::default()
     };
     let cwd = std::env::current_dir().expect("cwd");
-    let server = McpServerTools::connect_in(settings, &cwd, &options)
+    McpServerTools::connect_in(settings, &cwd, &options)
         .await
-        .expect("the hostile server starts");
-    let mut tools = ToolSet::new([]);
-    server.add_to(&mut tools);
-    (server, Arc::new(tools))
+        .expect("the hostile server starts")
 }
 
 /// Calls `name` while `h__hang` waits beside it; both texts, and how long it took.
@@ -174,6 +179,55 @@ async fn progress_reaches_only_calls_of_the_session_the_server_works_for() {
         "another session's progress arrived: {events}"
     );
     server.end().await;
+}
+
+/// Two servers of one session: while a call of `g` runs, `h` sends progress naming every
+/// token a call could have (each server's tokens are counted from 0). Only `h`'s own call
+/// can get it: progress goes to the calls of the server that sent it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn progress_reaches_only_calls_of_the_server_that_sent_it() {
+    let (g, h) = (
+        hostile_as("g", 1 << 20).await,
+        hostile_as("h", 1 << 20).await,
+    );
+    let mut tools = ToolSet::new([]);
+    g.add_to(&mut tools);
+    h.add_to(&mut tools);
+    let tools = Arc::new(tools);
+    let victim = {
+        let tools = Arc::clone(&tools);
+        tokio::spawn(async move {
+            call(
+                &tools,
+                &RunnerConfig::default(),
+                "g__progress",
+                json!({"wait": 2}),
+            )
+            .await
+        })
+    };
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let tokens: Vec<Value> = (0..64)
+        .flat_map(|n| [json!(n), json!(n.to_string())])
+        .collect();
+    let (sender, _) = call(
+        &tools,
+        &RunnerConfig::default(),
+        "h__progress",
+        json!({"tokens": tokens}),
+    )
+    .await;
+    assert_eq!(text_of(&sender), "done");
+    let (message, events) = victim.await.expect("the task");
+    assert_eq!(text_of(&message), "done");
+    let events = serde_json::to_string(&events).expect("JSON");
+    assert!(events.contains("own"), "its own progress arrived: {events}");
+    assert!(
+        !events.contains("stolen"),
+        "another server's progress arrived: {events}"
+    );
+    g.end().await;
+    h.end().await;
 }
 
 /// The gateway ended by the end of its input and killed outright: the server (which
