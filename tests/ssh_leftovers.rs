@@ -98,8 +98,8 @@ fn run_over_ssh_leaves_no_connection_and_nothing_remote() {
 }
 
 /// `pi-tools mcp --ssh`, ended by SIGTERM and by SIGKILL in the middle of a command, with
-/// the remote server and without it: the master goes with it, and so does the command on
-/// the remote side.
+/// the remote server and without it: the master goes with it, and so do the command and a
+/// job it started outside its process group (`setsid -f`) on the remote side.
 #[test]
 fn mcp_over_ssh_ended_by_a_signal_leaves_no_connection_and_no_command() {
     let Some(sshd) = Sshd::start() else { return };
@@ -154,14 +154,15 @@ fn mcp_over_ssh_ended_by_a_signal_leaves_no_connection_and_no_command() {
             json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "bash",
                 "arguments": {"command": "echo ready"}}}),
         );
-        // Runs until the signal; its duration, from a variable, names only the sleep.
+        // Runs until the signal, with a job that left its group; their duration, from a
+        // variable, names only the sleeps.
         let call = json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "bash",
-            "arguments": {"command": format!("t={seconds}; sleep $t")}}});
+            "arguments": {"command": format!("t={seconds}; setsid -f sleep $t; sleep $t")}}});
         writeln!(stdin, "{call}").expect("the server reads");
         assert_eq!(
-            settle_blocking(1, || processes_with(&job).len()),
-            1,
-            "the command runs"
+            settle_blocking(2, || processes_with(&job).len()),
+            2,
+            "the command and its job run"
         );
         assert_eq!(masters(&sshd).len(), 1, "one master connection");
 
