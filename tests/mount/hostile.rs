@@ -302,7 +302,6 @@ fn nothing_of_a_server_outlives_the_gateway_at_the_end_of_its_input_or_killed() 
         if killed {
             child.kill().expect("SIGKILL");
         } else {
-            drop(send);
             drop(stdin);
         }
         let status = child.wait().expect("status");
