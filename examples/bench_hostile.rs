@@ -73,16 +73,27 @@ fn bench() -> Result<(), Error> {
         "case", "input", "peak", "added"
     );
     for servers in [1, 4] {
-        let base = gateway(work.path(), servers, 1, 0)?;
+        let base = gateway(work.path(), servers, &json!({"count": 1}))?;
         let case = format!("gateway: 40 MB answer (20 M elements) x{servers}");
-        let peak = gateway(work.path(), servers, 20_000_000, 0)?;
+        let peak = gateway(work.path(), servers, &json!({"count": 20_000_000}))?;
         print_case(&case, 40_000_000 * servers as u64, peak, base);
         let case = format!("gateway: 15 MB answer (1 M values, let through) x{servers}");
-        let peak = gateway(work.path(), servers, 1_000_000, 12)?;
+        let peak = gateway(
+            work.path(),
+            servers,
+            &json!({"count": 1_000_000, "width": 12}),
+        )?;
         print_case(&case, 15_000_000 * servers as u64, peak, base);
         let case = format!("gateway: the same with a field unknown to the fast path x{servers}");
-        let peak = gateway(work.path(), servers, 1_000_000, 13)?;
+        let peak = gateway(
+            work.path(),
+            servers,
+            &json!({"count": 1_000_000, "width": 13}),
+        )?;
         print_case(&case, 15_000_000 * servers as u64, peak, base);
+        let case = format!("gateway: pings without end, input unread x{servers}");
+        let peak = gateway(work.path(), servers, &json!({"flood": true}))?;
+        print_case(&case, 0, peak, base);
     }
     let base = run(work.path(), "openai-responses", &responses_small())?;
     for (case, dialect, body) in [
@@ -115,6 +126,15 @@ fn bench() -> Result<(), Error> {
 
 fn print_case(case: &str, input: u64, peak: u64, base: u64) {
     let added = peak.saturating_sub(base);
+    if input == 0 {
+        println!(
+            "{case:<58} {:>10} {:>7.1} MB {:>7.1} MB",
+            "-",
+            peak as f64 / MB,
+            added as f64 / MB
+        );
+        return;
+    }
     println!(
         "{case:<58} {:>7.1} MB {:>7.1} MB {:>7.1} MB ({:.1}x the input; small input's peak {:.1} MB)",
         input as f64 / MB,
@@ -125,9 +145,9 @@ fn print_case(case: &str, input: u64, peak: u64, base: u64) {
     );
 }
 
-/// The peak of `pi-tools mcp` mounting `servers` servers of this example, each asked at
-/// once for an answer of `count` elements (`width` bytes of string each, 0: the number 0).
-fn gateway(dir: &Path, servers: usize, count: usize, width: usize) -> Result<u64, Error> {
+/// The peak of `pi-tools mcp` mounting `servers` servers of this example, each called at
+/// once with `arguments` (see [`serve_big`]).
+fn gateway(dir: &Path, servers: usize, arguments: &Value) -> Result<u64, Error> {
     let exe = std::env::current_exe()?;
     let exe = serde_json::to_string(&exe.to_string_lossy())?;
     let names: Vec<String> = (1..=servers).map(|n| format!("s{n}")).collect();
@@ -202,7 +222,7 @@ fn gateway(dir: &Path, servers: usize, count: usize, width: usize) -> Result<u64
         .enumerate()
         .map(|(i, name)| {
             json!({"jsonrpc": "2.0", "id": i + 2, "method": "tools/call", "params": {
-                "name": format!("{name}__big"), "arguments": {"count": count, "width": width}}})
+                "name": format!("{name}__big"), "arguments": arguments}})
         })
         .collect();
     answer_to(&mut stdin, &calls)?;
@@ -365,6 +385,7 @@ fn responses_many_values() -> String {
 /// A mounted server of one tool, `big`, which answers with `count` elements of structured
 /// content (`width` bytes of string each, 0: the number 0), written as it is made; with an
 /// odd `width`, the answer has one more field at its top (allowed, and read another way).
+/// With `flood`, it stops reading and sends pings until it cannot write.
 fn serve_big() -> ExitCode {
     let stdin = std::io::stdin();
     let mut out = BufWriter::with_capacity(1 << 16, std::io::stdout());
@@ -391,6 +412,19 @@ fn serve_big() -> ExitCode {
             ),
             Some("tools/call") => {
                 let args = &message["params"]["arguments"];
+                if args["flood"] == true {
+                    let mut n = 0u64;
+                    while writeln!(
+                        out,
+                        "{}",
+                        json!({"jsonrpc": "2.0", "id": format!("ping-{n}"), "method": "ping"})
+                    )
+                    .is_ok()
+                    {
+                        n += 1;
+                    }
+                    break;
+                }
                 let count = args["count"].as_u64().unwrap_or(1);
                 let width = args["width"].as_u64().unwrap_or(0);
                 big_answer(&mut out, &id, count, width)

@@ -125,6 +125,63 @@ async fn a_server_that_stops_reading_is_cut_off_and_its_calls_fail_at_once() {
     server.end().await;
 }
 
+/// Three servers flood pings at once while they stop reading, more of them than the
+/// runtime has worker threads: each is cut off and its call fails at once. (Without a bound
+/// on the requests waiting for an answer, rmcp's tasks for them grew by hundreds of MB a
+/// second and no call ever returned; a thread aborts the test past 1.5 GB.)
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn servers_flooding_at_once_are_each_cut_off() {
+    std::thread::spawn(|| {
+        loop {
+            let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+            let kb: u64 = status
+                .lines()
+                .find_map(|l| l.strip_prefix("VmRSS:"))
+                .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+                .unwrap_or(0);
+            if kb > 1_500_000 {
+                eprintln!("the flooded gateway took {kb} kB: aborting");
+                std::process::abort();
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    });
+    let mut servers = Vec::new();
+    let mut tools = ToolSet::new([]);
+    for name in ["f1", "f2", "f3"] {
+        let server = hostile_as(name, 1 << 20).await;
+        server.add_to(&mut tools);
+        servers.push(server);
+    }
+    let tools = Arc::new(tools);
+    let started = Instant::now();
+    let calls: Vec<_> = ["f1", "f2", "f3"]
+        .into_iter()
+        .map(|name| {
+            let tools = Arc::clone(&tools);
+            tokio::spawn(async move {
+                let name = format!("{name}__flood");
+                call(&tools, &RunnerConfig::default(), &name, json!({})).await
+            })
+        })
+        .collect();
+    for task in calls {
+        let (message, _) = tokio::time::timeout(Duration::from_secs(20), task)
+            .await
+            .expect("the call fails at once")
+            .expect("the task");
+        assert_eq!(message["isError"], true, "{message}");
+        assert!(
+            text_of(&message).contains("the gateway cut it off: it stopped reading its input"),
+            "{message}"
+        );
+    }
+    assert!(started.elapsed() < Duration::from_secs(20));
+    for server in servers {
+        server.end().await;
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn what_a_server_started_outside_its_group_ends_with_it() {
     let (server, tools) = hostile(1 << 20).await;
