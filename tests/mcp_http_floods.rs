@@ -123,3 +123,162 @@ async fn a_flood_of_partial_requests_is_bounded_and_the_health_probe_still_answe
         .await;
     assert_eq!(text_of(&answer), "done");
 }
+
+/// Raises this process's soft limit on open files to `wanted` (the server, spawned after,
+/// inherits it); false when the hard limit is lower.
+fn descriptors_for(wanted: u64) -> bool {
+    use rustix::process::{Resource, Rlimit, getrlimit, setrlimit};
+    let limit = getrlimit(Resource::Nofile);
+    if limit.maximum.is_some_and(|hard| hard < wanted) {
+        eprintln!("skipped: the hard limit on open files is under {wanted}");
+        return false;
+    }
+    if limit.current.is_some_and(|soft| soft >= wanted) {
+        return true;
+    }
+    setrlimit(
+        Resource::Nofile,
+        Rlimit {
+            current: Some(wanted),
+            maximum: limit.maximum,
+        },
+    )
+    .is_ok()
+}
+
+/// Whether the server has closed `stream`, seen without waiting.
+fn closed_now(stream: &TcpStream) -> bool {
+    let mut buf = [0u8; 512];
+    loop {
+        match stream.try_read(&mut buf) {
+            Ok(0) => return true,
+            Ok(_) => {}
+            Err(err) if err.kind() == std::io::ErrorKind::WouldBlock => return false,
+            Err(_) => return true,
+        }
+    }
+}
+
+/// How many descriptors the process `pid` has open.
+fn descriptors_of(pid: u32) -> usize {
+    std::fs::read_dir(format!("/proc/{pid}/fd")).map_or(0, Iterator::count)
+}
+
+/// 1,120 partial requests from 40 clients, each under the per-client bound: together they
+/// reach the bound on all connections (1024) and would hold it for the whole request
+/// timeout (30 s here). The server stays within its descriptors, and a new connection
+/// takes the place of the flood's oldest one that is not sending an answer, so the health
+/// probe and a new session with the token are answered at once, and an answer being sent
+/// is never cut for room.
+#[tokio::test]
+async fn over_a_thousand_partial_requests_from_many_clients_leave_the_server_answering() {
+    if !descriptors_for(4096) {
+        return;
+    }
+    let server = HttpServer::spawn_with(
+        Some("flood-token"),
+        &[],
+        Some("[mcp]\nmax_connections = 1024\nmax_connections_per_client = 64\nrequest_timeout_secs = 30\n"),
+    )
+    .await;
+    let to = address(&server);
+    let pid = server.child.id().expect("the server runs");
+    let before = descriptors_of(pid);
+    // A session with a call whose answer is being sent all through the flood.
+    let session = server.open_session().await;
+    let long = {
+        let request = server.post(
+            Some(&session),
+            &json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call",
+                    "params": {"name": "bash", "arguments": {"command": "sleep 4; echo slow"}}}),
+        );
+        tokio::spawn(async move {
+            let response = request.send().await.expect("sent");
+            response.text().await.expect("the answer arrives whole")
+        })
+    };
+    tokio::time::sleep(Duration::from_millis(300)).await;
+
+    let mut flood = Vec::new();
+    for client in 0..40 {
+        let from = format!("127.0.0.{}", client + 2);
+        for _ in 0..28 {
+            let mut stream = connect_from(&from, to).await;
+            let _ = stream
+                .write_all(b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: ")
+                .await;
+            flood.push(stream);
+        }
+    }
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let open = flood.iter().filter(|s| !closed_now(s)).count();
+    assert!(
+        (1000..=1023).contains(&open),
+        "the flood holds {open} connections: the bound is 1024 in all"
+    );
+    assert!(
+        descriptors_of(pid) <= before + 1024 + 8,
+        "the server holds {} descriptors",
+        descriptors_of(pid)
+    );
+
+    // Still answered at once while the flood is held.
+    let health_url = server.url.replace("/mcp", "/healthz");
+    for _ in 0..3 {
+        let asked = Instant::now();
+        let health = tokio::time::timeout(
+            Duration::from_secs(2),
+            reqwest::Client::new().get(&health_url).send(),
+        )
+        .await
+        .expect("the health probe is answered in time")
+        .expect("the health probe is answered");
+        assert_eq!(health.status(), StatusCode::OK);
+        assert!(asked.elapsed() < Duration::from_secs(1));
+    }
+    let other = tokio::time::timeout(Duration::from_secs(5), server.open_session())
+        .await
+        .expect("a new session opens in time");
+    let answer = server
+        .call(&other, 2, "bash", json!({"command": "echo flooded"}))
+        .await;
+    assert_eq!(text_of(&answer), "flooded");
+    let slow = tokio::time::timeout(Duration::from_secs(10), long)
+        .await
+        .expect("the long call ends")
+        .expect("the task");
+    assert!(slow.contains("slow"), "{slow}");
+    assert!(
+        (900..=1023).contains(&flood.iter().filter(|s| !closed_now(s)).count()),
+        "the room was taken from the flood"
+    );
+}
+
+/// A kept-alive connection that sends nothing after its answer is closed after the request
+/// timeout, as one that never sent a byte is.
+#[tokio::test]
+async fn an_idle_kept_alive_connection_is_closed_after_the_request_timeout() {
+    let server = HttpServer::spawn_with(None, &[], Some(BOUNDS)).await;
+    let mut kept = TcpStream::connect(address(&server))
+        .await
+        .expect("connected");
+    kept.write_all(b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+        .await
+        .expect("written");
+    let mut buf = [0u8; 512];
+    let n = tokio::time::timeout(Duration::from_secs(5), kept.read(&mut buf))
+        .await
+        .expect("answered")
+        .expect("read");
+    assert!(buf[..n].starts_with(b"HTTP/1.1 200"));
+    let answered = Instant::now();
+    assert!(
+        !closed_within(&mut kept, Duration::from_millis(1500)).await,
+        "kept alive for a while"
+    );
+    assert!(
+        closed_within(&mut kept, Duration::from_secs(3)).await,
+        "an idle kept-alive connection was held open"
+    );
+    assert!(answered.elapsed() < Duration::from_secs(4));
+}

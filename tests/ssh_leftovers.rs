@@ -13,13 +13,14 @@ use support::procfs::{processes_with, settle_blocking};
 use support::ssh::{ALIAS, Sshd, descendants};
 
 /// A configuration whose `[env]` is the test server's directory `remote`, with the remote
-/// server uploaded (so commands go through it), and bash active.
-fn config(sshd: &Sshd, remote: &Path, etc: &Path) -> PathBuf {
-    let file = etc.join("pi-tools.toml");
+/// server uploaded (so commands go through it) or not (commands run by the shell over SSH),
+/// and bash active.
+fn config(sshd: &Sshd, remote: &Path, etc: &Path, helper: bool) -> PathBuf {
+    let file = etc.join(format!("pi-tools-{helper}.toml"));
     std::fs::write(
         &file,
         format!(
-            "[tools]\nactive = [\"bash\", \"read\"]\n\n[env]\nkind = \"ssh\"\nhost = \"{ALIAS}\"\ncwd = \"{}\"\nssh_config = \"{}\"\nupload_helper = true\n",
+            "[tools]\nactive = [\"bash\", \"read\"]\n\n[env]\nkind = \"ssh\"\nhost = \"{ALIAS}\"\ncwd = \"{}\"\nssh_config = \"{}\"\nupload_helper = {helper}\n",
             remote.display(),
             sshd.config_file().display()
         ),
@@ -65,7 +66,7 @@ fn run_over_ssh_leaves_no_connection_and_nothing_remote() {
     let Some(sshd) = Sshd::start() else { return };
     let remote = tempfile::tempdir().expect("remote dir");
     let etc = tempfile::tempdir().expect("config dir");
-    let config = config(&sshd, remote.path(), etc.path());
+    let config = config(&sshd, remote.path(), etc.path(), true);
     for round in 0..3 {
         let mut child = pi_tools(&config)
             .args(["run", "--json", "-"])
@@ -96,16 +97,22 @@ fn run_over_ssh_leaves_no_connection_and_nothing_remote() {
     }
 }
 
-/// `pi-tools mcp --ssh`, ended by SIGTERM and by SIGKILL in the middle of a command: the
-/// master goes with it, and so does the command on the remote side.
+/// `pi-tools mcp --ssh`, ended by SIGTERM and by SIGKILL in the middle of a command, with
+/// the remote server and without it: the master goes with it, and so do the command and a
+/// job it started outside its process group (`setsid -f`) on the remote side.
 #[test]
 fn mcp_over_ssh_ended_by_a_signal_leaves_no_connection_and_no_command() {
     let Some(sshd) = Sshd::start() else { return };
     let remote = tempfile::tempdir().expect("remote dir");
     let etc = tempfile::tempdir().expect("config dir");
-    let config = config(&sshd, remote.path(), etc.path());
-    for signal in [libc::SIGTERM, libc::SIGKILL] {
-        let seconds = format!("303.{}{signal}", std::process::id());
+    for (helper, signal) in [
+        (true, libc::SIGTERM),
+        (true, libc::SIGKILL),
+        (false, libc::SIGTERM),
+        (false, libc::SIGKILL),
+    ] {
+        let config = config(&sshd, remote.path(), etc.path(), helper);
+        let seconds = format!("303.{}{signal}{}", std::process::id(), u8::from(helper));
         let job = format!("sleep {seconds}");
         let mut child = pi_tools(&config)
             .arg("mcp")
@@ -147,14 +154,15 @@ fn mcp_over_ssh_ended_by_a_signal_leaves_no_connection_and_no_command() {
             json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "bash",
                 "arguments": {"command": "echo ready"}}}),
         );
-        // Runs until the signal; its duration, from a variable, names only the sleep.
+        // Runs until the signal, with a job that left its group; their duration, from a
+        // variable, names only the sleeps.
         let call = json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "bash",
-            "arguments": {"command": format!("t={seconds}; sleep $t")}}});
+            "arguments": {"command": format!("t={seconds}; setsid -f sleep $t; sleep $t")}}});
         writeln!(stdin, "{call}").expect("the server reads");
         assert_eq!(
-            settle_blocking(1, || processes_with(&job).len()),
-            1,
-            "the command runs"
+            settle_blocking(2, || processes_with(&job).len()),
+            2,
+            "the command and its job run"
         );
         assert_eq!(masters(&sshd).len(), 1, "one master connection");
 
@@ -164,18 +172,18 @@ fn mcp_over_ssh_ended_by_a_signal_leaves_no_connection_and_no_command() {
         assert_eq!(
             settle_blocking(0, || masters(&sshd).len()),
             0,
-            "signal {signal}: the master connection ended with its owner: {:?}",
+            "signal {signal}, server {helper}: the master connection ended with its owner: {:?}",
             masters(&sshd)
         );
         assert_eq!(
             settle_blocking(0, || processes_with(&job).len()),
             0,
-            "signal {signal}: the remote command ended"
+            "signal {signal}, server {helper}: the remote command ended"
         );
         assert_eq!(
             settle_blocking(0, || remote_processes(&sshd).len()),
             0,
-            "signal {signal}: the remote side ended: {:?}",
+            "signal {signal}, server {helper}: the remote side ended: {:?}",
             remote_processes(&sshd)
         );
         drop(stdin);

@@ -27,19 +27,24 @@ fn command() -> Vec<String> {
 
 /// The hostile server mounted as `h`, its messages limited to `limit` bytes.
 async fn hostile(limit: usize) -> (McpServerTools, Arc<ToolSet>) {
-    let mut settings = ServerSettings::stdio("h", command());
+    let server = hostile_as("h", limit).await;
+    let mut tools = ToolSet::new([]);
+    server.add_to(&mut tools);
+    (server, Arc::new(tools))
+}
+
+/// The hostile server mounted as `name`.
+async fn hostile_as(name: &str, limit: usize) -> McpServerTools {
+    let mut settings = ServerSettings::stdio(name, command());
     settings.startup_timeout = STARTUP;
     let options = MountOptions {
         max_message_bytes: limit,
         ..MountOptions::default()
     };
     let cwd = std::env::current_dir().expect("cwd");
-    let server = McpServerTools::connect_in(settings, &cwd, &options)
+    McpServerTools::connect_in(settings, &cwd, &options)
         .await
-        .expect("the hostile server starts");
-    let mut tools = ToolSet::new([]);
-    server.add_to(&mut tools);
-    (server, Arc::new(tools))
+        .expect("the hostile server starts")
 }
 
 /// Calls `name` while `h__hang` waits beside it; both texts, and how long it took.
@@ -120,6 +125,63 @@ async fn a_server_that_stops_reading_is_cut_off_and_its_calls_fail_at_once() {
     server.end().await;
 }
 
+/// Three servers flood pings at once while they stop reading, more of them than the
+/// runtime has worker threads: each is cut off and its call fails at once. (Without a bound
+/// on the requests waiting for an answer, rmcp's tasks for them grew by hundreds of MB a
+/// second and no call ever returned; a thread aborts the test past 1.5 GB.)
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn servers_flooding_at_once_are_each_cut_off() {
+    std::thread::spawn(|| {
+        loop {
+            let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+            let kb: u64 = status
+                .lines()
+                .find_map(|l| l.strip_prefix("VmRSS:"))
+                .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+                .unwrap_or(0);
+            if kb > 1_500_000 {
+                eprintln!("the flooded gateway took {kb} kB: aborting");
+                std::process::abort();
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    });
+    let mut servers = Vec::new();
+    let mut tools = ToolSet::new([]);
+    for name in ["f1", "f2", "f3"] {
+        let server = hostile_as(name, 1 << 20).await;
+        server.add_to(&mut tools);
+        servers.push(server);
+    }
+    let tools = Arc::new(tools);
+    let started = Instant::now();
+    let calls: Vec<_> = ["f1", "f2", "f3"]
+        .into_iter()
+        .map(|name| {
+            let tools = Arc::clone(&tools);
+            tokio::spawn(async move {
+                let name = format!("{name}__flood");
+                call(&tools, &RunnerConfig::default(), &name, json!({})).await
+            })
+        })
+        .collect();
+    for task in calls {
+        let (message, _) = tokio::time::timeout(Duration::from_secs(20), task)
+            .await
+            .expect("the call fails at once")
+            .expect("the task");
+        assert_eq!(message["isError"], true, "{message}");
+        assert!(
+            text_of(&message).contains("the gateway cut it off: it stopped reading its input"),
+            "{message}"
+        );
+    }
+    assert!(started.elapsed() < Duration::from_secs(20));
+    for server in servers {
+        server.end().await;
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn what_a_server_started_outside_its_group_ends_with_it() {
     let (server, tools) = hostile(1 << 20).await;
@@ -176,84 +238,147 @@ async fn progress_reaches_only_calls_of_the_session_the_server_works_for() {
     server.end().await;
 }
 
-/// The gateway killed outright: the server (which ignores SIGTERM and the end of its
-/// input) and what it started in a session of its own go with it.
-#[test]
-fn nothing_of_a_server_outlives_a_killed_gateway() {
-    let command = command();
-    let setup = Setup::new(&format!(
-        "[tools]\nactive = [\"h__stubborn\", \"h__spawn\"]\n\n[mcp.servers.h]\ncommand = {}\n",
-        super::toml_list(&command)
-    ));
-    let tag = support::procfs::tag();
-    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_cli-under-test"))
-        .arg("--config")
-        .arg(setup.config())
-        .arg("mcp")
-        .current_dir(setup.work.path())
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .expect("the gateway starts");
-    let mut stdin = child.stdin.take().expect("stdin");
-    let mut lines = std::io::BufRead::lines(std::io::BufReader::new(
-        child.stdout.take().expect("stdout"),
-    ));
-    let mut send = |message: Value| {
-        use std::io::Write;
-        writeln!(stdin, "{message}").expect("the gateway reads");
-        let Some(id) = message.get("id").cloned() else {
-            return Value::Null;
-        };
-        for line in lines.by_ref() {
-            let answer: Value = serde_json::from_str(&line.expect("a line")).expect("JSON-RPC");
-            if answer["id"] == id {
-                return answer;
-            }
-        }
-        panic!("the gateway ended");
-    };
-    send(
-        json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-        "protocolVersion": "2025-06-18", "capabilities": {},
-        "clientInfo": {"name": "t", "version": "1"}}}),
+/// Two servers of one session: while a call of `g` runs, `h` sends progress naming every
+/// token a call could have (each server's tokens are counted from 0). Only `h`'s own call
+/// can get it: progress goes to the calls of the server that sent it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn progress_reaches_only_calls_of_the_server_that_sent_it() {
+    let (g, h) = (
+        hostile_as("g", 1 << 20).await,
+        hostile_as("h", 1 << 20).await,
     );
-    send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
-    for (id, name, arguments) in [
-        (2, "h__stubborn", json!({})),
-        (3, "h__spawn", json!({"tag": tag})),
-    ] {
-        let answer = send(json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
-            "params": {"name": name, "arguments": arguments}}));
-        assert_eq!(answer["result"]["isError"], false, "{answer}");
-    }
-    let servers = || -> Vec<u32> {
-        processes_with("hostile_server.py")
-            .into_iter()
-            .filter(|pid| super::processes_in(setup.work.path()).contains(pid))
-            .collect()
+    let mut tools = ToolSet::new([]);
+    g.add_to(&mut tools);
+    h.add_to(&mut tools);
+    let tools = Arc::new(tools);
+    let victim = {
+        let tools = Arc::clone(&tools);
+        tokio::spawn(async move {
+            call(
+                &tools,
+                &RunnerConfig::default(),
+                "g__progress",
+                json!({"wait": 2}),
+            )
+            .await
+        })
     };
-    // The server's forked children carry its command line until they exec what they run.
-    support::procfs::settle_blocking(1, || servers().len());
-    let server = servers();
-    assert_eq!(server.len(), 1, "{server:?}");
-    assert_eq!(
-        support::procfs::settle_blocking(2, || support::procfs::alive(&tag).len()),
-        2
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let tokens: Vec<Value> = (0..64)
+        .flat_map(|n| [json!(n), json!(n.to_string())])
+        .collect();
+    let (sender, _) = call(
+        &tools,
+        &RunnerConfig::default(),
+        "h__progress",
+        json!({"tokens": tokens}),
+    )
+    .await;
+    assert_eq!(text_of(&sender), "done");
+    let (message, events) = victim.await.expect("the task");
+    assert_eq!(text_of(&message), "done");
+    let events = serde_json::to_string(&events).expect("JSON");
+    assert!(events.contains("own"), "its own progress arrived: {events}");
+    assert!(
+        !events.contains("stolen"),
+        "another server's progress arrived: {events}"
     );
+    g.end().await;
+    h.end().await;
+}
 
-    child.kill().expect("SIGKILL");
-    child.wait().expect("status");
-    let deadline = Instant::now() + Duration::from_secs(5);
-    while !(gone(server[0]) && support::procfs::alive(&tag).is_empty()) && Instant::now() < deadline
-    {
-        std::thread::sleep(Duration::from_millis(50));
+/// The gateway ended by the end of its input and killed outright: the server (which
+/// ignores SIGTERM and the end of its own input) and what it started in a session of its
+/// own go with it, checked in /proc.
+#[test]
+fn nothing_of_a_server_outlives_the_gateway_at_the_end_of_its_input_or_killed() {
+    for killed in [false, true] {
+        let command = command();
+        let setup = Setup::new(&format!(
+            "[tools]\nactive = [\"h__stubborn\", \"h__spawn\"]\n\n[mcp.servers.h]\ncommand = {}\n",
+            super::toml_list(&command)
+        ));
+        let tag = support::procfs::tag();
+        let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_cli-under-test"))
+            .arg("--config")
+            .arg(setup.config())
+            .arg("mcp")
+            .current_dir(setup.work.path())
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .expect("the gateway starts");
+        let mut stdin = child.stdin.take().expect("stdin");
+        let mut lines = std::io::BufRead::lines(std::io::BufReader::new(
+            child.stdout.take().expect("stdout"),
+        ));
+        let mut send = |message: Value| {
+            use std::io::Write;
+            writeln!(stdin, "{message}").expect("the gateway reads");
+            let Some(id) = message.get("id").cloned() else {
+                return Value::Null;
+            };
+            for line in lines.by_ref() {
+                let answer: Value = serde_json::from_str(&line.expect("a line")).expect("JSON-RPC");
+                if answer["id"] == id {
+                    return answer;
+                }
+            }
+            panic!("the gateway ended");
+        };
+        send(
+            json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {},
+            "clientInfo": {"name": "t", "version": "1"}}}),
+        );
+        send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+        for (id, name, arguments) in [
+            (2, "h__stubborn", json!({})),
+            (3, "h__spawn", json!({"tag": tag})),
+        ] {
+            let answer = send(json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+                "params": {"name": name, "arguments": arguments}}));
+            assert_eq!(answer["result"]["isError"], false, "{answer}");
+        }
+        let servers = || -> Vec<u32> {
+            processes_with("hostile_server.py")
+                .into_iter()
+                .filter(|pid| super::processes_in(setup.work.path()).contains(pid))
+                .collect()
+        };
+        // The server's forked children carry its command line until they exec what they run.
+        support::procfs::settle_blocking(1, || servers().len());
+        let server = servers();
+        assert_eq!(server.len(), 1, "{server:?}");
+        assert_eq!(
+            support::procfs::settle_blocking(2, || support::procfs::alive(&tag).len()),
+            2
+        );
+
+        if killed {
+            child.kill().expect("SIGKILL");
+        } else {
+            drop(stdin);
+        }
+        let status = child.wait().expect("status");
+        assert_eq!(status.success(), !killed, "{status}");
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while !(gone(server[0]) && support::procfs::alive(&tag).is_empty())
+            && Instant::now() < deadline
+        {
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        let how = if killed {
+            "killed"
+        } else {
+            "at the end of its input"
+        };
+        assert!(gone(server[0]), "the server outlived the gateway {how}");
+        assert_eq!(
+            support::procfs::alive(&tag),
+            Vec::<i32>::new(),
+            "what it started outlived the gateway {how}"
+        );
     }
-    assert!(gone(server[0]), "the server outlived the gateway");
-    assert_eq!(
-        support::procfs::alive(&tag),
-        Vec::<i32>::new(),
-        "what it started outlived the gateway"
-    );
 }

@@ -3,7 +3,7 @@
 Tools: `echo` (answers), `big` (answers with `count` elements of structured content,
 `width` bytes each), `flood` (stops reading its input and sends pings without end),
 `progress` (sends progress for its own call, or with `steal` for every other call it
-has seen, then answers after `wait` seconds), `spawn` (starts `sleep <tag>` as a child, and as a double-forked child in a
+has seen, or for the `tokens` given, then answers after `wait` seconds), `spawn` (starts `sleep <tag>` as a child, and as a double-forked child in a
 session of its own, then answers), `hang` (never answers). It ignores SIGTERM, and
 `stubborn` makes it ignore the end of its input too.
 """
@@ -63,11 +63,16 @@ def call(id_, name, args, meta):
     elif name == "progress":
         # With `steal`, progress goes to every other call's token it has seen instead.
         own = meta.get("progressToken")
-        tokens = [t for t in SEEN if t != own] if args.get("steal") else [own]
+        if "tokens" in args:
+            tokens = args["tokens"]
+        elif args.get("steal"):
+            tokens = [t for t in SEEN if t != own]
+        else:
+            tokens = [own]
         for token in tokens:
             send({"jsonrpc": "2.0", "method": "notifications/progress",
                   "params": {"progressToken": token, "progress": 1,
-                             "message": "stolen" if args.get("steal") else "own"}})
+                             "message": "own" if tokens == [own] else "stolen"}})
         time.sleep(float(args.get("wait", 0)))
         text(id_, "done")
     elif name == "spawn":

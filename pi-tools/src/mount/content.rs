@@ -9,13 +9,14 @@ use crate::core::{ContentBlock, ToolError, ToolResult};
 
 /// Maps `result` of `tool` (our name for it) onto our result, or onto an error when the
 /// server flagged it as one.
-pub(crate) fn map_result(result: CallToolResult) -> Result<ToolResult, ToolError> {
+pub(crate) fn map_result(mut result: CallToolResult) -> Result<ToolResult, ToolError> {
     let mut content = Vec::with_capacity(result.content.len());
     for block in &result.content {
         let block = serde_json::to_value(block).unwrap_or(Value::Null);
         content.push(map_block(&block));
     }
-    let structured = result.structured_content.clone();
+    // Taken, not copied: it may hold a million values.
+    let structured = result.structured_content.take();
     if content.is_empty()
         && let Some(structured) = &structured
     {

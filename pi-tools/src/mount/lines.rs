@@ -14,7 +14,10 @@
 //! per [`BYTES_PER_VALUE`] bytes of the limit: a decoded value takes tens of bytes, so 40 MB
 //! of `0,` would take GBs), or when it stops reading its input: more than [`MAX_QUEUED`]
 //! messages or twice the limit in bytes waiting for it (a flood of pings it does not read
-//! the answers of), or one write waiting [`STALL`].
+//! the answers of), or one write waiting [`STALL`], or more than [`MAX_QUEUED`] of its
+//! requests waiting for an answer (rmcp starts a task for each request it reads; a server
+//! that sends pings faster than they are answered would otherwise grow them without bound,
+//! and with as many flooding servers as worker threads the answers never come).
 
 use std::borrow::Cow;
 use std::collections::HashSet;
@@ -51,6 +54,8 @@ pub(crate) const BYTES_PER_VALUE: usize = 16;
 pub(crate) struct Link {
     queued: AtomicUsize,
     queued_bytes: AtomicUsize,
+    /// The server's requests read and not yet answered.
+    unanswered: AtomicUsize,
     reason: Mutex<Option<String>>,
     cut: CancellationToken,
 }
@@ -246,7 +251,15 @@ where
             }
             match serde_json::from_str::<ServerJsonRpcMessage>(line) {
                 Ok(message) => {
-                    if let ServerJsonRpcMessage::Response(r) = &message {
+                    if let ServerJsonRpcMessage::Request(_) = &message {
+                        let unanswered = self.link.unanswered.fetch_add(1, Ordering::SeqCst) + 1;
+                        if unanswered > MAX_QUEUED {
+                            self.link.cut_off(format!(
+                                "it stopped reading its input or sent requests faster than they could be answered (more than {MAX_QUEUED} of its requests were waiting for an answer)"
+                            ));
+                            return None;
+                        }
+                    } else if let ServerJsonRpcMessage::Response(r) = &message {
                         self.forget(&r.id);
                     } else if let ServerJsonRpcMessage::Error(e) = &message
                         && let Some(id) = &e.id
@@ -296,6 +309,17 @@ impl<R> LineClient<R> {
             let reason = not_reading(&self.link, self.max_message);
             self.link.cut_off(reason.clone());
             return Err(refused(reason));
+        }
+        if matches!(
+            item,
+            ClientJsonRpcMessage::Response(_) | ClientJsonRpcMessage::Error(_)
+        ) {
+            // An answer to one of its requests (one the server sent with a bad id counts
+            // too, which can only lower the count).
+            let _ = self
+                .link
+                .unanswered
+                .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| n.checked_sub(1));
         }
         if let ClientJsonRpcMessage::Request(request) = &item
             && matches!(request.request, ClientRequest::CallToolRequest(_))

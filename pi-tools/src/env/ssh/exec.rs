@@ -28,7 +28,8 @@ use crate::env::{ExecOutcome, ExecRequest, OutputSink};
 /// How long the output may stay open after the command has finished (as locally).
 const PIPE_GRACE: Duration = Duration::from_millis(100);
 
-/// The wrapper: `$1` is the working directory, `$2` the command.
+/// The wrapper: `$1` is the working directory, `$2` the command, `$3` the connection's
+/// mark, which the command's processes carry for the watchdog (`watchdog.rs`).
 ///
 /// The session runs as a background job of the wrapper, so `setsid` needs no fork and the
 /// job's pid is the group's id; once it has exited, the wrapper says `alive` when processes
@@ -36,6 +37,7 @@ const PIPE_GRACE: Duration = Duration::from_millis(100);
 /// the session (a group id of a finished command may be reused by anything).
 const WRAPPER: &str = r#"cd -- "$1" 2>/dev/null || { echo "cwd" >&2; exit 126; }
 unset SSH_CLIENT SSH2_CLIENT
+export PI_TOOLS_SSH_JOB="$3"
 setsid sh -c 'echo "pgid $$" >&2; printf "\036pi-tools-start\n"; exec 2>&1; if command -v bash >/dev/null 2>&1; then exec bash -c "$1"; else exec sh -c "$1"; fi' sh "$2" </dev/null &
 p=$!
 wait "$p"
@@ -183,6 +185,7 @@ pub(super) async fn run(
         .arg("pi-tools")
         .arg(&cwd)
         .arg(&request.command)
+        .arg(conn.watchdog.mark())
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())

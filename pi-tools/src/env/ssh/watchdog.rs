@@ -2,10 +2,13 @@
 //! session per connection running a small `sh` loop that is told the process group of every
 //! such command that may still run (`+N`), and of every one that is done (`-N`). When its
 //! input ends (the connection closes, drops, or this process goes, however it goes) it kills
-//! the groups it still holds. sshd does not signal a session's processes when its channel
-//! closes, so without it a command started with `setsid` would outlive a session whose end
-//! could not kill it over the connection (a process that exits right after ending it, or
-//! that is killed).
+//! the groups it still holds, then every process that carries the connection's mark
+//! (`PI_TOOLS_SSH_JOB`, in every command's environment; found in `/proc` where the remote
+//! has one),
+//! so a process that left its command's group (`setsid`, a double fork) goes too. sshd does
+//! not signal a session's processes when its channel closes, so without it a command started
+//! with `setsid` would outlive a session whose end could not kill it over the connection (a
+//! process that exits right after ending it, or that is killed).
 
 use std::sync::{Arc, Mutex};
 
@@ -14,7 +17,8 @@ use tokio::io::AsyncWriteExt;
 use tokio::sync::mpsc;
 
 /// The loop: `+N` adds group N, `-N` removes it; at the end of input every group held is
-/// killed.
+/// killed, then (twice, for what forked meanwhile) every process whose environment holds
+/// `PI_TOOLS_SSH_JOB=$1`. The loop itself does not carry the mark.
 const SCRIPT: &str = r#"g=
 while IFS= read -r l; do
   case $l in
@@ -22,15 +26,43 @@ while IFS= read -r l; do
     -*) n=; for p in $g; do [ "$p" = "${l#-}" ] || n="$n $p"; done; g=$n ;;
   esac
 done
-for p in $g; do kill -KILL -"$p" 2>/dev/null; done"#;
+for p in $g; do kill -KILL -"$p" 2>/dev/null; done
+for r in 1 2; do
+  for e in /proc/[0-9]*/environ; do
+    tr '\000' '\n' <"$e" 2>/dev/null | grep -qx "PI_TOOLS_SSH_JOB=$1" || continue
+    q=${e#/proc/}; kill -KILL "${q%/environ}" 2>/dev/null
+  done
+done"#;
 
 /// The watchdog of one connection, started by the first command that needs it.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub(super) struct Watchdog {
     lines: Mutex<Option<mpsc::UnboundedSender<String>>>,
+    /// The value of `PI_TOOLS_SSH_JOB` in the environment of this connection's commands.
+    mark: String,
+}
+
+impl Default for Watchdog {
+    fn default() -> Self {
+        static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+        let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.subsec_nanos());
+        // Letters and digits only: it is matched by the remote shell.
+        Watchdog {
+            lines: Mutex::default(),
+            mark: format!("{}x{nanos}x{n}", std::process::id()),
+        }
+    }
 }
 
 impl Watchdog {
+    /// The mark this connection's commands carry in `PI_TOOLS_SSH_JOB`.
+    pub(super) fn mark(&self) -> &str {
+        &self.mark
+    }
+
     /// Starts the remote loop if it does not run yet. Without it (it could not start)
     /// commands run as before, ended over the connection only.
     pub(super) async fn ensure(&self, session: &Arc<Session>) {
@@ -40,6 +72,8 @@ impl Watchdog {
         let spawned = Session::to_command(Arc::clone(session), "sh")
             .arg("-c")
             .arg(SCRIPT)
+            .arg("pi-tools-watchdog")
+            .arg(&self.mark)
             .stdin(Stdio::piped())
             .stdout(Stdio::null())
             .stderr(Stdio::null())
