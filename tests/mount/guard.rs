@@ -51,31 +51,32 @@ fn guards_after_a_mounted_call(guard_var: Option<&str>) -> usize {
     let mut lines = std::io::BufRead::lines(std::io::BufReader::new(
         child.stdout.take().expect("stdout"),
     ));
-    let mut send = |message: Value| {
-        use std::io::Write;
-        writeln!(stdin, "{message}").expect("the gateway reads");
-        let Some(id) = message.get("id").cloned() else {
-            return Value::Null;
-        };
-        for line in lines.by_ref() {
-            let answer: Value = serde_json::from_str(&line.expect("a line")).expect("JSON-RPC");
-            if answer["id"] == id {
-                return answer;
+    let guards = {
+        let mut send = |message: Value| {
+            use std::io::Write;
+            writeln!(stdin, "{message}").expect("the gateway reads");
+            let Some(id) = message.get("id").cloned() else {
+                return Value::Null;
+            };
+            for line in lines.by_ref() {
+                let answer: Value = serde_json::from_str(&line.expect("a line")).expect("JSON-RPC");
+                if answer["id"] == id {
+                    return answer;
+                }
             }
-        }
-        panic!("the gateway ended");
-    };
-    send(
-        json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            panic!("the gateway ended");
+        };
+        send(
+            json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
         "protocolVersion": "2025-06-18", "capabilities": {},
         "clientInfo": {"name": "t", "version": "1"}}}),
-    );
-    send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
-    let answer = send(json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+        );
+        send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+        let answer = send(json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
         "params": {"name": "everything__echo", "arguments": {"message": "hi"}}}));
-    assert_eq!(answer["result"]["isError"], false, "{answer}");
-    let guards = guards_of(child.id()).len();
-    drop(send);
+        assert_eq!(answer["result"]["isError"], false, "{answer}");
+        guards_of(child.id()).len()
+    };
     drop(stdin);
     child.wait().expect("the gateway ends");
     guards
