@@ -14,8 +14,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use mount_support::{
-    STARTUP, Setup, everything_command, everything_config, filesystem_command, gone, node,
-    path_text, processes_in, server_script, text_of, toml_list,
+    STARTUP, Setup, StdioGateway, everything_command, everything_config, filesystem_command, gone,
+    node, path_text, processes_in, server_script, text_of, toml_list,
 };
 
 use pi_tools::config::ServerSettings;

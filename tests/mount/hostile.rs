@@ -13,7 +13,7 @@ use pi_tools::mount::{McpServerTools, MountOptions};
 use pi_tools::{RunnerConfig, ToolSet};
 use serde_json::{Value, json};
 
-use super::mount_support::{STARTUP, Setup, gone, text_of};
+use super::mount_support::{STARTUP, Setup, StdioGateway, gone, text_of};
 use super::{call, processes_with};
 
 fn command() -> Vec<String> {
@@ -299,46 +299,12 @@ fn nothing_of_a_server_outlives_the_gateway_at_the_end_of_its_input_or_killed() 
             super::toml_list(&command)
         ));
         let tag = support::procfs::tag();
-        let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_cli-under-test"))
-            .arg("--config")
-            .arg(setup.config())
-            .arg("mcp")
-            .current_dir(setup.work.path())
-            .stdin(std::process::Stdio::piped())
-            .stdout(std::process::Stdio::piped())
-            .stderr(std::process::Stdio::null())
-            .spawn()
-            .expect("the gateway starts");
-        let mut stdin = child.stdin.take().expect("stdin");
-        let mut lines = std::io::BufRead::lines(std::io::BufReader::new(
-            child.stdout.take().expect("stdout"),
-        ));
-        let mut send = |message: Value| {
-            use std::io::Write;
-            writeln!(stdin, "{message}").expect("the gateway reads");
-            let Some(id) = message.get("id").cloned() else {
-                return Value::Null;
-            };
-            for line in lines.by_ref() {
-                let answer: Value = serde_json::from_str(&line.expect("a line")).expect("JSON-RPC");
-                if answer["id"] == id {
-                    return answer;
-                }
-            }
-            panic!("the gateway ended");
-        };
-        send(
-            json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-            "protocolVersion": "2025-06-18", "capabilities": {},
-            "clientInfo": {"name": "t", "version": "1"}}}),
-        );
-        send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+        let mut gateway = StdioGateway::start(&setup, &[]);
         for (id, name, arguments) in [
             (2, "h__stubborn", json!({})),
             (3, "h__spawn", json!({"tag": tag})),
         ] {
-            let answer = send(json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
-                "params": {"name": name, "arguments": arguments}}));
+            let answer = gateway.call(id, name, arguments);
             assert_eq!(answer["result"]["isError"], false, "{answer}");
         }
         let servers = || -> Vec<u32> {
@@ -356,12 +322,11 @@ fn nothing_of_a_server_outlives_the_gateway_at_the_end_of_its_input_or_killed() 
             2
         );
 
-        if killed {
-            child.kill().expect("SIGKILL");
+        let status = if killed {
+            gateway.kill()
         } else {
-            drop(stdin);
-        }
-        let status = child.wait().expect("status");
+            gateway.end_input()
+        };
         assert_eq!(status.success(), !killed, "{status}");
         let deadline = Instant::now() + Duration::from_secs(5);
         while !(gone(server[0]) && support::procfs::alive(&tag).is_empty())

@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::Duration;
 
-use serde_json::Value;
+use serde_json::{Value, json};
 use tempfile::TempDir;
 
 /// How long a Node server may take to start on a loaded machine.
@@ -183,4 +183,83 @@ pub fn everything_config(active: &str, extra: &str) -> String {
         "[tools]\nactive = {active}\n\n[mcp.servers.everything]\ncommand = {}\nstartup_timeout_secs = 60\n{extra}",
         toml_list(&everything_command())
     )
+}
+
+/// `pi-tools mcp` over stdio with a [`Setup`]'s configuration, in its working directory, with
+/// an initialized session, spoken to a line at a time.
+pub struct StdioGateway {
+    child: std::process::Child,
+    stdin: Option<std::process::ChildStdin>,
+    lines: std::io::Lines<std::io::BufReader<std::process::ChildStdout>>,
+}
+
+impl StdioGateway {
+    /// Starts the gateway, `env` added to its environment, and initializes the session.
+    pub fn start(setup: &Setup, env: &[(&str, &str)]) -> StdioGateway {
+        let mut child = std::process::Command::new(crate::cli_under_test())
+            .arg("--config")
+            .arg(setup.config())
+            .arg("mcp")
+            .current_dir(setup.work.path())
+            .envs(env.iter().copied())
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("the gateway starts");
+        let stdin = child.stdin.take();
+        let stdout = child.stdout.take().expect("stdout");
+        let mut gateway = StdioGateway {
+            child,
+            stdin,
+            lines: std::io::BufRead::lines(std::io::BufReader::new(stdout)),
+        };
+        gateway.send(
+            json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {},
+            "clientInfo": {"name": "t", "version": "1"}}}),
+        );
+        gateway.send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+        gateway
+    }
+
+    /// Sends `message`; for a request, waits for its answer and returns it.
+    pub fn send(&mut self, message: Value) -> Value {
+        use std::io::Write;
+        let stdin = self.stdin.as_mut().expect("the input is open");
+        writeln!(stdin, "{message}").expect("the gateway reads");
+        let Some(id) = message.get("id").cloned() else {
+            return Value::Null;
+        };
+        for line in self.lines.by_ref() {
+            let answer: Value = serde_json::from_str(&line.expect("a line")).expect("JSON-RPC");
+            if answer["id"] == id {
+                return answer;
+            }
+        }
+        panic!("the gateway ended");
+    }
+
+    /// Calls the tool `name` with `arguments` (request id `id`) and returns the answer.
+    pub fn call(&mut self, id: u64, name: &str, arguments: Value) -> Value {
+        self.send(json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+            "params": {"name": name, "arguments": arguments}}))
+    }
+
+    /// The gateway's process id.
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// Ends the session by ending the gateway's input, and waits for it to exit.
+    pub fn end_input(mut self) -> std::process::ExitStatus {
+        drop(self.stdin.take());
+        self.child.wait().expect("the gateway ends")
+    }
+
+    /// Kills the gateway outright (SIGKILL) and waits for it.
+    pub fn kill(mut self) -> std::process::ExitStatus {
+        self.child.kill().expect("SIGKILL");
+        self.child.wait().expect("the gateway ends")
+    }
 }
