@@ -24,26 +24,10 @@ use support::mcp::{RawPipe, connect};
 #[tokio::test]
 async fn a_denied_mcp_call_is_an_error_result_and_the_tool_never_runs() {
     let runs = Arc::new(AtomicUsize::new(0));
-    let counter = Arc::clone(&runs);
-    let shell: Arc<dyn ToolDefinition> = FakeTool::new("bash")
-        .parameters(json!({
-            "type": "object",
-            "properties": {"command": {"type": "string"}},
-            "required": ["command"]
-        }))
-        .behaviour(move |_args, _ctx| {
-            counter.fetch_add(1, Ordering::SeqCst);
-            Ok(ToolResult::text("ran"))
-        })
-        .arc();
-    let registered = vec![shell];
-    let config = Config::parse(
+    let toolbox = counting_toolbox(
+        &runs,
         "[tools]\nactive = [\"bash\"]\n[[policy.rule]]\ntool = \"bash\"\ncommand = [\"git\", \"push\"]\ndecision = \"deny\"\nreason = \"A person pushes.\"\n",
-        "pi-tools.toml",
-        &registered,
-    )
-    .expect("valid");
-    let toolbox = Toolbox::new(registered, &config, Default::default());
+    );
     let session = connect(toolbox.mcp_tools(), toolbox.runner_config()).await;
     let call = |command: &str| {
         let args = json!({ "command": command });
@@ -129,6 +113,15 @@ impl ClientHandler for Person {
 
 /// A toolbox whose `bash` counts its runs, with `touch` asked about.
 fn asking_toolbox(runs: &Arc<AtomicUsize>) -> Toolbox {
+    counting_toolbox(
+        runs,
+        // One call at a time, so a call still waiting for its answer holds up the next.
+        "[tools]\nactive = [\"bash\"]\nmax_concurrency = 1\n[[policy.rule]]\ntool = \"bash\"\ncommand = [\"touch\"]\ndecision = \"ask\"\nreason = \"Files appear.\"\n",
+    )
+}
+
+/// A toolbox of the configuration `toml` whose `bash` counts its runs in `runs`.
+fn counting_toolbox(runs: &Arc<AtomicUsize>, toml: &str) -> Toolbox {
     let counter = Arc::clone(runs);
     let shell: Arc<dyn ToolDefinition> = FakeTool::new("bash")
         .parameters(json!({
@@ -142,13 +135,7 @@ fn asking_toolbox(runs: &Arc<AtomicUsize>) -> Toolbox {
         })
         .arc();
     let registered = vec![shell];
-    let config = Config::parse(
-        // One call at a time, so a call still waiting for its answer holds up the next.
-        "[tools]\nactive = [\"bash\"]\nmax_concurrency = 1\n[[policy.rule]]\ntool = \"bash\"\ncommand = [\"touch\"]\ndecision = \"ask\"\nreason = \"Files appear.\"\n",
-        "pi-tools.toml",
-        &registered,
-    )
-    .expect("valid");
+    let config = Config::parse(toml, "pi-tools.toml", &registered).expect("valid");
     Toolbox::new(registered, &config, Default::default())
 }
 
