@@ -113,7 +113,7 @@ pub struct Rule {
     pub decision: Decision,
     /// Why, shown to the model (and the person asked).
     pub reason: Option<String>,
-    /// Where the rule is written: `file:line`.
+    /// Where the rule is written: `file:line:column` of its `[[policy.rule]]` header.
     pub position: String,
 }
 
