@@ -198,6 +198,22 @@ fn path_rules_resolve_dot_dot_and_symlinks_against_the_working_directory() {
         .decision;
     assert_eq!(read, Allow);
     assert_eq!(bash(&config, "echo x > notes/key", cwd), Deny);
+    // A symlink deeper down, a file not yet written below it, and a working directory
+    // reached through a symlink of its own.
+    std::fs::create_dir(cwd.join("a")).expect("mkdir");
+    std::os::unix::fs::symlink(cwd.join("secrets"), cwd.join("a/deep")).expect("symlink");
+    assert_eq!(write("a/deep/k"), Deny);
+    assert_eq!(bash(&config, "echo x > a/deep/new/k", cwd), Deny);
+    assert_eq!(bash(&config, "echo x > a/new/k", cwd), Allow);
+    let elsewhere = tempfile::tempdir().expect("a temporary directory");
+    let linked = elsewhere.path().join("project");
+    std::os::unix::fs::symlink(cwd, &linked).expect("symlink");
+    assert_eq!(bash(&config, "echo x > secrets/k", &linked), Deny);
+    assert_eq!(
+        bash(&config, "echo x > a/deep/k && echo y > log.txt", &linked),
+        Deny
+    );
+    assert_eq!(bash(&config, "echo y > log.txt", &linked), Allow);
 }
 
 #[test]
