@@ -3,15 +3,18 @@
 //! A batch of 1,000 calls of a trivial tool named `bash` (it returns at once; nothing runs)
 //! with the command `git status && cargo test --quiet 2>&1 | tail -n 5 > log.txt`, first
 //! with no policy, then under a 50-rule policy (40 command prefixes, 10 path rules) that
-//! allows every one of these calls, so each command is parsed and each simple command and
-//! redirection checked; then the same policy over a tool with no `command` argument. Each
-//! figure is the median of 21 batches after a warm-up.
+//! allows every one of these calls, so each command is read and each simple command and
+//! redirection checked. The hook keeps the readings of the commands it saw last, so a
+//! second line gives 1,000 distinct commands (`… --quiet t0`, `t1`, …), each read anew; then
+//! the same policy over a tool with no `command` argument. Last, where the time of a distinct
+//! command goes: reading it (`policy::shell::read`) and the whole `Policy::check`, called
+//! directly. Each figure is the median of 21 batches after a warm-up.
 
 use std::sync::Arc;
 use std::time::Instant;
 
 use pi_tools::config::Config;
-use pi_tools::policy::PolicyHook;
+use pi_tools::policy::{PolicyHook, shell};
 use pi_tools::{
     AgentTool, BoxFuture, Extensions, NoopSink, RunnerConfig, ToolCall, ToolContext, ToolError,
     ToolResult, ToolSet, execute_tool_calls,
@@ -107,6 +110,13 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let shell: Vec<ToolCall> = (0..1000)
         .map(|i| ToolCall::new(format!("c{i}"), "bash", json!({ "command": command })))
         .collect();
+    let distinct: Vec<ToolCall> = (0..1000)
+        .map(|i| {
+            let command =
+                format!("git status && cargo test --quiet t{i} 2>&1 | tail -n 5 > log.txt");
+            ToolCall::new(format!("d{i}"), "bash", json!({ "command": command }))
+        })
+        .collect();
     let reads: Vec<ToolCall> = (0..1000)
         .map(|i| ToolCall::new(format!("r{i}"), "read", json!({ "path": "src/lib.rs" })))
         .collect();
@@ -126,6 +136,14 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         b - a
     );
     let (a, b) = (
+        per_call_us(&tools, &distinct, &plain).await,
+        per_call_us(&tools, &distinct, &guarded).await,
+    );
+    println!(
+        "bash, 1,000 distinct commands (each read anew): no policy {a:.2} µs, 50-rule policy {b:.2} µs (+{:.2})",
+        b - a
+    );
+    let (a, b) = (
         per_call_us(&tools, &reads, &plain).await,
         per_call_us(&tools, &reads, &guarded).await,
     );
@@ -133,5 +151,36 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         "read src/lib.rs: no policy {a:.2} µs, 50-rule policy {b:.2} µs (+{:.2})",
         b - a
     );
+    let cwd = std::env::current_dir()?;
+    let texts: Vec<&str> = distinct
+        .iter()
+        .filter_map(|c| c.arguments["command"].as_str())
+        .collect();
+    let read = direct_us(|| {
+        for text in &texts {
+            std::hint::black_box(shell::read(text));
+        }
+    });
+    let check = direct_us(|| {
+        for call in &distinct {
+            std::hint::black_box(config.policy.check("bash", &call.arguments, &cwd));
+        }
+    });
+    println!(
+        "a distinct command, called directly: reading it {read:.2} µs, the whole check {check:.2} µs"
+    );
     Ok(())
+}
+
+/// µs per call of 1,000 calls made by `batch`, the median of 21 runs after a warm-up.
+fn direct_us(mut batch: impl FnMut()) -> f64 {
+    let mut times = Vec::new();
+    for run in 0..24 {
+        let start = Instant::now();
+        batch();
+        if run >= 3 {
+            times.push(start.elapsed().as_secs_f64() * 1e3);
+        }
+    }
+    median(times)
 }

@@ -46,7 +46,7 @@ async fn a_denied_mcp_call_is_an_error_result_and_the_tool_never_runs() {
     assert_eq!(
         text[0]["text"],
         "The policy denies this call, so nothing ran: `git push` is covered by the policy rule \
-         at pi-tools.toml:3 (tool = bash, command = git push). Its reason: A person pushes. Do \
+         at pi-tools.toml:3:1 (tool = bash, command = git push). Its reason: A person pushes. Do \
          not retry it in another form: do what the policy allows instead, or ask the user to do \
          this step themselves."
     );
@@ -175,7 +175,7 @@ fn accept(answer: serde_json::Value) -> ElicitResult {
 }
 
 const ASKED: &str = "This call needs a person's approval: `touch x` is covered by the policy rule \
-                     at pi-tools.toml:4 (tool = bash, command = touch). Its reason: Files appear.";
+                     at pi-tools.toml:4:1 (tool = bash, command = touch). Its reason: Files appear.";
 const INSTEAD: &str = "Do not retry it in another form: do what the policy allows instead, or \
                        ask the user to do this step themselves.";
 

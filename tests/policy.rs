@@ -162,7 +162,7 @@ fn each_simple_command_gets_its_own_decision_and_the_strictest_wins() {
     );
     assert_eq!((verdict.decision, verdict.rule), (Deny, Some(0)));
     // A rule's position is its `[[policy.rule]]` header.
-    assert_eq!(config.policy.rules[0].position, "pi-tools.toml:5");
+    assert_eq!(config.policy.rules[0].position, "pi-tools.toml:5:1");
 }
 
 #[test]
@@ -198,6 +198,22 @@ fn path_rules_resolve_dot_dot_and_symlinks_against_the_working_directory() {
         .decision;
     assert_eq!(read, Allow);
     assert_eq!(bash(&config, "echo x > notes/key", cwd), Deny);
+    // A symlink deeper down, a file not yet written below it, and a working directory
+    // reached through a symlink of its own.
+    std::fs::create_dir(cwd.join("a")).expect("mkdir");
+    std::os::unix::fs::symlink(cwd.join("secrets"), cwd.join("a/deep")).expect("symlink");
+    assert_eq!(write("a/deep/k"), Deny);
+    assert_eq!(bash(&config, "echo x > a/deep/new/k", cwd), Deny);
+    assert_eq!(bash(&config, "echo x > a/new/k", cwd), Allow);
+    let elsewhere = tempfile::tempdir().expect("a temporary directory");
+    let linked = elsewhere.path().join("project");
+    std::os::unix::fs::symlink(cwd, &linked).expect("symlink");
+    assert_eq!(bash(&config, "echo x > secrets/k", &linked), Deny);
+    assert_eq!(
+        bash(&config, "echo x > a/deep/k && echo y > log.txt", &linked),
+        Deny
+    );
+    assert_eq!(bash(&config, "echo y > log.txt", &linked), Allow);
 }
 
 #[test]
@@ -258,6 +274,33 @@ examples = ["secrets/a", { path = "src/a" }]
         "pi-tools.toml:6:51: this example does not match its rule (tool = bash, command = git push|fetch), but `examples` lists what the rule must match; fix the rule's conditions or the example\n\
          pi-tools.toml:7:48: this example matches its rule (tool = bash, command = git push|fetch), but `not_examples` lists what the rule must not match; fix the rule's conditions or the example\n\
          pi-tools.toml:13:26: this example does not match its rule (tool = write, path = secrets/**), but `examples` lists what the rule must match; fix the rule's conditions or the example"
+    );
+}
+
+#[test]
+fn a_rule_is_named_at_the_line_and_column_of_its_header() {
+    // An indented `[[policy.rule]]` header, and a rule written as an inline table.
+    let inline =
+        config("[policy]\nrule = [{ tool = \"bash\", command = [\"dd\"], decision = \"ask\" }]\n");
+    assert_eq!(inline.policy.rules[0].position, "pi-tools.toml:2:9");
+    let config = config(
+        r#"
+  [[policy.rule]]
+  tool = "bash"
+  command = ["rm"]
+  decision = "deny"
+"#,
+    );
+    assert_eq!(config.policy.rules[0].position, "pi-tools.toml:2:3");
+    let cwd = std::env::current_dir().expect("a working directory");
+    let verdict = config
+        .policy
+        .check("bash", &json!({ "command": "rm -rf x" }), &cwd);
+    assert_eq!(
+        pi_tools::policy::denial(&config.policy, &verdict),
+        "The policy denies this call, so nothing ran: `rm -rf x` is covered by the policy rule \
+         at pi-tools.toml:2:3 (tool = bash, command = rm). Do not retry it in another form: do \
+         what the policy allows instead, or ask the user to do this step themselves."
     );
 }
 

@@ -101,7 +101,7 @@ async fn a_denied_call_never_starts_and_names_its_rule() {
     assert_eq!(
         text(&outcome, 1),
         "The policy denies this call, so nothing ran: `touch denied` is covered by the policy \
-         rule at pi-tools.toml:11 (tool = bash, command = touch denied). Its reason: Nothing may \
+         rule at pi-tools.toml:11:1 (tool = bash, command = touch denied). Its reason: Nothing may \
          be called denied. Do not retry it in another form: do what the policy allows instead, \
          or ask the user to do this step themselves."
     );
@@ -110,7 +110,7 @@ async fn a_denied_call_never_starts_and_names_its_rule() {
     assert_eq!(
         text(&outcome, 2),
         "The policy denies this call, so nothing ran: this call is covered by the policy rule \
-         at pi-tools.toml:22 (tool = write, path = secrets/**). Do not retry it in another form: \
+         at pi-tools.toml:22:1 (tool = write, path = secrets/**). Do not retry it in another form: \
          do what the policy allows instead, or ask the user to do this step themselves."
     );
 }
@@ -124,7 +124,7 @@ async fn ask_without_an_approver_is_denied_and_says_so() {
     assert_eq!(
         text(&outcome, 0),
         "This call needs a person's approval: `touch asked` is covered by the policy rule at \
-         pi-tools.toml:17 (tool = bash, command = touch asked). No one can be asked here, so \
+         pi-tools.toml:17:1 (tool = bash, command = touch asked). No one can be asked here, so \
          the call was denied and nothing ran. Do not retry it in another form: do what the \
          policy allows instead, or ask the user to do this step themselves."
     );
@@ -177,9 +177,9 @@ async fn the_approver_allows_once_for_the_session_or_denies_with_a_message() {
     assert_eq!(
         *approver.asked.lock().expect("lock"),
         [
-            "bash \"touch asked\" pi-tools.toml:17",
-            "bash \"touch asked a1\" pi-tools.toml:17",
-            "bash \"touch asked a2\" pi-tools.toml:17",
+            "bash \"touch asked\" pi-tools.toml:17:1",
+            "bash \"touch asked a1\" pi-tools.toml:17:1",
+            "bash \"touch asked a2\" pi-tools.toml:17:1",
         ]
     );
 }

@@ -39,14 +39,14 @@ fn policy_check_prints_the_decision_its_rule_and_each_command() {
         stdout(&output),
         format!(
             "decision: deny\n\
-             rule: {origin}:4 (tool = bash, command = git push|fetch)\n\
+             rule: {origin}:4:1 (tool = bash, command = git push|fetch)\n\
              reason: A person pushes and fetches.\n\
              commands:\n  \
              allow git status  [default]\n  \
-             deny  git push  [{origin}:4]\n  \
+             deny  git push  [{origin}:4:1]\n  \
              allow echo rm  [default]\n  \
              ask   … x  [unreadable] (unreadable: its command name is computed when it runs (a substitution or expansion))\n  \
-             deny  > .env  [{origin}:10] (a write, judged by the write tool's path rules)\n"
+             deny  > .env  [{origin}:10:1] (a write, judged by the write tool's path rules)\n"
         )
     );
     let output = pi_tools()
@@ -60,7 +60,7 @@ fn policy_check_prints_the_decision_its_rule_and_each_command() {
     assert_eq!(
         stdout(&output),
         format!(
-            "decision: deny\nrule: {origin}:10 (tool = write|edit, path = **/.env|secrets/**)\n"
+            "decision: deny\nrule: {origin}:10:1 (tool = write|edit, path = **/.env|secrets/**)\n"
         )
     );
     let output = pi_tools()

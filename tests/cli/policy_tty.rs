@@ -173,7 +173,7 @@ fn call_without_a_terminal_denies_what_the_policy_asks_about() {
         "{text}"
     );
     assert!(
-        text.contains(":7 (tool = bash, command = touch). Its reason: Files appear only when a person says so. No one can be asked here, so the call was denied and nothing ran."),
+        text.contains("pi-tools.toml:7:1 (tool = bash, command = touch). Its reason: Files appear only when a person says so. No one can be asked here, so the call was denied and nothing ran."),
         "{text}"
     );
     assert!(!dir.join("unasked").exists(), "the denied call never ran");

@@ -69,7 +69,7 @@ def check_question(person: Person, config: str, command: str) -> None:
     message = question.message
     assert message.startswith("The model wants to call the tool `bash` with "), message
     assert f'"command":"{command}"' in message, message
-    assert f"policy rule at {config}:4 (tool = bash, command = touch)" in message, message
+    assert f"policy rule at {config}:4:1 (tool = bash, command = touch)" in message, message
     assert "Its reason: Files appear only with a person's yes." in message, message
     choices = question.requested_schema["properties"]["answer"]["oneOf"]
     assert [c["const"] for c in choices] == ["allow_once", "allow_session", "deny"], choices
@@ -99,7 +99,7 @@ async def over_stdio(binary: str, work: str, config: str) -> None:
             assert result.is_error, result
             assert not made, "the declined call never ran"
             text = text_of(result)
-            assert f"policy rule at {config}:4 (tool = bash, command = touch)" in text, text
+            assert f"policy rule at {config}:4:1 (tool = bash, command = touch)" in text, text
             assert "The person asked declined, so nothing ran." in text, text
             result, made = await touch(session, work, "denied.txt")
             assert result.is_error and not made, result
@@ -113,7 +113,7 @@ async def over_stdio(binary: str, work: str, config: str) -> None:
             assert result.is_error, result
             assert not made, "a call no one could be asked about never ran"
             text = text_of(result)
-            assert f"policy rule at {config}:4" in text, text
+            assert f"policy rule at {config}:4:1" in text, text
             assert (
                 "The MCP client cannot be asked: it did not declare the elicitation capability"
                 " when it connected. So the call was denied and nothing ran." in text

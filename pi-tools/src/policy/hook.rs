@@ -8,6 +8,7 @@ use std::sync::{Arc, Mutex};
 
 use serde_json::Value as Json;
 
+use super::shell::{self, ShellReading};
 use super::{Decision, Policy, Rule, Verdict};
 use crate::core::{
     BeforeToolCall, BeforeToolCallContext, BeforeToolCallOutcome, BoxFuture, Extensions, ToolError,
@@ -60,6 +61,47 @@ pub struct PolicyHook {
     approver: Option<Arc<dyn Approver>>,
     /// What a person allowed for the session: (tool, rule index).
     allowed: Mutex<HashSet<(String, usize)>>,
+    /// Readings of the shell commands seen last: a model runs `cargo test` and `git status`
+    /// again and again, and reading a command costs more than judging it.
+    readings: Mutex<ReadingCache>,
+}
+
+/// How many distinct command texts a hook keeps the reading of.
+const READINGS_KEPT: usize = 32;
+/// A longer command (a file written through a here-document, say) is read anew each time
+/// rather than kept.
+const READING_MAX_TEXT: usize = 4096;
+
+/// The readings of the last [`READINGS_KEPT`] distinct command texts, the most recent last.
+/// A reading depends on the text alone, so a kept one is the one reading anew would give.
+#[derive(Default)]
+struct ReadingCache(Vec<(String, Arc<ShellReading>)>);
+
+impl ReadingCache {
+    fn read(cache: &Mutex<ReadingCache>, text: &str) -> Arc<ShellReading> {
+        if text.len() > READING_MAX_TEXT {
+            return Arc::new(shell::read(text));
+        }
+        if let Ok(mut kept) = cache.lock()
+            && let Some(at) = kept.0.iter().position(|(t, _)| t == text)
+        {
+            let entry = kept.0.remove(at);
+            let reading = Arc::clone(&entry.1);
+            kept.0.push(entry);
+            return reading;
+        }
+        // Read outside the lock: calls of one batch are judged concurrently.
+        let reading = Arc::new(shell::read(text));
+        if let Ok(mut kept) = cache.lock()
+            && !kept.0.iter().any(|(t, _)| t == text)
+        {
+            if kept.0.len() >= READINGS_KEPT {
+                kept.0.remove(0);
+            }
+            kept.0.push((text.to_owned(), Arc::clone(&reading)));
+        }
+        reading
+    }
 }
 
 impl PolicyHook {
@@ -76,6 +118,7 @@ impl PolicyHook {
             cwd,
             approver: None,
             allowed: Mutex::new(HashSet::new()),
+            readings: Mutex::default(),
         }
     }
 
@@ -99,12 +142,15 @@ impl PolicyHook {
             cwd: self.cwd.clone(),
             approver: Some(approver),
             allowed: Mutex::new(HashSet::new()),
+            readings: Mutex::default(),
         }
     }
 
     async fn decide(&self, ctx: BeforeToolCallContext) -> BeforeToolCallOutcome {
         let tool = ctx.call.name.clone();
-        let verdict = self.policy.check(&tool, &ctx.args, &self.cwd);
+        let verdict = self.policy.check_with(&tool, &ctx.args, &self.cwd, |text| {
+            ReadingCache::read(&self.readings, text)
+        });
         match verdict.decision {
             Decision::Allow => BeforeToolCallOutcome::Continue,
             Decision::Deny => block(denial(&self.policy, &verdict)),

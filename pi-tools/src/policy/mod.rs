@@ -27,6 +27,7 @@
 
 use std::fmt;
 use std::path::Path;
+use std::sync::Arc;
 
 use serde_json::Value as Json;
 
@@ -36,7 +37,7 @@ pub mod shell;
 
 pub use hook::{Approval, ApprovalRequest, Approver, PolicyHook, SessionPolicy, denial, question};
 pub use paths::path_glob;
-use shell::{SimpleCommand, basename};
+use shell::{ShellReading, SimpleCommand, basename};
 
 /// What a rule (or the default) says of a call; ordered from the most to the least lenient,
 /// so the strictest of several is their maximum.
@@ -113,7 +114,7 @@ pub struct Rule {
     pub decision: Decision,
     /// Why, shown to the model (and the person asked).
     pub reason: Option<String>,
-    /// Where the rule is written: `file:line`.
+    /// Where the rule is written: `file:line:column` of its `[[policy.rule]]` header.
     pub position: String,
 }
 
@@ -177,9 +178,11 @@ impl Rule {
                 Some(None) => return Hit::Maybe,
                 Some(Some(word)) => {
                     let word = if i == 0 { basename(word) } else { word };
+                    // `ends_with` first: it rules out nearly every alternative without
+                    // searching it for a `/`.
                     if !alternatives
                         .iter()
-                        .any(|a| a == word || (i == 0 && basename(a) == word))
+                        .any(|a| a == word || (i == 0 && a.ends_with(word) && basename(a) == word))
                     {
                         return Hit::No;
                     }
@@ -329,6 +332,19 @@ impl Policy {
 
     /// Decides a call of `tool` with `args`, relative paths resolved against `cwd`.
     pub fn check(&self, tool: &str, args: &Json, cwd: &Path) -> Verdict {
+        self.check_with(tool, args, cwd, |text| Arc::new(shell::read(text)))
+    }
+
+    /// [`Policy::check`], a shell command's reading got from `read` (which may keep readings
+    /// of commands seen before: a reading depends on the text alone). It is asked only when
+    /// some rule could judge the command or a file it writes.
+    pub fn check_with(
+        &self,
+        tool: &str,
+        args: &Json,
+        cwd: &Path,
+        read: impl FnOnce(&str) -> Arc<ShellReading>,
+    ) -> Verdict {
         let mut path = ResolvedPath::new(cwd);
         let covering: Vec<usize> = (0..self.rules.len())
             .filter(|&i| self.rules[i].covers(tool) && self.rules[i].args_hold(args, &mut path))
@@ -345,22 +361,25 @@ impl Policy {
             .copied()
             .filter(|&i| self.rules[i].command.is_some())
             .collect();
+        let plain = Verdict {
+            decision: base.0,
+            rule: base.1,
+            parts: Vec::new(),
+        };
+        // Write rules are looked for only in a call with a command (most calls have none).
+        let Some(text) = args.get("command").and_then(Json::as_str) else {
+            return plain;
+        };
         let write_rules: Vec<usize> = (0..self.rules.len())
             .filter(|&i| {
                 let r = &self.rules[i];
                 r.paths.is_some() && r.command.is_none() && r.arg.is_none() && r.covers("write")
             })
             .collect();
-        let text = args.get("command").and_then(Json::as_str);
-        let Some(text) = text.filter(|_| !command_rules.is_empty() || !write_rules.is_empty())
-        else {
-            return Verdict {
-                decision: base.0,
-                rule: base.1,
-                parts: Vec::new(),
-            };
-        };
-        let reading = shell::read(text);
+        if command_rules.is_empty() && write_rules.is_empty() {
+            return plain;
+        }
+        let reading = read(text);
         let mut parts = Vec::new();
         for command in &reading.commands {
             parts.push(self.command_part(command, &command_rules, base));

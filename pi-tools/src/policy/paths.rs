@@ -12,10 +12,17 @@ use crate::env::{expand_tilde, normalize_path_input};
 pub(super) fn candidates(raw: &str, cwd: &Path) -> Vec<String> {
     let home = std::env::var_os("HOME").map(PathBuf::from);
     let path = expand_tilde(&normalize_path_input(raw), home.as_deref());
-    let absolute = resolve(&fold(&cwd.join(path)));
-    let cwd = resolve(&fold(cwd));
+    let folded_cwd = fold(cwd);
+    let real_cwd = resolve(&folded_cwd, None);
+    let folded = fold(&cwd.join(path));
+    // Below the working directory, its resolution is reused: the shell resolves the same
+    // prefix to the same directory, and each resolution walks the disk.
+    let absolute = match folded.strip_prefix(&folded_cwd) {
+        Ok(rest) => resolve_below(&real_cwd, rest),
+        Err(_) => resolve(&folded, None),
+    };
     let mut out = Vec::with_capacity(2);
-    if let Ok(relative) = absolute.strip_prefix(&cwd) {
+    if let Ok(relative) = absolute.strip_prefix(&real_cwd) {
         out.push(relative.to_string_lossy().into_owned());
     }
     out.push(absolute.to_string_lossy().into_owned());
@@ -37,12 +44,41 @@ fn fold(path: &Path) -> PathBuf {
     out
 }
 
-/// Symlinks followed through the longest part of `path` that exists.
-fn resolve(path: &Path) -> PathBuf {
+/// [`resolve`] for `rest` (plain names, already folded) below `real`, a resolved directory:
+/// each name is looked at once (one `lstat`) rather than the whole path resolved again
+/// component by component; at the first symbolic link the whole path is resolved.
+fn resolve_below(real: &Path, rest: &Path) -> PathBuf {
+    let mut out = real.to_path_buf();
+    let mut names = rest.components();
+    while let Some(name) = names.next() {
+        out.push(name);
+        match std::fs::symlink_metadata(&out) {
+            Ok(meta) if meta.file_type().is_symlink() => {
+                return resolve(&real.join(rest), Some(real));
+            }
+            Ok(_) => {}
+            // What does not exist is taken as written, as `resolve` takes it.
+            Err(_) => {
+                out.push(names.as_path());
+                return out;
+            }
+        }
+    }
+    out
+}
+
+/// Symlinks followed through the longest part of `path` that exists; `real` is a resolved
+/// directory known to exist that `path` may lie in, where the search stops.
+fn resolve(path: &Path, real: Option<&Path>) -> PathBuf {
     let mut existing = path.to_path_buf();
     let mut tail = Vec::new();
     loop {
-        if let Ok(real) = std::fs::canonicalize(&existing) {
+        let found = if real == Some(existing.as_path()) {
+            Ok(existing.clone())
+        } else {
+            std::fs::canonicalize(&existing)
+        };
+        if let Ok(real) = found {
             let mut out = real;
             for part in tail.iter().rev() {
                 out.push(part);
@@ -73,21 +109,49 @@ pub fn path_glob(pattern: &str, path: &str) -> bool {
             .next()
             .is_some_and(|name| segment(pattern.as_bytes(), name.as_bytes()));
     }
-    let pattern: Vec<&str> = pattern.split('/').collect();
-    let path: Vec<&str> = path.split('/').collect();
-    segments(&pattern, &path)
+    // A last component written out (no wildcard) must be the path's last: most paths fail
+    // here, before any matching.
+    let last = pattern.rsplit('/').next().unwrap_or(pattern);
+    if last != "**" && !last.contains(['*', '?']) && path.rsplit('/').next().unwrap_or(path) != last
+    {
+        return false;
+    }
+    segments(Some(pattern), Some(path))
 }
 
-fn segments(pattern: &[&str], path: &[&str]) -> bool {
-    match pattern.split_first() {
-        None => path.is_empty(),
-        Some((&"**", rest)) => (0..=path.len()).any(|skip| segments(rest, &path[skip..])),
-        Some((first, rest)) => match path.split_first() {
-            Some((name, tail)) => {
-                segment(first.as_bytes(), name.as_bytes()) && segments(rest, tail)
+/// The first `/`-separated component of `path` and the rest (`None`: no more components).
+fn split_first(path: &str) -> (&str, Option<&str>) {
+    match path.split_once('/') {
+        Some((first, rest)) => (first, Some(rest)),
+        None => (path, None),
+    }
+}
+
+/// Components matched in place, without collecting them (this runs for every path rule on
+/// every file a call writes).
+fn segments(pattern: Option<&str>, path: Option<&str>) -> bool {
+    let Some(pattern) = pattern else {
+        return path.is_none();
+    };
+    let (first, rest) = split_first(pattern);
+    if first == "**" {
+        let mut path = path;
+        loop {
+            if segments(rest, path) {
+                return true;
             }
-            None => false,
-        },
+            match path {
+                Some(p) => path = split_first(p).1,
+                None => return false,
+            }
+        }
+    }
+    match path {
+        Some(p) => {
+            let (name, tail) = split_first(p);
+            segment(first.as_bytes(), name.as_bytes()) && segments(rest, tail)
+        }
+        None => false,
     }
 }
 
@@ -114,5 +178,15 @@ mod tests {
         assert!(path_glob("*.pem", "keys/server.pem"));
         assert!(path_glob("/etc/**", "/etc/passwd"));
         assert!(!path_glob("src/*.rs", "src/a/b.rs"));
+        assert!(path_glob("a/**/b", "a/b"));
+        assert!(path_glob("a/**/b", "a/x/y/b"));
+        assert!(!path_glob("a/**/b", "a/x/y/c"));
+        assert!(path_glob("a/**", "a"));
+        assert!(path_glob("a/", "a/"));
+        assert!(!path_glob("a/", "a"));
+        assert!(!path_glob("a/b", "a/b/c"));
+        assert!(path_glob("**/x/.env", "a/x/.env"));
+        assert!(!path_glob("**/x/.env", "a/x/.envrc"));
+        assert!(path_glob("a/**/", "a/b/"));
     }
 }

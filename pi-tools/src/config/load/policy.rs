@@ -68,7 +68,9 @@ impl<'a> Loader<'a> {
     }
 
     fn rule(&mut self, table: &DeTable<'a>, span: Range<usize>) -> Option<Rule> {
-        let (line, _) = line_column(self.text, span.start);
+        // The `[[policy.rule]]` header (or an inline table's `{`): where the loader reports
+        // problems of the rule as a whole, so a denial and a load error point at one place.
+        let (line, column) = line_column(self.text, span.start);
         let mut rule = Rule {
             tools: Vec::new(),
             command: None,
@@ -76,7 +78,7 @@ impl<'a> Loader<'a> {
             arg: None,
             decision: Decision::Deny,
             reason: None,
-            position: format!("{}:{line}", self.origin),
+            position: format!("{}:{line}:{column}", self.origin),
         };
         let before = self.problems.len();
         let (mut has_tool, mut has_decision) = (false, false);

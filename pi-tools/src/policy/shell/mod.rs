@@ -351,6 +351,9 @@ impl Reader<'_> {
     /// A word's value where the text fixes it, `None` where it is known only when the
     /// command runs; substitutions inside are read as commands of their own.
     fn word(&mut self, raw: &str) -> Option<String> {
+        if is_plain(raw) {
+            return Some(raw.to_owned());
+        }
         match word::parse(raw, &ParserOptions::default()) {
             Ok(pieces) => self.pieces(&pieces),
             Err(_) => {
@@ -408,6 +411,17 @@ enum ItemRef<'a> {
     Word(&'a ast::Word),
 }
 
+/// Whether a word holds nothing a shell expands, unquotes or unescapes (letters, digits and
+/// `_-./,:=+@%` only), so its value is its text. Most words are such, and the word parser
+/// (which copies the word, locks a process-wide cache and clones its answer) is then not
+/// needed; anything else goes to it.
+fn is_plain(raw: &str) -> bool {
+    !raw.is_empty()
+        && raw
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"_-./,:=+@%".contains(&b))
+}
+
 /// `/bin/rm` runs `rm`.
 pub(super) fn basename(word: &str) -> &str {
     word.rsplit('/').next().unwrap_or(word)
@@ -431,4 +445,48 @@ fn unescape_backquoted(code: &str) -> String {
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use brush_parser::ParserOptions;
+    use brush_parser::word::{self, WordPiece};
+
+    use super::is_plain;
+
+    /// A word taken as its own text is one the word parser reads as one piece of plain text
+    /// equal to the word; anything a shell could expand or unquote goes to the parser.
+    #[test]
+    fn plain_words_are_what_the_parser_reads_as_plain_text() {
+        let plain = [
+            "git",
+            "--quiet",
+            "-n",
+            "5",
+            "log.txt",
+            "a=b",
+            "src/lib.rs",
+            "user@host:path",
+            "+x",
+            "50%",
+            "a,b",
+            "../x",
+            "A_Z",
+        ];
+        for raw in plain {
+            assert!(is_plain(raw), "{raw:?}");
+            let pieces = word::parse(raw, &ParserOptions::default()).expect("parses");
+            assert!(
+                matches!(pieces.as_slice(), [p] if matches!(&p.piece, WordPiece::Text(t) if t == raw)),
+                "{raw:?}: {pieces:?}"
+            );
+        }
+        let not_plain = [
+            "~", "~/x", "a*", "a?", "[ab]", "{a,b}", "a{1..3}", "$x", "'x'", "\"x\"", "a\\b", "!x",
+            "@(a)", "é", "", "`x`", "$(x)", "a b", "a;b",
+        ];
+        for raw in not_plain {
+            assert!(!is_plain(raw), "{raw:?}");
+        }
+    }
 }
