@@ -16,7 +16,7 @@ use pi_tools::env::{
 };
 use pi_tools::toolbox::Toolbox;
 use pi_tools::{Extensions, NoopSink, ToolCall, execute_tool_calls};
-use sandbox_support::{Fixture, git, read, refused, run};
+use sandbox_support::{Fixture, read, refused, run};
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
@@ -252,18 +252,7 @@ async fn git_hooks_and_config_cannot_be_planted_but_commits_work() {
 #[tokio::test]
 async fn a_worktree_is_protected_through_its_git_file() {
     let fx = Fixture::repository();
-    let wt = fx.outside.join("../wt");
-    git(
-        &fx.ws,
-        &[
-            "worktree",
-            "add",
-            "-q",
-            wt.to_str().expect("utf-8"),
-            "-b",
-            "side",
-        ],
-    );
+    let wt = fx.add_worktree(fx.outside.join("../wt"));
     let wt = std::fs::canonicalize(wt).expect("worktree");
     let env: Arc<dyn ExecutionEnv> = Arc::new(
         LocalEnv::new(&wt)

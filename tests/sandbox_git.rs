@@ -112,18 +112,7 @@ async fn commits_work_in_commit_mode_and_fail_naming_the_setting_in_read_only() 
 
 /// A worktree of `fx.ws` next to it, on branch `side`.
 fn add_worktree(fx: &Fixture) -> PathBuf {
-    let wt = fx.outside.join("../wt");
-    git(
-        &fx.ws,
-        &[
-            "worktree",
-            "add",
-            "-q",
-            wt.to_str().expect("utf-8"),
-            "-b",
-            "side",
-        ],
-    );
+    let wt = fx.add_worktree(fx.outside.join("../wt"));
     std::fs::canonicalize(wt).expect("worktree")
 }
 

@@ -134,18 +134,7 @@ async fn the_guard_leaves_what_the_user_did_between_calls() {
     let env = fx.env(policy(GitAccess::Commit));
     assert_eq!(run(&env, "true").await, Ok("(no output)".to_owned()));
     // The user adds a worktree, a nested repository and a hook of a worktree.
-    let wt = fx.outside.join("wt");
-    git(
-        &fx.ws,
-        &[
-            "worktree",
-            "add",
-            "-q",
-            wt.to_str().expect("utf-8"),
-            "-b",
-            "side",
-        ],
-    );
+    let wt = fx.add_worktree(fx.outside.join("wt"));
     let nested = fx.ws.join("nested");
     std::fs::create_dir(&nested).expect("nested");
     git(&nested, &["init", "-q", "-b", "main"]);
@@ -214,18 +203,7 @@ async fn a_nested_repository_the_call_committed_in_is_moved_aside_with_its_histo
 #[tokio::test]
 async fn a_link_in_place_of_the_worktrees_directory_is_removed() {
     let fx = Fixture::repository();
-    let wt = fx.outside.join("wt");
-    git(
-        &fx.ws,
-        &[
-            "worktree",
-            "add",
-            "-q",
-            wt.to_str().expect("utf-8"),
-            "-b",
-            "side",
-        ],
-    );
+    let wt = fx.add_worktree(fx.outside.join("wt"));
     let env = fx.env(policy(GitAccess::Commit));
     let attack = format!(
         "mkdir -p evil/wt && cp -r .git/objects .git/refs .git/HEAD evil/wt/ && {} && mv .git/worktrees .git/old && ln -s \"$PWD/evil\" .git/worktrees",

@@ -66,6 +66,22 @@ impl Fixture {
         self.env(SandboxPolicy::new(SandboxMode::WorkspaceWrite))
     }
 
+    /// Adds a worktree of the repository at `path`, on a new branch `side`; returns `path`.
+    pub fn add_worktree(&self, path: PathBuf) -> PathBuf {
+        git(
+            &self.ws,
+            &[
+                "worktree",
+                "add",
+                "-q",
+                path.to_str().expect("utf-8"),
+                "-b",
+                "side",
+            ],
+        );
+        path
+    }
+
     /// The file outside that attacks aim at.
     pub fn target(&self) -> PathBuf {
         self.outside.join("target.txt")
