@@ -60,36 +60,13 @@ const MESSAGE: &str = "hello from the benchmark";
 
 #[path = "support/mcp_http.rs"]
 mod mcp_http;
-use mcp_http::{answer, post};
+use mcp_http::{answer, bench_main, post};
 
 type Error = Box<dyn std::error::Error + Send + Sync>;
 
 fn main() -> ExitCode {
-    // Spawned as the server: be the `pi-tools` command line, `echo` included.
-    if std::env::args().nth(1).as_deref() == Some("mcp") {
-        return pi_tools::cli::main();
-    }
-    let options = match Options::parse() {
-        Ok(options) => options,
-        Err(e) => {
-            eprintln!("bench_mcp_http: {e}");
-            return ExitCode::from(2);
-        }
-    };
-    let runtime = match tokio::runtime::Runtime::new() {
-        Ok(runtime) => runtime,
-        Err(e) => {
-            eprintln!("bench_mcp_http: cannot start the runtime: {e}");
-            return ExitCode::FAILURE;
-        }
-    };
-    match runtime.block_on(run(options)) {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(e) => {
-            eprintln!("bench_mcp_http: {e}");
-            ExitCode::FAILURE
-        }
-    }
+    // Spawned as the server: be the `pi-tools` command line.
+    bench_main("bench_mcp_http", Options::parse, run)
 }
 
 struct Options {

@@ -36,36 +36,13 @@ const DEFAULT_MAX_SESSIONS: usize = 4096;
 
 #[path = "support/mcp_http.rs"]
 mod mcp_http;
-use mcp_http::{answer, post};
+use mcp_http::{answer, bench_main, post};
 
 type Error = Box<dyn std::error::Error + Send + Sync>;
 
 fn main() -> ExitCode {
     // Spawned as the server: be the `pi-tools` command line.
-    if std::env::args().nth(1).as_deref() == Some("mcp") {
-        return pi_tools::cli::main();
-    }
-    let sessions = match sessions_argument() {
-        Ok(sessions) => sessions,
-        Err(e) => {
-            eprintln!("bench_mcp_sessions: {e}");
-            return ExitCode::from(2);
-        }
-    };
-    let runtime = match tokio::runtime::Runtime::new() {
-        Ok(runtime) => runtime,
-        Err(e) => {
-            eprintln!("bench_mcp_sessions: cannot start the runtime: {e}");
-            return ExitCode::FAILURE;
-        }
-    };
-    match runtime.block_on(run(sessions)) {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(e) => {
-            eprintln!("bench_mcp_sessions: {e}");
-            ExitCode::FAILURE
-        }
-    }
+    bench_main("bench_mcp_sessions", sessions_argument, run)
 }
 
 /// `--sessions N` (default 10,000).

@@ -42,3 +42,45 @@ pub async fn answer(response: reqwest::Response, id: u64) -> Result<Value, Error
         .find(|message| message["id"] == id)
         .ok_or_else(|| format!("no answer to request {id} in: {body}").into())
 }
+
+/// The `main` of a benchmark that spawns itself as the server: the `pi-tools` command line
+/// when started as `mcp` (or as the `env-guard` the command line starts of its own binary),
+/// else the benchmark: `parse` reads its arguments (a usage error exits with 2), `run` runs
+/// it on a runtime, and a failure is printed after `name`.
+pub fn bench_main<O, F>(
+    name: &str,
+    parse: impl FnOnce() -> Result<O, String>,
+    run: impl FnOnce(O) -> F,
+) -> std::process::ExitCode
+where
+    F: std::future::Future<Output = Result<(), Error>>,
+{
+    use std::process::ExitCode;
+    if matches!(
+        std::env::args().nth(1).as_deref(),
+        Some("mcp" | "env-guard")
+    ) {
+        return pi_tools::cli::main();
+    }
+    let options = match parse() {
+        Ok(options) => options,
+        Err(e) => {
+            eprintln!("{name}: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    let runtime = match tokio::runtime::Runtime::new() {
+        Ok(runtime) => runtime,
+        Err(e) => {
+            eprintln!("{name}: cannot start the runtime: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    match runtime.block_on(run(options)) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("{name}: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
