@@ -1,0 +1,115 @@
+//! Repositories below the top of a writable root (issue 38, finding 4): a workspace that
+//! holds several repositories (`~/projects` with `proj1/.git`, `proj2/.git`) or a
+//! repository with an unrelated one nested deep inside it (even in a directory its
+//! `.gitignore` hides), and a repository a command makes in a subdirectory during a call.
+//! Each attack plants `core.fsmonitor` and a hook that would leave a marker outside; the
+//! user's real `git status` and `git commit` in each repository, outside the sandbox, then
+//! run nothing planted, in either git mode.
+
+#![cfg(all(target_os = "linux", feature = "builtins"))]
+
+use support::sandbox as sandbox_support;
+
+use std::path::{Path, PathBuf};
+
+use pi_tools::env::GitAccess;
+use sandbox_support::{Fixture, git, read, run};
+
+use crate::sandbox_git::{git_outside_runs_nothing, marker, policy, removed_note};
+
+/// The repositories below the top of a plain workspace: two side by side, and one nested in
+/// a subdirectory of the second that its `.gitignore` hides.
+const NESTED: [&str; 3] = ["proj1", "proj2", "proj2/vendor/deep/er/lib"];
+
+/// Makes `ws/<rel>` a repository with one commit.
+fn repository_at(ws: &Path, rel: &str) -> PathBuf {
+    let dir = ws.join(rel);
+    std::fs::create_dir_all(&dir).expect("dir");
+    git(&dir, &["init", "-q", "-b", "main"]);
+    std::fs::write(dir.join("a.txt"), "a\n").expect("file");
+    git(&dir, &["add", "a.txt"]);
+    git(&dir, &["commit", "-q", "-m", "first"]);
+    dir
+}
+
+/// Shell commands that set `core.fsmonitor` in the repository at `rel` and write its
+/// `pre-commit` hook, both running `touch <marker>`; each one's error goes to the output.
+fn plant(rel: &str, marker: &Path) -> String {
+    let m = marker.display();
+    format!(
+        "{{ printf '[core]\\n\\tfsmonitor = \"touch {m}; false\"\\n' >> {rel}/.git/config; }} 2>&1; \
+         {{ printf '#!/bin/sh\\ntouch {m}\\n' > {rel}/.git/hooks/pre-commit && chmod +x {rel}/.git/hooks/pre-commit; }} 2>&1; "
+    )
+}
+
+/// A repository's settings and hook directory, to compare before and after.
+fn settings(repo: &Path) -> (String, Vec<String>) {
+    let mut hooks: Vec<String> = std::fs::read_dir(repo.join(".git/hooks"))
+        .expect("hooks")
+        .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
+        .collect();
+    hooks.sort();
+    (read(&repo.join(".git/config")), hooks)
+}
+
+#[tokio::test]
+async fn repositories_below_the_top_of_the_workspace_cannot_be_redirected() {
+    for access in [GitAccess::ReadOnly, GitAccess::Commit] {
+        let fx = Fixture::plain();
+        let repos: Vec<PathBuf> = NESTED.iter().map(|r| repository_at(&fx.ws, r)).collect();
+        std::fs::write(repos[1].join(".gitignore"), "vendor/\n").expect("gitignore");
+        let before: Vec<_> = repos.iter().map(|r| settings(r)).collect();
+        let env = fx.env(policy(access));
+        let attack: String = NESTED.iter().map(|r| plant(r, &marker(&fx))).collect();
+        let refusals: String = NESTED
+            .iter()
+            .map(|r| {
+                format!(
+                    "bash: line 1: {r}/.git/config: Read-only file system\n\
+                     bash: line 1: {r}/.git/hooks/pre-commit: Read-only file system\n"
+                )
+            })
+            .collect();
+        assert_eq!(
+            run(&env, &format!("{attack}true")).await,
+            Ok(refusals.trim_end().to_owned()),
+            "{access}"
+        );
+        for (repo, before) in repos.iter().zip(&before) {
+            assert_eq!(&settings(repo), before, "{access}: {}", repo.display());
+            git_outside_runs_nothing(repo, &marker(&fx), access.as_str());
+        }
+    }
+}
+
+#[tokio::test]
+async fn a_repository_made_below_the_top_during_a_call_runs_nothing_later() {
+    for access in [GitAccess::ReadOnly, GitAccess::Commit] {
+        // Below a plain workspace, and below one that is a repository itself.
+        for fx in [Fixture::plain(), Fixture::repository()] {
+            let env = fx.env(policy(access));
+            let attack = format!(
+                "mkdir -p sub/deeper && cd sub/deeper && git init -q && cd ../.. && {}true",
+                plant("sub/deeper", &marker(&fx))
+            );
+            let made = fx.ws.join("sub/deeper/.git");
+            assert_eq!(
+                run(&env, &attack).await,
+                Ok(removed_note(&[
+                    made.join("config"),
+                    made.join("hooks/pre-commit")
+                ])),
+                "{access}"
+            );
+            git_outside_runs_nothing(&fx.ws.join("sub/deeper"), &marker(&fx), access.as_str());
+            // A `.git` file pointing git elsewhere, made in a subdirectory, goes too.
+            let pointer =
+                "mkdir -p \"$TMPDIR/evil\" other && echo \"gitdir: $TMPDIR/evil\" > other/.git";
+            assert_eq!(
+                run(&env, pointer).await,
+                Ok(removed_note(&[fx.ws.join("other/.git")])),
+                "{access}"
+            );
+        }
+    }
+}
