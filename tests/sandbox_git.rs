@@ -366,7 +366,7 @@ async fn what_a_background_job_plants_after_its_call_is_undone_when_the_environm
 /// read-only, and one a command makes or replaces is undone, in either mode.
 #[tokio::test]
 async fn a_submodule_of_a_repository_enclosing_the_workspace_cannot_be_redirected() {
-    for access in [GitAccess::ReadOnly, GitAccess::Commit] {
+    let fixtures = [GitAccess::ReadOnly, GitAccess::Commit].map(|access| {
         let fx = Fixture::repository();
         let lib = fx.outside.join("lib");
         std::fs::create_dir(&lib).expect("lib");
@@ -375,6 +375,12 @@ async fn a_submodule_of_a_repository_enclosing_the_workspace_cannot_be_redirecte
         let lib = lib.to_str().expect("utf-8");
         git(&fx.ws, &["submodule", "add", "-q", lib, "pkg/sub"]);
         git(&fx.ws, &["commit", "-q", "-m", "submodule"]);
+        (access, fx)
+    });
+    // Older than the clock's slack, so the user's `.git` file a call moves cannot pass for
+    // one it planted.
+    std::thread::sleep(std::time::Duration::from_millis(2200));
+    for (access, fx) in fixtures {
         let pkg = fx.ws.join("pkg");
         let env = Fixture::env_in(&pkg, policy(access));
         let evil = format!(
@@ -395,8 +401,9 @@ async fn a_submodule_of_a_repository_enclosing_the_workspace_cannot_be_redirecte
         assert_eq!(
             out,
             Ok(format!(
-                "[The sandbox undid what this command did to git's settings, hooks or redirect files, which could make a later git command outside the sandbox run other code: restored {}. Leave them as they are.]",
-                pkg.join("sub/.git").display()
+                "[The sandbox undid what this command did to git's settings, hooks or redirect files, which could make a later git command outside the sandbox run other code: restored {}, moved {m} aside to {m}.pi-tools-disabled. Leave them as they are.]",
+                pkg.join("sub/.git").display(),
+                m = pkg.join("sub2/.git").display()
             )),
             "{access}"
         );

@@ -117,7 +117,11 @@ async fn what_one_call_prepares_and_a_later_one_moves_into_place_is_disabled() {
         "git init -q evilsub && git -C evilsub commit -q --allow-empty -m x && {}",
         plant_config("evilsub/.git/config", &marker(&fx))
     );
-    assert_eq!(run(&env, &prepare).await, Ok("(no output)".to_owned()));
+    // Its settings go at once, as any repository's made below the top.
+    assert_eq!(
+        run(&env, &prepare).await,
+        Ok(removed_note(&[fx.ws.join("evilsub/.git/config")]))
+    );
     std::thread::sleep(std::time::Duration::from_millis(2200));
     let out = run(
         &env,
@@ -231,6 +235,9 @@ async fn a_link_in_place_of_the_worktrees_directory_is_removed() {
 async fn a_repository_moved_in_place_of_a_submodules_git_file_is_moved_aside() {
     let fx = Fixture::repository();
     add_submodule(&fx);
+    // Made by the user between calls: one there when the session starts is mounted
+    // read-only, so a command cannot move its `.git` at all.
+    let env = fx.env(policy(GitAccess::ReadOnly));
     let nested = fx.ws.join("nested");
     std::fs::create_dir(&nested).expect("nested");
     git(&nested, &["init", "-q", "-b", "main"]);
@@ -240,14 +247,14 @@ async fn a_repository_moved_in_place_of_a_submodules_git_file_is_moved_aside() {
     );
     // Older than the clock's slack, so it cannot pass for planted.
     std::thread::sleep(std::time::Duration::from_millis(2200));
-    let env = fx.env(policy(GitAccess::ReadOnly));
     let dot_git = fx.ws.join("sub/.git");
     let out = run(&env, "mv sub sub2 && mkdir sub && mv nested/.git sub/.git").await;
     assert_eq!(
         out,
         Ok(format!(
-            "[The sandbox undid what this command did to git's settings, hooks or redirect files, which could make a later git command outside the sandbox run other code: moved {g} aside to {g}.pi-tools-disabled, restored {g}. Leave them as they are.]",
-            g = dot_git.display()
+            "[The sandbox undid what this command did to git's settings, hooks or redirect files, which could make a later git command outside the sandbox run other code: moved {g} aside to {g}.pi-tools-disabled, restored {g}, moved {m} aside to {m}.pi-tools-disabled. Leave them as they are.]",
+            g = dot_git.display(),
+            m = fx.ws.join("sub2/.git").display()
         ))
     );
     assert_eq!(read(&dot_git), "gitdir: ../.git/modules/sub\n");

@@ -2,7 +2,8 @@
 //! not stop in a repository: a redirect file a command created, changed or removed in a
 //! writable git directory, a submodule `.git` that appeared (of the workspace's repository
 //! or of one that encloses the workspace), or the settings and hooks of a
-//! repository made (`git init`) at the top of a writable root that had none.
+//! repository made (`git init`) at the top of a writable root that had none, or below the
+//! top of a root (or there already: see `git_nested.rs`).
 //!
 //! Two rules keep the guard from doing harm of its own:
 //!
@@ -28,6 +29,7 @@ use rustix::fs::{FileType, Stat};
 
 use super::git::{GitAccess, Repository};
 use super::git_index::gitlinks;
+use super::git_nested::Tree;
 use super::nofollow::{
     changed_since, move_aside, names, open_dir, open_parent, open_subdir, read_at, remove_at,
     stat_at, write_at,
@@ -107,6 +109,9 @@ pub(super) struct GitGuard {
     enclosing: Vec<PathBuf>,
     /// Whether the git directories are writable (commit mode): only then are they scanned.
     scan_git_dirs: bool,
+    /// The directories beneath the writable roots, to find every repository below their
+    /// top (there at the start or made since), whose `.git` is watched as a whole.
+    tree: Mutex<Tree>,
     state: Mutex<State>,
     /// Each repository's gitlinks, by the stamp of the index they were read from.
     links: Mutex<Vec<Option<IndexLinks>>>,
@@ -118,6 +123,7 @@ impl GitGuard {
         repositories: Vec<Repository>,
         bare_roots: Vec<PathBuf>,
         enclosing: Vec<PathBuf>,
+        tree: Tree,
         access: GitAccess,
     ) -> GitGuard {
         let count = repositories.len();
@@ -126,6 +132,7 @@ impl GitGuard {
             bare_roots,
             enclosing,
             scan_git_dirs: access == GitAccess::Commit,
+            tree: Mutex::new(tree),
             state: Mutex::new(State {
                 trusted: BTreeMap::new(),
                 since: 0,
@@ -140,7 +147,22 @@ impl GitGuard {
 
     /// Whether there is anything to watch.
     pub(super) fn is_empty(&self) -> bool {
-        self.repositories.is_empty() && self.bare_roots.is_empty() && self.enclosing.is_empty()
+        self.repositories.is_empty()
+            && self.bare_roots.is_empty()
+            && self.enclosing.is_empty()
+            && self.nested().is_empty()
+    }
+
+    /// The directories below the top of a root that hold a `.git` now (after a look for
+    /// new ones when `sweep`).
+    fn nested(&self) -> Vec<PathBuf> {
+        let tree = self.tree.lock().unwrap_or_else(|e| e.into_inner());
+        tree.repos().iter().cloned().collect()
+    }
+
+    /// Looks for repositories made or moved below the top of a root since the last look.
+    fn sweep(&self) {
+        self.tree.lock().unwrap_or_else(|e| e.into_inner()).sweep();
     }
 
     /// Before a command starts: when no command of the session can have changed anything
@@ -150,6 +172,8 @@ impl GitGuard {
         let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
         if !state.busy {
             let since = now();
+            // A repository the user added between calls is theirs, watched from now on.
+            self.sweep();
             let current = self.current();
             let previous = std::mem::take(&mut state.trusted);
             state.trusted = current
@@ -189,6 +213,7 @@ impl GitGuard {
     }
 
     fn undo(&self, state: &mut State) -> Vec<String> {
+        self.sweep();
         let now = self.current();
         let since = state.since - CLOCK_SLACK.as_nanos() as i128;
         let mut undone = Vec::new();
@@ -278,27 +303,48 @@ impl GitGuard {
             }
         }
         for root in &self.bare_roots {
-            let Some(fd) = open_dir(root) else { continue };
-            let dot_git = OsStr::new(".git");
-            let Some(dir) = open_subdir(fd.as_fd(), dot_git) else {
-                // A `.git` file (or link) would point git elsewhere.
-                note(&mut found, fd.as_fd(), root, dot_git);
-                continue;
-            };
-            let path = root.join(dot_git);
-            note_repository(&mut found, dir.as_fd(), &path);
-            for link in gitlinks(&path) {
-                note_beneath(&mut found, fd.as_fd(), root, &link.join(".git"));
+            if let Some(fd) = open_dir(root) {
+                note_top(&mut found, fd.as_fd(), root, true);
+            }
+        }
+        // Their own gitlinks' `.git` are found as repositories below the top too.
+        for dir in self.nested() {
+            if let Some(fd) = open_dir(&dir) {
+                note_top(&mut found, fd.as_fd(), &dir, false);
             }
         }
         found
     }
 }
 
-fn now() -> i128 {
+/// The clock, in nanoseconds since the epoch.
+pub(super) fn now() -> i128 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map_or(0, |d| d.as_nanos() as i128)
+}
+
+/// Records what redirects git in the `.git` at the top of the work tree `root` (open as
+/// `fd`): in a git directory, its settings, hooks, redirect files (and, when `with_links`,
+/// the `.git` of its gitlinks); a `.git` file or link itself (it points git elsewhere).
+fn note_top(
+    found: &mut BTreeMap<PathBuf, (Seen, u32)>,
+    fd: BorrowedFd<'_>,
+    root: &Path,
+    with_links: bool,
+) {
+    let dot_git = OsStr::new(".git");
+    let Some(dir) = open_subdir(fd, dot_git) else {
+        note(found, fd, root, dot_git);
+        return;
+    };
+    let path = root.join(dot_git);
+    note_repository(found, dir.as_fd(), &path);
+    if with_links {
+        for link in gitlinks(&path) {
+            note_beneath(found, fd, root, &link.join(".git"));
+        }
+    }
 }
 
 /// Records the redirect files of the git directory `dir` (open as `fd`) and of its

@@ -32,6 +32,7 @@ mod describe;
 mod git;
 mod git_guard;
 mod git_index;
+mod git_nested;
 #[cfg(all(target_os = "linux", feature = "process"))]
 mod landlock;
 #[cfg(all(target_os = "linux", feature = "process"))]

@@ -11,6 +11,7 @@ use std::sync::Arc;
 
 use super::git::{GitAccess, Repository, enclosing_submodules};
 use super::git_guard::GitGuard;
+use super::git_nested::{self, NestedPaths, Tree};
 use super::probe::KernelSupport;
 use super::tempdir::PrivateTemp;
 use crate::env::path::{canonical_lenient_sync, follow_final_links, lexical_join};
@@ -240,6 +241,31 @@ impl SandboxPolicy {
             .iter()
             .flat_map(|root| enclosing_submodules(root))
             .collect();
+        // Every repository below the top of a root (once per session), protected as the
+        // top one is; the guard watches them, and those made later, after every call.
+        let walked: Vec<PathBuf> = resolved
+            .roots
+            .iter()
+            .filter(|root| {
+                !resolved
+                    .repositories
+                    .iter()
+                    .any(|r| r.git_dirs().iter().any(|dir| root.starts_with(dir)))
+            })
+            .cloned()
+            .collect();
+        let tree = Tree::scan(&walked)?;
+        let mut nested = NestedPaths::default();
+        for dir in tree.repos() {
+            git_nested::protect(&mut nested, dir, self.git, &self.protected, &walked);
+        }
+        for path in nested.protected {
+            push_unique(&mut resolved.protected, path);
+        }
+        for path in nested.anchors {
+            push_unique(&mut resolved.anchors, path);
+        }
+        resolved.git_read_only.extend(nested.read_only);
         for dot_git in &enclosing {
             if fs::symlink_metadata(dot_git).is_ok() {
                 push_unique(&mut resolved.protected, dot_git.clone());
@@ -249,6 +275,7 @@ impl SandboxPolicy {
             resolved.repositories.clone(),
             bare_roots,
             enclosing,
+            tree,
             self.git,
         );
         if !guard.is_empty() {
