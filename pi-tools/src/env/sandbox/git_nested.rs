@@ -72,12 +72,16 @@ impl Tree {
     /// Walks `roots` (canonical directories; one inside another is walked once). Fails
     /// when they hold more than [`MAX_ENTRIES`] entries, saying what to do.
     pub(super) fn scan(roots: &[PathBuf]) -> io::Result<Tree> {
+        Tree::scan_at_most(roots, MAX_ENTRIES)
+    }
+
+    fn scan_at_most(roots: &[PathBuf], max: usize) -> io::Result<Tree> {
         let mut tree = Tree {
             roots: roots.to_vec(),
             ..Tree::default()
         };
         let now = super::git_guard::now();
-        let mut budget = MAX_ENTRIES;
+        let mut budget = max;
         let mut buf = Vec::new();
         for root in roots {
             if roots.iter().any(|r| r != root && root.starts_with(r)) {
@@ -89,7 +93,7 @@ impl Tree {
                 .is_err()
             {
                 return Err(io::Error::other(format!(
-                    "The sandbox cannot start: the writable roots ({}) hold more than {MAX_ENTRIES} files and directories, too many to find every git repository in them whose settings a command could change to make the user's later git run other code. Work in a smaller directory (the project itself), or narrow [sandbox] writable_roots.",
+                    "The sandbox cannot start: the writable roots ({}) hold more than {max} files and directories, too many to find every git repository in them whose settings a command could change to make the user's later git run other code. Work in a smaller directory (the project itself), or narrow [sandbox] writable_roots.",
                     roots
                         .iter()
                         .map(|r| r.display().to_string())
@@ -104,12 +108,6 @@ impl Tree {
     /// The directories below the top of a root that hold a `.git`.
     pub(super) fn repos(&self) -> &BTreeSet<PathBuf> {
         &self.repos
-    }
-
-    /// How many directories are watched.
-    #[cfg(test)]
-    pub(super) fn dirs(&self) -> usize {
-        self.dirs.len()
     }
 
     /// Finds what changed since the last look: a `.git` made or moved in anywhere, in a
@@ -299,5 +297,92 @@ pub(super) fn protect(
                 }
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tree_in(dir: &Path) -> (PathBuf, Tree) {
+        let root = std::fs::canonicalize(dir).expect("canonical");
+        let tree = Tree::scan(std::slice::from_ref(&root)).expect("scan");
+        (root, tree)
+    }
+
+    #[test]
+    fn the_walk_finds_every_git_below_the_top_and_follows_no_link() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let outside = tempfile::tempdir().expect("outside");
+        std::fs::create_dir_all(outside.path().join("x/.git")).expect("outside repo");
+        let ws = dir.path();
+        for rel in [
+            ".git",
+            "a/.git",
+            "b/c/d/.git/modules/m/.git",
+            "ignored/e/.git",
+        ] {
+            std::fs::create_dir_all(ws.join(rel)).expect("dir");
+        }
+        std::fs::write(ws.join(".gitignore"), "ignored/\n").expect("gitignore");
+        std::fs::create_dir(ws.join("f")).expect("f");
+        std::fs::write(ws.join("f/.git"), "gitdir: ../a/.git\n").expect("gitlink");
+        std::os::unix::fs::symlink(outside.path(), ws.join("link")).expect("link");
+        let (root, mut tree) = tree_in(ws);
+        let found: Vec<&Path> = tree
+            .repos()
+            .iter()
+            .map(|p| p.strip_prefix(&root).expect("below"))
+            .collect();
+        // Not the top's own, nothing inside a `.git`, nothing through the link.
+        assert_eq!(
+            found,
+            [
+                Path::new("a"),
+                Path::new("b/c/d"),
+                Path::new("f"),
+                Path::new("ignored/e")
+            ]
+        );
+        // Made since, in a directory that existed and in new ones, deep.
+        std::fs::create_dir_all(ws.join("a/g/.git")).expect("new");
+        std::fs::create_dir_all(ws.join("h/i/j/k/.git")).expect("new deep");
+        std::fs::write(ws.join("b/.git"), "gitdir: x\n").expect("new gitlink");
+        tree.sweep();
+        let found: Vec<&Path> = tree
+            .repos()
+            .iter()
+            .map(|p| p.strip_prefix(&root).expect("below"))
+            .collect();
+        assert_eq!(
+            found,
+            [
+                Path::new("a"),
+                Path::new("a/g"),
+                Path::new("b"),
+                Path::new("b/c/d"),
+                Path::new("f"),
+                Path::new("h/i/j/k"),
+                Path::new("ignored/e")
+            ]
+        );
+    }
+
+    #[test]
+    fn past_its_bound_the_walk_refuses_to_start_the_sandbox() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        for n in 0..20 {
+            std::fs::write(dir.path().join(format!("f{n}")), "").expect("file");
+        }
+        let root = std::fs::canonicalize(dir.path()).expect("canonical");
+        let err = Tree::scan_at_most(std::slice::from_ref(&root), 10).expect_err("too many");
+        assert_eq!(
+            err.to_string(),
+            format!(
+                "The sandbox cannot start: the writable roots ({}) hold more than 10 files and directories, too many to find every git repository in them whose settings a command could change to make the user's later git run other code. Work in a smaller directory (the project itself), or narrow [sandbox] writable_roots.",
+                root.display()
+            )
+        );
+        assert!(Tree::scan_at_most(std::slice::from_ref(&root), 20).is_ok());
     }
 }
