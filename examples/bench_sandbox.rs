@@ -3,10 +3,12 @@
 //! "commit"`, whose guard checks git's redirect files after every call), and without
 //! network; median and 90th percentile of many runs after a warm-up. The workspace is a git
 //! repository, so its mounts (the command's own user and mount namespace) are part of the
-//! cost.
+//! cost. Also the session's start (resolving the policy: finding the repositories beneath
+//! the workspace). Given a directory, the workspace is that directory instead (it is only
+//! read; `echo hi` runs in it).
 //!
 //! ```text
-//! cargo run --release --example bench_sandbox -- [runs]
+//! cargo run --release --example bench_sandbox -- [runs] [dir]
 //! ```
 
 use std::time::{Duration, Instant};
@@ -47,9 +49,17 @@ async fn main() -> std::io::Result<()> {
         .nth(1)
         .and_then(|n| n.parse().ok())
         .unwrap_or(200);
-    let dir = std::env::temp_dir().join(format!("pi-tools-bench-sandbox-{}", std::process::id()));
-    std::fs::create_dir_all(dir.join(".git/hooks"))?;
-    std::fs::write(dir.join(".git/config"), "[core]\n")?;
+    let given = std::env::args().nth(2).map(std::path::PathBuf::from);
+    let dir = match &given {
+        Some(dir) => dir.clone(),
+        None => {
+            let dir =
+                std::env::temp_dir().join(format!("pi-tools-bench-sandbox-{}", std::process::id()));
+            std::fs::create_dir_all(dir.join(".git/hooks"))?;
+            std::fs::write(dir.join(".git/config"), "[core]\n")?;
+            dir
+        }
+    };
     let cases = [
         ("off", SandboxPolicy::off()),
         (
@@ -69,19 +79,26 @@ async fn main() -> std::io::Result<()> {
             SandboxPolicy::new(SandboxMode::WorkspaceWrite).with_protected(Vec::<String>::new()),
         ),
     ];
-    println!("`echo hi` per call, {runs} runs each (ms)");
-    println!("| sandbox | median | p90 |");
-    println!("|---|---|---|");
+    println!(
+        "`echo hi` per call in {}, {runs} runs each (ms)",
+        dir.display()
+    );
+    println!("| sandbox | session start | median | p90 |");
+    println!("|---|---|---|---|");
     let mut base = None;
     for (name, policy) in cases {
+        let start = Instant::now();
         let env = LocalEnv::new(&dir).with_sandbox(policy)?;
+        let start = ms(start.elapsed());
         let times = time_calls(&env, runs).await;
         let median = ms(times[times.len() / 2]);
         let p90 = ms(times[times.len() * 9 / 10]);
         let added = base.map_or(String::new(), |b: f64| format!(" (+{:.2})", median - b));
         base.get_or_insert(median);
-        println!("| {name} | {median:.2}{added} | {p90:.2} |");
+        println!("| {name} | {start:.1} | {median:.2}{added} | {p90:.2} |");
     }
-    let _ = std::fs::remove_dir_all(&dir);
+    if given.is_none() {
+        let _ = std::fs::remove_dir_all(&dir);
+    }
     Ok(())
 }

@@ -421,14 +421,15 @@ fn note_tree(
     depth: usize,
     hooks: bool,
 ) {
+    // Git never runs a sample hook (`git init` makes them), whatever it is: not even
+    // looked at, as every repository below the top has a dozen.
+    if hooks && depth > 0 && name.as_encoded_bytes().ends_with(b".sample") {
+        return;
+    }
     let Some(st) = stat_at(dir, name) else { return };
     let kind = FileType::from_raw_mode(st.st_mode);
     let hooks = hooks || name == "hooks";
     if kind != FileType::Directory {
-        // Git never runs a sample hook (`git init` makes them).
-        if hooks && depth > 0 && name.as_encoded_bytes().ends_with(b".sample") {
-            return;
-        }
         let redirect = matches!(
             name.to_str(),
             Some("config" | "commondir" | "config.worktree" | "gitdir")
