@@ -5,10 +5,12 @@
 //! repository, so its mounts (the command's own user and mount namespace) are part of the
 //! cost. Also the session's start (resolving the policy: finding the repositories beneath
 //! the workspace). Given a directory, the workspace is that directory instead (it is only
-//! read; `echo hi` runs in it).
+//! read; `echo hi` runs in it); given `make ENTRIES REPOS`, a repository made for the run
+//! holding about ENTRIES files and directories (ten files a directory) and REPOS
+//! repositories below its top (`git init`), removed at the end.
 //!
 //! ```text
-//! cargo run --release --example bench_sandbox -- [runs] [dir]
+//! cargo run --release --example bench_sandbox -- [runs] [dir | make ENTRIES REPOS]
 //! ```
 
 use std::time::{Duration, Instant};
@@ -49,15 +51,26 @@ async fn main() -> std::io::Result<()> {
         .nth(1)
         .and_then(|n| n.parse().ok())
         .unwrap_or(200);
-    let given = std::env::args().nth(2).map(std::path::PathBuf::from);
-    let dir = match &given {
-        Some(dir) => dir.clone(),
-        None => {
-            let dir =
-                std::env::temp_dir().join(format!("pi-tools-bench-sandbox-{}", std::process::id()));
-            std::fs::create_dir_all(dir.join(".git/hooks"))?;
-            std::fs::write(dir.join(".git/config"), "[core]\n")?;
-            dir
+    let args: Vec<String> = std::env::args().skip(2).collect();
+    let made = std::env::temp_dir().join(format!("pi-tools-bench-sandbox-{}", std::process::id()));
+    let (dir, given) = match args.as_slice() {
+        [] => {
+            std::fs::create_dir_all(made.join(".git/hooks"))?;
+            std::fs::write(made.join(".git/config"), "[core]\n")?;
+            (made, false)
+        }
+        [make, entries, repos] if make == "make" => {
+            let (Ok(entries), Ok(repos)) = (entries.parse(), repos.parse()) else {
+                eprintln!("usage: bench_sandbox [runs] [dir | make ENTRIES REPOS]");
+                std::process::exit(2);
+            };
+            make_tree(&made, entries, repos)?;
+            (made, false)
+        }
+        [dir] => (std::path::PathBuf::from(dir), true),
+        _ => {
+            eprintln!("usage: bench_sandbox [runs] [dir | make ENTRIES REPOS]");
+            std::process::exit(2);
         }
     };
     let cases = [
@@ -97,8 +110,41 @@ async fn main() -> std::io::Result<()> {
         base.get_or_insert(median);
         println!("| {name} | {start:.1} | {median:.2}{added} | {p90:.2} |");
     }
-    if given.is_none() {
+    if !given {
         let _ = std::fs::remove_dir_all(&dir);
+    }
+    Ok(())
+}
+
+/// A repository at `dir` holding about `entries` files and directories, ten files a
+/// directory in groups of a hundred directories, and `repos` repositories below its top.
+fn make_tree(dir: &std::path::Path, entries: usize, repos: usize) -> std::io::Result<()> {
+    let git_init = |at: &std::path::Path| -> std::io::Result<()> {
+        std::fs::create_dir_all(at)?;
+        let status = std::process::Command::new("git")
+            .args(["init", "-q"])
+            .current_dir(at)
+            .status()?;
+        if !status.success() {
+            return Err(std::io::Error::other("git init failed"));
+        }
+        Ok(())
+    };
+    git_init(dir)?;
+    let dirs = entries.div_ceil(11);
+    for n in 0..dirs {
+        let sub = dir.join(format!("d{}/e{}", n / 100, n % 100));
+        std::fs::create_dir_all(&sub)?;
+        for f in 0..10 {
+            std::fs::write(sub.join(format!("f{f}.txt")), "")?;
+        }
+    }
+    for n in 0..repos {
+        git_init(&dir.join(format!(
+            "d{}/e{}/repo",
+            n % dirs.div_ceil(100).max(1),
+            n % 100
+        )))?;
     }
     Ok(())
 }

@@ -113,3 +113,36 @@ async fn a_repository_made_below_the_top_during_a_call_runs_nothing_later() {
         }
     }
 }
+
+/// Repositories that arrive by being moved, during a call: one made in the private
+/// temporary directory and moved in inside a new directory, and one made in a directory
+/// that was moved within the workspace first (it is known where it is now, not where the
+/// session's walk found it).
+#[tokio::test]
+async fn a_repository_moved_in_or_made_in_a_moved_directory_runs_nothing_later() {
+    for access in [GitAccess::ReadOnly, GitAccess::Commit] {
+        let fx = Fixture::plain();
+        std::fs::create_dir_all(fx.ws.join("d/e")).expect("a directory there at the start");
+        let env = fx.env(policy(access));
+        let attack = format!(
+            "git init -q \"$TMPDIR/r\" && {}mkdir -p \"$TMPDIR/x/y\" && mv \"$TMPDIR/r\" \"$TMPDIR/x/y/r\" && mv \"$TMPDIR/x\" x && \
+             mv d/e f && git init -q f/r && {}true",
+            plant("$TMPDIR/r", &marker(&fx)),
+            plant("f/r", &marker(&fx))
+        );
+        let (moved_in, in_moved) = (fx.ws.join("x/y/r/.git"), fx.ws.join("f/r/.git"));
+        assert_eq!(
+            run(&env, &attack).await,
+            Ok(removed_note(&[
+                in_moved.join("config"),
+                in_moved.join("hooks/pre-commit"),
+                moved_in.join("config"),
+                moved_in.join("hooks/pre-commit"),
+            ])),
+            "{access}"
+        );
+        for repo in ["x/y/r", "f/r"] {
+            git_outside_runs_nothing(&fx.ws.join(repo), &marker(&fx), access.as_str());
+        }
+    }
+}

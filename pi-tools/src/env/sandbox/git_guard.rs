@@ -18,9 +18,9 @@
 //!   nested repository under a newly staged gitlink keeps its history even when the call
 //!   committed in it.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::ffi::OsStr;
-use std::os::fd::{AsFd, BorrowedFd};
+use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
@@ -31,8 +31,8 @@ use super::git::{GitAccess, Repository};
 use super::git_index::gitlinks;
 use super::git_nested::Tree;
 use super::nofollow::{
-    changed_since, move_aside, names, open_dir, open_parent, open_subdir, read_at, remove_at,
-    stat_at, write_at,
+    changed_since, move_aside, names, open_beneath, open_dir, open_parent, open_subdir, read_at,
+    remove_at, stat_at, write_at,
 };
 
 /// How far a file's change time may trail the clock read when the state was taken: file
@@ -112,6 +112,10 @@ pub(super) struct GitGuard {
     /// The directories beneath the writable roots, to find every repository below their
     /// top (there at the start or made since), whose `.git` is watched as a whole.
     tree: Mutex<Tree>,
+    /// The repositories below the top whose `.git` the session's mounts hold in place
+    /// (read-only as a whole with `git = "read-only"`): only their git directories' other
+    /// redirect files are looked at, in commit mode. Those made since are looked at whole.
+    held: BTreeSet<PathBuf>,
     state: Mutex<State>,
     /// Each repository's gitlinks, by the stamp of the index they were read from.
     links: Mutex<Vec<Option<IndexLinks>>>,
@@ -124,6 +128,7 @@ impl GitGuard {
         bare_roots: Vec<PathBuf>,
         enclosing: Vec<PathBuf>,
         tree: Tree,
+        held: BTreeSet<PathBuf>,
         access: GitAccess,
     ) -> GitGuard {
         let count = repositories.len();
@@ -133,6 +138,7 @@ impl GitGuard {
             enclosing,
             scan_git_dirs: access == GitAccess::Commit,
             tree: Mutex::new(tree),
+            held,
             state: Mutex::new(State {
                 trusted: BTreeMap::new(),
                 since: 0,
@@ -150,14 +156,17 @@ impl GitGuard {
         self.repositories.is_empty()
             && self.bare_roots.is_empty()
             && self.enclosing.is_empty()
-            && self.nested().is_empty()
+            && self.nested().0.is_empty()
     }
 
     /// The directories below the top of a root that hold a `.git` now (after a look for
-    /// new ones when `sweep`).
-    fn nested(&self) -> Vec<PathBuf> {
+    /// new ones when `sweep`), and the roots they are below.
+    fn nested(&self) -> (Vec<PathBuf>, Vec<PathBuf>) {
         let tree = self.tree.lock().unwrap_or_else(|e| e.into_inner());
-        tree.repos().iter().cloned().collect()
+        (
+            tree.repos().iter().cloned().collect(),
+            tree.roots().to_vec(),
+        )
     }
 
     /// Looks for repositories made or moved below the top of a root since the last look.
@@ -307,9 +316,25 @@ impl GitGuard {
                 note_top(&mut found, fd.as_fd(), root, true);
             }
         }
-        // Their own gitlinks' `.git` are found as repositories below the top too.
-        for dir in self.nested() {
-            if let Some(fd) = open_dir(&dir) {
+        // Their own gitlinks' `.git` are found as repositories below the top too. Each is
+        // opened from its root's handle, not from `/` (a few names rather than a dozen).
+        let (nested, roots) = self.nested();
+        let roots: Vec<(PathBuf, Option<OwnedFd>)> = roots
+            .into_iter()
+            .map(|root| {
+                let fd = open_dir(&root);
+                (root, fd)
+            })
+            .collect();
+        for dir in nested {
+            if self.held.contains(&dir) && !self.scan_git_dirs {
+                continue;
+            }
+            let beneath = roots.iter().find_map(|(root, fd)| {
+                let rel = dir.strip_prefix(root).ok()?;
+                open_beneath(fd.as_ref()?.as_fd(), rel)
+            });
+            if let Some(fd) = beneath {
                 note_top(&mut found, fd.as_fd(), &dir, false);
             }
         }

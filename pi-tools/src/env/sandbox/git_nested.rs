@@ -5,12 +5,13 @@
 //! its settings and hooks need the protection the top repository's get.
 //!
 //! [`Tree`] finds them: once per session a walk of the writable roots that never follows a
-//! link, does not skip ignored directories and does not enter a `.git`, noting every
-//! directory's change time; then, before and after every call, a stat of each directory it
-//! knows (no listing): only a directory whose change time moved (an entry was added,
-//! removed or renamed in it) is listed again, and a directory new to it is walked. The
-//! search walker (`search/walk`) is not used: it follows the ignore rules, keeps an order
-//! this does not need, and is only built with the built-in tools.
+//! link, does not skip ignored directories and does not enter a `.git`; then, before and
+//! after every call, what the kernel reported appearing since (see `dir_watch.rs`): a
+//! `.git` is a repository, a directory is walked. Where there are no notifications (no
+//! inotify instance or watch left for the user, no `/proc`), every directory's change time
+//! is looked at instead, and a directory whose time moved is listed again. The search
+//! walker (`search/walk`) is not used: it follows the ignore rules, keeps an order this
+//! does not need, and is only built with the built-in tools.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::ffi::{OsStr, OsString};
@@ -22,6 +23,7 @@ use std::path::{Path, PathBuf};
 
 use rustix::fs::{AtFlags, FileType, RawDir, Stat};
 
+use super::dir_watch::{DirWatch, News};
 use super::git::{GitAccess, git_dirs_from_file};
 use super::nofollow::{open_dir, open_subdir};
 
@@ -55,54 +57,82 @@ impl Stamp {
     }
 }
 
+/// How the tree learns what appeared in it since the last look.
+#[derive(Debug)]
+enum Look {
+    /// The kernel reports it.
+    Told(DirWatch),
+    /// Every directory beneath the roots (the roots too, none inside a `.git`) with its
+    /// change time, looked at again each time.
+    Stamps(BTreeMap<PathBuf, Stamp>),
+}
+
 /// The directories beneath the writable roots and the repositories among them.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub(super) struct Tree {
     roots: Vec<PathBuf>,
-    /// Every directory beneath the roots (the roots too, none inside a `.git`).
-    dirs: BTreeMap<PathBuf, Stamp>,
+    look: Look,
     /// The directories, other than a root, that hold (or held) a `.git` of any kind.
     repos: BTreeSet<PathBuf>,
 }
 
-/// The first walk went past [`MAX_ENTRIES`].
-struct TooMany;
+/// Why a walk stopped.
+enum Stop {
+    /// The first walk went past its bound.
+    TooMany,
+    /// No watch could be added (the user's are all taken): look at change times instead.
+    NoWatch,
+}
 
 impl Tree {
     /// Walks `roots` (canonical directories; one inside another is walked once). Fails
     /// when they hold more than [`MAX_ENTRIES`] entries, saying what to do.
     pub(super) fn scan(roots: &[PathBuf]) -> io::Result<Tree> {
-        Tree::scan_at_most(roots, MAX_ENTRIES)
+        Tree::scan_at_most(roots, MAX_ENTRIES, true)
     }
 
-    fn scan_at_most(roots: &[PathBuf], max: usize) -> io::Result<Tree> {
+    fn scan_at_most(roots: &[PathBuf], max: usize, told: bool) -> io::Result<Tree> {
+        let look = match told.then(DirWatch::new) {
+            Some(Ok(watch)) => Look::Told(watch),
+            _ => Look::Stamps(BTreeMap::new()),
+        };
         let mut tree = Tree {
             roots: roots.to_vec(),
-            ..Tree::default()
+            look,
+            repos: BTreeSet::new(),
         };
+        match tree.walk_roots(max) {
+            Ok(()) => Ok(tree),
+            Err(Stop::NoWatch) => Tree::scan_at_most(roots, max, false),
+            Err(Stop::TooMany) => Err(io::Error::other(format!(
+                "The sandbox cannot start: the writable roots ({}) hold more than {max} files and directories, too many to find every git repository in them whose settings a command could change to make the user's later git run other code. Work in a smaller directory (the project itself), or narrow [sandbox] writable_roots.",
+                roots
+                    .iter()
+                    .map(|r| r.display().to_string())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ))),
+        }
+    }
+
+    /// Walks every root, each directory as new.
+    fn walk_roots(&mut self, max: usize) -> Result<(), Stop> {
         let now = super::git_guard::now();
         let mut budget = max;
         let mut buf = Vec::new();
-        for root in roots {
-            if roots.iter().any(|r| r != root && root.starts_with(r)) {
+        for root in self.roots.clone() {
+            if self.roots.iter().any(|r| *r != root && root.starts_with(r)) {
                 continue;
             }
-            let Some(fd) = open_dir(root) else { continue };
-            if tree
-                .walk(fd.as_fd(), root, 0, now, &mut budget, &mut buf)
-                .is_err()
-            {
-                return Err(io::Error::other(format!(
-                    "The sandbox cannot start: the writable roots ({}) hold more than {max} files and directories, too many to find every git repository in them whose settings a command could change to make the user's later git run other code. Work in a smaller directory (the project itself), or narrow [sandbox] writable_roots.",
-                    roots
-                        .iter()
-                        .map(|r| r.display().to_string())
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                )));
-            }
+            let Some(fd) = open_dir(&root) else { continue };
+            self.walk(fd.as_fd(), &root, 0, now, &mut budget, &mut buf, true)?;
         }
-        Ok(tree)
+        Ok(())
+    }
+
+    /// The roots walked.
+    pub(super) fn roots(&self) -> &[PathBuf] {
+        &self.roots
     }
 
     /// The directories below the top of a root that hold a `.git`.
@@ -111,14 +141,71 @@ impl Tree {
     }
 
     /// Finds what changed since the last look: a `.git` made or moved in anywhere, in a
-    /// directory that existed or in one made since. Stats every known directory; lists only
-    /// those that changed, and walks the new ones (however many entries they hold).
+    /// directory that existed or in one made since (walked, however many entries it holds).
     pub(super) fn sweep(&mut self) {
+        let stopped = match &mut self.look {
+            Look::Told(watch) => {
+                let news = watch.take();
+                self.told(news)
+            }
+            Look::Stamps(_) => {
+                self.stamps();
+                Ok(())
+            }
+        };
+        if stopped.is_err() {
+            // The user's watches ran out: from now on, change times.
+            self.look = Look::Stamps(BTreeMap::new());
+            let _ = self.walk_roots(usize::MAX);
+        }
+    }
+
+    /// Takes in what the kernel reported.
+    fn told(&mut self, news: Vec<News>) -> Result<(), Stop> {
         let now = super::git_guard::now();
-        let mut gone: Option<PathBuf> = None;
+        let mut budget = usize::MAX;
+        let mut buf = Vec::new();
+        for item in news {
+            match item {
+                News::Lost => {
+                    if let Look::Told(watch) = &mut self.look {
+                        watch.clear();
+                    }
+                    return self.walk_roots(usize::MAX);
+                }
+                News::Left(path) => self.repos.retain(|r| !r.starts_with(&path)),
+                News::Appeared { path, dir } => {
+                    let (Some(parent), Some(name)) = (path.parent(), path.file_name()) else {
+                        continue;
+                    };
+                    if name == ".git" {
+                        if !self.roots.iter().any(|r| r == parent) {
+                            self.repos.insert(parent.to_path_buf());
+                        }
+                    } else if dir && self.depth(&path) <= MAX_DEPTH {
+                        // Gone again, or a link now: nothing to walk.
+                        if let Some(fd) = open_dir(&path) {
+                            let depth = self.depth(&path);
+                            self.walk(fd.as_fd(), &path, depth, now, &mut budget, &mut buf, false)?;
+                        }
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Looks at every known directory's change time: lists those that changed, walks the
+    /// new directories in them.
+    fn stamps(&mut self) {
+        let Look::Stamps(dirs) = &mut self.look else {
+            return;
+        };
+        let now = super::git_guard::now();
+        let mut gone: Vec<PathBuf> = Vec::new();
         let mut changed = Vec::new();
-        self.dirs.retain(|path, stamp| {
-            if gone.as_ref().is_some_and(|g| path.starts_with(g)) {
+        dirs.retain(|path, stamp| {
+            if gone.last().is_some_and(|g| path.starts_with(g)) {
                 return false;
             }
             let st = rustix::fs::statat(rustix::fs::CWD, path, AtFlags::SYMLINK_NOFOLLOW);
@@ -132,11 +219,14 @@ impl Tree {
                     true
                 }
                 _ => {
-                    gone = Some(path.clone());
+                    gone.push(path.clone());
                     false
                 }
             }
         });
+        // Moved or removed, with what was beneath: found again where it went, if inside.
+        self.repos
+            .retain(|r| !gone.iter().any(|g| r.starts_with(g)));
         let mut budget = usize::MAX;
         let mut buf = Vec::new();
         for path in changed {
@@ -147,11 +237,20 @@ impl Tree {
             };
             for name in subdirs {
                 let sub = path.join(&name);
-                if self.dirs.contains_key(&sub) || depth >= MAX_DEPTH {
+                let known = matches!(&self.look, Look::Stamps(d) if d.contains_key(&sub));
+                if known || depth >= MAX_DEPTH {
                     continue;
                 }
                 if let Some(subfd) = open_subdir(fd.as_fd(), &name) {
-                    let _ = self.walk(subfd.as_fd(), &sub, depth + 1, now, &mut budget, &mut buf);
+                    let _ = self.walk(
+                        subfd.as_fd(),
+                        &sub,
+                        depth + 1,
+                        now,
+                        &mut budget,
+                        &mut buf,
+                        true,
+                    );
                 }
             }
         }
@@ -167,7 +266,9 @@ impl Tree {
             .unwrap_or(0)
     }
 
-    /// Notes the directory `path` (open as `fd`) and everything beneath it.
+    /// Notes the directory `path` (open as `fd`) and everything beneath it; when not
+    /// `fresh`, a directory already watched under that path is known with all beneath it.
+    #[allow(clippy::too_many_arguments)]
     fn walk(
         &mut self,
         fd: BorrowedFd<'_>,
@@ -176,18 +277,30 @@ impl Tree {
         now: i128,
         budget: &mut usize,
         buf: &mut Vec<u8>,
-    ) -> Result<(), TooMany> {
-        let Ok(st) = rustix::fs::fstat(fd) else {
-            return Ok(());
-        };
-        self.dirs.insert(path.to_path_buf(), Stamp::of(&st, now));
+        fresh: bool,
+    ) -> Result<(), Stop> {
+        match &mut self.look {
+            // Watched before it is listed, so that nothing made in between is missed.
+            Look::Told(watch) => match watch.add(fd, path) {
+                Ok(true) if !fresh => return Ok(()),
+                Ok(_) => {}
+                Err(_) => return Err(Stop::NoWatch),
+            },
+            Look::Stamps(dirs) => {
+                let Ok(st) = rustix::fs::fstat(fd) else {
+                    return Ok(());
+                };
+                dirs.insert(path.to_path_buf(), Stamp::of(&st, now));
+            }
+        }
         let subdirs = self.list(fd, path, budget, buf)?;
         if depth >= MAX_DEPTH {
             return Ok(());
         }
         for name in subdirs {
             if let Some(sub) = open_subdir(fd, &name) {
-                self.walk(sub.as_fd(), &path.join(&name), depth + 1, now, budget, buf)?;
+                let sub_path = path.join(&name);
+                self.walk(sub.as_fd(), &sub_path, depth + 1, now, budget, buf, fresh)?;
             }
         }
         Ok(())
@@ -202,7 +315,7 @@ impl Tree {
         path: &Path,
         budget: &mut usize,
         buf: &mut Vec<u8>,
-    ) -> Result<Vec<OsString>, TooMany> {
+    ) -> Result<Vec<OsString>, Stop> {
         let at_top = self.roots.iter().any(|r| r == path);
         let mut subdirs = Vec::new();
         buf.clear();
@@ -215,7 +328,7 @@ impl Tree {
             if name == b"." || name == b".." {
                 continue;
             }
-            *budget = budget.checked_sub(1).ok_or(TooMany)?;
+            *budget = budget.checked_sub(1).ok_or(Stop::TooMany)?;
             if name == b".git" {
                 if !at_top {
                     self.repos.insert(path.to_path_buf());
@@ -246,6 +359,8 @@ pub(super) struct NestedPaths {
     pub anchors: Vec<PathBuf>,
     /// The git directories read-only as a whole (`git = "read-only"`).
     pub read_only: Vec<PathBuf>,
+    /// The repositories (their directories) whose `.git` these mounts hold in place.
+    pub held: BTreeSet<PathBuf>,
 }
 
 /// Adds to `paths` what protects the repository whose `.git` is in `dir`: with `git =
@@ -264,8 +379,12 @@ pub(super) fn protect(
     let dot_git = dir.join(".git");
     // Not `Repository::find`: its submodules (read from the index) are found by the walk.
     let (git_dir, common) = match std::fs::symlink_metadata(&dot_git) {
-        Ok(meta) if meta.is_dir() => (dot_git.clone(), dot_git.clone()),
+        Ok(meta) if meta.is_dir() => {
+            paths.held.insert(dir.to_path_buf());
+            (dot_git.clone(), dot_git.clone())
+        }
         Ok(meta) if meta.is_file() => {
+            paths.held.insert(dir.to_path_buf());
             paths.protected.push(dot_git.clone());
             match git_dirs_from_file(&dot_git) {
                 Ok(dirs) => dirs,
@@ -304,23 +423,31 @@ pub(super) fn protect(
 mod tests {
     use super::*;
 
-    fn tree_in(dir: &Path) -> (PathBuf, Tree) {
-        let root = std::fs::canonicalize(dir).expect("canonical");
-        let tree = Tree::scan(std::slice::from_ref(&root)).expect("scan");
-        (root, tree)
+    fn found(tree: &Tree, root: &Path) -> Vec<PathBuf> {
+        tree.repos()
+            .iter()
+            .map(|p| p.strip_prefix(root).expect("below").to_path_buf())
+            .collect()
     }
 
-    #[test]
-    fn the_walk_finds_every_git_below_the_top_and_follows_no_link() {
+    fn paths(rels: &[&str]) -> Vec<PathBuf> {
+        rels.iter().map(PathBuf::from).collect()
+    }
+
+    /// Every `.git` below the top is found, at the start and made or moved in since, with
+    /// notifications (`told`) and with change times.
+    fn finds_every_git_below_the_top(told: bool) {
         let dir = tempfile::tempdir().expect("tempdir");
         let outside = tempfile::tempdir().expect("outside");
         std::fs::create_dir_all(outside.path().join("x/.git")).expect("outside repo");
+        std::fs::create_dir_all(outside.path().join("y/z/.git")).expect("outside repo");
         let ws = dir.path();
         for rel in [
             ".git",
             "a/.git",
             "b/c/d/.git/modules/m/.git",
             "ignored/e/.git",
+            "moved/n/.git",
         ] {
             std::fs::create_dir_all(ws.join(rel)).expect("dir");
         }
@@ -328,44 +455,69 @@ mod tests {
         std::fs::create_dir(ws.join("f")).expect("f");
         std::fs::write(ws.join("f/.git"), "gitdir: ../a/.git\n").expect("gitlink");
         std::os::unix::fs::symlink(outside.path(), ws.join("link")).expect("link");
-        let (root, mut tree) = tree_in(ws);
-        let found: Vec<&Path> = tree
-            .repos()
-            .iter()
-            .map(|p| p.strip_prefix(&root).expect("below"))
-            .collect();
+        let root = std::fs::canonicalize(ws).expect("canonical");
+        let mut tree =
+            Tree::scan_at_most(std::slice::from_ref(&root), MAX_ENTRIES, told).expect("scan");
+        assert_eq!(matches!(tree.look, Look::Told(_)), told);
         // Not the top's own, nothing inside a `.git`, nothing through the link.
         assert_eq!(
-            found,
-            [
-                Path::new("a"),
-                Path::new("b/c/d"),
-                Path::new("f"),
-                Path::new("ignored/e")
-            ]
+            found(&tree, &root),
+            paths(&["a", "b/c/d", "f", "ignored/e", "moved/n"])
         );
-        // Made since, in a directory that existed and in new ones, deep.
+        // Made since, in a directory that existed and in new ones, deep; a directory moved
+        // in from outside, one moved within (found where it went, not where it was), and a
+        // directory renamed to `.git`.
         std::fs::create_dir_all(ws.join("a/g/.git")).expect("new");
         std::fs::create_dir_all(ws.join("h/i/j/k/.git")).expect("new deep");
         std::fs::write(ws.join("b/.git"), "gitdir: x\n").expect("new gitlink");
+        std::fs::create_dir(ws.join("c")).expect("c");
+        std::fs::rename(outside.path().join("y"), ws.join("c/y")).expect("moved in");
+        std::fs::rename(ws.join("moved"), ws.join("h/moved")).expect("moved within");
+        std::fs::create_dir(ws.join("h/i/plain")).expect("plain");
+        std::fs::rename(ws.join("h/i/plain"), ws.join("h/i/j/.git")).expect("renamed to .git");
         tree.sweep();
-        let found: Vec<&Path> = tree
-            .repos()
-            .iter()
-            .map(|p| p.strip_prefix(&root).expect("below"))
-            .collect();
         assert_eq!(
-            found,
-            [
-                Path::new("a"),
-                Path::new("a/g"),
-                Path::new("b"),
-                Path::new("b/c/d"),
-                Path::new("f"),
-                Path::new("h/i/j/k"),
-                Path::new("ignored/e")
-            ]
+            found(&tree, &root),
+            paths(&[
+                "a",
+                "a/g",
+                "b",
+                "b/c/d",
+                "c/y/z",
+                "f",
+                "h/i/j",
+                "h/i/j/k",
+                "h/moved/n",
+                "ignored/e",
+            ])
         );
+        // And again, in what was found last time.
+        std::fs::create_dir_all(ws.join("c/y/w/.git")).expect("in a moved-in directory");
+        std::fs::create_dir_all(ws.join("h/moved/v/.git")).expect("in a moved directory");
+        tree.sweep();
+        let now = found(&tree, &root);
+        assert!(now.contains(&PathBuf::from("c/y/w")), "{now:?}");
+        assert!(now.contains(&PathBuf::from("h/moved/v")), "{now:?}");
+    }
+
+    #[test]
+    fn the_walk_and_the_notifications_find_every_git_below_the_top() {
+        finds_every_git_below_the_top(true);
+    }
+
+    #[test]
+    fn without_notifications_change_times_find_every_git_below_the_top() {
+        finds_every_git_below_the_top(false);
+    }
+
+    #[test]
+    fn a_lost_notification_walks_the_whole_tree_again() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let root = std::fs::canonicalize(dir.path()).expect("canonical");
+        let mut tree = Tree::scan(std::slice::from_ref(&root)).expect("scan");
+        std::fs::create_dir_all(root.join("a/.git")).expect("new");
+        tree.told(vec![News::Lost]).ok();
+        assert_eq!(found(&tree, &root), paths(&["a"]));
     }
 
     #[test]
@@ -375,7 +527,7 @@ mod tests {
             std::fs::write(dir.path().join(format!("f{n}")), "").expect("file");
         }
         let root = std::fs::canonicalize(dir.path()).expect("canonical");
-        let err = Tree::scan_at_most(std::slice::from_ref(&root), 10).expect_err("too many");
+        let err = Tree::scan_at_most(std::slice::from_ref(&root), 10, true).expect_err("too many");
         assert_eq!(
             err.to_string(),
             format!(
@@ -383,6 +535,6 @@ mod tests {
                 root.display()
             )
         );
-        assert!(Tree::scan_at_most(std::slice::from_ref(&root), 20).is_ok());
+        assert!(Tree::scan_at_most(std::slice::from_ref(&root), 20, true).is_ok());
     }
 }

@@ -29,6 +29,7 @@
 #[cfg(feature = "process")]
 mod child;
 mod describe;
+mod dir_watch;
 mod git;
 mod git_guard;
 mod git_index;

@@ -38,6 +38,28 @@ pub(super) fn open_dir(path: &Path) -> Option<OwnedFd> {
     Some(dir)
 }
 
+/// Opens the directory `rel` (relative, without `..`) beneath `dir`, refusing a link
+/// anywhere on the way.
+pub(super) fn open_beneath(dir: BorrowedFd<'_>, rel: &Path) -> Option<OwnedFd> {
+    let mut fd: Option<OwnedFd> = None;
+    for component in rel.components() {
+        let Component::Normal(name) = component else {
+            return None;
+        };
+        fd = Some(open_subdir(fd.as_ref().map_or(dir, |f| f.as_fd()), name)?);
+    }
+    match fd {
+        Some(fd) => Some(fd),
+        None => rustix::fs::openat(
+            dir,
+            ".",
+            OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
+            Mode::empty(),
+        )
+        .ok(),
+    }
+}
+
 /// Opens the directory `name` in `dir`, not following a link.
 pub(super) fn open_subdir(dir: BorrowedFd<'_>, name: &OsStr) -> Option<OwnedFd> {
     rustix::fs::openat(

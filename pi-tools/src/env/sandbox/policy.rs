@@ -266,6 +266,7 @@ impl SandboxPolicy {
             push_unique(&mut resolved.anchors, path);
         }
         resolved.git_read_only.extend(nested.read_only);
+        let held = nested.held;
         for dot_git in &enclosing {
             if fs::symlink_metadata(dot_git).is_ok() {
                 push_unique(&mut resolved.protected, dot_git.clone());
@@ -276,6 +277,7 @@ impl SandboxPolicy {
             bare_roots,
             enclosing,
             tree,
+            held,
             self.git,
         );
         if !guard.is_empty() {
