@@ -416,22 +416,9 @@ fn note_beneath(
     let (Some(parent), Some(name)) = (rel.parent(), rel.file_name()) else {
         return;
     };
-    let mut fd = None;
-    for component in parent.iter() {
-        let from = fd
-            .as_ref()
-            .map_or(dir, |f: &std::os::fd::OwnedFd| f.as_fd());
-        match open_subdir(from, component) {
-            Some(next) => fd = Some(next),
-            None => return,
-        }
+    if let Some(fd) = open_beneath(dir, parent) {
+        note(found, fd.as_fd(), &at.join(parent), name);
     }
-    note(
-        found,
-        fd.as_ref().map_or(dir, |f| f.as_fd()),
-        &at.join(parent),
-        name,
-    );
 }
 
 /// Records the entries beneath `name` in `dir` that can redirect git: all of them in
