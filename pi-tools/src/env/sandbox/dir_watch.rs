@@ -40,7 +40,15 @@ pub(super) struct DirWatch {
     paths: HashMap<i32, PathBuf>,
     /// Each watched directory's watch descriptor, by path.
     watches: HashMap<PathBuf, i32>,
+    /// How many directories it may watch.
+    limit: usize,
 }
+
+/// The most watches one session takes, and the share of the user's (the system's
+/// `fs.inotify.max_user_watches`, which every program of the user draws on: an editor's
+/// file watcher among them) it leaves to the others.
+const MAX_WATCHES: usize = 65_536;
+const SHARE_OF_USERS: usize = 4;
 
 /// What the watches report: entries appearing and leaving; directories only.
 fn mask() -> WatchFlags {
@@ -55,17 +63,34 @@ impl DirWatch {
         if !Path::new("/proc/self/fd").is_dir() {
             return Err(io::Error::from(io::ErrorKind::Unsupported));
         }
+        let users = std::fs::read_to_string("/proc/sys/fs/inotify/max_user_watches")
+            .ok()
+            .and_then(|text| text.trim().parse::<usize>().ok())
+            .unwrap_or(8192);
         Ok(DirWatch {
             fd,
             paths: HashMap::new(),
             watches: HashMap::new(),
+            limit: MAX_WATCHES.min(users / SHARE_OF_USERS),
+        })
+    }
+
+    /// The same, watching at most `limit` directories.
+    #[cfg(test)]
+    pub(super) fn with_limit(limit: usize) -> io::Result<DirWatch> {
+        Ok(DirWatch {
+            limit,
+            ..DirWatch::new()?
         })
     }
 
     /// Watches the directory open as `dir`, known as `path`. True when it was watched
     /// under that path already (the same directory: what is beneath it is known); an
-    /// error when the user's watches are all taken.
+    /// error when this session's share of the user's watches, or all of them, are taken.
     pub(super) fn add(&mut self, dir: BorrowedFd<'_>, path: &Path) -> io::Result<bool> {
+        if self.watches.len() >= self.limit && !self.watches.contains_key(path) {
+            return Err(io::Error::from(io::ErrorKind::QuotaExceeded));
+        }
         let by_handle = format!("/proc/self/fd/{}", dir.as_raw_fd());
         let wd = inotify::add_watch(&self.fd, by_handle, mask())?;
         if self.watches.get(path) == Some(&wd) {

@@ -92,9 +92,16 @@ impl Tree {
     }
 
     fn scan_at_most(roots: &[PathBuf], max: usize, told: bool) -> io::Result<Tree> {
-        let look = match told.then(DirWatch::new) {
-            Some(Ok(watch)) => Look::Told(watch),
-            _ => Look::Stamps(BTreeMap::new()),
+        let watch = if told { DirWatch::new().ok() } else { None };
+        Tree::scan_with(roots, max, watch)
+    }
+
+    /// Walks `roots` watching each directory with `watch`, or noting change times when
+    /// there is none or it runs out of watches.
+    fn scan_with(roots: &[PathBuf], max: usize, watch: Option<DirWatch>) -> io::Result<Tree> {
+        let look = match watch {
+            Some(watch) => Look::Told(watch),
+            None => Look::Stamps(BTreeMap::new()),
         };
         let mut tree = Tree {
             roots: roots.to_vec(),
@@ -103,7 +110,7 @@ impl Tree {
         };
         match tree.walk_roots(max) {
             Ok(()) => Ok(tree),
-            Err(Stop::NoWatch) => Tree::scan_at_most(roots, max, false),
+            Err(Stop::NoWatch) => Tree::scan_with(roots, max, None),
             Err(Stop::TooMany) => Err(io::Error::other(format!(
                 "The sandbox cannot start: the writable roots ({}) hold more than {max} files and directories, too many to find every git repository in them whose settings a command could change to make the user's later git run other code. Work in a smaller directory (the project itself), or narrow [sandbox] writable_roots.",
                 roots
@@ -508,6 +515,35 @@ mod tests {
     #[test]
     fn without_notifications_change_times_find_every_git_below_the_top() {
         finds_every_git_below_the_top(false);
+    }
+
+    #[test]
+    fn past_its_share_of_watches_the_tree_notes_change_times() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let root = std::fs::canonicalize(dir.path()).expect("canonical");
+        for rel in ["a/b", "c", "d/.git"] {
+            std::fs::create_dir_all(root.join(rel)).expect("dir");
+        }
+        // At the start: four directories to watch, three allowed.
+        let watch = DirWatch::with_limit(3).expect("inotify");
+        let mut tree =
+            Tree::scan_with(std::slice::from_ref(&root), MAX_ENTRIES, Some(watch)).expect("scan");
+        assert!(matches!(tree.look, Look::Stamps(_)));
+        assert_eq!(found(&tree, &root), paths(&["d"]));
+        // Later, when new directories take it past its share.
+        let watch = DirWatch::with_limit(5).expect("inotify");
+        let mut later =
+            Tree::scan_with(std::slice::from_ref(&root), MAX_ENTRIES, Some(watch)).expect("scan");
+        assert!(matches!(later.look, Look::Told(_)));
+        std::fs::create_dir_all(root.join("e/f/.git")).expect("new");
+        later.sweep();
+        assert!(matches!(later.look, Look::Stamps(_)));
+        assert_eq!(found(&later, &root), paths(&["d", "e/f"]));
+        std::fs::create_dir_all(root.join("c/g/.git")).expect("new");
+        tree.sweep();
+        later.sweep();
+        assert_eq!(found(&tree, &root), paths(&["c/g", "d", "e/f"]));
+        assert_eq!(found(&later, &root), paths(&["c/g", "d", "e/f"]));
     }
 
     #[test]
