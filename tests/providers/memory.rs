@@ -1,7 +1,9 @@
 //! Memory while reading a reply stays in proportion to the reply: an event stream whose
-//! indexes point far ahead (`output_index`, `content_index`, `index` near the cap) is read
-//! by `pi-tools run --dialect …` in a process whose heap is capped by `RLIMIT_DATA`, so a
-//! reader that made a slot for every index up to the one it was given fails (and is seen to).
+//! indexes point far ahead (`output_index`, `content_index`, `index` near the cap), and
+//! bodies and events padded with millions of small values in members no reader uses, are
+//! read by `pi-tools run --dialect …` in a process whose heap is capped by `RLIMIT_DATA`, so
+//! a reader that made a slot for every index up to the one it was given, or that decoded
+//! every value of the reply, fails (and is seen to).
 
 #![cfg(feature = "cli")]
 
@@ -261,4 +263,30 @@ fn a_chat_stream_event_with_many_values_nobody_reads_is_read_within_the_cap() {
     ]);
     let results = run_read_call("openai", &chat.replace("\"ZEROS\"", &zeros(MANY)));
     read_the_file(&results, "tool_call_id", "content");
+}
+
+/// Anthropic and Gemini bodies likewise, the zeros in `usage`, `usageMetadata` and a
+/// candidate's `safetyRatings`; the call's `input` or `args` stays an object.
+#[test]
+fn anthropic_and_gemini_bodies_with_many_values_nobody_reads_are_read_within_the_cap() {
+    let anthropic = json!({"id": "msg_1", "type": "message", "role": "assistant",
+        "stop_reason": "tool_use", "usage": {"input_tokens": 1, "extra": "ZEROS"},
+        "content": [{"type": "tool_use", "id": "call_1", "name": "read",
+                     "input": {"path": "a.txt"}}]});
+    let message = run_read_call("anthropic", &with_zeros(&anthropic, MANY));
+    assert_eq!(message["content"][0]["tool_use_id"], "call_1", "{message}");
+    let text = message["content"][0]["content"][0]["text"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(text.contains("the file the call reads"), "{message}");
+
+    let gemini = json!({"usageMetadata": {"extra": "ZEROS"}, "candidates": [{
+        "finishReason": "STOP", "safetyRatings": "ZEROS",
+        "content": {"role": "model", "parts": [{"functionCall": {"id": "call_1",
+            "name": "read", "args": {"path": "a.txt"}}}]}}]});
+    let content = run_read_call("gemini", &with_zeros(&gemini, MANY / 2));
+    let response = &content["parts"][0]["functionResponse"];
+    assert_eq!(response["id"], "call_1", "{content}");
+    let output = response["response"]["output"].as_str().unwrap_or_default();
+    assert!(output.contains("the file the call reads"), "{content}");
 }

@@ -10,7 +10,11 @@
 //!
 //! A value of another kind than described (a list where an object is read) is kept as an
 //! empty one of its kind, so the reader names the same kind in its error; and a list stops
-//! at its first element of the wrong kind, where its reader stops with that error.
+//! at its first element of the wrong kind, where its reader stops with that error (a count
+//! of the list, as of Chat Completions' choices, then counts up to that element).
+//!
+//! Skipped members are walked by serde_json without recursion, so their nesting takes no
+//! stack and is not limited; what is kept is limited as serde_json limits it (128 levels).
 
 use std::fmt;
 
