@@ -290,3 +290,33 @@ fn anthropic_and_gemini_bodies_with_many_values_nobody_reads_are_read_within_the
     let output = response["response"]["output"].as_str().unwrap_or_default();
     assert!(output.contains("the file the call reads"), "{content}");
 }
+
+/// Lists a reader walks, made of 2.4 M zeros instead of objects: the reader refuses the
+/// first, and the rest is not kept (as JSON values they would pass the cap).
+#[test]
+fn a_list_of_many_values_where_objects_are_read_is_refused_within_the_cap() {
+    for (dialect, body, path) in [
+        (
+            "openai-responses",
+            json!({"status": "completed", "output": "ZEROS"}),
+            "output[0]",
+        ),
+        ("openai", json!({"choices": "ZEROS"}), "choices[0]"),
+        (
+            "anthropic",
+            json!({"type": "message", "stop_reason": "end_turn", "content": "ZEROS"}),
+            "content[0]",
+        ),
+    ] {
+        let (output, took) = run_capped(dialect, &with_zeros(&body, MANY));
+        assert!(took < Duration::from_secs(20), "{took:?}");
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(
+            stderr.contains(&format!(
+                "at `{path}`: expected a JSON object, found a number"
+            )),
+            "{dialect}: {stderr}"
+        );
+        assert_eq!(output.status.code(), Some(2), "{dialect}: {stderr}");
+    }
+}

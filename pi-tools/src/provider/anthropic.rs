@@ -60,7 +60,7 @@ const BODY: Keep = Keep::Object(&[
     ("type", Keep::Scalar),
     ("error", Keep::All),
     ("stop_reason", Keep::Scalar),
-    ("content", Keep::List(&Keep::All)),
+    ("content", Keep::List(&Keep::WholeObject)),
 ]);
 
 /// What [`Stream`] uses of an event: the message as [`read`] uses it, blocks whole, deltas.
@@ -69,7 +69,7 @@ const EVENT: Keep = Keep::Object(&[
     ("error", Keep::All),
     ("message", BODY),
     ("index", Keep::Scalar),
-    ("content_block", Keep::All),
+    ("content_block", Keep::WholeObject),
     (
         "delta",
         Keep::Object(&[

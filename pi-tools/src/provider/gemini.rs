@@ -73,7 +73,7 @@ const BODY: Keep = Keep::Object(&[
             ("finishReason", Keep::Scalar),
             (
                 "content",
-                Keep::Object(&[("parts", Keep::List(&Keep::All))]),
+                Keep::Object(&[("parts", Keep::List(&Keep::WholeObject))]),
             ),
         ])),
     ),

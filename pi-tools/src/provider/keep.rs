@@ -6,7 +6,7 @@
 //! keeps for the next request; the others are skipped as they are parsed (still checked to
 //! be JSON), so they cost nothing. What the reader keeps whole (output items, content
 //! blocks, parts, a call's arguments, the provider's error) is decoded whole, exactly as
-//! `serde_json` would.
+//! `serde_json` would; an item, block or part only when it is an object, as its reader wants.
 //!
 //! A value of another kind than described (a list where an object is read) is kept as an
 //! empty one of its kind, so the reader names the same kind in its error; and a list stops
@@ -19,6 +19,7 @@
 use std::fmt;
 
 use serde::Deserialize;
+use serde::de::value::MapAccessDeserializer;
 use serde::de::{self, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde_json::{Map, Number, Value};
 
@@ -27,6 +28,8 @@ use serde_json::{Map, Number, Value};
 pub(super) enum Keep {
     /// All of it, as it is: it is handed on or sent back.
     All,
+    /// An object, all of it, as it is (an item, block or part that goes back as it came).
+    WholeObject,
     /// An object: its members named here, each as described; the others are skipped.
     Object(&'static [(&'static str, Keep)]),
     /// A list: each element as described.
@@ -130,9 +133,15 @@ impl<'de> Visitor<'de> for Kept<'_> {
     }
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
-        let Keep::Object(members) = self.0 else {
-            while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
-            return Ok((Value::Object(Map::new()), false));
+        let members = match self.0 {
+            Keep::Object(members) => members,
+            Keep::WholeObject => {
+                return Ok((Value::deserialize(MapAccessDeserializer::new(map))?, true));
+            }
+            _ => {
+                while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
+                return Ok((Value::Object(Map::new()), false));
+            }
         };
         let mut object = Map::new();
         while let Some(key) = map.next_key::<String>()? {
@@ -160,17 +169,20 @@ mod tests {
     const SHAPE: Keep = Keep::Object(&[
         ("a", Keep::Scalar),
         ("all", Keep::All),
+        ("whole", Keep::List(&Keep::WholeObject)),
         ("list", Keep::List(&Keep::Object(&[("id", Keep::Scalar)]))),
     ]);
 
     #[test]
     fn members_not_described_are_skipped_and_the_rest_kept_exactly() {
         let text = r#"{"a": "x", "b": [0, 0, {"c": 1}], "all": {"z": [1, 2.5, null], "y": "é"},
-                       "list": [{"id": 1, "junk": [0, 0]}, {"id": "two"}], "a": 3}"#;
+                       "list": [{"id": 1, "junk": [0, 0]}, {"id": "two"}], "a": 3,
+                       "whole": [{"id": 1, "x": {"y": [true, "\u00e9"]}}, {}]}"#;
         assert_eq!(
             from_str(text, &SHAPE).unwrap(),
             json!({"a": 3, "all": {"z": [1, 2.5, null], "y": "é"},
-                   "list": [{"id": 1}, {"id": "two"}]})
+                   "list": [{"id": 1}, {"id": "two"}],
+                   "whole": [{"id": 1, "x": {"y": [true, "é"]}}, {}]})
         );
         let whole: Value = serde_json::from_str(text).unwrap();
         assert_eq!(from_str(text, &Keep::All).unwrap(), whole);
@@ -185,6 +197,10 @@ mod tests {
         assert_eq!(
             from_str(r#"{"list": [{"id": 1}, [0, 0], {"id": 2}, 0]}"#, &SHAPE).unwrap(),
             json!({"list": [{"id": 1}, []]})
+        );
+        assert_eq!(
+            from_str(r#"{"whole": [{"id": 1}, 0, 0, 0], "all": [0, 0]}"#, &SHAPE).unwrap(),
+            json!({"whole": [{"id": 1}, 0], "all": [0, 0]})
         );
         assert_eq!(from_str("[0, 0]", &SHAPE).unwrap(), json!([]));
         assert_eq!(from_str("\"s\"", &SHAPE).unwrap(), json!("s"));

@@ -89,7 +89,7 @@ const BODY: Keep = Keep::Object(&[
             (
                 "message",
                 Keep::Object(&[
-                    ("content", Keep::All),
+                    ("content", Keep::List(&Keep::WholeObject)),
                     ("refusal", Keep::Scalar),
                     ("reasoning_content", Keep::Scalar),
                     (

@@ -68,7 +68,7 @@ const BODY: Keep = Keep::Object(&[
         "incomplete_details",
         Keep::Object(&[("reason", Keep::Scalar)]),
     ),
-    ("output", Keep::List(&Keep::All)),
+    ("output", Keep::List(&Keep::WholeObject)),
 ]);
 
 /// What [`Stream`] uses of a `response.*` event: items and parts whole (they make the
@@ -79,8 +79,8 @@ const EVENT: Keep = Keep::Object(&[
     ("output_index", Keep::Scalar),
     ("content_index", Keep::Scalar),
     ("summary_index", Keep::Scalar),
-    ("item", Keep::All),
-    ("part", Keep::All),
+    ("item", Keep::WholeObject),
+    ("part", Keep::WholeObject),
     ("delta", Keep::Scalar),
     ("response", BODY),
     ("message", Keep::Scalar),
