@@ -7,11 +7,17 @@
 //! - read by `pi-tools run --dialect …`, provider replies of about 1.2 MB: a Responses
 //!   stream whose output and content indexes point near the cap, a Responses stream of
 //!   one-character text deltas, a Chat Completions stream of one-character argument deltas,
-//!   and a Responses JSON body holding 600 K small values in a field nobody reads.
+//!   Responses and Chat Completions JSON bodies, and a Chat Completions stream event, holding
+//!   600 K small values in a field nobody reads, and an Anthropic JSON body whose call's
+//!   `input` holds 600 K small values (kept: it is the call's arguments).
 //!
 //! ```text
 //! cargo run --release -p pi-tools-examples --example bench_hostile
+//! BENCH_HOSTILE_ONLY=run cargo run --release -p pi-tools-examples --example bench_hostile
 //! ```
+//!
+//! `BENCH_HOSTILE_ONLY` runs only the cases whose name holds its text (`run`, `gateway`,
+//! `JSON`, …).
 //!
 //! Each case runs in a process of its own (this example, spawned as the `pi-tools` command
 //! line, its mounted servers spawned as a small MCP server of this example), which writes
@@ -68,32 +74,45 @@ fn status_bytes(field: &str) -> u64 {
 
 fn bench() -> Result<(), Error> {
     let work = tempfile::TempDir::new()?;
+    let only = std::env::var("BENCH_HOSTILE_ONLY").unwrap_or_default();
+    let wanted = |case: &str| case.contains(only.as_str());
     println!(
         "{:<58} {:>10} {:>10} {:>10}",
         "case", "input", "peak", "added"
     );
     for servers in [1, 4] {
+        let cases = [
+            (
+                format!("gateway: 40 MB answer (20 M elements) x{servers}"),
+                40_000_000,
+                json!({"count": 20_000_000}),
+            ),
+            (
+                format!("gateway: 15 MB answer (1 M values, let through) x{servers}"),
+                15_000_000,
+                json!({"count": 1_000_000, "width": 12}),
+            ),
+            (
+                format!("gateway: the same with a field unknown to the fast path x{servers}"),
+                15_000_000,
+                json!({"count": 1_000_000, "width": 13}),
+            ),
+            (
+                format!("gateway: pings without end, input unread x{servers}"),
+                0,
+                json!({"flood": true}),
+            ),
+        ];
+        if !cases.iter().any(|(case, _, _)| wanted(case)) {
+            continue;
+        }
         let base = gateway(work.path(), servers, &json!({"count": 1}))?;
-        let case = format!("gateway: 40 MB answer (20 M elements) x{servers}");
-        let peak = gateway(work.path(), servers, &json!({"count": 20_000_000}))?;
-        print_case(&case, 40_000_000 * servers as u64, peak, base);
-        let case = format!("gateway: 15 MB answer (1 M values, let through) x{servers}");
-        let peak = gateway(
-            work.path(),
-            servers,
-            &json!({"count": 1_000_000, "width": 12}),
-        )?;
-        print_case(&case, 15_000_000 * servers as u64, peak, base);
-        let case = format!("gateway: the same with a field unknown to the fast path x{servers}");
-        let peak = gateway(
-            work.path(),
-            servers,
-            &json!({"count": 1_000_000, "width": 13}),
-        )?;
-        print_case(&case, 15_000_000 * servers as u64, peak, base);
-        let case = format!("gateway: pings without end, input unread x{servers}");
-        let peak = gateway(work.path(), servers, &json!({"flood": true}))?;
-        print_case(&case, 0, peak, base);
+        for (case, input, arguments) in cases {
+            if wanted(&case) {
+                let peak = gateway(work.path(), servers, &arguments)?;
+                print_case(&case, input * servers as u64, peak, base);
+            }
+        }
     }
     let base = run(work.path(), "openai-responses", &responses_small())?;
     for (case, dialect, body) in [
@@ -117,7 +136,25 @@ fn bench() -> Result<(), Error> {
             "openai-responses",
             responses_many_values(),
         ),
+        (
+            "run: Chat Completions JSON, 600 K values nobody reads",
+            "openai",
+            openai_many_values(),
+        ),
+        (
+            "run: Chat Completions stream, an event of 600 K values",
+            "openai",
+            openai_event_many_values(),
+        ),
+        (
+            "run: Anthropic JSON, a call's input of 600 K values",
+            "anthropic",
+            anthropic_input_many_values(),
+        ),
     ] {
+        if !wanted(case) {
+            continue;
+        }
         let peak = run(work.path(), dialect, &body)?;
         print_case(case, body.len() as u64, peak, base);
     }
@@ -369,17 +406,60 @@ fn openai_argument_deltas() -> String {
     body
 }
 
-/// A finished response with 600 K small values in a field the reader does not use.
-fn responses_many_values() -> String {
-    let mut body = String::from("{\"status\":\"completed\",\"output\":[],\"metadata_extra\":[");
+/// A JSON list of 600 K zeros.
+fn zeros() -> String {
+    let mut list = String::from("[");
     for i in 0..600_000 {
         if i > 0 {
-            body.push(',');
+            list.push(',');
         }
-        body.push('0');
+        list.push('0');
     }
-    body.push_str("]}");
+    list.push(']');
+    list
+}
+
+/// A finished response with 600 K small values in a field the reader does not use.
+fn responses_many_values() -> String {
+    format!(
+        "{{\"status\":\"completed\",\"output\":[],\"metadata_extra\":{}}}",
+        zeros()
+    )
+}
+
+/// A `ChatCompletion` with one call and 600 K small values in its message's `annotations`,
+/// which the reader does not use.
+fn openai_many_values() -> String {
+    let call = json!({"id": "call_1", "type": "function",
+                      "function": {"name": "nosuch", "arguments": "{}"}});
+    format!(
+        "{{\"choices\":[{{\"index\":0,\"finish_reason\":\"tool_calls\",\"message\":{{\"role\":\"assistant\",\"content\":null,\"tool_calls\":[{call}],\"annotations\":{}}}}}]}}",
+        zeros()
+    )
+}
+
+/// A Chat Completions stream whose first chunk carries 600 K small values in `usage`.
+fn openai_event_many_values() -> String {
+    let mut body = format!(
+        "data: {{\"object\":\"chat.completion.chunk\",\"usage\":{},\"choices\":[]}}\n\n",
+        zeros()
+    );
+    body.push_str(&sse([(
+        "",
+        json!({"object": "chat.completion.chunk",
+               "choices": [{"index": 0, "delta": {"content": "done"}, "finish_reason": "stop"}]}),
+    )]));
+    body.push_str("data: [DONE]\n\n");
     body
+}
+
+/// An Anthropic `message` whose one call's `input` holds 600 K small values: they are the
+/// call's arguments, so they are kept (as the call's and as the assistant turn's).
+fn anthropic_input_many_values() -> String {
+    format!(
+        "{{\"type\":\"message\",\"role\":\"assistant\",\"stop_reason\":\"tool_use\",\"content\":[{{\"type\":\"tool_use\",\"id\":\"toolu_1\",\"name\":\"nosuch\",\"input\":{{\"values\":{}}}}}]}}",
+        zeros()
+    )
 }
 
 /// A mounted server of one tool, `big`, which answers with `count` elements of structured

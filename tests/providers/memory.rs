@@ -1,7 +1,9 @@
 //! Memory while reading a reply stays in proportion to the reply: an event stream whose
-//! indexes point far ahead (`output_index`, `content_index`, `index` near the cap) is read
-//! by `pi-tools run --dialect …` in a process whose heap is capped by `RLIMIT_DATA`, so a
-//! reader that made a slot for every index up to the one it was given fails (and is seen to).
+//! indexes point far ahead (`output_index`, `content_index`, `index` near the cap), and
+//! bodies and events padded with millions of small values in members no reader uses, are
+//! read by `pi-tools run --dialect …` in a process whose heap is capped by `RLIMIT_DATA`, so
+//! a reader that made a slot for every index up to the one it was given, or that decoded
+//! every value of the reply, fails (and is seen to).
 
 #![cfg(feature = "cli")]
 
@@ -148,4 +150,173 @@ fn a_far_call_or_block_index_is_the_one_call_there_is() {
     let message = stdout_json(&output);
     assert_eq!(message["content"].as_array().map(Vec::len), Some(1));
     assert_eq!(message["content"][0]["tool_use_id"], "toolu_1");
+}
+
+/// A JSON list of `n` zeros: two bytes each, and tens of bytes each as JSON values.
+fn zeros(n: usize) -> String {
+    let mut list = String::with_capacity(2 * n + 2);
+    list.push('[');
+    for i in 0..n {
+        if i > 0 {
+            list.push(',');
+        }
+        list.push('0');
+    }
+    list.push(']');
+    list
+}
+
+/// `value` as JSON text with each string `"ZEROS"` in it replaced by [`zeros`]`(n)`.
+fn with_zeros(value: &Value, n: usize) -> String {
+    value.to_string().replace("\"ZEROS\"", &zeros(n))
+}
+
+/// The zeros of the replies below: 2.4 M, 4.8 MB of text in a member no reader uses. As JSON
+/// values they would take about 160 MB, past the cap; skipped as they are parsed, nothing.
+const MANY: usize = 2_400_000;
+
+/// `pi-tools run` in the capped process, with `a.txt` in its directory for the call to read.
+fn run_read_call(dialect: &str, reply: &str) -> Value {
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("providers-memory");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("a.txt"), "the file the call reads\n").unwrap();
+    assert!(reply.len() > 4_800_000, "{}", reply.len());
+    let (output, took) = run_capped(dialect, reply);
+    assert!(took < Duration::from_secs(20), "{took:?}");
+    stdout_json(&output)
+}
+
+/// The one result of the call `call_1` (`read a.txt`), in `dialect`'s shape: its arguments
+/// came through whole.
+fn read_the_file(results: &Value, id_key: &str, text_key: &str) {
+    assert_eq!(results.as_array().map(Vec::len), Some(1), "{results}");
+    assert_eq!(results[0][id_key], "call_1", "{results}");
+    let text = results[0][text_key].as_str().unwrap_or_default();
+    assert!(text.contains("the file the call reads"), "{results}");
+}
+
+/// A Responses body whose call comes with 2.4 M zeros in members nobody reads (at the top,
+/// in `usage`): read within the cap, the call and its arguments whole.
+#[test]
+fn a_responses_body_with_many_values_nobody_reads_is_read_within_the_cap() {
+    let body = json!({"id": "resp_1", "status": "completed", "metadata_extra": "ZEROS",
+        "output": [{"type": "function_call", "call_id": "call_1", "name": "read",
+                    "arguments": "{\"path\": \"a.txt\"}"}],
+        "usage": {"input_tokens": 1, "details": "ZEROS"}});
+    let results = run_read_call("openai-responses", &with_zeros(&body, MANY / 2));
+    read_the_file(&results, "call_id", "output");
+}
+
+/// The same for a Chat Completions body, the zeros beside the choice's message and in it.
+#[test]
+fn a_chat_body_with_many_values_nobody_reads_is_read_within_the_cap() {
+    let body = json!({"id": "chatcmpl-1", "object": "chat.completion", "extra": "ZEROS",
+        "choices": [{"index": 0, "finish_reason": "tool_calls", "logprobs": "ZEROS",
+            "message": {"role": "assistant", "content": null, "annotations": "ZEROS",
+                "tool_calls": [{"id": "call_1", "type": "function",
+                    "function": {"name": "read", "arguments": "{\"path\": \"a.txt\"}"}}]}}]});
+    let results = run_read_call("openai", &with_zeros(&body, MANY / 3));
+    read_the_file(&results, "tool_call_id", "content");
+}
+
+/// Streams: an event carrying 2.4 M zeros in a member its reader does not use is read
+/// within the cap (each event is decoded on its own, but one event is enough).
+#[test]
+fn a_responses_stream_event_with_many_values_nobody_reads_is_read_within_the_cap() {
+    let call = json!({"type": "function_call", "call_id": "call_1", "name": "read",
+                      "arguments": "{\"path\": \"a.txt\"}"});
+    let responses = sse(&[
+        (
+            "response.output_item.done",
+            json!({"type": "response.output_item.done", "output_index": 0, "item": call,
+                   "obfuscation": "ZEROS"}),
+        ),
+        (
+            "response.completed",
+            json!({"type": "response.completed",
+                   "response": {"status": "completed", "output": [], "usage": "ZEROS"}}),
+        ),
+    ]);
+    let results = run_read_call(
+        "openai-responses",
+        &responses.replace("\"ZEROS\"", &zeros(MANY / 2)),
+    );
+    read_the_file(&results, "call_id", "output");
+}
+
+/// The same for a Chat Completions chunk.
+#[test]
+fn a_chat_stream_event_with_many_values_nobody_reads_is_read_within_the_cap() {
+    let chat = sse(&[
+        (
+            "",
+            json!({"object": "chat.completion.chunk", "usage": "ZEROS", "choices": [{"index": 0,
+                "delta": {"tool_calls": [{"index": 0, "id": "call_1", "type": "function",
+                    "function": {"name": "read", "arguments": "{\"path\": \"a.txt\"}"}}]},
+                "finish_reason": null}]}),
+        ),
+        (
+            "",
+            json!({"object": "chat.completion.chunk",
+                   "choices": [{"index": 0, "delta": {}, "finish_reason": "tool_calls"}]}),
+        ),
+    ]);
+    let results = run_read_call("openai", &chat.replace("\"ZEROS\"", &zeros(MANY)));
+    read_the_file(&results, "tool_call_id", "content");
+}
+
+/// Anthropic and Gemini bodies likewise, the zeros in `usage`, `usageMetadata` and a
+/// candidate's `safetyRatings`; the call's `input` or `args` stays an object.
+#[test]
+fn anthropic_and_gemini_bodies_with_many_values_nobody_reads_are_read_within_the_cap() {
+    let anthropic = json!({"id": "msg_1", "type": "message", "role": "assistant",
+        "stop_reason": "tool_use", "usage": {"input_tokens": 1, "extra": "ZEROS"},
+        "content": [{"type": "tool_use", "id": "call_1", "name": "read",
+                     "input": {"path": "a.txt"}}]});
+    let message = run_read_call("anthropic", &with_zeros(&anthropic, MANY));
+    assert_eq!(message["content"][0]["tool_use_id"], "call_1", "{message}");
+    let text = message["content"][0]["content"][0]["text"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(text.contains("the file the call reads"), "{message}");
+
+    let gemini = json!({"usageMetadata": {"extra": "ZEROS"}, "candidates": [{
+        "finishReason": "STOP", "safetyRatings": "ZEROS",
+        "content": {"role": "model", "parts": [{"functionCall": {"id": "call_1",
+            "name": "read", "args": {"path": "a.txt"}}}]}}]});
+    let content = run_read_call("gemini", &with_zeros(&gemini, MANY / 2));
+    let response = &content["parts"][0]["functionResponse"];
+    assert_eq!(response["id"], "call_1", "{content}");
+    let output = response["response"]["output"].as_str().unwrap_or_default();
+    assert!(output.contains("the file the call reads"), "{content}");
+}
+
+/// Lists a reader walks, made of 2.4 M zeros instead of objects: the reader refuses the
+/// first, and the rest is not kept (as JSON values they would pass the cap).
+#[test]
+fn a_list_of_many_values_where_objects_are_read_is_refused_within_the_cap() {
+    for (dialect, body, path) in [
+        (
+            "openai-responses",
+            json!({"status": "completed", "output": "ZEROS"}),
+            "output[0]",
+        ),
+        ("openai", json!({"choices": "ZEROS"}), "choices[0]"),
+        (
+            "anthropic",
+            json!({"type": "message", "stop_reason": "end_turn", "content": "ZEROS"}),
+            "content[0]",
+        ),
+    ] {
+        let (output, took) = run_capped(dialect, &with_zeros(&body, MANY));
+        assert!(took < Duration::from_secs(20), "{took:?}");
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(
+            stderr.contains(&format!(
+                "at `{path}`: expected a JSON object, found a number"
+            )),
+            "{dialect}: {stderr}"
+        );
+        assert_eq!(output.status.code(), Some(2), "{dialect}: {stderr}");
+    }
 }

@@ -8,6 +8,7 @@ use serde_json::{Map, Value, json};
 use crate::core::{ContentBlock, ToolResultMessage};
 
 use super::format::{StreamState, WireFormat};
+use super::keep::Keep;
 use super::request::{ANTHROPIC_VERSION, DEFAULT_MAX_TOKENS, ProviderRequest, Request};
 use super::stream::{Event, index};
 use super::walk::{At, Path, kind};
@@ -52,6 +53,36 @@ pub fn tool_results(messages: &[ToolResultMessage]) -> Value {
         .collect();
     json!({"role": "user", "content": blocks})
 }
+
+/// What [`read`] uses of a `message`: its content blocks go back into the history as they
+/// are (a `tool_use` block with its `input`), so they are kept whole.
+const BODY: Keep = Keep::Object(&[
+    ("type", Keep::Scalar),
+    ("error", Keep::All),
+    ("stop_reason", Keep::Scalar),
+    ("content", Keep::List(&Keep::WholeObject)),
+]);
+
+/// What [`Stream`] uses of an event: the message as [`read`] uses it, blocks whole, deltas.
+const EVENT: Keep = Keep::Object(&[
+    ("type", Keep::Scalar),
+    ("error", Keep::All),
+    ("message", BODY),
+    ("index", Keep::Scalar),
+    ("content_block", Keep::WholeObject),
+    (
+        "delta",
+        Keep::Object(&[
+            ("type", Keep::Scalar),
+            ("text", Keep::Scalar),
+            ("thinking", Keep::Scalar),
+            ("signature", Keep::Scalar),
+            ("partial_json", Keep::Scalar),
+            ("citation", Keep::All),
+            ("stop_reason", Keep::Scalar),
+        ]),
+    ),
+]);
 
 /// Reads a `message`: its `content` blocks.
 pub(super) fn read(body: &Value, reply: &mut Reply) -> Result<(), ReplyError> {
@@ -276,6 +307,14 @@ pub(super) struct Messages;
 impl WireFormat for Messages {
     fn read(&self, body: &Value, reply: &mut Reply) -> Result<(), ReplyError> {
         read(body, reply)
+    }
+
+    fn body(&self) -> &'static Keep {
+        &BODY
+    }
+
+    fn event(&self) -> &'static Keep {
+        &EVENT
     }
 
     fn stream(&self) -> Box<dyn StreamState> {

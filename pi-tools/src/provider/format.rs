@@ -7,6 +7,7 @@ use std::fmt::Debug;
 
 use serde_json::Value;
 
+use super::keep::Keep;
 use super::request::{ProviderRequest, Request};
 use super::stream::Event;
 use super::{Reply, ReplyError, anthropic, gemini, openai, responses};
@@ -17,6 +18,13 @@ use crate::dialect::Dialect;
 pub(super) trait WireFormat: Sync {
     /// Reads a reply's JSON body (its calls, text, thinking and assistant turn) into `reply`.
     fn read(&self, body: &Value, reply: &mut Reply) -> Result<(), ReplyError>;
+
+    /// What [`read`](Self::read) uses of a reply's JSON body: what the reply keeps or reads.
+    /// The rest is skipped as the body is decoded.
+    fn body(&self) -> &'static Keep;
+
+    /// What the stream's accumulator uses of an event's data.
+    fn event(&self) -> &'static Keep;
 
     /// An accumulator for the reply's event stream, before its first event.
     fn stream(&self) -> Box<dyn StreamState>;

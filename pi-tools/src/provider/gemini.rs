@@ -6,6 +6,7 @@ use serde_json::{Map, Value, json};
 use crate::core::ToolResultMessage;
 
 use super::format::{StreamState, WireFormat};
+use super::keep::Keep;
 use super::request::{ProviderRequest, Request};
 use super::stream::Event;
 use super::walk::{At, Path};
@@ -57,6 +58,26 @@ pub fn function_responses(reply: &Reply, messages: &[ToolResultMessage]) -> Valu
         .collect();
     json!({"role": "user", "parts": parts})
 }
+
+/// What [`read`] uses of a `GenerateContentResponse` (and of each chunk of its stream, one
+/// too): the candidates' parts go back into the history as they are, so they are kept whole.
+const BODY: Keep = Keep::Object(&[
+    ("error", Keep::All),
+    (
+        "promptFeedback",
+        Keep::Object(&[("blockReason", Keep::Scalar)]),
+    ),
+    (
+        "candidates",
+        Keep::List(&Keep::Object(&[
+            ("finishReason", Keep::Scalar),
+            (
+                "content",
+                Keep::Object(&[("parts", Keep::List(&Keep::WholeObject))]),
+            ),
+        ])),
+    ),
+]);
 
 /// Reads a `GenerateContentResponse`: the first candidate's content.
 pub(super) fn read(body: &Value, reply: &mut Reply) -> Result<(), ReplyError> {
@@ -224,6 +245,14 @@ pub(super) struct GenerateContent;
 impl WireFormat for GenerateContent {
     fn read(&self, body: &Value, reply: &mut Reply) -> Result<(), ReplyError> {
         read(body, reply)
+    }
+
+    fn body(&self) -> &'static Keep {
+        &BODY
+    }
+
+    fn event(&self) -> &'static Keep {
+        &BODY
     }
 
     fn stream(&self) -> Box<dyn StreamState> {

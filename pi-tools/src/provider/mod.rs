@@ -38,6 +38,7 @@ pub mod anthropic;
 mod error;
 mod format;
 pub mod gemini;
+mod keep;
 pub mod openai;
 mod reply;
 mod request;
@@ -75,7 +76,10 @@ pub fn read_reply(dialect: Dialect, body: &[u8]) -> Result<Reply, ReplyError> {
             "the body is empty; pass the reply's whole JSON body or its event stream",
         )),
         Some(b'{') => {
-            let value: Value = serde_json::from_slice(body).map_err(|e| {
+            // Only what the reader uses is decoded: a value costs tens of bytes however
+            // small it is written, so members nobody reads are skipped as they are parsed.
+            let keep = format::wire(dialect).map_or(&keep::Keep::All, |wire| wire.body());
+            let value = keep::from_slice(body, keep).map_err(|e| {
                 ReplyError::new(
                     dialect,
                     "",

@@ -8,6 +8,7 @@ use serde_json::{Map, Value, json};
 use crate::core::ToolResultMessage;
 
 use super::format::{StreamState, WireFormat};
+use super::keep::Keep;
 use super::reply::Arguments;
 use super::request::{ProviderRequest, Request};
 use super::stream::{Event, index};
@@ -76,6 +77,72 @@ pub fn tool_messages(messages: &[ToolResultMessage]) -> Vec<Value> {
     }
     out
 }
+
+/// What [`read`] uses of a `ChatCompletion`: the message is rebuilt for the history from
+/// its content (kept whole: its parts go back as they are), refusal and calls.
+const BODY: Keep = Keep::Object(&[
+    ("error", Keep::All),
+    (
+        "choices",
+        Keep::List(&Keep::Object(&[
+            ("finish_reason", Keep::Scalar),
+            (
+                "message",
+                Keep::Object(&[
+                    ("content", Keep::List(&Keep::WholeObject)),
+                    ("refusal", Keep::Scalar),
+                    ("reasoning_content", Keep::Scalar),
+                    (
+                        "tool_calls",
+                        Keep::List(&Keep::Object(&[
+                            ("type", Keep::Scalar),
+                            ("id", Keep::Scalar),
+                            (
+                                "function",
+                                Keep::Object(&[("name", Keep::Scalar), ("arguments", Keep::All)]),
+                            ),
+                        ])),
+                    ),
+                ]),
+            ),
+        ])),
+    ),
+]);
+
+/// What [`Stream`] uses of a `chat.completion.chunk`: its deltas.
+const EVENT: Keep = Keep::Object(&[
+    ("error", Keep::All),
+    (
+        "choices",
+        Keep::List(&Keep::Object(&[
+            ("index", Keep::Scalar),
+            ("finish_reason", Keep::Scalar),
+            (
+                "delta",
+                Keep::Object(&[
+                    ("content", Keep::Scalar),
+                    ("refusal", Keep::Scalar),
+                    ("reasoning_content", Keep::Scalar),
+                    (
+                        "tool_calls",
+                        Keep::List(&Keep::Object(&[
+                            ("index", Keep::Scalar),
+                            ("id", Keep::Scalar),
+                            ("type", Keep::Scalar),
+                            (
+                                "function",
+                                Keep::Object(&[
+                                    ("name", Keep::Scalar),
+                                    ("arguments", Keep::Scalar),
+                                ]),
+                            ),
+                        ])),
+                    ),
+                ]),
+            ),
+        ])),
+    ),
+]);
 
 /// Reads a `ChatCompletion`: the first (only) choice's message.
 pub(super) fn read(body: &Value, reply: &mut Reply) -> Result<(), ReplyError> {
@@ -300,6 +367,14 @@ pub(super) struct Chat;
 impl WireFormat for Chat {
     fn read(&self, body: &Value, reply: &mut Reply) -> Result<(), ReplyError> {
         read(body, reply)
+    }
+
+    fn body(&self) -> &'static Keep {
+        &BODY
+    }
+
+    fn event(&self) -> &'static Keep {
+        &EVENT
     }
 
     fn stream(&self) -> Box<dyn StreamState> {

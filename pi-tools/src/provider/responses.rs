@@ -8,6 +8,7 @@ use serde_json::{Map, Value, json};
 use crate::core::ToolResultMessage;
 
 use super::format::{StreamState, WireFormat};
+use super::keep::Keep;
 use super::request::{ProviderRequest, Request};
 use super::stream::{Event, index};
 use super::walk::{At, kind};
@@ -57,6 +58,33 @@ pub fn function_call_outputs(messages: &[ToolResultMessage]) -> Vec<Value> {
         })
         .collect()
 }
+
+/// What [`read`] uses of a `response`: its output items go back into the history as they
+/// are, so they are kept whole.
+const BODY: Keep = Keep::Object(&[
+    ("error", Keep::All),
+    ("status", Keep::Scalar),
+    (
+        "incomplete_details",
+        Keep::Object(&[("reason", Keep::Scalar)]),
+    ),
+    ("output", Keep::List(&Keep::WholeObject)),
+]);
+
+/// What [`Stream`] uses of a `response.*` event: items and parts whole (they make the
+/// output items), deltas, and the final `response` as [`read`] uses it.
+const EVENT: Keep = Keep::Object(&[
+    ("error", Keep::All),
+    ("type", Keep::Scalar),
+    ("output_index", Keep::Scalar),
+    ("content_index", Keep::Scalar),
+    ("summary_index", Keep::Scalar),
+    ("item", Keep::WholeObject),
+    ("part", Keep::WholeObject),
+    ("delta", Keep::Scalar),
+    ("response", BODY),
+    ("message", Keep::Scalar),
+]);
 
 /// Reads a `response` object: its `output` items.
 pub(super) fn read(body: &Value, reply: &mut Reply) -> Result<(), ReplyError> {
@@ -302,6 +330,14 @@ pub(super) struct Responses;
 impl WireFormat for Responses {
     fn read(&self, body: &Value, reply: &mut Reply) -> Result<(), ReplyError> {
         read(body, reply)
+    }
+
+    fn body(&self) -> &'static Keep {
+        &BODY
+    }
+
+    fn event(&self) -> &'static Keep {
+        &EVENT
     }
 
     fn stream(&self) -> Box<dyn StreamState> {

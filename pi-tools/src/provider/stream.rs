@@ -6,6 +6,7 @@ use serde_json::Value;
 use sse_parse::SseParser;
 
 use super::format::{self, StreamState};
+use super::keep::{self, Keep};
 use super::walk::{At, Path};
 use super::{Reply, ReplyError};
 use crate::dialect::Dialect;
@@ -46,6 +47,8 @@ pub struct ReplyStream {
     events: usize,
     /// The format's reply under reconstruction; `None` for a dialect without replies.
     state: Option<Box<dyn StreamState>>,
+    /// What the format uses of an event's data: only that is decoded.
+    keep: &'static Keep,
 }
 
 /// One event of the stream, as the provider's accumulator sees it.
@@ -72,6 +75,7 @@ impl ReplyStream {
             parser: SseParser::new(),
             events: 0,
             state: format::wire(dialect).map(|wire| wire.stream()),
+            keep: format::wire(dialect).map_or(&Keep::All, |wire| wire.event()),
         }
     }
 
@@ -126,7 +130,7 @@ impl ReplyStream {
             if event.data.is_empty() {
                 continue;
             }
-            let data: Value = serde_json::from_str(&event.data).map_err(|e| {
+            let data = keep::from_str(&event.data, self.keep).map_err(|e| {
                 stream_error(
                     self.dialect,
                     path.as_str().to_owned(),
