@@ -74,17 +74,34 @@ impl ChildSandbox {
                 None
             },
             ruleset: if confine_writes {
-                // The session's /dev/shm, where it is mounted (in a mount namespace).
-                let shm = (kernel.user_namespaces)
-                    .then(|| sandbox.shm.as_deref().map(|s| s.path().to_path_buf()))
-                    .flatten();
-                let roots: Vec<PathBuf> = sandbox.roots.iter().cloned().chain(shm).collect();
-                Some(landlock::ruleset(&roots)?)
+                Some(Self::ruleset(sandbox, kernel)?)
             } else {
                 None
             },
             filters: seccomp::filter(sandbox.network, confine_writes)?,
         }))
+    }
+
+    /// The session's Landlock ruleset (built at its first command), as a handle of this
+    /// command's own.
+    #[cfg(target_os = "linux")]
+    fn ruleset(
+        sandbox: &ResolvedSandbox,
+        kernel: &KernelSupport,
+    ) -> io::Result<::landlock::RulesetCreated> {
+        if let Some(ruleset) = sandbox.landlock.get() {
+            return ruleset.try_clone();
+        }
+        // The session's /dev/shm, where it is mounted (in a mount namespace).
+        let shm = (kernel.user_namespaces)
+            .then(|| sandbox.shm.as_deref().map(|s| s.path().to_path_buf()))
+            .flatten();
+        let roots: Vec<PathBuf> = sandbox.roots.iter().cloned().chain(shm).collect();
+        let ruleset = landlock::ruleset(&roots)?;
+        let copy = ruleset.try_clone()?;
+        // Two first commands at once: either one's ruleset is the session's.
+        let _ = sandbox.landlock.set(ruleset);
+        Ok(copy)
     }
 
     #[cfg(not(target_os = "linux"))]

@@ -187,6 +187,8 @@ impl SandboxPolicy {
             shm: None,
             kernel: self.kernel.clone(),
             note: self.describe(),
+            #[cfg(target_os = "linux")]
+            landlock: Arc::default(),
         };
         if self.mode != SandboxMode::WorkspaceWrite {
             return Ok(resolved);
@@ -328,6 +330,11 @@ pub struct ResolvedSandbox {
     pub(super) kernel: Option<KernelSupport>,
     /// What the model is told this sandbox allows (see `describe.rs`).
     pub(super) note: Option<String>,
+    /// The Landlock ruleset, built at the first command and shared by the session's
+    /// commands (each child restricts itself with a copy of its handle): its roots do
+    /// not change during a session.
+    #[cfg(target_os = "linux")]
+    pub(super) landlock: Arc<std::sync::OnceLock<::landlock::RulesetCreated>>,
 }
 
 impl ResolvedSandbox {
