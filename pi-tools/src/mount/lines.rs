@@ -155,13 +155,23 @@ fn not_reading(link: &Link, max_message: usize) -> String {
     )
 }
 
-/// How many JSON values `line` holds, counted without decoding it: each value begins at
+/// Why a message of `bytes` is not decoded when it has more JSON values than decoding may
+/// take memory for, given `[mcp] max_message_bytes` of `max_message`.
+pub(super) fn too_many_values(bytes: &[u8], max_message: usize) -> Option<String> {
+    let most = (max_message / BYTES_PER_VALUE).max(1024);
+    let values = values_in(bytes);
+    (values > most).then(|| format!(
+        "it sent a message of {values} JSON values; the gateway decodes at most {most} in one message (one per {BYTES_PER_VALUE} bytes of [mcp] max_message_bytes)"
+    ))
+}
+
+/// How many JSON values `bytes` holds, counted without decoding it: each value begins at
 /// the start, after `[`, `,` or `:` outside strings.
-fn values_in(line: &str) -> usize {
+fn values_in(bytes: &[u8]) -> usize {
     let mut values = 1;
     let mut in_string = false;
     let mut escaped = false;
-    for byte in line.bytes() {
+    for &byte in bytes {
         if in_string {
             match (escaped, byte) {
                 (true, _) => escaped = false,
@@ -238,12 +248,8 @@ where
             if line.is_empty() {
                 continue;
             }
-            let most = (self.max_message / BYTES_PER_VALUE).max(1024);
-            let values = values_in(line);
-            if values > most {
-                self.link.cut_off(format!(
-                    "it sent a message of {values} JSON values; the gateway decodes at most {most} in one message (one per {BYTES_PER_VALUE} bytes of [mcp] max_message_bytes)"
-                ));
+            if let Some(why) = too_many_values(line.as_bytes(), self.max_message) {
+                self.link.cut_off(why);
                 return None;
             }
             if let Some(answer) = read_call_answer(line, &self.calls) {
