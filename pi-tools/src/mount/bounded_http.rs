@@ -19,7 +19,10 @@ use std::sync::Arc;
 use futures::StreamExt;
 use futures::stream::BoxStream;
 use http::{HeaderName, HeaderValue, StatusCode, header};
-use rmcp::model::{ClientJsonRpcMessage, ErrorCode, ErrorData, RequestId, ServerJsonRpcMessage};
+use rmcp::model::{
+    ClientJsonRpcMessage, ClientRequest, ErrorCode, ErrorData, RequestId, ServerJsonRpcMessage,
+    ServerResult,
+};
 use rmcp::transport::common::http_header::{
     EVENT_STREAM_MIME_TYPE, HEADER_LAST_EVENT_ID, HEADER_SESSION_ID, JSON_MIME_TYPE,
 };
@@ -30,7 +33,7 @@ use rmcp::transport::streamable_http_client::{
 use serde::Deserialize;
 use sse_stream::{Sse, SseStream};
 
-use super::lines::too_many_values;
+use super::lines::{call_answer, too_many_values};
 
 /// The JSON-RPC error code of an answer the gateway refused to read; its message says why.
 pub(crate) const REFUSED: i32 = -32099;
@@ -267,6 +270,11 @@ impl StreamableHttpClient for BoundedHttp {
             ClientJsonRpcMessage::Request(request) => Some(request.id.clone()),
             _ => None,
         };
+        let is_call = matches!(
+            &message,
+            ClientJsonRpcMessage::Request(request)
+                if matches!(request.request, ClientRequest::CallToolRequest(_))
+        );
         let mut request = self
             .http
             .post(uri.as_ref())
@@ -342,6 +350,17 @@ impl StreamableHttpClient for BoundedHttp {
                 };
             }
         };
+        // The answer to a call, read straight into its result rather than through rmcp's
+        // union of every result type, as a stdio server's is.
+        if is_call
+            && status.is_success()
+            && let Some((answer_id, result)) = call_answer(&body)
+            && Some(&answer_id) == id.as_ref()
+        {
+            let message =
+                ServerJsonRpcMessage::response(ServerResult::CallToolResult(result), answer_id);
+            return Ok(StreamableHttpPostResponse::Json(message, session));
+        }
         match serde_json::from_slice::<ServerJsonRpcMessage>(&body) {
             // A server that refuses keeps its JSON-RPC error, whatever its status.
             Ok(message @ ServerJsonRpcMessage::Error(_)) => {

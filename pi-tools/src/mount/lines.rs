@@ -201,14 +201,18 @@ struct CallAnswer<'a> {
 
 /// `line` as the answer to a `tools/call` request in `calls`, when it is one.
 fn read_call_answer(line: &str, calls: &Mutex<HashSet<RequestId>>) -> Option<ServerJsonRpcMessage> {
-    let answer: CallAnswer<'_> = serde_json::from_str(line).ok()?;
-    if answer.jsonrpc != "2.0" {
-        return None;
-    }
+    let (id, result) = call_answer(line.as_bytes())?;
     let mut calls = calls.lock().unwrap_or_else(|e| e.into_inner());
-    calls.remove(&answer.id).then(|| {
-        ServerJsonRpcMessage::response(ServerResult::CallToolResult(answer.result), answer.id)
-    })
+    calls
+        .remove(&id)
+        .then(|| ServerJsonRpcMessage::response(ServerResult::CallToolResult(result), id))
+}
+
+/// `bytes` as an answer holding a `tools/call` result (its id and the result), read
+/// straight into `CallToolResult`, when it reads as one.
+pub(super) fn call_answer(bytes: &[u8]) -> Option<(RequestId, CallToolResult)> {
+    let answer: CallAnswer<'_> = serde_json::from_slice(bytes).ok()?;
+    (answer.jsonrpc == "2.0").then_some((answer.id, answer.result))
 }
 
 impl<R> Transport<RoleClient> for LineClient<R>
