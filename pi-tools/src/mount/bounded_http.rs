@@ -448,3 +448,55 @@ impl StreamableHttpClient for BoundedHttp {
             .boxed())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn event(data: &str) -> Sse {
+        Sse {
+            event: Some("message".to_owned()),
+            data: Some(data.to_owned()),
+            id: Some("7".to_owned()),
+            retry: None,
+        }
+    }
+
+    #[test]
+    fn an_event_past_the_bounds_becomes_an_error_answer_to_its_request_or_nothing() {
+        let client = BoundedHttp::new(1 << 16);
+        // Within the bounds (4096 values at most): as it is.
+        let small = event(r#"{"jsonrpc":"2.0","id":3,"result":{"items":[0,0,0]}}"#);
+        assert_eq!(client.bound_event(small.clone()), small);
+        // 5000 values answering request 3: an error answer to request 3 in its place.
+        let zeros = vec!["0"; 5000].join(",");
+        let big = format!(r#"{{"jsonrpc":"2.0","id":3,"result":{{"items":[{zeros}]}}}}"#);
+        let bounded = client.bound_event(event(&big));
+        let answer: ServerJsonRpcMessage =
+            serde_json::from_str(bounded.data.as_deref().expect("an answer")).expect("a message");
+        let ServerJsonRpcMessage::Error(error) = answer else {
+            panic!("not an error: {bounded:?}");
+        };
+        assert_eq!(error.id, Some(RequestId::Number(3)));
+        assert_eq!(error.error.code.0, REFUSED);
+        assert_eq!(
+            error.error.message,
+            "the gateway did not read its answer: it sent a message of 5007 JSON values; the gateway decodes at most 4096 in one message (one per 16 bytes of [mcp] max_message_bytes)"
+        );
+        assert_eq!(bounded.id.as_deref(), Some("7"));
+        // A notification of as many values answers nothing: its data is dropped.
+        let note = format!(r#"{{"jsonrpc":"2.0","method":"x","params":{{"items":[{zeros}]}}}}"#);
+        assert_eq!(client.bound_event(event(&note)).data, None);
+        // Longer than the limit: likewise.
+        let long = format!(
+            r#"{{"jsonrpc":"2.0","id":"a","result":{{"t":"{}"}}}}"#,
+            "x".repeat(1 << 16)
+        );
+        let bounded = client.bound_event(event(&long));
+        assert!(
+            bounded.data.as_deref().is_some_and(|d| d.contains(r#""id":"a""#)
+                && d.contains("it sent a message longer than 65536 bytes, the limit of [mcp] max_message_bytes")),
+            "{bounded:?}"
+        );
+    }
+}
