@@ -31,6 +31,7 @@ use tokio_util::sync::CancellationToken;
 
 mod guard;
 mod hostile;
+mod hostile_http;
 mod http;
 
 #[test]

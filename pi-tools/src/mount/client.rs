@@ -198,6 +198,9 @@ impl Drop for RouteGuard<'_> {
 fn failure(error: ServiceError) -> CallFailure {
     match error {
         ServiceError::TransportClosed | ServiceError::TransportSend(_) => CallFailure::Closed,
+        ServiceError::McpError(e) if e.code.0 == super::bounded_http::REFUSED => {
+            CallFailure::Other(e.message.into_owned())
+        }
         ServiceError::McpError(e) => CallFailure::Other(format!(
             "the server refused the call: {} (JSON-RPC error {})",
             e.message, e.code.0

@@ -1,17 +1,19 @@
-//! Reaching a Streamable HTTP server: rmcp's reqwest transport with the entry's bearer
-//! token and headers.
+//! Reaching a Streamable HTTP server: rmcp's transport over our bounded reqwest client
+//! ([`super::bounded_http`]) with the entry's bearer token and headers.
 
 use std::collections::HashMap;
 
 use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 
+use super::bounded_http::BoundedHttp;
 use super::client::Connection;
 use crate::config::{ServerSettings, ServerTransport};
 
 /// Connects to the server `settings` names by `url` and runs the handshake. A JSON answer
-/// or an event of its streams longer than `max_message` bytes (`[mcp] max_message_bytes`)
-/// is refused.
+/// or an event of its streams longer than `max_message` bytes (`[mcp] max_message_bytes`),
+/// or with more values than one per 16 bytes of it, is not decoded: the request it answers
+/// fails with the reason.
 pub(crate) async fn connect(
     settings: &ServerSettings,
     max_message: usize,
@@ -54,7 +56,8 @@ pub(crate) async fn connect(
     config.custom_headers = custom;
     config.max_json_response_size = max_message;
     config.max_sse_event_size = max_message;
-    let transport = StreamableHttpClientTransport::from_config(config);
+    let transport =
+        StreamableHttpClientTransport::with_client(BoundedHttp::new(max_message), config);
     Connection::open(transport)
         .await
         .map_err(|e| format!("{e} at {url}"))

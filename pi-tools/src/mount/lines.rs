@@ -155,13 +155,23 @@ fn not_reading(link: &Link, max_message: usize) -> String {
     )
 }
 
-/// How many JSON values `line` holds, counted without decoding it: each value begins at
+/// Why a message of `bytes` is not decoded when it has more JSON values than decoding may
+/// take memory for, given `[mcp] max_message_bytes` of `max_message`.
+pub(super) fn too_many_values(bytes: &[u8], max_message: usize) -> Option<String> {
+    let most = (max_message / BYTES_PER_VALUE).max(1024);
+    let values = values_in(bytes);
+    (values > most).then(|| format!(
+        "it sent a message of {values} JSON values; the gateway decodes at most {most} in one message (one per {BYTES_PER_VALUE} bytes of [mcp] max_message_bytes)"
+    ))
+}
+
+/// How many JSON values `bytes` holds, counted without decoding it: each value begins at
 /// the start, after `[`, `,` or `:` outside strings.
-fn values_in(line: &str) -> usize {
+fn values_in(bytes: &[u8]) -> usize {
     let mut values = 1;
     let mut in_string = false;
     let mut escaped = false;
-    for byte in line.bytes() {
+    for &byte in bytes {
         if in_string {
             match (escaped, byte) {
                 (true, _) => escaped = false,
@@ -191,14 +201,18 @@ struct CallAnswer<'a> {
 
 /// `line` as the answer to a `tools/call` request in `calls`, when it is one.
 fn read_call_answer(line: &str, calls: &Mutex<HashSet<RequestId>>) -> Option<ServerJsonRpcMessage> {
-    let answer: CallAnswer<'_> = serde_json::from_str(line).ok()?;
-    if answer.jsonrpc != "2.0" {
-        return None;
-    }
+    let (id, result) = call_answer(line.as_bytes())?;
     let mut calls = calls.lock().unwrap_or_else(|e| e.into_inner());
-    calls.remove(&answer.id).then(|| {
-        ServerJsonRpcMessage::response(ServerResult::CallToolResult(answer.result), answer.id)
-    })
+    calls
+        .remove(&id)
+        .then(|| ServerJsonRpcMessage::response(ServerResult::CallToolResult(result), id))
+}
+
+/// `bytes` as an answer holding a `tools/call` result (its id and the result), read
+/// straight into `CallToolResult`, when it reads as one.
+pub(super) fn call_answer(bytes: &[u8]) -> Option<(RequestId, CallToolResult)> {
+    let answer: CallAnswer<'_> = serde_json::from_slice(bytes).ok()?;
+    (answer.jsonrpc == "2.0").then_some((answer.id, answer.result))
 }
 
 impl<R> Transport<RoleClient> for LineClient<R>
@@ -238,12 +252,8 @@ where
             if line.is_empty() {
                 continue;
             }
-            let most = (self.max_message / BYTES_PER_VALUE).max(1024);
-            let values = values_in(line);
-            if values > most {
-                self.link.cut_off(format!(
-                    "it sent a message of {values} JSON values; the gateway decodes at most {most} in one message (one per {BYTES_PER_VALUE} bytes of [mcp] max_message_bytes)"
-                ));
+            if let Some(why) = too_many_values(line.as_bytes(), self.max_message) {
+                self.link.cut_off(why);
                 return None;
             }
             if let Some(answer) = read_call_answer(line, &self.calls) {

@@ -38,6 +38,7 @@
 //! # Ok(()) }
 //! ```
 
+mod bounded_http;
 mod client;
 mod content;
 mod http;
