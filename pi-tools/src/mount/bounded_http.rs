@@ -162,6 +162,21 @@ impl std::fmt::Display for TooLong {
 
 impl std::error::Error for TooLong {}
 
+/// `error` and the causes beneath it that its own text leaves out.
+fn with_causes(error: &(dyn std::error::Error + 'static)) -> String {
+    let mut text = error.to_string();
+    let mut cause = error.source();
+    while let Some(inner) = cause {
+        let said = inner.to_string();
+        if !text.contains(&said) {
+            text.push_str(": ");
+            text.push_str(&said);
+        }
+        cause = inner.source();
+    }
+    text
+}
+
 fn is_too_long(error: &(dyn std::error::Error + Send + Sync + 'static)) -> bool {
     error
         .downcast_ref::<std::io::Error>()
@@ -299,7 +314,13 @@ impl StreamableHttpClient for BoundedHttp {
         if let Some(session) = session_id {
             request = request.header(HEADER_SESSION_ID, session.as_ref());
         }
-        let response = request.send().await.map_err(StreamableHttpError::Client)?;
+        // Said with its causes: rmcp shows only an error's own text, and reqwest's is
+        // "error sending request" whatever refused it (a certificate, a refused connection,
+        // a name that does not resolve).
+        let response = request
+            .send()
+            .await
+            .map_err(|e| StreamableHttpError::Io(std::io::Error::other(with_causes(&e))))?;
         let status = response.status();
         if matches!(status, StatusCode::ACCEPTED | StatusCode::NO_CONTENT) {
             return Ok(StreamableHttpPostResponse::Accepted);
