@@ -33,6 +33,7 @@ mod guard;
 mod hostile;
 mod hostile_http;
 mod http;
+mod https;
 
 #[test]
 fn a_call_through_run_reaches_the_server_and_its_process_ends_with_the_run() {

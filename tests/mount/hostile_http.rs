@@ -36,9 +36,9 @@ async fn serve() -> u16 {
     port
 }
 
-/// The answer to one message: tools `big` (`count` numbers of structured content, or a
+/// The answer to one message (also the https test's server): tools `big` (`count` numbers of structured content, or a
 /// text of `bytes` bytes) and `echo`.
-fn answer(body: &str, sse: bool) -> Response {
+pub(super) fn answer(body: &str, sse: bool) -> Response {
     let Ok(message) = serde_json::from_str::<Value>(body) else {
         return axum::http::StatusCode::BAD_REQUEST.into_response();
     };

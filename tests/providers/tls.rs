@@ -1,5 +1,6 @@
-//! A local https server for the agent example's tests: axum over a TLS listener whose
-//! certificate is made here, for `localhost` and `127.0.0.1`.
+//! A local https server for the agent example's tests and the mount tests' (which include
+//! this file with `#[path]`): axum over a TLS listener whose certificate is made here, for
+//! `localhost` and `127.0.0.1`.
 
 use std::sync::Arc;
 
