@@ -66,7 +66,7 @@ fn a_server_mounted_by_an_https_url_is_reached_only_when_its_certificate_is_trus
     // The whole refusal; only the port differs from run to run.
     let url = format!("https://127.0.0.1:{port}/json");
     let message = format!(
-        "Tool web__echo cannot be called because its server is not available. The MCP server `web` could not be started: the MCP handshake failed (Send message error Transport [rmcp::transport::worker::WorkerTransport<rmcp::transport::streamable_http_client::StreamableHttpClientWorker<pi_tools::mount::bounded_http::BoundedHttp>>] error: Io error: error sending request for url ({url}): client error (Connect): invalid peer certificate: UnknownIssuer, when send initialize request) at {url}; no process of its own. Fix its entry [mcp.servers.web] (or the server itself); its tools fail until then."
+        "Tool web__echo cannot be called because its server is not available. The MCP server `web` could not be started: the MCP handshake failed (Io error: error sending request for url ({url}): client error (Connect): invalid peer certificate: UnknownIssuer, when it was to send initialize request) at {url}; no process of its own. Fix its entry [mcp.servers.web] (or the server itself); its tools fail until then."
     );
     assert_eq!(
         answer,

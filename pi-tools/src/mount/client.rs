@@ -92,10 +92,16 @@ impl Connection {
     {
         let handler = Handler::default();
         let routes = handler.routes.clone();
-        let service = handler
-            .serve(transport)
-            .await
-            .map_err(|e| format!("the MCP handshake failed ({e})"))?;
+        let service = handler.serve(transport).await.map_err(|e| match e {
+            // rmcp's text names its transport's type; what failed is the error inside.
+            rmcp::service::ClientInitializeError::TransportError { error, context } => {
+                format!(
+                    "the MCP handshake failed ({}, when it was to {context})",
+                    error.error
+                )
+            }
+            e => format!("the MCP handshake failed ({e})"),
+        })?;
         Ok(Connection { service, routes })
     }
 
