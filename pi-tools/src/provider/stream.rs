@@ -45,6 +45,9 @@ pub struct ReplyStream {
     parser: SseParser,
     /// Events read so far (the next one's number).
     events: usize,
+    /// Bytes fed so far: the accumulated arguments parsed at the end may hold one value per
+    /// [`keep::BYTES_PER_VALUE`] of them.
+    bytes: usize,
     /// The format's reply under reconstruction; `None` for a dialect without replies.
     state: Option<Box<dyn StreamState>>,
     /// What the format uses of an event's data: only that is decoded.
@@ -74,6 +77,7 @@ impl ReplyStream {
             dialect,
             parser: SseParser::new(),
             events: 0,
+            bytes: 0,
             state: format::wire(dialect).map(|wire| wire.stream()),
             keep: format::wire(dialect).map_or(&Keep::All, |wire| wire.event()),
         }
@@ -83,6 +87,7 @@ impl ReplyStream {
     /// read (its data is not JSON, a field has the wrong type, the provider reports an error)
     /// is an error at once.
     pub fn feed(&mut self, bytes: &[u8]) -> Result<(), ReplyError> {
+        self.bytes = self.bytes.saturating_add(bytes.len());
         self.parser.feed(bytes);
         self.drain()
     }
@@ -110,7 +115,15 @@ impl ReplyStream {
         let rebuilt = state
             .finish()
             .map_err(|reason| self::cut_off(dialect, reason))?;
-        super::read_json(dialect, &rebuilt).map_err(|mut e| {
+        // The rebuilt reply is the reader's: its items and blocks are moved, not copied, and
+        // the calls' arguments put together from their deltas are parsed within the budget of
+        // the whole stream.
+        let budget = keep::Budget::of_bytes(self.bytes);
+        let read = match format::wire(dialect) {
+            Some(wire) => super::read_owned(dialect, wire, rebuilt, &budget),
+            None => Err(ReplyError::new(dialect, "", format::lists_only(dialect))),
+        };
+        read.map_err(|mut e| {
             e.streamed = true;
             e
         })
@@ -130,12 +143,15 @@ impl ReplyStream {
             if event.data.is_empty() {
                 continue;
             }
-            let data = keep::from_str(&event.data, self.keep).map_err(|e| {
-                stream_error(
-                    self.dialect,
-                    path.as_str().to_owned(),
-                    format!("the event's data is not valid JSON ({e})"),
-                )
+            // Each event is decoded on its own, within the budget of its own length.
+            let budget = keep::Budget::of_bytes(event.data.len());
+            let data = keep::from_str(&event.data, self.keep, &budget).map_err(|e| {
+                let reason = if budget.spent() {
+                    budget.reason()
+                } else {
+                    format!("the event's data is not valid JSON ({e})")
+                };
+                stream_error(self.dialect, path.as_str().to_owned(), reason)
             })?;
             let at = At::new(self.dialect, &data, &path);
             if let Some(error) = at.field("error")? {
