@@ -324,7 +324,7 @@ fn a_list_of_many_values_where_objects_are_read_is_refused_within_the_cap() {
 /// The reason a reply of `bytes` bytes too dense to decode is refused with.
 fn too_dense(bytes: usize) -> String {
     format!(
-        "it holds more JSON values than pi-tools decodes for a reply of its size: more than {} in what it reads (one for every 16 bytes of the {bytes} bytes read, and at least 65536), and decoding them would take memory far out of proportion to the reply; check what sent it, and have the tool take such data as text or in smaller calls",
+        "it holds more JSON values than pi-tools decodes for a reply of its size: more than {} in what it reads (one for every 16 bytes of the {bytes} bytes read, and at least 65536; an object counts as 5), and decoding them would take memory far out of proportion to the reply; check what sent it, and have the tool take such data as text or in smaller calls",
         (bytes / 16).max(65_536)
     )
 }

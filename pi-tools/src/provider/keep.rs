@@ -38,10 +38,15 @@ pub(super) enum Keep {
 }
 
 /// A reply may be decoded into at most one JSON value for every this many bytes of it, as
-/// the gateway bounds what a mounted server sends: a decoded value takes 32 bytes and more
-/// (an object's member 80 and more), so a reply kept within this takes a few times its size
-/// for each copy of it the reader keeps, however its values are written.
+/// the gateway bounds what a mounted server sends: a decoded value takes 80 bytes (an object
+/// counts as [`OBJECT_VALUES`]), so what a reply keeps takes at most about five times its
+/// size for each copy of it the reader keeps, however its values are written.
 pub(super) const BYTES_PER_VALUE: usize = 16;
+
+/// What an object counts as, in values: its table of members takes about as much as four
+/// small values more than the one it is (a value takes 80 bytes, an object of one member
+/// about 450), so a list of small objects is bounded by what it takes, not by its count.
+pub(super) const OBJECT_VALUES: usize = 5;
 
 /// The values any reply may hold, however short it is: a call's arguments of a few
 /// thousand numbers in a reply of a few kB are ordinary, and 65,536 values take a few MB.
@@ -49,8 +54,8 @@ pub(super) const LEAST_VALUES: usize = 65_536;
 
 /// How many JSON values decoding a reply may make: at most one per [`BYTES_PER_VALUE`] bytes
 /// of what was read, and at least [`LEAST_VALUES`]. Values skipped cost nothing and do not
-/// count; every value kept does, and so does each value of a call's arguments parsed from
-/// their JSON text.
+/// count; every value kept does (an object as [`OBJECT_VALUES`]), and so does each value of
+/// a call's arguments parsed from their JSON text.
 #[derive(Debug)]
 pub(super) struct Budget {
     /// The bytes read: the body or the stream, or the argument texts of a reply decoded by
@@ -98,9 +103,9 @@ impl Budget {
         self.used.get() > self.most()
     }
 
-    /// Counts one value made; an error once there are too many.
-    fn take<E: de::Error>(&self) -> Result<(), E> {
-        let used = self.used.get().saturating_add(1);
+    /// Counts `values` made; an error once there are too many.
+    fn take<E: de::Error>(&self, values: usize) -> Result<(), E> {
+        let used = self.used.get().saturating_add(values);
         self.used.set(used);
         if used > self.most() {
             return Err(E::custom("too many JSON values for the reply's size"));
@@ -111,7 +116,7 @@ impl Budget {
     /// Why a reply that spent its budget is refused: a complete sentence.
     pub(super) fn reason(&self) -> String {
         format!(
-            "it holds more JSON values than pi-tools decodes for a reply of its size: more than {} in what it reads (one for every {BYTES_PER_VALUE} bytes of the {} bytes read, and at least {LEAST_VALUES}), and decoding them would take memory far out of proportion to the reply; check what sent it, and have the tool take such data as text or in smaller calls",
+            "it holds more JSON values than pi-tools decodes for a reply of its size: more than {} in what it reads (one for every {BYTES_PER_VALUE} bytes of the {} bytes read, and at least {LEAST_VALUES}; an object counts as {OBJECT_VALUES}), and decoding them would take memory far out of proportion to the reply; check what sent it, and have the tool take such data as text or in smaller calls",
             self.most(),
             self.bytes.get()
         )
@@ -199,7 +204,7 @@ impl<'k> Kept<'k> {
     }
 
     fn scalar<E: de::Error>(&self, value: Value) -> Result<(Value, bool), E> {
-        self.budget.take()?;
+        self.budget.take(1)?;
         Ok((value, matches!(self.keep, Keep::Scalar | Keep::All)))
     }
 }
@@ -264,7 +269,7 @@ impl<'de> Visitor<'de> for Kept<'_> {
                 return Ok((Value::Array(Vec::new()), false));
             }
         };
-        self.budget.take()?;
+        self.budget.take(1)?;
         let mut list = Vec::new();
         while let Some((value, fits)) = seq.next_element_seed(self.with(element))? {
             list.push(value);
@@ -286,7 +291,7 @@ impl<'de> Visitor<'de> for Kept<'_> {
                 return Ok((Value::Object(Map::new()), false));
             }
         };
-        self.budget.take()?;
+        self.budget.take(OBJECT_VALUES)?;
         let mut object = Map::new();
         while let Some(key) = map.next_key::<String>()? {
             let keep = match members {
