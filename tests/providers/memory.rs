@@ -493,3 +493,30 @@ fn a_dense_but_ordinary_arguments_array_is_read_whole() {
         assert_eq!(reply.unreadable(0), None, "{dialect}");
     }
 }
+
+/// A stream whose events each keep nearly as many values as one event may (60 K small
+/// values in an output item, 120 kB): past one value per 16 bytes of each event, the events
+/// draw on 65,536 values for the whole stream, so the second such event is refused rather
+/// than twenty of them keeping 1.2 M values.
+#[test]
+fn a_stream_of_many_dense_events_is_refused_as_too_dense_within_the_cap() {
+    let mut events = Vec::new();
+    for i in 0..20 {
+        events.push((
+            "response.output_item.added",
+            json!({"type": "response.output_item.added", "output_index": i,
+                   "item": {"type": "reasoning", "summary": [], "extra": "ZEROS"}}),
+        ));
+    }
+    events.push((
+        "response.completed",
+        json!({"type": "response.completed", "response": {"status": "completed", "output": []}}),
+    ));
+    let body = sse(&events).replace("\"ZEROS\"", &zeros(60_000));
+    let (output, took) = run_capped("openai-responses", &body);
+    assert!(took < Duration::from_secs(20), "{took:?}");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    let expected = "unusable reply: cannot read the openai-responses event stream at `events[1]`: its events keep more JSON values than pi-tools decodes for a stream of their size: one for every 16 bytes of each event, and 65536 more in all (an object counts as 5), and keeping them would take memory far out of proportion to the stream; check what sent it, and have the tool take such data as text or in smaller calls";
+    assert!(stderr.contains(expected), "{stderr}");
+    assert_eq!(output.status.code(), Some(2), "{stderr}");
+}

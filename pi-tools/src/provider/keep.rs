@@ -64,6 +64,9 @@ pub(super) struct Budget {
     /// Whether the argument texts parsed add their length to `bytes`.
     grows: bool,
     used: Cell<usize>,
+    /// Of `used`, the values inside what is kept whole (an item, block, part or argument
+    /// kept as it came): what a stream's accumulator may keep after its event.
+    whole: Cell<usize>,
 }
 
 impl Budget {
@@ -73,6 +76,7 @@ impl Budget {
             bytes: Cell::new(bytes),
             grows: false,
             used: Cell::new(0),
+            whole: Cell::new(0),
         }
     }
 
@@ -83,6 +87,7 @@ impl Budget {
             bytes: Cell::new(0),
             grows: true,
             used: Cell::new(0),
+            whole: Cell::new(0),
         }
     }
 
@@ -103,8 +108,17 @@ impl Budget {
         self.used.get() > self.most()
     }
 
-    /// Counts `values` made; an error once there are too many.
-    fn take<E: de::Error>(&self, values: usize) -> Result<(), E> {
+    /// Of the values made, those inside what is kept whole.
+    pub(super) fn kept_whole(&self) -> usize {
+        self.whole.get()
+    }
+
+    /// Counts `values` made (`whole`: inside what is kept whole); an error once there are
+    /// too many.
+    fn take<E: de::Error>(&self, values: usize, whole: bool) -> Result<(), E> {
+        if whole {
+            self.whole.set(self.whole.get().saturating_add(values));
+        }
         let used = self.used.get().saturating_add(values);
         self.used.set(used);
         if used > self.most() {
@@ -127,7 +141,13 @@ impl Budget {
 /// each value made counted against `budget`.
 pub(super) fn from_slice(bytes: &[u8], keep: &Keep, budget: &Budget) -> serde_json::Result<Value> {
     let mut de = serde_json::Deserializer::from_slice(bytes);
-    let (value, _) = Kept { keep, budget }.deserialize(&mut de)?;
+    let kept = Kept {
+        keep,
+        budget,
+        whole: false,
+    }
+    .with(keep);
+    let (value, _) = kept.deserialize(&mut de)?;
     de.end()?;
     Ok(value)
 }
@@ -193,6 +213,8 @@ fn fits(value: &Value, keep: &Keep) -> bool {
 struct Kept<'k> {
     keep: &'k Keep,
     budget: &'k Budget,
+    /// Whether the value is inside what is kept whole.
+    whole: bool,
 }
 
 impl<'k> Kept<'k> {
@@ -200,11 +222,12 @@ impl<'k> Kept<'k> {
         Kept {
             keep,
             budget: self.budget,
+            whole: self.whole || matches!(keep, Keep::All | Keep::WholeObject),
         }
     }
 
     fn scalar<E: de::Error>(&self, value: Value) -> Result<(Value, bool), E> {
-        self.budget.take(1)?;
+        self.budget.take(1, self.whole)?;
         Ok((value, matches!(self.keep, Keep::Scalar | Keep::All)))
     }
 }
@@ -269,7 +292,7 @@ impl<'de> Visitor<'de> for Kept<'_> {
                 return Ok((Value::Array(Vec::new()), false));
             }
         };
-        self.budget.take(1)?;
+        self.budget.take(1, self.whole)?;
         let mut list = Vec::new();
         while let Some((value, fits)) = seq.next_element_seed(self.with(element))? {
             list.push(value);
@@ -291,7 +314,7 @@ impl<'de> Visitor<'de> for Kept<'_> {
                 return Ok((Value::Object(Map::new()), false));
             }
         };
-        self.budget.take(OBJECT_VALUES)?;
+        self.budget.take(OBJECT_VALUES, self.whole)?;
         let mut object = Map::new();
         while let Some(key) = map.next_key::<String>()? {
             let keep = match members {
