@@ -8,8 +8,11 @@
 //!   stream whose output and content indexes point near the cap, a Responses stream of
 //!   one-character text deltas, a Chat Completions stream of one-character argument deltas,
 //!   Responses and Chat Completions JSON bodies, and a Chat Completions stream event, holding
-//!   600 K small values in a field nobody reads, and an Anthropic JSON body whose call's
-//!   `input` holds 600 K small values (kept: it is the call's arguments).
+//!   600 K small values in a field nobody reads; and replies too dense to decode, which are
+//!   refused: a call's arguments of 600 K small values (an Anthropic `input`, a Gemini
+//!   `args`, a Chat Completions `arguments` text) and a Responses `output` of 100 K small
+//!   items; and an Anthropic call whose `input` is nearly as dense as a reply may be (70 K
+//!   values in 1.2 MB; the bound is one per 16 bytes), read.
 //!
 //! ```text
 //! cargo run --release -p pi-tools-examples --example bench_hostile
@@ -114,7 +117,7 @@ fn bench() -> Result<(), Error> {
             }
         }
     }
-    let base = run(work.path(), "openai-responses", &responses_small())?;
+    let (base, _) = run(work.path(), "openai-responses", &responses_small())?;
     for (case, dialect, body) in [
         (
             "run: Responses stream, indexes near the cap",
@@ -149,14 +152,39 @@ fn bench() -> Result<(), Error> {
         (
             "run: Anthropic JSON, a call's input of 600 K values",
             "anthropic",
-            anthropic_input_many_values(),
+            anthropic_input(&zeros()),
+        ),
+        (
+            "run: Gemini JSON, a call's args of 600 K values",
+            "gemini",
+            gemini_args_many_values(),
+        ),
+        (
+            "run: Chat Completions JSON, arguments of 600 K values",
+            "openai",
+            openai_arguments_many_values(),
+        ),
+        (
+            "run: Responses JSON, 100 K small output items",
+            "openai-responses",
+            responses_small_items(),
+        ),
+        (
+            "run: Anthropic JSON, a call's input of 70 K values, read",
+            "anthropic",
+            anthropic_input(&dense_numbers()),
         ),
     ] {
         if !wanted(case) {
             continue;
         }
-        let peak = run(work.path(), dialect, &body)?;
-        print_case(case, body.len() as u64, peak, base);
+        let (peak, refused) = run(work.path(), dialect, &body)?;
+        let case = if refused {
+            format!("{case} (refused)")
+        } else {
+            case.to_owned()
+        };
+        print_case(&case, body.len() as u64, peak, base);
     }
     Ok(())
 }
@@ -269,7 +297,9 @@ fn gateway(dir: &Path, servers: usize, arguments: &Value) -> Result<u64, Error> 
 }
 
 /// The peak of `pi-tools run --dialect <dialect> -` reading `body`.
-fn run(dir: &Path, dialect: &str, body: &str) -> Result<u64, Error> {
+/// Its peak, and whether the reply was refused as too dense to decode (any other failure is
+/// an error).
+fn run(dir: &Path, dialect: &str, body: &str) -> Result<(u64, bool), Error> {
     let config = dir.join("run.toml");
     std::fs::write(&config, "")?;
     let peak_file = dir.join("run.peak");
@@ -291,14 +321,15 @@ fn run(dir: &Path, dialect: &str, body: &str) -> Result<u64, Error> {
     let writer = std::thread::spawn(move || stdin.write_all(body.as_bytes()));
     let output = child.wait_with_output()?;
     let _ = writer.join();
-    if !output.status.success() {
-        return Err(format!(
-            "pi-tools run --dialect {dialect} failed: {}",
-            String::from_utf8_lossy(&output.stderr)
-        )
-        .into());
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    let refused = output.status.code() == Some(2) && stderr.contains("holds more JSON values");
+    if !output.status.success() && !refused {
+        return Err(format!("pi-tools run --dialect {dialect} failed: {stderr}").into());
     }
-    Ok(std::fs::read_to_string(&peak_file)?.trim().parse()?)
+    Ok((
+        std::fs::read_to_string(&peak_file)?.trim().parse()?,
+        refused,
+    ))
 }
 
 /// An event stream of `events` (`event:` name, data).
@@ -453,13 +484,44 @@ fn openai_event_many_values() -> String {
     body
 }
 
-/// An Anthropic `message` whose one call's `input` holds 600 K small values: they are the
-/// call's arguments, so they are kept (as the call's and as the assistant turn's).
-fn anthropic_input_many_values() -> String {
+/// An Anthropic `message` whose one call's `input` holds `values` (a JSON list): they are
+/// the call's arguments, so they are kept (as the call's and as the assistant turn's).
+fn anthropic_input(values: &str) -> String {
     format!(
-        "{{\"type\":\"message\",\"role\":\"assistant\",\"stop_reason\":\"tool_use\",\"content\":[{{\"type\":\"tool_use\",\"id\":\"toolu_1\",\"name\":\"nosuch\",\"input\":{{\"values\":{}}}}}]}}",
+        "{{\"type\":\"message\",\"role\":\"assistant\",\"stop_reason\":\"tool_use\",\"content\":[{{\"type\":\"tool_use\",\"id\":\"toolu_1\",\"name\":\"nosuch\",\"input\":{{\"values\":{values}}}}}]}}"
+    )
+}
+
+/// A list of 70 K numbers of 16 digits, 1.2 MB: one value per 17 bytes, near the most a
+/// reply may hold (one per 16 bytes, less what the rest of the reply takes).
+fn dense_numbers() -> String {
+    let numbers: Vec<String> = (0..70_000u64)
+        .map(|i| (1_000_000_000_000_000 + i).to_string())
+        .collect();
+    format!("[{}]", numbers.join(","))
+}
+
+/// A `GenerateContentResponse` whose one call's `args` holds 600 K small values.
+fn gemini_args_many_values() -> String {
+    format!(
+        "{{\"candidates\":[{{\"finishReason\":\"STOP\",\"content\":{{\"role\":\"model\",\"parts\":[{{\"functionCall\":{{\"name\":\"nosuch\",\"args\":{{\"values\":{}}}}}}}]}}}}]}}",
         zeros()
     )
+}
+
+/// A `ChatCompletion` whose one call's `arguments` text holds 600 K small values.
+fn openai_arguments_many_values() -> String {
+    let call = json!({"id": "call_1", "type": "function", "function": {"name": "nosuch",
+        "arguments": format!("{{\"values\":{}}}", zeros())}});
+    format!(
+        "{{\"choices\":[{{\"index\":0,\"finish_reason\":\"tool_calls\",\"message\":{{\"role\":\"assistant\",\"content\":null,\"tool_calls\":[{call}]}}}}]}}"
+    )
+}
+
+/// A finished response whose `output` is 100 K items `{"type":"x"}` (13 bytes each).
+fn responses_small_items() -> String {
+    let items = vec![r#"{"type":"x"}"#; 100_000].join(",");
+    format!("{{\"status\":\"completed\",\"output\":[{items}]}}")
 }
 
 /// A mounted server of one tool, `big`, which answers with `count` elements of structured

@@ -320,3 +320,203 @@ fn a_list_of_many_values_where_objects_are_read_is_refused_within_the_cap() {
         assert_eq!(output.status.code(), Some(2), "{dialect}: {stderr}");
     }
 }
+
+/// The reason a reply of `bytes` bytes too dense to decode is refused with.
+fn too_dense(bytes: usize) -> String {
+    format!(
+        "it holds more JSON values than pi-tools decodes for a reply of its size: more than {} in what it reads (one for every 16 bytes of the {bytes} bytes read, and at least 65536; an object counts as 5), and decoding them would take memory far out of proportion to the reply; check what sent it, and have the tool take such data as text or in smaller calls",
+        (bytes / 16).max(65_536)
+    )
+}
+
+/// `pi-tools run` in the capped process refuses `reply` as too dense (`at` is where, as the
+/// error says it: empty for the body as a whole), quickly, with exit code 2.
+fn refused_as_too_dense(dialect: &str, reply: &str, streamed: bool, at: &str) {
+    let (output, took) = run_capped(dialect, reply);
+    assert!(took < Duration::from_secs(20), "{took:?}");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    let what = if streamed { "event stream" } else { "reply" };
+    let place = if at.is_empty() {
+        String::new()
+    } else {
+        format!(" at `{at}`")
+    };
+    let expected = format!(
+        "unusable reply: cannot read the {dialect} {what}{place}: {}",
+        too_dense(reply.len())
+    );
+    assert!(stderr.contains(&expected), "{dialect}: {stderr}");
+    assert_eq!(output.status.code(), Some(2), "{dialect}: {stderr}");
+}
+
+/// A call's arguments of 600 K small values (1.2 MB): as JSON values they take tens of MB
+/// for each copy (the call's, the assistant turn's, the runner's), so such a reply is refused
+/// as too dense, whether the arguments are a value (Anthropic's `input`, Gemini's `args`) or
+/// a JSON text (Chat's and Responses' `arguments`).
+#[test]
+fn arguments_of_many_small_values_are_refused_as_too_dense_within_the_cap() {
+    const VALUES: usize = 600_000;
+    let anthropic = json!({"id": "msg_1", "type": "message", "role": "assistant",
+        "stop_reason": "tool_use", "content": [{"type": "tool_use", "id": "call_1",
+            "name": "read", "input": {"path": "a.txt", "extra": "ZEROS"}}]});
+    let anthropic = with_zeros(&anthropic, VALUES);
+    assert!(anthropic.len() > 1_200_000, "{}", anthropic.len());
+    refused_as_too_dense("anthropic", &anthropic, false, "");
+
+    let gemini = json!({"candidates": [{"finishReason": "STOP", "content": {"role": "model",
+        "parts": [{"functionCall": {"id": "call_1", "name": "read",
+            "args": {"path": "a.txt", "extra": "ZEROS"}}}]}}]});
+    refused_as_too_dense("gemini", &with_zeros(&gemini, VALUES), false, "");
+
+    let arguments = format!("{{\"path\": \"a.txt\", \"extra\": {}}}", zeros(VALUES));
+    let chat = json!({"id": "chatcmpl-1", "object": "chat.completion", "choices": [{
+        "index": 0, "finish_reason": "tool_calls", "message": {"role": "assistant",
+        "content": null, "tool_calls": [{"id": "call_1", "type": "function",
+            "function": {"name": "read", "arguments": arguments}}]}}]});
+    refused_as_too_dense(
+        "openai",
+        &chat.to_string(),
+        false,
+        "choices[0].message.tool_calls[0].function.arguments",
+    );
+}
+
+/// The same for a streamed call whose arguments are put together from 600 K small values in
+/// deltas: the stream is refused when they are parsed, at the call's input.
+#[test]
+fn streamed_arguments_of_many_small_values_are_refused_as_too_dense_within_the_cap() {
+    let text = format!("{{\"path\": \"a.txt\", \"extra\": {}}}", zeros(600_000));
+    let mut events = vec![
+        (
+            "message_start",
+            json!({"type": "message_start", "message": {"id": "msg_1", "type": "message",
+                   "role": "assistant", "content": [], "stop_reason": null}}),
+        ),
+        (
+            "content_block_start",
+            json!({"type": "content_block_start", "index": 0, "content_block":
+                   {"type": "tool_use", "id": "call_1", "name": "read", "input": {}}}),
+        ),
+    ];
+    for piece in text.as_bytes().chunks(100_000) {
+        let piece = std::str::from_utf8(piece).unwrap();
+        events.push((
+            "content_block_delta",
+            json!({"type": "content_block_delta", "index": 0,
+                   "delta": {"type": "input_json_delta", "partial_json": piece}}),
+        ));
+    }
+    events.extend([
+        (
+            "content_block_stop",
+            json!({"type": "content_block_stop", "index": 0}),
+        ),
+        (
+            "message_delta",
+            json!({"type": "message_delta", "delta": {"stop_reason": "tool_use"}}),
+        ),
+        ("message_stop", json!({"type": "message_stop"})),
+    ]);
+    refused_as_too_dense("anthropic", &sse(&events), true, "content[0].input");
+}
+
+/// 100 K small objects in a list the reader walks and keeps (Responses output items of 13
+/// bytes, 1.3 MB): each is two values, so the body is refused as too dense before the
+/// reader sees them.
+#[test]
+fn a_list_of_many_small_objects_is_refused_as_too_dense_within_the_cap() {
+    let items = vec![r#"{"type":"x"}"#; 100_000].join(",");
+    let body = format!(r#"{{"status": "completed", "output": [{items}]}}"#);
+    assert!(body.len() > 1_300_000, "{}", body.len());
+    refused_as_too_dense("openai-responses", &body, false, "");
+}
+
+/// A call's arguments of 5,000 numbers, dense but ordinary (a few kB), are read whole in
+/// every dialect, as a body and as a stream.
+#[test]
+fn a_dense_but_ordinary_arguments_array_is_read_whole() {
+    use pi_tools::dialect::Dialect;
+    use pi_tools::provider::read_reply;
+
+    let numbers: Vec<u64> = (0..5_000).collect();
+    let arguments = json!({"path": "a.txt", "numbers": numbers});
+    let text = arguments.to_string();
+    let bodies = [
+        (
+            Dialect::Anthropic,
+            json!({"type": "message", "stop_reason": "tool_use", "content": [{"type": "tool_use",
+                "id": "call_1", "name": "read", "input": arguments}]})
+            .to_string(),
+        ),
+        (
+            Dialect::Gemini,
+            json!({"candidates": [{"finishReason": "STOP", "content": {"role": "model",
+                "parts": [{"functionCall": {"id": "call_1", "name": "read",
+                    "args": arguments}}]}}]})
+            .to_string(),
+        ),
+        (
+            Dialect::OpenAi,
+            json!({"choices": [{"finish_reason": "tool_calls", "message": {"role": "assistant",
+                "tool_calls": [{"id": "call_1", "type": "function",
+                    "function": {"name": "read", "arguments": text}}]}}]})
+            .to_string(),
+        ),
+        (
+            Dialect::OpenAiResponses,
+            json!({"status": "completed", "output": [{"type": "function_call",
+                "call_id": "call_1", "name": "read", "arguments": text}]})
+            .to_string(),
+        ),
+        (
+            Dialect::OpenAi,
+            sse(&[
+                (
+                    "",
+                    json!({"choices": [{"index": 0, "delta": {"tool_calls": [{"index": 0,
+                        "id": "call_1", "type": "function",
+                        "function": {"name": "read", "arguments": text}}]},
+                        "finish_reason": null}]}),
+                ),
+                (
+                    "",
+                    json!({"choices": [{"index": 0, "delta": {}, "finish_reason": "tool_calls"}]}),
+                ),
+            ]),
+        ),
+    ];
+    for (dialect, body) in bodies {
+        assert!(body.len() < 40_000, "{}", body.len());
+        let reply = read_reply(dialect, body.as_bytes()).unwrap();
+        assert_eq!(reply.calls.len(), 1, "{dialect}");
+        assert_eq!(reply.calls[0].arguments, arguments, "{dialect}");
+        assert_eq!(reply.unreadable(0), None, "{dialect}");
+    }
+}
+
+/// A stream whose events each keep nearly as many values as one event may (60 K small
+/// values in an output item, 120 kB): past one value per 16 bytes of each event, the events
+/// draw on 65,536 values for the whole stream, so the second such event is refused rather
+/// than twenty of them keeping 1.2 M values.
+#[test]
+fn a_stream_of_many_dense_events_is_refused_as_too_dense_within_the_cap() {
+    let mut events = Vec::new();
+    for i in 0..20 {
+        events.push((
+            "response.output_item.added",
+            json!({"type": "response.output_item.added", "output_index": i,
+                   "item": {"type": "reasoning", "summary": [], "extra": "ZEROS"}}),
+        ));
+    }
+    events.push((
+        "response.completed",
+        json!({"type": "response.completed", "response": {"status": "completed", "output": []}}),
+    ));
+    let body = sse(&events).replace("\"ZEROS\"", &zeros(60_000));
+    let (output, took) = run_capped("openai-responses", &body);
+    assert!(took < Duration::from_secs(20), "{took:?}");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    let expected = "unusable reply: cannot read the openai-responses event stream at `events[1]`: its events keep more JSON values than pi-tools decodes for a stream of their size: one for every 16 bytes of each event, and 65536 more in all (an object counts as 5), and keeping them would take memory far out of proportion to the stream; check what sent it, and have the tool take such data as text or in smaller calls";
+    assert!(stderr.contains(expected), "{stderr}");
+    assert_eq!(output.status.code(), Some(2), "{stderr}");
+}

@@ -86,8 +86,11 @@ pub(super) fn reply(text: &str, dialect: Dialect) -> Result<Reply, Failure> {
             "the {dialect} dialect only lists tools and has no replies to read; use openai, openai-strict, openai-responses, anthropic or gemini"
         )));
     }
-    let reply = read_reply(dialect, text.as_bytes())
+    let mut reply = read_reply(dialect, text.as_bytes())
         .map_err(|e| Failure::usage(format!("unusable reply: {e}")))?;
+    // `run` prints the results only, never the assistant turn: a second copy of every
+    // call's arguments need not stay while the calls run.
+    reply.assistant = Vec::new();
     let mut seen = HashSet::new();
     for call in &reply.calls {
         if !seen.insert(call.id.as_str()) {

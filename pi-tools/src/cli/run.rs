@@ -41,6 +41,8 @@ pub(super) async fn run(
         None => Batch::Calls(input::parse(&text)?),
         Some(dialect) => Batch::Reply(Box::new(input::reply(&text, dialect)?)),
     };
+    // The calls hold all that is used of it.
+    drop(text);
     let mut registered = setup::registered()?;
     let mut config = setup::config(config, &registered)?;
     let workspace = Workspace::open(&args.workspace, &mut config).await?;

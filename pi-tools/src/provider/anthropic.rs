@@ -8,10 +8,11 @@ use serde_json::{Map, Value, json};
 use crate::core::{ContentBlock, ToolResultMessage};
 
 use super::format::{StreamState, WireFormat};
-use super::keep::Keep;
+use super::keep::{Budget, Keep};
+use super::reply::Arguments;
 use super::request::{ANTHROPIC_VERSION, DEFAULT_MAX_TOKENS, ProviderRequest, Request};
 use super::stream::{Event, index};
-use super::walk::{At, Path, kind};
+use super::walk::{At, Path, kind, take_array};
 use super::{Reply, ReplyError};
 use crate::dialect::Dialect;
 
@@ -84,9 +85,9 @@ const EVENT: Keep = Keep::Object(&[
     ),
 ]);
 
-/// Reads a `message`: its `content` blocks.
-pub(super) fn read(body: &Value, reply: &mut Reply) -> Result<(), ReplyError> {
-    let root = At::root(P, body);
+/// Reads a `message`: its `content` blocks, moved into the assistant turn.
+pub(super) fn read(mut body: Value, reply: &mut Reply, budget: &Budget) -> Result<(), ReplyError> {
+    let root = At::root(P, &body);
     if root.str("type")? == Some("error") || root.field("error")?.is_some() {
         let reason = root
             .field("error")?
@@ -97,16 +98,19 @@ pub(super) fn read(body: &Value, reply: &mut Reply) -> Result<(), ReplyError> {
     }
     reply.stop_reason = root.str("stop_reason")?.map(str::to_owned);
     let mut content = Vec::new();
-    for (block, path) in root.array("content")? {
-        let at = At::new(P, block, &path);
+    for (mut block, path) in take_array(P, &mut body, "", "content")? {
+        let at = At::new(P, &block, &path);
         match at.required_str("type")? {
             "text" => reply.push_text(at.str("text")?.unwrap_or_default()),
             "thinking" => reply.push_thinking(at.str("thinking")?.unwrap_or_default()),
             "redacted_thinking" => {}
             "tool_use" => {
-                let id = at.required_str("id")?;
-                let name = at.required_str("name")?;
-                reply.push_call_at(Some(id), name, &at, "input")?;
+                let id = at.required_str("id")?.to_owned();
+                let name = at.required_str("name")?.to_owned();
+                let input_path = Path::key(path.as_str(), "input");
+                // The input is moved into the call, not copied.
+                let input = Arguments::taken(block.get_mut("input"));
+                reply.push_call(Some(&id), &name, input, input_path.as_str(), budget)?;
                 // The history needs the input as an object; a call whose input cannot be
                 // read is kept with `{}` (its result says why it did not run).
                 let input = reply
@@ -127,7 +131,7 @@ pub(super) fn read(body: &Value, reply: &mut Reply) -> Result<(), ReplyError> {
                 ));
             }
         }
-        content.push(block.clone());
+        content.push(block);
     }
     if !content.is_empty() {
         reply.assistant = vec![json!({"role": "assistant", "content": content})];
@@ -305,8 +309,8 @@ impl StreamState for Stream {
 pub(super) struct Messages;
 
 impl WireFormat for Messages {
-    fn read(&self, body: &Value, reply: &mut Reply) -> Result<(), ReplyError> {
-        read(body, reply)
+    fn read(&self, body: Value, reply: &mut Reply, budget: &Budget) -> Result<(), ReplyError> {
+        read(body, reply, budget)
     }
 
     fn body(&self) -> &'static Keep {

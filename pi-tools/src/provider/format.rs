@@ -7,7 +7,7 @@ use std::fmt::Debug;
 
 use serde_json::Value;
 
-use super::keep::Keep;
+use super::keep::{Budget, Keep};
 use super::request::{ProviderRequest, Request};
 use super::stream::Event;
 use super::{Reply, ReplyError, anthropic, gemini, openai, responses};
@@ -17,7 +17,10 @@ use crate::dialect::Dialect;
 /// One provider API's wire format, both ways.
 pub(super) trait WireFormat: Sync {
     /// Reads a reply's JSON body (its calls, text, thinking and assistant turn) into `reply`.
-    fn read(&self, body: &Value, reply: &mut Reply) -> Result<(), ReplyError>;
+    /// The body is the reader's: what the reply keeps of it (items, blocks, parts, a call's
+    /// arguments) is moved into the reply rather than copied. The values of arguments parsed
+    /// from a JSON text count against `budget`.
+    fn read(&self, body: Value, reply: &mut Reply, budget: &Budget) -> Result<(), ReplyError>;
 
     /// What [`read`](Self::read) uses of a reply's JSON body: what the reply keeps or reads.
     /// The rest is skipped as the body is decoded.

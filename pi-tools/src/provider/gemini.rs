@@ -6,10 +6,11 @@ use serde_json::{Map, Value, json};
 use crate::core::ToolResultMessage;
 
 use super::format::{StreamState, WireFormat};
-use super::keep::Keep;
+use super::keep::{Budget, Keep};
+use super::reply::Arguments;
 use super::request::{ProviderRequest, Request};
 use super::stream::Event;
-use super::walk::{At, Path};
+use super::walk::{At, Path, take_array};
 use super::{Reply, ReplyError, split_content};
 use crate::dialect::Dialect;
 
@@ -79,9 +80,10 @@ const BODY: Keep = Keep::Object(&[
     ),
 ]);
 
-/// Reads a `GenerateContentResponse`: the first candidate's content.
-pub(super) fn read(body: &Value, reply: &mut Reply) -> Result<(), ReplyError> {
-    let root = At::reply_root(P, body)?;
+/// Reads a `GenerateContentResponse`: the first candidate's content, its parts moved into
+/// the assistant turn.
+pub(super) fn read(mut body: Value, reply: &mut Reply, budget: &Budget) -> Result<(), ReplyError> {
+    let root = At::reply_root(P, &body)?;
     let Some((candidate, candidate_path)) = root.array("candidates")?.next() else {
         let blocked = root
             .field("promptFeedback")?
@@ -97,24 +99,53 @@ pub(super) fn read(body: &Value, reply: &mut Reply) -> Result<(), ReplyError> {
     };
     let candidate = At::new(P, candidate, &candidate_path);
     reply.stop_reason = candidate.str("finishReason")?.map(str::to_owned);
-    let Some(content) = candidate.field("content")? else {
+    if candidate.field("content")?.is_none() {
+        return Ok(());
+    }
+    let content_path = Path::key(candidate.path(), "content");
+    let Some(content) = body
+        .get_mut("candidates")
+        .and_then(|c| c.get_mut(0))
+        .and_then(|c| c.get_mut("content"))
+    else {
         return Ok(());
     };
-    let content_path = Path::key(candidate.path(), "content");
-    let content_at = At::new(P, content, &content_path);
-    let parts = content_at.array("parts")?;
+    let parts = take_array(P, content, content_path.as_str(), "parts")?;
     let mut kept = Vec::with_capacity(parts.len());
-    for (part, path) in parts {
-        kept.push(part);
-        let at = At::new(P, part, &path);
+    for (mut part, path) in parts {
+        let at = At::new(P, &part, &path);
         let fields = at.object()?;
         if let Some(call) = at.field("functionCall")? {
             let call_path = Path::key(at.path(), "functionCall");
             let call = At::new(P, call, &call_path);
-            let name = call.required_str("name")?;
-            let id = call.str("id")?.filter(|id| !id.is_empty());
-            // A string is not what Gemini sends; it reads as a JSON text, as for the others.
-            reply.push_call_at(id, name, &call, "args")?;
+            let name = call.required_str("name")?.to_owned();
+            let id = call
+                .str("id")?
+                .filter(|id| !id.is_empty())
+                .map(str::to_owned);
+            let args_path = Path::key(call_path.as_str(), "args");
+            // The args are moved into the call, and a copy of the call's put back for the
+            // history. A string is not what Gemini sends; it reads as a JSON text, as for the
+            // others.
+            let args = part
+                .get_mut("functionCall")
+                .and_then(|call| call.get_mut("args"));
+            let moved = args.as_ref().is_some_and(|args| args.is_object());
+            reply.push_call(
+                id.as_deref(),
+                &name,
+                Arguments::taken(args),
+                args_path.as_str(),
+                budget,
+            )?;
+            if moved
+                && let (Some(args), Some(call)) = (
+                    part.get_mut("functionCall").and_then(|c| c.get_mut("args")),
+                    reply.calls.last(),
+                )
+            {
+                args.clone_from(&call.arguments);
+            }
         } else if let Some(text) = at.str("text")? {
             if at.field("thought")? == Some(&Value::Bool(true)) {
                 reply.push_thinking(text);
@@ -122,28 +153,25 @@ pub(super) fn read(body: &Value, reply: &mut Reply) -> Result<(), ReplyError> {
                 reply.push_text(text);
             }
         } else {
-            let kept = KEPT.iter().any(|k| fields.contains_key(*k));
+            let known = KEPT.iter().any(|k| fields.contains_key(*k));
             let signature_only = fields.len() == 1 && fields.contains_key("thoughtSignature");
-            if kept || signature_only {
-                continue;
+            if !(known || signature_only) {
+                let keys: Vec<&str> = fields.keys().map(String::as_str).collect();
+                return Err(at.error(format!(
+                    "a part with none of `text`, `functionCall` or {} (it has {}); pi-tools cannot tell what it is",
+                    KEPT.join(", "),
+                    if keys.is_empty() {
+                        "no field".to_owned()
+                    } else {
+                        keys.join(", ")
+                    }
+                )));
             }
-            let keys: Vec<&str> = fields.keys().map(String::as_str).collect();
-            return Err(at.error(format!(
-                "a part with none of `text`, `functionCall` or {} (it has {}); pi-tools cannot tell what it is",
-                KEPT.join(", "),
-                if keys.is_empty() {
-                    "no field".to_owned()
-                } else {
-                    keys.join(", ")
-                }
-            )));
         }
+        kept.push(part);
     }
     if !kept.is_empty() {
-        reply.assistant = vec![json!({
-            "role": "model",
-            "parts": kept.into_iter().cloned().collect::<Vec<_>>(),
-        })];
+        reply.assistant = vec![json!({"role": "model", "parts": kept})];
     }
     Ok(())
 }
@@ -243,8 +271,8 @@ fn thought(part: &Value) -> bool {
 pub(super) struct GenerateContent;
 
 impl WireFormat for GenerateContent {
-    fn read(&self, body: &Value, reply: &mut Reply) -> Result<(), ReplyError> {
-        read(body, reply)
+    fn read(&self, body: Value, reply: &mut Reply, budget: &Budget) -> Result<(), ReplyError> {
+        read(body, reply, budget)
     }
 
     fn body(&self) -> &'static Keep {

@@ -76,17 +76,21 @@ pub fn read_reply(dialect: Dialect, body: &[u8]) -> Result<Reply, ReplyError> {
             "the body is empty; pass the reply's whole JSON body or its event stream",
         )),
         Some(b'{') => {
+            let wire = format::wire(dialect)
+                .ok_or_else(|| ReplyError::new(dialect, "", format::lists_only(dialect)))?;
             // Only what the reader uses is decoded: a value costs tens of bytes however
-            // small it is written, so members nobody reads are skipped as they are parsed.
-            let keep = format::wire(dialect).map_or(&keep::Keep::All, |wire| wire.body());
-            let value = keep::from_slice(body, keep).map_err(|e| {
-                ReplyError::new(
-                    dialect,
-                    "",
-                    format!("the body is not valid JSON ({e}); pass the reply's whole body"),
-                )
+            // small it is written, so members nobody reads are skipped as they are parsed,
+            // and what is kept may hold one value per 16 bytes of the body.
+            let budget = keep::Budget::of_bytes(body.len());
+            let value = keep::from_slice(body, wire.body(), &budget).map_err(|e| {
+                let reason = if budget.spent() {
+                    budget.reason()
+                } else {
+                    format!("the body is not valid JSON ({e}); pass the reply's whole body")
+                };
+                ReplyError::new(dialect, "", reason)
             })?;
-            read_json(dialect, &value)
+            read_owned(dialect, wire, value, &budget)
         }
         Some(_) => {
             let mut stream = ReplyStream::new(dialect);
@@ -101,8 +105,20 @@ pub fn read_reply(dialect: Dialect, body: &[u8]) -> Result<Reply, ReplyError> {
 pub fn read_json(dialect: Dialect, body: &Value) -> Result<Reply, ReplyError> {
     let wire = format::wire(dialect)
         .ok_or_else(|| ReplyError::new(dialect, "", format::lists_only(dialect)))?;
+    // The reader takes what it keeps by value: a copy of only what it reads, not the body.
+    let kept = keep::copy(body, wire.body());
+    read_owned(dialect, wire, kept, &keep::Budget::of_texts())
+}
+
+/// Reads a reply's JSON body that is the reader's to take apart.
+fn read_owned(
+    dialect: Dialect,
+    wire: &dyn format::WireFormat,
+    body: Value,
+    budget: &keep::Budget,
+) -> Result<Reply, ReplyError> {
     let mut reply = Reply::new(dialect);
-    wire.read(body, &mut reply)?;
+    wire.read(body, &mut reply, budget)?;
     Ok(reply)
 }
 

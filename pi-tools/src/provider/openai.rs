@@ -8,7 +8,7 @@ use serde_json::{Map, Value, json};
 use crate::core::ToolResultMessage;
 
 use super::format::{StreamState, WireFormat};
-use super::keep::Keep;
+use super::keep::{Budget, Keep};
 use super::reply::Arguments;
 use super::request::{ProviderRequest, Request};
 use super::stream::{Event, index};
@@ -145,8 +145,8 @@ const EVENT: Keep = Keep::Object(&[
 ]);
 
 /// Reads a `ChatCompletion`: the first (only) choice's message.
-pub(super) fn read(body: &Value, reply: &mut Reply) -> Result<(), ReplyError> {
-    let root = At::reply_root(P, body)?;
+pub(super) fn read(mut body: Value, reply: &mut Reply, budget: &Budget) -> Result<(), ReplyError> {
+    let root = At::reply_root(P, &body)?;
     let mut choices = root.array("choices")?;
     let count = choices.len();
     let Some((choice, choice_path)) = choices.next() else {
@@ -191,10 +191,10 @@ pub(super) fn read(body: &Value, reply: &mut Reply) -> Result<(), ReplyError> {
             ));
         }
     }
-    assistant.insert("content".into(), content.cloned().unwrap_or(Value::Null));
-    if let Some(refusal) = message.str("refusal")? {
+    let has_content = content.is_some();
+    let refusal = message.str("refusal")?.map(str::to_owned);
+    if let Some(refusal) = &refusal {
         reply.push_text(refusal);
-        assistant.insert("refusal".into(), json!(refusal));
     }
     // OpenAI-compatible servers for reasoning models (DeepSeek, vLLM) put the thinking here;
     // it is not sent back.
@@ -223,12 +223,22 @@ pub(super) fn read(body: &Value, reply: &mut Reply) -> Result<(), ReplyError> {
             // Some compatible servers send the object itself.
             Some(value) => (Arguments::Value(value), value.to_string()),
         };
-        reply.push_call(Some(id), name, arguments, arguments_path.as_str());
+        reply.push_call(Some(id), name, arguments, arguments_path.as_str(), budget)?;
         wire_calls.push(json!({
             "id": id,
             "type": "function",
             "function": {"name": name, "arguments": text},
         }));
+    }
+    // The content goes back as it came: moved into the assistant turn, not copied.
+    drop(choices);
+    let content = body
+        .pointer_mut("/choices/0/message/content")
+        .filter(|_| has_content)
+        .map_or(Value::Null, Value::take);
+    assistant.insert("content".into(), content);
+    if let Some(refusal) = refusal {
+        assistant.insert("refusal".into(), json!(refusal));
     }
     if !wire_calls.is_empty() {
         assistant.insert("tool_calls".into(), Value::Array(wire_calls));
@@ -365,8 +375,8 @@ impl StreamState for Stream {
 pub(super) struct Chat;
 
 impl WireFormat for Chat {
-    fn read(&self, body: &Value, reply: &mut Reply) -> Result<(), ReplyError> {
-        read(body, reply)
+    fn read(&self, body: Value, reply: &mut Reply, budget: &Budget) -> Result<(), ReplyError> {
+        read(body, reply, budget)
     }
 
     fn body(&self) -> &'static Keep {

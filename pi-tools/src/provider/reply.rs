@@ -9,7 +9,7 @@ use crate::core::{
     ToolSet, execute_tool_calls,
 };
 
-use super::walk::{At, Path};
+use super::keep::{self, Budget, Keep};
 use super::{ReplyError, format};
 use crate::dialect::Dialect;
 
@@ -50,8 +50,24 @@ pub struct Reply {
 pub(super) enum Arguments<'a> {
     /// A JSON text still to parse (OpenAI's `arguments`, a streamed `input_json_delta`).
     Text(&'a str),
-    /// A JSON value already parsed (Anthropic's `input`, Gemini's `args`).
+    /// A JSON value already parsed, taken out of the reply (Anthropic's `input`, Gemini's
+    /// `args`): an object becomes the call's arguments as it is, without a copy.
+    Owned(Value),
+    /// A JSON value already parsed, left in the reply (what is not an object).
     Value(&'a Value),
+}
+
+impl Arguments<'_> {
+    /// The arguments in the field `value` taken out of the reply: a JSON text, a JSON value,
+    /// or none when the field is absent or `null`.
+    pub(super) fn taken(value: Option<&mut Value>) -> Arguments<'_> {
+        match value {
+            None | Some(Value::Null) => Arguments::Text(""),
+            Some(Value::String(text)) => Arguments::Text(text),
+            Some(value) if value.is_object() => Arguments::Owned(std::mem::take(value)),
+            Some(value) => Arguments::Value(value),
+        }
+    }
 }
 
 impl Reply {
@@ -69,16 +85,21 @@ impl Reply {
         }
     }
 
-    /// Adds a call; `path` is where its arguments are in the reply.
+    /// Adds a call; `path` is where its arguments are in the reply. Parsing a JSON text
+    /// counts its values against `budget`: past it, the whole reply is refused.
     pub(super) fn push_call(
         &mut self,
         id: Option<&str>,
         name: &str,
         arguments: Arguments<'_>,
         path: &str,
-    ) {
-        let (arguments, problem) = match read_arguments(arguments) {
+        budget: &Budget,
+    ) -> Result<(), ReplyError> {
+        let (arguments, problem) = match read_arguments(arguments, budget) {
             Ok(value) => (value, None),
+            Err(_) if budget.spent() => {
+                return Err(ReplyError::new(self.dialect, path, budget.reason()));
+            }
             Err(problem) => (Value::Object(Map::new()), Some(problem)),
         };
         self.sent_ids.push(id.is_some());
@@ -98,25 +119,6 @@ impl Reply {
             }
         });
         self.unreadable.push(problem);
-    }
-
-    /// Adds a call whose arguments are the field `key` of `at`: a JSON text (OpenAI's
-    /// `arguments`, a streamed Anthropic call's input put together from its
-    /// `input_json_delta`s), a JSON value (Anthropic's `input`, Gemini's `args`), or none
-    /// when the field is absent or `null`.
-    pub(super) fn push_call_at(
-        &mut self,
-        id: Option<&str>,
-        name: &str,
-        at: &At<'_>,
-        key: &str,
-    ) -> Result<(), ReplyError> {
-        let arguments = match at.field(key)? {
-            None => Arguments::Text(""),
-            Some(Value::String(text)) => Arguments::Text(text),
-            Some(value) => Arguments::Value(value),
-        };
-        self.push_call(id, name, arguments, Path::key(at.path(), key).as_str());
         Ok(())
     }
 
@@ -201,22 +203,28 @@ impl Reply {
 
 /// The arguments as a JSON object, or what is wrong with them ("are not valid JSON (…)").
 /// An empty text is no arguments (some OpenAI-compatible servers send `""` for them).
-fn read_arguments(arguments: Arguments<'_>) -> Result<Value, String> {
-    let parsed;
+fn read_arguments(arguments: Arguments<'_>, budget: &Budget) -> Result<Value, String> {
     let value = match arguments {
         Arguments::Text(text) if text.trim().is_empty() => return Ok(Value::Object(Map::new())),
         Arguments::Text(text) => {
-            parsed = serde_json::from_str::<Value>(text)
-                .map_err(|e| format!("are not valid JSON ({e})"))?;
-            &parsed
+            budget.text(text.len());
+            keep::from_str(text, &Keep::All, budget)
+                .map_err(|e| format!("are not valid JSON ({e})"))?
         }
-        Arguments::Value(value) => value,
+        Arguments::Owned(value) => value,
+        Arguments::Value(value) if value.is_object() => value.clone(),
+        Arguments::Value(value) => {
+            return Err(format!(
+                "are {}, not a JSON object",
+                super::walk::kind(value)
+            ));
+        }
     };
     match value {
-        Value::Object(_) => Ok(value.clone()),
+        Value::Object(_) => Ok(value),
         other => Err(format!(
             "are {}, not a JSON object",
-            super::walk::kind(other)
+            super::walk::kind(&other)
         )),
     }
 }

@@ -8,10 +8,11 @@ use serde_json::{Map, Value, json};
 use crate::core::ToolResultMessage;
 
 use super::format::{StreamState, WireFormat};
-use super::keep::Keep;
+use super::keep::{Budget, Keep};
+use super::reply::Arguments;
 use super::request::{ProviderRequest, Request};
 use super::stream::{Event, index};
-use super::walk::{At, kind};
+use super::walk::{At, Path, kind, take_array};
 use super::{Reply, ReplyError, data_url, split_content};
 use crate::dialect::Dialect;
 
@@ -87,8 +88,8 @@ const EVENT: Keep = Keep::Object(&[
 ]);
 
 /// Reads a `response` object: its `output` items.
-pub(super) fn read(body: &Value, reply: &mut Reply) -> Result<(), ReplyError> {
-    let root = At::reply_root(P, body)?;
+pub(super) fn read(mut body: Value, reply: &mut Reply, budget: &Budget) -> Result<(), ReplyError> {
+    let root = At::reply_root(P, &body)?;
     let status = root.str("status")?;
     if status == Some("failed") {
         return Err(root.error_at("status", "the response failed"));
@@ -103,8 +104,9 @@ pub(super) fn read(body: &Value, reply: &mut Reply) -> Result<(), ReplyError> {
         )),
         (status, _) => status.map(str::to_owned),
     };
-    for (item, path) in root.array("output")? {
-        let at = At::new(P, item, &path);
+    // The items are moved into the assistant turn, not copied.
+    for (item, path) in take_array(P, &mut body, "", "output")? {
+        let at = At::new(P, &item, &path);
         match at.required_str("type")? {
             "message" => {
                 for (part, path) in at.array("content")? {
@@ -142,7 +144,12 @@ pub(super) fn read(body: &Value, reply: &mut Reply) -> Result<(), ReplyError> {
                         format!("expected a JSON string, found {}", kind(other)),
                     ));
                 }
-                reply.push_call_at(Some(id), name, &at, "arguments")?;
+                let arguments = match at.str("arguments")? {
+                    Some(text) => Arguments::Text(text),
+                    None => Arguments::Text(""),
+                };
+                let arguments_path = Path::key(path.as_str(), "arguments");
+                reply.push_call(Some(id), name, arguments, arguments_path.as_str(), budget)?;
             }
             hosted if HOSTED.contains(&hosted) => {}
             other => {
@@ -155,7 +162,7 @@ pub(super) fn read(body: &Value, reply: &mut Reply) -> Result<(), ReplyError> {
                 ));
             }
         }
-        reply.assistant.push(item.clone());
+        reply.assistant.push(item);
     }
     Ok(())
 }
@@ -328,8 +335,8 @@ fn append(target: &mut Value, key: &str, text: &str) {
 pub(super) struct Responses;
 
 impl WireFormat for Responses {
-    fn read(&self, body: &Value, reply: &mut Reply) -> Result<(), ReplyError> {
-        read(body, reply)
+    fn read(&self, body: Value, reply: &mut Reply, budget: &Budget) -> Result<(), ReplyError> {
+        read(body, reply, budget)
     }
 
     fn body(&self) -> &'static Keep {

@@ -45,6 +45,13 @@ pub struct ReplyStream {
     parser: SseParser,
     /// Events read so far (the next one's number).
     events: usize,
+    /// Bytes fed so far: the accumulated arguments parsed at the end may hold one value per
+    /// [`keep::BYTES_PER_VALUE`] of them.
+    bytes: usize,
+    /// What the events may still keep past one value per [`keep::BYTES_PER_VALUE`] bytes of
+    /// each: [`keep::LEAST_VALUES`] for the whole stream, so that many dense events do not
+    /// each keep that many.
+    spare: usize,
     /// The format's reply under reconstruction; `None` for a dialect without replies.
     state: Option<Box<dyn StreamState>>,
     /// What the format uses of an event's data: only that is decoded.
@@ -74,6 +81,8 @@ impl ReplyStream {
             dialect,
             parser: SseParser::new(),
             events: 0,
+            bytes: 0,
+            spare: keep::LEAST_VALUES,
             state: format::wire(dialect).map(|wire| wire.stream()),
             keep: format::wire(dialect).map_or(&Keep::All, |wire| wire.event()),
         }
@@ -83,6 +92,7 @@ impl ReplyStream {
     /// read (its data is not JSON, a field has the wrong type, the provider reports an error)
     /// is an error at once.
     pub fn feed(&mut self, bytes: &[u8]) -> Result<(), ReplyError> {
+        self.bytes = self.bytes.saturating_add(bytes.len());
         self.parser.feed(bytes);
         self.drain()
     }
@@ -110,7 +120,15 @@ impl ReplyStream {
         let rebuilt = state
             .finish()
             .map_err(|reason| self::cut_off(dialect, reason))?;
-        super::read_json(dialect, &rebuilt).map_err(|mut e| {
+        // The rebuilt reply is the reader's: its items and blocks are moved, not copied, and
+        // the calls' arguments put together from their deltas are parsed within the budget of
+        // the whole stream.
+        let budget = keep::Budget::of_bytes(self.bytes);
+        let read = match format::wire(dialect) {
+            Some(wire) => super::read_owned(dialect, wire, rebuilt, &budget),
+            None => Err(ReplyError::new(dialect, "", format::lists_only(dialect))),
+        };
+        read.map_err(|mut e| {
             e.streamed = true;
             e
         })
@@ -130,13 +148,25 @@ impl ReplyStream {
             if event.data.is_empty() {
                 continue;
             }
-            let data = keep::from_str(&event.data, self.keep).map_err(|e| {
-                stream_error(
-                    self.dialect,
-                    path.as_str().to_owned(),
-                    format!("the event's data is not valid JSON ({e})"),
-                )
+            // Each event is decoded on its own, within the budget of its own length.
+            let budget = keep::Budget::of_bytes(event.data.len());
+            let data = keep::from_str(&event.data, self.keep, &budget).map_err(|e| {
+                let reason = if budget.spent() {
+                    budget.reason()
+                } else {
+                    format!("the event's data is not valid JSON ({e})")
+                };
+                stream_error(self.dialect, path.as_str().to_owned(), reason)
             })?;
+            // What is kept whole may outlive the event (an item, a block, a part): past one
+            // value per 16 bytes of the event, it is drawn from what the stream has spare.
+            let past = budget
+                .kept_whole()
+                .saturating_sub(event.data.len() / keep::BYTES_PER_VALUE);
+            if past > self.spare {
+                return Err(self.error(path.as_str().to_owned(), too_dense_stream()));
+            }
+            self.spare -= past;
             let at = At::new(self.dialect, &data, &path);
             if let Some(error) = at.field("error")? {
                 return Err(stream_error(
@@ -173,6 +203,16 @@ fn stream_error(dialect: Dialect, path: String, reason: impl Into<String>) -> Re
     let mut e = ReplyError::new(dialect, path, reason);
     e.streamed = true;
     e
+}
+
+/// Why a stream whose events keep too many values is refused: a complete sentence.
+fn too_dense_stream() -> String {
+    format!(
+        "its events keep more JSON values than pi-tools decodes for a stream of their size: one for every {} bytes of each event, and {} more in all (an object counts as {}), and keeping them would take memory far out of proportion to the stream; check what sent it, and have the tool take such data as text or in smaller calls",
+        keep::BYTES_PER_VALUE,
+        keep::LEAST_VALUES,
+        keep::OBJECT_VALUES
+    )
 }
 
 /// The error for a stream that ended before the provider's last event.

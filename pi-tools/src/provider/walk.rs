@@ -150,6 +150,33 @@ impl<'a> At<'a> {
     }
 }
 
+/// The array field `key` of `value` (whose path is `path`), taken out of it, with each
+/// element's path: what [`At::array`] reads, by value, so a reader can move the elements into
+/// the reply rather than copy them.
+pub(super) fn take_array(
+    dialect: Dialect,
+    value: &mut Value,
+    path: &str,
+    key: &str,
+) -> Result<impl ExactSizeIterator<Item = (Value, Path)> + use<>, ReplyError> {
+    let at = At {
+        value,
+        path,
+        dialect,
+    };
+    // Checked as it reads it: the same errors at the same paths.
+    drop(at.array(key)?);
+    let items = match value.get_mut(key) {
+        Some(Value::Array(items)) => std::mem::take(items),
+        _ => Vec::new(),
+    };
+    let base = Path::key(path, key);
+    Ok(items
+        .into_iter()
+        .enumerate()
+        .map(move |(i, v)| (v, Path::index(base.as_str(), i))))
+}
+
 /// `an object`, `a string`, … for messages.
 pub(super) fn kind(value: &Value) -> &'static str {
     match value {
