@@ -33,6 +33,10 @@ use std::process::{Command, ExitCode, Stdio};
 
 use serde_json::{Value, json};
 
+#[path = "support/peak.rs"]
+mod peak;
+use peak::status_bytes;
+
 type Error = Box<dyn std::error::Error + Send + Sync>;
 
 const MB: f64 = 1_000_000.0;
@@ -62,17 +66,6 @@ fn main() -> ExitCode {
             ExitCode::FAILURE
         }
     }
-}
-
-/// A field of this process's `/proc/self/status` in bytes (`VmHWM`, `VmRSS`).
-fn status_bytes(field: &str) -> u64 {
-    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
-    status
-        .lines()
-        .find_map(|line| line.strip_prefix(field)?.strip_prefix(':'))
-        .and_then(|rest| rest.trim().strip_suffix("kB"))
-        .and_then(|kb| kb.trim().parse::<u64>().ok())
-        .map_or(0, |kb| kb * 1024)
 }
 
 fn bench() -> Result<(), Error> {

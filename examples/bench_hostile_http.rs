@@ -22,6 +22,10 @@ use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use serde_json::{Value, json};
 
+#[path = "support/peak.rs"]
+mod peak;
+use peak::status_bytes;
+
 type Error = Box<dyn std::error::Error + Send + Sync>;
 
 const MB: f64 = 1_000_000.0;
@@ -48,17 +52,6 @@ fn main() -> ExitCode {
             ExitCode::FAILURE
         }
     }
-}
-
-/// A field of this process's `/proc/self/status` in bytes (`VmHWM`).
-fn status_bytes(field: &str) -> u64 {
-    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
-    status
-        .lines()
-        .find_map(|line| line.strip_prefix(field)?.strip_prefix(':'))
-        .and_then(|rest| rest.trim().strip_suffix("kB"))
-        .and_then(|kb| kb.trim().parse::<u64>().ok())
-        .map_or(0, |kb| kb * 1024)
 }
 
 fn bench() -> Result<(), Error> {
