@@ -35,7 +35,7 @@ use serde_json::{Value, json};
 
 #[path = "support/peak.rs"]
 mod peak;
-use peak::status_bytes;
+use peak::{spawn_gateway, status_bytes};
 
 type Error = Box<dyn std::error::Error + Send + Sync>;
 
@@ -225,19 +225,7 @@ fn gateway(dir: &Path, servers: usize, arguments: &Value) -> Result<u64, Error> 
     let config_file = dir.join("gateway.toml");
     std::fs::write(&config_file, config)?;
     let peak_file = dir.join("gateway.peak");
-    let _ = std::fs::remove_file(&peak_file);
-    let mut child = Command::new(std::env::current_exe()?)
-        .arg("mcp")
-        .arg("--cwd")
-        .arg(dir)
-        .arg("--config")
-        .arg(&config_file)
-        .env(PEAK_VAR, &peak_file)
-        .env_remove("RUST_LOG")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()?;
+    let mut child = spawn_gateway(dir, &config_file, PEAK_VAR, &peak_file)?;
     let mut stdin = child.stdin.take().ok_or("no stdin")?;
     let mut stdout = BufReader::new(child.stdout.take().ok_or("no stdout")?);
     let mut line = String::new();

@@ -15,7 +15,7 @@
 
 use std::io::{BufRead, BufReader, Write};
 use std::path::Path;
-use std::process::{Command, ExitCode, Stdio};
+use std::process::ExitCode;
 
 use axum::body::Body;
 use axum::http::{StatusCode, header};
@@ -24,7 +24,7 @@ use serde_json::{Value, json};
 
 #[path = "support/peak.rs"]
 mod peak;
-use peak::status_bytes;
+use peak::{spawn_gateway, status_bytes};
 
 type Error = Box<dyn std::error::Error + Send + Sync>;
 
@@ -119,19 +119,7 @@ fn gateway(dir: &Path, url: &str, arguments: &Value) -> Result<(u64, String), Er
         format!("[tools]\nactive = [\"web__big\"]\n\n[mcp.servers.web]\nurl = \"{url}\"\n"),
     )?;
     let peak_file = dir.join("gateway.peak");
-    let _ = std::fs::remove_file(&peak_file);
-    let mut child = Command::new(std::env::current_exe()?)
-        .arg("mcp")
-        .arg("--cwd")
-        .arg(dir)
-        .arg("--config")
-        .arg(&config_file)
-        .env(PEAK_VAR, &peak_file)
-        .env_remove("RUST_LOG")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()?;
+    let mut child = spawn_gateway(dir, &config_file, PEAK_VAR, &peak_file)?;
     let mut stdin = child.stdin.take().ok_or("no stdin")?;
     let mut stdout = BufReader::new(child.stdout.take().ok_or("no stdout")?);
     let mut answer = |stdin: &mut std::process::ChildStdin, message: &Value| {
