@@ -319,6 +319,13 @@ impl GitGuard {
         // Their own gitlinks' `.git` are found as repositories below the top too. Each is
         // opened from its root's handle, not from `/` (a few names rather than a dozen).
         let (nested, roots) = self.nested();
+        let looked_at: Vec<PathBuf> = nested
+            .into_iter()
+            .filter(|dir| self.scan_git_dirs || !self.held.contains(dir))
+            .collect();
+        if looked_at.is_empty() {
+            return found;
+        }
         let roots: Vec<(PathBuf, Option<OwnedFd>)> = roots
             .into_iter()
             .map(|root| {
@@ -326,10 +333,7 @@ impl GitGuard {
                 (root, fd)
             })
             .collect();
-        for dir in nested {
-            if self.held.contains(&dir) && !self.scan_git_dirs {
-                continue;
-            }
+        for dir in looked_at {
             let beneath = roots.iter().find_map(|(root, fd)| {
                 let rel = dir.strip_prefix(root).ok()?;
                 open_beneath(fd.as_ref()?.as_fd(), rel)

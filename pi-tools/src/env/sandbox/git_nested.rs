@@ -189,10 +189,12 @@ impl Tree {
                         if !self.roots.iter().any(|r| r == parent) {
                             self.repos.insert(parent.to_path_buf());
                         }
-                    } else if dir && self.depth(&path) <= MAX_DEPTH {
-                        // Gone again, or a link now: nothing to walk.
-                        if let Some(fd) = open_dir(&path) {
-                            let depth = self.depth(&path);
+                    } else if dir {
+                        let depth = self.depth(&path);
+                        // Too deep, gone again, or a link now: nothing to walk.
+                        if depth <= MAX_DEPTH
+                            && let Some(fd) = open_dir(&path)
+                        {
                             self.walk(fd.as_fd(), &path, depth, now, &mut budget, &mut buf, false)?;
                         }
                     }
