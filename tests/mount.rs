@@ -418,14 +418,12 @@ async fn the_gateway_serves_mounted_tools_beside_the_built_in_ones() {
 #[test]
 fn a_streamable_http_server_is_mounted_by_its_url() {
     use std::io::BufRead;
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .expect("a free port")
-        .port();
+    // Port 0: the server takes a free port itself and the test reads it from /proc, so no
+    // other test can take a port chosen for it before it binds.
     let mut server = std::process::Command::new(node())
         .arg(server_script("server-everything"))
         .arg("streamableHttp")
-        .env("PORT", port.to_string())
+        .env("PORT", "0")
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .spawn()
@@ -433,14 +431,20 @@ fn a_streamable_http_server_is_mounted_by_its_url() {
     let mut lines = std::io::BufReader::new(server.stderr.take().expect("stderr")).lines();
     let listening = lines.any(|l| l.is_ok_and(|l| l.contains("listening on port")));
     assert!(listening, "the HTTP server did not start");
+    let ports = support::procfs::listening_ports(server.id());
+    let [port] = ports[..] else {
+        panic!("the HTTP server listens on one port, not {ports:?}");
+    };
     let setup = Setup::new(&format!(
         "[tools]\nactive = [\"web__echo\"]\n\n[mcp.servers.web]\nurl = \"http://127.0.0.1:{port}/mcp\"\nheaders = {{ \"X-Test\" = \"mounted\" }}\n"
     ));
     let messages = setup.run_calls(json!([
         {"id": "1", "name": "web__echo", "arguments": {"message": "over HTTP"}}
     ]));
+    let exited = server.try_wait().expect("the server's status");
     let _ = server.kill();
     let _ = server.wait();
+    assert_eq!(exited, None, "the HTTP server ended during the test");
     assert_eq!(text_of(&messages[0]), "Echo: over HTTP", "{}", messages[0]);
 }
 

@@ -79,3 +79,43 @@ pub fn settle_blocking(want: usize, count: impl Fn() -> usize) -> usize {
         .expect("a runtime for the wait")
         .block_on(settle(want, count))
 }
+
+/// The TCP ports process `pid` listens on (IPv4 and IPv6), read from its descriptors and
+/// `/proc/<pid>/net/tcp{,6}`: a server told to listen on port 0 picks its own, so no other
+/// test can take the port between choosing it and binding it.
+pub fn listening_ports(pid: u32) -> Vec<u16> {
+    let sockets: std::collections::HashSet<String> = std::fs::read_dir(format!("/proc/{pid}/fd"))
+        .map(|dir| {
+            dir.flatten()
+                .filter_map(|fd| std::fs::read_link(fd.path()).ok())
+                .filter_map(|target| {
+                    let target = target.to_string_lossy().into_owned();
+                    let inode = target.strip_prefix("socket:[")?.strip_suffix(']')?;
+                    Some(inode.to_owned())
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    let mut ports = Vec::new();
+    for table in ["tcp", "tcp6"] {
+        let text = std::fs::read_to_string(format!("/proc/{pid}/net/{table}")).unwrap_or_default();
+        for line in text.lines().skip(1) {
+            // `sl local_address rem_address st tx:rx tr:when retrnsmt uid timeout inode …`
+            let fields: Vec<&str> = line.split_whitespace().collect();
+            let (Some(local), Some(state), Some(inode)) =
+                (fields.get(1), fields.get(3), fields.get(9))
+            else {
+                continue;
+            };
+            if *state == "0A"
+                && sockets.contains(*inode)
+                && let Some(port) = local
+                    .rsplit_once(':')
+                    .and_then(|(_, hex)| u16::from_str_radix(hex, 16).ok())
+            {
+                ports.push(port);
+            }
+        }
+    }
+    ports
+}
