@@ -9,6 +9,10 @@
 //! holding about ENTRIES files and directories (ten files a directory) and REPOS
 //! repositories below its top (`git init`), removed at the end.
 //!
+//! Beside the wall-clock times, the CPU time a call took (this process and its children,
+//! user and system, from `getrusage`): on a shared machine whose other tenants stretch the
+//! wall clock by milliseconds, it is the steadier figure to compare side by side.
+//!
 //! ```text
 //! cargo run --release --example bench_sandbox -- [runs] [dir | make ENTRIES REPOS]
 //! ```
@@ -39,6 +43,20 @@ async fn time_calls(env: &LocalEnv, runs: usize) -> Vec<Duration> {
     }
     times.sort();
     times
+}
+
+/// The CPU time (user and system) of this process and its waited-for children so far.
+fn cpu_time() -> Duration {
+    let of = |who| {
+        // SAFETY: getrusage fills the zeroed struct it is given.
+        let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+        unsafe { libc::getrusage(who, &mut usage) };
+        let tv = |t: libc::timeval| {
+            Duration::from_secs(t.tv_sec as u64) + Duration::from_micros(t.tv_usec as u64)
+        };
+        tv(usage.ru_utime) + tv(usage.ru_stime)
+    };
+    of(libc::RUSAGE_SELF) + of(libc::RUSAGE_CHILDREN)
 }
 
 fn ms(d: Duration) -> f64 {
@@ -96,19 +114,24 @@ async fn main() -> std::io::Result<()> {
         "`echo hi` per call in {}, {runs} runs each (ms)",
         dir.display()
     );
-    println!("| sandbox | session start | median | p90 |");
-    println!("|---|---|---|---|");
+    println!("| sandbox | session start | median | p90 | CPU per call |");
+    println!("|---|---|---|---|---|");
     let mut base = None;
+    let mut cpu_base = None;
     for (name, policy) in cases {
         let start = Instant::now();
         let env = LocalEnv::new(&dir).with_sandbox(policy)?;
         let start = ms(start.elapsed());
+        let cpu_before = cpu_time();
         let times = time_calls(&env, runs).await;
+        let cpu = ms(cpu_time() - cpu_before) / (runs + 1) as f64;
         let median = ms(times[times.len() / 2]);
         let p90 = ms(times[times.len() * 9 / 10]);
-        let added = base.map_or(String::new(), |b: f64| format!(" (+{:.2})", median - b));
+        let added = base.map_or(String::new(), |b: f64| format!(" ({:+.2})", median - b));
+        let cpu_added = cpu_base.map_or(String::new(), |b: f64| format!(" ({:+.2})", cpu - b));
         base.get_or_insert(median);
-        println!("| {name} | {start:.1} | {median:.2}{added} | {p90:.2} |");
+        cpu_base.get_or_insert(cpu);
+        println!("| {name} | {start:.1} | {median:.2}{added} | {p90:.2} | {cpu:.2}{cpu_added} |");
     }
     if !given {
         let _ = std::fs::remove_dir_all(&dir);
