@@ -247,11 +247,51 @@ fn check_request(request: &ExecRequest) -> io::Result<()> {
 /// The shell, its processes, the read end of its output pipe and, when asked for, of its
 /// own stderr pipe.
 type Spawned = (
-    Child,
+    Shell,
     std::sync::Arc<CallProcs>,
     pipe::Receiver,
     Option<pipe::Receiver>,
 );
+
+/// A started shell: by `clone` without copying this process (`env/spawn.rs`), or by `fork`
+/// where the kernel refuses that.
+enum Shell {
+    #[cfg(target_os = "linux")]
+    Cloned(super::spawn::Child),
+    Forked(Child),
+}
+
+impl Shell {
+    fn id(&self) -> Option<u32> {
+        match self {
+            #[cfg(target_os = "linux")]
+            Shell::Cloned(child) => Some(child.id()),
+            Shell::Forked(child) => child.id(),
+        }
+    }
+
+    async fn wait(&mut self) -> io::Result<std::process::ExitStatus> {
+        match self {
+            #[cfg(target_os = "linux")]
+            Shell::Cloned(child) => child.wait().await,
+            Shell::Forked(child) => child.wait().await,
+        }
+    }
+}
+
+/// For the tests that run each command both ways: whether this thread starts them by
+/// `fork` only.
+#[cfg(all(target_os = "linux", not(test)))]
+mod tests {
+    pub(super) fn fork_only() -> bool {
+        false
+    }
+}
+
+/// Whether starting commands by `clone` may work here (false once the kernel said it has
+/// no such `clone`).
+#[cfg(target_os = "linux")]
+static CLONE_WORKS: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(true);
 
 /// Starts the shell in a process group of its own, tracked by a new [`CallProcs`] (in a
 /// cgroup of its own when possible); returns it with the read end of its output pipe (and
@@ -263,6 +303,9 @@ fn spawn(
     split_stderr: bool,
 ) -> io::Result<Spawned> {
     let mut use_cgroup = true;
+    #[cfg(target_os = "linux")]
+    let mut by_clone =
+        CLONE_WORKS.load(std::sync::atomic::Ordering::Relaxed) && !tests::fork_only();
     loop {
         let call = tracker.begin(use_cgroup);
         let (reader, writer) = io::pipe()?;
@@ -272,6 +315,83 @@ fn spawn(
         } else {
             (None, writer.try_clone()?)
         };
+        let procs_file = match call.open_procs_file() {
+            Ok(file) => file,
+            Err(_) => {
+                tracker.cgroup_failed(&call);
+                use_cgroup = false;
+                continue;
+            }
+        };
+        // After the cgroup: the sandbox's namespaces, Landlock and seccomp come last, so
+        // every descendant is both tracked and confined. Nothing runs unconfined: a policy
+        // the kernel cannot enforce is an error here.
+        let child_sandbox = match sandbox {
+            Some(sandbox) => ChildSandbox::prepare(sandbox)?,
+            None => None,
+        };
+        let started = |child: Shell| -> io::Result<Spawned> {
+            if let Some(pgid) = child.id().and_then(|id| i32::try_from(id).ok()) {
+                call.started(pgid);
+            }
+            let output = pipe::Receiver::from_owned_fd(reader.into())?;
+            let errors = err_reader
+                .map(|r| pipe::Receiver::from_owned_fd(r.into()))
+                .transpose()?;
+            Ok((child, std::sync::Arc::clone(&call), output, errors))
+        };
+        #[cfg(target_os = "linux")]
+        if by_clone {
+            use super::spawn::{Failure, Plan};
+            use std::os::fd::AsFd;
+            let mut env: Vec<(&str, &str)> = request
+                .env
+                .iter()
+                .map(|(k, v)| (k.as_str(), v.as_str()))
+                .collect();
+            if procs_file.is_none() {
+                env.push(call.marker());
+            }
+            let args = [std::ffi::OsStr::new("-c"), request.command.as_ref()];
+            let plan = Plan {
+                program: shell(),
+                args: &args,
+                cwd: &request.cwd,
+                env: &env,
+                stdout: writer.as_fd(),
+                stderr: err_writer.as_fd(),
+                cgroup_procs: procs_file.as_ref().map(AsFd::as_fd),
+                sandbox: child_sandbox.as_ref(),
+            };
+            let spawned = super::spawn::spawn(&plan);
+            // The parent's copies of the pipe's write end must go, or the pipe never
+            // reports EOF.
+            drop(writer);
+            drop(err_writer);
+            drop(procs_file);
+            match spawned {
+                Ok(child) => return started(Shell::Cloned(child)),
+                Err(Failure::Cgroup) => {
+                    tracker.cgroup_failed(&call);
+                    use_cgroup = false;
+                    continue;
+                }
+                Err(Failure::Other(e)) => {
+                    call.finish();
+                    return Err(e);
+                }
+                Err(Failure::Clone(e)) => {
+                    // No such clone on this kernel: fork from now on. Another refusal (a
+                    // limit on processes or namespaces) is left to fork to report.
+                    if matches!(e.raw_os_error(), Some(libc::EINVAL | libc::ENOSYS)) {
+                        CLONE_WORKS.store(false, std::sync::atomic::Ordering::Relaxed);
+                    }
+                    by_clone = false;
+                    call.finish();
+                    continue;
+                }
+            }
+        }
         let mut command = Command::new(shell());
         command
             .arg("-c")
@@ -283,14 +403,6 @@ fn spawn(
             .stderr(err_writer)
             .process_group(0)
             .kill_on_drop(false);
-        let procs_file = match call.open_procs_file() {
-            Ok(file) => file,
-            Err(_) => {
-                tracker.cgroup_failed(&call);
-                use_cgroup = false;
-                continue;
-            }
-        };
         match &procs_file {
             Some(fd) => {
                 let fd = fd.try_clone()?;
@@ -304,12 +416,7 @@ fn spawn(
                 command.env(name, value);
             }
         }
-        // After the cgroup: the sandbox's mount namespace, Landlock and seccomp come last,
-        // so every descendant is both tracked and confined. Nothing runs unconfined: a
-        // policy the kernel cannot enforce is an error here.
-        if let Some(sandbox) = sandbox
-            && let Some(child_sandbox) = ChildSandbox::prepare(sandbox)?
-        {
+        if let Some(child_sandbox) = child_sandbox {
             child_sandbox.install(&mut command);
         }
         let spawned = command.spawn();
@@ -331,13 +438,144 @@ fn spawn(
                 return Err(e);
             }
         };
-        if let Some(pgid) = child.id().and_then(|id| i32::try_from(id).ok()) {
-            call.started(pgid);
+        return started(Shell::Forked(child));
+    }
+}
+
+#[cfg(all(test, target_os = "linux"))]
+mod tests {
+    //! Both ways of starting a command give it the same start: output, exit, working
+    //! directory, variables, its own process group, `/dev/null` as input, no signal blocked
+    //! or ignored, only its three descriptors, and the sandbox's namespaces and mounts.
+
+    use std::cell::Cell;
+    use std::sync::{Arc, Mutex};
+
+    use super::*;
+    use crate::env::procs::ProcessTracking;
+    use crate::env::sandbox::{SandboxMode, SandboxPolicy};
+
+    thread_local! {
+        static FORK_ONLY: Cell<bool> = const { Cell::new(false) };
+    }
+
+    pub(super) fn fork_only() -> bool {
+        FORK_ONLY.with(Cell::get)
+    }
+
+    /// Runs `command` in `cwd` (by fork when `fork`): the merged output, the stderr alone,
+    /// and the exit code.
+    async fn start(
+        command: &str,
+        cwd: &Path,
+        sandbox: Option<&ResolvedSandbox>,
+        fork: bool,
+    ) -> (String, String, Option<i32>) {
+        FORK_ONLY.with(|f| f.set(fork));
+        let merged = Arc::new(Mutex::new(Vec::new()));
+        let errors = Arc::new(Mutex::new(Vec::new()));
+        let (m, e) = (Arc::clone(&merged), Arc::clone(&errors));
+        let tracker = Tracker::new(ProcessTracking::Auto);
+        let outcome = run(
+            ExecRequest {
+                command: command.to_owned(),
+                cwd: cwd.to_path_buf(),
+                timeout: Some(Duration::from_secs(20)),
+                env: vec![("PI_TOOLS_SPAWN_TEST".into(), "set".into())],
+            },
+            CancellationToken::new(),
+            Box::new(move |c| m.lock().unwrap().extend_from_slice(c)),
+            Some(Box::new(move |c| e.lock().unwrap().extend_from_slice(c))),
+            &tracker,
+            sandbox,
+        )
+        .await
+        .expect("the command starts");
+        tracker.end_session();
+        FORK_ONLY.with(|f| f.set(false));
+        let text =
+            |b: &Arc<Mutex<Vec<u8>>>| String::from_utf8_lossy(&b.lock().unwrap()).into_owned();
+        (text(&merged), text(&errors), outcome.exit_code)
+    }
+
+    /// What a command sees of its start. The descriptors and ignored signals it inherits
+    /// from this process (beyond its own three, and SIGPIPE) are this test's environment's,
+    /// so they are compared between the two ways, not with a fixed text.
+    const START: &str = r#"echo "out $PI_TOOLS_SPAWN_TEST"; pwd
+[ "$(cut -d' ' -f5 /proc/$$/stat)" = "$$" ] && echo own-group
+readlink /proc/self/fd/0
+grep SigBlk /proc/self/status
+ignored=$(grep SigIgn /proc/self/status | cut -f2)
+(( 0x$ignored & 0x1000 )) && echo SIGPIPE ignored || echo SIGPIPE default
+echo "ignored $ignored"
+ls /proc/self/fd | sort -n | tr '\n' ' '; echo
+yes | head -1 >/dev/null; echo "yes ended by signal $((${PIPESTATUS[0]} - 128))"
+echo err >&2
+exit 3"#;
+
+    #[tokio::test]
+    async fn clone_and_fork_give_a_command_the_same_start() {
+        let dir = tempfile::tempdir().expect("a directory");
+        let cwd = dir.path().canonicalize().expect("its path");
+        let mut seen = Vec::new();
+        for fork in [false, true] {
+            let (merged, err, code) = start(START, &cwd, None, fork).await;
+            assert_eq!(err, "err\n", "fork: {fork}");
+            assert_eq!(code, Some(3), "fork: {fork}");
+            // Between the two pipes, the order is the order of arrival.
+            let out: Vec<&str> = merged.lines().filter(|l| *l != "err").collect();
+            assert_eq!(merged.lines().count(), out.len() + 1, "fork: {fork}");
+            assert_eq!(
+                out[..6],
+                [
+                    "out set",
+                    &cwd.display().to_string(),
+                    "own-group",
+                    "/dev/null",
+                    "SigBlk:\t0000000000000000",
+                    "SIGPIPE default",
+                ],
+                "fork: {fork}"
+            );
+            assert_eq!(out[8], "yes ended by signal 13", "fork: {fork}");
+            assert!(out[7].starts_with("0 1 2 "), "fork: {fork}: {}", out[7]);
+            seen.push(out.join("\n"));
         }
-        let output = pipe::Receiver::from_owned_fd(reader.into())?;
-        let errors = err_reader
-            .map(|r| pipe::Receiver::from_owned_fd(r.into()))
-            .transpose()?;
-        return Ok((child, call, output, errors));
+        assert_eq!(seen[0], seen[1]);
+    }
+
+    #[tokio::test]
+    async fn clone_and_fork_confine_a_command_alike() {
+        if !crate::env::sandbox::KernelSupport::probe().user_namespaces {
+            eprintln!("skipped: no user namespaces here");
+            return;
+        }
+        let dir = tempfile::tempdir().expect("a directory");
+        let cwd = dir.path().canonicalize().expect("its path");
+        std::fs::create_dir_all(cwd.join(".git/hooks")).expect(".git");
+        std::fs::write(cwd.join(".git/config"), "[core]\n").expect("config");
+        let sandbox = SandboxPolicy::new(SandboxMode::WorkspaceWrite)
+            .resolve(&cwd)
+            .expect("the sandbox resolves");
+        let own_user_ns = std::fs::read_link("/proc/self/ns/user").expect("user ns");
+        let command = format!(
+            "touch made && echo made; [ \"$(readlink /proc/self/ns/user)\" != '{}' ] && echo own-user-ns; echo x > .git/config; exit 0",
+            own_user_ns.display()
+        );
+        for fork in [false, true] {
+            let (out, _, code) = start(&command, &cwd, Some(&sandbox), fork).await;
+            assert_eq!(
+                out,
+                "made\nown-user-ns\nbash: line 1: .git/config: Read-only file system\n"
+                    .replace("bash:", &format!("{}:", shell().display())),
+                "fork: {fork}"
+            );
+            assert_eq!(code, Some(0), "fork: {fork}");
+            std::fs::remove_file(cwd.join("made")).expect("made");
+        }
+        assert_eq!(
+            std::fs::read_to_string(cwd.join(".git/config")).expect("config"),
+            "[core]\n"
+        );
     }
 }

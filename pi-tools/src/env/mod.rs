@@ -24,6 +24,8 @@ mod queue;
 mod replace;
 pub mod sandbox;
 mod session_files;
+#[cfg(all(target_os = "linux", feature = "process"))]
+mod spawn;
 #[cfg(feature = "ssh")]
 mod ssh;
 

@@ -1,9 +1,10 @@
-//! [`ChildSandbox`]: a resolved policy turned into what the child applies between `fork`
-//! and `exec`. Everything that allocates or opens paths happens in the parent; the child
-//! only makes system calls, in this order: its own user namespace (or, where none can be
-//! made, every capability dropped), the mount namespace (protected paths), Landlock
-//! (writes, device nodes, signals and abstract sockets), seccomp (network, set-ID bits and
-//! file capabilities). Every descendant inherits all of it.
+//! [`ChildSandbox`]: a resolved policy turned into what the child applies before `exec`
+//! (a child made by `clone`, see `env/spawn.rs`, or by `fork`). Everything that allocates
+//! or opens paths happens in the parent; the child only makes system calls, in this order:
+//! its own user namespace (or, where none can be made, every capability dropped), the
+//! mount namespace (protected paths), Landlock (writes, device nodes, signals and abstract
+//! sockets), seccomp (network, set-ID bits and file capabilities). Every descendant
+//! inherits all of it.
 
 use std::io;
 #[cfg(target_os = "linux")]
@@ -28,8 +29,9 @@ enum Isolation {
 pub(crate) struct ChildSandbox {
     #[cfg(target_os = "linux")]
     isolation: Option<Isolation>,
+    /// The session's Landlock ruleset, as a handle of this command's own.
     #[cfg(target_os = "linux")]
-    ruleset: Option<::landlock::RulesetCreated>,
+    ruleset: Option<std::os::fd::OwnedFd>,
     #[cfg(target_os = "linux")]
     filters: Option<&'static [seccompiler::BpfProgram]>,
 }
@@ -74,7 +76,7 @@ impl ChildSandbox {
                 None
             },
             ruleset: if confine_writes {
-                Some(Self::ruleset(sandbox, kernel)?)
+                Some(landlock::into_fd(Self::ruleset(sandbox, kernel)?)?)
             } else {
                 None
             },
@@ -119,32 +121,60 @@ impl ChildSandbox {
     pub(crate) fn install(self, command: &mut tokio::process::Command) {
         #[cfg(target_os = "linux")]
         {
-            let mut state = Some(self);
             // SAFETY: the closure only makes system calls on data prepared before fork.
             unsafe {
-                command.pre_exec(move || match state.take() {
-                    Some(sandbox) => sandbox.apply(),
-                    None => Ok(()),
-                });
+                command.pre_exec(move || self.apply_forked());
             }
         }
         #[cfg(not(target_os = "linux"))]
         let _ = command;
     }
 
+    /// In a forked child: makes the namespaces, then confines it.
     #[cfg(target_os = "linux")]
-    fn apply(self) -> io::Result<()> {
-        match &self.isolation {
-            Some(Isolation::Namespaces(plan)) => plan.apply()?,
-            Some(Isolation::DropCapabilities) => {
-                // While the capability to make one is still held (root has it; a process
-                // with only some capabilities may not, and keeps the host's IPC).
-                privileges::own_ipc_namespace();
-                privileges::drop_all()?;
-            }
-            None => {}
+    fn apply_forked(&self) -> io::Result<()> {
+        if let Some(Isolation::Namespaces(plan)) = &self.isolation {
+            plan.apply()?;
         }
-        if let Some(ruleset) = self.ruleset {
+        self.confine()
+    }
+
+    /// The namespaces a child started by `clone` is made in ([`enter_cloned`] and
+    /// [`confine`] do the rest); none without a user namespace.
+    ///
+    /// [`enter_cloned`]: Self::enter_cloned
+    /// [`confine`]: Self::confine
+    #[cfg(target_os = "linux")]
+    pub(crate) fn clone_flags(&self) -> libc::c_int {
+        match &self.isolation {
+            Some(Isolation::Namespaces(plan)) => plan.namespace_flags(),
+            _ => 0,
+        }
+    }
+
+    /// In a child started by `clone` with [`clone_flags`](Self::clone_flags), which shares
+    /// this process's memory until it calls `exec`: the maps and mounts of its namespaces
+    /// ([`confine`](Self::confine) comes after). Only system calls on data prepared before;
+    /// no memory written but the child's own stack.
+    #[cfg(target_os = "linux")]
+    pub(crate) fn enter_cloned(&self) -> io::Result<()> {
+        match &self.isolation {
+            Some(Isolation::Namespaces(plan)) => plan.apply_inside(),
+            _ => Ok(()),
+        }
+    }
+
+    /// In the child, once in its namespaces: without a user namespace, every capability
+    /// dropped; then Landlock and seccomp. Only system calls on data prepared before.
+    #[cfg(target_os = "linux")]
+    pub(crate) fn confine(&self) -> io::Result<()> {
+        if let Some(Isolation::DropCapabilities) = &self.isolation {
+            // While the capability to make one is still held (root has it; a process with
+            // only some capabilities may not, and keeps the host's IPC).
+            privileges::own_ipc_namespace();
+            privileges::drop_all()?;
+        }
+        if let Some(ruleset) = &self.ruleset {
             landlock::restrict(ruleset)?;
         }
         if let Some(programs) = self.filters {

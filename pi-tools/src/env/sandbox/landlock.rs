@@ -7,6 +7,7 @@
 //! signal the processes it started, not one outside.
 
 use std::io;
+use std::os::fd::{AsRawFd, OwnedFd};
 use std::path::{Path, PathBuf};
 
 use landlock::{
@@ -53,11 +54,29 @@ pub(super) fn ruleset(roots: &[PathBuf]) -> io::Result<RulesetCreated> {
         .map(|ruleset| ruleset.no_new_privs(true))
 }
 
-/// Confines the calling process (the child) with `ruleset`.
-pub(super) fn restrict(ruleset: RulesetCreated) -> io::Result<()> {
-    match ruleset.restrict_self() {
-        Ok(status) if status.ruleset != landlock::RulesetStatus::NotEnforced => Ok(()),
-        Ok(_) => Err(io::Error::from_raw_os_error(libc::ENOSYS)),
-        Err(_) => Err(io::Error::last_os_error()),
+/// The ruleset's handle, which the child restricts itself with ([`restrict`]); an error
+/// when the kernel cannot enforce it.
+pub(super) fn into_fd(ruleset: RulesetCreated) -> io::Result<OwnedFd> {
+    Option::<OwnedFd>::from(ruleset).ok_or_else(|| {
+        io::Error::new(
+            io::ErrorKind::Unsupported,
+            "the kernel has no Landlock to enforce the sandbox's rules; set [sandbox] mode = \"off\" to run commands without it",
+        )
+    })
+}
+
+/// Confines the calling thread (the child) with the ruleset behind `fd`: `no_new_privs`,
+/// then `landlock_restrict_self`. Two system calls on a descriptor opened before the child
+/// started; no memory is written.
+pub(super) fn restrict(fd: &OwnedFd) -> io::Result<()> {
+    // SAFETY: prctl and landlock_restrict_self take plain integers.
+    unsafe {
+        if libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 {
+            return Err(io::Error::last_os_error());
+        }
+        if libc::syscall(libc::SYS_landlock_restrict_self, fd.as_raw_fd(), 0) != 0 {
+            return Err(io::Error::last_os_error());
+        }
     }
+    Ok(())
 }

@@ -19,7 +19,8 @@
 //! - **Network** off: a seccomp filter makes `socket()` fail with EPERM for every family
 //!   but `AF_UNIX`.
 //!
-//! All of it is applied in the child between `fork` and `exec` ([`LocalEnv::exec`]), so
+//! All of it is applied in the child before `exec` ([`LocalEnv::exec`]; the child is made by
+//! `clone` sharing this process's memory until then, or by `fork`, see `env/spawn.rs`), so
 //! background jobs, `setsid` and double forks inherit it. The write and edit tools apply
 //! the same roots and protected paths in-process ([`ResolvedSandbox::check_write`]). When
 //! the kernel cannot enforce the policy, commands fail with an error saying so.

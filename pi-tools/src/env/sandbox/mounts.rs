@@ -76,25 +76,42 @@ impl MountPlan {
         })
     }
 
-    /// In the child: a new user namespace (and a mount namespace when there is something to
-    /// mount), then the bind mounts.
-    pub(super) fn apply(&self) -> io::Result<()> {
+    /// The namespaces the child needs: its own user and IPC namespaces, and a mount namespace
+    /// when there is something to mount.
+    pub(super) fn namespace_flags(&self) -> libc::c_int {
         // An IPC namespace of its own: the host's System V shared memory, message queues
         // and semaphores (and POSIX message queues) are out of sight, and what the command
         // makes there is gone once its last process is.
-        let mounts = !self.targets.is_empty() || self.shm.is_some();
-        let flags = if !mounts {
-            libc::CLONE_NEWUSER | libc::CLONE_NEWIPC
-        } else {
+        if self.mounts() {
             libc::CLONE_NEWUSER | libc::CLONE_NEWIPC | libc::CLONE_NEWNS
-        };
+        } else {
+            libc::CLONE_NEWUSER | libc::CLONE_NEWIPC
+        }
+    }
+
+    fn mounts(&self) -> bool {
+        !self.targets.is_empty() || self.shm.is_some()
+    }
+
+    /// In a forked child: the namespaces ([`namespace_flags`](Self::namespace_flags)), then
+    /// what [`apply_inside`](Self::apply_inside) does.
+    pub(super) fn apply(&self) -> io::Result<()> {
+        // SAFETY: unshare takes flags only.
+        check(unsafe { libc::unshare(self.namespace_flags()) })?;
+        self.apply_inside()
+    }
+
+    /// In a child already in the namespaces of [`namespace_flags`](Self::namespace_flags)
+    /// (made by `unshare` or by `clone`): its user and group maps, then the bind mounts. Only
+    /// system calls on data prepared before the child started; writes no memory but its
+    /// own stack.
+    pub(super) fn apply_inside(&self) -> io::Result<()> {
         // SAFETY: plain system calls on NUL-terminated strings prepared before fork.
         unsafe {
-            check(libc::unshare(flags))?;
             write_proc(c"/proc/self/setgroups", b"deny")?;
             write_proc(c"/proc/self/uid_map", &self.uid_map)?;
             write_proc(c"/proc/self/gid_map", &self.gid_map)?;
-            if !mounts {
+            if !self.mounts() {
                 return Ok(());
             }
             // Private, so nothing done here reaches the mounts of the rest of the system.
