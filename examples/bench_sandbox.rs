@@ -9,6 +9,10 @@
 //! holding about ENTRIES files and directories (ten files a directory) and REPOS
 //! repositories below its top (`git init`), removed at the end.
 //!
+//! With `BENCH_SANDBOX_HOLD_MB=N`, the benchmarking process first fills N MB of memory and
+//! holds it, as a gateway serving many sessions does: starting a command must not cost more
+//! in a bigger process.
+//!
 //! Beside the wall-clock times, the CPU time a call took (this process and its children,
 //! user and system, from `getrusage`): on a shared machine whose other tenants stretch the
 //! wall clock by milliseconds, it is the steadier figure to compare side by side.
@@ -65,6 +69,11 @@ fn ms(d: Duration) -> f64 {
 
 #[tokio::main]
 async fn main() -> std::io::Result<()> {
+    let hold_mb: usize = std::env::var("BENCH_SANDBOX_HOLD_MB")
+        .ok()
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(0);
+    let held: Vec<Vec<u8>> = (0..hold_mb).map(|i| vec![i as u8 | 1; 1 << 20]).collect();
     let runs: usize = std::env::args()
         .nth(1)
         .and_then(|n| n.parse().ok())
@@ -111,7 +120,7 @@ async fn main() -> std::io::Result<()> {
         ),
     ];
     println!(
-        "`echo hi` per call in {}, {runs} runs each (ms)",
+        "`echo hi` per call in {}, {runs} runs each, {hold_mb} MB held (ms)",
         dir.display()
     );
     println!("| sandbox | session start | median | p90 | CPU per call |");
@@ -136,6 +145,7 @@ async fn main() -> std::io::Result<()> {
     if !given {
         let _ = std::fs::remove_dir_all(&dir);
     }
+    std::hint::black_box(&held);
     Ok(())
 }
 

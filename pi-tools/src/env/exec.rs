@@ -279,13 +279,15 @@ impl Shell {
     }
 }
 
-/// For the tests that run each command both ways: whether this thread starts them by
-/// `fork` only.
-#[cfg(all(target_os = "linux", not(test)))]
-mod tests {
-    pub(super) fn fork_only() -> bool {
-        false
-    }
+/// Whether this thread starts commands by `fork` only: never, but in the tests that run
+/// each command both ways.
+#[cfg(target_os = "linux")]
+fn fork_only() -> bool {
+    #[cfg(test)]
+    let only = tests::FORK_ONLY.with(std::cell::Cell::get);
+    #[cfg(not(test))]
+    let only = false;
+    only
 }
 
 /// Whether starting commands by `clone` may work here (false once the kernel said it has
@@ -304,8 +306,7 @@ fn spawn(
 ) -> io::Result<Spawned> {
     let mut use_cgroup = true;
     #[cfg(target_os = "linux")]
-    let mut by_clone =
-        CLONE_WORKS.load(std::sync::atomic::Ordering::Relaxed) && !tests::fork_only();
+    let mut by_clone = CLONE_WORKS.load(std::sync::atomic::Ordering::Relaxed) && !fork_only();
     loop {
         let call = tracker.begin(use_cgroup);
         let (reader, writer) = io::pipe()?;
@@ -456,11 +457,7 @@ mod tests {
     use crate::env::sandbox::{SandboxMode, SandboxPolicy};
 
     thread_local! {
-        static FORK_ONLY: Cell<bool> = const { Cell::new(false) };
-    }
-
-    pub(super) fn fork_only() -> bool {
-        FORK_ONLY.with(Cell::get)
+        pub(super) static FORK_ONLY: Cell<bool> = const { Cell::new(false) };
     }
 
     /// Runs `command` in `cwd` (by fork when `fork`): the merged output, the stderr alone,

@@ -67,6 +67,10 @@ pub(crate) struct Child {
     pid: i32,
     pidfd: AsyncFd<OwnedFd>,
     status: Option<ExitStatus>,
+    /// The command's own mount namespace, held so that tearing it down (which waits for an
+    /// RCU grace period) happens after the call on a blocking thread, not in the exit of
+    /// the command's last process, which the call waits for.
+    mounts: Option<OwnedFd>,
 }
 
 /// The steps of the child, as recorded in [`Shared::failure`].
@@ -190,10 +194,21 @@ pub(crate) fn spawn(plan: &Plan<'_>) -> Result<Child, Failure> {
             return Err(Failure::Other(error.into()));
         }
     };
+    let mounts = (flags & libc::CLONE_NEWNS != 0)
+        .then(|| {
+            rustix::fs::open(
+                format!("/proc/{pid}/ns/mnt"),
+                rustix::fs::OFlags::RDONLY | rustix::fs::OFlags::CLOEXEC,
+                rustix::fs::Mode::empty(),
+            )
+            .ok()
+        })
+        .flatten();
     Ok(Child {
         pid,
         pidfd,
         status: None,
+        mounts,
     })
 }
 
@@ -226,6 +241,12 @@ impl Child {
             if reaped == self.pid {
                 let status = ExitStatus::from_raw(status);
                 self.status = Some(status);
+                // Background jobs may still be in the namespace; then it outlives this.
+                if let (Some(mounts), Ok(runtime)) =
+                    (self.mounts.take(), tokio::runtime::Handle::try_current())
+                {
+                    drop(runtime.spawn_blocking(move || drop(mounts)));
+                }
                 return Ok(Some(status));
             }
             if reaped == 0 {
@@ -327,7 +348,7 @@ impl Shared<'_> {
 unsafe fn reset_signal_handlers() {
     // SAFETY: sigaction with structs on this stack.
     unsafe {
-        for signal in 1..libc::SIGRTMAX() {
+        for signal in 1..=libc::SIGRTMAX() {
             if signal == libc::SIGKILL || signal == libc::SIGSTOP {
                 continue;
             }
