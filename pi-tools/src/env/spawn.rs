@@ -12,7 +12,7 @@
 //! Sharing the memory is what makes the child delicate, so it does little: it runs on a
 //! stack of its own with every signal blocked (and handlers reset before they are
 //! unblocked), only makes system calls on data prepared here, writes no memory but its own
-//! stack and one word of [`Child::failure`], and ends in `execve` or `_exit`. `CLONE_VFORK`
+//! stack and one word of `Shared::failure`, and ends in `execve` or `_exit`. `CLONE_VFORK`
 //! suspends the calling thread until then, so what the child reads stays alive and
 //! unchanged. The sandbox's namespaces are made by `clone` itself (a process sharing its
 //! memory cannot `unshare` a user namespace). A pidfd tells when the command has ended.

@@ -33,7 +33,7 @@ pub(crate) struct ChildSandbox {
     #[cfg(target_os = "linux")]
     ruleset: Option<std::os::fd::OwnedFd>,
     #[cfg(target_os = "linux")]
-    filters: Option<&'static [seccompiler::BpfProgram]>,
+    filter: Option<&'static seccompiler::BpfProgram>,
 }
 
 impl ChildSandbox {
@@ -80,7 +80,7 @@ impl ChildSandbox {
             } else {
                 None
             },
-            filters: seccomp::filter(sandbox.network, confine_writes)?,
+            filter: seccomp::filter(sandbox.network, confine_writes)?,
         }))
     }
 
@@ -177,8 +177,8 @@ impl ChildSandbox {
         if let Some(ruleset) = &self.ruleset {
             landlock::restrict(ruleset)?;
         }
-        if let Some(programs) = self.filters {
-            seccomp::install(programs)?;
+        if let Some(program) = self.filter {
+            seccomp::install(program)?;
         }
         Ok(())
     }

@@ -59,8 +59,8 @@ const SET_ID: u32 = libc::S_ISUID | libc::S_ISGID;
 /// The compiled program for `network` and `setid` (refusing set-ID bits and file
 /// capabilities), built once per process (the child only installs it); `None` when there is
 /// nothing to refuse.
-pub(super) fn filter(network: bool, setid: bool) -> io::Result<Option<&'static [BpfProgram]>> {
-    static PROGRAMS: [OnceLock<Result<Vec<BpfProgram>, String>>; 3] =
+pub(super) fn filter(network: bool, setid: bool) -> io::Result<Option<&'static BpfProgram>> {
+    static PROGRAMS: [OnceLock<Result<BpfProgram, String>>; 3] =
         [OnceLock::new(), OnceLock::new(), OnceLock::new()];
     let at = match (network, setid) {
         (true, false) => return Ok(None),
@@ -69,9 +69,9 @@ pub(super) fn filter(network: bool, setid: bool) -> io::Result<Option<&'static [
         (false, true) => 2,
     };
     PROGRAMS[at]
-        .get_or_init(|| compile(network, setid).map(|p| vec![p]))
+        .get_or_init(|| compile(network, setid))
         .as_ref()
-        .map(|programs| Some(programs.as_slice()))
+        .map(Some)
         .map_err(|e| {
             io::Error::new(
                 io::ErrorKind::Unsupported,
@@ -220,13 +220,10 @@ fn errno_action(errno: i32) -> u32 {
     libc::SECCOMP_RET_ERRNO | (errno.unsigned_abs() & libc::SECCOMP_RET_DATA)
 }
 
-/// Installs `programs` on the calling thread (the child, just before `exec`). Sets
+/// Installs `program` on the calling thread (the child, just before `exec`). Sets
 /// `no_new_privs` first, as seccomp requires of an unprivileged process.
-pub(super) fn install(programs: &[BpfProgram]) -> io::Result<()> {
-    for program in programs {
-        seccompiler::apply_filter(program).map_err(|_| io::Error::last_os_error())?;
-    }
-    Ok(())
+pub(super) fn install(program: &BpfProgram) -> io::Result<()> {
+    seccompiler::apply_filter(program).map_err(|_| io::Error::last_os_error())
 }
 
 #[cfg(test)]
@@ -267,7 +264,7 @@ mod tests {
         assert!(pid >= 0, "fork");
         if pid == 0 {
             let fd = std::os::fd::AsRawFd::as_raw_fd(&write);
-            let installed = install(std::slice::from_ref(&program)).is_ok();
+            let installed = install(&program).is_ok();
             for (_, nr, args, _) in cases {
                 let got: i32 = if installed { call(*nr, *args) } else { -2 };
                 // SAFETY: writes four bytes from this stack to the pipe.
