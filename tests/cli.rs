@@ -23,6 +23,7 @@ mod generated;
 mod golden;
 mod policy_check;
 mod policy_tty;
+mod trust;
 
 /// The configuration the output checks use: the example's tools, in this order.
 const MY_TOOLS_TOML: &str = r#"[tools]

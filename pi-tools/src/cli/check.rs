@@ -3,6 +3,7 @@
 
 use std::process::ExitCode;
 
+use crate::config::trust::TrustStore;
 use crate::config::{Config, ConfigSource};
 use crate::env::KernelSupport;
 use crate::toolbox::Toolbox;
@@ -12,10 +13,15 @@ use super::{Failure, emit, setup};
 use crate::mount::ServerReport;
 
 pub(super) async fn check(source: &ConfigSource) -> Result<ExitCode, Failure> {
+    // Consent first: an untrusted file is refused here, before any server it names starts.
+    let (_, trust) = source
+        .load_trusted(&setup::registered()?, TrustStore::from_env().as_ref())
+        .map_err(|e| Failure::general(e.to_string()))?;
     let (toolbox, mounts) = setup::describing_toolbox(source, Need::Active).await?;
     let servers = mounts.report().await;
     mounts.end().await;
     let mut text = summary(source, &toolbox);
+    text.push_str(&format!("\ntrust: {trust}"));
     for line in server_lines(&servers) {
         text.push('\n');
         text.push_str(&line);

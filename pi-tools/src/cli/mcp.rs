@@ -145,7 +145,7 @@ pub(super) async fn mcp(args: McpArgs, source: &ConfigSource) -> Result<ExitCode
 /// inside a root; else the first root becomes it, since commands cannot run outside them.
 fn client_roots(cwd: std::path::PathBuf, config: &crate::config::Config) -> ClientRoots {
     let pseudo_files = config.pseudo_files;
-    let sandbox = config.sandbox.clone();
+    let config = config.clone();
     ClientRoots::new(move |roots| {
         let unusable = |e: std::io::Error| {
             format!(
@@ -164,7 +164,7 @@ fn client_roots(cwd: std::path::PathBuf, config: &crate::config::Config) -> Clie
             .with_pseudo_files(pseudo_files)
             .with_allowed_roots(roots)
             .map_err(unusable)?
-            .with_sandbox(sandbox.policy(Some(roots)))
+            .with_sandbox(config.sandbox_policy(Some(roots)))
             .map_err(unusable)?;
         Ok(Arc::new(env) as Arc<dyn crate::env::ExecutionEnv>)
     })

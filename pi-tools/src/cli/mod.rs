@@ -35,6 +35,7 @@ mod prompt;
 mod run;
 mod schema;
 mod setup;
+mod trust;
 
 use std::ffi::OsString;
 use std::path::PathBuf;
@@ -123,6 +124,7 @@ async fn dispatch(command: Command, globals: &Globals) -> Result<ExitCode, Failu
         Command::Completions(args) => completions::completions(args, &globals.bin_name),
         Command::Man(args) => completions::man(args, &globals.bin_name),
         Command::Call(args) => call::call(args, config).await,
+        Command::Trust(args) => trust::trust(args),
         Command::EnvServer(args) => call::env_server(args).await,
         Command::EnvGuard(args) => call::env_guard(args).await,
     }
@@ -174,6 +176,9 @@ enum Command {
     Completions(CompletionsArgs),
     /// Print the man page (roff).
     Man(ManArgs),
+    /// Trust a configuration file found in a working directory (its exact content and the
+    /// files it reads), so that what it loosens or runs takes effect; `--list`, `--revoke`.
+    Trust(trust::TrustArgs),
     /// Run one registered tool (active or not) and print its result message as one JSON
     /// line.
     Call(CallArgs),

@@ -5,6 +5,7 @@ use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use super::trust::{Consent, TrustState, TrustStore};
 use super::{Config, ConfigError};
 use crate::tool::ToolDefinition;
 
@@ -62,8 +63,41 @@ impl ConfigSource {
         }
     }
 
-    /// Loads and validates the configuration this source names.
+    /// Loads and validates the configuration this source names. A file found in the
+    /// working directory applies only when it tightens the embedded default or the user
+    /// has trusted its content (see [`trust`](super::trust)); the trust records are the
+    /// user's ([`TrustStore::from_env`]).
     pub fn load(&self, registered: &[Arc<dyn ToolDefinition>]) -> Result<Config, ConfigError> {
+        self.load_trusted(registered, TrustStore::from_env().as_ref())
+            .map(|(config, _)| config)
+    }
+
+    /// [`load`](Self::load) with the trust records of `store`, and the trust state.
+    pub fn load_trusted(
+        &self,
+        registered: &[Arc<dyn ToolDefinition>],
+        store: Option<&TrustStore>,
+    ) -> Result<(Config, TrustState), ConfigError> {
+        let ConfigSource::WorkingDirectory(path) = self else {
+            return self.load_named(registered).map(|c| (c, TrustState::Named));
+        };
+        // The text weighed is the text loaded: read once.
+        let text = std::fs::read_to_string(path).map_err(|e| ConfigError {
+            problems: vec![super::ConfigProblem {
+                origin: path.display().to_string(),
+                line: 0,
+                column: 0,
+                message: format!(
+                    "cannot read the configuration file found in the working directory ({e}); fix its permissions, or name another file with --config"
+                ),
+            }],
+        })?;
+        let config = Config::parse(&text, &path.display().to_string(), registered)?;
+        let state = Consent::weigh(path, &text, &config, registered)?.decide(store)?;
+        Ok((config, state))
+    }
+
+    fn load_named(&self, registered: &[Arc<dyn ToolDefinition>]) -> Result<Config, ConfigError> {
         Config::load(self.path(), registered).map_err(|mut error| {
             if let ConfigSource::Env(_) = self {
                 // An unreadable file: point at the variable that named it, not at --config.

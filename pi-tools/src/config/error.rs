@@ -28,11 +28,20 @@ impl std::fmt::Display for ConfigProblem {
 }
 
 /// Every problem found in a configuration, in file order.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+///
+/// Its `Debug` is its `Display` (the sentences), so `fn main() -> Result<(), ConfigError>`
+/// and `?` print what is wrong rather than a struct dump.
+#[derive(Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{}", self.problems.iter().map(ToString::to_string).collect::<Vec<_>>().join("\n"))]
 pub struct ConfigError {
     /// The problems, at least one.
     pub problems: Vec<ConfigProblem>,
+}
+
+impl std::fmt::Debug for ConfigError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        std::fmt::Display::fmt(self, f)
+    }
 }
 
 /// 1-based line and character column of a byte offset.

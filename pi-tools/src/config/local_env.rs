@@ -4,10 +4,11 @@
 //! in every front.
 
 use std::io;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
-use super::Config;
-use crate::env::LocalEnv;
+use super::trust::TrustStore;
+use super::{Config, DEFAULT_ORIGIN};
+use crate::env::{LocalEnv, SandboxMode, SandboxPolicy};
 
 impl Config {
     /// A [`LocalEnv`] working in `cwd`, confined to `[paths] allowed_roots` when the
@@ -49,6 +50,29 @@ impl Config {
                 )
             })?;
         }
-        env.with_sandbox(self.sandbox.policy(self.allowed_roots.as_deref()))
+        env.with_sandbox(self.sandbox_policy(self.allowed_roots.as_deref()))
+    }
+
+    /// `[sandbox]` as a policy, with `roots` as the writable roots when the section names
+    /// none (`[paths] allowed_roots`, or an MCP client's roots). Besides its paths it protects
+    /// the configuration file itself and the user's trust records wherever a writable root
+    /// holds them, so that no command can rewrite what decides the next session's sandbox.
+    pub fn sandbox_policy(&self, roots: Option<&[PathBuf]>) -> SandboxPolicy {
+        let policy = self.sandbox.policy(roots);
+        if self.sandbox.mode != SandboxMode::WorkspaceWrite {
+            return policy;
+        }
+        let mut protected = self.sandbox.protected.clone();
+        // The origin is the path the file was opened by, so relative to this process's
+        // directory.
+        if self.origin != DEFAULT_ORIGIN
+            && let Ok(file) = std::path::absolute(&self.origin)
+        {
+            protected.push(file);
+        }
+        if let Some(store) = TrustStore::from_env() {
+            protected.push(store.dir().to_path_buf());
+        }
+        policy.with_protected(protected)
     }
 }

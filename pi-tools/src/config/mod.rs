@@ -51,6 +51,7 @@ mod local_env;
 mod model;
 mod sandbox;
 mod servers;
+pub mod trust;
 
 pub use declared::DeclaredTool;
 pub use discover::{CONFIG_ENV, CONFIG_FILE_NAME, ConfigSource};

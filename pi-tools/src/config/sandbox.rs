@@ -5,7 +5,9 @@
 //! mode = "workspace-write"          # or "read-only", or "off"
 //! network = true                    # false: commands cannot open network sockets
 //! writable_roots = ["."]            # default: [paths] allowed_roots, else the working directory
-//! protected = [".git/hooks", ".git/config"]   # read-only inside the writable roots
+//! protected = ["secrets"]          # read-only inside the writable roots, besides the defaults
+//! default_protected = true          # false: drop the defaults (git's hooks and settings,
+//!                                   # pi-tools.toml, .envrc, .vscode/, ...; see DEFAULT_PROTECTED)
 //! git = "read-only"                 # or "commit": commands may commit (see the safety document, docs/safety.md in the repository)
 //! ```
 
@@ -25,8 +27,13 @@ pub struct SandboxSettings {
     /// Writable directories (`None`: `[paths] allowed_roots`, else the working directory);
     /// relative ones are taken from the working directory.
     pub writable_roots: Option<Vec<PathBuf>>,
-    /// Paths relative to each writable root that stay read-only.
+    /// Paths relative to each writable root that stay read-only: [`DEFAULT_PROTECTED`]
+    /// (unless `default_protected` is false) and those of `[sandbox] protected`.
     pub protected: Vec<PathBuf>,
+    /// `[sandbox] default_protected`: whether [`DEFAULT_PROTECTED`] is part of `protected`
+    /// (default `true`; `false` is a loosening that needs the user's trust in a found
+    /// file).
+    pub default_protected: bool,
     /// How commands may use a repository's `.git` (default read-only).
     pub git: GitAccess,
 }
@@ -38,6 +45,7 @@ impl Default for SandboxSettings {
             network: true,
             writable_roots: None,
             protected: DEFAULT_PROTECTED.iter().map(PathBuf::from).collect(),
+            default_protected: true,
             git: GitAccess::default(),
         }
     }

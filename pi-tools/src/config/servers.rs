@@ -10,7 +10,8 @@
 //! call_timeout_secs = 60              # per call (default: [tools] timeout_secs)
 //! tools = ["echo", "get-*"]           # allow-list, globs allowed (default: every tool)
 //! eager = false                       # start with the session rather than on first use
-//! sandbox = false                     # run under [sandbox], as bash's commands do
+//! sandbox = true                      # run under [sandbox], as bash's commands do (false:
+//!                                     # unconfined, which a found file needs trust for)
 //! parallel = false                    # calls that are not read-only may run together
 //!
 //! [mcp.servers.remote]
@@ -44,7 +45,7 @@ pub struct ServerSettings {
     pub tools: Option<Vec<String>>,
     /// Start with the session instead of on first use.
     pub eager: bool,
-    /// Run the process under `[sandbox]`, as bash's commands are.
+    /// Run the process under `[sandbox]`, as bash's commands are (default `true`).
     pub sandbox: bool,
     /// Tools that are not read-only may run beside each other (by default they run one at a
     /// time among this server's calls).
@@ -88,7 +89,7 @@ impl ServerSettings {
             call_timeout: None,
             tools: None,
             eager: false,
-            sandbox: false,
+            sandbox: true,
             parallel: false,
         }
     }

@@ -172,7 +172,7 @@ impl LocalEnv {
             Some(sandbox),
         )
         .await;
-        let still_running = sandbox.guards_git() && self.processes.any_alive();
+        let still_running = sandbox.guards_calls() && self.processes.any_alive();
         notes.finish(sandbox, outcome, still_running)
     }
 

@@ -29,7 +29,7 @@ impl MountOptions {
     /// the writable roots when it names none) and `[mcp] max_message_bytes`.
     pub fn from_config(config: &Config) -> Self {
         MountOptions {
-            sandbox: config.sandbox.policy(config.allowed_roots.as_deref()),
+            sandbox: config.sandbox_policy(config.allowed_roots.as_deref()),
             max_message_bytes: config
                 .mcp_max_message_bytes
                 .unwrap_or(DEFAULT_MAX_MESSAGE_BYTES),

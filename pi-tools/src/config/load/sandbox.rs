@@ -9,11 +9,19 @@ use super::Loader;
 use crate::config::SandboxSettings;
 use crate::env::{GitAccess, SandboxMode};
 
-const SANDBOX_KEYS: [&str; 5] = ["mode", "network", "writable_roots", "protected", "git"];
+const SANDBOX_KEYS: [&str; 6] = [
+    "mode",
+    "network",
+    "writable_roots",
+    "protected",
+    "default_protected",
+    "git",
+];
 
 impl<'a> Loader<'a> {
     pub(in crate::config) fn sandbox_section(&mut self, table: &DeTable<'a>) -> SandboxSettings {
         let mut settings = SandboxSettings::default();
+        let mut extra = Vec::new();
         for (key, value) in table {
             match key.get_ref().as_ref() {
                 "mode" => match value.get_ref().as_str().map(str::parse::<SandboxMode>) {
@@ -40,10 +48,24 @@ impl<'a> Loader<'a> {
                 },
                 "protected" => {
                     if let Some(list) = self.relative_paths(value) {
-                        settings.protected = list;
+                        extra = list;
+                    }
+                }
+                "default_protected" => {
+                    if let Some(defaults) = self.boolean(value, "default_protected") {
+                        settings.default_protected = defaults;
                     }
                 }
                 other => self.unknown_key(key.span(), other, "[sandbox]", &SANDBOX_KEYS),
+            }
+        }
+        // `protected` adds to the defaults; `default_protected = false` drops them.
+        if !settings.default_protected {
+            settings.protected.clear();
+        }
+        for path in extra {
+            if !settings.protected.contains(&path) {
+                settings.protected.push(path);
             }
         }
         settings

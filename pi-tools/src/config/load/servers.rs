@@ -222,7 +222,7 @@ impl<'a> Loader<'a> {
                 settings.tools = self.strings(value, "tools", "tool names or globs");
             }
             "eager" => settings.eager = self.boolean(value, k).unwrap_or(false),
-            "sandbox" => settings.sandbox = self.boolean(value, k).unwrap_or(false),
+            "sandbox" => settings.sandbox = self.boolean(value, k).unwrap_or(true),
             "parallel" => settings.parallel = self.boolean(value, k).unwrap_or(false),
             other => self.unknown_key(key.span(), other, header, &SERVER_KEYS),
         }

@@ -3,10 +3,11 @@
 //! environment enforces, never from a configuration alone, so a description cannot promise
 //! a sandbox that is not there.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use super::git::GitAccess;
 use super::policy::{ResolvedSandbox, SandboxMode, SandboxPolicy};
+use super::protected::DEFAULT_PROTECTED;
 
 impl SandboxPolicy {
     /// Where commands may write and whether the network is on, as one sentence for the
@@ -57,6 +58,14 @@ impl SandboxPolicy {
             .protected
             .iter()
             .filter(|p| self.git == GitAccess::Commit || !p.starts_with(".git"))
+            // The defaults beyond git's go unnamed (a long list in every prompt); a write
+            // there is refused with a sentence that says why.
+            .filter(|p| {
+                p.starts_with(".git")
+                    || !DEFAULT_PROTECTED
+                        .iter()
+                        .any(|d| p.as_path() == Path::new(d))
+            })
             .map(|p: &PathBuf| p.display().to_string())
             .collect();
         let protected = if shown.is_empty() {

@@ -14,8 +14,10 @@
 //! - **Git**: a repository's `.git` is mounted read-only (`git = "read-only"`), or
 //!   writable for commits with its settings and hooks read-only and the redirect files a
 //!   command writes undone after each call (`git = "commit"`); see `env/sandbox/git.rs`.
-//! - **Protected paths** (`.git/hooks`, `.git/config` by default) stay read-only inside the
-//!   writable roots through read-only bind mounts in the command's mount namespace.
+//! - **Protected paths** (git's hooks and settings, `pi-tools.toml`, `.envrc`, `.vscode/`
+//!   and the other files programs run by themselves, see `protected.rs`) stay read-only
+//!   inside the writable roots through read-only bind mounts in the command's mount
+//!   namespace; one a command creates is undone after the call (`plant_guard.rs`).
 //! - **Network** off: a seccomp filter makes `socket()` fail with EPERM for every family
 //!   but `AF_UNIX`.
 //!
@@ -42,10 +44,12 @@ mod mounts;
 mod nofollow;
 #[cfg(feature = "process")]
 mod notes;
+mod plant_guard;
 mod policy;
 #[cfg(all(target_os = "linux", feature = "process"))]
 mod privileges;
 mod probe;
+mod protected;
 #[cfg(all(target_os = "linux", feature = "process"))]
 mod seccomp;
 mod tempdir;
@@ -55,6 +59,7 @@ pub(crate) use child::ChildSandbox;
 pub use git::GitAccess;
 #[cfg(feature = "process")]
 pub(crate) use notes::CallNotes;
-pub use policy::{DEFAULT_PROTECTED, ResolvedSandbox, SandboxMode, SandboxPolicy};
+pub use policy::{ResolvedSandbox, SandboxMode, SandboxPolicy};
 pub use probe::KernelSupport;
+pub use protected::DEFAULT_PROTECTED;
 pub use tempdir::PrivateTemp;

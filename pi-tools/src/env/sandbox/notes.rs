@@ -1,6 +1,6 @@
 //! What the sandbox adds to the end of a command's output: the git redirect files it undid
-//! after the call, and, when the command failed on the read-only `.git`, the setting that
-//! allows commits.
+//! after the call, what it took away from protected paths the call created, and, when the
+//! command failed on the read-only `.git`, the setting that allows commits.
 
 use std::io;
 use std::sync::{Arc, Mutex, PoisonError};
@@ -65,11 +65,18 @@ impl CallNotes {
     ) -> io::Result<ExecOutcome> {
         let mut notes = Vec::new();
         let undone = sandbox.after_call(still_running);
+        let planted = sandbox.after_call_plants(still_running);
         let outcome = outcome?;
         if !undone.is_empty() {
             notes.push(format!(
                 "[The sandbox undid what this command did to git's settings, hooks or redirect files, which could make a later git command outside the sandbox run other code: {}. Leave them as they are.]",
                 undone.join(", ")
+            ));
+        }
+        if !planted.is_empty() {
+            notes.push(format!(
+                "[The sandbox took away what this command made where other programs load or run files by themselves later, outside any sandbox (pi-tools' configuration, shell, editor and agent settings): {}. Leave such files as they are; tell the user what should change there, and they can change it themselves.]",
+                planted.join(", ")
             ));
         }
         let mut watch = self.watch.lock().unwrap_or_else(PoisonError::into_inner);

@@ -12,7 +12,9 @@ use std::sync::Arc;
 use super::git::{GitAccess, Repository, enclosing_submodules};
 use super::git_guard::GitGuard;
 use super::git_nested::{self, NestedPaths, Tree};
+use super::plant_guard::PlantGuard;
 use super::probe::KernelSupport;
+use super::protected::{DEFAULT_PROTECTED, is_git_entry};
 use super::tempdir::PrivateTemp;
 use crate::env::path::{canonical_lenient_sync, follow_final_links, lexical_join};
 
@@ -59,10 +61,6 @@ impl FromStr for SandboxMode {
         }
     }
 }
-
-/// The protected paths when none are configured: what would let a command plant code that
-/// runs later, outside any sandbox, the next time someone uses git there.
-pub const DEFAULT_PROTECTED: [&str; 2] = [".git/hooks", ".git/config"];
 
 /// What commands (and the write and edit tools) may write, and whether commands may open
 /// network sockets. Put it on a [`LocalEnv`](crate::env::LocalEnv) with
@@ -183,6 +181,7 @@ impl SandboxPolicy {
             git_read_only: Vec::new(),
             repositories: Vec::new(),
             git_guard: None,
+            plant_guard: None,
             tmp: None,
             shm: None,
             kernel: self.kernel.clone(),
@@ -209,6 +208,14 @@ impl SandboxPolicy {
                 )
             })?;
             push_unique(&mut resolved.roots, canonical);
+        }
+        // What a command could plant where nothing is there to mount on: the protected
+        // paths outside git's, at the top of each root (absolute entries as they are).
+        let mut plantable = Vec::new();
+        for root in &resolved.roots {
+            for relative in self.protected.iter().filter(|p| !is_git_entry(p)) {
+                push_unique(&mut plantable, root.join(relative));
+            }
         }
         for root in resolved.roots.clone() {
             let repository = Repository::find(&root)?;
@@ -285,6 +292,7 @@ impl SandboxPolicy {
         if !guard.is_empty() {
             resolved.git_guard = Some(Arc::new(guard));
         }
+        resolved.plant_guard = PlantGuard::new(&resolved.roots, &plantable).map(Arc::new);
         if self.private_tmp {
             let tmp = PrivateTemp::create()?;
             push_unique(&mut resolved.roots, tmp.path().to_path_buf());
@@ -322,6 +330,8 @@ pub struct ResolvedSandbox {
     repositories: Vec<Repository>,
     /// What undoes redirect files after each call.
     git_guard: Option<Arc<GitGuard>>,
+    /// What undoes files created at protected paths that did not exist.
+    plant_guard: Option<Arc<PlantGuard>>,
     pub(super) tmp: Option<Arc<PrivateTemp>>,
     /// The directory mounted on commands' `/dev/shm` (in `/dev/shm`), if any: writable
     /// for commands there, not a writable root (the file tools do not write to it).
@@ -375,13 +385,16 @@ impl ResolvedSandbox {
         if let Some(guard) = &self.git_guard {
             guard.before_call();
         }
+        if let Some(guard) = &self.plant_guard {
+            guard.before_call();
+        }
     }
 
     /// Whether calls need [`before_call`](Self::before_call) and
     /// [`after_call`](Self::after_call).
     #[cfg_attr(not(feature = "process"), allow(dead_code))]
-    pub(crate) fn guards_git(&self) -> bool {
-        self.git_guard.is_some()
+    pub(crate) fn guards_calls(&self) -> bool {
+        self.git_guard.is_some() || self.plant_guard.is_some()
     }
 
     /// What the end of a call undoes: git redirect files the command created, changed or
@@ -390,6 +403,15 @@ impl ResolvedSandbox {
     #[cfg_attr(not(feature = "process"), allow(dead_code))]
     pub(crate) fn after_call(&self, still_running: bool) -> Vec<String> {
         self.git_guard
+            .as_ref()
+            .map_or_else(Vec::new, |g| g.after_call(still_running))
+    }
+
+    /// What the end of a call takes away from the protected paths that did not exist
+    /// before it (see the `plant_guard` module), one sentence each.
+    #[cfg_attr(not(feature = "process"), allow(dead_code))]
+    pub(crate) fn after_call_plants(&self, still_running: bool) -> Vec<String> {
+        self.plant_guard
             .as_ref()
             .map_or_else(Vec::new, |g| g.after_call(still_running))
     }
@@ -405,6 +427,9 @@ impl ResolvedSandbox {
     /// directory is emptied.
     pub(crate) fn end_session(&self) {
         if let Some(guard) = &self.git_guard {
+            guard.end_session();
+        }
+        if let Some(guard) = &self.plant_guard {
             guard.end_session();
         }
         for tmp in self.tmp.iter().chain(&self.shm) {
@@ -499,7 +524,7 @@ impl ResolvedSandbox {
                     return Err(io::Error::new(
                         io::ErrorKind::PermissionDenied,
                         format!(
-                            "{} cannot be written: {} is protected by the sandbox ([sandbox] protected), so that no hook or git setting can be planted. Leave it as it is.",
+                            "{} cannot be written: {} is protected by the sandbox, because another program (git, pi-tools itself, a shell extension, an editor or an agent) may load or run it by itself later, outside any sandbox. Leave it as it is and tell the user what you wanted to change there: they can change it themselves.",
                             path.display(),
                             protected.display()
                         ),

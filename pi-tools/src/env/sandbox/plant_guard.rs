@@ -1,0 +1,200 @@
+//! Undoing what a command planted at a protected path that did not exist when it started.
+//!
+//! A protected path that exists is a read-only bind mount in the command's mount
+//! namespace, so the kernel refuses every change to it. One that does not exist has
+//! nothing to mount on, and Landlock cannot refuse one name inside a directory it grants:
+//! a command may create `pi-tools.toml`, `.envrc` or `.vscode/tasks.json` in the
+//! workspace. So before each call the guard notes, for every protected path, the first
+//! component of it that is missing, and after the call it takes away what appeared there:
+//! the path itself, or a link or directory made in its way. As the git guard does, it
+//! never follows a link, removes only what was wholly made or changed during the call
+//! (change times, which a command cannot set back), and renames anything older out of the
+//! way (`<name>.pi-tools-disabled`) instead of removing it.
+
+use std::ffi::OsString;
+use std::os::fd::AsFd;
+use std::path::{Component, Path, PathBuf};
+use std::sync::Mutex;
+use std::time::Duration;
+
+use rustix::fs::FileType;
+
+use super::git_guard::now;
+use super::nofollow::{changed_since, move_aside, open_dir, open_subdir, remove_at, stat_at};
+
+/// How far a file's change time may trail the clock read before the call (coarse file
+/// system clocks).
+const CLOCK_SLACK: Duration = Duration::from_secs(2);
+
+/// One protected path: a writable root and the path's components below it.
+#[derive(Debug, Clone)]
+struct Watched {
+    root: PathBuf,
+    parts: Vec<OsString>,
+}
+
+#[derive(Debug, Default)]
+struct State {
+    /// A command of the session may still be running (what it plants counts as the
+    /// sandbox's until the next check).
+    busy: bool,
+    /// When the state was taken.
+    since: i128,
+    /// For each watched path missing then, how many of its components existed.
+    missing: Vec<(usize, usize)>,
+}
+
+/// The guard of one resolved sandbox.
+#[derive(Debug)]
+pub(super) struct PlantGuard {
+    watched: Vec<Watched>,
+    state: Mutex<State>,
+}
+
+impl PlantGuard {
+    /// A guard over `paths` (absolute, each below one of `roots`); `None` when none is.
+    pub(super) fn new(roots: &[PathBuf], paths: &[PathBuf]) -> Option<PlantGuard> {
+        let mut watched = Vec::new();
+        for path in paths {
+            let Some(root) = roots.iter().find(|r| path.starts_with(r) && *r != path) else {
+                continue;
+            };
+            let Ok(rest) = path.strip_prefix(root) else {
+                continue;
+            };
+            let parts: Option<Vec<OsString>> = rest
+                .components()
+                .map(|c| match c {
+                    Component::Normal(name) => Some(name.to_os_string()),
+                    _ => None,
+                })
+                .collect();
+            if let Some(parts) = parts.filter(|p| !p.is_empty()) {
+                watched.push(Watched {
+                    root: root.clone(),
+                    parts,
+                });
+            }
+        }
+        (!watched.is_empty()).then(|| PlantGuard {
+            watched,
+            state: Mutex::new(State::default()),
+        })
+    }
+
+    /// Before a command starts: unless a command of the session may still be planting,
+    /// notes which protected paths are missing now (the user's own changes between calls
+    /// are theirs).
+    pub(super) fn before_call(&self) {
+        let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        if !state.busy {
+            state.since = now();
+            state.missing = self
+                .watched
+                .iter()
+                .enumerate()
+                .filter_map(|(i, w)| {
+                    let present = present_parts(w);
+                    (present < w.parts.len()).then_some((i, present))
+                })
+                .collect();
+        }
+        state.busy = true;
+    }
+
+    /// After a call (`still_running`: the session left processes running): takes away what
+    /// appeared at a protected path that was missing; one sentence per path.
+    pub(super) fn after_call(&self, still_running: bool) -> Vec<String> {
+        let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        let undone = self.undo(&state);
+        state.busy = still_running;
+        undone
+    }
+
+    /// At the session's end, once its processes are gone.
+    pub(super) fn end_session(&self) {
+        let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        if state.busy {
+            self.undo(&state);
+        }
+        state.busy = false;
+    }
+
+    fn undo(&self, state: &State) -> Vec<String> {
+        let since = state.since - CLOCK_SLACK.as_nanos() as i128;
+        let mut undone = Vec::new();
+        for &(index, present) in &state.missing {
+            if let Some(note) = self
+                .watched
+                .get(index)
+                .and_then(|w| take_away(w, present, since))
+            {
+                undone.push(note);
+            }
+        }
+        undone
+    }
+}
+
+/// How many leading components of `w` exist (the last of them may be a link or a file).
+fn present_parts(w: &Watched) -> usize {
+    let Some(mut dir) = open_dir(&w.root) else {
+        return w.parts.len();
+    };
+    for (i, name) in w.parts.iter().enumerate() {
+        let Some(st) = stat_at(dir.as_fd(), name) else {
+            return i;
+        };
+        if i + 1 == w.parts.len() || FileType::from_raw_mode(st.st_mode) != FileType::Directory {
+            return i + 1;
+        }
+        match open_subdir(dir.as_fd(), name) {
+            Some(sub) => dir = sub,
+            None => return i + 1,
+        }
+    }
+    w.parts.len()
+}
+
+/// Walks down `w` from its root, past the `present` components that existed, and takes
+/// away the first thing that stands at or in the way of the protected path: a link, a file
+/// where a directory was expected, or the path itself. Directories the call made on the
+/// way stay (they may hold the call's other work); what is beneath them is looked at.
+fn take_away(w: &Watched, present: usize, since: i128) -> Option<String> {
+    let mut dir = open_dir(&w.root)?;
+    let mut at = w.root.clone();
+    for (i, name) in w.parts.iter().enumerate() {
+        at.push(name);
+        let st = stat_at(dir.as_fd(), name)?;
+        let last = i + 1 == w.parts.len();
+        let kind = FileType::from_raw_mode(st.st_mode);
+        if i >= present && (last || kind != FileType::Directory) {
+            return clear(dir.as_fd(), name, &at, since);
+        }
+        if last || kind != FileType::Directory {
+            return None;
+        }
+        dir = open_subdir(dir.as_fd(), name)?;
+    }
+    None
+}
+
+/// Removes `name` when all of it was made or changed since `since`; otherwise renames it
+/// aside, never removing what may be the user's. The sentence for the call's note.
+fn clear(
+    dir: std::os::fd::BorrowedFd<'_>,
+    name: &std::ffi::OsStr,
+    at: &Path,
+    since: i128,
+) -> Option<String> {
+    if changed_since(dir, name, since) {
+        remove_at(dir, name).ok()?;
+        return Some(format!("removed {}", at.display()));
+    }
+    let aside = move_aside(dir, name).ok()?;
+    Some(format!(
+        "moved {} aside to {}",
+        at.display(),
+        at.with_file_name(aside).display()
+    ))
+}
