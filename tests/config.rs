@@ -441,7 +441,7 @@ startup_timeout_secs = 5
         }
     );
     assert_eq!(github.startup_timeout, Duration::from_secs(5));
-    assert!(github.allows("anything") && !github.eager && !github.sandbox);
+    assert!(github.allows("anything") && !github.eager && github.sandbox);
 }
 
 #[test]

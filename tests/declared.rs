@@ -70,12 +70,17 @@ values = ["a", "b"]
 default = []
 "#;
 
+/// The binary in `dir`, with the configuration there named: a found one would need the
+/// user's trust, since it declares tools (`tests/cli/trust.rs` tests that).
 fn pi_tools(dir: &Path) -> Command {
     let mut command = Command::new(env!("CARGO_BIN_EXE_cli-under-test"));
     command
         .current_dir(dir)
         .env_remove("PI_TOOLS_CONFIG")
         .env("NO_COLOR", "1");
+    if dir.join("pi-tools.toml").is_file() {
+        command.arg("--config").arg(dir.join("pi-tools.toml"));
+    }
     command
 }
 

@@ -4,6 +4,7 @@
 
 mod catalog;
 mod config;
+mod config_trust;
 mod crate_page;
 mod dialects;
 mod macro_config;

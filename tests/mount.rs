@@ -38,10 +38,13 @@ mod https;
 #[test]
 fn a_call_through_run_reaches_the_server_and_its_process_ends_with_the_run() {
     let root = TempDir::new().expect("a directory for the filesystem server");
+    // Mounted servers run under [sandbox]: the directory the filesystem server serves is a
+    // writable root besides the working directory.
     let config = format!(
-        "{}\n[mcp.servers.fs]\ncommand = {}\nstartup_timeout_secs = 60\n",
+        "{}\n[mcp.servers.fs]\ncommand = {}\nstartup_timeout_secs = 60\n\n[sandbox]\nwritable_roots = [\".\", \"{}\"]\n",
         everything_config(r#"["read", "everything__*", "fs__*"]"#, ""),
-        toml_list(&filesystem_command(root.path()))
+        toml_list(&filesystem_command(root.path())),
+        path_text(root.path())
     );
     let setup = Setup::new(&config);
     let file = root.path().join("note.txt");
@@ -240,6 +243,8 @@ async fn a_timeout_cancels_the_call_on_the_server() {
     let (server, tools) = everything(|s| {
         *s = ServerSettings {
             startup_timeout: STARTUP,
+            // The wire logs are written outside the workspace.
+            sandbox: false,
             ..ServerSettings::stdio("everything", vec!["sh".into(), "-c".into(), wire])
         };
     })

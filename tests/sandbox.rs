@@ -484,7 +484,16 @@ fn the_default_configuration_confines_writes_to_the_workspace_with_the_network_o
     assert_eq!(config.sandbox.writable_roots, None);
     assert_eq!(
         config.sandbox.protected,
-        [PathBuf::from(".git/hooks"), PathBuf::from(".git/config")]
+        pi_tools::env::sandbox::DEFAULT_PROTECTED
+            .iter()
+            .map(PathBuf::from)
+            .collect::<Vec<_>>()
+    );
+    assert!(
+        config
+            .sandbox
+            .protected
+            .contains(&PathBuf::from("pi-tools.toml"))
     );
 }
 
@@ -495,7 +504,7 @@ fn sandbox_keys_and_values_are_checked_with_positions() {
     assert_eq!(
         err.to_string(),
         "pi-tools.toml:2:8: `mode` must be \"off\", \"read-only\" or \"workspace-write\"\n\
-         pi-tools.toml:3:1: unknown key `netwrk` in [sandbox]; did you mean `network`? the keys allowed there are: mode, network, writable_roots, protected, git\n\
+         pi-tools.toml:3:1: unknown key `netwrk` in [sandbox]; did you mean `network`? the keys allowed there are: mode, network, writable_roots, protected, default_protected, git\n\
          pi-tools.toml:4:11: `network` must be true or false (without quotes)\n\
          pi-tools.toml:5:13: `protected` entries are relative to each writable root, so `../up` cannot be one; write it like \".git/hooks\"\n\
          pi-tools.toml:6:18: `writable_roots` must be a list of directory paths in quotes, e.g. [\"…\"]"

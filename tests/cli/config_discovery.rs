@@ -63,7 +63,8 @@ fn check_summarises_a_valid_configuration() {
             "sandbox: mode workspace-write, network on",
             "sandbox writable roots: . and a private TMPDIR",
             "sandbox git: read-only",
-            "sandbox protected: .git/hooks, .git/config",
+            "sandbox protected: the 33 defaults (git's hooks and settings, pi-tools.toml, .envrc, .mcp.json, editor, agent and build tool settings, shell start files)",
+            "trust: not needed (a file the user named, or the default)",
         ]
     );
 }

@@ -30,6 +30,37 @@ pub(super) async fn check(source: &ConfigSource) -> Result<ExitCode, Failure> {
     Ok(ExitCode::SUCCESS)
 }
 
+/// The protected paths: the defaults in short (all of them are in docs/safety.md), then
+/// the file's own.
+fn protected_report(sandbox: &crate::config::SandboxSettings) -> String {
+    let defaults = crate::env::sandbox::DEFAULT_PROTECTED;
+    let own: Vec<String> = sandbox
+        .protected
+        .iter()
+        .filter(|p| {
+            !defaults
+                .iter()
+                .any(|d| p.as_path() == std::path::Path::new(d))
+        })
+        .map(|p| p.display().to_string())
+        .collect();
+    let mut parts = Vec::new();
+    if sandbox.default_protected {
+        parts.push(format!(
+            "the {} defaults (git's hooks and settings, pi-tools.toml, .envrc, .mcp.json, editor, agent and build tool settings, shell start files)",
+            defaults.len()
+        ));
+    }
+    if !own.is_empty() {
+        parts.push(own.join(", "));
+    }
+    if parts.is_empty() {
+        "(none: default_protected = false)".to_owned()
+    } else {
+        parts.join(" and ")
+    }
+}
+
 /// One line per mounted server: its name, transport, state and tool count.
 fn server_lines(servers: &[ServerReport]) -> Vec<String> {
     servers
@@ -181,14 +212,7 @@ fn sandbox_report(config: &Config, kernel: &KernelSupport) -> Vec<String> {
             "sandbox writable roots: {roots} and a private TMPDIR"
         ));
         lines.push(format!("sandbox git: {}", sandbox.git));
-        lines.push(format!(
-            "sandbox protected: {}",
-            if sandbox.protected.is_empty() {
-                "(none)".to_owned()
-            } else {
-                list(&sandbox.protected)
-            }
-        ));
+        lines.push(format!("sandbox protected: {}", protected_report(sandbox)));
     }
     lines.extend(kernel.report().into_iter().map(|l| format!("kernel {l}")));
     let needs_landlock = sandbox.mode != crate::env::SandboxMode::Off;
@@ -308,7 +332,7 @@ mod tests {
                 "sandbox: mode workspace-write, network off",
                 "sandbox writable roots: . and a private TMPDIR",
                 "sandbox git: read-only",
-                "sandbox protected: .git/hooks, .git/config",
+                "sandbox protected: the 33 defaults (git's hooks and settings, pi-tools.toml, .envrc, .mcp.json, editor, agent and build tool settings, shell start files)",
                 "kernel Landlock: ABI 7",
                 "kernel seccomp: available",
                 "kernel user namespaces: available",

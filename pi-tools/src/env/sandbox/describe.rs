@@ -60,6 +60,9 @@ impl SandboxPolicy {
             .filter(|p| self.git == GitAccess::Commit || !p.starts_with(".git"))
             // The defaults beyond git's go unnamed (a long list in every prompt); a write
             // there is refused with a sentence that says why.
+            // Absolute entries (the configuration file, the trust records) are the
+            // program's own business.
+            .filter(|p| p.is_relative())
             .filter(|p| {
                 p.starts_with(".git")
                     || !DEFAULT_PROTECTED
