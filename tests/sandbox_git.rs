@@ -52,19 +52,20 @@ async fn the_commondir_attack_runs_nothing_in_a_later_git_status_in_either_mode(
             plant_config("evil/config", &marker(&fx))
         );
         let commondir = fx.ws.join(".git/commondir");
+        // `evil` has a git directory's shape (HEAD, objects, refs): its planted settings
+        // go too (issue 46, finding 2).
+        let evil = fx.ws.join("evil/config");
         match access {
             GitAccess::ReadOnly => assert_eq!(
                 refused(&env, &attack).await,
                 format!(
-                    "bash: line 1: .git/commondir: Read-only file system\n{READ_ONLY_NOTE}\n\nCommand exited with code 1"
+                    "bash: line 1: .git/commondir: Read-only file system\n{}\n{READ_ONLY_NOTE}\n\nCommand exited with code 1",
+                    removed_note(&[evil])
                 )
             ),
             GitAccess::Commit => assert_eq!(
                 run(&env, &attack).await,
-                Ok(format!(
-                    "[The sandbox undid what this command did to git's settings, hooks or redirect files, which could make a later git command outside the sandbox run other code: removed {}. Leave them as they are.]",
-                    commondir.display()
-                ))
+                Ok(removed_note(&[commondir.clone(), evil]))
             ),
         }
         assert!(!commondir.exists(), "{access}");
@@ -132,21 +133,27 @@ async fn a_worktree_cannot_be_redirected_and_commits_in_commit_mode() {
             wt = wt.display()
         );
         let result = run(&env, &attack).await;
+        // `evil` has a git directory's shape: its planted settings go too.
+        let evil = format!("removed {}/evil/config", wt.display());
         match access {
-            GitAccess::ReadOnly => assert_eq!(
-                result,
-                Err(format!(
-                    "bash: line 1: {}/commondir: Permission denied\n\nCommand exited with code 1",
-                    git_dir.display()
-                ))
-            ),
-            GitAccess::Commit => assert_eq!(
-                result,
-                Ok(format!(
-                    "[The sandbox undid what this command did to git's settings, hooks or redirect files, which could make a later git command outside the sandbox run other code: restored {}/commondir. Leave them as they are.]",
-                    git_dir.display()
-                ))
-            ),
+            GitAccess::ReadOnly => {
+                let text = result.expect_err("refused");
+                assert!(
+                    text.starts_with(&format!(
+                        "bash: line 1: {}/commondir: Permission denied\n",
+                        git_dir.display()
+                    )) && text.contains(&evil),
+                    "{text}"
+                );
+            }
+            GitAccess::Commit => {
+                let text = result.expect("runs");
+                assert!(
+                    text.contains(&format!("restored {}/commondir", git_dir.display()))
+                        && text.contains(&evil),
+                    "{text}"
+                );
+            }
         }
         assert_eq!(read(&git_dir.join("commondir")), before, "{access}");
         // The worktree's .git file cannot be pointed elsewhere either.
@@ -387,7 +394,11 @@ async fn a_submodule_of_a_repository_enclosing_the_workspace_cannot_be_redirecte
             "mkdir -p evil && cp -r ../.git/modules/pkg/sub/objects ../.git/modules/pkg/sub/refs ../.git/modules/pkg/sub/HEAD evil/ && {}",
             plant_config("evil/config", &marker(&fx))
         );
-        assert_eq!(run(&env, &evil).await, Ok("(no output)".to_owned()));
+        // `evil` has a git directory's shape: its planted settings go at once.
+        assert_eq!(
+            run(&env, &evil).await,
+            Ok(removed_note(&[pkg.join("evil/config")]))
+        );
         let text = refused(&env, "echo 'gitdir: ../evil' > sub/.git").await;
         assert_eq!(
             text, "bash: line 1: sub/.git: Read-only file system\n\nCommand exited with code 1",
@@ -398,15 +409,18 @@ async fn a_submodule_of_a_repository_enclosing_the_workspace_cannot_be_redirecte
             "mv sub sub2 && mkdir sub && echo 'gitdir: ../evil' > sub/.git",
         )
         .await;
+        // The submodule is followed by its identity: moved back, and what took its place
+        // moved aside, with the `.git` file planted in it removed.
         assert_eq!(
             out,
             Ok(format!(
-                "[The sandbox undid what this command did to git's settings, hooks or redirect files, which could make a later git command outside the sandbox run other code: restored {}, moved {m} aside to {m}.pi-tools-disabled. Leave them as they are.]",
-                pkg.join("sub/.git").display(),
-                m = pkg.join("sub2/.git").display()
+                "[The sandbox undid what this command did to git's settings, hooks or redirect files, which could make a later git command outside the sandbox run other code: moved {s} aside to {s}.pi-tools-disabled (the command put it where a repository of the user's was), moved the user's repository at {s2} back to {s}, where the command had moved it from, removed {s}.pi-tools-disabled/.git. Leave them as they are.]",
+                s = pkg.join("sub").display(),
+                s2 = pkg.join("sub2").display()
             )),
             "{access}"
         );
+        assert!(!pkg.join("sub2").exists(), "{access}");
         assert_eq!(
             read(&pkg.join("sub/.git")),
             "gitdir: ../../.git/modules/pkg/sub\n"

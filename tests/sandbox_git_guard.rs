@@ -213,9 +213,13 @@ async fn a_link_in_place_of_the_worktrees_directory_is_removed() {
         "mkdir -p evil/wt && cp -r .git/objects .git/refs .git/HEAD evil/wt/ && {} && mv .git/worktrees .git/old && ln -s \"$PWD/evil\" .git/worktrees",
         plant_config("evil/wt/config", &marker(&fx))
     );
+    // `evil/wt` has a git directory's shape: its planted settings go too.
     assert_eq!(
         run(&env, &attack).await,
-        Ok(removed_note(&[fx.ws.join(".git/worktrees")]))
+        Ok(removed_note(&[
+            fx.ws.join(".git/worktrees"),
+            fx.ws.join("evil/wt/config")
+        ]))
     );
     assert!(std::fs::symlink_metadata(fx.ws.join(".git/worktrees")).is_err());
     // The worktree's git directory was moved away by the call, so git there fails; it
@@ -229,10 +233,12 @@ async fn a_link_in_place_of_the_worktrees_directory_is_removed() {
     assert!(!marker(&fx).exists(), "the planted command ran outside");
 }
 
-/// The user's repository moved by a call to where a submodule's `.git` file was is moved
-/// aside, not removed, before the file is put back.
+/// The user's repository moved by a call to where a submodule's `.git` file was, and the
+/// submodule moved away: both are moved back where they were (issue 46, finding 1: a
+/// repository is followed by its identity, not its path), so nothing of the user's is
+/// removed or left where git reads it from the wrong place.
 #[tokio::test]
-async fn a_repository_moved_in_place_of_a_submodules_git_file_is_moved_aside() {
+async fn a_repository_moved_in_place_of_a_submodules_git_file_is_moved_back() {
     let fx = Fixture::repository();
     add_submodule(&fx);
     // Made by the user between calls: one there when the session starts is mounted
@@ -252,21 +258,14 @@ async fn a_repository_moved_in_place_of_a_submodules_git_file_is_moved_aside() {
     assert_eq!(
         out,
         Ok(format!(
-            "[The sandbox undid what this command did to git's settings, hooks or redirect files, which could make a later git command outside the sandbox run other code: moved {g} aside to {g}.pi-tools-disabled, restored {g}, moved {m} aside to {m}.pi-tools-disabled. Leave them as they are.]",
+            "[The sandbox undid what this command did to git's settings, hooks or redirect files, which could make a later git command outside the sandbox run other code: moved the user's repository at {g} back to {n}, where the command had moved it from, removed the empty directory {s} the command made where a repository of the user's was, moved the user's repository at {s2} back to {s}, where the command had moved it from. Leave them as they are.]",
             g = dot_git.display(),
-            m = fx.ws.join("sub2/.git").display()
+            n = nested.join(".git").display(),
+            s = fx.ws.join("sub").display(),
+            s2 = fx.ws.join("sub2").display(),
         ))
     );
     assert_eq!(read(&dot_git), "gitdir: ../.git/modules/sub\n");
-    let aside = fx.ws.join("sub/.git.pi-tools-disabled");
-    let log = git(
-        &fx.ws,
-        &[
-            "--git-dir",
-            aside.to_str().expect("utf-8"),
-            "log",
-            "--format=%s",
-        ],
-    );
-    assert_eq!(log, "the user's\n");
+    assert!(!fx.ws.join("sub2").exists());
+    assert_eq!(git(&nested, &["log", "--format=%s"]), "the user's\n");
 }

@@ -14,6 +14,7 @@ mod processes;
 mod sandbox;
 mod sandbox_git;
 mod sandbox_git_guard;
+mod sandbox_git_moved;
 mod sandbox_git_nested;
 mod tool_bash;
 mod tool_edit;

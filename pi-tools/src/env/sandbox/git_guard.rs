@@ -28,6 +28,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use rustix::fs::{FileType, Stat};
 
 use super::git::{GitAccess, Repository};
+use super::git_follow::{self, Known};
 use super::git_index::gitlinks;
 use super::git_nested::Tree;
 use super::nofollow::{
@@ -119,6 +120,9 @@ pub(super) struct GitGuard {
     state: Mutex<State>,
     /// Each repository's gitlinks, by the stamp of the index they were read from.
     links: Mutex<Vec<Option<IndexLinks>>>,
+    /// Where each repository below the top was when the state was taken, by identity
+    /// (see `git_follow.rs`).
+    known: Mutex<Known>,
 }
 
 impl GitGuard {
@@ -145,6 +149,7 @@ impl GitGuard {
                 busy: false,
             }),
             links: Mutex::new(vec![None; count]),
+            known: Mutex::new(Known::new()),
         };
         guard.before_call();
         guard.state.lock().unwrap_or_else(|e| e.into_inner()).busy = false;
@@ -157,6 +162,13 @@ impl GitGuard {
             && self.bare_roots.is_empty()
             && self.enclosing.is_empty()
             && self.nested().0.is_empty()
+            && self.bare().is_empty()
+    }
+
+    /// The git directories under another name than `.git` now.
+    fn bare(&self) -> Vec<PathBuf> {
+        let tree = self.tree.lock().unwrap_or_else(|e| e.into_inner());
+        tree.bare().iter().cloned().collect()
     }
 
     /// The directories below the top of a root that hold a `.git` now (after a look for
@@ -183,6 +195,8 @@ impl GitGuard {
             let since = now();
             // A repository the user added between calls is theirs, watched from now on.
             self.sweep();
+            *self.known.lock().unwrap_or_else(|e| e.into_inner()) =
+                git_follow::note(self.nested().0);
             let current = self.current();
             let previous = std::mem::take(&mut state.trusted);
             state.trusted = current
@@ -223,9 +237,17 @@ impl GitGuard {
 
     fn undo(&self, state: &mut State) -> Vec<String> {
         self.sweep();
+        // A repository the command moved is put back first, so that what it holds is
+        // compared where it was, and the newcomer in its place is seen as one.
+        let mut undone = {
+            let known = self.known.lock().unwrap_or_else(|e| e.into_inner());
+            git_follow::bring_back(&known, self.nested().0)
+        };
+        if !undone.is_empty() {
+            self.sweep();
+        }
         let now = self.current();
         let since = state.since - CLOCK_SLACK.as_nanos() as i128;
-        let mut undone = Vec::new();
         for (path, (seen, _)) in &now {
             match state.trusted.get_mut(path) {
                 Some(before) if before.seen.same(seen) => {}
@@ -314,6 +336,13 @@ impl GitGuard {
         for root in &self.bare_roots {
             if let Some(fd) = open_dir(root) {
                 note_top(&mut found, fd.as_fd(), root, true);
+            }
+        }
+        // Git directories under another name, in both modes (their settings and hooks
+        // that were there at the start are also read-only mounts).
+        for dir in self.bare() {
+            if let Some(fd) = open_dir(&dir) {
+                note_repository(&mut found, fd.as_fd(), &dir);
             }
         }
         // Their own gitlinks' `.git` are found as repositories below the top too. Each is

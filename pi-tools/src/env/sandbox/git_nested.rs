@@ -24,7 +24,8 @@ use std::path::{Path, PathBuf};
 use rustix::fs::{AtFlags, FileType, RawDir, Stat};
 
 use super::dir_watch::{DirWatch, News};
-use super::git::{GitAccess, git_dirs_from_file};
+use super::git_bare;
+
 use super::nofollow::{open_dir, open_subdir};
 
 /// How many entries the session's first walk looks at, in all roots, before it gives up
@@ -74,6 +75,8 @@ pub(super) struct Tree {
     look: Look,
     /// The directories, other than a root, that hold (or held) a `.git` of any kind.
     repos: BTreeSet<PathBuf>,
+    /// Git directories under another name (`git init --bare tools`), see `git_bare.rs`.
+    bare: BTreeSet<PathBuf>,
 }
 
 /// Why a walk stopped.
@@ -107,6 +110,7 @@ impl Tree {
             roots: roots.to_vec(),
             look,
             repos: BTreeSet::new(),
+            bare: BTreeSet::new(),
         };
         match tree.walk_roots(max) {
             Ok(()) => Ok(tree),
@@ -147,6 +151,11 @@ impl Tree {
         &self.repos
     }
 
+    /// The git directories under another name than `.git` (bare repositories).
+    pub(super) fn bare(&self) -> &BTreeSet<PathBuf> {
+        &self.bare
+    }
+
     /// Finds what changed since the last look: a `.git` made or moved in anywhere, in a
     /// directory that existed or in one made since (walked, however many entries it holds).
     pub(super) fn sweep(&mut self) {
@@ -180,7 +189,10 @@ impl Tree {
                     }
                     return self.walk_roots(usize::MAX);
                 }
-                News::Left(path) => self.repos.retain(|r| !r.starts_with(&path)),
+                News::Left(path) => {
+                    self.repos.retain(|r| !r.starts_with(&path));
+                    self.bare.retain(|r| !r.starts_with(&path));
+                }
                 News::Appeared { path, dir } => {
                     let (Some(parent), Some(name)) = (path.parent(), path.file_name()) else {
                         continue;
@@ -189,6 +201,11 @@ impl Tree {
                         if !self.roots.iter().any(|r| r == parent) {
                             self.repos.insert(parent.to_path_buf());
                         }
+                    } else if git_bare::SHAPE.iter().any(|s| name == *s)
+                        && open_dir(parent).is_some_and(|fd| git_bare::is_git_dir(fd.as_fd()))
+                    {
+                        // A directory became a git directory (`git init --bare .`).
+                        self.bare.insert(parent.to_path_buf());
                     } else if dir {
                         let depth = self.depth(&path);
                         // Too deep, gone again, or a link now: nothing to walk.
@@ -236,6 +253,7 @@ impl Tree {
         // Moved or removed, with what was beneath: found again where it went, if inside.
         self.repos
             .retain(|r| !gone.iter().any(|g| r.starts_with(g)));
+        self.bare.retain(|r| !gone.iter().any(|g| r.starts_with(g)));
         let mut budget = usize::MAX;
         let mut buf = Vec::new();
         for path in changed {
@@ -327,6 +345,7 @@ impl Tree {
     ) -> Result<Vec<OsString>, Stop> {
         let at_top = self.roots.iter().any(|r| r == path);
         let mut subdirs = Vec::new();
+        let mut shape = 0;
         buf.clear();
         buf.reserve(32 * 1024);
         let spare: &mut [MaybeUninit<u8>] = buf.spare_capacity_mut();
@@ -344,6 +363,9 @@ impl Tree {
                 }
                 continue;
             }
+            if git_bare::SHAPE.iter().any(|s| name == s.as_bytes()) {
+                shape += 1;
+            }
             let kind = match entry.file_type() {
                 FileType::Unknown => {
                     rustix::fs::statat(fd, entry.file_name(), AtFlags::SYMLINK_NOFOLLOW)
@@ -355,76 +377,12 @@ impl Tree {
                 subdirs.push(OsStr::from_bytes(name).to_os_string());
             }
         }
+        if shape == git_bare::SHAPE.len() && git_bare::is_git_dir(fd) {
+            // A git directory: noted, and not walked into (as a `.git` is not).
+            self.bare.insert(path.to_path_buf());
+            subdirs.clear();
+        }
         Ok(subdirs)
-    }
-}
-
-/// What keeps a repository found below the top of a root from being redirected by a
-/// command, per git mode, as for the top one: the paths mounted read-only and the `.git`
-/// directories anchored (mounted onto themselves so they cannot be renamed away).
-#[derive(Debug, Default)]
-pub(super) struct NestedPaths {
-    pub protected: Vec<PathBuf>,
-    pub anchors: Vec<PathBuf>,
-    /// The git directories read-only as a whole (`git = "read-only"`).
-    pub read_only: Vec<PathBuf>,
-    /// The repositories (their directories) whose `.git` these mounts hold in place.
-    pub held: BTreeSet<PathBuf>,
-}
-
-/// Adds to `paths` what protects the repository whose `.git` is in `dir`: with `git =
-/// "read-only"` its git directory as a whole; with `git = "commit"` the `.git/…` entries
-/// of `protected` (settings and hooks by default) and `modules`, its `.git` directory
-/// anchored. A `.git` file is read-only in both modes, and only git directories inside the
-/// writable `roots` are mounted (Landlock keeps the others read-only). A `.git` file git
-/// cannot use is kept read-only as it is; a `.git` link is left to the guard.
-pub(super) fn protect(
-    paths: &mut NestedPaths,
-    dir: &Path,
-    access: GitAccess,
-    protected: &[PathBuf],
-    roots: &[PathBuf],
-) {
-    let dot_git = dir.join(".git");
-    // Not `Repository::find`: its submodules (read from the index) are found by the walk.
-    let (git_dir, common) = match std::fs::symlink_metadata(&dot_git) {
-        Ok(meta) if meta.is_dir() => {
-            paths.held.insert(dir.to_path_buf());
-            (dot_git.clone(), dot_git.clone())
-        }
-        Ok(meta) if meta.is_file() => {
-            paths.held.insert(dir.to_path_buf());
-            paths.protected.push(dot_git.clone());
-            match git_dirs_from_file(&dot_git) {
-                Ok(dirs) => dirs,
-                Err(_) => return,
-            }
-        }
-        _ => return,
-    };
-    let inside = |p: &PathBuf| roots.iter().any(|r| p.starts_with(r));
-    let mut git_dirs = vec![git_dir];
-    if common != git_dirs[0] {
-        git_dirs.push(common);
-    }
-    for git_dir in git_dirs.iter().filter(|d| inside(d)) {
-        match access {
-            GitAccess::ReadOnly => {
-                paths.protected.push(git_dir.to_path_buf());
-                paths.read_only.push(git_dir.to_path_buf());
-            }
-            GitAccess::Commit => {
-                for rel in protected {
-                    if let Ok(rest) = rel.strip_prefix(".git") {
-                        paths.protected.push(git_dir.join(rest));
-                    }
-                }
-                paths.protected.push(git_dir.join("modules"));
-                if *git_dir == dot_git {
-                    paths.anchors.push(git_dir.to_path_buf());
-                }
-            }
-        }
     }
 }
 

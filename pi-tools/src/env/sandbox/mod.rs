@@ -34,9 +34,12 @@ mod child;
 mod describe;
 mod dir_watch;
 mod git;
+mod git_bare;
+mod git_follow;
 mod git_guard;
 mod git_index;
 mod git_nested;
+mod git_protect;
 #[cfg(all(target_os = "linux", feature = "process"))]
 mod landlock;
 #[cfg(all(target_os = "linux", feature = "process"))]

@@ -11,7 +11,8 @@ use std::sync::Arc;
 
 use super::git::{GitAccess, Repository, enclosing_submodules};
 use super::git_guard::GitGuard;
-use super::git_nested::{self, NestedPaths, Tree};
+use super::git_nested::Tree;
+use super::git_protect::{self, NestedPaths};
 use super::plant_guard::PlantGuard;
 use super::probe::KernelSupport;
 use super::protected::{DEFAULT_PROTECTED, is_git_entry};
@@ -266,7 +267,13 @@ impl SandboxPolicy {
         let tree = Tree::scan(&walked)?;
         let mut nested = NestedPaths::default();
         for dir in tree.repos() {
-            git_nested::protect(&mut nested, dir, self.git, &self.protected, &walked);
+            git_protect::protect(&mut nested, dir, self.git, &self.protected, &walked);
+        }
+        // Git directories under another name: their settings and hooks read-only in both
+        // modes (the guard watches the rest of them after each call).
+        for dir in tree.bare() {
+            nested.protected.push(dir.join("config"));
+            nested.protected.push(dir.join("hooks"));
         }
         for path in nested.protected {
             push_unique(&mut resolved.protected, path);
