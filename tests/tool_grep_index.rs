@@ -428,3 +428,69 @@ async fn indexed_searches_equal_full_scans_through_random_changes() {
     // Most searches were answered by the index (the rest could not be narrowed).
     assert!(stats.searches_narrowed as usize > rounds, "{stats:?}");
 }
+
+/// Unmounts a bind mount when the test ends, however it ends.
+struct Mounted(PathBuf);
+
+impl Drop for Mounted {
+    fn drop(&mut self) {
+        let _ = Command::new("umount").arg("-l").arg(&self.0).status();
+    }
+}
+
+/// Issue 46, finding 4: a file system mounted on a directory of the tree during a session
+/// (`mount --bind SRC tree/d/e`) sends no notification. grep through the index must still
+/// find what the mount shows, a file made later in its source, and agree again after the
+/// unmount: each search equals a full scan.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_bind_mount_beneath_the_tree_is_seen_by_indexed_searches() {
+    if !rustix::process::geteuid().is_root() {
+        eprintln!(
+            "a_bind_mount_beneath_the_tree_is_seen_by_indexed_searches: skipped: mounting needs root"
+        );
+        return;
+    }
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let dir = std::fs::canonicalize(tmp.path())
+        .expect("canonical")
+        .join("tree");
+    let src = dir.with_file_name("src");
+    fs::create_dir_all(dir.join("d/e")).expect("mkdir");
+    fs::create_dir_all(&src).expect("mkdir");
+    fs::write(dir.join("a.txt"), "bindword_one in the tree\n").expect("write");
+    fs::write(src.join("b.txt"), "bindword_one in the source\n").expect("write");
+    let indexed = ctx(LocalEnv::new(&dir));
+    let scanned = ctx(LocalEnv::new(&dir).with_search_index(false));
+    search_index_stats(&dir, Duration::from_secs(30)).expect("the index is built");
+    let same = |pattern: &'static str| {
+        let (indexed, scanned) = (&indexed, &scanned);
+        async move {
+            let got = grep_text(indexed, GrepArgs::new(pattern)).await;
+            let want = grep_text(scanned, GrepArgs::new(pattern)).await;
+            assert_eq!(got, want, "{pattern}");
+            got
+        }
+    };
+    assert!(!same("bindword_one").await.contains("d/e/b.txt"));
+
+    let status = Command::new("mount")
+        .args(["--bind"])
+        .arg(&src)
+        .arg(dir.join("d/e"))
+        .status()
+        .expect("mount runs");
+    assert!(status.success(), "mount --bind failed");
+    let mounted = Mounted(dir.join("d/e"));
+    assert!(same("bindword_one").await.contains("d/e/b.txt"));
+    // A file made later in the mount's source, seen through the mount.
+    fs::write(src.join("c.txt"), "bindword_two, later\n").expect("write");
+    assert!(same("bindword_two").await.contains("d/e/c.txt"));
+
+    drop(mounted);
+    let after = same("bindword_one").await;
+    assert!(!after.contains("d/e/"), "{after}");
+    assert_eq!(
+        search_index_stats(&dir, Duration::from_secs(1)).map(|s| s.watched),
+        Some(true)
+    );
+}

@@ -19,6 +19,7 @@
 //! the most recently used); it is built on a thread of its own at the first search, which
 //! meanwhile runs as a full scan.
 
+mod mounts;
 mod postings;
 mod query;
 mod relist;
@@ -79,6 +80,8 @@ struct Inner {
     watcher: Option<Watcher>,
     /// The ignore files above the root, and what they were when last looked at.
     rule_files: Vec<(PathBuf, Option<Sig>)>,
+    /// The mount points beneath the root when last looked at (see [`mounts`]).
+    mounts: Option<Vec<PathBuf>>,
     /// When the build took, for the benchmark.
     built_in: Option<std::time::Duration>,
 }
@@ -161,6 +164,7 @@ impl Index {
                 table: None,
                 watcher: None,
                 rule_files: Vec::new(),
+                mounts: None,
                 built_in: None,
             }),
             cancel: CancellationToken::new(),
@@ -178,6 +182,7 @@ impl Index {
                 };
                 let watcher = if watch { Watcher::start() } else { None };
                 let rules = rule_files(&root);
+                let mounted = mounts::beneath(&root);
                 let unwatched = Cell::new(watcher.is_none());
                 let table = Table::build(
                     &base,
@@ -200,6 +205,7 @@ impl Index {
                 inner.table = Some(table);
                 inner.watcher = watcher.filter(|_| !unwatched.get());
                 inner.rule_files = rules;
+                inner.mounts = mounted;
                 inner.built_in = Some(started.elapsed());
             });
         if spawned.is_err() {
@@ -358,6 +364,12 @@ impl Index {
         if now_rules != inner.rule_files {
             rescan = true;
             inner.rule_files = now_rules;
+        }
+        // A file system mounted or unmounted beneath the root: no notification says so.
+        let now_mounts = mounts::beneath(&self.root);
+        if now_mounts != inner.mounts {
+            rescan = true;
+            inner.mounts = now_mounts;
         }
         if let Some(w) = &inner.watcher {
             let pending = w.take();
