@@ -256,6 +256,11 @@ impl Server {
                 let launch = self.0.launch.as_ref().ok_or_else(|| {
                     format!("the MCP server `{}` has no launch settings", self.name())
                 })?;
+                // The server's whole life is one call of its sandbox: what the guards
+                // compare with is taken before it starts.
+                if let Some(sandbox) = &launch.sandbox {
+                    sandbox.before_call();
+                }
                 let (mut process, stdout, stdin) = ServerProcess::start(launch).await.map_err(|e| {
                     format!(
                         "the MCP server `{}` could not be started: `{}` failed ({e}); fix `command` in [mcp.servers.{}]",
@@ -350,5 +355,20 @@ impl Server {
                 connection.close().await;
             }
         }
+        if let Some(sandbox) = self.0.launch.as_ref().and_then(|l| l.sandbox.as_ref()) {
+            sandbox.end_session();
+        }
+    }
+
+    /// After one of its calls: what a sandboxed server planted where other programs run
+    /// files by themselves, or in git's settings, is taken away as after a bash call (it
+    /// still runs, so what it does later counts too); one sentence per path.
+    pub(crate) fn undo_plants(&self) -> Vec<String> {
+        let Some(sandbox) = self.0.launch.as_ref().and_then(|l| l.sandbox.as_ref()) else {
+            return Vec::new();
+        };
+        let mut undone = sandbox.after_call(true);
+        undone.extend(sandbox.after_call_plants(true));
+        undone
     }
 }

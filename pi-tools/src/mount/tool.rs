@@ -132,8 +132,18 @@ impl MountedCall {
             None => call.await.map_err(Timed::from),
             Some(limit) => timed(call, limit, &own).await,
         };
+        let undone = self.server.undo_plants();
         match outcome {
-            Ok(result) => map_result(result),
+            Ok(result) => map_result(result).map(|mut result| {
+                if !undone.is_empty() {
+                    result.content.push(crate::core::ContentBlock::text(format!(
+                        "[The sandbox took away what the MCP server `{}` made where other programs load or run files by themselves later, outside any sandbox: {}.]",
+                        self.server.name(),
+                        undone.join(", ")
+                    )));
+                }
+                result
+            }),
             Err(Timed::Out(limit)) => Err(ToolError::new(format!(
                 "Tool {} timed out after {} s (call_timeout_secs of [mcp.servers.{}]) and the MCP server was told to cancel it. Retry with less work, or raise call_timeout_secs.",
                 self.name,
