@@ -12,7 +12,7 @@
 //! way (`<name>.pi-tools-disabled`) instead of removing it.
 
 use std::ffi::OsString;
-use std::os::fd::AsFd;
+use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::path::{Component, Path, PathBuf};
 use std::sync::Mutex;
 use std::time::Duration;
@@ -89,15 +89,26 @@ impl PlantGuard {
         let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
         if !state.busy {
             state.since = now();
-            state.missing = self
-                .watched
-                .iter()
-                .enumerate()
-                .filter_map(|(i, w)| {
-                    let present = present_parts(w);
-                    (present < w.parts.len()).then_some((i, present))
-                })
-                .collect();
+            // Each root is opened once (from `/`, refusing links); its entries are looked
+            // up from that handle, one `stat` each for the usual missing name.
+            let mut open: Option<(&Path, Option<OwnedFd>)> = None;
+            let mut missing = Vec::new();
+            for (i, w) in self.watched.iter().enumerate() {
+                if open
+                    .as_ref()
+                    .is_none_or(|(root, _)| *root != w.root.as_path())
+                {
+                    open = Some((&w.root, open_dir(&w.root)));
+                }
+                let present = match open.as_ref().and_then(|(_, fd)| fd.as_ref()) {
+                    Some(fd) => present_parts(fd.as_fd(), w),
+                    None => w.parts.len(),
+                };
+                if present < w.parts.len() {
+                    missing.push((i, present));
+                }
+            }
+            state.missing = missing;
         }
         state.busy = true;
     }
@@ -123,11 +134,19 @@ impl PlantGuard {
     fn undo(&self, state: &State) -> Vec<String> {
         let since = state.since - CLOCK_SLACK.as_nanos() as i128;
         let mut undone = Vec::new();
+        let mut open: Option<(&Path, Option<OwnedFd>)> = None;
         for &(index, present) in &state.missing {
-            if let Some(note) = self
-                .watched
-                .get(index)
-                .and_then(|w| take_away(w, present, since))
+            let Some(w) = self.watched.get(index) else {
+                continue;
+            };
+            if open
+                .as_ref()
+                .is_none_or(|(root, _)| *root != w.root.as_path())
+            {
+                open = Some((&w.root, open_dir(&w.root)));
+            }
+            if let Some(fd) = open.as_ref().and_then(|(_, fd)| fd.as_ref())
+                && let Some(note) = take_away(fd.as_fd(), w, present, since)
             {
                 undone.push(note);
             }
@@ -136,20 +155,20 @@ impl PlantGuard {
     }
 }
 
-/// How many leading components of `w` exist (the last of them may be a link or a file).
-fn present_parts(w: &Watched) -> usize {
-    let Some(mut dir) = open_dir(&w.root) else {
-        return w.parts.len();
-    };
+/// How many leading components of `w` exist beneath its root, open as `root` (the last
+/// of them may be a link or a file).
+fn present_parts(root: BorrowedFd<'_>, w: &Watched) -> usize {
+    let mut sub: Option<OwnedFd> = None;
     for (i, name) in w.parts.iter().enumerate() {
-        let Some(st) = stat_at(dir.as_fd(), name) else {
+        let dir = sub.as_ref().map_or(root, |fd| fd.as_fd());
+        let Some(st) = stat_at(dir, name) else {
             return i;
         };
         if i + 1 == w.parts.len() || FileType::from_raw_mode(st.st_mode) != FileType::Directory {
             return i + 1;
         }
-        match open_subdir(dir.as_fd(), name) {
-            Some(sub) => dir = sub,
+        match open_subdir(dir, name) {
+            Some(next) => sub = Some(next),
             None => return i + 1,
         }
     }
@@ -160,33 +179,29 @@ fn present_parts(w: &Watched) -> usize {
 /// away the first thing that stands at or in the way of the protected path: a link, a file
 /// where a directory was expected, or the path itself. Directories the call made on the
 /// way stay (they may hold the call's other work); what is beneath them is looked at.
-fn take_away(w: &Watched, present: usize, since: i128) -> Option<String> {
-    let mut dir = open_dir(&w.root)?;
+fn take_away(root: BorrowedFd<'_>, w: &Watched, present: usize, since: i128) -> Option<String> {
+    let mut sub: Option<OwnedFd> = None;
     let mut at = w.root.clone();
     for (i, name) in w.parts.iter().enumerate() {
+        let dir = sub.as_ref().map_or(root, |fd| fd.as_fd());
         at.push(name);
-        let st = stat_at(dir.as_fd(), name)?;
+        let st = stat_at(dir, name)?;
         let last = i + 1 == w.parts.len();
         let kind = FileType::from_raw_mode(st.st_mode);
         if i >= present && (last || kind != FileType::Directory) {
-            return clear(dir.as_fd(), name, &at, since);
+            return clear(dir, name, &at, since);
         }
         if last || kind != FileType::Directory {
             return None;
         }
-        dir = open_subdir(dir.as_fd(), name)?;
+        sub = Some(open_subdir(dir, name)?);
     }
     None
 }
 
 /// Removes `name` when all of it was made or changed since `since`; otherwise renames it
 /// aside, never removing what may be the user's. The sentence for the call's note.
-fn clear(
-    dir: std::os::fd::BorrowedFd<'_>,
-    name: &std::ffi::OsStr,
-    at: &Path,
-    since: i128,
-) -> Option<String> {
+fn clear(dir: BorrowedFd<'_>, name: &std::ffi::OsStr, at: &Path, since: i128) -> Option<String> {
     if changed_since(dir, name, since) {
         remove_at(dir, name).ok()?;
         return Some(format!("removed {}", at.display()));
