@@ -481,8 +481,10 @@ mod tests {
                 env: vec![("PI_TOOLS_SPAWN_TEST".into(), "set".into())],
             },
             CancellationToken::new(),
-            Box::new(move |c| m.lock().unwrap().extend_from_slice(c)),
-            Some(Box::new(move |c| e.lock().unwrap().extend_from_slice(c))),
+            Box::new(move |c| m.lock().expect("not poisoned").extend_from_slice(c)),
+            Some(Box::new(move |c| {
+                e.lock().expect("not poisoned").extend_from_slice(c)
+            })),
             &tracker,
             sandbox,
         )
@@ -490,8 +492,9 @@ mod tests {
         .expect("the command starts");
         tracker.end_session();
         FORK_ONLY.with(|f| f.set(false));
-        let text =
-            |b: &Arc<Mutex<Vec<u8>>>| String::from_utf8_lossy(&b.lock().unwrap()).into_owned();
+        let text = |b: &Arc<Mutex<Vec<u8>>>| {
+            String::from_utf8_lossy(&b.lock().expect("not poisoned")).into_owned()
+        };
         (text(&merged), text(&errors), outcome.exit_code)
     }
 
