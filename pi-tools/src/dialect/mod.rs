@@ -30,6 +30,7 @@
 mod anthropic;
 mod gemini;
 pub mod mcp;
+mod notes;
 mod openai_strict;
 mod visit;
 
