@@ -171,6 +171,11 @@ impl Mounts {
                 tools.push(mounted);
             }
         }
+        // A schema no value can satisfy is served as it is (the user chose the server), but
+        // said once here, where the tools join.
+        for warning in crate::tool::contradictions::warnings(tools.iter().map(|t| t.as_ref())) {
+            tracing::warn!("{warning}");
+        }
         Ok(tools)
     }
 
