@@ -284,3 +284,30 @@ fn an_enum_string_that_matches_none_or_several_values_is_refused_listing_them() 
             .to_owned())
     );
 }
+
+#[test]
+fn empty_properties_accept_any_keys_like_missing_properties() {
+    let schema = json!({
+        "type": "object",
+        "properties": {
+            "open": {"type": "object", "properties": {}},
+            "closed": {"type": "object", "properties": {}, "additionalProperties": false}
+        },
+        "required": []
+    });
+    let validator = ArgumentValidator::new(&schema)
+        .expect("schema compiles")
+        .rejecting_unknown_properties(true);
+    assert!(validator.validate("t", json!({"open": {"k": 1}})).is_ok());
+    let error = validator
+        .validate("t", json!({"closed": {"k": 1}}))
+        .expect_err("closed");
+    assert!(error.contains("`closed` takes no properties"), "{error}");
+    let root = ArgumentValidator::new(
+        &json!({"type": "object", "properties": {}, "additionalProperties": false}),
+    )
+    .expect("schema compiles")
+    .rejecting_unknown_properties(true);
+    let error = root.validate("t", json!({"k": 1})).expect_err("closed");
+    assert!(error.contains("this tool takes no parameters"), "{error}");
+}

@@ -103,7 +103,11 @@ fn unknown_properties(schema: &Value, value: &Value, at: &str, out: &mut Vec<Str
             let Some(Value::Object(properties)) = schema.get("properties") else {
                 return;
             };
+            // `properties: {}` declares nothing, so (as in JSON Schema) any key is welcome
+            // unless `additionalProperties: false` closes the object.
+            let closed = schema.get("additionalProperties") == Some(&Value::Bool(false));
             let open = schema.contains_key("patternProperties")
+                || (properties.is_empty() && !closed)
                 || schema
                     .get("additionalProperties")
                     .is_some_and(|a| a != &Value::Bool(false));
@@ -116,7 +120,7 @@ fn unknown_properties(schema: &Value, value: &Value, at: &str, out: &mut Vec<Str
                 match properties.get(name) {
                     Some(item_schema) => unknown_properties(item_schema, item, &path, out),
                     None if open => {}
-                    None => out.push(unknown_property_line(&path, name, properties)),
+                    None => out.push(unknown_property_line(at, &path, name, properties)),
                 }
             }
         }
@@ -136,16 +140,24 @@ fn unknown_properties(schema: &Value, value: &Value, at: &str, out: &mut Vec<Str
     }
 }
 
-/// "unknown property `file_path`; did you mean `path`?", or the list of known ones when
-/// none is close.
-fn unknown_property_line(path: &str, name: &str, properties: &Map<String, Value>) -> String {
+/// "unknown property `file_path`; did you mean `path`?", or, for an object that declares
+/// none, which object has none: the tool (at the root) or the parameter at `parent`.
+fn unknown_property_line(
+    parent: &str,
+    path: &str,
+    name: &str,
+    properties: &Map<String, Value>,
+) -> String {
     let known: Vec<&str> = properties.keys().map(String::as_str).collect();
     match closest(name, &known) {
         Some(best) => format!(
             "{path}: unknown property `{name}`; did you mean `{best}`? Remove `{name}` or rename it."
         ),
+        None if parent.is_empty() => {
+            format!("{path}: unknown property `{name}`; this tool takes no parameters. Remove it.")
+        }
         None => {
-            format!("{path}: unknown property `{name}`; this tool has no properties. Remove it.")
+            format!("{path}: unknown property `{name}`; `{parent}` takes no properties. Remove it.")
         }
     }
 }

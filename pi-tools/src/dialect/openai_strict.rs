@@ -129,11 +129,19 @@ fn close_object(node: &mut Value, path: &str) -> Result<(), DialectError> {
             ));
         }
     }
-    if !object.contains_key("properties") && object.get("additionalProperties").is_none() {
+    // In JSON Schema, `properties: {}` declares nothing: it accepts any keys, as a missing
+    // `properties` does, so both are the same free-form object. At the root that is a tool
+    // that declares no parameters, and closing it says the same; below the root it is a
+    // value of arbitrary keys, which strict mode cannot express.
+    let declared = object
+        .get("properties")
+        .and_then(Value::as_object)
+        .is_some_and(|p| !p.is_empty());
+    if !declared && object.get("additionalProperties").is_none() && !path.is_empty() {
         return Err(DialectError::new(
             D,
             path,
-            "an object without declared properties accepts arbitrary keys, which strict mode cannot express; declare its fields, or use the openai dialect",
+            "an object without declared properties (no `properties`, or `properties: {}`) accepts arbitrary keys, which strict mode cannot express; declare its fields, or use the openai dialect",
         ));
     }
     object.insert("additionalProperties".into(), Value::Bool(false));
