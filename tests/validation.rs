@@ -286,6 +286,28 @@ fn an_enum_string_that_matches_none_or_several_values_is_refused_listing_them() 
 }
 
 #[test]
+fn a_boolean_becomes_the_one_string_enum_member_that_spells_it() {
+    let schema = json!({
+        "type": "object",
+        "properties": {
+            "flag": {"type": "string", "enum": ["True", "False"]},
+            "twice": {"type": "string", "enum": ["TRUE", "True"]}
+        },
+        "required": []
+    });
+    let validator = ArgumentValidator::new(&schema).expect("schema compiles");
+    assert_eq!(
+        validator.validate("t", json!({"flag": true})),
+        Ok(json!({"flag": "True"}))
+    );
+    // Two members spell `true` in some case: no guess, and the value is shown as sent.
+    let error = validator
+        .validate("t", json!({"twice": true}))
+        .expect_err("ambiguous");
+    assert!(error.contains("twice: true is not one of"), "{error}");
+}
+
+#[test]
 fn empty_properties_accept_any_keys_like_missing_properties() {
     let schema = json!({
         "type": "object",
