@@ -6,6 +6,7 @@ mod catalog;
 mod config;
 mod crate_page;
 mod dialects;
+mod dialects_proptest;
 mod macro_config;
 mod macro_e2e;
 mod macro_forms;
