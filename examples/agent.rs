@@ -140,7 +140,12 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         Extensions::new().with_env(Arc::new(env)),
     );
     let system = toolbox.prompt().to_string();
-    let schemas = toolbox.schemas(dialect)?;
+    // A tool the dialect cannot express is left out of the request, and said here once.
+    let rendered = toolbox.dialect_schemas(dialect);
+    for line in rendered.report() {
+        eprintln!("{line}");
+    }
+    let schemas = rendered.schemas;
 
     let client = reqwest::Client::new();
     let mut history = vec![user_message(dialect, &task)?];

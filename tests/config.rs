@@ -455,7 +455,7 @@ eager = "yes"
     );
     assert_eq!(
         err,
-        "pi-tools.toml:3:1: unknown key `startup_timeout` in [mcp.servers.everything]; did you mean `startup_timeout_secs`? the keys allowed there are: command, env, cwd, url, token_file, headers, startup_timeout_secs, call_timeout_secs, tools, eager, sandbox, parallel\n\
+        "pi-tools.toml:3:1: unknown key `startup_timeout` in [mcp.servers.everything]; did you mean `startup_timeout_secs`? the keys allowed there are: command, env, cwd, url, token_file, headers, startup_timeout_secs, call_timeout_secs, tools, eager, sandbox, parallel, rename\n\
          pi-tools.toml:4:9: `eager` must be true or false (without quotes)"
     );
     let err = error("[mcp.servers.x]\ntools = [\"a\"]\n");

@@ -494,24 +494,35 @@ fn dialect_names_round_trip() {
 }
 
 #[test]
-fn gemini_folds_a_null_branch_into_nullable_and_refuses_non_string_enums() {
+fn gemini_folds_a_null_branch_into_nullable_and_spells_number_enums_as_strings() {
     let schema = json!({
         "type": "object",
         "properties": {
             "n": {"anyOf": [{"type": "integer"}, {"type": "null"}], "description": "count"},
-            "level": {"type": "integer", "enum": [1, 2]}
+            "level": {"type": "integer", "enum": [1, 2]},
+            "mixed": {"enum": [1, "a"]}
         },
         "required": []
     });
+    // A mix of strings and numbers has no string spelling.
     let e = error(&schema, Dialect::Gemini);
-    assert_eq!(e.path, "/properties/level/enum");
+    assert_eq!(e.path, "/properties/mixed/enum");
     let mut schema = schema;
     if let Some(properties) = schema["properties"].as_object_mut() {
-        properties.remove("level");
+        properties.remove("mixed");
     }
     let out = transform(&schema, Dialect::Gemini).expect("expressible");
     assert_eq!(
         out["properties"]["n"],
         json!({"type": "integer", "nullable": true, "description": "count"})
+    );
+    // Numbers become strings the validator reads back as numbers, and the model is told.
+    assert_eq!(
+        out["properties"]["level"],
+        json!({
+            "type": "string",
+            "enum": ["1", "2"],
+            "description": "One of the numbers 1, 2, sent as a string; it is read as the number."
+        })
     );
 }

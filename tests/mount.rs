@@ -34,6 +34,7 @@ mod hostile;
 mod hostile_http;
 mod http;
 mod https;
+mod wild;
 
 #[test]
 fn a_call_through_run_reaches_the_server_and_its_process_ends_with_the_run() {

@@ -284,3 +284,52 @@ fn an_enum_string_that_matches_none_or_several_values_is_refused_listing_them() 
             .to_owned())
     );
 }
+
+#[test]
+fn a_boolean_becomes_the_one_string_enum_member_that_spells_it() {
+    let schema = json!({
+        "type": "object",
+        "properties": {
+            "flag": {"type": "string", "enum": ["True", "False"]},
+            "twice": {"type": "string", "enum": ["TRUE", "True"]}
+        },
+        "required": []
+    });
+    let validator = ArgumentValidator::new(&schema).expect("schema compiles");
+    assert_eq!(
+        validator.validate("t", json!({"flag": true})),
+        Ok(json!({"flag": "True"}))
+    );
+    // Two members spell `true` in some case: no guess, and the value is shown as sent.
+    let error = validator
+        .validate("t", json!({"twice": true}))
+        .expect_err("ambiguous");
+    assert!(error.contains("twice: true is not one of"), "{error}");
+}
+
+#[test]
+fn empty_properties_accept_any_keys_like_missing_properties() {
+    let schema = json!({
+        "type": "object",
+        "properties": {
+            "open": {"type": "object", "properties": {}},
+            "closed": {"type": "object", "properties": {}, "additionalProperties": false}
+        },
+        "required": []
+    });
+    let validator = ArgumentValidator::new(&schema)
+        .expect("schema compiles")
+        .rejecting_unknown_properties(true);
+    assert!(validator.validate("t", json!({"open": {"k": 1}})).is_ok());
+    let error = validator
+        .validate("t", json!({"closed": {"k": 1}}))
+        .expect_err("closed");
+    assert!(error.contains("`closed` takes no properties"), "{error}");
+    let root = ArgumentValidator::new(
+        &json!({"type": "object", "properties": {}, "additionalProperties": false}),
+    )
+    .expect("schema compiles")
+    .rejecting_unknown_properties(true);
+    let error = root.validate("t", json!({"k": 1})).expect_err("closed");
+    assert!(error.contains("this tool takes no parameters"), "{error}");
+}

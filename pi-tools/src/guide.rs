@@ -326,7 +326,8 @@ pub mod choosing_a_dialect {}
 /// /// What to post for the conversation so far (`history`, in the dialect's own shape).
 /// fn request(dialect: Dialect, toolbox: &Toolbox, history: &[Value]) -> ProviderRequest {
 ///     let system = toolbox.prompt().to_string();
-///     let tools = toolbox.schemas(dialect).expect("every tool fits the dialect");
+///     // A tool the dialect cannot express is left out (`.excluded` says which and why).
+///     let tools = toolbox.dialect_schemas(dialect).schemas;
 ///     Request::new("my-model", history)
 ///         .with_system(&system)
 ///         .with_tools(&tools)

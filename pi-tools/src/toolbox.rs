@@ -22,7 +22,7 @@ use crate::config::Config;
 use crate::core::{
     AgentTool, BatchOutcome, BeforeToolCall, Extensions, RunnerConfig, ToolSet, UnknownToolMessage,
 };
-use crate::dialect::{self, Dialect, DialectError};
+use crate::dialect::{self, Dialect, DialectError, DialectSchemas};
 use crate::env::ExecutionEnv;
 use crate::policy::{Approver, PolicyHook, SessionPolicy};
 use crate::prompt::PromptSections;
@@ -204,12 +204,21 @@ impl Toolbox {
             .with_sandbox_note(&self.active, self.sandbox_note().as_deref())
     }
 
-    /// Every active tool's wire description in `dialect`, in order.
+    /// Every active tool's wire description in `dialect`, in order, or the first tool the
+    /// dialect cannot express (all or nothing). A catalog of tools from several owners
+    /// wants [`Toolbox::dialect_schemas`], which leaves such a tool out instead.
     pub fn schemas(&self, dialect: Dialect) -> Result<Vec<Value>, DialectError> {
         self.active
             .iter()
             .map(|t| dialect::tool_schema(t.as_ref(), dialect))
             .collect()
+    }
+
+    /// Every active tool's wire description in `dialect`, in order, beside the tools the
+    /// dialect cannot express: those are left out of this dialect only, each with its
+    /// reason and JSON path (show them to whoever configured the tools).
+    pub fn dialect_schemas(&self, dialect: Dialect) -> DialectSchemas {
+        dialect::tool_schemas(self.active.iter().map(|t| t.as_ref()), dialect)
     }
 
     /// The active tools as an MCP server serves them, in one call: each with its

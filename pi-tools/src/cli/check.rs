@@ -8,11 +8,12 @@ use crate::config::{Config, ConfigSource};
 use crate::env::KernelSupport;
 use crate::toolbox::Toolbox;
 
+use super::check_schemas::{lines as schema_lines, schema_findings};
 use super::mounted::Need;
-use super::{Failure, emit, setup};
+use super::{CheckArgs, Failure, emit, setup};
 use crate::mount::ServerReport;
 
-pub(super) async fn check(source: &ConfigSource) -> Result<ExitCode, Failure> {
+pub(super) async fn check(args: CheckArgs, source: &ConfigSource) -> Result<ExitCode, Failure> {
     // Consent first: an untrusted file is refused here, before any server it names starts.
     let (_, trust) = source
         .load_trusted(&setup::registered()?, TrustStore::from_env().as_ref())
@@ -20,9 +21,20 @@ pub(super) async fn check(source: &ConfigSource) -> Result<ExitCode, Failure> {
     let (toolbox, mounts) = setup::describing_toolbox(source, Need::Active).await?;
     let servers = mounts.report().await;
     mounts.end().await;
+    let findings = schema_findings(&toolbox);
+    if args.strict_catalog && !findings.left_out.is_empty() {
+        return Err(Failure::general(format!(
+            "{} tools cannot be expressed in some dialect (--strict-catalog makes that an error; without it they are left out of that dialect only):\n{}",
+            findings.left_out.len(),
+            findings.left_out.join("\n")
+        )));
+    }
     let mut text = summary(source, &toolbox);
     text.push_str(&format!("\ntrust: {trust}"));
-    for line in server_lines(&servers) {
+    for line in server_lines(&servers)
+        .into_iter()
+        .chain(schema_lines(&findings))
+    {
         text.push('\n');
         text.push_str(&line);
     }

@@ -21,6 +21,7 @@ mod approve;
 mod call;
 mod catalog;
 mod check;
+mod check_schemas;
 mod color;
 mod completions;
 mod emit;
@@ -118,7 +119,7 @@ async fn dispatch(command: Command, globals: &Globals) -> Result<ExitCode, Failu
         Command::Catalog(args) => catalog::catalog(args, config).await,
         Command::Prompt => prompt::prompt(config).await,
         Command::Schema(args) => schema::schema(args, config).await,
-        Command::Check => check::check(config).await,
+        Command::Check(args) => check::check(args, config).await,
         Command::Mcp(args) => mcp::mcp(args, config).await,
         Command::Policy(args) => policy::policy(args, config),
         Command::Completions(args) => completions::completions(args, &globals.bin_name),
@@ -167,7 +168,7 @@ enum Command {
     /// Print the tools' wire descriptions for a provider, as a JSON array.
     Schema(SchemaArgs),
     /// Validate the configuration, say which file it is, and summarise it.
-    Check,
+    Check(CheckArgs),
     /// Serve the active tools over MCP on standard input and output.
     Mcp(McpArgs),
     /// Preview what `[policy]` decides for a call.
@@ -294,6 +295,17 @@ struct SchemaArgs {
     /// Describe every registered tool, not only the active ones.
     #[arg(long)]
     all: bool,
+    /// Print nothing and fail when the dialect cannot express some tool, instead of leaving
+    /// that tool out (each one left out is reported on standard error either way).
+    #[arg(long)]
+    strict_catalog: bool,
+}
+
+#[derive(Debug, Args)]
+struct CheckArgs {
+    /// Fail when some dialect cannot express an active tool, instead of reporting it.
+    #[arg(long)]
+    strict_catalog: bool,
 }
 
 #[derive(Debug, Args)]

@@ -50,6 +50,11 @@ pub struct ServerSettings {
     /// Tools that are not read-only may run beside each other (by default they run one at a
     /// time among this server's calls).
     pub parallel: bool,
+    /// The names its tools take here (after `server__`), by the server's own name for them
+    /// (`rename` in the entry). A tool not named here keeps its own name, each character
+    /// providers refuse (such as `.` in `math.factorial`) replaced by `_`; calls always
+    /// reach the server under its own name.
+    pub rename: BTreeMap<String, String>,
 }
 
 /// Where a mounted server is.
@@ -91,6 +96,7 @@ impl ServerSettings {
             eager: false,
             sandbox: true,
             parallel: false,
+            rename: BTreeMap::new(),
         }
     }
 
@@ -104,6 +110,15 @@ impl ServerSettings {
             },
             ..ServerSettings::stdio(name, Vec::new())
         }
+    }
+
+    /// The name the server's tool `remote` takes after `server__`: its `rename`, else its
+    /// own name with each character providers refuse replaced by `_`.
+    pub fn local_name(&self, remote: &str) -> String {
+        self.rename
+            .get(remote)
+            .cloned()
+            .unwrap_or_else(|| crate::tool::names::provider_safe(remote))
     }
 
     /// Whether the allow-list lets `tool` (the server's own name for it) join.

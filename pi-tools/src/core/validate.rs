@@ -82,7 +82,9 @@ impl ArgumentValidator {
                     format!("{path}.{name}")
                 };
             }
-            let message = enum_violation(&self.schema, &error).unwrap_or_else(|| error.to_string());
+            let sent = args.pointer(error.instance_path().as_str());
+            let message = enum_violation(&self.schema, &error, sent)
+                .unwrap_or_else(|| as_sent(error.to_string(), error.instance(), sent));
             text.push_str(&format!("\n  - {path}: {message}"));
         }
         let received = serde_json::to_string_pretty(&args).unwrap_or_else(|_| args.to_string());
@@ -103,7 +105,11 @@ fn unknown_properties(schema: &Value, value: &Value, at: &str, out: &mut Vec<Str
             let Some(Value::Object(properties)) = schema.get("properties") else {
                 return;
             };
+            // `properties: {}` declares nothing, so (as in JSON Schema) any key is welcome
+            // unless `additionalProperties: false` closes the object.
+            let closed = schema.get("additionalProperties") == Some(&Value::Bool(false));
             let open = schema.contains_key("patternProperties")
+                || (properties.is_empty() && !closed)
                 || schema
                     .get("additionalProperties")
                     .is_some_and(|a| a != &Value::Bool(false));
@@ -116,7 +122,7 @@ fn unknown_properties(schema: &Value, value: &Value, at: &str, out: &mut Vec<Str
                 match properties.get(name) {
                     Some(item_schema) => unknown_properties(item_schema, item, &path, out),
                     None if open => {}
-                    None => out.push(unknown_property_line(&path, name, properties)),
+                    None => out.push(unknown_property_line(at, &path, name, properties)),
                 }
             }
         }
@@ -136,16 +142,24 @@ fn unknown_properties(schema: &Value, value: &Value, at: &str, out: &mut Vec<Str
     }
 }
 
-/// "unknown property `file_path`; did you mean `path`?", or the list of known ones when
-/// none is close.
-fn unknown_property_line(path: &str, name: &str, properties: &Map<String, Value>) -> String {
+/// "unknown property `file_path`; did you mean `path`?", or, for an object that declares
+/// none, which object has none: the tool (at the root) or the parameter at `parent`.
+fn unknown_property_line(
+    parent: &str,
+    path: &str,
+    name: &str,
+    properties: &Map<String, Value>,
+) -> String {
     let known: Vec<&str> = properties.keys().map(String::as_str).collect();
     match closest(name, &known) {
         Some(best) => format!(
             "{path}: unknown property `{name}`; did you mean `{best}`? Remove `{name}` or rename it."
         ),
+        None if parent.is_empty() => {
+            format!("{path}: unknown property `{name}`; this tool takes no parameters. Remove it.")
+        }
         None => {
-            format!("{path}: unknown property `{name}`; this tool has no properties. Remove it.")
+            format!("{path}: unknown property `{name}`; `{parent}` takes no properties. Remove it.")
         }
     }
 }
@@ -194,6 +208,9 @@ fn pointer_to_dotted(pointer: &str) -> String {
 /// - a string that is not one of an enumeration's values becomes the one value it equals
 ///   after trimming, or ignoring case (`"Fahrenheit"` → `"fahrenheit"`); when it matches
 ///   none, or several, it is left for the validator to report with the allowed values;
+/// - a boolean or number for an enumeration of strings becomes the one value that spells it
+///   ignoring case (`true` → `"True"`), and a string that spells one of an enumeration's
+///   numbers becomes that number (`"2"` → `2`, how Gemini sends such an enum);
 /// - array items and nested properties are repaired the same way.
 pub fn coerce_arguments(schema: &Value, value: Value) -> Value {
     // A call without arguments is an empty object, not `null`.
@@ -426,33 +443,95 @@ fn enum_candidates<'v>(text: &str, allowed: &[&'v Value]) -> Vec<&'v str> {
     strings.filter(|s| s.to_lowercase() == folded).collect()
 }
 
-/// A string that is not one of the enumeration's values, repaired when it means exactly
-/// one of them; `None` when there is nothing to repair or no single repair.
+/// A value that is not one of the enumeration's values, repaired when it means exactly one
+/// of them; `None` when there is nothing to repair or no single repair:
+/// - a string equal to one value after trimming or ignoring case;
+/// - a string that spells a number or boolean value (`"2"` for `2`: Gemini sends such an
+///   enum as strings);
+/// - a boolean or number for the one string value that spells it, case ignored (`true` for
+///   `"True"`, as Python-made schemas write booleans).
 fn coerce_enum(schema: &Value, value: &Value) -> Option<Value> {
-    let Value::String(text) = value else {
+    if !matches!(value, Value::String(_) | Value::Bool(_) | Value::Number(_)) {
         return None;
-    };
+    }
     let allowed = enum_values(schema)?;
     if allowed.contains(&value) {
         return None;
     }
-    match enum_candidates(text, &allowed)[..] {
-        [only] => Some(Value::String(only.to_owned())),
+    let only = |found: Vec<&Value>| match found[..] {
+        [one] => Some(one.clone()),
         _ => None,
+    };
+    match value {
+        Value::String(text) => match enum_candidates(text, &allowed)[..] {
+            [one] => Some(Value::String(one.to_owned())),
+            [] => only(
+                allowed
+                    .iter()
+                    .copied()
+                    .filter(|v| spells(text.trim(), v))
+                    .collect(),
+            ),
+            _ => None,
+        },
+        _ => {
+            let spelled = value.to_string();
+            only(
+                allowed
+                    .iter()
+                    .copied()
+                    .filter(|v| v.as_str().is_some_and(|s| s.eq_ignore_ascii_case(&spelled)))
+                    .collect(),
+            )
+        }
+    }
+}
+
+/// Whether `text` is how a number or boolean `value` is written (`"2"` for `2`).
+fn spells(text: &str, value: &Value) -> bool {
+    match value {
+        Value::Number(n) => n.to_string() == text,
+        Value::Bool(b) => (if *b { "true" } else { "false" }) == text,
+        _ => false,
+    }
+}
+
+/// A violation's message with the value as the model sent it: coercion may have turned a
+/// sent `true` into `"true"` before the validator saw it, and the model must recognise
+/// its own value. Only scalars are put back (a JSON-encoded array sent as a string is
+/// reported as the array it became).
+fn as_sent(message: String, instance: &Value, sent: Option<&Value>) -> String {
+    match sent {
+        Some(sent) if sent != instance && !sent.is_array() && !sent.is_object() => {
+            let shown = instance.to_string();
+            match message.strip_prefix(&shown) {
+                Some(rest) => format!("{sent}{rest}"),
+                None => message,
+            }
+        }
+        _ => message,
     }
 }
 
 /// The message for a value outside an enumeration, listing the allowed values (and, for a
 /// string that matches several of them when case is ignored, which ones); `None` for any
 /// other violation.
-fn enum_violation(root: &Value, error: &jsonschema::ValidationError<'_>) -> Option<String> {
+fn enum_violation(
+    root: &Value,
+    error: &jsonschema::ValidationError<'_>,
+    sent: Option<&Value>,
+) -> Option<String> {
     let path = error.schema_path().as_str();
     let (parent, keyword) = path.rsplit_once('/')?;
     if !matches!(keyword, "enum" | "const" | "oneOf" | "anyOf") {
         return None;
     }
     let allowed = enum_values(root.pointer(parent)?)?;
-    let instance: &Value = error.instance();
+    // The value as the model sent it, when coercion changed a scalar (see [`as_sent`]).
+    let instance: &Value = match sent {
+        Some(sent) if !sent.is_array() && !sent.is_object() => sent,
+        _ => error.instance(),
+    };
     let list = allowed
         .iter()
         .map(ToString::to_string)

@@ -4,6 +4,7 @@
 
 use serde_json::{Map, Value, json};
 
+use super::notes;
 use super::visit::{self, children_mut, is_null_schema, visit_all};
 use super::{Dialect, DialectError};
 
@@ -192,11 +193,7 @@ fn fix(node: &mut Value, path: &str) -> Result<(), DialectError> {
         values.retain(|v| !v.is_null());
         nullable |= values.len() != before;
         if values.iter().any(|v| !v.is_string()) {
-            return Err(DialectError::new(
-                D,
-                &visit::join(path, "enum"),
-                "Gemini enums hold only strings; use string values (e.g. serde renames)",
-            ));
+            enum_as_strings(object, path)?;
         }
         object
             .entry("type")
@@ -205,12 +202,67 @@ fn fix(node: &mut Value, path: &str) -> Result<(), DialectError> {
     if nullable {
         object.insert("nullable".into(), Value::Bool(true));
     }
+    // What Gemini drops, the model still reads, as strict mode does for `default`.
     if let Some(Value::String(format)) = object.get("format")
         && !FORMATS.contains(&format.as_str())
     {
+        // A number's width (`uint32`) tells the model nothing the type does not; a string's
+        // format (`date`, `email`) does.
+        let width = format.starts_with("int") || format.starts_with("uint");
+        let sentence = format!(
+            "Format: {}.",
+            notes::value_text(&Value::String(format.clone()))
+        );
         object.remove("format");
+        if !width {
+            notes::append(object, "format", &sentence);
+        }
+    }
+    if object.get("optional") == Some(&Value::Bool(true)) {
+        notes::append(object, "optional", "Optional.");
     }
     object.retain(|key, _| ALLOWED.contains(&key.as_str()));
+    Ok(())
+}
+
+/// Gemini enums hold only strings. An enum of numbers or booleans is the same enum spelled
+/// as strings (`[1, 2]` → `["1", "2"]`, typed `string`), which loses nothing: validation
+/// reads `"2"` back as the number `2` (the canonical schema still says which), and the
+/// description says so. A mix of strings and other values has no such spelling.
+fn enum_as_strings(object: &mut Map<String, Value>, path: &str) -> Result<(), DialectError> {
+    let Some(Value::Array(values)) = object.get("enum") else {
+        return Ok(());
+    };
+    if !values.iter().all(|v| v.is_number() || v.is_boolean()) {
+        return Err(DialectError::new(
+            D,
+            &visit::join(path, "enum"),
+            "Gemini enums hold only strings, and this one mixes strings with other values; use string values (e.g. serde renames), or another dialect",
+        ));
+    }
+    let spelled: Vec<Value> = values
+        .iter()
+        .map(|v| Value::String(v.to_string()))
+        .collect();
+    let listed: Vec<String> = values.iter().map(Value::to_string).collect();
+    let kind = if values.iter().all(Value::is_boolean) {
+        "boolean"
+    } else {
+        "number"
+    };
+    object.insert("enum".into(), Value::Array(spelled));
+    object.insert("type".into(), Value::String("string".into()));
+    object.remove("format");
+    object.remove("minimum");
+    object.remove("maximum");
+    notes::append(
+        object,
+        "sent as a string",
+        &format!(
+            "One of the {kind}s {}, sent as a string; it is read as the {kind}.",
+            listed.join(", ")
+        ),
+    );
     Ok(())
 }
 

@@ -10,8 +10,10 @@
 //! | `gemini` | `{name, description, parameters}` in the OpenAPI 3.0 subset |
 //!
 //! A type a dialect cannot express is a [`DialectError`] naming the tool and the JSON path,
-//! never a silently different schema. [`check`] asserts a dialect's rules on any wire value,
-//! so tests can hold every tool to them.
+//! never a silently different schema. A catalog ([`tool_schemas`]) leaves such a tool out of
+//! that dialect only and lists it beside the schemas, so one tool cannot take the others
+//! down. [`check`] asserts a dialect's rules on any wire value, so tests can hold every tool
+//! to them.
 //!
 //! ```
 //! use pi_tools::dialect::{Dialect, transform};
@@ -28,13 +30,16 @@
 //! ```
 
 mod anthropic;
+mod catalog;
 mod gemini;
 pub mod mcp;
+mod notes;
 mod openai_strict;
 mod visit;
 
 use serde_json::{Value, json};
 
+pub use catalog::{DialectSchemas, tool_schemas};
 pub use mcp::McpHints;
 
 use crate::tool::ToolDefinition;

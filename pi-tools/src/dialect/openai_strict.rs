@@ -3,6 +3,7 @@
 
 use serde_json::{Map, Value, json};
 
+use super::notes;
 use super::visit::{self, children_mut, is_null_schema, is_object, visit_all};
 use super::{Dialect, DialectError};
 
@@ -98,42 +99,11 @@ fn fix(node: &mut Value, path: &str) -> Result<(), DialectError> {
     Ok(())
 }
 
-/// Ends the node's description with `Default: VALUE.` (a one-word string as it is, anything
-/// else as JSON), or makes that the description; a description that already speaks of its
-/// default is left as it is.
+/// Ends the node's description with `Default: VALUE.` (see [`notes::value_text`]); a
+/// description that already speaks of its default is left as it is.
 fn say_default(object: &mut Map<String, Value>, default: &Value) {
-    let described = object
-        .get("description")
-        .and_then(Value::as_str)
-        .is_some_and(|text| text.to_lowercase().contains("default"));
-    if described {
-        return;
-    }
-    let word = |text: &str| {
-        !text.is_empty()
-            && text
-                .chars()
-                .all(|c| c.is_alphanumeric() || c == '-' || c == '_')
-    };
-    let value = match default {
-        Value::String(text) if word(text) => text.clone(),
-        other => other.to_string(),
-    };
-    let sentence = format!("Default: {value}.");
-    let description = match object.get("description").and_then(Value::as_str) {
-        None => sentence,
-        Some(text) => {
-            let text = text.trim_end();
-            if text.is_empty() {
-                sentence
-            } else if text.ends_with(['.', '!', '?']) {
-                format!("{text} {sentence}")
-            } else {
-                format!("{text}. {sentence}")
-            }
-        }
-    };
-    object.insert("description".into(), Value::String(description));
+    let sentence = format!("Default: {}.", notes::value_text(default));
+    notes::append(object, "default", &sentence);
 }
 
 fn any_value(path: &str) -> DialectError {
@@ -159,11 +129,19 @@ fn close_object(node: &mut Value, path: &str) -> Result<(), DialectError> {
             ));
         }
     }
-    if !object.contains_key("properties") && object.get("additionalProperties").is_none() {
+    // In JSON Schema, `properties: {}` declares nothing: it accepts any keys, as a missing
+    // `properties` does, so both are the same free-form object. At the root that is a tool
+    // that declares no parameters, and closing it says the same; below the root it is a
+    // value of arbitrary keys, which strict mode cannot express.
+    let declared = object
+        .get("properties")
+        .and_then(Value::as_object)
+        .is_some_and(|p| !p.is_empty());
+    if !declared && object.get("additionalProperties").is_none() && !path.is_empty() {
         return Err(DialectError::new(
             D,
             path,
-            "an object without declared properties accepts arbitrary keys, which strict mode cannot express; declare its fields, or use the openai dialect",
+            "an object without declared properties (no `properties`, or `properties: {}`) accepts arbitrary keys, which strict mode cannot express; declare its fields, or use the openai dialect",
         ));
     }
     object.insert("additionalProperties".into(), Value::Bool(false));

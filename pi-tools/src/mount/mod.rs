@@ -107,6 +107,13 @@ impl McpServerTools {
         &self.tools
     }
 
+    /// One warning per schema of its tools that contradicts itself (a `type: boolean` with
+    /// string `enum` values, a `default` outside its `enum`), naming the tool and the path.
+    /// Such tools stay mounted; the mount also logs these warnings.
+    pub fn warnings(&self) -> Vec<String> {
+        crate::tool::contradictions::warnings(self.tools.iter().map(|t| t.as_ref()))
+    }
+
     /// Its tools as the runner sees them.
     pub fn agent_tools(&self) -> Vec<Arc<dyn AgentTool>> {
         self.tools.iter().map(|t| wrap(t.clone(), None)).collect()

@@ -152,7 +152,7 @@ impl Mounts {
                 let name = mounted.spec().name.to_owned();
                 if let Some(problem) = tool_name_problem(&name) {
                     return Err(format!(
-                        "the MCP server `{server}` lists the tool `{tool}`, which would be called `{name}`, but {problem}; leave it out with a `tools` allow-list in [mcp.servers.{server}]",
+                        "the MCP server `{server}` lists the tool `{tool}`, which would be called `{name}`, but {problem}; give it another name with `rename = {{ \"{tool}\" = \"new_name\" }}`, or leave it out with a `tools` allow-list, in [mcp.servers.{server}]",
                         server = server.name(),
                         tool = tool.name
                     ));
@@ -163,13 +163,18 @@ impl Mounts {
                     .any(|t| t.spec().name == name)
                 {
                     return Err(format!(
-                        "the tool `{tool}` of the MCP server `{server}` would be called `{name}`, which another tool is already called; leave it out with a `tools` allow-list in [mcp.servers.{server}], or rename the server's entry",
+                        "the tool `{tool}` of the MCP server `{server}` would be called `{name}`, which another tool is already called; give it another name with `rename = {{ \"{tool}\" = \"new_name\" }}`, or leave it out with a `tools` allow-list, in [mcp.servers.{server}], or rename the server's entry",
                         server = server.name(),
                         tool = tool.name
                     ));
                 }
                 tools.push(mounted);
             }
+        }
+        // A schema no value can satisfy is served as it is (the user chose the server), but
+        // said once here, where the tools join.
+        for warning in crate::tool::contradictions::warnings(tools.iter().map(|t| t.as_ref())) {
+            tracing::warn!("{warning}");
         }
         Ok(tools)
     }

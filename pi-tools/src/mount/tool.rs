@@ -48,7 +48,9 @@ pub(crate) fn mounted_tool(
 /// The spec of `tool` of `server` as the server lists it.
 fn mounted_spec(server: &Server, tool: &rmcp::model::Tool, instructions: Option<&str>) -> ToolSpec {
     let remote = tool.name.to_string();
-    let name = mounted_name(server.name(), &remote);
+    // `math.factorial` is a fine MCP name and no provider's: the name here is rewritten
+    // (or renamed by the entry), and the call still goes out as `math.factorial`.
+    let name = mounted_name(server.name(), &server.settings().local_name(&remote));
     let description = tool
         .description
         .as_deref()

@@ -89,7 +89,8 @@ impl<'a> Request<'a> {
     }
 
     /// The tools, each as [`tool_schema`](crate::dialect::tool_schema) renders it in the
-    /// same dialect.
+    /// same dialect ([`Toolbox::dialect_schemas`](crate::toolbox::Toolbox::dialect_schemas)
+    /// gives them, leaving out a tool the dialect cannot express).
     pub fn with_tools(mut self, tools: &'a [Value]) -> Self {
         self.tools = tools;
         self

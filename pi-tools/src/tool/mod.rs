@@ -7,6 +7,7 @@
 //!
 //! Imports only the kernel ([`crate::core`]).
 
+pub mod contradictions;
 mod definition;
 mod from_fn;
 pub mod names;

@@ -19,6 +19,21 @@ pub fn split_mounted(name: &str) -> Option<(&str, &str)> {
     name.split_once(MOUNT_SEPARATOR)
 }
 
+/// `name` with each character a provider refuses in tool names replaced by `_`
+/// (`math.factorial` → `math_factorial`): MCP allows `.` and `/`, the provider dialects do
+/// not. A mounted tool keeps its own name for the call.
+pub fn provider_safe(name: &str) -> String {
+    name.chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect()
+}
+
 /// Whether `name` matches `pattern`, where `*` stands for any run of characters and `?` for
 /// one character.
 pub fn glob_match(pattern: &str, name: &str) -> bool {
@@ -104,6 +119,9 @@ mod tests {
         );
         assert_eq!(split_mounted("a__b__c"), Some(("a", "b__c")));
         assert_eq!(split_mounted("read"), None);
+        assert_eq!(provider_safe("math.factorial"), "math_factorial");
+        assert_eq!(provider_safe("a/b c"), "a_b_c");
+        assert_eq!(provider_safe("get-sum"), "get-sum");
     }
 
     #[test]

@@ -10,9 +10,9 @@ use toml::de::{DeTable, DeValue};
 
 use super::Loader;
 use crate::config::{ServerSettings, ServerTransport};
-use crate::tool::names::{MOUNT_SEPARATOR, tool_name_problem};
+use crate::tool::names::{MOUNT_SEPARATOR, mounted_name, tool_name_problem};
 
-const SERVER_KEYS: [&str; 12] = [
+const SERVER_KEYS: [&str; 13] = [
     "command",
     "env",
     "cwd",
@@ -25,6 +25,7 @@ const SERVER_KEYS: [&str; 12] = [
     "eager",
     "sandbox",
     "parallel",
+    "rename",
 ];
 
 /// The keys of one server that choose and shape its transport, as read, before the choice.
@@ -224,6 +225,22 @@ impl<'a> Loader<'a> {
             "eager" => settings.eager = self.boolean(value, k).unwrap_or(false),
             "sandbox" => settings.sandbox = self.boolean(value, k).unwrap_or(true),
             "parallel" => settings.parallel = self.boolean(value, k).unwrap_or(false),
+            "rename" => {
+                let map = self.string_map(value, "rename", "\"math.factorial\" = \"factorial\"");
+                for (remote, local) in map {
+                    let name = mounted_name(&settings.name, &local);
+                    if let Some(problem) = tool_name_problem(&name) {
+                        self.report(
+                            value.span(),
+                            format!(
+                                "`rename` in {header} gives the tool `{remote}` the name `{local}`, but `{name}` cannot be a tool name: {problem}; use letters, digits, `_` and `-`"
+                            ),
+                        );
+                    } else {
+                        settings.rename.insert(remote, local);
+                    }
+                }
+            }
             other => self.unknown_key(key.span(), other, header, &SERVER_KEYS),
         }
     }
