@@ -25,7 +25,11 @@
 //! - an oldText copied with line numbers (`cat -n`, `nl -ba`, arrows, `12 | `, grep with and
 //!   without a path, GNU's `12:text` and pi-tools' `12: text`), newText with or without them,
 //!   applies with exactly the expected bytes or is refused; it applies whenever the first
-//!   number is right and the text without numbers occurs once, and never when it is wrong.
+//!   number is right and the text without numbers occurs once, and never when it is wrong;
+//! - in files that mix CRLF and LF lines, an edit that keeps, changes, deletes or adds lines
+//!   leaves every line outside it byte-identical, and its lines take the endings of the
+//!   lines they replace or of their neighbours; it is refused only when the replaced lines
+//!   mix endings.
 //!
 //! `PROPTEST_CASES` raises the number of cases (the default keeps the suite fast).
 #![cfg(feature = "builtins")]
@@ -41,6 +45,7 @@ use unicode_normalization::UnicodeNormalization;
 use unicode_normalization::char::canonical_combining_class;
 
 mod drift;
+mod line_endings;
 mod numbers;
 mod repeats;
 

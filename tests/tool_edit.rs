@@ -12,6 +12,7 @@ use pi_tools::{IntoToolResult, ToolContext, ToolResult};
 use tokio_util::sync::CancellationToken;
 
 mod indentation;
+mod line_endings;
 mod line_numbers;
 mod repeats;
 mod tab_width;

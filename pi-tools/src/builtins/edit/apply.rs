@@ -10,6 +10,7 @@ use super::blank_note::BlankLineAdjustment;
 use super::diff::{self, EditDiff, diff};
 use super::indent::{IndentFit, IndentMatch, LineRange, locate_indented};
 use super::indent_note::IndentAdjustment;
+use super::line_endings::with_endings;
 use super::lines::IndentIndex;
 use super::matching::{LfText, LocateError, Located, SplitCharacter, locate};
 use super::numbers::{self, Prefixes};
@@ -78,12 +79,13 @@ pub fn apply_edits_with(
         None => ("", original),
     };
     let lf = LfText::new(body);
+    let labels = Labels { count: edits.len() };
     let mut locator = Locator {
         text: &lf.text,
         index: None,
         tab_width: hints.tab_width,
         shown,
-        labels: Labels { count: edits.len() },
+        labels,
         reached: Stage::Exact,
         indentation: Vec::new(),
         blank_lines: Vec::new(),
@@ -102,7 +104,7 @@ pub fn apply_edits_with(
     } = locator;
     placed.sort_by_key(|p| p.at.start);
     check_overlaps(&placed, shown)?;
-    let content = splice(bom, body, &lf, &placed);
+    let content = splice(bom, body, &lf, &placed, labels, shown)?;
     if content == original {
         return Err(ToolError::new(refusal::no_change(shown)));
     }
@@ -400,27 +402,39 @@ fn check_overlaps(placed: &[Placed], shown: &str) -> Result<(), ToolError> {
 }
 
 /// The file's new content: each placed newText (sorted, not overlapping) spliced into the
-/// original bytes of `body` with the file's line ending, after the BOM.
-fn splice(bom: &str, body: &str, lf: &LfText<'_>, placed: &[Placed]) -> String {
-    let ending = match body.find('\n') {
-        Some(i) if i > 0 && body.as_bytes()[i - 1] == b'\r' => "\r\n",
-        _ => "\n",
-    };
+/// original bytes of `body`, after the BOM, with the line endings of the lines it replaces
+/// (`line_endings.rs`).
+fn splice(
+    bom: &str,
+    body: &str,
+    lf: &LfText<'_>,
+    placed: &[Placed],
+    labels: Labels,
+    shown: &str,
+) -> Result<String, ToolError> {
     let mut content = String::with_capacity(bom.len() + body.len() + 64);
     content.push_str(bom);
     let mut orig_pos = 0;
-    for p in placed {
-        let (orig_start, orig_end) = (lf.original_offset(p.at.start), lf.original_offset(p.at.end));
-        content.push_str(&body[orig_pos..orig_start]);
-        if ending == "\n" {
-            content.push_str(&p.new_text);
-        } else {
-            content.push_str(&p.new_text.replace('\n', ending));
-        }
-        orig_pos = orig_end;
+    for (k, p) in placed.iter().enumerate() {
+        let limit = placed
+            .get(k + 1)
+            .map_or(lf.text.len(), |next| next.at.start);
+        let written = with_endings(lf, p.at.start, p.at.end, &p.new_text, limit).map_err(|_| {
+            let lines = numbered::lines_of(&lf.text, &p.at);
+            ToolError::new(refusal::mixed_endings(
+                &labels.old_text(p.edit),
+                &labels.new_text(p.edit),
+                lines,
+                shown,
+            ))
+        })?;
+        let from = lf.original_offset(written.range.start);
+        content.push_str(&body[orig_pos..from]);
+        content.push_str(&written.text);
+        orig_pos = lf.original_offset(written.range.end);
     }
     content.push_str(&body[orig_pos..]);
-    content
+    Ok(content)
 }
 
 /// Lines kept around the edited region for the diff: more than the diff's own context, so

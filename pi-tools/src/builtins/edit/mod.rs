@@ -15,7 +15,9 @@
 //! name the matched lines (`numbers.rs`, `apply/numbered.rs`).
 //! Only the replaced regions change: a match locates a region, and the new
 //! text is spliced into the file's original bytes, so line endings, a byte-order mark,
-//! trailing spaces and typographic characters elsewhere stay exactly as they were.
+//! trailing spaces and typographic characters elsewhere stay exactly as they were. Each
+//! written line takes the ending of the line it replaces, or of its neighbours where lines
+//! are added, so a file that mixes CRLF and LF keeps its mix (`line_endings.rs`).
 //! `apply.rs` does all of that in memory (the whole tool but the file IO, also public as
 //! [`apply_edits`]); this file holds the tool, its arguments and its rendering, and reads
 //! the file's `.editorconfig` for its tab width.
@@ -35,6 +37,7 @@ mod blank_note;
 mod diff;
 mod indent;
 mod indent_note;
+mod line_endings;
 mod lines;
 mod matching;
 mod numbers;

@@ -56,6 +56,13 @@ pub(super) fn overlap(a: usize, b: usize, shown: &str) -> String {
     )
 }
 
+pub(super) fn mixed_endings(label: &str, new_label: &str, lines: LineRange, shown: &str) -> String {
+    format!(
+        "{label} replaces {} of {shown}, whose line endings mix CRLF and LF, and the lines of {new_label} do not line up with them one for one, so which ending each new line should get is not defined. Split the edit into parts that each replace lines with one kind of ending, or keep the lines around the change as they are in both texts.",
+        lines.words()
+    )
+}
+
 pub(super) fn no_change(shown: &str) -> String {
     format!(
         "No changes made to {shown}: the replacements produce the same content. Make newText differ from oldText."
