@@ -20,7 +20,10 @@
 //!   normalised or shifted applies with exactly the expected bytes or is refused, and is
 //!   refused only when another place reads the same; overlapping repeats are refused in every
 //!   stage, naming each start; in files whose tabs are 2 or 8 columns one line sent in spaces
-//!   applies exactly when the width is settled and the line is at its depth; and an edit
+//!   applies exactly when it is at its depth at the settled width, or, settled by nothing,
+//!   at the one width of 2, 4 and 8 that keeps its depth; in tabs-only files a one-line
+//!   edit sent in spaces at 2, 4 or 8 columns a tab applies, and one sent in tabs applies
+//!   as sent; and an edit
 //!   sent again after it was applied (stale) is refused, never applied twice;
 //! - an oldText copied with line numbers (`cat -n`, `nl -ba`, arrows, `12 | `, grep with and
 //!   without a path, GNU's `12:text` and pi-tools' `12: text`), newText with or without them,
@@ -48,6 +51,7 @@ mod drift;
 mod line_endings;
 mod numbers;
 mod repeats;
+mod tab_widths;
 
 /// Cases per property: `PROPTEST_CASES` when set, else a number that keeps CI fast.
 fn cases(default: u32) -> u32 {

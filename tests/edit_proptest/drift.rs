@@ -138,10 +138,14 @@ proptest! {
         // the case's: a single line converted to spaces may then apply (at that step, where
         // its depth is the file line's) or be refused.
         let level = texts[0].0.0;
+        // A line converted between tabs and spaces stays at its depth at the width it was
+        // sent at, the only one of 2, 4 and 8 that keeps it there (a shifted conversion is
+        // read at another width, and left to `two_and_eight_column_tabs`).
+        prop_assume!(!(n == 1 && matches!((mistake, style), (Mistake::Restyle { levels, .. }, Style::Tabs) if levels != 0)));
         let one_line_moves = n == 1
             && mistake.indent(style, level) != Some(style.indent(level))
-            && !matches!((mistake, style), (Mistake::Restyle { .. }, Style::Spaces(_)));
-        let one_line_converted = n == 1 && matches!(mistake, Mistake::Restyle { .. });
+            && !matches!(mistake, Mistake::Restyle { .. });
+        let one_line_converted = n == 1 && matches!((mistake, style), (Mistake::Restyle { .. }, Style::Spaces(_)));
         if let Mistake::Restyle { levels: k, .. } = mistake {
             prop_assume!(n == 1 || levels.iter().any(|&l| l > 0));
             prop_assume!(k == 0 || levels.len() >= 2 || n == 1);

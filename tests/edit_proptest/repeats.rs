@@ -122,7 +122,9 @@ proptest! {
     })]
     /// A file whose tabs are 2 or 8 columns, settled by a modeline or its .editorconfig (or
     /// by nothing): one line sent in spaces applies, newText converted at that width, exactly
-    /// when it is at the file line's depth and the width is settled; otherwise it is refused.
+    /// when it is at the file line's depth at the settled width; settled by nothing, it
+    /// applies at the one width of 2, 4 and 8 that puts it at the line's depth, and is refused
+    /// when none does.
     #[test]
     fn two_and_eight_column_tabs(
         width in prop::sample::select(vec![2usize, 8]),
@@ -150,15 +152,24 @@ proptest! {
         let new = format!("{old}\n{}added();", " ".repeat(spaces + width));
         let edits = [Replacement { old_text: old.clone(), new_text: new }];
         let result = apply_edits_with(&original, &edits, "f", hints);
-        let mut expected = text.clone();
-        expected.insert(target + 1, format!("{}added();", "\t".repeat(levels[target] + 1)));
-        let expected = expected.join("\n") + "\n";
-        match result {
-            Ok(edited) => {
-                prop_assert!(off == 0 && source < 2, "applied {:?} (source {})", old, source);
-                prop_assert_eq!(edited.content, expected);
+        // The width the line is read at: the settled one when it keeps the depth, else the
+        // only one of 2, 4 and 8 that does.
+        let read_at = if source < 2 {
+            (off == 0).then_some(width)
+        } else {
+            [2usize, 4, 8].into_iter().find(|w| w * levels[target] == spaces)
+        };
+        match (result, read_at) {
+            (Ok(edited), Some(w)) => {
+                let columns = spaces + width;
+                let added = format!("{}{}added();", "\t".repeat(columns / w), " ".repeat(columns % w));
+                let mut expected = text.clone();
+                expected.insert(target + 1, added);
+                prop_assert_eq!(edited.content, expected.join("\n") + "\n");
             }
-            Err(e) => prop_assert!(off != 0 || source == 2, "refused {:?}: {}", old, e.message()),
+            (Ok(_), None) => prop_assert!(false, "applied {:?} (source {})", old, source),
+            (Err(e), Some(_)) => prop_assert!(false, "refused {:?}: {}", old, e.message()),
+            (Err(_), None) => {}
         }
     }
 }

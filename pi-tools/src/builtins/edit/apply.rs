@@ -306,15 +306,8 @@ impl<'t> Locator<'t> {
     }
 
     /// `new_text` re-indented the way the indentation stage matched oldText; refused when
-    /// that depends on a tab width the file does not settle.
+    /// the tab widths the file leaves open would write it differently.
     fn reindent(&self, i: usize, fit: &IndentFit, new_text: &str) -> Result<String, ToolError> {
-        if fit.unsettled {
-            return Err(ToolError::new(refusal::unsettled_width(
-                &self.labels.old_text(i),
-                fit,
-                self.shown,
-            )));
-        }
         let indented = fit.transform.apply_to_text(new_text).map_err(|line| {
             ToolError::new(refusal::too_shallow(
                 &self.labels.new_text(i),

@@ -8,7 +8,9 @@
 //! well, `newText` then placed around the file's own blank lines (`blank.rs`,
 //! `blank_map.rs`). Every stage counts overlapping occurrences, and more than one is a
 //! refusal. A single line is never moved to another depth: it may only be converted between
-//! tabs and spaces at the tab width the file settles (`tab_width.rs`). A match through a
+//! tabs and spaces at the tab width the file settles (`tab_width.rs`), or, where nothing
+//! settles it, at the widths of 2, 4 and 8 that keep it at its depth; a conversion the
+//! file's width would decide is refused only when those widths write newText differently. A match through a
 //! forgiving stage whose newText is already around it, or is already in the file as it was
 //! sent, looks like an edit sent again, and is refused (`stale.rs`). An oldText found nowhere
 //! whose lines carry line numbers copied from tool output is matched without them when they

@@ -245,21 +245,13 @@ pub(super) fn unsettled_width(label: &str, fit: &IndentFit, shown: &str) -> Stri
         Transform::Restyle { to_tabs: false, .. } => "spaces",
         _ => "tabs",
     };
-    let (decides, copy) = if fit.lines.first == fit.lines.last {
-        (
-            format!("whether that line is at {label}'s depth"),
-            format!("the line's indentation from the file (it is indented with {style})"),
-        )
+    let copy = if fit.lines.first == fit.lines.last {
+        format!("the line's indentation from the file (it is indented with {style})")
     } else {
-        (
-            "how newText's lines are indented".to_string(),
-            format!(
-                "the indentation of those lines from the file (they are indented with {style})"
-            ),
-        )
+        format!("the indentation of those lines from the file (they are indented with {style})")
     };
     format!(
-        "{label} matches {} of {shown} only with its indentation converted between spaces and tabs, and {shown} does not settle how many columns a tab stands for (no modeline, no tab_width or indent_size in an .editorconfig, no lines mixing tabs and spaces), which decides {decides}. Copy {copy}.",
+        "{label} matches {} of {shown} only with its indentation converted between spaces and tabs, and {shown} does not settle how many columns a tab stands for (no modeline, no tab_width or indent_size in an .editorconfig, no lines mixing tabs and spaces), which decides how newText's lines are indented: the widths at which it matches would write them differently. Copy {copy}, and indent newText the same way.",
         fit.lines.words()
     )
 }
