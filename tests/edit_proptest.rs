@@ -12,9 +12,10 @@
 //!   place of the block, its edges too), with or without an indentation mistake, in files with
 //!   CRLF, a BOM or no final newline, either applies with exactly the expected bytes (the
 //!   file's blank lines kept, newText's own added, nothing outside the window changed) or is
-//!   refused; it is refused whenever a blank line drifts between two lines newText changes,
-//!   and applies whenever the window is unique, oldText has no blank line at its edges, and a
-//!   single line with text keeps its depth.
+//!   refused; a blank line that drifts between two lines newText changes one for one stays
+//!   between the lines that replace them, and the edit applies whenever the window is
+//!   unique, oldText has no blank line at its edges, and a single line with text keeps its
+//!   depth.
 //!
 //! - in files of repeated lines (around and inside the window), an oldText sent exactly,
 //!   normalised or shifted applies with exactly the expected bytes or is refused, and is

@@ -298,7 +298,7 @@ pub(super) fn ill_defined(
     shown: &str,
 ) -> String {
     format!(
-        "{label} matches {shown} only with its blank lines adjusted ({}), but at line {} that adjustment falls between lines that {new_label} changes, so where the file's blank lines belong in the new text is not defined. Copy the blank lines of {} from the file into oldText exactly, or keep a line next to them unchanged in {new_label}.",
+        "{label} matches {shown} only with its blank lines adjusted ({}), but at line {} that adjustment falls among lines that {new_label} replaces with more or fewer lines, or between two kept lines with new text put between them, so where the file's blank lines belong in the new text is not defined. Copy the blank lines of {} from the file into oldText exactly, or keep a line next to them unchanged in {new_label}.",
         fit.mistake(),
         at.line,
         fit.fit.lines.words()
