@@ -127,10 +127,10 @@ proptest! {
         let n = case.replacements.len();
         // Forward edits in a shuffled order (reversed), inverse edits in order.
         let forward: Vec<Replacement> = (0..n).rev()
-            .map(|i| Replacement { old_text: marker(i), new_text: replacement(&case, i) })
+            .map(|i| Replacement { old_text: marker(i), new_text: replacement(&case, i), replace_all: false })
             .collect();
         let inverse: Vec<Replacement> = (0..n)
-            .map(|i| Replacement { old_text: replacement(&case, i), new_text: marker(i) })
+            .map(|i| Replacement { old_text: replacement(&case, i), new_text: marker(i), replace_all: false })
             .collect();
         runtime.block_on(async {
             edit(&ctx, EditArgs { path: "f.txt".into(), edits: forward }).await
@@ -226,7 +226,7 @@ proptest! {
             old.push(' ');
         }
         let new = "\u{27EA}new\u{27EB}";
-        let edits = [Replacement { old_text: old.clone(), new_text: new.into() }];
+        let edits = [Replacement { old_text: old.clone(), new_text: new.into(), replace_all: false }];
         if let Ok(edited) = apply_edits(&original, &edits, "f") {
             // The blank-line stage may leave out blank lines oldText has at its ends that
             // the file does not: the region then reads as oldText without them.
@@ -257,6 +257,7 @@ fn the_two_reported_cuts_are_refused() {
         let edits = [Replacement {
             old_text: old.into(),
             new_text: "X".into(),
+            replace_all: false,
         }];
         assert!(apply_edits(original, &edits, "f").is_err(), "{original:?}");
     }
@@ -477,7 +478,7 @@ proptest! {
         // An oldText that reads as some other place of the file is that place's business
         // (the exact and normalised stages come first).
         prop_assume!(!normalise(&original).contains(&normalise(&old)));
-        let edits = [Replacement { old_text: old.clone(), new_text: new.clone() }];
+        let edits = [Replacement { old_text: old.clone(), new_text: new.clone(), replace_all: false }];
         // One line is never moved to another depth, and every mistake left for one line
         // (a shift) changes its depth.
         let one_line = text_lines.len() == 1;

@@ -15,6 +15,7 @@ mod indentation;
 mod line_endings;
 mod line_numbers;
 mod repeats;
+mod replace_all;
 mod tab_width;
 
 fn ctx_in(dir: &Path) -> ToolContext {

@@ -174,7 +174,7 @@ proptest! {
         // two lines it changes stays between the lines that replace them.
         let edge_blanks = old_gaps[0] > 0 || old_gaps[n] > 0;
 
-        let edits = [Replacement { old_text: old.clone(), new_text: new.clone() }];
+        let edits = [Replacement { old_text: old.clone(), new_text: new.clone(), replace_all: false }];
         match apply_edits(&original, &edits, "f") {
             Ok(edited) => {
                 prop_assert!(!one_line_moves, "moved one line to another depth: old {:?}", old);

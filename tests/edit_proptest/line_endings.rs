@@ -113,7 +113,7 @@ proptest! {
             }
         }
         prop_assume!(old != new);
-        let edits = [Replacement { old_text: old.clone(), new_text: new.clone() }];
+        let edits = [Replacement { old_text: old.clone(), new_text: new.clone(), replace_all: false }];
         // The bytes before the run, and after the ending of its last line.
         let prefix: String = (0..a).map(|i| format!("{}{}", line(i), ending_of(&case, i))).collect();
         let suffix: String = (b..n).map(|i| format!("{}{}", line(i), ending_of(&case, i))).collect();
@@ -180,6 +180,7 @@ fn edited_lines_take_the_endings_around_them_not_the_first_lines() {
         let edits = [Replacement {
             old_text: old.into(),
             new_text: new.into(),
+            replace_all: false,
         }];
         apply_edits(file, &edits, "f").map(|e| e.content)
     };

@@ -50,7 +50,7 @@ proptest! {
         if final_newline {
             expected.push('\n');
         }
-        let edits = [Replacement { old_text: old.clone(), new_text: new.clone() }];
+        let edits = [Replacement { old_text: old.clone(), new_text: new.clone(), replace_all: false }];
         let edited = apply_edits(&original, &edits, "f")
             .map_err(|e| TestCaseError::fail(format!("{} (old {old:?} in {original:?})", e.message())))?;
         prop_assert_eq!(edited.content, expected, "old {:?} new {:?}", old, new);

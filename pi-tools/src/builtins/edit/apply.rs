@@ -16,6 +16,7 @@ use super::matching::{LfText, LocateError, Located, SplitCharacter, locate};
 use super::numbers::{self, Prefixes};
 use super::numbers_note::LineNumberAdjustment;
 use super::refusal::{self, Labels};
+use super::replace_all::{AllError, ReplacedAll, locate_all};
 use super::stale::{already_applied, sent_text_present};
 use super::transform::default_width;
 use crate::core::ToolError;
@@ -39,6 +40,10 @@ pub struct Edited {
     pub blank_lines: Vec<BlankLineAdjustment>,
     /// The edits whose oldText matched once the line numbers copied into it were removed.
     pub line_numbers: Vec<LineNumberAdjustment>,
+    /// How many regions were replaced (each occurrence of a `replaceAll` edit counts).
+    pub replacements: usize,
+    /// The `replaceAll` edits and how many occurrences each replaced.
+    pub replaced_all: Vec<ReplacedAll>,
 }
 
 /// What [`apply_edits_with`] knows about the file beyond its text.
@@ -91,11 +96,20 @@ pub fn apply_edits_with(
         blank_lines: Vec::new(),
         line_numbers: Vec::new(),
     };
-    let mut placed = edits
-        .iter()
-        .enumerate()
-        .map(|(i, edit)| locator.place(i, edit))
-        .collect::<Result<Vec<Placed>, ToolError>>()?;
+    let mut placed: Vec<Placed> = Vec::with_capacity(edits.len());
+    let mut replaced_all = Vec::new();
+    for (i, edit) in edits.iter().enumerate() {
+        if edit.replace_all {
+            let all = locator.place_all(i, edit)?;
+            replaced_all.push(ReplacedAll {
+                edit: i,
+                count: all.len(),
+            });
+            placed.extend(all);
+        } else {
+            placed.push(locator.place(i, edit)?);
+        }
+    }
     let Locator {
         indentation,
         blank_lines,
@@ -115,6 +129,8 @@ pub fn apply_edits_with(
         indentation,
         blank_lines,
         line_numbers,
+        replacements: placed.len(),
+        replaced_all,
     })
 }
 
@@ -171,6 +187,32 @@ struct Locator<'t> {
 }
 
 impl<'t> Locator<'t> {
+    /// Every exact occurrence of edit `i`'s oldText (`replaceAll`), each with its newText;
+    /// no forgiving stage applies.
+    fn place_all(&self, i: usize, edit: &Replacement) -> Result<Vec<Placed>, ToolError> {
+        let old = edit.old_text.replace("\r\n", "\n");
+        let new_text = edit.new_text.replace("\r\n", "\n");
+        let label = self.labels.old_text(i);
+        if old.is_empty() {
+            return Err(ToolError::new(refusal::empty(&label)));
+        }
+        let all = locate_all(self.text, &old).map_err(|e| {
+            ToolError::new(match e {
+                AllError::NotFound => refusal::not_found_all(&label, self.text, &old, self.shown),
+                AllError::Overlap(a, b) => refusal::overlapping_all(&label, a, b, self.shown),
+            })
+        })?;
+        Ok(all
+            .into_iter()
+            .map(|at| Placed {
+                edit: i,
+                at,
+                new_text: new_text.clone(),
+                stage: Stage::Exact,
+            })
+            .collect())
+    }
+
     /// Locates edit `i` and prepares its newText, or says why it cannot be applied: through
     /// the stages, else without the line numbers copied into it.
     fn place(&mut self, i: usize, edit: &Replacement) -> Result<Placed, ToolError> {
@@ -490,6 +532,7 @@ mod tests {
         Replacement {
             old_text: old.into(),
             new_text: new.into(),
+            replace_all: false,
         }
     }
 

@@ -50,6 +50,25 @@ pub(super) fn ambiguous(label: &str, count: usize, lines: &[usize], shown: &str)
     )
 }
 
+pub(super) fn not_found_all(label: &str, text: &str, old: &str, shown: &str) -> String {
+    let mut message = format!(
+        "Could not find {label} in {shown}. With replaceAll, every occurrence must match the file exactly, including whitespace and indentation (no forgiving match applies): read the file again and copy the text from it."
+    );
+    push_region(&mut message, text, old);
+    message
+}
+
+pub(super) fn overlapping_all(label: &str, first: usize, second: usize, shown: &str) -> String {
+    let lines = if first == second {
+        format!("both on line {first}")
+    } else {
+        format!("on lines {first} and {second}")
+    };
+    format!(
+        "{label} occurs in {shown} in places that overlap ({lines}), so replacing every occurrence is not defined. Make {label} longer or shorter so that its occurrences are apart, or replace them with separate edits."
+    )
+}
+
 pub(super) fn overlap(a: usize, b: usize, shown: &str) -> String {
     format!(
         "edits[{a}] and edits[{b}] overlap in {shown}. Merge them into one edit, or make them cover separate parts of the file."
