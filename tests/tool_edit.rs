@@ -14,6 +14,7 @@ use tokio_util::sync::CancellationToken;
 mod indentation;
 mod line_endings;
 mod line_numbers;
+mod moves;
 mod repeats;
 mod replace_all;
 mod tab_width;

@@ -13,6 +13,7 @@ use super::indent_note::IndentAdjustment;
 use super::line_endings::with_endings;
 use super::lines::IndentIndex;
 use super::matching::{LfText, LocateError, Located, SplitCharacter, locate};
+use super::moves::moved_away;
 use super::numbers::{self, Prefixes};
 use super::numbers_note::LineNumberAdjustment;
 use super::refusal::{self, Labels};
@@ -93,6 +94,7 @@ pub fn apply_edits_with(
         index: None,
         tab_width: hints.tab_width,
         shown,
+        edits,
         labels,
         reached: Stage::Exact,
         indentation: Vec::new(),
@@ -181,6 +183,8 @@ struct Locator<'t> {
     /// The tab width the file's .editorconfig sets.
     tab_width: Option<usize>,
     shown: &'t str,
+    /// All edits of the call: one that moves lines is told from a resend by another.
+    edits: &'t [Replacement],
     labels: Labels,
     /// The last stage tried for the current edit (the one that refused it, when one did).
     reached: Stage,
@@ -253,13 +257,15 @@ impl<'t> Locator<'t> {
     }
 
     /// Edit `i` through the four stages; a match through a forgiving stage is refused when
-    /// the edit looks already applied.
+    /// the edit looks already applied, unless another edit of the call takes the lines that
+    /// make it look so away from where they are (a move, `moves.rs`).
     fn find(&mut self, i: usize, old: &str, new_text: &str) -> Result<Placed, Miss> {
         let placed = self.stages(i, old, new_text)?;
         self.reached = placed.stage;
         if placed.stage != Stage::Exact
             && let Some((window, found)) =
                 already_applied(self.text, placed.at.start, placed.at.end, &placed.new_text)
+            && !moved_away(self.text, self.edits, i, window, found)
         {
             let label = self.labels.old_text(i);
             return Err(Miss::Refused(ToolError::new(refusal::already_applied(
@@ -273,16 +279,18 @@ impl<'t> Locator<'t> {
         if placed.stage != Stage::Exact
             && let Some(found) = sent_text_present(self.text, old, new_text)
         {
-            let label = self.labels.old_text(i);
             let window = numbered::lines_of(self.text, &placed.at);
-            return Err(Miss::Refused(ToolError::new(refusal::sent_text_present(
-                &label,
-                &self.labels.new_text(i),
-                placed.stage,
-                window,
-                found,
-                self.shown,
-            ))));
+            if !moved_away(self.text, self.edits, i, window, found) {
+                let label = self.labels.old_text(i);
+                return Err(Miss::Refused(ToolError::new(refusal::sent_text_present(
+                    &label,
+                    &self.labels.new_text(i),
+                    placed.stage,
+                    window,
+                    found,
+                    self.shown,
+                ))));
+            }
         }
         Ok(placed)
     }

@@ -45,6 +45,7 @@ mod indent_note;
 mod line_endings;
 mod lines;
 mod matching;
+mod moves;
 mod numbers;
 mod numbers_note;
 mod refusal;
