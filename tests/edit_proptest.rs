@@ -33,7 +33,10 @@
 //! - in files that mix CRLF and LF lines, an edit that keeps, changes, deletes or adds lines
 //!   leaves every line outside it byte-identical, and its lines take the endings of the
 //!   lines they replace or of their neighbours; it is refused only when the replaced lines
-//!   mix endings.
+//!   mix endings;
+//! - an oldText and newText sent in a wrapper (a code fence, diff prefixes, JSON escaping,
+//!   HTML entities) apply with exactly the expected bytes once it is removed, and a file that
+//!   holds the wrapped text for real is edited as sent.
 //!
 //! `PROPTEST_CASES` raises the number of cases (the default keeps the suite fast).
 #![cfg(feature = "builtins")]
@@ -53,6 +56,7 @@ mod line_endings;
 mod numbers;
 mod repeats;
 mod tab_widths;
+mod wrappers;
 
 /// Cases per property: `PROPTEST_CASES` when set, else a number that keeps CI fast.
 fn cases(default: u32) -> u32 {

@@ -18,6 +18,7 @@ mod moves;
 mod repeats;
 mod replace_all;
 mod tab_width;
+mod wrappers;
 
 fn ctx_in(dir: &Path) -> ToolContext {
     let env: Arc<dyn ExecutionEnv> = Arc::new(LocalEnv::new(dir));

@@ -20,9 +20,11 @@ use super::refusal::{self, Labels};
 use super::replace_all::{AllError, ReplacedAll, locate_all};
 use super::stale::{already_applied, sent_text_present};
 use super::transform::default_width;
+use super::wrappers::WrapperRemoved;
 use crate::core::ToolError;
 
 mod numbered;
+mod unwrapped;
 mod window_diff;
 
 use window_diff::diff_of;
@@ -48,6 +50,8 @@ pub struct Edited {
     pub replacements: usize,
     /// The `replaceAll` edits and how many occurrences each replaced.
     pub replaced_all: Vec<ReplacedAll>,
+    /// The edits whose texts were found only without the wrapper they came in.
+    pub wrappers: Vec<WrapperRemoved>,
 }
 
 /// What [`apply_edits_with`] knows about the file beyond its text.
@@ -100,6 +104,7 @@ pub fn apply_edits_with(
         indentation: Vec::new(),
         blank_lines: Vec::new(),
         line_numbers: Vec::new(),
+        wrappers: Vec::new(),
     };
     let mut placed: Vec<Placed> = Vec::with_capacity(edits.len());
     let mut replaced_all = Vec::new();
@@ -119,6 +124,7 @@ pub fn apply_edits_with(
         indentation,
         blank_lines,
         line_numbers,
+        wrappers,
         ..
     } = locator;
     placed.sort_by_key(|p| p.at.start);
@@ -136,6 +142,7 @@ pub fn apply_edits_with(
         line_numbers,
         replacements: placed.len(),
         replaced_all,
+        wrappers,
     })
 }
 
@@ -191,6 +198,7 @@ struct Locator<'t> {
     indentation: Vec<IndentAdjustment>,
     blank_lines: Vec<BlankLineAdjustment>,
     line_numbers: Vec<LineNumberAdjustment>,
+    wrappers: Vec<WrapperRemoved>,
 }
 
 impl<'t> Locator<'t> {
@@ -237,8 +245,14 @@ impl<'t> Locator<'t> {
                 inconsistent,
             }) => (split, inconsistent),
         };
-        // Line numbers are looked for only in an oldText that matched nothing at all, not
-        // even in part of a character or with another indentation.
+        // Wrappers and line numbers are looked for only in an oldText that matched nothing at
+        // all, not even in part of a character or with another indentation.
+        if split.is_none()
+            && inconsistent.is_none()
+            && let Some(placed) = self.place_unwrapped(i, &old, &new_text)
+        {
+            return placed;
+        }
         let prefixes = match (&split, inconsistent) {
             (None, None) => numbers::detect(&old),
             _ => Prefixes::None,

@@ -14,8 +14,12 @@
 //! A match through a forgiving stage whose newText is already around it, or is already in
 //! the file as it was sent, looks like an edit sent again, and is refused (`stale.rs`). An
 //! oldText found nowhere whose lines carry line numbers copied from tool output is matched
-//! without them when they name the matched lines (`numbers.rs`, `apply/numbered.rs`). An
-//! edit with `replaceAll` replaces every exact occurrence, no forgiving stage applying
+//! without them when they name the matched lines (`numbers.rs`, `apply/numbered.rs`); one
+//! that came in a wrapper (a code fence, diff prefixes, JSON escaping, HTML entities) is
+//! matched without it when both texts carry it and no other reading writes different bytes
+//! (`wrappers.rs`, `apply/unwrapped.rs`). A move (another edit of the call takes away the
+//! lines that make a match look already applied) is not a resend (`moves.rs`). An edit with
+//! `replaceAll` replaces every exact occurrence, no forgiving stage applying
 //! (`replace_all.rs`).
 //!
 //! Only the replaced regions change: a match locates a region, and the new
@@ -53,6 +57,7 @@ mod replace_all;
 mod stale;
 mod tab_width;
 mod transform;
+mod wrappers;
 
 use crate::builtins::preview::arg_str;
 use crate::builtins::sentence;
@@ -166,6 +171,10 @@ pub struct EditDetails {
     /// The `replaceAll` edits and how many occurrences each replaced (absent when none).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub replaced_all: Vec<ReplacedAll>,
+    /// The edits whose texts were found only once the wrapper they came in (a code fence,
+    /// diff prefixes, JSON escaping, HTML entities) was removed (absent when none).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub wrappers: Vec<WrapperRemoved>,
 }
 
 /// Accepts the older single-replacement layout (`oldText`/`newText` beside `path`) by moving
@@ -270,6 +279,7 @@ struct EditOutcome {
     blank_lines: Vec<BlankLineAdjustment>,
     line_numbers: Vec<LineNumberAdjustment>,
     replaced_all: Vec<ReplacedAll>,
+    wrappers: Vec<WrapperRemoved>,
     /// How many edits the call had (notes name them by index when there were several).
     edits: usize,
 }
@@ -325,6 +335,7 @@ impl EditJob {
                     blank_lines: edited.blank_lines,
                     line_numbers: edited.line_numbers,
                     replaced_all: edited.replaced_all,
+                    wrappers: edited.wrappers,
                     edits: edits.len(),
                 });
                 Ok(edited.content.into_bytes())
@@ -369,6 +380,7 @@ impl EditJob {
                 blank_lines: outcome.blank_lines,
                 line_numbers: outcome.line_numbers,
                 replaced_all: outcome.replaced_all,
+                wrappers: outcome.wrappers,
             }),
         )
     }
@@ -394,8 +406,15 @@ fn result_text(outcome: &EditOutcome, shown: &str) -> String {
         .line_numbers
         .iter()
         .map(|a| (a.edit, "line numbers removed", &a.note));
-    let mut notes: Vec<(usize, &str, &String)> =
-        line_numbers.chain(indentation).chain(blank_lines).collect();
+    let wrappers = outcome
+        .wrappers
+        .iter()
+        .map(|w| (w.edit, "a wrapper removed", &w.note));
+    let mut notes: Vec<(usize, &str, &String)> = wrappers
+        .chain(line_numbers)
+        .chain(indentation)
+        .chain(blank_lines)
+        .collect();
     notes.sort_by_key(|&(edit, ..)| edit);
     let one_edit = outcome.edits == 1 && outcome.replaced_all.is_empty();
     for (edit, what, note) in notes {
@@ -417,6 +436,7 @@ fn result_text(outcome: &EditOutcome, shown: &str) -> String {
 
 pub use apply::{Edited, FileHints, apply_edits, apply_edits_with};
 pub use replace_all::ReplacedAll;
+pub use wrappers::{Wrapper, WrapperRemoved};
 
 /// The tab width the `.editorconfig` files above `path` set for it, read through `env`
 /// (nearest first, up to one that says `root = true`); `None` when none does or none can be

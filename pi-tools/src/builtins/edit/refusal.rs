@@ -69,6 +69,13 @@ pub(super) fn overlapping_all(label: &str, first: usize, second: usize, shown: &
     )
 }
 
+pub(super) fn wrappers_disagree(label: &str, wrappers: &[&str], shown: &str) -> String {
+    format!(
+        "Could not find {label} in {shown} as sent. Without {} it matches, but those readings would write different text, so none was applied. Send oldText and newText exactly as the file has them, without wrappers.",
+        wrappers.join(", or without ")
+    )
+}
+
 pub(super) fn overlap(a: usize, b: usize, shown: &str) -> String {
     format!(
         "edits[{a}] and edits[{b}] overlap in {shown}. Merge them into one edit, or make them cover separate parts of the file."
