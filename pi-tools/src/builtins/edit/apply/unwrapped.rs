@@ -3,7 +3,7 @@
 //! the file exactly once, and the wrappers that match must all write the same bytes.
 
 use super::{Locator, Placed, Stage};
-use crate::builtins::edit::matching::{Located, locate};
+use crate::builtins::edit::matching::Located;
 use crate::builtins::edit::refusal;
 use crate::builtins::edit::wrappers::{Wrapper, WrapperRemoved};
 use crate::core::ToolError;
@@ -26,10 +26,9 @@ impl Locator<'_> {
                 continue;
             }
             // Exactly, and once: a wrapper removed is a guess, and forgiving more on top of
-            // it would be a second one.
-            if let Ok(at) = locate(self.text, &old)
-                && !at.fuzzy
-            {
+            // it would be a second one (and the normalised search would read the whole file
+            // again for each wrapper).
+            if let Some(at) = exactly_once(self.text, &old) {
                 readings.push((wrapper, at, new));
             }
         }
@@ -53,4 +52,19 @@ impl Locator<'_> {
             stage: Stage::Exact,
         }))
     }
+}
+
+/// Where `old` occurs in `text`, when it occurs exactly once (overlapping occurrences
+/// counted).
+fn exactly_once(text: &str, old: &str) -> Option<Located> {
+    let start = text.find(old)?;
+    let step = old.chars().next().map_or(1, char::len_utf8);
+    if text[start + step..].contains(old) {
+        return None;
+    }
+    Some(Located {
+        start,
+        end: start + old.len(),
+        fuzzy: false,
+    })
 }
