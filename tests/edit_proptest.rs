@@ -34,6 +34,9 @@
 //!   leaves every line outside it byte-identical, and its lines take the endings of the
 //!   lines they replace or of their neighbours; it is refused only when the replaced lines
 //!   mix endings;
+//! - a block moved with two edits (one matched through a forgiving stage, its newText's
+//!   lines still at their old place) applies with exactly the expected bytes, and the same
+//!   call sent again once the block moved is refused as already applied;
 //! - an oldText and newText sent in a wrapper (a code fence, diff prefixes, JSON escaping,
 //!   HTML entities) apply with exactly the expected bytes once it is removed, and a file that
 //!   holds the wrapped text for real is edited as sent.
@@ -53,6 +56,7 @@ use unicode_normalization::char::canonical_combining_class;
 
 mod drift;
 mod line_endings;
+mod moves;
 mod numbers;
 mod repeats;
 mod tab_widths;
