@@ -135,6 +135,7 @@ fn bench_apply_in_memory() {
     let edits = [Replacement {
         old_text: "compute(1234)".into(),
         new_text: "compute(4321)".into(),
+        replace_all: false,
     }];
     let n = 2000u32;
     let start = Instant::now();

@@ -12,20 +12,34 @@
 //!   place of the block, its edges too), with or without an indentation mistake, in files with
 //!   CRLF, a BOM or no final newline, either applies with exactly the expected bytes (the
 //!   file's blank lines kept, newText's own added, nothing outside the window changed) or is
-//!   refused; it is refused whenever a blank line drifts between two lines newText changes,
-//!   and applies whenever the window is unique, oldText has no blank line at its edges, and a
-//!   single line with text keeps its depth.
+//!   refused; a blank line that drifts between two lines newText changes one for one stays
+//!   between the lines that replace them, and the edit applies whenever the window is
+//!   unique, oldText has no blank line at its edges, and a single line with text keeps its
+//!   depth.
 //!
 //! - in files of repeated lines (around and inside the window), an oldText sent exactly,
 //!   normalised or shifted applies with exactly the expected bytes or is refused, and is
 //!   refused only when another place reads the same; overlapping repeats are refused in every
 //!   stage, naming each start; in files whose tabs are 2 or 8 columns one line sent in spaces
-//!   applies exactly when the width is settled and the line is at its depth; and an edit
+//!   applies exactly when it is at its depth at the settled width, or, settled by nothing,
+//!   at the one width of 2, 4 and 8 that keeps its depth; in tabs-only files a one-line
+//!   edit sent in spaces at 2, 4 or 8 columns a tab applies, and one sent in tabs applies
+//!   as sent; and an edit
 //!   sent again after it was applied (stale) is refused, never applied twice;
 //! - an oldText copied with line numbers (`cat -n`, `nl -ba`, arrows, `12 | `, grep with and
 //!   without a path, GNU's `12:text` and pi-tools' `12: text`), newText with or without them,
 //!   applies with exactly the expected bytes or is refused; it applies whenever the first
-//!   number is right and the text without numbers occurs once, and never when it is wrong.
+//!   number is right and the text without numbers occurs once, and never when it is wrong;
+//! - in files that mix CRLF and LF lines, an edit that keeps, changes, deletes or adds lines
+//!   leaves every line outside it byte-identical, and its lines take the endings of the
+//!   lines they replace or of their neighbours; it is refused only when the replaced lines
+//!   mix endings;
+//! - a block moved with two edits (one matched through a forgiving stage, its newText's
+//!   lines still at their old place) applies with exactly the expected bytes, and the same
+//!   call sent again once the block moved is refused as already applied;
+//! - an oldText and newText sent in a wrapper (a code fence, diff prefixes, JSON escaping,
+//!   HTML entities) apply with exactly the expected bytes once it is removed, and a file that
+//!   holds the wrapped text for real is edited as sent.
 //!
 //! `PROPTEST_CASES` raises the number of cases (the default keeps the suite fast).
 #![cfg(feature = "builtins")]
@@ -41,8 +55,12 @@ use unicode_normalization::UnicodeNormalization;
 use unicode_normalization::char::canonical_combining_class;
 
 mod drift;
+mod line_endings;
+mod moves;
 mod numbers;
 mod repeats;
+mod tab_widths;
+mod wrappers;
 
 /// Cases per property: `PROPTEST_CASES` when set, else a number that keeps CI fast.
 fn cases(default: u32) -> u32 {
@@ -117,10 +135,10 @@ proptest! {
         let n = case.replacements.len();
         // Forward edits in a shuffled order (reversed), inverse edits in order.
         let forward: Vec<Replacement> = (0..n).rev()
-            .map(|i| Replacement { old_text: marker(i), new_text: replacement(&case, i) })
+            .map(|i| Replacement { old_text: marker(i), new_text: replacement(&case, i), replace_all: false })
             .collect();
         let inverse: Vec<Replacement> = (0..n)
-            .map(|i| Replacement { old_text: replacement(&case, i), new_text: marker(i) })
+            .map(|i| Replacement { old_text: replacement(&case, i), new_text: marker(i), replace_all: false })
             .collect();
         runtime.block_on(async {
             edit(&ctx, EditArgs { path: "f.txt".into(), edits: forward }).await
@@ -216,7 +234,7 @@ proptest! {
             old.push(' ');
         }
         let new = "\u{27EA}new\u{27EB}";
-        let edits = [Replacement { old_text: old.clone(), new_text: new.into() }];
+        let edits = [Replacement { old_text: old.clone(), new_text: new.into(), replace_all: false }];
         if let Ok(edited) = apply_edits(&original, &edits, "f") {
             // The blank-line stage may leave out blank lines oldText has at its ends that
             // the file does not: the region then reads as oldText without them.
@@ -247,6 +265,7 @@ fn the_two_reported_cuts_are_refused() {
         let edits = [Replacement {
             old_text: old.into(),
             new_text: "X".into(),
+            replace_all: false,
         }];
         assert!(apply_edits(original, &edits, "f").is_err(), "{original:?}");
     }
@@ -467,7 +486,7 @@ proptest! {
         // An oldText that reads as some other place of the file is that place's business
         // (the exact and normalised stages come first).
         prop_assume!(!normalise(&original).contains(&normalise(&old)));
-        let edits = [Replacement { old_text: old.clone(), new_text: new.clone() }];
+        let edits = [Replacement { old_text: old.clone(), new_text: new.clone(), replace_all: false }];
         // One line is never moved to another depth, and every mistake left for one line
         // (a shift) changes its depth.
         let one_line = text_lines.len() == 1;

@@ -343,6 +343,7 @@ fn edit_matching_never_panics() {
                 .map(|(how, new)| Replacement {
                     old_text: old_text(&file, how),
                     new_text: new.clone(),
+                    replace_all: false,
                 })
                 .collect();
             if let Ok(edited) = apply_edits(&file, &edits, "f.txt") {

@@ -12,9 +12,13 @@ use pi_tools::{IntoToolResult, ToolContext, ToolResult};
 use tokio_util::sync::CancellationToken;
 
 mod indentation;
+mod line_endings;
 mod line_numbers;
+mod moves;
 mod repeats;
+mod replace_all;
 mod tab_width;
+mod wrappers;
 
 fn ctx_in(dir: &Path) -> ToolContext {
     let env: Arc<dyn ExecutionEnv> = Arc::new(LocalEnv::new(dir));
@@ -418,16 +422,35 @@ async fn drift_combined_with_an_indentation_shift() {
 }
 
 #[tokio::test]
-async fn a_blank_line_between_two_changed_lines_is_refused() {
-    let message = run_err(FUNCTIONS, &[("}\nfn b() {", "})\nfn c() {")]).await;
+async fn a_blank_line_between_two_lines_changed_one_for_one_stays_between_them() {
+    // Both lines next to the blank line the model left out change: the two lines that
+    // replace them line up with the file only with the blank line between them.
+    let (result, after) = run_ok(FUNCTIONS, &[("}\nfn b() {", "})\nfn c() {")]).await;
+    assert_eq!(after, "fn a() {\n    1\n})\n\nfn c() {\n    2\n}\n");
+    assert!(
+        result
+            .text_content()
+            .contains("Applied with blank lines adjusted"),
+        "{}",
+        result.text_content()
+    );
+    // A blank line the model added between them goes away the same way.
+    let file = "fn a() {\n    1\n}\nfn b() {\n    2\n}\n";
+    let (_, after) = run_ok(file, &[("}\n\nfn b() {", "})\n\nfn c() {")]).await;
+    assert_eq!(after, "fn a() {\n    1\n})\nfn c() {\n    2\n}\n");
+}
+
+#[tokio::test]
+async fn a_blank_line_between_lines_replaced_by_more_lines_is_refused() {
+    let message = run_err(FUNCTIONS, &[("}\nfn b() {", "})\nfn x() {}\nfn c() {")]).await;
     assert_eq!(
         message,
-        "oldText matches f.txt only with its blank lines adjusted (your oldText's blank lines differ from lines 3-5 of the file), but at line 4 that adjustment falls between lines that newText changes, so where the file's blank lines belong in the new text is not defined. Copy the blank lines of lines 3-5 from the file into oldText exactly, or keep a line next to them unchanged in newText."
+        "oldText matches f.txt only with its blank lines adjusted (your oldText's blank lines differ from lines 3-5 of the file), but at line 4 that adjustment falls among lines that newText replaces with more or fewer lines, or between two kept lines with new text put between them, so where the file's blank lines belong in the new text is not defined. Copy the blank lines of lines 3-5 from the file into oldText exactly, or keep a line next to them unchanged in newText."
     );
     // So is new text put between two unchanged lines where the file has a blank line.
     let message = run_err(FUNCTIONS, &[("}\nfn b() {", "}\nfn x() {}\nfn b() {")]).await;
     assert!(
-        message.contains("at line 4 that adjustment falls between"),
+        message.contains("at line 4 that adjustment falls among"),
         "{message}"
     );
 }

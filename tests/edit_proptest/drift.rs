@@ -138,10 +138,14 @@ proptest! {
         // the case's: a single line converted to spaces may then apply (at that step, where
         // its depth is the file line's) or be refused.
         let level = texts[0].0.0;
+        // A line converted between tabs and spaces stays at its depth at the width it was
+        // sent at, the only one of 2, 4 and 8 that keeps it there (a shifted conversion is
+        // read at another width, and left to `two_and_eight_column_tabs`).
+        prop_assume!(!(n == 1 && matches!((mistake, style), (Mistake::Restyle { levels, .. }, Style::Tabs) if levels != 0)));
         let one_line_moves = n == 1
             && mistake.indent(style, level) != Some(style.indent(level))
-            && !matches!((mistake, style), (Mistake::Restyle { .. }, Style::Spaces(_)));
-        let one_line_converted = n == 1 && matches!(mistake, Mistake::Restyle { .. });
+            && !matches!(mistake, Mistake::Restyle { .. });
+        let one_line_converted = n == 1 && matches!((mistake, style), (Mistake::Restyle { .. }, Style::Spaces(_)));
         if let Mistake::Restyle { levels: k, .. } = mistake {
             prop_assume!(n == 1 || levels.iter().any(|&l| l > 0));
             prop_assume!(k == 0 || levels.len() >= 2 || n == 1);
@@ -166,20 +170,18 @@ proptest! {
         let runs = file_texts.windows(n).filter(|w| *w == block_texts.as_slice()).count();
         prop_assume!(runs == 1);
         prop_assume!(!normalise(&original).contains(&normalise(&old)));
-        // Where the blank lines drift between two lines newText changes, the edit is not
-        // defined (the window's edges count as unchanged).
-        let ill_defined = (1..n).any(|g| old_gaps[g] != file_gaps[g] && is_changed(g - 1) && is_changed(g));
+        // newText has as many lines with text as oldText: a blank line that drifts between
+        // two lines it changes stays between the lines that replace them.
         let edge_blanks = old_gaps[0] > 0 || old_gaps[n] > 0;
 
-        let edits = [Replacement { old_text: old.clone(), new_text: new.clone() }];
+        let edits = [Replacement { old_text: old.clone(), new_text: new.clone(), replace_all: false }];
         match apply_edits(&original, &edits, "f") {
             Ok(edited) => {
-                prop_assert!(!ill_defined, "applied an ill-defined edit: old {:?} new {:?}", old, new);
                 prop_assert!(!one_line_moves, "moved one line to another depth: old {:?}", old);
                 prop_assert_eq!(edited.content, expected, "old {:?} new {:?}", old, new);
             }
             Err(e) => prop_assert!(
-                ill_defined || edge_blanks || one_line_moves || one_line_converted,
+                edge_blanks || one_line_moves || one_line_converted,
                 "refused a well-defined edit of a unique window: {} (old {:?} new {:?})", e.message(), old, new
             ),
         }

@@ -111,7 +111,7 @@ proptest! {
         let unique = occurrences(&original, &plain) == 1;
         // oldText that is in the file as it is (a line of digits) is not numbered at all.
         prop_assume!(!original.contains(&old));
-        let edits = [Replacement { old_text: old.clone(), new_text: new.clone() }];
+        let edits = [Replacement { old_text: old.clone(), new_text: new.clone(), replace_all: false }];
         match apply_edits(&original, &edits, "f") {
             Ok(edited) => {
                 prop_assert_eq!(&edited.content, &expected, "{:?} -> {:?} in {:?}", old, new, original);

@@ -68,7 +68,7 @@ proptest! {
         let keys: Vec<String> = lines.iter().map(|(_, t)| key(t)).collect();
         let runs = keys.windows(wanted.len()).filter(|w| *w == wanted.as_slice()).count();
         let text_lines = block_lines.iter().filter(|(_, t)| !t.is_empty()).count();
-        let edits = [Replacement { old_text: old.clone(), new_text: new.clone() }];
+        let edits = [Replacement { old_text: old.clone(), new_text: new.clone(), replace_all: false }];
         match apply_edits(&original, &edits, "f") {
             Ok(edited) => {
                 prop_assert_eq!(&edited.content, &expected, "old {:?} in {:?}", old, original);
@@ -103,7 +103,7 @@ proptest! {
             _ => "      say(\u{201C}x\u{201D});\n",
         };
         let old = line.repeat(k);
-        let edits = [Replacement { old_text: old, new_text: "gone\n".into() }];
+        let edits = [Replacement { old_text: old, new_text: "gone\n".into(), replace_all: false }];
         let message = apply_edits(&file, &edits, "f").expect_err("overlapping copies are refused").message().to_string();
         let starts: Vec<String> = (2..2 + r - k + 1).map(|l| l.to_string()).collect();
         let named = format!("(starting at lines {}", starts.join(", "));
@@ -122,7 +122,9 @@ proptest! {
     })]
     /// A file whose tabs are 2 or 8 columns, settled by a modeline or its .editorconfig (or
     /// by nothing): one line sent in spaces applies, newText converted at that width, exactly
-    /// when it is at the file line's depth and the width is settled; otherwise it is refused.
+    /// when it is at the file line's depth at the settled width; settled by nothing, it
+    /// applies at the one width of 2, 4 and 8 that puts it at the line's depth, and is refused
+    /// when none does.
     #[test]
     fn two_and_eight_column_tabs(
         width in prop::sample::select(vec![2usize, 8]),
@@ -148,17 +150,26 @@ proptest! {
         prop_assume!(spaces > 0);
         let old = format!("{}line{target}();", " ".repeat(spaces));
         let new = format!("{old}\n{}added();", " ".repeat(spaces + width));
-        let edits = [Replacement { old_text: old.clone(), new_text: new }];
+        let edits = [Replacement { old_text: old.clone(), new_text: new, replace_all: false }];
         let result = apply_edits_with(&original, &edits, "f", hints);
-        let mut expected = text.clone();
-        expected.insert(target + 1, format!("{}added();", "\t".repeat(levels[target] + 1)));
-        let expected = expected.join("\n") + "\n";
-        match result {
-            Ok(edited) => {
-                prop_assert!(off == 0 && source < 2, "applied {:?} (source {})", old, source);
-                prop_assert_eq!(edited.content, expected);
+        // The width the line is read at: the settled one when it keeps the depth, else the
+        // only one of 2, 4 and 8 that does.
+        let read_at = if source < 2 {
+            (off == 0).then_some(width)
+        } else {
+            [2usize, 4, 8].into_iter().find(|w| w * levels[target] == spaces)
+        };
+        match (result, read_at) {
+            (Ok(edited), Some(w)) => {
+                let columns = spaces + width;
+                let added = format!("{}{}added();", "\t".repeat(columns / w), " ".repeat(columns % w));
+                let mut expected = text.clone();
+                expected.insert(target + 1, added);
+                prop_assert_eq!(edited.content, expected.join("\n") + "\n");
             }
-            Err(e) => prop_assert!(off != 0 || source == 2, "refused {:?}: {}", old, e.message()),
+            (Ok(_), None) => prop_assert!(false, "applied {:?} (source {})", old, source),
+            (Err(e), Some(_)) => prop_assert!(false, "refused {:?}: {}", old, e.message()),
+            (Err(_), None) => {}
         }
     }
 }
@@ -196,7 +207,7 @@ proptest! {
         };
         let new = render(&changed, |l| Some(style.indent(l)), "").expect("indented");
         let original = file_text(&lines, style, "\n", true, false);
-        let edits = [Replacement { old_text: old.clone(), new_text: new.clone() }];
+        let edits = [Replacement { old_text: old.clone(), new_text: new.clone(), replace_all: false }];
         let once = apply_edits(&original, &edits, "f").expect("the first edit applies").content;
         // Sent again: as it was (the wrapped block is now one level deeper), or, for an
         // insertion, with one space too many (as models misremember it).
@@ -208,7 +219,7 @@ proptest! {
             };
             (misremembered(block_lines), misremembered(&changed))
         };
-        let again = [Replacement { old_text: resent.clone(), new_text: new }];
+        let again = [Replacement { old_text: resent.clone(), new_text: new, replace_all: false }];
         match apply_edits(&once, &again, "f") {
             Ok(edited) => prop_assert!(false, "applied twice: {:?} gave {:?}", resent, edited.content),
             Err(e) => prop_assert!(e.message().contains("the edit looks already applied"), "{}", e.message()),
@@ -263,7 +274,7 @@ proptest! {
         let original = file_text(&parts(&block), style, "\n", true, false);
         let old = render(&block, |l| Some(style.indent(l)), "").expect("indented");
         let new = render(&changed, |l| Some(style.indent(l)), "").expect("indented");
-        let edits = [Replacement { old_text: old.clone(), new_text: new.clone() }];
+        let edits = [Replacement { old_text: old.clone(), new_text: new.clone(), replace_all: false }];
         let once = apply_edits(&original, &edits, "f").expect("the first edit applies").content;
         prop_assert_eq!(&once, &file_text(&parts(&changed), style, "\n", true, false));
         // Refused as already applied, or (the wrapped block and the copy both a shift away)

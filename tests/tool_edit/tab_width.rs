@@ -1,5 +1,6 @@
 //! How many columns a tab stands for, read from the file (a modeline, the way its lines mix
-//! tabs and spaces) or from its .editorconfig, and refused when nothing settles it.
+//! tabs and spaces) or from its .editorconfig; where nothing settles it, read at each of 2,
+//! 4 and 8 and refused only when the readings would write different bytes.
 
 use super::*;
 
@@ -66,16 +67,17 @@ async fn editorconfig_tab_width_or_indent_size_settles_it() {
         result.unwrap_or_else(|e| panic!("{config}: {e}"));
         assert_eq!(after, TABS.replace("b();", "b();\n\t\t\tc();"), "{config}");
     }
-    // A section for other files does not apply.
+    // A section for other files does not apply: four spaces are then read at the one width
+    // that keeps them at the line's depth, which the section's 8 would not.
     let (result, after) = run_with_config(
         TABS,
-        Some("root = true\n[*.py]\ntab_width = 2\n"),
+        Some("root = true\n[*.py]\ntab_width = 8\n"),
         "    b();",
-        "x",
+        "    x();",
     )
     .await;
-    assert!(result.is_err());
-    assert_eq!(after, TABS);
+    result.unwrap();
+    assert_eq!(after, TABS.replace("b();", "x();"));
 }
 
 #[tokio::test]
@@ -88,13 +90,23 @@ async fn tabs_followed_by_up_to_seven_spaces_settle_eight_columns() {
 }
 
 #[tokio::test]
-async fn an_unsettled_width_is_refused_when_it_would_matter() {
-    // Four spaces for two tabs is the same depth at 2 columns a tab, and a different one at 4.
-    let message = run_err(TABS, &[("    b();", "    b();\n      c();")]).await;
-    assert_eq!(
-        message,
-        "oldText matches line 3 of f.txt only with its indentation converted between spaces and tabs, and f.txt does not settle how many columns a tab stands for (no modeline, no tab_width or indent_size in an .editorconfig, no lines mixing tabs and spaces), which decides whether that line is at oldText's depth. Copy the line's indentation from the file (it is indented with tabs)."
-    );
+async fn an_unsettled_width_is_read_at_the_one_width_that_keeps_the_line_at_its_depth() {
+    // Four spaces for two tabs is the same depth only at 2 columns a tab (at 4 it is one tab,
+    // at 8 none): that is the one reading, and newText is converted at it.
+    let (result, after) = run_ok(TABS, &[("    b();", "    b();\n      c();")]).await;
+    assert_eq!(after, TABS.replace("b();", "b();\n\t\t\tc();"));
+    assert_eq!(result.details["indentation"][0]["tabWidth"], 2);
+    // Eight spaces: one tab at 8, two at 4; line 2 is one tab deep.
+    let (_, after) = run_ok(TABS, &[("        if a {", "        if a && b {")]).await;
+    assert_eq!(after, TABS.replace("if a {", "if a && b {"));
+    // Each of 2, 4 and 8.
+    for (width, spaces) in [(2, 4), (4, 8), (8, 16)] {
+        let old = format!("{}b();", " ".repeat(spaces));
+        let new = format!("{old}\n{}c();", " ".repeat(spaces + width));
+        let (result, after) = run_ok(TABS, &[(&old, &new)]).await;
+        assert_eq!(after, TABS.replace("b();", "b();\n\t\t\tc();"), "{width}");
+        assert_eq!(result.details["indentation"][0]["tabWidth"], width);
+    }
     // A block of several lines shows its own levels and is converted.
     let (_, after) = run_ok(
         TABS,
@@ -105,6 +117,38 @@ async fn an_unsettled_width_is_refused_when_it_would_matter() {
     )
     .await;
     assert_eq!(after, TABS.replace("b();", "c();"));
+}
+
+#[tokio::test]
+async fn one_line_edits_in_files_indented_with_tabs_only_apply() {
+    // The corpus's lost class: a one-line edit in a tab-indented file, sent in tabs (as
+    // the file has it) or in spaces at any width.
+    let file = "package main\n\nfunc f() {\n\tif ok {\n\t\treturn 1\n\t}\n\treturn 0\n}\n";
+    for old in [
+        "\t\treturn 1",
+        "    return 1",
+        "        return 1",
+        "                return 1",
+    ] {
+        let new = old.replace('1', "2");
+        let (_, after) = run_ok(file, &[(old, &new)]).await;
+        assert_eq!(after, file.replace("return 1", "return 2"), "{old:?}");
+    }
+}
+
+#[tokio::test]
+async fn an_unsettled_width_is_refused_only_when_the_readings_write_different_bytes() {
+    // Two spaces and a tab are one tab at 4 columns and at 8: the line is at its depth at
+    // both, and a deeper newText line is a tab and two spaces at 4, six spaces at 8.
+    let file = "fn f() {\n\tb();\n}\n";
+    let message = run_err(file, &[("  \tb();", "  \tb();\n      c();")]).await;
+    assert_eq!(
+        message,
+        "oldText matches line 2 of f.txt only with its indentation converted between spaces and tabs, and f.txt does not settle how many columns a tab stands for (no modeline, no tab_width or indent_size in an .editorconfig, no lines mixing tabs and spaces), which decides how newText's lines are indented: the widths at which it matches would write them differently. Copy the line's indentation from the file (it is indented with tabs), and indent newText the same way."
+    );
+    // newText at the line's own depth is written alike at both.
+    let (_, after) = run_ok(file, &[("  \tb();", "  \tb();\n  \tc();")]).await;
+    assert_eq!(after, "fn f() {\n\tb();\n\tc();\n}\n");
 }
 
 #[tokio::test]
@@ -122,7 +166,7 @@ async fn a_flat_block_shifted_at_an_unsettled_width_is_refused_when_new_text_wou
     .await;
     assert_eq!(
         message,
-        "oldText matches lines 2-3 of f.txt only with its indentation converted between spaces and tabs, and f.txt does not settle how many columns a tab stands for (no modeline, no tab_width or indent_size in an .editorconfig, no lines mixing tabs and spaces), which decides how newText's lines are indented. Copy the indentation of those lines from the file (they are indented with tabs)."
+        "oldText matches lines 2-3 of f.txt only with its indentation converted between spaces and tabs, and f.txt does not settle how many columns a tab stands for (no modeline, no tab_width or indent_size in an .editorconfig, no lines mixing tabs and spaces), which decides how newText's lines are indented: the widths at which it matches would write them differently. Copy the indentation of those lines from the file (they are indented with tabs), and indent newText the same way."
     );
     // newText at the block's own depth lands the same at every width.
     let (_, after) = run_ok(

@@ -7,19 +7,27 @@ use super::Replacement;
 use super::blank::{BlankFit, BlankMatch, locate_drifted};
 use super::blank_map::map_new_text;
 use super::blank_note::BlankLineAdjustment;
-use super::diff::{self, EditDiff, diff};
+use super::diff::EditDiff;
 use super::indent::{IndentFit, IndentMatch, LineRange, locate_indented};
 use super::indent_note::IndentAdjustment;
+use super::line_endings::with_endings;
 use super::lines::IndentIndex;
 use super::matching::{LfText, LocateError, Located, SplitCharacter, locate};
+use super::moves::moved_away;
 use super::numbers::{self, Prefixes};
 use super::numbers_note::LineNumberAdjustment;
 use super::refusal::{self, Labels};
+use super::replace_all::{AllError, ReplacedAll, locate_all};
 use super::stale::{already_applied, sent_text_present};
 use super::transform::default_width;
+use super::wrappers::WrapperRemoved;
 use crate::core::ToolError;
 
 mod numbered;
+mod unwrapped;
+mod window_diff;
+
+use window_diff::diff_of;
 
 /// The outcome of applying edits to a file's text.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -38,6 +46,12 @@ pub struct Edited {
     pub blank_lines: Vec<BlankLineAdjustment>,
     /// The edits whose oldText matched once the line numbers copied into it were removed.
     pub line_numbers: Vec<LineNumberAdjustment>,
+    /// How many regions were replaced (each occurrence of a `replaceAll` edit counts).
+    pub replacements: usize,
+    /// The `replaceAll` edits and how many occurrences each replaced.
+    pub replaced_all: Vec<ReplacedAll>,
+    /// The edits whose texts were found only without the wrapper they came in.
+    pub wrappers: Vec<WrapperRemoved>,
 }
 
 /// What [`apply_edits_with`] knows about the file beyond its text.
@@ -78,31 +92,44 @@ pub fn apply_edits_with(
         None => ("", original),
     };
     let lf = LfText::new(body);
+    let labels = Labels { count: edits.len() };
     let mut locator = Locator {
         text: &lf.text,
         index: None,
         tab_width: hints.tab_width,
         shown,
-        labels: Labels { count: edits.len() },
+        edits,
+        labels,
         reached: Stage::Exact,
         indentation: Vec::new(),
         blank_lines: Vec::new(),
         line_numbers: Vec::new(),
+        wrappers: Vec::new(),
     };
-    let mut placed = edits
-        .iter()
-        .enumerate()
-        .map(|(i, edit)| locator.place(i, edit))
-        .collect::<Result<Vec<Placed>, ToolError>>()?;
+    let mut placed: Vec<Placed> = Vec::with_capacity(edits.len());
+    let mut replaced_all = Vec::new();
+    for (i, edit) in edits.iter().enumerate() {
+        if edit.replace_all {
+            let all = locator.place_all(i, edit)?;
+            replaced_all.push(ReplacedAll {
+                edit: i,
+                count: all.len(),
+            });
+            placed.extend(all);
+        } else {
+            placed.push(locator.place(i, edit)?);
+        }
+    }
     let Locator {
         indentation,
         blank_lines,
         line_numbers,
+        wrappers,
         ..
     } = locator;
     placed.sort_by_key(|p| p.at.start);
     check_overlaps(&placed, shown)?;
-    let content = splice(bom, body, &lf, &placed);
+    let content = splice(bom, body, &lf, &placed, labels, shown)?;
     if content == original {
         return Err(ToolError::new(refusal::no_change(shown)));
     }
@@ -113,6 +140,9 @@ pub fn apply_edits_with(
         indentation,
         blank_lines,
         line_numbers,
+        replacements: placed.len(),
+        replaced_all,
+        wrappers,
     })
 }
 
@@ -160,15 +190,44 @@ struct Locator<'t> {
     /// The tab width the file's .editorconfig sets.
     tab_width: Option<usize>,
     shown: &'t str,
+    /// All edits of the call: one that moves lines is told from a resend by another.
+    edits: &'t [Replacement],
     labels: Labels,
     /// The last stage tried for the current edit (the one that refused it, when one did).
     reached: Stage,
     indentation: Vec<IndentAdjustment>,
     blank_lines: Vec<BlankLineAdjustment>,
     line_numbers: Vec<LineNumberAdjustment>,
+    wrappers: Vec<WrapperRemoved>,
 }
 
 impl<'t> Locator<'t> {
+    /// Every exact occurrence of edit `i`'s oldText (`replaceAll`), each with its newText;
+    /// no forgiving stage applies.
+    fn place_all(&self, i: usize, edit: &Replacement) -> Result<Vec<Placed>, ToolError> {
+        let old = edit.old_text.replace("\r\n", "\n");
+        let new_text = edit.new_text.replace("\r\n", "\n");
+        let label = self.labels.old_text(i);
+        if old.is_empty() {
+            return Err(ToolError::new(refusal::empty(&label)));
+        }
+        let all = locate_all(self.text, &old).map_err(|e| {
+            ToolError::new(match e {
+                AllError::NotFound => refusal::not_found_all(&label, self.text, &old, self.shown),
+                AllError::Overlap(a, b) => refusal::overlapping_all(&label, a, b, self.shown),
+            })
+        })?;
+        Ok(all
+            .into_iter()
+            .map(|at| Placed {
+                edit: i,
+                at,
+                new_text: new_text.clone(),
+                stage: Stage::Exact,
+            })
+            .collect())
+    }
+
     /// Locates edit `i` and prepares its newText, or says why it cannot be applied: through
     /// the stages, else without the line numbers copied into it.
     fn place(&mut self, i: usize, edit: &Replacement) -> Result<Placed, ToolError> {
@@ -186,8 +245,14 @@ impl<'t> Locator<'t> {
                 inconsistent,
             }) => (split, inconsistent),
         };
-        // Line numbers are looked for only in an oldText that matched nothing at all, not
-        // even in part of a character or with another indentation.
+        // Wrappers and line numbers are looked for only in an oldText that matched nothing at
+        // all, not even in part of a character or with another indentation.
+        if split.is_none()
+            && inconsistent.is_none()
+            && let Some(placed) = self.place_unwrapped(i, &old, &new_text)
+        {
+            return placed;
+        }
         let prefixes = match (&split, inconsistent) {
             (None, None) => numbers::detect(&old),
             _ => Prefixes::None,
@@ -206,13 +271,15 @@ impl<'t> Locator<'t> {
     }
 
     /// Edit `i` through the four stages; a match through a forgiving stage is refused when
-    /// the edit looks already applied.
+    /// the edit looks already applied, unless another edit of the call takes the lines that
+    /// make it look so away from where they are (a move, `moves.rs`).
     fn find(&mut self, i: usize, old: &str, new_text: &str) -> Result<Placed, Miss> {
         let placed = self.stages(i, old, new_text)?;
         self.reached = placed.stage;
         if placed.stage != Stage::Exact
             && let Some((window, found)) =
                 already_applied(self.text, placed.at.start, placed.at.end, &placed.new_text)
+            && !moved_away(self.text, self.edits, i, window, found)
         {
             let label = self.labels.old_text(i);
             return Err(Miss::Refused(ToolError::new(refusal::already_applied(
@@ -226,16 +293,18 @@ impl<'t> Locator<'t> {
         if placed.stage != Stage::Exact
             && let Some(found) = sent_text_present(self.text, old, new_text)
         {
-            let label = self.labels.old_text(i);
             let window = numbered::lines_of(self.text, &placed.at);
-            return Err(Miss::Refused(ToolError::new(refusal::sent_text_present(
-                &label,
-                &self.labels.new_text(i),
-                placed.stage,
-                window,
-                found,
-                self.shown,
-            ))));
+            if !moved_away(self.text, self.edits, i, window, found) {
+                let label = self.labels.old_text(i);
+                return Err(Miss::Refused(ToolError::new(refusal::sent_text_present(
+                    &label,
+                    &self.labels.new_text(i),
+                    placed.stage,
+                    window,
+                    found,
+                    self.shown,
+                ))));
+            }
         }
         Ok(placed)
     }
@@ -304,15 +373,8 @@ impl<'t> Locator<'t> {
     }
 
     /// `new_text` re-indented the way the indentation stage matched oldText; refused when
-    /// that depends on a tab width the file does not settle.
+    /// the tab widths the file leaves open would write it differently.
     fn reindent(&self, i: usize, fit: &IndentFit, new_text: &str) -> Result<String, ToolError> {
-        if fit.unsettled {
-            return Err(ToolError::new(refusal::unsettled_width(
-                &self.labels.old_text(i),
-                fit,
-                self.shown,
-            )));
-        }
         let indented = fit.transform.apply_to_text(new_text).map_err(|line| {
             ToolError::new(refusal::too_shallow(
                 &self.labels.new_text(i),
@@ -400,79 +462,39 @@ fn check_overlaps(placed: &[Placed], shown: &str) -> Result<(), ToolError> {
 }
 
 /// The file's new content: each placed newText (sorted, not overlapping) spliced into the
-/// original bytes of `body` with the file's line ending, after the BOM.
-fn splice(bom: &str, body: &str, lf: &LfText<'_>, placed: &[Placed]) -> String {
-    let ending = match body.find('\n') {
-        Some(i) if i > 0 && body.as_bytes()[i - 1] == b'\r' => "\r\n",
-        _ => "\n",
-    };
+/// original bytes of `body`, after the BOM, with the line endings of the lines it replaces
+/// (`line_endings.rs`).
+fn splice(
+    bom: &str,
+    body: &str,
+    lf: &LfText<'_>,
+    placed: &[Placed],
+    labels: Labels,
+    shown: &str,
+) -> Result<String, ToolError> {
     let mut content = String::with_capacity(bom.len() + body.len() + 64);
     content.push_str(bom);
     let mut orig_pos = 0;
-    for p in placed {
-        let (orig_start, orig_end) = (lf.original_offset(p.at.start), lf.original_offset(p.at.end));
-        content.push_str(&body[orig_pos..orig_start]);
-        if ending == "\n" {
-            content.push_str(&p.new_text);
-        } else {
-            content.push_str(&p.new_text.replace('\n', ending));
-        }
-        orig_pos = orig_end;
+    for (k, p) in placed.iter().enumerate() {
+        let limit = placed
+            .get(k + 1)
+            .map_or(lf.text.len(), |next| next.at.start);
+        let written = with_endings(lf, p.at.start, p.at.end, &p.new_text, limit).map_err(|_| {
+            let lines = numbered::lines_of(&lf.text, &p.at);
+            ToolError::new(refusal::mixed_endings(
+                &labels.old_text(p.edit),
+                &labels.new_text(p.edit),
+                lines,
+                shown,
+            ))
+        })?;
+        let from = lf.original_offset(written.range.start);
+        content.push_str(&body[orig_pos..from]);
+        content.push_str(&written.text);
+        orig_pos = lf.original_offset(written.range.end);
     }
     content.push_str(&body[orig_pos..]);
-    content
-}
-
-/// Lines kept around the edited region for the diff: more than the diff's own context, so
-/// the diff of the window is the diff of the whole file.
-const DIFF_MARGIN_LINES: usize = 8;
-
-/// The diff of `text` (LF-only) with the located replacements (sorted, not overlapping),
-/// built from a window of whole lines around them.
-fn diff_of(text: &str, located: &[Placed], shown: &str) -> EditDiff {
-    let (Some(first), Some(last)) = (located.first(), located.last()) else {
-        return diff(text, text, shown);
-    };
-    let bytes = text.as_bytes();
-    // The start of the first change's line, then DIFF_MARGIN_LINES lines back.
-    let line_start = |at: usize| memchr::memrchr(b'\n', &bytes[..at]).map_or(0, |nl| nl + 1);
-    let mut from = line_start(first.at.start);
-    for _ in 0..DIFF_MARGIN_LINES {
-        if from == 0 {
-            break;
-        }
-        from = line_start(from - 1);
-    }
-    // Forward DIFF_MARGIN_LINES line ends from the last change.
-    let mut to = last.at.end;
-    for _ in 0..=DIFF_MARGIN_LINES {
-        match memchr::memchr(b'\n', &bytes[to..]) {
-            Some(nl) => to += nl + 1,
-            None => {
-                to = bytes.len();
-                break;
-            }
-        }
-    }
-    let mut new_window = String::with_capacity(to - from + 64);
-    let mut pos = from;
-    for p in located {
-        new_window.push_str(&text[pos..p.at.start]);
-        new_window.push_str(&p.new_text);
-        pos = p.at.end;
-    }
-    new_window.push_str(&text[pos..to]);
-    let lines_before = memchr::memchr_iter(b'\n', &bytes[..from]).count();
-    let lines_after = text[to..].split_inclusive('\n').count();
-    diff::diff_window(
-        &text[from..to],
-        &new_window,
-        shown,
-        diff::Window {
-            lines_before,
-            lines_after,
-        },
-    )
+    Ok(content)
 }
 
 #[cfg(test)]
@@ -483,59 +505,7 @@ mod tests {
         Replacement {
             old_text: old.into(),
             new_text: new.into(),
-        }
-    }
-
-    /// The diff of the window around the edits is the diff of the whole file, wherever the
-    /// edits are: at either end, far apart, across line ends, with or without a final
-    /// newline.
-    #[test]
-    fn the_windowed_diff_is_the_whole_files_diff() {
-        for ending in ["\n", ""] {
-            let file: String = (1..=60)
-                .map(|i| format!("line {i}"))
-                .collect::<Vec<_>>()
-                .join("\n")
-                + ending;
-            let at = |needle: &str| file.find(needle).unwrap();
-            let cases: Vec<Vec<(usize, usize, &str)>> = vec![
-                vec![(0, 1, "L")],
-                vec![(at("line 30"), at("line 30") + 7, "changed")],
-                vec![(at("line 2\n"), at("line 2\n") + 7, "")],
-                vec![(at("line 60"), file.len(), "the end\nand more")],
-                vec![(0, 6, "x"), (at("line 59"), at("line 59") + 4, "y")],
-                vec![(at("line 10"), at("line 13"), "a\nb\nc\nd\n")],
-                vec![(at("line 5\n") + 6, at("line 5\n") + 7, "")],
-            ];
-            for edits in cases {
-                let located: Vec<Placed> = edits
-                    .iter()
-                    .enumerate()
-                    .map(|(i, &(start, end, new))| Placed {
-                        edit: i,
-                        at: Located {
-                            start,
-                            end,
-                            fuzzy: false,
-                        },
-                        new_text: new.to_owned(),
-                        stage: Stage::Exact,
-                    })
-                    .collect();
-                let mut whole = String::new();
-                let mut pos = 0;
-                for p in &located {
-                    whole.push_str(&file[pos..p.at.start]);
-                    whole.push_str(&p.new_text);
-                    pos = p.at.end;
-                }
-                whole.push_str(&file[pos..]);
-                assert_eq!(
-                    diff_of(&file, &located, "f"),
-                    diff(&file, &whole, "f"),
-                    "{edits:?} with ending {ending:?}"
-                );
-            }
+            replace_all: false,
         }
     }
 

@@ -121,16 +121,14 @@ pub(crate) fn locate_drifted(index: &IndentIndex<'_>, old: &str) -> BlankMatch {
             continue;
         };
         let indents = window.iter().map(|text| text.line.indent);
-        let (transform, unsettled, alternatives) = match cache.get(indents, index) {
-            Fitting::Fit(transform) => (transform, false, Vec::new()),
-            Fitting::Unsettled(transform) => (transform, true, Vec::new()),
-            Fitting::Alternatives(transform, others) => (transform, false, others),
+        let (transform, alternatives) = match cache.get(indents, index) {
+            Fitting::Fit(transform) => (transform, Vec::new()),
+            Fitting::Alternatives(transform, others) => (transform, others),
             Fitting::Unfit { .. } => continue,
         };
         fit_count += 1;
         if fits.len() < MAX_NAMED {
             let mut fit = fit_of(index, &old, &window, gaps, transform);
-            fit.fit.unsettled = unsettled;
             fit.fit.alternatives = alternatives;
             fits.push(fit);
         }
@@ -251,7 +249,6 @@ fn fit_of(
             },
             transform,
             old_tabs: old.tabs,
-            unsettled: false,
             alternatives: Vec::new(),
         },
         gaps,

@@ -5,19 +5,22 @@
 //! Which lines `newText` keeps is a line diff of `oldText` and `newText`. At each place where
 //! the file's blank lines differ from `oldText`'s, the difference is carried over to the run
 //! of blank lines next to an unchanged neighbour: after the line before the place, or before
-//! the line after it (the window's edges count as unchanged). Where both neighbours changed,
-//! or new text was put between two unchanged ones, the place of the file's blank lines in the
-//! new text is not defined, and the edit is refused.
+//! the line after it (the window's edges count as unchanged). Lines that newText replaces one
+//! for one count as neighbours too: between them is the only place where both texts line up
+//! with the file. Where the neighbours were replaced by more or fewer lines, or new text was
+//! put between two unchanged ones, the place of the file's blank lines in the new text is
+//! not defined, and the edit is refused.
 
 use std::collections::BTreeMap;
 
-use similar::{Algorithm, DiffOp, capture_diff_slices};
+use similar::{Algorithm, DiffTag, capture_diff_slices};
 
 use super::blank::Gap;
 use super::lines::Line;
 
 /// Why `newText` could not be mapped back: the file line (1-based) of a blank line, or of the
-/// place where oldText had one, that falls between lines newText changes.
+/// place where oldText had one, that falls among lines newText replaces with more or fewer
+/// lines, or between two kept lines with new text put between them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct IllDefined {
     pub line: usize,
@@ -149,13 +152,16 @@ pub(crate) fn map_new_text(
     Ok(text)
 }
 
-/// For each line of `old`, the line of `new` it stays as, when newText keeps it: twice, the
+/// For each line of `old`, the line of `new` it stays as, or that replaces it: twice, the
 /// earliest and the latest pairing, which differ where a kept line repeats in newText and
 /// its text alone does not tell which copy it stays as. Only lines with text are compared:
 /// blank lines are what is being placed. When newText has as many lines with text as
 /// oldText, they are taken as replacing them line for line, by position (a line repeated in
 /// the window would otherwise let a diff pair it with another copy of itself); otherwise a
-/// line diff from the front and one from the back tell which were kept.
+/// line diff from the front and one from the back tell which were kept, and a run of
+/// changed lines that newText replaces with as many lines is paired by position too. A line
+/// paired by position gives the file's blank lines next to it the one place where both
+/// texts line up with the file; lines replaced by more or fewer lines give none.
 fn kept_lines(old: &[&str], new: &[&str]) -> (Vec<Option<usize>>, Vec<Option<usize>>) {
     let texts = |lines: &[&str]| -> (Vec<usize>, Vec<String>) {
         (0..lines.len())
@@ -168,41 +174,39 @@ fn kept_lines(old: &[&str], new: &[&str]) -> (Vec<Option<usize>>, Vec<Option<usi
     let mut kept = vec![None; old.len()];
     if old_texts.len() == new_texts.len() {
         for k in 0..old_texts.len() {
-            if old_texts[k] == new_texts[k] {
-                kept[old_at[k]] = Some(new_at[k]);
-            }
+            kept[old_at[k]] = Some(new_at[k]);
         }
         return (kept.clone(), kept);
     }
-    let mut late = kept.clone();
-    for op in capture_diff_slices(Algorithm::Myers, &old_texts, &new_texts) {
-        if let DiffOp::Equal {
-            old_index,
-            new_index,
-            len,
-        } = op
-        {
-            for k in 0..len {
-                kept[old_at[old_index + k]] = Some(new_at[new_index + k]);
-            }
-        }
-    }
-    // The same diff of both texts reversed pairs repeated lines from the back.
-    let reversed = |texts: &[String]| texts.iter().rev().cloned().collect::<Vec<_>>();
-    let (old_rev, new_rev) = (reversed(&old_texts), reversed(&new_texts));
     let (m, n) = (old_texts.len(), new_texts.len());
-    for op in capture_diff_slices(Algorithm::Myers, &old_rev, &new_rev) {
-        if let DiffOp::Equal {
-            old_index,
-            new_index,
-            len,
-        } = op
-        {
-            for k in 0..len {
-                late[old_at[m - 1 - (old_index + k)]] = Some(new_at[n - 1 - (new_index + k)]);
+    let mut late = kept.clone();
+    // Pairs equal runs, and changed runs of one length on both sides, by position.
+    let pair = |kept: &mut Vec<Option<usize>>, reversed: bool| {
+        let (old_seq, new_seq): (Vec<&String>, Vec<&String>) = if reversed {
+            (
+                old_texts.iter().rev().collect(),
+                new_texts.iter().rev().collect(),
+            )
+        } else {
+            (old_texts.iter().collect(), new_texts.iter().collect())
+        };
+        for op in capture_diff_slices(Algorithm::Myers, &old_seq, &new_seq) {
+            let (tag, o, w) = op.as_tag_tuple();
+            if tag != DiffTag::Equal && o.len() != w.len() {
+                continue;
+            }
+            for (a, b) in o.zip(w) {
+                let (a, b) = if reversed {
+                    (m - 1 - a, n - 1 - b)
+                } else {
+                    (a, b)
+                };
+                kept[old_at[a]] = Some(new_at[b]);
             }
         }
-    }
+    };
+    pair(&mut kept, false);
+    pair(&mut late, true);
     (kept, late)
 }
 
@@ -233,9 +237,16 @@ mod tests {
         assert_eq!(map(&gaps, "a\nb\nc\n", "a\nc\n"), Ok("a\n\nc\n".into()));
         // newText's own blank lines are added and removed on top.
         assert_eq!(map(&gaps, "a\nb\nc", "a\n\nb\nc"), Ok("a\n\n\nb\nc".into()));
-        // Between two lines newText changes, the blank line has no place.
+        // Between two lines newText changes one for one, it stays between them.
+        assert_eq!(map(&gaps, "a\nb\nc", "A\nB\nc"), Ok("A\n\nB\nc".into()));
         assert_eq!(
-            map(&gaps, "a\nb\nc", "A\nB\nc"),
+            map(&gaps, "a\nb\nc", "A\nB\nc\nd"),
+            Ok("A\n\nB\nc\nd".into())
+        );
+        // Between lines replaced by more lines, or between two unchanged lines with new
+        // text put between them, it has no one place.
+        assert_eq!(
+            map(&gaps, "a\nb\nc", "A\nX\nB\nc\nd"),
             Err(IllDefined { line: 2 })
         );
         assert_eq!(

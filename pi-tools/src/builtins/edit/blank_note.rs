@@ -129,7 +129,6 @@ mod tests {
                 lines: LineRange { first: 3, last: 9 },
                 transform: Transform::Deepen(String::new()),
                 old_tabs: false,
-                unsettled: false,
                 alternatives: Vec::new(),
             },
             gaps: vec![gap(3, 0, 0), gap(5, 1, 0), gap(8, 0, 2), gap(10, 0, 0)],

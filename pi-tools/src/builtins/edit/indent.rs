@@ -30,9 +30,6 @@ pub(crate) struct IndentFit {
     pub transform: Transform,
     /// Whether `oldText` indents with tabs (for the description).
     pub(super) old_tabs: bool,
-    /// Whether the window is one line converted between tabs and spaces at a tab width the
-    /// file does not settle (the edit is then refused).
-    pub unsettled: bool,
     /// Transformations at other tab widths that fit as well, the file settling none: newText
     /// is refused unless they re-indent it as `transform` does.
     pub alternatives: Vec<Transform>,
@@ -163,10 +160,9 @@ fn check_window<'f>(
         last: first + m,
     };
     let file_indents = old.text_lines.iter().map(|&i| window[i].1.indent);
-    let (transform, unsettled, alternatives) = match cache.get(file_indents, index) {
-        Fitting::Fit(transform) => (transform, false, Vec::new()),
-        Fitting::Unsettled(transform) => (transform, true, Vec::new()),
-        Fitting::Alternatives(transform, others) => (transform, false, others),
+    let (transform, alternatives) = match cache.get(file_indents, index) {
+        Fitting::Fit(transform) => (transform, Vec::new()),
+        Fitting::Alternatives(transform, others) => (transform, others),
         Fitting::Unfit { other_depth } => {
             if found.inconsistent.is_empty() {
                 found.other_depth = other_depth;
@@ -188,7 +184,6 @@ fn check_window<'f>(
             lines,
             transform,
             old_tabs: old.tabs,
-            unsettled,
             alternatives,
         });
     }
@@ -233,7 +228,7 @@ mod tests {
         let file = "a\n\tx = 1;\nb\n// vim: ts=4\n";
         let f = fit(file, "    x = 1;\n");
         assert_eq!(&file[f.start..f.end], "\tx = 1;\n");
-        assert!(!f.unsettled);
+        assert!(f.alternatives.is_empty());
         assert_eq!(
             locate_indented(&IndentIndex::new("\tx\n\t\tx\n"), "  x"),
             IndentMatch::Ambiguous(vec![1, 2])

@@ -17,6 +17,8 @@ pub(crate) struct LfText<'a> {
     pub text: Cow<'a, str>,
     /// Offsets in `text` of the `\n`s that had a `\r` before them, ascending.
     crlf_at: Vec<usize>,
+    /// Whether every `\n` had a `\r` before it (and there was one).
+    all_crlf: bool,
 }
 
 impl<'a> LfText<'a> {
@@ -25,22 +27,42 @@ impl<'a> LfText<'a> {
             return LfText {
                 text: Cow::Borrowed(original),
                 crlf_at: Vec::new(),
+                all_crlf: false,
             };
         }
         let mut text = String::with_capacity(original.len());
         let mut crlf_at = Vec::new();
         let mut rest = original;
+        let mut lone_lf = false;
         while let Some(i) = rest.find("\r\n") {
+            lone_lf = lone_lf || memchr::memchr(b'\n', &rest.as_bytes()[..i]).is_some();
             text.push_str(&rest[..i]);
             crlf_at.push(text.len());
             text.push('\n');
             rest = &rest[i + 2..];
         }
+        lone_lf = lone_lf || rest.contains('\n');
         text.push_str(rest);
         LfText {
             text: Cow::Owned(text),
             crlf_at,
+            all_crlf: !lone_lf,
         }
+    }
+
+    /// Whether some line ends with `\r\n`.
+    pub fn has_crlf(&self) -> bool {
+        !self.crlf_at.is_empty()
+    }
+
+    /// Whether every line ending is `\r\n` (and there is one).
+    pub fn all_crlf(&self) -> bool {
+        self.all_crlf
+    }
+
+    /// Whether the `\n` at `newline` of `text` had a `\r` before it.
+    pub fn is_crlf(&self, newline: usize) -> bool {
+        self.crlf_at.binary_search(&newline).is_ok()
     }
 
     /// The original offset of an offset in `text` (a boundary before a `\n` that had a `\r`

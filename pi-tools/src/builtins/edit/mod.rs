@@ -8,14 +8,25 @@
 //! well, `newText` then placed around the file's own blank lines (`blank.rs`,
 //! `blank_map.rs`). Every stage counts overlapping occurrences, and more than one is a
 //! refusal. A single line is never moved to another depth: it may only be converted between
-//! tabs and spaces at the tab width the file settles (`tab_width.rs`). A match through a
-//! forgiving stage whose newText is already around it, or is already in the file as it was
-//! sent, looks like an edit sent again, and is refused (`stale.rs`). An oldText found nowhere
-//! whose lines carry line numbers copied from tool output is matched without them when they
-//! name the matched lines (`numbers.rs`, `apply/numbered.rs`).
+//! tabs and spaces at the tab width the file settles (`tab_width.rs`), or, where nothing
+//! settles it, at the widths of 2, 4 and 8 that keep it at its depth; a conversion the
+//! file's width would decide is refused only when those widths write newText differently.
+//! A match through a forgiving stage whose newText is already around it, or is already in
+//! the file as it was sent, looks like an edit sent again, and is refused (`stale.rs`). An
+//! oldText found nowhere whose lines carry line numbers copied from tool output is matched
+//! without them when they name the matched lines (`numbers.rs`, `apply/numbered.rs`); one
+//! that came in a wrapper (a code fence, diff prefixes, JSON escaping, HTML entities) is
+//! matched without it when both texts carry it and no other reading writes different bytes
+//! (`wrappers.rs`, `apply/unwrapped.rs`). A move (another edit of the call takes away the
+//! lines that make a match look already applied) is not a resend (`moves.rs`). An edit with
+//! `replaceAll` replaces every exact occurrence, no forgiving stage applying
+//! (`replace_all.rs`).
+//!
 //! Only the replaced regions change: a match locates a region, and the new
 //! text is spliced into the file's original bytes, so line endings, a byte-order mark,
-//! trailing spaces and typographic characters elsewhere stay exactly as they were.
+//! trailing spaces and typographic characters elsewhere stay exactly as they were. Each
+//! written line takes the ending of the line it replaces, or of its neighbours where lines
+//! are added, so a file that mixes CRLF and LF keeps its mix (`line_endings.rs`).
 //! `apply.rs` does all of that in memory (the whole tool but the file IO, also public as
 //! [`apply_edits`]); this file holds the tool, its arguments and its rendering, and reads
 //! the file's `.editorconfig` for its tab width.
@@ -35,14 +46,18 @@ mod blank_note;
 mod diff;
 mod indent;
 mod indent_note;
+mod line_endings;
 mod lines;
 mod matching;
+mod moves;
 mod numbers;
 mod numbers_note;
 mod refusal;
+mod replace_all;
 mod stale;
 mod tab_width;
 mod transform;
+mod wrappers;
 
 use crate::builtins::preview::arg_str;
 use crate::builtins::sentence;
@@ -78,12 +93,25 @@ impl EditArgs {
 /// One replacement.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 pub struct Replacement {
-    /// The exact text to replace; it must occur exactly once in the file.
+    /// The exact text to replace; it must occur exactly once in the file (or see replaceAll).
     #[serde(rename = "oldText")]
     pub old_text: String,
     /// The text to put in its place.
     #[serde(rename = "newText")]
     pub new_text: String,
+    /// Replace every exact occurrence of oldText (for renames) instead of requiring exactly one.
+    #[serde(
+        rename = "replaceAll",
+        alias = "replace_all",
+        default,
+        deserialize_with = "null_as_false"
+    )]
+    pub replace_all: bool,
+}
+
+/// A flag sent as `null` (as strict dialects send an optional one) is `false`.
+fn null_as_false<'de, D: serde::Deserializer<'de>>(d: D) -> Result<bool, D::Error> {
+    Option::<bool>::deserialize(d).map(Option::unwrap_or_default)
 }
 
 impl Replacement {
@@ -92,6 +120,21 @@ impl Replacement {
         Replacement {
             old_text: old_text.into(),
             new_text: new_text.into(),
+            replace_all: false,
+        }
+    }
+
+    /// Replaces every exact occurrence of `old_text` with `new_text` (`replaceAll`).
+    ///
+    /// ```
+    /// use pi_tools::builtins::edit::{Replacement, apply_edits};
+    /// let edited = apply_edits("a(); a();\n", &[Replacement::all("a()", "b()")], "f").unwrap();
+    /// assert_eq!(edited.content, "b(); b();\n");
+    /// ```
+    pub fn all(old_text: impl Into<String>, new_text: impl Into<String>) -> Self {
+        Replacement {
+            replace_all: true,
+            ..Replacement::new(old_text, new_text)
         }
     }
 }
@@ -102,7 +145,7 @@ impl Replacement {
 pub struct EditDetails {
     /// The path as resolved.
     pub path: String,
-    /// Number of replacements made.
+    /// Number of regions replaced (each occurrence of a `replaceAll` edit counts).
     pub replacements: usize,
     /// A numbered diff (`+`/`-`/` ` then the line number: old numbers for removed lines, new
     /// numbers for the others), 4 lines of context, gaps as `...`.
@@ -125,6 +168,13 @@ pub struct EditDetails {
     /// (absent when none did).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub line_numbers: Vec<LineNumberAdjustment>,
+    /// The `replaceAll` edits and how many occurrences each replaced (absent when none).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub replaced_all: Vec<ReplacedAll>,
+    /// The edits whose texts were found only once the wrapper they came in (a code fence,
+    /// diff prefixes, JSON escaping, HTML entities) was removed (absent when none).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub wrappers: Vec<WrapperRemoved>,
 }
 
 /// Accepts the older single-replacement layout (`oldText`/`newText` beside `path`) by moving
@@ -136,10 +186,11 @@ pub fn prepare_arguments(mut args: Value) -> Value {
     {
         let old = obj.remove("oldText").unwrap_or(Value::Null);
         let new = obj.remove("newText").unwrap_or(Value::Null);
-        obj.insert(
-            "edits".into(),
-            serde_json::json!([{ "oldText": old, "newText": new }]),
-        );
+        let mut edit = serde_json::json!({ "oldText": old, "newText": new });
+        if let Some(all) = obj.remove("replaceAll") {
+            edit["replaceAll"] = all;
+        }
+        obj.insert("edits".into(), serde_json::json!([edit]));
     }
     args
 }
@@ -167,7 +218,7 @@ pub const DEFAULT_MAX_FILE_BYTES: u64 = 64 * 1024 * 1024;
     name = "edit",
     examples = [r#"{"path": "src/config.rs", "edits": [{"oldText": "let retries = 3;", "newText": "let retries = 5;"}]}"#],
     label = "Edit",
-    description = "Edit a file by replacing exact text. Each edit's oldText must match exactly one place in the file (whitespace and indentation included) and edits must not overlap; all edits are checked against the original file and applied together, or none is. Use several edits in one call to change several places of one file.",
+    description = "Edit a file by replacing exact text. Each edit's oldText must match exactly one place in the file (whitespace and indentation included) and edits must not overlap; all edits are checked against the original file and applied together, or none is. Use several edits in one call to change several places of one file, or replaceAll: true on an edit to replace every exact occurrence of its oldText (for renames).",
     snippet = "Replace exact text in a file (one or more non-overlapping edits)",
     guidelines = ["Read a file before editing it, and copy oldText from what you read.",
     "Keep oldText short but unique: include just enough surrounding lines to identify the place.",
@@ -227,6 +278,10 @@ struct EditOutcome {
     indentation: Vec<IndentAdjustment>,
     blank_lines: Vec<BlankLineAdjustment>,
     line_numbers: Vec<LineNumberAdjustment>,
+    replaced_all: Vec<ReplacedAll>,
+    wrappers: Vec<WrapperRemoved>,
+    /// How many edits the call had (notes name them by index when there were several).
+    edits: usize,
 }
 
 /// Why the change refused to produce new content: the message for the model, carried
@@ -273,12 +328,15 @@ impl EditJob {
                     ))));
                 }
                 *outcome.lock().unwrap_or_else(PoisonError::into_inner) = Some(EditOutcome {
-                    replacements: edits.len(),
+                    replacements: edited.replacements,
                     diff: edited.diff,
                     fuzzy: edited.fuzzy,
                     indentation: edited.indentation,
                     blank_lines: edited.blank_lines,
                     line_numbers: edited.line_numbers,
+                    replaced_all: edited.replaced_all,
+                    wrappers: edited.wrappers,
+                    edits: edits.len(),
                 });
                 Ok(edited.content.into_bytes())
             })
@@ -321,6 +379,8 @@ impl EditJob {
                 indentation: outcome.indentation,
                 blank_lines: outcome.blank_lines,
                 line_numbers: outcome.line_numbers,
+                replaced_all: outcome.replaced_all,
+                wrappers: outcome.wrappers,
             }),
         )
     }
@@ -346,20 +406,37 @@ fn result_text(outcome: &EditOutcome, shown: &str) -> String {
         .line_numbers
         .iter()
         .map(|a| (a.edit, "line numbers removed", &a.note));
-    let mut notes: Vec<(usize, &str, &String)> =
-        line_numbers.chain(indentation).chain(blank_lines).collect();
+    let wrappers = outcome
+        .wrappers
+        .iter()
+        .map(|w| (w.edit, "a wrapper removed", &w.note));
+    let mut notes: Vec<(usize, &str, &String)> = wrappers
+        .chain(line_numbers)
+        .chain(indentation)
+        .chain(blank_lines)
+        .collect();
     notes.sort_by_key(|&(edit, ..)| edit);
+    let one_edit = outcome.edits == 1 && outcome.replaced_all.is_empty();
     for (edit, what, note) in notes {
-        if n == 1 {
+        if one_edit {
             message.push_str(&format!("\nApplied with {what}: {note}"));
         } else {
             message.push_str(&format!("\nedits[{edit}] was applied with {what}: {note}"));
         }
     }
+    for all in &outcome.replaced_all {
+        let (count, s) = (all.count, if all.count == 1 { "" } else { "s" });
+        message.push_str(&format!(
+            "\nedits[{}] (replaceAll) replaced {count} occurrence{s} of its oldText.",
+            all.edit
+        ));
+    }
     message
 }
 
 pub use apply::{Edited, FileHints, apply_edits, apply_edits_with};
+pub use replace_all::ReplacedAll;
+pub use wrappers::{Wrapper, WrapperRemoved};
 
 /// The tab width the `.editorconfig` files above `path` set for it, read through `env`
 /// (nearest first, up to one that says `root = true`); `None` when none does or none can be

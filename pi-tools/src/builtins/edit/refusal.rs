@@ -50,9 +50,42 @@ pub(super) fn ambiguous(label: &str, count: usize, lines: &[usize], shown: &str)
     )
 }
 
+pub(super) fn not_found_all(label: &str, text: &str, old: &str, shown: &str) -> String {
+    let mut message = format!(
+        "Could not find {label} in {shown}. With replaceAll, every occurrence must match the file exactly, including whitespace and indentation (no forgiving match applies): read the file again and copy the text from it."
+    );
+    push_region(&mut message, text, old);
+    message
+}
+
+pub(super) fn overlapping_all(label: &str, first: usize, second: usize, shown: &str) -> String {
+    let lines = if first == second {
+        format!("both on line {first}")
+    } else {
+        format!("on lines {first} and {second}")
+    };
+    format!(
+        "{label} occurs in {shown} in places that overlap ({lines}), so replacing every occurrence is not defined. Make {label} longer or shorter so that its occurrences are apart, or replace them with separate edits."
+    )
+}
+
+pub(super) fn wrappers_disagree(label: &str, wrappers: &[&str], shown: &str) -> String {
+    format!(
+        "Could not find {label} in {shown} as sent. Without {} it matches, but those readings would write different text, so none was applied. Send oldText and newText exactly as the file has them, without wrappers.",
+        wrappers.join(", or without ")
+    )
+}
+
 pub(super) fn overlap(a: usize, b: usize, shown: &str) -> String {
     format!(
         "edits[{a}] and edits[{b}] overlap in {shown}. Merge them into one edit, or make them cover separate parts of the file."
+    )
+}
+
+pub(super) fn mixed_endings(label: &str, new_label: &str, lines: LineRange, shown: &str) -> String {
+    format!(
+        "{label} replaces {} of {shown}, whose line endings mix CRLF and LF, and the lines of {new_label} do not line up with them one for one, so which ending each new line should get is not defined. Split the edit into parts that each replace lines with one kind of ending, or keep the lines around the change as they are in both texts.",
+        lines.words()
     )
 }
 
@@ -238,21 +271,13 @@ pub(super) fn unsettled_width(label: &str, fit: &IndentFit, shown: &str) -> Stri
         Transform::Restyle { to_tabs: false, .. } => "spaces",
         _ => "tabs",
     };
-    let (decides, copy) = if fit.lines.first == fit.lines.last {
-        (
-            format!("whether that line is at {label}'s depth"),
-            format!("the line's indentation from the file (it is indented with {style})"),
-        )
+    let copy = if fit.lines.first == fit.lines.last {
+        format!("the line's indentation from the file (it is indented with {style})")
     } else {
-        (
-            "how newText's lines are indented".to_string(),
-            format!(
-                "the indentation of those lines from the file (they are indented with {style})"
-            ),
-        )
+        format!("the indentation of those lines from the file (they are indented with {style})")
     };
     format!(
-        "{label} matches {} of {shown} only with its indentation converted between spaces and tabs, and {shown} does not settle how many columns a tab stands for (no modeline, no tab_width or indent_size in an .editorconfig, no lines mixing tabs and spaces), which decides {decides}. Copy {copy}.",
+        "{label} matches {} of {shown} only with its indentation converted between spaces and tabs, and {shown} does not settle how many columns a tab stands for (no modeline, no tab_width or indent_size in an .editorconfig, no lines mixing tabs and spaces), which decides how newText's lines are indented: the widths at which it matches would write them differently. Copy {copy}, and indent newText the same way.",
         fit.lines.words()
     )
 }
@@ -299,7 +324,7 @@ pub(super) fn ill_defined(
     shown: &str,
 ) -> String {
     format!(
-        "{label} matches {shown} only with its blank lines adjusted ({}), but at line {} that adjustment falls between lines that {new_label} changes, so where the file's blank lines belong in the new text is not defined. Copy the blank lines of {} from the file into oldText exactly, or keep a line next to them unchanged in {new_label}.",
+        "{label} matches {shown} only with its blank lines adjusted ({}), but at line {} that adjustment falls among lines that {new_label} replaces with more or fewer lines, or between two kept lines with new text put between them, so where the file's blank lines belong in the new text is not defined. Copy the blank lines of {} from the file into oldText exactly, or keep a line next to them unchanged in {new_label}.",
         fit.mistake(),
         at.line,
         fit.fit.lines.words()

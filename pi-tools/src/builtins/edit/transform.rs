@@ -102,13 +102,9 @@ pub(crate) fn default_width(index: &IndentIndex<'_>) -> usize {
 pub(super) enum Fitting {
     /// The one transformation.
     Fit(Transform),
-    /// A single line converted between tabs and spaces, at oldText's depth at this
-    /// transformation's tab width; but the file does not settle its tab width, and at
-    /// another width the line would be at another depth.
-    Unsettled(Transform),
-    /// A block converted between tabs and spaces and shifted, which fits at several tab
-    /// widths that the file does not choose between: the first, and the others (newText is
-    /// refused unless they re-indent it alike).
+    /// A line or block converted between tabs and spaces (a block perhaps shifted too),
+    /// which fits at several tab widths that the file does not choose between: the first,
+    /// and the others (newText is refused unless they re-indent it alike).
     Alternatives(Transform, Vec<Transform>),
     /// No transformation; `other_depth` when the window is a single line that a shift or a
     /// conversion would have mapped, but to another depth.
@@ -163,12 +159,11 @@ pub(super) fn transform_for(
             Some(restyle(width))
                 .filter(|t| matches!(t, Transform::Restyle { shift: 0, .. }) && fits(t))
         };
+        // Unsettled, the line is taken at every width that keeps it at its depth: one
+        // width is the only reading; several must write newText alike.
         let found = match settled {
             Some(width) => level(width).map(Fitting::Fit),
-            None => WIDTHS
-                .iter()
-                .find_map(|&w| level(w))
-                .map(Fitting::Unsettled),
+            None => readings(WIDTHS.iter().filter_map(|&w| level(w))),
         };
         return found.unwrap_or_else(|| Fitting::Unfit {
             other_depth: shift.is_some()
@@ -190,12 +185,16 @@ pub(super) fn transform_for(
     // A conversion alone explains more than a conversion and a shift: only when no width
     // converts without shifting is a shift assumed (a flat block of 2-space lines in a tab
     // file is a tab per 2 spaces, not a tab per 4 spaces shifted by 2).
-    let plain = widths
-        .iter()
-        .map(|&width| restyle(width))
-        .find(|t| matches!(t, Transform::Restyle { shift: 0, .. }) && fits(t));
-    if let Some(plain) = plain {
-        return Fitting::Fit(plain);
+    let plain = |width: usize| {
+        Some(restyle(width)).filter(|t| matches!(t, Transform::Restyle { shift: 0, .. }) && fits(t))
+    };
+    let settled = index.tab_width.or(if to_tabs { None } else { index.step });
+    let found = match settled.and_then(plain) {
+        Some(at_settled) => Some(Fitting::Fit(at_settled)),
+        None => readings(widths.iter().filter_map(|&w| plain(w))),
+    };
+    if let Some(found) = found {
+        return found;
     }
     // Converted and shifted: a flat block fits at every width, each shifting it its own
     // way. Unless the file settles the width, the others are kept, and newText is refused
@@ -207,7 +206,6 @@ pub(super) fn transform_for(
     let Some(first) = shifted.next() else {
         return Fitting::Unfit { other_depth: false };
     };
-    let settled = index.tab_width.or(if to_tabs { None } else { index.step });
     let others: Vec<Transform> = shifted.collect();
     match (&first, settled) {
         (Transform::Restyle { width, .. }, Some(settled)) if *width == settled => {
@@ -216,6 +214,19 @@ pub(super) fn transform_for(
         _ if others.is_empty() => Fitting::Fit(first),
         _ => Fitting::Alternatives(first, others),
     }
+}
+
+/// The transformations at the tab widths a file leaves open, as one answer: the only one,
+/// or the first with the others (which must then write newText alike); `None` when none
+/// fits.
+fn readings(mut fitting: impl Iterator<Item = Transform>) -> Option<Fitting> {
+    let first = fitting.next()?;
+    let others: Vec<Transform> = fitting.collect();
+    Some(if others.is_empty() {
+        Fitting::Fit(first)
+    } else {
+        Fitting::Alternatives(first, others)
+    })
 }
 
 /// [`transform_for`] for one `oldText` against many windows, remembering the answer for the
@@ -295,15 +306,25 @@ mod tests {
             transform_for(&[("\t\t", "   ")], true, &spaces),
             Fitting::Unfit { other_depth: true }
         );
-        // Nothing settles a tab file's width: four spaces are two tabs at 2, one at 4.
+        // Nothing settles a tab file's width: four spaces are two tabs only at 2.
         let tabs = IndentIndex::new("a\n\tb\n\t\tc\n");
         assert_eq!(
             transform_for(&[("    ", "\t\t")], true, &tabs),
-            Fitting::Unsettled(Transform::Restyle {
+            Fitting::Fit(Transform::Restyle {
                 width: 2,
                 shift: 0,
                 to_tabs: true
             })
+        );
+        // Two spaces and a tab are one tab at 4 and at 8: both readings are kept.
+        let restyle = |width| Transform::Restyle {
+            width,
+            shift: 0,
+            to_tabs: true,
+        };
+        assert_eq!(
+            transform_for(&[("  \t", "\t")], true, &tabs),
+            Fitting::Alternatives(restyle(4), vec![restyle(8)])
         );
         let tabs = IndentIndex::new("a\n\tb\n\t\tc\n// vim: ts=2\n");
         assert_eq!(
