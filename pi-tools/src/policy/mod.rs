@@ -474,6 +474,18 @@ impl Policy {
             let globs = self.rules[i].paths.as_deref()?;
             globs_match(globs, &candidates).then_some((self.rules[i].decision, Some(i)))
         }));
+        if hit.is_none() && !rules.is_empty() && paths::has_other_names(&candidates) {
+            return PartVerdict {
+                text: format!("> {target}"),
+                decision: Decision::Ask,
+                rule: None,
+                note: Some(
+                    "a write to a file with other names (hard links), which the path rules \
+                     cannot see"
+                        .to_owned(),
+                ),
+            };
+        }
         let (decision, rule) = hit.unwrap_or((Decision::Allow, None));
         PartVerdict {
             text: format!("> {target}"),

@@ -29,6 +29,18 @@ pub(super) fn candidates(raw: &str, cwd: &Path) -> Vec<String> {
     out
 }
 
+/// Whether the file a write reaches (the last of [`candidates`], its absolute path) is a
+/// regular file with more than one name: a hard link to it may have been made under a name
+/// a path rule protects (`ln .env notes` in an earlier call), and the rule cannot see the
+/// other names, so such a write is asked about.
+pub(super) fn has_other_names(candidates: &[String]) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    candidates
+        .last()
+        .and_then(|path| std::fs::metadata(path).ok())
+        .is_some_and(|meta| meta.is_file() && meta.nlink() > 1)
+}
+
 /// `..` and `.` folded away without touching the disk.
 fn fold(path: &Path) -> PathBuf {
     let mut out = PathBuf::new();
