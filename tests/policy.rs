@@ -150,6 +150,8 @@ const SLIPS: &[(&str, Decision)] = &[
     // Variables a shell runs or expands as code, and code run later.
     ("PROMPT_COMMAND='git push' bash -i", Deny),
     ("export PROMPT_COMMAND='git fetch'", Deny),
+    ("export PROMPT_COMMAND=\"$X\"", Ask),
+    ("export PATH=$PATH:/opt/bin && echo ok > log.txt", Allow),
     ("PS4='$(git push)' bash -xc true", Deny),
     ("BASH_ENV=setup.sh bash -c true", Ask),
     ("env BASH_ENV=setup.sh bash -c true", Ask),

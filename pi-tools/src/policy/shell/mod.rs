@@ -367,8 +367,14 @@ impl Reader<'_> {
                     if words.is_empty() {
                         self.assignment(assignment);
                     } else {
-                        // `declare x=…`, `export x=…`: a word of the command.
-                        words.push(self.word(&w.value));
+                        // `declare x=…`, `export x=…`: a word of the command, read as an
+                        // assignment when run; one whose value is unknown is judged here
+                        // by its name (`export PROMPT_COMMAND="$X"`).
+                        let value = self.word(&w.value);
+                        if value.is_none() {
+                            self.variable(&assignment.name.to_string(), None);
+                        }
+                        words.push(value);
                     }
                 }
                 ItemRef::Borrowed(Item::IoRedirect(redirect)) => {
