@@ -312,6 +312,13 @@ fn a_write_to_a_file_with_other_names_is_asked_about() {
         verdict.parts[1].note.as_deref(),
         Some("a write to a file with other names (hard links), which the path rules cannot see")
     );
+    assert_eq!(
+        pi_tools::policy::question(&config.policy, &verdict),
+        "This call needs a person's approval: `> hard` (a write to a file with other names \
+         (hard links), which the path rules cannot see) writes a file that has other names, one \
+         of which a path rule may protect, so a person decides. Write to a new file of its own \
+         instead, or ask the user to make this change."
+    );
 }
 
 #[test]

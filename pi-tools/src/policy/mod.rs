@@ -39,6 +39,10 @@ pub use hook::{Approval, ApprovalRequest, Approver, PolicyHook, SessionPolicy, d
 pub use paths::path_glob;
 use shell::{ShellReading, SimpleCommand, basename};
 
+/// The note of a redirection to a file with more than one name.
+const OTHER_NAMES: &str =
+    "a write to a file with other names (hard links), which the path rules cannot see";
+
 /// What a rule (or the default) says of a call; ordered from the most to the least lenient,
 /// so the strictest of several is their maximum.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -479,11 +483,7 @@ impl Policy {
                 text: format!("> {target}"),
                 decision: Decision::Ask,
                 rule: None,
-                note: Some(
-                    "a write to a file with other names (hard links), which the path rules \
-                     cannot see"
-                        .to_owned(),
-                ),
+                note: Some(OTHER_NAMES.to_owned()),
             };
         }
         let (decision, rule) = hit.unwrap_or((Decision::Allow, None));
