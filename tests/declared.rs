@@ -224,6 +224,35 @@ fn a_script_reads_its_parameters_from_the_environment_never_from_its_text() {
     }
 }
 
+/// A script gets an array's items one per line, so an item holding a newline would become
+/// two, the second unchecked for a leading `-`: it is refused before anything runs.
+#[test]
+fn a_script_s_array_item_holding_a_newline_is_refused() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    std::fs::write(
+        dir.path().join("pi-tools.toml"),
+        r#"[tools]
+active = ["each"]
+
+[tool.each]
+description = "Print each item in angle brackets."
+script = 'printf "%s\n" "$items" | while IFS= read -r item; do printf "<%s>\n" "$item"; done'
+[tool.each.params.items]
+type = "array"
+items = "string"
+"#,
+    )
+    .expect("config");
+    let ok = call(dir.path(), "each", json!({"items": ["a b", "c"]}));
+    assert_eq!(text(&ok), "<a b>\n<c>");
+    let split = call(dir.path(), "each", json!({"items": ["a\n-rf", "c"]}));
+    assert_eq!(split["isError"], true);
+    assert_eq!(
+        text(&split),
+        "An item of `items` holds a newline, but each gets an array's items one per line, so the item would arrive as two. Call each again with each line as an item of its own."
+    );
+}
+
 #[test]
 fn declared_tools_are_listed_and_called_over_mcp() {
     let dir = workspace();

@@ -120,6 +120,82 @@ const SLIPS: &[(&str, Decision)] = &[
     ("git status # ; git push", Allow),
     ("git status\\; git push", Allow),
     ("ls | grep x && cargo test", Allow),
+    // A trap's string is code, run at the signal or at exit.
+    ("trap 'git push' EXIT", Deny),
+    ("trap 'git fetch' DEBUG; true", Deny),
+    ("trap -- 'rm -rf build' ERR", Deny),
+    ("trap \"$X\" EXIT", Ask),
+    ("trap 'echo bye' EXIT", Allow),
+    ("trap - EXIT", Allow),
+    // The words inside `${…}` and arithmetic are expanded, substitutions and all.
+    ("echo ${x:-$(git push)}", Deny),
+    ("echo \"${x:+$(git fetch)}\"", Deny),
+    ("echo ${x/a/$(rm y)}", Deny),
+    ("echo ${x:=`git push`}", Deny),
+    ("echo ${a[$(git push)]}", Deny),
+    ("echo ${x:$(git push)}", Deny),
+    ("echo ${x@P}", Ask),
+    ("echo $(( $(git push) + 1 ))", Deny),
+    ("(( x = $(git push) ))", Deny),
+    ("echo ${x:-default} $((i + 1))", Allow),
+    // A name or a number the shell evaluates expands its subscript, quoted or not.
+    ("printf -v 'a[$(git push)]' x", Deny),
+    ("read 'a[$(git push)]' < f", Deny),
+    ("declare 'a[$(git push)]=1'", Deny),
+    ("let 'a[$(git push)]=1'", Deny),
+    ("[[ 'a[$(git push)]' -eq 0 ]]", Deny),
+    ("x='a[$(git push)]'; echo $((x))", Deny),
+    ("printf '%s' '$(git push)'", Allow),
+    ("[[ $x == '$(git push)' ]]", Allow),
+    // Variables a shell runs or expands as code, and code run later.
+    ("PROMPT_COMMAND='git push' bash -i", Deny),
+    ("export PROMPT_COMMAND='git fetch'", Deny),
+    ("export PROMPT_COMMAND=\"$X\"", Ask),
+    ("export PATH=$PATH:/opt/bin && echo ok > log.txt", Allow),
+    ("PS4='$(git push)' bash -xc true", Deny),
+    ("BASH_ENV=setup.sh bash -c true", Ask),
+    ("env BASH_ENV=setup.sh bash -c true", Ask),
+    ("env 'BASH_FUNC_ls%%=() { git push; }' bash -c ls", Deny),
+    ("shopt -s expand_aliases; alias ls='git push'", Deny),
+    ("mapfile -C 'git push' -c 1 lines < f", Deny),
+    // Input that completes a prefix: `xargs -I` and `find -exec … {}`.
+    ("echo push | xargs -I{} git {}", Ask),
+    ("echo push | xargs -I % git %", Ask),
+    ("echo push | xargs --replace git {}", Ask),
+    ("find push -exec git {} \\;", Ask),
+    ("echo x | xargs -I{} echo {}", Allow),
+    // Redirections are taken from the directory the shell is in there.
+    ("cd secrets && echo x > key", Deny),
+    ("pushd secrets; echo x > key", Deny),
+    ("cd secrets; cd ..; cd secrets; echo x >> key", Deny),
+    ("cd nowhere; echo x > secrets/key", Deny),
+    ("builtin cd secrets && echo x > key", Deny),
+    ("eval 'cd secrets'; echo x > key", Deny),
+    ("for d in a b; do echo x > key; cd secrets; done", Deny),
+    ("cd $D && echo x > key", Ask),
+    ("f() { echo x > key; }; cd secrets; f", Ask),
+    ("(cd secrets); echo x > key", Allow),
+    ("cd /tmp && echo x > key", Allow),
+    ("sh -c 'cd secrets'; echo x > key", Allow),
+    // Links made in the line decide as what they name; a name made is written.
+    ("ln -s .env lnk; echo x > lnk", Deny),
+    ("ln -s ../.env sub/l && echo x > sub/l", Deny),
+    ("ln -s secrets s; echo x > s/key", Deny),
+    ("ln -sr .env sub/l; echo x > sub/l", Deny),
+    ("ln -s .env a; mv a b; echo x > b", Deny),
+    ("ln -s .env a && ln -s a b && echo x > b", Deny),
+    ("cd secrets && ln -s key ../k; cd ..; echo x > k", Deny),
+    ("ln -s \"$T\" lnk; echo x > lnk", Ask),
+    ("ln -s x .env", Deny),
+    ("ln -s notes.txt lnk; echo x > lnk", Allow),
+    // A hard link's new name writes its target's contents: it is a write of the target.
+    ("ln .env hard", Deny),
+    ("link secrets/key k", Deny),
+    ("cp -l .env k", Deny),
+    ("cd build && cmake .. > log.txt 2>&1", Allow),
+    ("for f in a b; do echo $f >> list.txt; done", Allow),
+    ("x=$((x + 1)); echo \"${HOME}\" > out.txt", Allow),
+    ("cp -r src backup && echo done > log.txt", Allow),
 ];
 
 #[test]
@@ -214,6 +290,35 @@ fn path_rules_resolve_dot_dot_and_symlinks_against_the_working_directory() {
         Deny
     );
     assert_eq!(bash(&config, "echo y > log.txt", &linked), Allow);
+}
+
+/// A hard link made in one call, written through in the next: the name written is not the
+/// protected one, so a write to a file with more than one name is asked about.
+#[test]
+fn a_write_to_a_file_with_other_names_is_asked_about() {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let cwd = dir.path();
+    std::fs::write(cwd.join(".env"), "KEY=1").expect("write");
+    std::fs::write(cwd.join("notes.txt"), "x").expect("write");
+    let config = config(POLICY);
+    assert_eq!(bash(&config, "ln .env hard", cwd), Deny);
+    std::fs::hard_link(cwd.join(".env"), cwd.join("hard")).expect("a hard link");
+    assert_eq!(bash(&config, "echo x > hard", cwd), Ask);
+    assert_eq!(bash(&config, "echo x >> notes.txt", cwd), Allow);
+    let verdict = config
+        .policy
+        .check("bash", &json!({ "command": "echo x > hard" }), cwd);
+    assert_eq!(
+        verdict.parts[1].note.as_deref(),
+        Some("a write to a file with other names (hard links), which the path rules cannot see")
+    );
+    assert_eq!(
+        pi_tools::policy::question(&config.policy, &verdict),
+        "This call needs a person's approval: `> hard` (a write to a file with other names \
+         (hard links), which the path rules cannot see) writes a file that has other names, one \
+         of which a path rule may protect, so a person decides. Write to a new file of its own \
+         instead, or ask the user to make this change."
+    );
 }
 
 #[test]

@@ -183,3 +183,46 @@ async fn the_approver_allows_once_for_the_session_or_denies_with_a_message() {
         ]
     );
 }
+
+/// The slips of the last campaign, run: each would have left its mark (a file called
+/// `denied`, a write under `secrets/`), and none may now start.
+#[tokio::test]
+async fn code_in_traps_expansions_xargs_and_writes_after_cd_or_through_links_never_runs() {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    std::fs::create_dir(dir.path().join("secrets")).expect("mkdir");
+    std::fs::write(dir.path().join("secrets/key"), "KEY").expect("write");
+    let commands = [
+        "trap 'touch denied' EXIT",
+        "trap 'touch denied' DEBUG; true",
+        "echo ${x:-$(touch denied)}",
+        "echo denied | xargs -I{} touch {}",
+        "cd secrets && echo x > key",
+        "pushd secrets; echo x > key",
+        "ln -s secrets/key lnk; echo x > lnk",
+        "ln secrets/key hard",
+    ];
+    let calls: Vec<ToolCall> = commands
+        .iter()
+        .enumerate()
+        .map(|(i, command)| bash(&i.to_string(), command))
+        .collect();
+    let outcome = run(&toolbox(dir.path()), &calls).await;
+    for (i, command) in commands.iter().enumerate() {
+        assert!(
+            outcome.messages[i].is_error,
+            "{command}: {}",
+            text(&outcome, i)
+        );
+    }
+    assert!(!dir.path().join("denied").exists());
+    assert!(!dir.path().join("lnk").exists());
+    assert!(!dir.path().join("hard").exists());
+    // A hard link made by other means, then written through in a later call.
+    std::fs::hard_link(dir.path().join("secrets/key"), dir.path().join("other")).expect("link");
+    let outcome = run(&toolbox(dir.path()), &[bash("9", "echo x > other")]).await;
+    assert!(outcome.messages[0].is_error, "{}", text(&outcome, 0));
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("secrets/key")).expect("read"),
+        "KEY"
+    );
+}

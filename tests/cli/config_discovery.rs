@@ -65,6 +65,7 @@ fn check_summarises_a_valid_configuration() {
             "sandbox git: read-only",
             "sandbox protected: the 33 defaults (git's hooks and settings, pi-tools.toml, .envrc, .mcp.json, editor, agent and build tool settings, shell start files)",
             "trust: not needed (a file the user named, or the default)",
+            "schemas: every active tool fits every dialect",
         ]
     );
 }

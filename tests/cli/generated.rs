@@ -78,16 +78,32 @@ fn schema_prints_the_openai_tool_array() {
     insta::assert_snapshot!("schema_openai", stdout(&output));
 }
 
+/// A tool a dialect cannot express is left out of that dialect only, named with its path
+/// (issue 48); `--strict-catalog` keeps the all-or-nothing answer.
 #[test]
 fn schema_names_the_tool_and_path_a_dialect_cannot_express() {
-    let output = my_tools_with_config("schema", &["--dialect", "gemini", "--all"]);
-    assert_eq!(output.status.code(), Some(1));
-    assert_eq!(stdout(&output), "");
-    assert_eq!(
-        stderr(&output),
-        "error: the schema of tool `fill` cannot be expressed in the gemini dialect at \
+    let why = "the schema of tool `fill` cannot be expressed in the gemini dialect at \
          `/properties/values/additionalProperties`: a map with arbitrary keys has no Gemini \
-         form; use a list of `{key, value}` objects instead\n"
+         form; use a list of `{key, value}` objects instead";
+    let output = my_tools_with_config("schema", &["--dialect", "gemini", "--all"]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let tools: serde_json::Value = serde_json::from_str(&stdout(&output)).expect("JSON");
+    let names: Vec<&str> = tools
+        .as_array()
+        .expect("a list")
+        .iter()
+        .filter_map(|t| t["name"].as_str())
+        .collect();
+    assert!(names.contains(&"shout") && !names.contains(&"fill"), "{names:?}");
+    assert_eq!(stderr(&output), format!("pi-tools: left out of gemini: {why}\n"));
+
+    let strict = my_tools_with_config("schema", &["--dialect", "gemini", "--all", "--strict-catalog"]);
+    assert_eq!(strict.status.code(), Some(1));
+    assert_eq!(stdout(&strict), "");
+    assert!(
+        stderr(&strict).ends_with(&format!("error: left out of gemini: {why}\n")),
+        "{}",
+        stderr(&strict)
     );
 }
 

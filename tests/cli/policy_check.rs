@@ -75,3 +75,36 @@ fn policy_check_prints_the_decision_its_rule_and_each_command() {
         stdout(&output)
     );
 }
+
+/// The slips of the last campaign, as `policy check` decides them: code in a trap and in a
+/// parameter's default, input completing a prefix, writes after `cd` and through a link.
+#[test]
+fn policy_check_decides_traps_expansions_xargs_cd_and_links() {
+    let dir = scratch_dir("policy_check_slips");
+    let file = dir.join("pi-tools.toml");
+    std::fs::write(&file, POLICY).expect("the configuration is written");
+    let cases = [
+        ("trap 'git push' EXIT", "deny"),
+        ("echo ${x:-$(git push)}", "deny"),
+        ("echo push | xargs -I{} git {}", "ask"),
+        ("cd secrets && echo x > key", "deny"),
+        ("pushd secrets; echo x > key", "deny"),
+        ("ln -s .env lnk; echo x > lnk", "deny"),
+        ("ln .env hard", "deny"),
+    ];
+    for (command, want) in cases {
+        let output = pi_tools()
+            .arg("--config")
+            .arg(&file)
+            .args(["policy", "check", "--cwd"])
+            .arg(&dir)
+            .args(["bash", command])
+            .output()
+            .expect("pi-tools runs");
+        let shown = stdout(&output);
+        assert!(
+            shown.starts_with(&format!("decision: {want}\n")),
+            "{command}: {shown}"
+        );
+    }
+}

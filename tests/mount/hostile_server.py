@@ -3,7 +3,8 @@
 Tools: `echo` (answers), `big` (answers with `count` elements of structured content,
 `width` bytes each), `flood` (stops reading its input and sends pings without end),
 `progress` (sends progress for its own call, or with `steal` for every other call it
-has seen, or for the `tokens` given, then answers after `wait` seconds), `spawn` (starts `sleep <tag>` as a child, and as a double-forked child in a
+has seen, or for the `tokens` given, then answers after `wait` seconds, and with `linger`
+goes on sending to every call it sees for that long), `spawn` (starts `sleep <tag>` as a child, and as a double-forked child in a
 session of its own, then answers), `hang` (never answers). It ignores SIGTERM, and
 `stubborn` makes it ignore the end of its input too.
 """
@@ -75,6 +76,14 @@ def call(id_, name, args, meta):
                              "message": "own" if tokens == [own] else "stolen"}})
         time.sleep(float(args.get("wait", 0)))
         text(id_, "done")
+        # With `linger`, it goes on after its answer: every call it sees from then on gets
+        # progress too, for that many seconds.
+        deadline = time.time() + float(args.get("linger", 0))
+        while time.time() < deadline:
+            for token in [t for t in SEEN if t != own]:
+                send({"jsonrpc": "2.0", "method": "notifications/progress",
+                      "params": {"progressToken": token, "progress": 1, "message": "stolen"}})
+            time.sleep(0.02)
     elif name == "spawn":
         tag = str(args["tag"])
         pid = os.fork()

@@ -70,14 +70,18 @@ fn report(policy: &Policy, verdict: &Verdict) -> String {
             }
         }
         None => lines.push(
-            if verdict
+            match verdict
                 .parts
                 .iter()
-                .any(|p| p.decision == verdict.decision && p.rule.is_none() && p.note.is_some())
+                .find(|p| p.decision == verdict.decision && p.rule.is_none() && p.note.is_some())
+                .and_then(|p| p.note.as_deref())
             {
-                "rule: none (a command the policy cannot read)".to_owned()
-            } else {
-                format!("rule: none (the default, \"{}\")", policy.default)
+                Some(note) if note.starts_with("unreadable") => {
+                    "rule: none (a command the policy cannot read)".to_owned()
+                }
+                // A write to a file with other names: its note says why.
+                Some(_) => "rule: none (see the part's note)".to_owned(),
+                None => format!("rule: none (the default, \"{}\")", policy.default),
             },
         ),
     }

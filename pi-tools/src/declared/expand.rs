@@ -4,7 +4,7 @@
 
 use serde_json::Value;
 
-use crate::config::declared::{ArgTemplate, DeclaredTool, Piece};
+use crate::config::declared::{ArgTemplate, DeclaredAction, DeclaredTool, Piece};
 use crate::core::ToolError;
 
 /// Each parameter's value for this call (its default when the call gave none; `None` when
@@ -21,8 +21,11 @@ impl Values {
 }
 
 /// The call's values, each string (an array's items too, and a number's text) refused when
-/// it holds a NUL byte, or starts with `-` and its parameter does not allow that.
+/// it holds a NUL byte, or starts with `-` and its parameter does not allow that; for a
+/// `script`, an array's item is also refused when it holds a newline, since the script gets
+/// the items one per line and the item would become two (the second unchecked for `-`).
 pub(super) fn values(tool: &DeclaredTool, args: &Value) -> Result<Values, ToolError> {
+    let lines = matches!(tool.action, DeclaredAction::Script(_));
     let mut out = Vec::with_capacity(tool.params.len());
     for param in &tool.params {
         let value = args
@@ -31,12 +34,18 @@ pub(super) fn values(tool: &DeclaredTool, args: &Value) -> Result<Values, ToolEr
             .or(param.default.as_ref())
             .cloned();
         if let Some(value) = &value {
-            let items = match value {
-                Value::Array(items) => items.iter().collect(),
-                one => vec![one],
+            let (items, array) = match value {
+                Value::Array(items) => (items.iter().collect(), true),
+                one => (vec![one], false),
             };
             for item in items {
                 let text = text(item);
+                if array && lines && text.contains('\n') {
+                    return Err(ToolError::new(format!(
+                        "An item of `{}` holds a newline, but {} gets an array's items one per line, so the item would arrive as two. Call {} again with each line as an item of its own.",
+                        param.name, tool.name, tool.name
+                    )));
+                }
                 if text.contains('\0') {
                     return Err(ToolError::new(format!(
                         "The value of `{}` contains a NUL byte, which no command line can carry. Call {} again without it.",

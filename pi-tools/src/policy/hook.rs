@@ -284,6 +284,16 @@ fn cause(policy: &Policy, verdict: &Verdict) -> String {
         None if verdict.deciding_part().is_some_and(|p| {
             p.note
                 .as_deref()
+                .is_some_and(|n| n.starts_with(super::OTHER_NAMES))
+        }) =>
+        {
+            format!(
+                "{part}writes a file that has other names, one of which a path rule may protect, so a person decides. Write to a new file of its own instead, or ask the user to make this change."
+            )
+        }
+        None if verdict.deciding_part().is_some_and(|p| {
+            p.note
+                .as_deref()
                 .is_some_and(|n| n.starts_with("unreadable"))
         }) =>
         {

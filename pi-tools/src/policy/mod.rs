@@ -39,6 +39,10 @@ pub use hook::{Approval, ApprovalRequest, Approver, PolicyHook, SessionPolicy, d
 pub use paths::path_glob;
 use shell::{ShellReading, SimpleCommand, basename};
 
+/// The note of a redirection to a file with more than one name.
+const OTHER_NAMES: &str =
+    "a write to a file with other names (hard links), which the path rules cannot see";
+
 /// What a rule (or the default) says of a call; ordered from the most to the least lenient,
 /// so the strictest of several is their maximum.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -469,11 +473,22 @@ impl Policy {
                 note: Some("unreadable: the file written is known only when it runs".to_owned()),
             };
         };
-        let candidates = paths::candidates(target, cwd);
+        let (candidates, other_names) = paths::resolved(target, cwd);
         let hit = strictest(rules.iter().filter_map(|&i| {
             let globs = self.rules[i].paths.as_deref()?;
             globs_match(globs, &candidates).then_some((self.rules[i].decision, Some(i)))
         }));
+        if hit.is_none()
+            && !rules.is_empty()
+            && other_names.unwrap_or_else(|| paths::has_other_names(&candidates))
+        {
+            return PartVerdict {
+                text: format!("> {target}"),
+                decision: Decision::Ask,
+                rule: None,
+                note: Some(OTHER_NAMES.to_owned()),
+            };
+        }
         let (decision, rule) = hit.unwrap_or((Decision::Allow, None));
         PartVerdict {
             text: format!("> {target}"),

@@ -10,6 +10,12 @@ use crate::env::{expand_tilde, normalize_path_input};
 /// The spellings a glob is matched against: the path relative to the working directory
 /// (when it lies inside it) and the absolute path.
 pub(super) fn candidates(raw: &str, cwd: &Path) -> Vec<String> {
+    resolved(raw, cwd).0
+}
+
+/// [`candidates`], and whether the file they name has other names when the resolution saw
+/// that already (its last `lstat`), so a write is not asked about with a `stat` of its own.
+pub(super) fn resolved(raw: &str, cwd: &Path) -> (Vec<String>, Option<bool>) {
     let home = std::env::var_os("HOME").map(PathBuf::from);
     let path = expand_tilde(&normalize_path_input(raw), home.as_deref());
     let folded_cwd = fold(cwd);
@@ -17,16 +23,28 @@ pub(super) fn candidates(raw: &str, cwd: &Path) -> Vec<String> {
     let folded = fold(&cwd.join(path));
     // Below the working directory, its resolution is reused: the shell resolves the same
     // prefix to the same directory, and each resolution walks the disk.
-    let absolute = match folded.strip_prefix(&folded_cwd) {
+    let (absolute, other_names) = match folded.strip_prefix(&folded_cwd) {
         Ok(rest) => resolve_below(&real_cwd, rest),
-        Err(_) => resolve(&folded, None),
+        Err(_) => (resolve(&folded, None), None),
     };
     let mut out = Vec::with_capacity(2);
     if let Ok(relative) = absolute.strip_prefix(&real_cwd) {
         out.push(relative.to_string_lossy().into_owned());
     }
     out.push(absolute.to_string_lossy().into_owned());
-    out
+    (out, other_names)
+}
+
+/// Whether the file a write reaches (the last of [`candidates`], its absolute path) is a
+/// regular file with more than one name: a hard link to it may have been made under a name
+/// a path rule protects (`ln .env notes` in an earlier call), and the rule cannot see the
+/// other names, so such a write is asked about.
+pub(super) fn has_other_names(candidates: &[String]) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    candidates
+        .last()
+        .and_then(|path| std::fs::metadata(path).ok())
+        .is_some_and(|meta| meta.is_file() && meta.nlink() > 1)
 }
 
 /// `..` and `.` folded away without touching the disk.
@@ -46,25 +64,28 @@ fn fold(path: &Path) -> PathBuf {
 
 /// [`resolve`] for `rest` (plain names, already folded) below `real`, a resolved directory:
 /// each name is looked at once (one `lstat`) rather than the whole path resolved again
-/// component by component; at the first symbolic link the whole path is resolved.
-fn resolve_below(real: &Path, rest: &Path) -> PathBuf {
+/// component by component; at the first symbolic link the whole path is resolved. Also
+/// whether the last name is a regular file with other names, where the walk saw it.
+fn resolve_below(real: &Path, rest: &Path) -> (PathBuf, Option<bool>) {
+    use std::os::unix::fs::MetadataExt;
     let mut out = real.to_path_buf();
     let mut names = rest.components();
+    let mut other_names = None;
     while let Some(name) = names.next() {
         out.push(name);
         match std::fs::symlink_metadata(&out) {
             Ok(meta) if meta.file_type().is_symlink() => {
-                return resolve(&real.join(rest), Some(real));
+                return (resolve(&real.join(rest), Some(real)), None);
             }
-            Ok(_) => {}
+            Ok(meta) => other_names = Some(meta.is_file() && meta.nlink() > 1),
             // What does not exist is taken as written, as `resolve` takes it.
             Err(_) => {
                 out.push(names.as_path());
-                return out;
+                return (out, Some(false));
             }
         }
     }
-    out
+    (out, other_names)
 }
 
 /// Symlinks followed through the longest part of `path` that exists; `real` is a resolved

@@ -1,14 +1,20 @@
 //! Reading a shell command the way a shell would before running it: every simple command
 //! inside lists, pipelines, `&&`/`||`, subshells, command and process substitutions and
 //! here-documents, with wrappers (`env`, `command`, `exec`, `nohup`, `time`, …) seen through
-//! and strings run as code (`sh -c`, `eval`, `xargs`, `find -exec`) read in turn. The parser
-//! is brush-parser, the parser of the brush shell; this file only walks its syntax tree.
+//! and strings run as code (`sh -c`, `eval`, `xargs`, `find -exec`, [traps and the
+//! rest](code)) read in turn; a redirection's file is taken from the directory the shell is
+//! in there and through links the line makes ([`dirs`]). The parser is brush-parser, the
+//! parser of the brush shell; this file only walks its syntax tree.
 
 use brush_parser::ast;
 use brush_parser::word::{self, WordPiece, WordPieceWithSource};
 use brush_parser::{Parser, ParserOptions};
 
+mod code;
+mod dirs;
 mod run;
+
+use dirs::{Dirs, Link};
 
 /// How deep strings run as code are read inside one another before the command counts as
 /// unreadable (`sh -c "sh -c '…'"`, ten levels down, is not a command anyone writes).
@@ -50,25 +56,46 @@ impl SimpleCommand {
 pub struct ShellReading {
     /// Every simple command, in the order the text names them.
     pub commands: Vec<SimpleCommand>,
-    /// The files output redirections write (`> f`, `>> f`, `&> f`, `>| f`); `None` for a
-    /// target known only when the command runs.
+    /// The files output redirections write (`> f`, `>> f`, `&> f`, `>| f`), from the
+    /// directory the shell may be in there (`cd secrets; echo x > key` writes `secrets/key`,
+    /// and `key` should the `cd` fail), the names `ln` makes, and what a link the line makes
+    /// names for a write through it; `None` for a target known only when the command runs.
     pub writes: Vec<Option<String>>,
 }
 
 /// Reads `script` into the simple commands it runs and the files it writes.
 pub fn read(script: &str) -> ShellReading {
     let mut reading = ShellReading::default();
-    Reader {
+    let mut reader = Reader {
         out: &mut reading,
         depth: 0,
-    }
-    .script(script);
+        dirs: Dirs::default(),
+        stack: Vec::new(),
+        links: Vec::new(),
+        deferred: 0,
+        deferred_write: false,
+        moved: false,
+    };
+    reader.script(script);
+    reader.finish();
     reading
 }
 
 struct Reader<'o> {
     out: &'o mut ShellReading,
     depth: usize,
+    /// Where the shell may be at this place of the text.
+    dirs: Dirs,
+    /// What `pushd` saved, for `popd`.
+    stack: Vec<Dirs>,
+    /// The names the line makes for files (`ln`, `mv`, `cp -s`).
+    links: Vec<Link>,
+    /// How many levels of code run later (a trap, a function body) the reader is inside.
+    deferred: usize,
+    /// Whether such code writes a file by a relative name.
+    deferred_write: bool,
+    /// Whether the line changes directory anywhere.
+    moved: bool,
 }
 
 impl Reader<'_> {
@@ -118,8 +145,20 @@ impl Reader<'_> {
     }
 
     fn pipeline(&mut self, pipeline: &ast::Pipeline) {
-        for command in &pipeline.seq {
-            self.command(command);
+        let [rest @ .., last] = pipeline.seq.as_slice() else {
+            return;
+        };
+        // Every command of a pipeline but the last runs in a subshell; the last does too
+        // unless `lastpipe` is set, so a move there may or may not stay.
+        for command in rest {
+            self.isolated(|r| r.command(command));
+        }
+        if rest.is_empty() {
+            self.command(last);
+        } else {
+            let before = self.dirs.clone();
+            self.command(last);
+            self.dirs = before.union(&self.dirs);
         }
     }
 
@@ -131,9 +170,17 @@ impl Reader<'_> {
                 self.redirects(redirects.as_ref());
             }
             ast::Command::Function(function) => {
-                // The body runs when the function is called, which the text may do later.
-                self.compound(&function.body.0);
-                self.redirects(function.body.1.as_ref());
+                // The body runs when the function is called, which the text may do later,
+                // from wherever the shell is then; a move inside it moves the caller.
+                let moved = std::mem::replace(&mut self.moved, false);
+                self.deferred(|r| {
+                    r.compound(&function.body.0);
+                    r.redirects(function.body.1.as_ref());
+                });
+                if self.moved {
+                    self.dirs = self.dirs.union(&Dirs::unknown());
+                }
+                self.moved |= moved;
             }
             ast::Command::ExtendedTest(test, redirects) => {
                 self.test_expr(&test.expr);
@@ -150,12 +197,34 @@ impl Reader<'_> {
                 self.test_expr(b);
             }
             E::Not(a) | E::Parenthesized(a) => self.test_expr(a),
-            E::UnaryTest(_, w) => {
-                self.word(&w.value);
+            // `-v NAME` and the arithmetic comparisons evaluate their operands again.
+            E::UnaryTest(predicate, w) => {
+                let value = self.word(&w.value);
+                if matches!(
+                    predicate,
+                    ast::UnaryPredicate::ShellVariableIsSetAndAssigned
+                        | ast::UnaryPredicate::ShellVariableIsSetAndNameRef
+                ) {
+                    self.evaluated(value.as_deref().unwrap_or_default());
+                }
             }
-            E::BinaryTest(_, a, b) => {
-                self.word(&a.value);
-                self.word(&b.value);
+            E::BinaryTest(predicate, a, b) => {
+                use ast::BinaryPredicate as B;
+                let arithmetic = matches!(
+                    predicate,
+                    B::ArithmeticEqualTo
+                        | B::ArithmeticNotEqualTo
+                        | B::ArithmeticLessThan
+                        | B::ArithmeticLessThanOrEqualTo
+                        | B::ArithmeticGreaterThan
+                        | B::ArithmeticGreaterThanOrEqualTo
+                );
+                for w in [a, b] {
+                    let value = self.word(&w.value);
+                    if arithmetic {
+                        self.evaluated(value.as_deref().unwrap_or_default());
+                    }
+                }
             }
         }
     }
@@ -171,15 +240,15 @@ impl Reader<'_> {
                 {
                     self.arithmetic(&expr.value);
                 }
-                self.list(&f.body.list);
+                self.repeated(|r| r.list(&f.body.list));
             }
             C::BraceGroup(g) => self.list(&g.list),
-            C::Subshell(s) => self.list(&s.list),
+            C::Subshell(s) => self.isolated(|r| r.list(&s.list)),
             C::ForClause(f) => {
                 for value in f.values.iter().flatten() {
                     self.word(&value.value);
                 }
-                self.list(&f.body.list);
+                self.repeated(|r| r.list(&f.body.list));
             }
             C::CaseClause(c) => {
                 self.word(&c.value.value);
@@ -202,23 +271,18 @@ impl Reader<'_> {
                     self.list(&other.body);
                 }
             }
-            C::WhileClause(w) | C::UntilClause(w) => {
-                self.list(&w.0);
-                self.list(&w.1.list);
-            }
-            C::Coprocess(c) => self.command(&c.body),
+            C::WhileClause(w) | C::UntilClause(w) => self.repeated(|r| {
+                r.list(&w.0);
+                r.list(&w.1.list);
+            }),
+            C::Coprocess(c) => self.isolated(|r| r.command(&c.body)),
         }
     }
 
-    /// An arithmetic expression runs nothing unless it holds a substitution, which the
-    /// parser leaves as text: such an expression is unreadable.
+    /// An arithmetic expression runs nothing but the substitutions it holds, which the
+    /// parser leaves as text: they are read as a word's.
     fn arithmetic(&mut self, text: &str) {
-        if text.contains("$(") || text.contains('`') {
-            self.unreadable(
-                vec![Some(format!("(( {text} ))"))],
-                "a command substitution inside arithmetic cannot be read",
-            );
-        }
+        self.evaluated(text);
     }
 
     fn redirects(&mut self, list: Option<&ast::RedirectList>) {
@@ -234,10 +298,10 @@ impl Reader<'_> {
                 T::Filename(w) => {
                     let value = self.word(&w.value);
                     if matches!(kind, K::Write | K::Append | K::Clobber | K::ReadAndWrite) {
-                        self.out.writes.push(value);
+                        self.write(value);
                     }
                 }
-                T::ProcessSubstitution(_, sub) => self.list(&sub.list),
+                T::ProcessSubstitution(_, sub) => self.isolated(|r| r.list(&sub.list)),
                 T::Duplicate(w) => {
                     // `>&file` writes a file; `>&2` and `>&-` only duplicate descriptors.
                     let value = self.word(&w.value);
@@ -245,14 +309,14 @@ impl Reader<'_> {
                         .as_deref()
                         .is_some_and(|v| v == "-" || v.chars().all(|c| c.is_ascii_digit()));
                     if matches!(kind, K::DuplicateOutput) && !is_fd {
-                        self.out.writes.push(value);
+                        self.write(value);
                     }
                 }
                 T::Fd(_) => {}
             },
             ast::IoRedirect::OutputAndError(w, _) => {
                 let value = self.word(&w.value);
-                self.out.writes.push(value);
+                self.write(value);
             }
             ast::IoRedirect::HereDocument(_, doc) => {
                 if doc.requires_expansion {
@@ -303,8 +367,14 @@ impl Reader<'_> {
                     if words.is_empty() {
                         self.assignment(assignment);
                     } else {
-                        // `declare x=…`, `export x=…`: a word of the command.
-                        words.push(self.word(&w.value));
+                        // `declare x=…`, `export x=…`: a word of the command, read as an
+                        // assignment when run; one whose value is unknown is judged here
+                        // by its name (`export PROMPT_COMMAND="$X"`).
+                        let value = self.word(&w.value);
+                        if value.is_none() {
+                            self.variable(&assignment.name.to_string(), None);
+                        }
+                        words.push(value);
                     }
                 }
                 ItemRef::Borrowed(Item::IoRedirect(redirect)) => {
@@ -322,7 +392,7 @@ impl Reader<'_> {
                     self.redirect(redirect);
                 }
                 ItemRef::Borrowed(Item::ProcessSubstitution(_, sub)) => {
-                    self.list(&sub.list);
+                    self.isolated(|r| r.list(&sub.list));
                     words.push(None);
                 }
             }
@@ -333,16 +403,19 @@ impl Reader<'_> {
     }
 
     fn assignment(&mut self, assignment: &ast::Assignment) {
+        let name = assignment.name.to_string();
         match &assignment.value {
             ast::AssignmentValue::Scalar(w) => {
-                self.word(&w.value);
+                let value = self.word(&w.value);
+                self.variable(&name, value.as_deref());
             }
             ast::AssignmentValue::Array(items) => {
                 for (key, value) in items {
                     if let Some(key) = key {
                         self.word(&key.value);
                     }
-                    self.word(&value.value);
+                    let value = self.word(&value.value);
+                    self.variable(&name, value.as_deref());
                 }
             }
         }
@@ -382,16 +455,22 @@ impl Reader<'_> {
                     Some(escaped.strip_prefix('\\').unwrap_or(escaped).to_owned())
                 }
                 WordPiece::CommandSubstitution(code) => {
-                    self.script(code);
+                    self.isolated(|r| r.script(code));
                     None
                 }
                 WordPiece::BackquotedCommandSubstitution(code) => {
-                    self.script(&unescape_backquoted(code));
+                    self.isolated(|r| r.script(&unescape_backquoted(code)));
                     None
                 }
-                WordPiece::TildeExpansion(_)
-                | WordPiece::ParameterExpansion(_)
-                | WordPiece::ArithmeticExpression(_) => None,
+                WordPiece::ParameterExpansion(expr) => {
+                    self.parameter(expr);
+                    None
+                }
+                WordPiece::ArithmeticExpression(expr) => {
+                    self.arithmetic(&expr.value);
+                    None
+                }
+                WordPiece::TildeExpansion(_) => None,
             };
             value = match (value, part) {
                 (Some(mut v), Some(p)) => {

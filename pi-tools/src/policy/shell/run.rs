@@ -1,6 +1,7 @@
 //! One simple command's words as they run: wrappers (`env`, `command`, `exec`, `nohup`,
-//! `time`, …) seen through, and strings run as code (`sh -c`, `eval`, `xargs`, `find
-//! -exec`, a shell's here-document) read in turn.
+//! `time`, …) seen through, strings run as code (`sh -c`, `eval`, `xargs`, `find -exec`, a
+//! shell's here-document) read in turn, and the commands that move the shell or make names
+//! for files noted for the writes after them.
 
 use super::{Reader, SHELLS, SimpleCommand, basename};
 
@@ -35,7 +36,11 @@ impl Reader<'_> {
                     return self.run(rest[skip..].to_vec(), stdin_code, open_tail);
                 }
             }
-            n if SHELLS.contains(&n) => return self.shell(words, stdin_code),
+            n if SHELLS.contains(&n) => {
+                return self.isolated(|r| r.shell(words, stdin_code));
+            }
+            "cd" | "pushd" | "popd" => self.change_dir(name, rest),
+            "ln" | "link" | "cp" | "mv" => self.make_names(name, rest),
             "eval" => {
                 let code: Option<Vec<&str>> = rest.iter().map(|w| w.as_deref()).collect();
                 match code {
@@ -57,13 +62,25 @@ impl Reader<'_> {
                     open_tail,
                     unreadable: None,
                 });
-                let skip = xargs_options(rest);
-                let inner = if skip < rest.len() {
+                let (skip, replace) = xargs_options(rest);
+                let mut inner = if skip < rest.len() {
                     rest[skip..].to_vec()
                 } else {
                     vec![Some("echo".to_owned())]
                 };
-                return self.run(inner, None, true);
+                // With `-I R`, the input takes R's place in any word holding it.
+                match replace {
+                    Some(Some(r)) => {
+                        for word in &mut inner {
+                            if word.as_deref().is_some_and(|w| w.contains(r.as_str())) {
+                                *word = None;
+                            }
+                        }
+                    }
+                    Some(None) => inner.iter_mut().for_each(|w| *w = None),
+                    None => {}
+                }
+                return self.isolated(|r| r.run(inner, None, true));
             }
             "find" => {
                 self.out.commands.push(SimpleCommand {
@@ -80,12 +97,18 @@ impl Reader<'_> {
                         while at < words.len() && !matches!(words[at].as_deref(), Some(";" | "+")) {
                             at += 1;
                         }
-                        self.run(words[start..at].to_vec(), None, false);
+                        // `{}` is a file's path, which may be any word (`find push -exec git
+                        // {} \;` runs `git push`).
+                        let inner = words[start..at]
+                            .iter()
+                            .map(|w| w.clone().filter(|w| !w.contains("{}")))
+                            .collect();
+                        self.isolated(|r| r.run(inner, None, false));
                     }
                 }
                 return;
             }
-            _ => {}
+            _ => self.builtin_code(name, &words),
         }
         self.out.commands.push(SimpleCommand {
             words,
@@ -123,7 +146,10 @@ impl Reader<'_> {
                         );
                     }
                 }
-            } else if w.starts_with('-') || (w.contains('=') && !w.starts_with('=')) {
+            } else if w.starts_with('-') {
+                at += 1;
+            } else if let Some((name, value)) = w.split_once('=').filter(|(n, _)| !n.is_empty()) {
+                self.variable(name, Some(value));
                 at += 1;
             } else {
                 break;
@@ -220,22 +246,52 @@ fn wrapper_options(name: &str, rest: &[Option<String>]) -> usize {
     at
 }
 
-/// How many of `xargs`'s leading words are its own options (and their values).
-fn xargs_options(rest: &[Option<String>]) -> usize {
-    const WITH_VALUE: [&str; 8] = ["-I", "-n", "-P", "-L", "-d", "-a", "-E", "-s"];
+/// How many of `xargs`'s leading words are its own options (and their values), and the
+/// replace string of `-I R`, `-IR`, `-i` or `--replace[=R]` (`Some(None)`: not in the text).
+fn xargs_options(rest: &[Option<String>]) -> (usize, Option<Option<String>>) {
+    const WITH_VALUE: [&str; 14] = [
+        "-I",
+        "-n",
+        "-P",
+        "-L",
+        "-d",
+        "-a",
+        "-E",
+        "-s",
+        "--arg-file",
+        "--delimiter",
+        "--max-args",
+        "--max-procs",
+        "--max-chars",
+        "--process-slot-var",
+    ];
     let mut at = 0;
-    while let Some(Some(w)) = rest.get(at) {
+    let mut replace = None;
+    while let Some(word) = rest.get(at) {
+        let Some(w) = word.as_deref() else {
+            // An option known only when it runs may be `-I` with any replace string.
+            replace = Some(None);
+            break;
+        };
         if w == "--" {
-            return at + 1;
+            return (at + 1, replace);
         }
         if !w.starts_with('-') || w.len() == 1 {
             break;
         }
-        at += if WITH_VALUE.contains(&w.as_str()) {
-            2
-        } else {
-            1
-        };
+        if w == "-I" {
+            replace = Some(rest.get(at + 1).cloned().flatten());
+        } else if let Some(r) = w.strip_prefix("-I") {
+            replace = Some(Some(r.to_owned()));
+        } else if w == "-i" || w == "--replace" {
+            replace = Some(Some("{}".to_owned()));
+        } else if let Some(r) = w
+            .strip_prefix("-i")
+            .or_else(|| w.strip_prefix("--replace="))
+        {
+            replace = Some(Some(r.to_owned()));
+        }
+        at += if WITH_VALUE.contains(&w) { 2 } else { 1 };
     }
-    at
+    (at, replace)
 }
