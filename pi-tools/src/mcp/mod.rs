@@ -79,6 +79,7 @@
 //! [`RunnerConfig::extensions`]: crate::RunnerConfig::extensions
 //! [`RunnerConfig::max_concurrency`]: crate::RunnerConfig::max_concurrency
 
+mod answer_ids;
 mod answering;
 mod call_line;
 mod elicit;
