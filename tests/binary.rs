@@ -9,6 +9,7 @@ mod mcp_http;
 mod mcp_http_floods;
 mod mcp_http_lives;
 mod mcp_http_log_lines;
+mod mcp_http_proxies;
 mod mcp_http_questions;
 mod mcp_http_resume;
 mod mcp_http_sessions;

@@ -88,6 +88,7 @@ mod hibernation;
 mod http;
 mod http_conn;
 mod http_gate;
+mod http_proxy;
 mod lines;
 mod logging;
 mod outbox;
