@@ -15,6 +15,7 @@ mod mcp_http_resume;
 mod mcp_http_sessions;
 #[cfg(feature = "cli")]
 mod mcp_http_support;
+mod mcp_http_wakes;
 mod mcp_stdio;
 mod mount;
 mod sandbox_host;
