@@ -7,7 +7,7 @@ use std::time::Duration;
 use reqwest::StatusCode;
 use serde_json::{Value, json};
 
-use crate::mcp_http_support::{Events, HttpServer, call};
+use crate::mcp_http_support::{Events, HttpServer, PATIENCE, call};
 
 /// `touch` is asked about; everything else bash runs is allowed.
 const ASKING: &str = "[tools]\nactive = [\"bash\"]\n[[policy.rule]]\ntool = \"bash\"\ncommand = [\"touch\"]\ndecision = \"ask\"\nreason = \"Files appear.\"\n";
@@ -122,4 +122,50 @@ async fn an_answer_whose_id_is_the_questions_number_as_a_string_is_not_the_answe
         .unwrap_or_default();
     assert!(text.contains("declined"), "{answered}");
     assert!(!server.path("asked.txt").exists());
+}
+
+#[tokio::test]
+async fn a_woken_sessions_question_still_reaches_its_client() {
+    let server = HttpServer::spawn_logging(
+        None,
+        &[],
+        Some(ASKING),
+        Some("warn,pi_tools::mcp::hibernation=debug"),
+    )
+    .await;
+    // 128 idle sessions are kept awake; the next one to go idle sleeps.
+    for _ in 0..128 {
+        server.open_session().await;
+    }
+    let session = open_asking_session(&server).await;
+    let allow = json!({"action": "accept", "content": {"answer": "allow_once"}});
+    let (mut events, question) = touch_until_asked(&server, &session, 1, "first.txt").await;
+    answer(&server, &session, question["id"].clone(), allow.clone()).await;
+    let answered = answer_of(&mut events, 1).await;
+    assert_eq!(answered["result"]["isError"], false, "{answered}");
+    assert!(server.path("first.txt").exists());
+    // It sleeps once idle.
+    let deadline = tokio::time::Instant::now() + PATIENCE;
+    loop {
+        let slept = server
+            .log
+            .lock()
+            .expect("the log is not poisoned")
+            .iter()
+            .any(|line| line.contains("an idle session sleeps") && line.contains(&session));
+        if slept {
+            break;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "the session never fell asleep"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    // Woken by the next call, whose question is asked too.
+    let (mut events, question) = touch_until_asked(&server, &session, 2, "second.txt").await;
+    answer(&server, &session, question["id"].clone(), allow).await;
+    let answered = answer_of(&mut events, 2).await;
+    assert_eq!(answered["result"]["isError"], false, "{answered}");
+    assert!(server.path("second.txt").exists());
 }
