@@ -8,10 +8,14 @@ mod mcp_binary;
 mod mcp_http;
 mod mcp_http_floods;
 mod mcp_http_lives;
+mod mcp_http_log_lines;
+mod mcp_http_proxies;
+mod mcp_http_questions;
 mod mcp_http_resume;
 mod mcp_http_sessions;
 #[cfg(feature = "cli")]
 mod mcp_http_support;
+mod mcp_http_wakes;
 mod mcp_stdio;
 mod mount;
 mod sandbox_host;

@@ -160,6 +160,15 @@ fn a_mounted_server_always_needs_trust_and_unsandboxed_is_named() {
 }
 
 #[test]
+fn trusted_proxies_need_trust_and_other_mcp_bounds_never() {
+    assert!(keys("[mcp]\nmax_connections_per_client = 4\ntrusted_proxies = []\n").is_empty());
+    assert_eq!(
+        keys("[mcp]\ntrusted_proxies = [\"10.0.0.5\", \"::1\"]\n"),
+        ["[mcp] trusted_proxies = [\"10.0.0.5\", ..]"]
+    );
+}
+
+#[test]
 fn a_policy_never_needs_trust() {
     assert!(
         keys("[policy]\ndefault = \"deny\"\n\n[[policy.rule]]\ntool = \"bash\"\ncommand = [\"git\", \"status\"]\ndecision = \"allow\"\n")

@@ -331,3 +331,39 @@ pub async fn wait_pid(path: &Path) -> u32 {
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
 }
+
+/// The JSON-RPC messages of an event stream, read as they come (a question the server asks
+/// during a call arrives before the call's answer, which waits for it).
+pub struct Events {
+    response: reqwest::Response,
+    pending: String,
+}
+
+impl Events {
+    pub fn new(response: reqwest::Response) -> Events {
+        Events {
+            response,
+            pending: String::new(),
+        }
+    }
+
+    /// The next message, or `None` when the stream has ended; fails past [`PATIENCE`].
+    pub async fn next(&mut self) -> Option<Value> {
+        loop {
+            if let Some(end) = self.pending.find('\n') {
+                let line: String = self.pending.drain(..=end).collect();
+                if let Some(data) = line.trim_end().strip_prefix("data:")
+                    && let Ok(message) = serde_json::from_str(data.trim())
+                {
+                    return Some(message);
+                }
+                continue;
+            }
+            let chunk = tokio::time::timeout(PATIENCE, self.response.chunk())
+                .await
+                .expect("the stream goes on in time")
+                .expect("the stream is readable")?;
+            self.pending.push_str(&String::from_utf8_lossy(&chunk));
+        }
+    }
+}

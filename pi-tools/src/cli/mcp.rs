@@ -74,7 +74,10 @@ pub(super) async fn mcp(args: McpArgs, source: &ConfigSource) -> Result<ExitCode
                 stateless: args.stateless,
                 session_idle: args.session_idle_secs.map(Duration::from_secs),
                 max_sessions: config.mcp_max_sessions,
-                connections: connection_limits(&config.mcp_connections),
+                connections: connection_limits(
+                    &config.mcp_connections,
+                    &config.mcp_trusted_proxies,
+                ),
             };
             let listener = tokio::net::TcpListener::bind(address.as_str())
                 .await
@@ -171,12 +174,16 @@ fn client_roots(cwd: std::path::PathBuf, config: &crate::config::Config) -> Clie
 }
 
 /// The HTTP server's bounds on connections: the defaults, with what `[mcp]` sets.
-fn connection_limits(set: &crate::config::McpConnections) -> ConnectionLimits {
+fn connection_limits(
+    set: &crate::config::McpConnections,
+    trusted_proxies: &[std::net::IpAddr],
+) -> ConnectionLimits {
     let defaults = ConnectionLimits::default();
     ConnectionLimits {
         max_connections: set.max_connections.unwrap_or(defaults.max_connections),
         max_per_client: set.max_per_client.unwrap_or(defaults.max_per_client),
         request_timeout: set.request_timeout.unwrap_or(defaults.request_timeout),
+        trusted_proxies: trusted_proxies.to_vec(),
     }
 }
 

@@ -49,6 +49,10 @@ pub struct Config {
     /// `[mcp] max_connections`, `max_connections_per_client` and `request_timeout_secs`:
     /// the Streamable HTTP server's bounds on connections (`None`: its defaults).
     pub mcp_connections: McpConnections,
+    /// `[mcp] trusted_proxies`: the addresses of the proxies in front of the Streamable
+    /// HTTP server, whose `Forwarded` / `X-Forwarded-For` header names the client that the
+    /// per-client bound applies to (empty: none; every address is its own client).
+    pub mcp_trusted_proxies: Vec<std::net::IpAddr>,
     /// `[mcp.servers.<name>]`: other MCP servers whose tools join as `<name>__<tool>`, in
     /// file order.
     pub servers: Vec<ServerSettings>,
@@ -98,6 +102,7 @@ impl std::fmt::Debug for Config {
             .field("mcp_max_message_bytes", &self.mcp_max_message_bytes)
             .field("mcp_max_sessions", &self.mcp_max_sessions)
             .field("mcp_connections", &self.mcp_connections)
+            .field("mcp_trusted_proxies", &self.mcp_trusted_proxies)
             .field("servers", &self.servers)
             .field("declared", &self.declared)
             .field("policy", &self.policy)

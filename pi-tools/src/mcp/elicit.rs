@@ -7,7 +7,7 @@
 //! is put in the runner's prepare phase: nothing of the call has started until it is answered.
 
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, OnceLock};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use rmcp::model::{ElicitRequestParams, ElicitationAction, ElicitationSchema};
@@ -48,8 +48,9 @@ pub(crate) async fn with_call_cancel<F: std::future::Future>(
 
 /// The approver of one MCP session: asks its client through elicitation.
 pub(crate) struct ClientApprover {
-    /// The session's client, known from its first call on.
-    peer: OnceLock<Peer<RoleServer>>,
+    /// The session's client as its latest call reached it. A session that slept was woken
+    /// with a new worker, so the way to its client changes: the first call's is closed.
+    peer: Mutex<Option<Peer<RoleServer>>>,
     /// The approver the configuration's hook had, asked when the client cannot be.
     fallback: Option<Arc<dyn Approver>>,
     /// Whether the session is one request of a stateless HTTP server, which knows nothing
@@ -58,25 +59,28 @@ pub(crate) struct ClientApprover {
 }
 
 impl ClientApprover {
-    /// Remembers the session's client (every call of a session has the same one), and
-    /// whether the session is a request of a stateless HTTP server.
+    /// Remembers the way to the session's client as this call reached it (the same client
+    /// throughout, but a new way after the session slept and woke), and whether the
+    /// session is a request of a stateless HTTP server.
     pub(crate) fn bind(&self, peer: &Peer<RoleServer>, stateless: bool) {
-        if self.peer.get().is_none() {
-            let _ = self.peer.set(peer.clone());
-        }
+        *self.peer.lock().unwrap_or_else(|e| e.into_inner()) = Some(peer.clone());
         self.stateless.store(stateless, Ordering::Relaxed);
     }
 
     /// The client, when it declared form elicitation at `initialize` and can be sent a
     /// request.
-    fn askable(&self) -> Option<&Peer<RoleServer>> {
+    fn askable(&self) -> Option<Peer<RoleServer>> {
         if self.stateless.load(Ordering::Relaxed) {
             return None;
         }
-        self.peer.get().filter(|peer| {
-            peer.supported_elicitation_modes()
-                .contains(&ElicitationMode::Form)
-        })
+        self.peer
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+            .filter(|peer| {
+                peer.supported_elicitation_modes()
+                    .contains(&ElicitationMode::Form)
+            })
     }
 
     async fn ask(&self, peer: &Peer<RoleServer>, request: ApprovalRequest) -> Approval {
@@ -110,7 +114,7 @@ impl Approver for ClientApprover {
     fn approve(&self, request: ApprovalRequest) -> BoxFuture<'_, Approval> {
         Box::pin(async move {
             match (self.askable(), &self.fallback) {
-                (Some(peer), _) => self.ask(peer, request).await,
+                (Some(peer), _) => self.ask(&peer, request).await,
                 (None, Some(fallback)) => fallback.approve(request).await,
                 (None, None) => Approval::Deny(None),
             }
@@ -147,7 +151,7 @@ pub(crate) fn session_policy(config: RunnerConfig) -> (RunnerConfig, Option<Arc<
         _ => return (config, None),
     };
     let approver = Arc::new(ClientApprover {
-        peer: OnceLock::new(),
+        peer: Mutex::new(None),
         fallback: hook.approver().cloned(),
         stateless: AtomicBool::new(false),
     });

@@ -135,7 +135,7 @@ impl Sessions {
         }
         {
             let mut activity = life.activity();
-            if activity.busy > 0 || activity.asleep || activity.expected {
+            if !activity.may_sleep() {
                 return;
             }
             activity.asleep = true;
@@ -157,6 +157,20 @@ impl Sessions {
         let Some(life) = self.life(&id) else {
             return Ok(RestoreOutcome::NotSupported);
         };
+        let outcome = self.wake_life(&id, &life).await;
+        if !matches!(outcome, Ok(RestoreOutcome::Restored(_))) {
+            // Nothing woke: the requests waiting for this wake go on (to their 404).
+            life.wake_ended();
+        }
+        outcome
+    }
+
+    async fn wake_life(
+        &self,
+        id: &SessionId,
+        life: &Arc<Life>,
+    ) -> Result<RestoreOutcome<<Self as SessionManager>::Transport>, LocalSessionManagerError> {
+        let id = id.clone();
         let _waking = life.waking.lock().await;
         let server = life
             .server
@@ -174,8 +188,9 @@ impl Sessions {
             self.handoff().insert(task, server);
             let mut activity = life.activity();
             activity.asleep = false;
-            // The request that woke it follows: it must not fall asleep before that.
-            activity.expected = true;
+            // Until the library has replayed `initialize` to it, requests wait for the wake
+            // (see `has_session`); the request that woke it was counted on its way there.
+            activity.waking_up = true;
             tracing::debug!(session = %id, "a sleeping session wakes");
         }
         Ok(outcome)

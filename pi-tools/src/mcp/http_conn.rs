@@ -5,7 +5,9 @@
 //! wait.
 //!
 //! - At most `max_per_client` connections are open from one address; one more is closed on
-//!   arrival, so one client cannot take the room of the others.
+//!   arrival, so one client cannot take the room of the others. A trusted proxy's
+//!   connections are not bounded so: the clients it names are, each on its own (see
+//!   `http_proxy`).
 //! - At most `max_connections` are open in all. When they are, a new connection takes the
 //!   place of one that is not sending an answer (waiting for a request, reading one, or
 //!   idle between requests): the oldest of the client holding the most connections, which
@@ -34,6 +36,8 @@ use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
+use super::http_proxy::Proxies;
+
 /// How long the end of the server waits for open connections to finish their answers.
 const CLOSING_GRACE: Duration = Duration::from_secs(5);
 
@@ -43,12 +47,19 @@ pub struct ConnectionLimits {
     /// The most connections open at once; one more is closed on arrival. The default is
     /// 1024, or half the process's file-descriptor limit when that is lower.
     pub max_connections: usize,
-    /// The most connections open at once from one client address (default 64).
+    /// The most connections open at once from one client address (default 64). Behind a
+    /// trusted proxy, the most requests open at once for one client it names.
     pub max_per_client: usize,
     /// How long a client may take to send a request's head, and its body; also how long a
     /// kept-alive connection may sit idle before its next request (default 10 s). An
     /// answer being sent (a call's event stream) is not bounded by it.
     pub request_timeout: Duration,
+    /// The addresses of the reverse proxies, load balancers or sidecars in front of the
+    /// server (`[mcp] trusted_proxies`; default none). Their connections are not bounded
+    /// per address; the client named by each request's `Forwarded` (`for=`) or
+    /// `X-Forwarded-For` header is, to `max_per_client` requests open at once. The header
+    /// is ignored from any other address.
+    pub trusted_proxies: Vec<IpAddr>,
 }
 
 impl Default for ConnectionLimits {
@@ -57,6 +68,7 @@ impl Default for ConnectionLimits {
             max_connections: default_max_connections(),
             max_per_client: 64,
             request_timeout: Duration::from_secs(10),
+            trusted_proxies: Vec::new(),
         }
     }
 }
@@ -128,9 +140,16 @@ impl Open {
 
     /// A place for one more connection from `client`, if the bounds leave one or one can
     /// be taken from a connection that is not sending an answer (which is then closed).
-    fn take(self: &Arc<Self>, client: IpAddr, limits: &ConnectionLimits) -> Option<Place> {
+    /// A trusted proxy's connection (`per_client` false) is not bounded per address.
+    fn take(
+        self: &Arc<Self>,
+        client: IpAddr,
+        limits: &ConnectionLimits,
+        per_client: bool,
+    ) -> Option<Place> {
         let mut table = self.table();
-        if table.by_client.get(&client).copied().unwrap_or(0) >= limits.max_per_client {
+        if per_client && table.by_client.get(&client).copied().unwrap_or(0) >= limits.max_per_client
+        {
             return None;
         }
         if table.entries.len() >= limits.max_connections {
@@ -165,7 +184,7 @@ impl Open {
 /// The client a connection comes from: its IPv4 address, or the /64 network of an IPv6
 /// one (a host is commonly given a whole /64, so one address each would let one client
 /// pass for millions).
-fn client_of(ip: IpAddr) -> IpAddr {
+pub(super) fn client_of(ip: IpAddr) -> IpAddr {
     match ip {
         IpAddr::V6(v6) => match v6.to_ipv4_mapped() {
             Some(v4) => IpAddr::V4(v4),
@@ -219,6 +238,7 @@ pub(crate) async fn serve_connections(
     stop: CancellationToken,
 ) {
     let open = Arc::new(Open::default());
+    let proxies = Proxies::new(&limits.trusted_proxies, limits.max_per_client);
     let connections = TaskTracker::new();
     loop {
         let accepted = tokio::select! {
@@ -235,7 +255,8 @@ pub(crate) async fn serve_connections(
                 continue;
             }
         };
-        let Some(place) = open.take(client_of(peer.ip()), &limits) else {
+        let proxied = proxies.trusts(peer.ip());
+        let Some(place) = open.take(client_of(peer.ip()), &limits, !proxied) else {
             tracing::debug!(%peer, "a connection over the server's bounds is closed");
             continue;
         };
@@ -244,7 +265,8 @@ pub(crate) async fn serve_connections(
         if let Err(err) = tcp.set_nodelay(true) {
             tracing::debug!(%err, "TCP_NODELAY could not be set on a connection");
         }
-        let service = marking_answers(&app, &place.answering);
+        let forwarded = proxied.then(|| (Arc::clone(&proxies), peer.ip()));
+        let service = marking_answers(&app, &place.answering, forwarded);
         let timeout = limits.request_timeout;
         let stop = stop.clone();
         connections.spawn(async move {
@@ -279,10 +301,13 @@ pub(crate) async fn serve_connections(
     }
 }
 
-/// `app` for one connection, counting each answer in `answering` while it is sent.
+/// `app` for one connection, counting each answer in `answering` while it is sent. On a
+/// connection from a trusted proxy (`forwarded`: the proxies and its address), each
+/// request first takes a place among its client's.
 fn marking_answers(
     app: &axum::Router,
     answering: &Arc<AtomicUsize>,
+    forwarded: Option<(Arc<Proxies>, IpAddr)>,
 ) -> impl Service<
     hyper::Request<hyper::body::Incoming>,
     Response = hyper::Response<Body>,
@@ -292,16 +317,23 @@ fn marking_answers(
 + 'static {
     let inner = TowerToHyperService::new(app.clone());
     let answering = Arc::clone(answering);
-    hyper::service::service_fn(move |request| {
-        let answer = inner.call(request);
+    hyper::service::service_fn(move |request: hyper::Request<hyper::body::Incoming>| {
+        let admitted = match &forwarded {
+            Some((proxies, peer)) => proxies.admit(*peer, request.uri().path(), request.headers()),
+            None => Ok(None),
+        };
+        let answer = admitted.map(|held| (held, inner.call(request)));
         let answering = Arc::clone(&answering);
         async move {
-            let response = answer.await?;
+            let (held, response) = match answer {
+                Ok((held, answer)) => (held, answer.await?),
+                Err(refused) => (None, axum::response::IntoResponse::into_response(refused)),
+            };
             let mark = Answering::new(&answering);
             Ok(response.map(|body| {
                 Body::new(body.map_frame(move |frame| {
-                    // The mark lives as long as the body.
-                    let _ = &mark;
+                    // The mark, and the client's place, live as long as the body.
+                    let _ = (&mark, &held);
                     frame
                 }))
             }))
@@ -341,15 +373,16 @@ mod tests {
             max_connections: 4,
             max_per_client: 3,
             request_timeout: Duration::from_secs(1),
+            trusted_proxies: Vec::new(),
         };
         let ip = |s: &str| s.parse::<IpAddr>().unwrap();
         let open = Arc::new(Open::default());
-        let light = open.take(ip("10.0.0.1"), &limits).unwrap();
+        let light = open.take(ip("10.0.0.1"), &limits, true).unwrap();
         let heavy: Vec<Place> = (0..3)
-            .map(|_| open.take(ip("10.0.0.2"), &limits).unwrap())
+            .map(|_| open.take(ip("10.0.0.2"), &limits, true).unwrap())
             .collect();
         let _mark = Answering::new(&heavy[0].answering);
-        let newcomer = open.take(ip("10.0.0.3"), &limits).unwrap();
+        let newcomer = open.take(ip("10.0.0.3"), &limits, true).unwrap();
         assert!(!heavy[0].evict.is_cancelled(), "an answer is never cut");
         assert!(
             heavy[1].evict.is_cancelled(),
@@ -357,14 +390,14 @@ mod tests {
         );
         assert!(!heavy[2].evict.is_cancelled() && !light.evict.is_cancelled());
         // The heaviest client (10.0.0.2) still has one idle connection left.
-        let again = open.take(ip("10.0.0.3"), &limits).unwrap();
+        let again = open.take(ip("10.0.0.3"), &limits, true).unwrap();
         assert!(heavy[2].evict.is_cancelled());
         // With every connection sending an answer there is no room to take.
         let _mark_light = Answering::new(&light.answering);
         let _mark_new = Answering::new(&newcomer.answering);
         let _mark_again = Answering::new(&again.answering);
         assert!(
-            open.take(ip("10.0.0.4"), &limits).is_none(),
+            open.take(ip("10.0.0.4"), &limits, true).is_none(),
             "every connection answers"
         );
     }

@@ -15,6 +15,7 @@ use rmcp::model::{ClientJsonRpcMessage, ClientRequest};
 use serde_json::{Value, json};
 use subtle::ConstantTimeEq;
 
+use super::answer_ids::answers_no_question;
 use super::sessions::Sessions;
 
 /// JSON-RPC's codes for a body that is not JSON, and for JSON that is not a request.
@@ -49,10 +50,19 @@ pub(crate) async fn gate(State(gate): State<Arc<Gate>>, request: Request, next: 
             let Ok(checked) = checked.await else {
                 return slow_body(gate.body_timeout);
             };
-            let (request, initialize) = match checked {
+            let (request, kind) = match checked {
                 Ok(checked) => checked,
                 Err(refusal) => return refusal.into_response(),
             };
+            if kind == Kind::StrayAnswer {
+                // Taken as it is, answered as any response is (202), and dropped: the
+                // library would match it to the question numbered alike.
+                tracing::debug!(
+                    "an answer whose id is a string answers no question of the server's; it is dropped"
+                );
+                return StatusCode::ACCEPTED.into_response();
+            }
+            let initialize = kind == Kind::Initialize;
             // A new session past the bound takes the place of the least recently used
             // idle one.
             if initialize
@@ -146,9 +156,22 @@ fn is_json(request: &Request) -> bool {
         .is_some_and(|essence| essence.trim().eq_ignore_ascii_case("application/json"))
 }
 
-/// The request with its body read, when the body is one JSON-RPC message, and whether that
-/// message is `initialize`; else the answer that says why not.
-async fn checked_body(request: Request, max: usize) -> Result<(Request, bool), Refusal> {
+/// What a usable message is, as far as the gate cares.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    /// `initialize`, which makes a new session.
+    Initialize,
+    /// A response or error whose id is a string: the server numbers its questions
+    /// (elicitation, roots), and JSON-RPC ids match by type and value, so it answers none
+    /// of them, though the protocol library would take `"3"` for `3`.
+    StrayAnswer,
+    /// Anything else.
+    Other,
+}
+
+/// The request with its body read, when the body is one JSON-RPC message, and what kind
+/// of message it is; else the answer that says why not.
+async fn checked_body(request: Request, max: usize) -> Result<(Request, Kind), Refusal> {
     let (parts, body) = request.into_parts();
     let bytes = to_bytes(body, max).await.map_err(|_| Refusal {
         status: StatusCode::PAYLOAD_TOO_LARGE,
@@ -158,21 +181,22 @@ async fn checked_body(request: Request, max: usize) -> Result<(Request, bool), R
             "Invalid Request: the message is larger than {max} bytes (`[mcp] max_message_bytes`). Send a smaller message (put large data in files), or raise the setting."
         ),
     })?;
-    let initialize = check_message(&bytes)?;
-    Ok((Request::from_parts(parts, Body::from(bytes)), initialize))
+    let kind = check_message(&bytes)?;
+    Ok((Request::from_parts(parts, Body::from(bytes)), kind))
 }
 
 /// Refuses a body that is not one JSON-RPC message, with the JSON-RPC error a stdio client
-/// would get for the same line; says whether it is `initialize`.
-fn check_message(bytes: &[u8]) -> Result<bool, Refusal> {
+/// would get for the same line; says what kind of message it is.
+fn check_message(bytes: &[u8]) -> Result<Kind, Refusal> {
     let not_a_message = match serde_json::from_slice::<ClientJsonRpcMessage>(bytes) {
         Ok(ClientJsonRpcMessage::Request(request)) => {
-            return Ok(matches!(
-                request.request,
-                ClientRequest::InitializeRequest(_)
-            ));
+            return Ok(match request.request {
+                ClientRequest::InitializeRequest(_) => Kind::Initialize,
+                _ => Kind::Other,
+            });
         }
-        Ok(_) => return Ok(false),
+        Ok(message) if answers_no_question(&message) => return Ok(Kind::StrayAnswer),
+        Ok(_) => return Ok(Kind::Other),
         Err(not_a_message) => not_a_message,
     };
     let value: Value = serde_json::from_slice(bytes).map_err(|e| {

@@ -429,6 +429,13 @@ impl<R: AsyncRead + Unpin> Reader<R> {
                 Err(_) => return Err(self.why_unusable(text)),
             },
         };
+        if super::answer_ids::answers_no_question(&message) {
+            // The library would take `"3"` for the question numbered 3.
+            tracing::debug!(
+                "an answer whose id is a string answers no question of the server's; it is dropped"
+            );
+            return Ok(None);
+        }
         self.admit(message).await
     }
 

@@ -40,6 +40,7 @@ pub fn init_stderr_logging() {
     // forwards events), at a cost per call.
     let to_clients = ClientLogLayer.with_filter(dynamic_filter_fn(|meta, _| {
         meta.is_event()
+            && !server_only(meta)
             && CALL_LOG
                 .try_with(|log| log.wants(*meta.level()))
                 .unwrap_or(false)
@@ -51,6 +52,22 @@ pub fn init_stderr_logging() {
     if installed.is_err() {
         tracing::debug!("a tracing subscriber was already installed; it is kept");
     }
+}
+
+/// The crates whose events are the server's business, not the client's, though they happen
+/// within a call: the policy's shell reader traces each token and parse tree at `debug`
+/// (under the bare targets `tokenize` and `parse`, so its module path says whose they are).
+const SERVER_ONLY: &[&str] = &["brush_parser"];
+
+/// Whether an event belongs to the server's own log only.
+fn server_only(meta: &tracing::Metadata<'_>) -> bool {
+    let of = |path: &str| {
+        SERVER_ONLY.iter().any(|krate| {
+            path.strip_prefix(krate)
+                .is_some_and(|rest| rest.is_empty() || rest.starts_with("::"))
+        })
+    };
+    of(meta.target()) || meta.module_path().is_some_and(of)
 }
 
 tokio::task_local! {

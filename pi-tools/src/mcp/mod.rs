@@ -79,6 +79,7 @@
 //! [`RunnerConfig::extensions`]: crate::RunnerConfig::extensions
 //! [`RunnerConfig::max_concurrency`]: crate::RunnerConfig::max_concurrency
 
+mod answer_ids;
 mod answering;
 mod call_line;
 mod elicit;
@@ -87,6 +88,7 @@ mod hibernation;
 mod http;
 mod http_conn;
 mod http_gate;
+mod http_proxy;
 mod lines;
 mod logging;
 mod outbox;

@@ -49,6 +49,9 @@ fn lost_events(last_event_id: &str) -> ServerSseMessage {
     ServerSseMessage::from_message(ServerJsonRpcMessage::error(error, None))
 }
 
+/// How long a request waits for another's wake of its session before trying itself.
+const WAKE_WAIT: std::time::Duration = std::time::Duration::from_secs(10);
+
 fn not_found(id: &SessionId) -> LocalSessionManagerError {
     LocalSessionManagerError::SessionNotFound(id.clone())
 }
@@ -83,8 +86,8 @@ impl SessionManager for Sessions {
         };
         let busy = life.busy();
         let answer = self.inner.initialize_session(id, message).await;
-        if replayed {
-            life.activity().expected = true;
+        if replayed && answer.is_err() {
+            life.wake_ended();
         }
         drop(busy);
         answer
@@ -94,15 +97,33 @@ impl SessionManager for Sessions {
         let Some(life) = self.live(id) else {
             return Ok(false);
         };
-        // A session falling asleep has done so once this is held.
-        let _settled = life.waking.lock().await;
-        let mut activity = life.activity();
-        if activity.asleep {
-            // Not held by the library: it wakes the session (`restore_session`).
-            return Ok(false);
+        // Counted whatever follows: once woken, the session waits for this request too.
+        life.activity().found();
+        let deadline = tokio::time::Instant::now() + WAKE_WAIT;
+        loop {
+            // Made before looking, so a wake that ends meanwhile is not missed.
+            let woke = life.woke.notified();
+            {
+                // A session falling asleep has done so once this is held.
+                let _settled = life.waking.lock().await;
+                let mut activity = life.activity();
+                if !activity.asleep && !activity.waking_up {
+                    return Ok(true);
+                }
+                if !activity.wake_claimed {
+                    // Not held by the library: it wakes the session for this request
+                    // (`restore_session`), which the others wait for.
+                    activity.wake_claimed = true;
+                    return Ok(false);
+                }
+            }
+            // Another request wakes it. Sent on now, this one would reach a server not yet
+            // initialised (which ends the session), or try a second wake and find nothing
+            // to wake (404).
+            if tokio::time::timeout_at(deadline, woke).await.is_err() {
+                return Ok(false);
+            }
         }
-        activity.expected = true;
-        Ok(true)
     }
 
     async fn close_session(&self, id: &SessionId) -> Result<(), Self::Error> {
@@ -134,6 +155,7 @@ impl SessionManager for Sessions {
     ) -> Result<impl Stream<Item = ServerSseMessage> + Send + Sync + 'static, Self::Error> {
         let life = self.live(id).ok_or_else(|| not_found(id))?;
         let busy = life.busy();
+        life.activity().came();
         let request = match &message {
             ClientJsonRpcMessage::Request(request) => Some(request.id.to_string()),
             _ => None,
@@ -177,7 +199,10 @@ impl SessionManager for Sessions {
             _ => false,
         };
         let accepted = self.inner.accept_message(id, message).await;
-        if !replayed {
+        if replayed {
+            // The handshake is replayed: requests go to the woken server from now on.
+            life.wake_ended();
+        } else {
             life.arrived();
         }
         accepted
@@ -190,6 +215,7 @@ impl SessionManager for Sessions {
         // A client that holds its stream for server messages open is still there.
         let life = self.live(id).ok_or_else(|| not_found(id))?;
         let busy = life.busy_as(true);
+        life.activity().came();
         let stream = self.inner.create_standalone_stream(id).await?;
         Ok(BusyStream {
             inner: Box::pin(stream),
@@ -205,6 +231,7 @@ impl SessionManager for Sessions {
     ) -> Result<impl Stream<Item = ServerSseMessage> + Send + Sync + 'static, Self::Error> {
         let life = self.live(id).ok_or_else(|| not_found(id))?;
         let busy = life.busy();
+        life.activity().came();
         let stream: Pin<Box<dyn Stream<Item = ServerSseMessage> + Send + Sync>> =
             match self.inner.resume(id, last_event_id.clone()).await {
                 // The call still runs: the library replays its buffer, then the rest.

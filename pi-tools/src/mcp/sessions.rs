@@ -48,6 +48,11 @@ const WIND_DOWN: Duration = Duration::from_secs(5);
 /// library offers none; on a machine loaded enough to take longer, the loss is logged.
 const ANSWER_PASSAGE: Duration = Duration::from_millis(500);
 
+/// How long a request found for a session may take to come to it before the session may
+/// sleep all the same (the library refused it on the way, for a bad header say). A found
+/// request comes within microseconds, or after the wake it waits for.
+const ON_WAY: Duration = Duration::from_secs(30);
+
 /// The header that names a request's session.
 const SESSION_HEADER: &str = "mcp-session-id";
 
@@ -86,6 +91,8 @@ pub(crate) struct Life {
     pub(super) init: Mutex<Option<Box<InitializeRequestParams>>>,
     /// Held while the session falls asleep or wakes.
     pub(super) waking: tokio::sync::Mutex<()>,
+    /// Told when a wake has ended, done or failed.
+    pub(super) woke: Notify,
 }
 
 pub(super) struct Activity {
@@ -96,12 +103,41 @@ pub(super) struct Activity {
     pub(super) last_used: Instant,
     /// Whether the library's worker is closed until the next request.
     pub(super) asleep: bool,
-    /// A request was found for it and is on its way: it must not fall asleep before.
-    pub(super) expected: bool,
+    /// Requests found for it (`has_session`) and still on their way to it: it must not fall
+    /// asleep before they come. A count, as many may be on their way at once (a wake's
+    /// waiters among them).
+    pub(super) on_way: usize,
+    /// When the last of them was found: one that never comes (refused by the library on
+    /// the way) keeps the session awake only for [`ON_WAY`].
+    pub(super) on_way_since: Instant,
+    /// Woken, its `initialize` handshake not yet replayed: a request now would reach a
+    /// server that is not yet initialised (which ends the session), so it waits.
+    pub(super) waking_up: bool,
+    /// A request has taken on waking it; the others wait for that wake (see `has_session`).
+    pub(super) wake_claimed: bool,
     /// Whether it counts among the server's awake idle sessions.
     pub(super) idle_counted: bool,
     /// Workers closed for sleep whose end the library has yet to report.
     pub(super) workers_closing: usize,
+}
+
+impl Activity {
+    /// A request on its way to the session was found.
+    pub(super) fn found(&mut self) {
+        self.on_way += 1;
+        self.on_way_since = Instant::now();
+    }
+
+    /// A request that was on its way has come.
+    pub(super) fn came(&mut self) {
+        self.on_way = self.on_way.saturating_sub(1);
+    }
+
+    /// Whether it is idle and awake, with no request on its way.
+    pub(super) fn may_sleep(&self) -> bool {
+        let expecting = self.on_way > 0 && self.on_way_since.elapsed() < ON_WAY;
+        self.busy == 0 && !self.asleep && !self.waking_up && !expecting
+    }
 }
 
 impl Life {
@@ -114,7 +150,10 @@ impl Life {
                 listening: 0,
                 last_used: Instant::now(),
                 asleep: false,
-                expected: false,
+                on_way: 0,
+                on_way_since: Instant::now(),
+                waking_up: false,
+                wake_claimed: false,
                 idle_counted: false,
                 workers_closing: 0,
             }),
@@ -125,7 +164,20 @@ impl Life {
             server: Mutex::default(),
             init: Mutex::default(),
             waking: tokio::sync::Mutex::new(()),
+            woke: Notify::new(),
         }
+    }
+
+    /// The wake taken on by a request has ended (done, or failed): the requests waiting
+    /// for it go on.
+    pub(super) fn wake_ended(self: &Arc<Self>) {
+        {
+            let mut activity = self.activity();
+            activity.waking_up = false;
+            activity.wake_claimed = false;
+            self.settle(&mut activity);
+        }
+        self.woke.notify_waiters();
     }
 
     pub(super) fn activity(&self) -> MutexGuard<'_, Activity> {
@@ -135,7 +187,7 @@ impl Life {
     /// Counts the session idle if it now is; past the awake idle sessions kept, it falls
     /// asleep.
     pub(super) fn settle(self: &Arc<Self>, activity: &mut Activity) {
-        if activity.busy > 0 || activity.asleep || activity.expected {
+        if !activity.may_sleep() {
             return;
         }
         let Some(sessions) = self.sessions.upgrade() else {
@@ -155,10 +207,11 @@ impl Life {
         }
     }
 
-    /// The request that was expected has come.
+    /// A request that was on its way has come (a notification or an answer, which keeps the
+    /// session busy for no time).
     pub(super) fn arrived(self: &Arc<Self>) {
         let mut activity = self.activity();
-        activity.expected = false;
+        activity.came();
         activity.last_used = Instant::now();
         self.settle(&mut activity);
     }
@@ -186,7 +239,6 @@ impl Life {
         activity.busy += 1;
         activity.listening += usize::from(listening);
         activity.last_used = Instant::now();
-        activity.expected = false;
         if let Some(sessions) = self.sessions.upgrade() {
             sessions.not_idle(&mut activity);
         }
@@ -350,6 +402,8 @@ impl Sessions {
         tracing::debug!(session = %id, "MCP session ended");
         self.not_idle(&mut life.activity());
         life.end();
+        // Requests waiting for its wake find it gone.
+        life.woke.notify_waiters();
         let inner = Arc::clone(&self.inner);
         let id = id.clone();
         tokio::spawn(async move {

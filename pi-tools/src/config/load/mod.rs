@@ -156,6 +156,7 @@ impl<'a> Loader<'a> {
             mcp_max_message_bytes: None,
             mcp_max_sessions: None,
             mcp_connections: crate::config::McpConnections::default(),
+            mcp_trusted_proxies: Vec::new(),
             servers: Vec::new(),
             declared: Vec::new(),
             policy: crate::policy::Policy::default(),

@@ -2,6 +2,7 @@
 //! check of `[tools] active` entries that name a server's tools.
 
 use std::collections::BTreeMap;
+use std::net::IpAddr;
 use std::ops::Range;
 use std::path::PathBuf;
 
@@ -95,6 +96,11 @@ impl<'a> Loader<'a> {
                     config.mcp_connections.request_timeout =
                         self.seconds(value, "request_timeout_secs");
                 }
+                "trusted_proxies" => {
+                    if let Some(proxies) = self.addresses(value, "trusted_proxies") {
+                        config.mcp_trusted_proxies = proxies;
+                    }
+                }
                 "servers" => {
                     let Some(entries) = self.table(value, "[mcp.servers]") else {
                         continue;
@@ -116,11 +122,34 @@ impl<'a> Loader<'a> {
                         "max_connections",
                         "max_connections_per_client",
                         "request_timeout_secs",
+                        "trusted_proxies",
                     ],
                 ),
             }
         }
         config.servers = servers;
+    }
+
+    /// A list of IP addresses (`key`), each reported where it stands when it is not one.
+    fn addresses(&mut self, value: &Spanned<DeValue<'a>>, key: &str) -> Option<Vec<IpAddr>> {
+        let DeValue::Array(items) = value.get_ref() else {
+            self.report(
+                value.span(),
+                format!("`{key}` must be a list of IP addresses in quotes, e.g. [\"127.0.0.1\", \"::1\"]"),
+            );
+            return None;
+        };
+        let mut addresses = Vec::new();
+        for item in items {
+            match item.get_ref().as_str().map(str::parse::<IpAddr>) {
+                Some(Ok(ip)) => addresses.push(ip),
+                _ => self.report(
+                    item.span(),
+                    format!("each of `{key}` must be one IP address in quotes, without a port or a network (e.g. \"10.0.0.5\" or \"::1\"); name each proxy's address"),
+                ),
+            }
+        }
+        Some(addresses)
     }
 
     /// One `[mcp.servers.<name>]`: its settings, or `None` (reported) when the name cannot

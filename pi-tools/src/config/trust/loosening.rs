@@ -52,6 +52,7 @@ pub fn loosenings(config: &Config, default: &Config, dir: &Path) -> Vec<Loosenin
         mcp_max_message_bytes: _,
         mcp_max_sessions: _,
         mcp_connections: _,
+        mcp_trusted_proxies,
         servers,
         declared,
         policy: _,
@@ -110,6 +111,12 @@ pub fn loosenings(config: &Config, default: &Config, dir: &Path) -> Vec<Loosenin
         ));
     }
     sandbox_loosenings(sandbox, dir, &mut found);
+    if let Some(proxy) = mcp_trusted_proxies.first() {
+        found.push(loosening(
+            format!("[mcp] trusted_proxies = [\"{proxy}\", ..]"),
+            "lets those addresses name the client of each request, so the per-client bound on connections no longer holds them",
+        ));
+    }
     if let EnvSettings::Ssh(ssh) = env {
         found.push(loosening(
             "[env] kind = \"ssh\"",
