@@ -94,10 +94,19 @@ fn schema_names_the_tool_and_path_a_dialect_cannot_express() {
         .iter()
         .filter_map(|t| t["name"].as_str())
         .collect();
-    assert!(names.contains(&"shout") && !names.contains(&"fill"), "{names:?}");
-    assert_eq!(stderr(&output), format!("pi-tools: left out of gemini: {why}\n"));
+    assert!(
+        names.contains(&"shout") && !names.contains(&"fill"),
+        "{names:?}"
+    );
+    assert_eq!(
+        stderr(&output),
+        format!("pi-tools: left out of gemini: {why}\n")
+    );
 
-    let strict = my_tools_with_config("schema", &["--dialect", "gemini", "--all", "--strict-catalog"]);
+    let strict = my_tools_with_config(
+        "schema",
+        &["--dialect", "gemini", "--all", "--strict-catalog"],
+    );
     assert_eq!(strict.status.code(), Some(1));
     assert_eq!(stdout(&strict), "");
     assert!(
