@@ -48,6 +48,7 @@ mod options;
 mod process;
 mod server;
 mod sessions;
+mod tls;
 mod tool;
 
 use std::path::Path;
