@@ -8,6 +8,12 @@
 //! - [`serving_over_mcp`]: the active tools to any MCP client.
 //! - [`choosing_a_dialect`]: which schema dialect a provider (or SDK) needs.
 //! - [`closing_the_loop`]: a provider's request out, its reply in, the results into the history.
+//!
+// The MCP page exists with the feature `mcp`; without it the link goes to docs.rs's.
+#![cfg_attr(
+    not(feature = "mcp"),
+    doc = "[`serving_over_mcp`]: https://docs.rs/pi-tools/latest/pi_tools/guide/serving_over_mcp/"
+)]
 
 /// # Writing a tool
 ///
@@ -168,7 +174,7 @@ pub mod running_a_batch {}
 /// Every file and process a tool touches goes through an
 /// [`ExecutionEnv`](crate::env::ExecutionEnv): [`LocalEnv`](crate::env::LocalEnv) works on
 /// this machine in a directory (optionally confined to allowed roots, with commands in a
-/// sandbox), [`SshEnv`](crate::env::SshEnv) on another machine. A batch's tools get one with
+/// sandbox), [`SshEnv`] on another machine. A batch's tools get one with
 /// [`with_env`](crate::env::WithEnv::with_env) on its [`RunnerConfig`](crate::RunnerConfig),
 /// and reach it with [`ctx.env()`](crate::env::ToolContextExt::env). A tool of your own
 /// written against it works wherever the built-in tools do.
@@ -225,13 +231,20 @@ pub mod running_a_batch {}
 /// `SshEnv::connect(SshTarget::parse("me@build-box")?, "/srv/project").await?` gives the
 /// environment (see the README's section on SSH). From the command line, `[env]` and
 /// `[paths]` in `pi-tools.toml` say the same.
+///
+// The link goes to the item when it is built (feature `ssh`), else to its page on docs.rs.
+#[cfg_attr(feature = "ssh", doc = "[`SshEnv`]: crate::env::SshEnv")]
+#[cfg_attr(
+    not(feature = "ssh"),
+    doc = "[`SshEnv`]: https://docs.rs/pi-tools/latest/pi_tools/env/struct.SshEnv.html"
+)]
 pub mod choosing_where_tools_work {}
 
 /// # Serving over MCP
 ///
 /// `pi-tools mcp` serves the active tools of the configuration over MCP on standard input
 /// and output; a binary with tools of its own gets the same subcommand by calling
-/// [`cli::main`](crate::cli::main). In code, a toolbox gives the served tools in one call
+/// [`cli::main`]. In code, a toolbox gives the served tools in one call
 /// ([`Toolbox::mcp_tools`]: the active tools with their titles and hints, the prompt's
 /// guidelines as the server's instructions); name the server and call [`serve_stdio`]:
 ///
@@ -256,6 +269,11 @@ pub mod choosing_where_tools_work {}
 ///
 /// [`Toolbox::mcp_tools`]: crate::toolbox::Toolbox::mcp_tools
 /// [`serve_stdio`]: crate::mcp::serve_stdio
+#[cfg_attr(feature = "cli", doc = "[`cli::main`]: crate::cli::main")]
+#[cfg_attr(
+    not(feature = "cli"),
+    doc = "[`cli::main`]: https://docs.rs/pi-tools/latest/pi_tools/cli/fn.main.html"
+)]
 #[cfg(feature = "mcp")]
 pub mod serving_over_mcp {}
 
