@@ -7,6 +7,7 @@ mod config;
 mod config_trust;
 mod crate_page;
 mod dialects;
+mod errors_from_main;
 mod macro_config;
 mod macro_e2e;
 mod macro_forms;
