@@ -112,6 +112,44 @@ pub mod writing_a_tool {}
 /// assert_eq!(ConfigSource::discover(None, None, &empty), ConfigSource::Embedded);
 /// ```
 ///
+/// To load the project's configuration as the command line does, give [`ConfigSource`] the
+/// flag's path (if your program has one), the variable and the directory, and load what it
+/// found. A `pi-tools.toml` found in the working directory applies only when it tightens the
+/// embedded default, or once the user has trusted its exact content with `pi-tools trust`
+/// (see [`trust`](crate::config::trust)): one that loosens the default (turns on `grep`,
+/// mounts a server, declares a tool, turns the sandbox off) and was never trusted is an
+/// error that names what needs trust. [`ConfigSource::load`] reads the user's trust
+/// records; [`load_trusted`](crate::config::ConfigSource::load_trusted) takes the records to
+/// use and also says the trust state.
+///
+/// ```
+/// use pi_tools::Registry;
+/// use pi_tools::config::{CONFIG_ENV, ConfigSource};
+///
+/// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// let registered: Vec<_> = Registry::from_inventory()?.iter().cloned().collect();
+/// let project = tempfile::tempdir()?;
+/// let file = project.path().join("pi-tools.toml");
+/// # let env_var = None; // the doc test ignores the variable of whoever runs it
+/// # let _ = CONFIG_ENV;
+/// # /*
+/// let env_var = std::env::var_os(CONFIG_ENV);
+/// # */
+///
+/// // Fewer tools than the default: it tightens, so it applies without trust.
+/// std::fs::write(&file, "[tools]\nactive = [\"read\", \"edit\"]\n")?;
+/// let config = ConfigSource::discover(None, env_var.clone(), project.path()).load(&registered)?;
+/// assert_eq!(config.active, ["read", "edit"]);
+///
+/// // grep is off by default: a found file that turns it on needs `pi-tools trust` first.
+/// std::fs::write(&file, "[tools]\nactive = [\"read\", \"grep\"]\n")?;
+/// let source = ConfigSource::discover(None, env_var, project.path());
+/// let refused = source.load_trusted(&registered, None).expect_err("never trusted");
+/// assert!(refused.to_string().contains("pi-tools trust"), "{refused}");
+/// # Ok(())
+/// # }
+/// ```
+///
 /// A toolbox given no environment works unconfined in the process's current directory, and
 /// then tells the model of no sandbox: the sentence about where commands may write comes
 /// from what the environment enforces ([`ExecutionEnv::confinement`]), never from the
@@ -121,6 +159,7 @@ pub mod writing_a_tool {}
 /// that names the `[tools] active` key, so the person running the agent knows what to change.
 ///
 /// [`ConfigSource`]: crate::config::ConfigSource
+/// [`ConfigSource::load`]: crate::config::ConfigSource::load
 /// [`Config::local_env`]: crate::config::Config::local_env
 /// [`ExecutionEnv::confinement`]: crate::env::ExecutionEnv::confinement
 /// [`Toolbox`]: crate::toolbox::Toolbox
