@@ -446,8 +446,9 @@ pub mod choosing_a_dialect {}
 ///
 /// The history is in the dialect's own shape: the first user message is
 /// [`user_message`](crate::provider::user_message)`(dialect, task)`; after that, what the
-/// reply and the results give. For a streamed reply (set
-/// `"stream": true` in the body, or post to Gemini's `streamGenerateContent?alt=sse`), feed
+/// reply and the results give. For a streamed reply
+/// ([`Request::with_stream`](crate::provider::Request::with_stream)`(true)`: `"stream": true`
+/// in the body, or Gemini's `streamGenerateContent?alt=sse`), feed
 /// the body's chunks to a [`ReplyStream`](crate::provider::ReplyStream) and `finish()` it
 /// instead of `read_json`.
 /// [`examples/agent.rs`](https://github.com/pi-tools/pi-tools/blob/main/examples/agent.rs)
