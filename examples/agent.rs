@@ -147,6 +147,8 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     }
     let schemas = rendered.schemas;
 
+    // reqwest's TLS here has no crypto provider of its own (see Cargo.toml): *ring*.
+    let _ = rustls::crypto::ring::default_provider().install_default();
     let client = reqwest::Client::new();
     let mut history = vec![user_message(dialect, &task)?];
     println!("user: {task}");

@@ -348,6 +348,8 @@ struct HttpSession {
 
 impl HttpSession {
     async fn open(url: &str) -> Result<HttpSession, Error> {
+        // reqwest's TLS here has no crypto provider of its own (see Cargo.toml): *ring*.
+        let _ = rustls::crypto::ring::default_provider().install_default();
         let http = reqwest::Client::builder()
             .timeout(REQUEST_TIMEOUT)
             .build()?;

@@ -80,6 +80,8 @@ async fn run(sessions: usize) -> Result<(), Error> {
     let exe = std::env::current_exe()?;
     let (mut child, url) = spawn_server(&exe, &config, work.path()).await?;
     let pid = child.id().ok_or("the server has no process id")?;
+    // reqwest's TLS here has no crypto provider of its own (see Cargo.toml): *ring*.
+    let _ = rustls::crypto::ring::default_provider().install_default();
     let http = reqwest::Client::builder()
         .timeout(REQUEST_TIMEOUT)
         .pool_max_idle_per_host(OPENING_AT_ONCE)

@@ -529,3 +529,45 @@ fn mcp_session_and_connection_bounds_are_read_and_checked() {
     let default = Config::load(None, &builtin_like()).expect("the default loads");
     assert_eq!(default.mcp_max_sessions, Some(4096));
 }
+
+/// A declared tool is a tool to the diagnostics too: a near miss in `active` gets it as the
+/// suggestion, and the list of tools there are names it.
+#[test]
+fn an_unknown_active_tool_is_told_of_the_declared_ones() {
+    let text = r#"
+[tools]
+active = ["read", "wc_line"]
+
+[tool.wc_lines]
+description = "Count the lines of a file."
+command = ["wc", "-l", "{file}"]
+[tool.wc_lines.params.file]
+type = "string"
+"#;
+    let registered = builtin_like();
+    let err = Config::parse(text, "pi-tools.toml", &registered).expect_err("unknown tool");
+    let message = err.to_string();
+    assert!(message.contains("did you mean `wc_lines`?"), "{message}");
+    assert!(
+        message.contains(
+            "the registered tools are: bash, edit, find, grep, ls, read, wc_lines, write"
+        ),
+        "{message}"
+    );
+}
+
+/// A parameter whose `type` is wrong is one mistake, not two: its placeholder is not also
+/// said to name no parameter.
+#[test]
+fn a_bad_parameter_type_is_reported_once() {
+    let text = r#"
+[tool.count]
+description = "Count the lines of a file."
+command = ["wc", "-l", "{file}"]
+[tool.count.params.file]
+type = "path"
+"#;
+    let err = Config::parse(text, "pi-tools.toml", &[]).expect_err("a bad type");
+    assert_eq!(err.problems.len(), 1, "{err}");
+    assert!(err.problems[0].message.contains("unknown type"), "{err}");
+}

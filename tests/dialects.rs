@@ -469,7 +469,8 @@ fn mcp_carries_title_and_annotations() {
         wire["annotations"],
         json!({"readOnlyHint": false, "destructiveHint": true})
     );
-    assert!(wire.get("title").is_none());
+    // A tool with no label of its own is titled by its name.
+    assert_eq!(wire["title"], "write");
     let plain = FakeTool::new("plain");
     assert!(
         tool_schema(&plain, Dialect::Mcp)

@@ -8,6 +8,7 @@ mod config_trust;
 mod crate_page;
 mod dialects;
 mod dialects_proptest;
+mod errors_from_main;
 mod macro_config;
 mod macro_e2e;
 mod macro_forms;

@@ -228,7 +228,9 @@ async fn over_a_thousand_partial_requests_from_many_clients_leave_the_server_ans
         let asked = Instant::now();
         let health = tokio::time::timeout(
             Duration::from_secs(2),
-            reqwest::Client::new().get(&health_url).send(),
+            crate::mcp_http_support::http_client()
+                .get(&health_url)
+                .send(),
         )
         .await
         .expect("the health probe is answered in time")

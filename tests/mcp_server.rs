@@ -138,8 +138,9 @@ async fn initialize_names_the_server_and_lists_tools_with_canonical_schemas_and_
                 "inputSchema": writer.parameters(),
                 "annotations": {"readOnlyHint": false, "destructiveHint": true}
             }),
+            // A tool of one's own with no label: its name is its title.
             json!({
-                "name": "plain", "description": "A scripted test tool.",
+                "name": "plain", "title": "plain", "description": "A scripted test tool.",
                 "inputSchema": plain.parameters(),
             }),
         ]
@@ -176,11 +177,13 @@ async fn tools_list_and_the_mcp_dialect_list_a_definition_alike() {
         .map(|def| tool_schema(def.as_ref(), Dialect::Mcp).expect("an object schema"))
         .collect();
     assert_eq!(listed, dialect);
-    // No label and no hints: neither a title nor annotations (MCP's defaults apply).
+    // No label and no hints: the name as the title (as a client shows the built-ins'), and
+    // no annotations (MCP's defaults apply).
     assert_eq!(
         listed[0],
         json!({
             "name": "plain",
+            "title": "plain",
             "description": "The plain tool.",
             "inputSchema": {"type": "object", "properties": {}, "required": []}
         })
@@ -188,7 +191,7 @@ async fn tools_list_and_the_mcp_dialect_list_a_definition_alike() {
     assert_eq!(listed[1]["title"], "Labelled");
     assert!(listed[1].get("annotations").is_none());
     assert_eq!(listed[2]["annotations"], json!({"readOnlyHint": true}));
-    assert!(listed[2].get("title").is_none());
+    assert_eq!(listed[2]["title"], "reader");
     assert_eq!(
         listed[3]["annotations"],
         json!({"readOnlyHint": false, "destructiveHint": true})

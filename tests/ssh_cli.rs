@@ -531,7 +531,7 @@ async fn mcp_http_over_ssh_ends_each_sessions_remote_jobs_with_it() {
     .expect("the server starts in time");
     tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
 
-    let http = reqwest::Client::new();
+    let http = crate::mcp_http_support::http_client();
     let initialize = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
         "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}}});
     let mut sessions = Vec::new();

@@ -8,6 +8,12 @@
 //! - [`serving_over_mcp`]: the active tools to any MCP client.
 //! - [`choosing_a_dialect`]: which schema dialect a provider (or SDK) needs.
 //! - [`closing_the_loop`]: a provider's request out, its reply in, the results into the history.
+//!
+// The MCP page exists with the feature `mcp`; without it the link goes to docs.rs's.
+#![cfg_attr(
+    not(feature = "mcp"),
+    doc = "[`serving_over_mcp`]: https://docs.rs/pi-tools/latest/pi_tools/guide/serving_over_mcp/"
+)]
 
 /// # Writing a tool
 ///
@@ -106,6 +112,44 @@ pub mod writing_a_tool {}
 /// assert_eq!(ConfigSource::discover(None, None, &empty), ConfigSource::Embedded);
 /// ```
 ///
+/// To load the project's configuration as the command line does, give [`ConfigSource`] the
+/// flag's path (if your program has one), the variable and the directory, and load what it
+/// found. A `pi-tools.toml` found in the working directory applies only when it tightens the
+/// embedded default, or once the user has trusted its exact content with `pi-tools trust`
+/// (see [`trust`](crate::config::trust)): one that loosens the default (turns on `grep`,
+/// mounts a server, declares a tool, turns the sandbox off) and was never trusted is an
+/// error that names what needs trust. [`ConfigSource::load`] reads the user's trust
+/// records; [`load_trusted`](crate::config::ConfigSource::load_trusted) takes the records to
+/// use and also says the trust state.
+///
+/// ```
+/// use pi_tools::Registry;
+/// use pi_tools::config::{CONFIG_ENV, ConfigSource};
+///
+/// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// let registered: Vec<_> = Registry::from_inventory()?.iter().cloned().collect();
+/// let project = tempfile::tempdir()?;
+/// let file = project.path().join("pi-tools.toml");
+/// # let env_var = None; // the doc test ignores the variable of whoever runs it
+/// # let _ = CONFIG_ENV;
+/// # /*
+/// let env_var = std::env::var_os(CONFIG_ENV);
+/// # */
+///
+/// // Fewer tools than the default: it tightens, so it applies without trust.
+/// std::fs::write(&file, "[tools]\nactive = [\"read\", \"edit\"]\n")?;
+/// let config = ConfigSource::discover(None, env_var.clone(), project.path()).load(&registered)?;
+/// assert_eq!(config.active, ["read", "edit"]);
+///
+/// // grep is off by default: a found file that turns it on needs `pi-tools trust` first.
+/// std::fs::write(&file, "[tools]\nactive = [\"read\", \"grep\"]\n")?;
+/// let source = ConfigSource::discover(None, env_var, project.path());
+/// let refused = source.load_trusted(&registered, None).expect_err("never trusted");
+/// assert!(refused.to_string().contains("pi-tools trust"), "{refused}");
+/// # Ok(())
+/// # }
+/// ```
+///
 /// A toolbox given no environment works unconfined in the process's current directory, and
 /// then tells the model of no sandbox: the sentence about where commands may write comes
 /// from what the environment enforces ([`ExecutionEnv::confinement`]), never from the
@@ -115,6 +159,7 @@ pub mod writing_a_tool {}
 /// that names the `[tools] active` key, so the person running the agent knows what to change.
 ///
 /// [`ConfigSource`]: crate::config::ConfigSource
+/// [`ConfigSource::load`]: crate::config::ConfigSource::load
 /// [`Config::local_env`]: crate::config::Config::local_env
 /// [`ExecutionEnv::confinement`]: crate::env::ExecutionEnv::confinement
 /// [`Toolbox`]: crate::toolbox::Toolbox
@@ -168,7 +213,7 @@ pub mod running_a_batch {}
 /// Every file and process a tool touches goes through an
 /// [`ExecutionEnv`](crate::env::ExecutionEnv): [`LocalEnv`](crate::env::LocalEnv) works on
 /// this machine in a directory (optionally confined to allowed roots, with commands in a
-/// sandbox), [`SshEnv`](crate::env::SshEnv) on another machine. A batch's tools get one with
+/// sandbox), [`SshEnv`] on another machine. A batch's tools get one with
 /// [`with_env`](crate::env::WithEnv::with_env) on its [`RunnerConfig`](crate::RunnerConfig),
 /// and reach it with [`ctx.env()`](crate::env::ToolContextExt::env). A tool of your own
 /// written against it works wherever the built-in tools do.
@@ -225,13 +270,20 @@ pub mod running_a_batch {}
 /// `SshEnv::connect(SshTarget::parse("me@build-box")?, "/srv/project").await?` gives the
 /// environment (see the README's section on SSH). From the command line, `[env]` and
 /// `[paths]` in `pi-tools.toml` say the same.
+///
+// The link goes to the item when it is built (feature `ssh`), else to its page on docs.rs.
+#[cfg_attr(feature = "ssh", doc = "[`SshEnv`]: crate::env::SshEnv")]
+#[cfg_attr(
+    not(feature = "ssh"),
+    doc = "[`SshEnv`]: https://docs.rs/pi-tools/latest/pi_tools/env/struct.SshEnv.html"
+)]
 pub mod choosing_where_tools_work {}
 
 /// # Serving over MCP
 ///
 /// `pi-tools mcp` serves the active tools of the configuration over MCP on standard input
 /// and output; a binary with tools of its own gets the same subcommand by calling
-/// [`cli::main`](crate::cli::main). In code, a toolbox gives the served tools in one call
+/// [`cli::main`]. In code, a toolbox gives the served tools in one call
 /// ([`Toolbox::mcp_tools`]: the active tools with their titles and hints, the prompt's
 /// guidelines as the server's instructions); name the server and call [`serve_stdio`]:
 ///
@@ -256,6 +308,11 @@ pub mod choosing_where_tools_work {}
 ///
 /// [`Toolbox::mcp_tools`]: crate::toolbox::Toolbox::mcp_tools
 /// [`serve_stdio`]: crate::mcp::serve_stdio
+#[cfg_attr(feature = "cli", doc = "[`cli::main`]: crate::cli::main")]
+#[cfg_attr(
+    not(feature = "cli"),
+    doc = "[`cli::main`]: https://docs.rs/pi-tools/latest/pi_tools/cli/fn.main.html"
+)]
 #[cfg(feature = "mcp")]
 pub mod serving_over_mcp {}
 
@@ -390,8 +447,9 @@ pub mod choosing_a_dialect {}
 ///
 /// The history is in the dialect's own shape: the first user message is
 /// [`user_message`](crate::provider::user_message)`(dialect, task)`; after that, what the
-/// reply and the results give. For a streamed reply (set
-/// `"stream": true` in the body, or post to Gemini's `streamGenerateContent?alt=sse`), feed
+/// reply and the results give. For a streamed reply
+/// ([`Request::with_stream`](crate::provider::Request::with_stream)`(true)`: `"stream": true`
+/// in the body, or Gemini's `streamGenerateContent?alt=sse`), feed
 /// the body's chunks to a [`ReplyStream`](crate::provider::ReplyStream) and `finish()` it
 /// instead of `read_json`.
 /// [`examples/agent.rs`](https://github.com/pi-tools/pi-tools/blob/main/examples/agent.rs)

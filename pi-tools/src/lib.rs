@@ -67,7 +67,14 @@
 //! environment); `cli` and `ssh` are the default. With `default-features = false` a library
 //! gets the kernel, the tool API, the `#[tool]` macro, config, prompt, dialects and catalog.
 //! The documentation marks each item that needs a feature.
-
+//!
+// A link to an item behind a feature goes to the item when it is built, else to its page on
+// docs.rs (which builds every feature).
+#![cfg_attr(feature = "mount", doc = "[`mount`]: crate::mount")]
+#![cfg_attr(
+    not(feature = "mount"),
+    doc = "[`mount`]: https://docs.rs/pi-tools/latest/pi_tools/mount/"
+)]
 // docs.rs builds with `--cfg docsrs` on nightly: each item behind a feature gets a badge
 // naming it.
 #![cfg_attr(docsrs, feature(doc_cfg))]

@@ -16,6 +16,15 @@ pub const STARTUP: Duration = Duration::from_secs(30);
 /// How long a test waits for something that should happen at once.
 pub const PATIENCE: Duration = Duration::from_secs(10);
 
+/// A plain-http client. pi-tools's `mount` gives reqwest rustls without a crypto provider
+/// (it brings its own *ring* configuration), so in this workspace reqwest's TLS has none
+/// unless one is installed: install *ring* as the process's (once; later calls find it
+/// there), as a program that shares reqwest with pi-tools would.
+pub fn http_client() -> reqwest::Client {
+    let _ = tokio_rustls::rustls::crypto::ring::default_provider().install_default();
+    reqwest::Client::new()
+}
+
 /// A running `pi-tools mcp --http 127.0.0.1:0`. Killed if a test fails before it ends it.
 pub struct HttpServer {
     pub work: TempDir,
@@ -111,7 +120,7 @@ impl HttpServer {
             child,
             url,
             token: token.map(str::to_owned),
-            http: reqwest::Client::new(),
+            http: http_client(),
             said,
             log,
         }

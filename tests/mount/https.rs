@@ -1,9 +1,8 @@
 //! A server mounted by an `https` url: a real Streamable HTTP server on a local port behind
 //! TLS, with a certificate made here for `127.0.0.1`. The gateway trusts it when
 //! `SSL_CERT_FILE` names it, as any program on the machine would, and refuses it otherwise,
-//! saying that the certificate was the cause. And the `mount` feature brings TLS by itself:
-//! in this workspace the tests' and examples' own reqwest turns it on too, so the test of
-//! that is what cargo resolves for pi-tools alone.
+//! saying that the certificate was the cause. And the `mount` feature brings TLS by itself,
+//! on *ring*: the test of that is what cargo resolves for pi-tools alone.
 
 use super::*;
 
@@ -75,11 +74,10 @@ fn a_server_mounted_by_an_https_url_is_reached_only_when_its_certificate_is_trus
     assert!(gateway.end_input().success());
 }
 
-/// What cargo resolves for pi-tools with `mount` alone (as a crate that depends on it gets
-/// it): reqwest with its rustls TLS. Run through cargo, since every build of this workspace
-/// unifies reqwest's features with the tests' own, which have TLS anyway.
-#[test]
-fn the_mount_feature_alone_gives_reqwest_its_tls() {
+/// The features cargo resolves for `crate` in pi-tools's tree with `mount` alone (as a crate
+/// that depends on it gets them). Run through cargo, since every build of this workspace
+/// unifies features with the tests' own.
+fn features_with_mount_alone(krate: &str) -> String {
     let manifest = concat!(env!("CARGO_MANIFEST_DIR"), "/../Cargo.toml");
     let out = std::process::Command::new(env!("CARGO"))
         .args(["tree", "--offline", "--manifest-path", manifest])
@@ -91,7 +89,7 @@ fn the_mount_feature_alone_gives_reqwest_its_tls() {
             "mount",
         ])
         .args([
-            "-e", "normal", "--prefix", "none", "-f", "{p} {f}", "-i", "reqwest",
+            "-e", "normal", "--prefix", "none", "-f", "{p} {f}", "-i", krate,
         ])
         .output()
         .expect("cargo runs");
@@ -101,16 +99,26 @@ fn the_mount_feature_alone_gives_reqwest_its_tls() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    // The first line is reqwest itself: its name, version and features.
-    let features = stdout
+    // The first line is the crate itself: its name, version and features.
+    stdout
         .lines()
         .next()
-        .and_then(|line| line.strip_prefix("reqwest v"))
+        .and_then(|line| line.strip_prefix(&format!("{krate} v")))
         .and_then(|rest| rest.split_once(' '))
-        .map(|(_, features)| features);
+        .map(|(_, features)| features.to_owned())
+        .unwrap_or_else(|| panic!("no features of {krate} in: {stdout}"))
+}
+
+/// reqwest gets rustls, without the default provider (aws-lc-rs, a C build with cmake):
+/// rustls has *ring* only, which the gateway's client configuration uses.
+#[test]
+fn the_mount_feature_alone_gives_reqwest_tls_on_ring() {
     assert_eq!(
-        features,
-        Some("__rustls,__rustls-aws-lc-rs,__tls,json,rustls,stream"),
-        "{stdout}"
+        features_with_mount_alone("reqwest"),
+        "__rustls,__tls,json,rustls-no-provider,stream"
+    );
+    assert_eq!(
+        features_with_mount_alone("rustls"),
+        "log,logging,ring,std,tls12"
     );
 }

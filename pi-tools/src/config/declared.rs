@@ -4,6 +4,15 @@
 //! and the same metadata a `#[tool]` fn has. What the file says, as read and checked by the
 //! loader; the tool that runs it is [`crate::declared`].
 //!
+// The link goes to the module when it is built (feature `builtins`), else to its page on
+// docs.rs.
+#![cfg_attr(feature = "builtins", doc = "[`crate::declared`]: crate::declared")]
+#![cfg_attr(
+    not(feature = "builtins"),
+    doc = "[`crate::declared`]: https://docs.rs/pi-tools/latest/pi_tools/declared/"
+)]
+//!
+//!
 //! ```toml
 //! [tool.test]
 //! description = "Run the test suite, or the tests whose name contains `filter`."

@@ -58,6 +58,12 @@ pub struct Config {
     pub servers: Vec<ServerSettings>,
     /// Tools declared in the file (`[tool.<name>]` with `command` or `script`), in file
     /// order; [`crate::declared`] makes them tools.
+    ///
+    #[cfg_attr(feature = "builtins", doc = "[`crate::declared`]: crate::declared")]
+    #[cfg_attr(
+        not(feature = "builtins"),
+        doc = "[`crate::declared`]: https://docs.rs/pi-tools/latest/pi_tools/declared/"
+    )]
     pub declared: Vec<DeclaredTool>,
     /// `[policy]`: which calls are allowed, asked about or denied (absent: all allowed).
     pub policy: crate::policy::Policy,

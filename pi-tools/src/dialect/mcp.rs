@@ -8,8 +8,8 @@ use crate::tool::ToolDefinition;
 /// What MCP lists beside a tool's name, description and input schema.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct McpHints {
-    /// A human title for clients' user interfaces (MCP's `title`); none when the tool has no
-    /// label of its own.
+    /// A human title for clients' user interfaces (MCP's `title`): the tool's label, which
+    /// is its name unless it has one of its own (`None` only when built by hand).
     pub title: Option<String>,
     /// The tool only reads (MCP's `readOnlyHint: true`).
     pub read_only: bool,
@@ -19,11 +19,12 @@ pub struct McpHints {
 }
 
 impl McpHints {
-    /// The hints a definition declares: its label as the title when it differs from the
-    /// name, `read_only()` and `destructive()`.
+    /// The hints a definition declares: its label as the title (the name when it has none
+    /// of its own: a client shows a title where there is one, and every tool should show
+    /// alike), `read_only()` and `destructive()`.
     pub fn of(def: &dyn ToolDefinition) -> Self {
         McpHints {
-            title: (def.spec().label != def.spec().name).then(|| def.spec().label.to_owned()),
+            title: Some(def.spec().label.to_owned()),
             read_only: def.spec().read_only,
             destructive: def.spec().destructive,
         }

@@ -130,7 +130,9 @@ impl std::str::FromStr for Dialect {
 }
 
 /// A schema that a dialect cannot express.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+///
+/// Its `Debug` is its `Display`, so `main` returning it with `?` prints the sentence.
+#[derive(Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{}", self.describe())]
 pub struct DialectError {
     /// The tool, when known (set by [`tool_schema`]; [`transform`] does not know it).
@@ -141,6 +143,13 @@ pub struct DialectError {
     pub path: String,
     /// What cannot be expressed, and how to fix it.
     pub reason: String,
+}
+
+// Debug is the sentence (as `ConfigError`'s), so `main` returning it with `?` prints that.
+impl std::fmt::Debug for DialectError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        std::fmt::Display::fmt(self, f)
+    }
 }
 
 impl DialectError {

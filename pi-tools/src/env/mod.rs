@@ -11,11 +11,13 @@ mod blocking;
 #[cfg(feature = "process")]
 mod exec;
 mod host_key;
-#[cfg(feature = "process")]
+// The link and owned children serve the SSH environment and mounted servers (and the
+// CLI's `env-server`, which needs `mount`): a build with neither has no use for them.
+#[cfg(any(feature = "ssh", feature = "mount"))]
 pub(crate) mod link;
 mod local;
 mod local_stat;
-#[cfg(feature = "process")]
+#[cfg(any(feature = "ssh", feature = "mount"))]
 pub(crate) mod owned;
 mod path;
 #[cfg(feature = "process")]

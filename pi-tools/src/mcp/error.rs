@@ -2,7 +2,9 @@
 
 /// An error that ends (or prevents) an MCP session. Everything a model should read (invalid
 /// arguments, tool failures) is a tool result, never one of these.
-#[derive(Debug, thiserror::Error)]
+///
+/// Its `Debug` is its `Display`, so `main` returning it with `?` prints the sentence.
+#[derive(thiserror::Error)]
 pub enum McpError {
     /// A tool's `parameters()` is not a JSON object, so it cannot be an MCP `inputSchema`.
     #[error(
@@ -51,4 +53,11 @@ pub enum McpError {
     /// The HTTP listener failed.
     #[error("The MCP HTTP server failed: {0}.")]
     Io(#[source] std::io::Error),
+}
+
+// Debug is the sentence (as `ConfigError`'s), so `main` returning it with `?` prints that.
+impl std::fmt::Debug for McpError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        std::fmt::Display::fmt(self, f)
+    }
 }

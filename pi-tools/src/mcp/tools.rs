@@ -23,12 +23,14 @@ pub struct McpTool {
 }
 
 impl McpTool {
-    /// A tool with no title that is neither read-only nor destructive.
+    /// A tool titled by its label (its name unless it has one of its own) that is neither
+    /// read-only nor destructive.
     pub fn new(tool: Arc<dyn AgentTool>) -> Self {
-        McpTool {
-            tool,
-            hints: McpHints::default(),
-        }
+        let hints = McpHints {
+            title: Some(tool.label().to_owned()),
+            ..McpHints::default()
+        };
+        McpTool { tool, hints }
     }
 
     /// A tool whose title and hints come from its rich definition ([`McpHints::of`]), as

@@ -49,12 +49,13 @@ pub(crate) struct BoundedHttp {
 }
 
 impl BoundedHttp {
-    /// A client for a server whose messages may be up to `max_message` bytes.
-    pub(crate) fn new(max_message: usize) -> Self {
-        BoundedHttp {
-            http: reqwest::Client::new(),
+    /// A client for a server whose messages may be up to `max_message` bytes; `Err` says
+    /// why TLS could not be set up.
+    pub(crate) fn new(max_message: usize) -> Result<Self, String> {
+        Ok(BoundedHttp {
+            http: super::tls::client()?,
             max_message,
-        }
+        })
     }
 
     /// Why `bytes`, a message of the server, is not read, if it is not.
@@ -485,7 +486,7 @@ mod tests {
 
     #[test]
     fn an_event_past_the_bounds_becomes_an_error_answer_to_its_request_or_nothing() {
-        let client = BoundedHttp::new(1 << 16);
+        let client = BoundedHttp::new(1 << 16).expect("TLS can be set up");
         // Within the bounds (4096 values at most): as it is.
         let small = event(r#"{"jsonrpc":"2.0","id":3,"result":{"items":[0,0,0]}}"#);
         assert_eq!(client.bound_event(small.clone()), small);

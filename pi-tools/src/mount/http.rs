@@ -57,7 +57,7 @@ pub(crate) async fn connect(
     config.max_json_response_size = max_message;
     config.max_sse_event_size = max_message;
     let transport =
-        StreamableHttpClientTransport::with_client(BoundedHttp::new(max_message), config);
+        StreamableHttpClientTransport::with_client(BoundedHttp::new(max_message)?, config);
     Connection::open(transport)
         .await
         .map_err(|e| format!("{e} at {url}"))

@@ -48,6 +48,7 @@ mod options;
 mod process;
 mod server;
 mod sessions;
+mod tls;
 mod tool;
 
 use std::path::Path;
@@ -62,9 +63,18 @@ use crate::core::{AgentTool, ToolSet};
 use crate::tool::{ToolDefinition, wrap};
 
 /// A server could not be mounted.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+///
+/// Its `Debug` is its `Display`, so `main` returning it with `?` prints the sentence.
+#[derive(Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{0}")]
 pub struct MountError(pub String);
+
+// Debug is the sentence (as `ConfigError`'s), so `main` returning it with `?` prints that.
+impl std::fmt::Debug for MountError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        std::fmt::Display::fmt(self, f)
+    }
+}
 
 /// One mounted server and its tools, for a toolbox built in code.
 pub struct McpServerTools {

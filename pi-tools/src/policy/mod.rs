@@ -21,6 +21,41 @@
 //! assert_eq!(verdict.decision, Decision::Deny);
 //! ```
 //!
+//! A rule's `path` holds globs over a tool's `path` argument (relative ones against the
+//! working directory), a rule's `arg` a condition on any argument; each field of [`Rule`]
+//! names the key it is read from:
+//!
+//! ```
+//! use pi_tools::policy::Decision;
+//! use pi_tools::config::Config;
+//! use serde_json::json;
+//!
+//! let config = Config::parse(r#"
+//! [policy]
+//! default = "allow"
+//!
+//! [[policy.rule]]
+//! tool = ["write", "edit"]
+//! path = ["/etc/**", "**/.env"]
+//! decision = "deny"
+//! reason = "Configuration outside the project is a person's to change."
+//!
+//! [[policy.rule]]
+//! tool = "bash"
+//! arg = { name = "timeout", equals = 0 }
+//! decision = "ask"
+//! reason = "A command without a timeout may run forever."
+//! "#, "pi-tools.toml", &[]).expect("valid");
+//! let rule = &config.policy.rules[0];
+//! assert_eq!(rule.paths.as_deref(), Some(&["/etc/**".to_owned(), "**/.env".to_owned()][..]));
+//! let cwd = std::path::Path::new("/work/project");
+//! let check = |tool, args| config.policy.check(tool, &args, cwd).decision;
+//! assert_eq!(check("write", json!({"path": "/etc/hosts", "content": ""})), Decision::Deny);
+//! assert_eq!(check("edit", json!({"path": "app/.env"})), Decision::Deny);
+//! assert_eq!(check("write", json!({"path": "src/main.rs", "content": ""})), Decision::Allow);
+//! assert_eq!(check("bash", json!({"command": "make", "timeout": 0})), Decision::Ask);
+//! ```
+//!
 //! Shell commands are read by a real parser ([`shell`]); enforcement is a before-call hook
 //! ([`PolicyHook`]) the [`Toolbox`](crate::toolbox::Toolbox) installs; a person is asked
 //! through an [`Approver`].
@@ -84,39 +119,44 @@ impl std::str::FromStr for Decision {
     }
 }
 
-/// A condition on one argument: `arg = { name = "mode", equals = "force" }` or
-/// `arg = { name = "url", matches = "https://*.internal/*" }`.
+/// A condition on one argument, a rule's `arg` key: `arg = { name = "mode", equals = "force" }`
+/// or `arg = { name = "url", matches = "https://*.internal/*" }`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ArgCondition {
-    /// The argument's name (a top-level key of the arguments object).
+    /// `name`: the argument's name (a top-level key of the arguments object).
     pub name: String,
-    /// What its value must be.
+    /// `equals` or `matches`: what its value must be.
     pub test: ArgTest,
 }
 
 /// How an argument's value is tested.
 #[derive(Debug, Clone, PartialEq)]
 pub enum ArgTest {
-    /// Equal, as JSON, to this value.
+    /// `equals = ...`: equal, as JSON, to this value.
     Equals(Json),
-    /// A string matching this glob (`*` any run of characters, `?` one).
+    /// `matches = "..."`: a string matching this glob (`*` any run of characters, `?` one).
     Matches(String),
 }
 
-/// One `[[policy.rule]]`.
+/// One `[[policy.rule]]`. Each field's doc starts with the key of the file it comes from
+/// (the Rust name may differ: `tool` fills `tools`, `path` fills `paths`).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Rule {
-    /// Tool names or globs (`github__*`) the rule is about.
+    /// `tool = "bash"` or `tool = ["write", "github__*"]`: tool names or globs the rule is
+    /// about.
     pub tools: Vec<String>,
-    /// A prefix of a shell command's words, each element one word or alternatives.
+    /// `command = ["git", ["push", "fetch"]]`: a prefix of a shell command's words, each
+    /// element one word or a list of alternatives.
     pub command: Option<Vec<Vec<String>>>,
-    /// Globs over the `path` argument, resolved against the working directory.
+    /// `path = "/etc/**"` or `path = ["/etc/**", "**/.env"]`: globs over the tool's `path`
+    /// argument, resolved against the working directory.
     pub paths: Option<Vec<String>>,
-    /// A condition on one argument.
+    /// `arg = { name = "...", equals = ... }` or `{ name = "...", matches = "..." }`: a
+    /// condition on one argument.
     pub arg: Option<ArgCondition>,
-    /// What the rule says.
+    /// `decision = "allow" | "ask" | "deny"`: what the rule says.
     pub decision: Decision,
-    /// Why, shown to the model (and the person asked).
+    /// `reason = "..."`: why, shown to the model (and the person asked).
     pub reason: Option<String>,
     /// Where the rule is written: `file:line:column` of its `[[policy.rule]]` header.
     pub position: String,
@@ -266,9 +306,9 @@ impl<'c> ResolvedPath<'c> {
 /// `[policy]`: the default and the rules, in file order.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Policy {
-    /// The decision for a call no rule covers.
+    /// `default = "allow" | "ask" | "deny"`: the decision for a call no rule covers.
     pub default: Decision,
-    /// The rules, in file order.
+    /// `[[policy.rule]]`, each one a table: the rules, in file order.
     pub rules: Vec<Rule>,
 }
 

@@ -343,6 +343,9 @@ impl WireFormat for Messages {
         body.extend(request.system().map(|s| ("system".into(), s.into())));
         body.insert("messages".into(), request.history().to_vec().into());
         body.extend(request.tools().map(|t| ("tools".to_owned(), t)));
+        if request.streamed() {
+            body.insert("stream".into(), true.into());
+        }
         let mut shaped = request.shaped("/v1/messages".to_owned(), "x-api-key", body);
         shaped
             .headers

@@ -9,8 +9,10 @@ use crate::dialect::Dialect;
 /// A problem that concerns one call only (its arguments are not a JSON object) is not this
 /// error: that call gets a failed result instead (see [`Reply::unreadable`]).
 ///
+/// Its `Debug` is its `Display`, so `main` returning it with `?` prints the sentence.
+///
 /// [`Reply::unreadable`]: super::Reply::unreadable
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[derive(Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{}", self.describe())]
 pub struct ReplyError {
     /// The wire format the reply was read as.
@@ -23,6 +25,13 @@ pub struct ReplyError {
     pub path: String,
     /// What is wrong, and what to do about it.
     pub reason: String,
+}
+
+// Debug is the sentence (as `ConfigError`'s), so `main` returning it with `?` prints that.
+impl std::fmt::Debug for ReplyError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        std::fmt::Display::fmt(self, f)
+    }
 }
 
 impl ReplyError {

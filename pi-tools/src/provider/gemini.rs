@@ -314,7 +314,16 @@ impl WireFormat for GenerateContent {
                 .max_tokens()
                 .map(|n| ("generationConfig".to_owned(), json!({"maxOutputTokens": n}))),
         );
-        let path = format!("/v1beta/models/{}:generateContent", request.model());
+        // Gemini streams from another method, as server-sent events with `alt=sse` (the
+        // reader takes those, not the JSON array it sends without).
+        let path = if request.streamed() {
+            format!(
+                "/v1beta/models/{}:streamGenerateContent?alt=sse",
+                request.model()
+            )
+        } else {
+            format!("/v1beta/models/{}:generateContent", request.model())
+        };
         request.shaped(path, "x-goog-api-key", body)
     }
 

@@ -416,6 +416,9 @@ impl WireFormat for Chat {
                 .max_tokens()
                 .map(|n| ("max_completion_tokens".into(), n.into())),
         );
+        if request.streamed() {
+            body.insert("stream".into(), true.into());
+        }
         request.shaped("/chat/completions".to_owned(), "Authorization", body)
     }
 }

@@ -10,6 +10,9 @@
 //! | `anthropic` | `/v1/messages` | `x-api-key`, with `anthropic-version` | `system` | `input_schema` |
 //! | `gemini` | `/v1beta/models/{model}:generateContent` | `x-goog-api-key` | `systemInstruction` | in one `functionDeclarations` |
 //!
+//! [`Request::with_stream`] asks for a streamed reply: `"stream": true` in the body, or
+//! Gemini's `:streamGenerateContent?alt=sse`.
+//!
 //! One [`Dialect`] names the tools' schemas ([`Toolbox::schemas`](crate::toolbox::Toolbox::schemas)),
 //! the request and the reader of [`read_json`](super::read_json), so they agree: strict tools
 //! (`openai-strict`, `openai-responses`) go with replies read as strict
@@ -53,6 +56,7 @@ pub struct Request<'a> {
     tools: &'a [Value],
     api_key: Option<&'a str>,
     max_tokens: Option<u32>,
+    stream: bool,
 }
 
 /// A request shaped for one provider, for any HTTP client: POST `body` as JSON to the base
@@ -79,6 +83,7 @@ impl<'a> Request<'a> {
             tools: &[],
             api_key: None,
             max_tokens: None,
+            stream: false,
         }
     }
 
@@ -109,6 +114,27 @@ impl<'a> Request<'a> {
         self
     }
 
+    /// Asks for the reply as a stream of events (default: one JSON body): `"stream": true`
+    /// in the body, or Gemini's `streamGenerateContent?alt=sse`. Feed the response's bytes
+    /// to a [`ReplyStream`](super::ReplyStream) of the same dialect.
+    ///
+    /// ```
+    /// use pi_tools::dialect::Dialect;
+    /// use pi_tools::provider::Request;
+    ///
+    /// let history = [];
+    /// let streamed = Request::new("gemini-2.5-flash", &history).with_stream(true);
+    /// let gemini = streamed.build(Dialect::Gemini).unwrap();
+    /// assert_eq!(gemini.path, "/v1beta/models/gemini-2.5-flash:streamGenerateContent?alt=sse");
+    /// assert!(gemini.body.get("stream").is_none());
+    /// let openai = streamed.build(Dialect::OpenAi).unwrap();
+    /// assert_eq!(openai.body["stream"], true);
+    /// ```
+    pub fn with_stream(mut self, stream: bool) -> Self {
+        self.stream = stream;
+        self
+    }
+
     /// The request as `dialect`'s API wants it; an error for MCP, which has no requests.
     pub fn build(&self, dialect: Dialect) -> Result<ProviderRequest, ListsOnly> {
         let wire = format::wire(dialect).ok_or(ListsOnly(dialect))?;
@@ -133,6 +159,11 @@ impl<'a> Request<'a> {
     /// The tools, when there are any.
     pub(super) fn tools(&self) -> Option<Value> {
         (!self.tools.is_empty()).then(|| Value::from(self.tools.to_vec()))
+    }
+
+    /// Whether the reply is asked for as a stream.
+    pub(super) fn streamed(&self) -> bool {
+        self.stream
     }
 
     /// The model.

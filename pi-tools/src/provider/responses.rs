@@ -372,6 +372,9 @@ impl WireFormat for Responses {
                 .max_tokens()
                 .map(|n| ("max_output_tokens".into(), n.into())),
         );
+        if request.streamed() {
+            body.insert("stream".into(), true.into());
+        }
         request.shaped("/responses".to_owned(), "Authorization", body)
     }
 }

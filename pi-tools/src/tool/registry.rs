@@ -29,7 +29,9 @@ pub struct ToolRegistration {
 inventory::collect!(ToolRegistration);
 
 /// Two tools share a name.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+///
+/// Its `Debug` is its `Display`, so `main` returning it with `?` prints the sentence.
+#[derive(Clone, PartialEq, Eq, thiserror::Error)]
 pub enum RegistryError {
     /// Two tools are registered under one name.
     #[error(
@@ -44,6 +46,13 @@ pub enum RegistryError {
         /// Where the second was declared.
         second: String,
     },
+}
+
+// Debug is the sentence (as `ConfigError`'s), so `main` returning it with `?` prints that.
+impl std::fmt::Debug for RegistryError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        std::fmt::Display::fmt(self, f)
+    }
 }
 
 /// The registered tools, sorted by name. Cloning is cheap.

@@ -106,6 +106,9 @@ pub(super) struct Loader<'a> {
     mounted_active: Vec<(String, Range<usize>)>,
     /// The names of the tools the file declares, known before `active` is read.
     declared: Vec<String>,
+    /// The parameters of the declared tool being read that are declared but could not be
+    /// read (their mistake is reported): a placeholder naming one is not a second mistake.
+    unread_params: Vec<String>,
 }
 
 impl<'a> Loader<'a> {
@@ -123,6 +126,7 @@ impl<'a> Loader<'a> {
             problems: Vec::new(),
             mounted_active: Vec::new(),
             declared: Vec::new(),
+            unread_params: Vec::new(),
         }
     }
 
@@ -264,11 +268,14 @@ impl<'a> Loader<'a> {
         self.registered.iter().find(|t| t.spec().name == name)
     }
 
+    /// Why `name` is no tool: the closest name and every tool there is, the ones this
+    /// file declares (`[tool.<name>]`) with the registered ones.
     fn unknown_tool(&self, name: &str) -> String {
         let names: Vec<&str> = self
             .registered
             .iter()
             .map(|t| t.spec().name.as_str())
+            .chain(self.declared.iter().map(|d| d.as_str()))
             .collect();
         let hint = suggest(name, names.iter().copied())
             .map(|s| format!("did you mean `{s}`? "))

@@ -9,7 +9,6 @@
 //! own, so a signal to the server's group does not take it along. A server that ends
 //! normally has ended its sessions already; the guard finds nothing and exits too.
 
-use std::io::{self, Read};
 use std::os::unix::process::CommandExt;
 use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::OnceLock;
@@ -23,6 +22,7 @@ use super::leftovers;
 static AVAILABLE: AtomicBool = AtomicBool::new(false);
 
 /// Says that this process's binary is the pi-tools command line (so it can start guards).
+#[cfg(feature = "cli")]
 pub(crate) fn enable() {
     AVAILABLE.store(true, Ordering::Relaxed);
 }
@@ -50,6 +50,7 @@ static PROCESS_GUARD: OnceLock<Option<ProcessGuard>> = OnceLock::new();
 /// Ends this process's guard, if one was started, and waits for it: for a process about to
 /// exit normally, which has ended what the guard watches already, so that the guard is not
 /// left a moment behind it.
+#[cfg(feature = "cli")]
 pub(crate) fn finish() {
     if let Some(Some((_, guard))) = PROCESS_GUARD.get() {
         drop(guard.lock().unwrap_or_else(|e| e.into_inner()).take());
@@ -117,7 +118,9 @@ impl Drop for Guard {
 
 /// The guard's work: waits until its standard input ends (its server is gone), then kills
 /// every process marked with `mark`; returns how many.
+#[cfg(feature = "cli")]
 pub(crate) fn watch(mark: &str) -> usize {
+    use std::io::{self, Read};
     let mut stdin = io::stdin().lock();
     let mut buf = [0u8; 64];
     loop {

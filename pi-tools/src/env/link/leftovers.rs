@@ -29,6 +29,7 @@ pub(crate) fn own_mark() -> String {
 }
 
 /// Whether the server that made `mark` still runs.
+#[cfg(feature = "cli")]
 fn server_runs(mark: &str) -> bool {
     let Some((pid, started)) = mark.split_once('-') else {
         return false;
@@ -41,12 +42,14 @@ fn server_runs(mark: &str) -> bool {
 
 /// Kills every process (of those this user may read) marked by a server that no longer
 /// runs; returns how many.
+#[cfg(feature = "cli")]
 pub(crate) fn kill_orphans() -> usize {
     kill_marked_where(|mark| !server_runs(mark))
 }
 
 /// Kills every process (of those this user may read) marked by the server that made
 /// `mark`; returns how many. What the guard does once its server is gone.
+#[cfg(feature = "cli")]
 pub(crate) fn kill_marked(mark: &str) -> usize {
     kill_marked_where(|found| found == mark)
 }
@@ -57,6 +60,7 @@ pub(crate) fn kill_with(var: &str, value: &str) -> usize {
 }
 
 /// Kills every process whose mark `doomed` accepts.
+#[cfg(feature = "cli")]
 fn kill_marked_where(doomed: impl Fn(&str) -> bool) -> usize {
     kill_where(SERVER_VAR, doomed)
 }
@@ -93,7 +97,7 @@ fn kill_where(var: &str, doomed: impl Fn(&str) -> bool) -> usize {
     killed
 }
 
-#[cfg(test)]
+#[cfg(all(test, feature = "cli"))]
 mod tests {
     use super::*;
 

@@ -187,7 +187,7 @@ impl SandboxPolicy {
             shm: None,
             kernel: self.kernel.clone(),
             note: self.describe(),
-            #[cfg(target_os = "linux")]
+            #[cfg(all(target_os = "linux", feature = "process"))]
             landlock: Arc::default(),
         };
         if self.mode != SandboxMode::WorkspaceWrite {
@@ -350,7 +350,7 @@ pub struct ResolvedSandbox {
     /// The Landlock ruleset, built at the first command and shared by the session's
     /// commands (each child restricts itself with a copy of its handle): its roots do
     /// not change during a session.
-    #[cfg(target_os = "linux")]
+    #[cfg(all(target_os = "linux", feature = "process"))]
     pub(super) landlock: Arc<std::sync::OnceLock<::landlock::RulesetCreated>>,
 }
 

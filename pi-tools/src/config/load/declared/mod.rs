@@ -68,6 +68,8 @@ impl<'a> Loader<'a> {
     ) -> Option<DeclaredTool> {
         let tool = name.get_ref().to_string();
         let header = format!("[tool.{tool}]");
+        // The unread parameters of the tool read before are not this one's.
+        self.unread_params.clear();
         let mut declared = DeclaredTool {
             name: tool.clone(),
             description: String::new(),
@@ -342,6 +344,8 @@ impl<'a> Loader<'a> {
             for piece in pieces {
                 let Piece::Param(name) = piece else { continue };
                 match params.iter().find(|p| &p.name == name) {
+                    // Declared, with its own mistake reported where it is.
+                    None if loader.unread_params.contains(name) => {}
                     None => loader.report(
                         span.clone(),
                         format!(

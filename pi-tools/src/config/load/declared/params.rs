@@ -53,10 +53,12 @@ impl<'a> Loader<'a> {
             }
             let header = format!("[tool.{tool}.params.{param}]");
             let Some(table) = self.table(section, &header) else {
+                self.unread_params.push(param);
                 continue;
             };
-            if let Some(read) = self.param(param, table, &header, name.span()) {
-                params.push(read);
+            match self.param(param.clone(), table, &header, name.span()) {
+                Some(read) => params.push(read),
+                None => self.unread_params.push(param),
             }
         }
         params
