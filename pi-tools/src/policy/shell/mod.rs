@@ -1,9 +1,9 @@
 //! Reading a shell command the way a shell would before running it: every simple command
 //! inside lists, pipelines, `&&`/`||`, subshells, command and process substitutions and
 //! here-documents, with wrappers (`env`, `command`, `exec`, `nohup`, `time`, …) seen through
-//! and strings run as code (`sh -c`, `eval`, `xargs`, `find -exec`, [traps and the
-//! rest](code)) read in turn; a redirection's file is taken from the directory the shell is
-//! in there and through links the line makes ([`dirs`]). The parser is brush-parser, the
+//! and strings run as code (`sh -c`, `eval`, `xargs`, `find -exec`, traps and the
+//! rest, see `code.rs`) read in turn; a redirection's file is taken from the directory the shell is
+//! in there and through links the line makes (`dirs.rs`). The parser is brush-parser, the
 //! parser of the brush shell; this file only walks its syntax tree.
 
 use brush_parser::ast;
