@@ -626,8 +626,11 @@ fn a_declared_tool_gives_the_same_transcript_over_ssh_as_here() {
     let here = tempfile::tempdir().expect("local dir");
     std::fs::write(here.path().join("three.txt"), "a\nb\nc\n").expect("file");
     std::fs::write(here.path().join("pi-tools.toml"), tools).expect("config");
+    // Named: a found file declaring tools needs the user's trust (tests/cli/trust.rs).
     let local = pi_tools()
         .current_dir(here.path())
+        .arg("--config")
+        .arg(here.path().join("pi-tools.toml"))
         .args(["run", "--json", "--color", "never", "-"])
         .stdin_text(&batch);
     let local = messages(local, here.path());
