@@ -4,7 +4,7 @@
 
 use std::collections::BTreeMap;
 use std::ops::Range;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -22,6 +22,7 @@ use crate::tool::{ToolDefinition, names};
 
 mod declared;
 mod env;
+mod paths;
 mod policy;
 mod sandbox;
 mod servers;
@@ -508,42 +509,6 @@ impl<'a> Loader<'a> {
             Some(_) => {}
         }
         config.tools.insert(tool_name.to_owned(), settings);
-    }
-
-    fn paths_section(&mut self, table: &DeTable<'a>, config: &mut Config) {
-        for (key, value) in table {
-            match key.get_ref().as_ref() {
-                "allowed_roots" => {
-                    if let Some(list) = self.strings(value, "allowed_roots", "directory paths") {
-                        config.allowed_roots = Some(list.into_iter().map(PathBuf::from).collect());
-                    }
-                }
-                "pseudo_files" => {
-                    if let Some(allowed) = self.boolean(value, "pseudo_files") {
-                        config.pseudo_files = allowed;
-                    }
-                }
-                other => self.unknown_key(
-                    key.span(),
-                    other,
-                    "[paths]",
-                    &["allowed_roots", "pseudo_files"],
-                ),
-            }
-        }
-    }
-
-    fn prompt_section(&mut self, table: &DeTable<'a>, config: &mut Config) {
-        for (key, value) in table {
-            match key.get_ref().as_ref() {
-                "guidelines" => {
-                    if let Some(list) = self.strings(value, "guidelines", "sentences") {
-                        config.guidelines = list;
-                    }
-                }
-                other => self.unknown_key(key.span(), other, "[prompt]", &["guidelines"]),
-            }
-        }
     }
 
     /// A whole number of seconds, at least 1; `None`, reported, for anything else.
