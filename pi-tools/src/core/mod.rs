@@ -31,3 +31,4 @@ pub use runner::{BatchOutcome, RunnerConfig, UnknownToolMessage, execute_tool_ca
 pub use tool::{AgentTool, BoxFuture, ExecutionMode};
 pub use toolset::ToolSet;
 pub use validate::{ArgumentValidator, coerce_arguments};
+pub(crate) use validate::types_of;

@@ -291,7 +291,7 @@ fn coerce_object(schema: &Map<String, Value>, mut map: Map<String, Value>) -> Ma
 }
 
 /// The `type` keyword as a list (`None` when the schema does not constrain the type).
-fn types_of(schema: &Value) -> Option<Vec<&str>> {
+pub(crate) fn types_of(schema: &Value) -> Option<Vec<&str>> {
     match schema.get("type")? {
         Value::String(t) => Some(vec![t.as_str()]),
         Value::Array(ts) => Some(ts.iter().filter_map(Value::as_str).collect()),

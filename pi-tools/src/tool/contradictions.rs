@@ -40,7 +40,7 @@ fn walk(node: &Value, path: &str, found: &mut Vec<Contradiction>) {
     let Some(object) = node.as_object() else {
         return;
     };
-    let types = declared_types(node);
+    let types = crate::core::types_of(node);
     if let Some(Value::Array(members)) = object.get("enum") {
         if let Some(types) = &types {
             let refused: Vec<String> = members
@@ -130,15 +130,6 @@ pub fn warnings<'a>(tools: impl IntoIterator<Item = &'a dyn ToolDefinition>) -> 
         }
     }
     lines
-}
-
-/// The `type` keyword as a list; `None` when the schema does not constrain the type.
-fn declared_types(node: &Value) -> Option<Vec<&str>> {
-    match node.get("type")? {
-        Value::String(t) => Some(vec![t.as_str()]),
-        Value::Array(ts) => Some(ts.iter().filter_map(Value::as_str).collect()),
-        _ => None,
-    }
 }
 
 /// Whether `value` is of the JSON Schema type `name` (an unknown type name accepts it, so
