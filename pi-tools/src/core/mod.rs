@@ -30,5 +30,5 @@ pub use result::{ToolResult, Usage, UsageCost};
 pub use runner::{BatchOutcome, RunnerConfig, UnknownToolMessage, execute_tool_calls};
 pub use tool::{AgentTool, BoxFuture, ExecutionMode};
 pub use toolset::ToolSet;
-pub use validate::{ArgumentValidator, coerce_arguments};
 pub(crate) use validate::types_of;
+pub use validate::{ArgumentValidator, coerce_arguments};

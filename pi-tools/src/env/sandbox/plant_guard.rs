@@ -89,25 +89,16 @@ impl PlantGuard {
         let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
         if !state.busy {
             state.since = now();
-            // Each root is opened once (from `/`, refusing links); its entries are looked
-            // up from that handle, one `stat` each for the usual missing name.
-            let mut open: Option<(&Path, Option<OwnedFd>)> = None;
             let mut missing = Vec::new();
-            for (i, w) in self.watched.iter().enumerate() {
-                if open
-                    .as_ref()
-                    .is_none_or(|(root, _)| *root != w.root.as_path())
-                {
-                    open = Some((&w.root, open_dir(&w.root)));
-                }
-                let present = match open.as_ref().and_then(|(_, fd)| fd.as_ref()) {
-                    Some(fd) => present_parts(fd.as_fd(), w),
-                    None => w.parts.len(),
-                };
-                if present < w.parts.len() {
-                    missing.push((i, present));
-                }
-            }
+            self.each_beneath_root(
+                (0..self.watched.len()).map(|i| (i, ())),
+                |i, (), w, root| {
+                    let present = root.map_or(w.parts.len(), |fd| present_parts(fd, w));
+                    if present < w.parts.len() {
+                        missing.push((i, present));
+                    }
+                },
+            );
             state.missing = missing;
         }
         state.busy = true;
@@ -134,9 +125,28 @@ impl PlantGuard {
     fn undo(&self, state: &State) -> Vec<String> {
         let since = state.since - CLOCK_SLACK.as_nanos() as i128;
         let mut undone = Vec::new();
+        self.each_beneath_root(state.missing.iter().copied(), |_, present, w, root| {
+            if let Some(fd) = root
+                && let Some(note) = take_away(fd, w, present, since)
+            {
+                undone.push(note);
+            }
+        });
+        undone
+    }
+
+    /// Calls `f` with each watched path of `items` (index and a value of the caller's, in
+    /// order) and its root's handle,
+    /// each root opened once (from `/`, refusing links; `None` when it cannot be), so that
+    /// an entry costs one `stat` from that handle for the usual missing name.
+    fn each_beneath_root<T>(
+        &self,
+        items: impl Iterator<Item = (usize, T)>,
+        mut f: impl FnMut(usize, T, &Watched, Option<BorrowedFd<'_>>),
+    ) {
         let mut open: Option<(&Path, Option<OwnedFd>)> = None;
-        for &(index, present) in &state.missing {
-            let Some(w) = self.watched.get(index) else {
+        for (i, value) in items {
+            let Some(w) = self.watched.get(i) else {
                 continue;
             };
             if open
@@ -145,13 +155,12 @@ impl PlantGuard {
             {
                 open = Some((&w.root, open_dir(&w.root)));
             }
-            if let Some(fd) = open.as_ref().and_then(|(_, fd)| fd.as_ref())
-                && let Some(note) = take_away(fd.as_fd(), w, present, since)
-            {
-                undone.push(note);
-            }
+            let root = open
+                .as_ref()
+                .and_then(|(_, fd)| fd.as_ref())
+                .map(AsFd::as_fd);
+            f(i, value, w, root);
         }
-        undone
     }
 }
 
