@@ -33,7 +33,7 @@ use serde_json::Value;
 #[diagnostic::on_unimplemented(
     message = "`{Self}` cannot be a tool parameter: it must implement `serde::Deserialize` and `schemars::JsonSchema`",
     label = "this parameter's type does not implement `Deserialize` and `JsonSchema`",
-    note = "derive both on the type: `#[derive(serde::Deserialize, schemars::JsonSchema)]`"
+    note = "derive both on the type with schemars 1: `#[derive(serde::Deserialize, schemars::JsonSchema)]`; schemars 0.8's `JsonSchema` is another trait: depend on `schemars = \"1\"` or derive `pi_tools::schemars::JsonSchema`"
 )]
 pub trait ToolArgument: DeserializeOwned + schemars::JsonSchema {}
 
@@ -47,7 +47,7 @@ pub const fn assert_tool_argument<T: ToolArgument>() {}
 #[diagnostic::on_unimplemented(
     message = "`{Self}` cannot be a parameter with a default: it must implement `serde::Deserialize`, `schemars::JsonSchema` and `serde::Serialize`",
     label = "this parameter's type cannot show its default in the schema",
-    note = "`Serialize` writes the default into the schema: derive `serde::Serialize` on the type as well"
+    note = "`Serialize` writes the default into the schema: derive `serde::Serialize` on the type as well; `JsonSchema` must come from schemars 1 (`pi_tools::schemars`), not schemars 0.8"
 )]
 pub trait DefaultArgument: ToolArgument + serde::Serialize {}
 
