@@ -239,11 +239,10 @@ async fn progress_reaches_only_calls_of_the_session_the_server_works_for() {
 }
 
 /// A call of one session ends, but the server goes on sending progress (a thread of its
-/// own) to every call it sees; a call of another session then starts. The server was sent
-/// that call's token, so it can name it, yet the progress is not for that call. Routing by
-/// token cannot tell the two apart: only a server process of the session's own can (see
-/// docs/mounting.md), so this test shows the limit that remains.
-#[ignore = "a server shared by sessions can name the token of any call it is sent; the fix is a server process per session"]
+/// own) to every call it sees; a call of another session then starts. The server would be
+/// sent that call's token and could name it, so routing by token cannot tell the two apart:
+/// the turn passing to another session gives that session a fresh process, and the
+/// lingering one (with everything it started) is ended first.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn progress_a_server_sends_after_its_call_ended_reaches_no_later_session() {
     use pi_tools::env::{ExecutionEnv, LocalEnv, WithEnv};

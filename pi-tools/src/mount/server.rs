@@ -56,6 +56,8 @@ enum State {
         process: Option<Box<ServerProcess>>,
         /// A stdio server's link: why the gateway cut it off, if it did.
         link: Option<Arc<Link>>,
+        /// The sessions' turn it was started for (see `sessions.rs`).
+        generation: u64,
     },
     Failed(String),
     Ended,
@@ -150,24 +152,41 @@ impl Server {
     /// A live connection: the running one, else a new start (the first, or once again after
     /// the server died). A server that cannot be started stays failed.
     pub(crate) async fn connection(&self) -> Result<Arc<Connection>, String> {
+        let generation = self.0.sessions.generation();
+        self.connection_for(generation).await
+    }
+
+    /// [`Server::connection`] for a call of the sessions' turn `generation`: a process
+    /// started for an older turn served another session, so it is ended and started afresh
+    /// (its tool listing is kept).
+    pub(crate) async fn connection_for(&self, generation: u64) -> Result<Arc<Connection>, String> {
         let mut state = self.0.state.lock().await;
         match &mut *state {
             State::Running {
                 connection,
                 process,
+                generation: started_for,
                 ..
             } => {
                 let dead = connection.is_closed()
                     || process.as_mut().is_some_and(|p| p.exit_text().is_some());
-                if !dead {
+                if !dead && *started_for >= generation {
                     return Ok(connection.clone());
                 }
-                // It died: start it once more; if that fails, it stays failed.
-                if let State::Running { process, .. } =
-                    std::mem::replace(&mut *state, State::NotStarted)
-                    && let Some(process) = process
+                // It died, or served another session: start it once more; if that fails,
+                // it stays failed.
+                if let State::Running {
+                    connection,
+                    process,
+                    ..
+                } = std::mem::replace(&mut *state, State::NotStarted)
                 {
-                    process.end().await;
+                    if let Some(process) = process {
+                        process.end().await;
+                    }
+                    if let Ok(connection) = Arc::try_unwrap(connection) {
+                        connection.close().await;
+                    }
                 }
             }
             State::NotStarted => {}
@@ -186,6 +205,7 @@ impl Server {
                     connection: connection.clone(),
                     process: process.map(Box::new),
                     link,
+                    generation,
                 };
                 Ok(connection)
             }

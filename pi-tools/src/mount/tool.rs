@@ -119,9 +119,14 @@ impl MountedCall {
                 self.name
             )));
         };
-        // Calls of other sessions wait: progress can then only reach this session's calls.
-        let _session = self.server.sessions().enter(&ctx).await;
-        let connection = self.server.connection().await.map_err(ToolError::new)?;
+        // Calls of other sessions wait, and a process that served another session is
+        // replaced: progress can then only reach this session's calls.
+        let session = self.server.sessions().enter(&ctx).await;
+        let connection = self
+            .server
+            .connection_for(session.generation)
+            .await
+            .map_err(ToolError::new)?;
         // A tool that may change things runs alone among this server's calls.
         let _turn = if self.read_only || self.server.settings().parallel {
             None
