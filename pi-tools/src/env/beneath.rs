@@ -12,6 +12,11 @@
 //! A link that names an absolute path (which `RESOLVE_BENEATH` always refuses) gets a
 //! second chance: the path is canonicalised in user space and, when that lands inside a
 //! root, opened again beneath that root, so the kernel still has the last word.
+//!
+//! An idle session may let its roots' handles go ([`Roots::release`]), so that a server
+//! holding thousands of sleeping sessions holds no descriptor for them. The next open
+//! opens the root again by its canonical path and checks it is the same directory
+//! (device and inode) as the one first opened: a root replaced meanwhile is refused.
 
 use std::ffi::{OsStr, OsString};
 use std::io;
@@ -19,18 +24,72 @@ use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Component, Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
 
 use rustix::fs::{AtFlags, FileType, Mode, OFlags, Stat};
 use rustix::io::Errno;
 
 use super::path::{MAX_LINKS, canonical_lenient_sync, follow_final_links, lexical_join};
 
-/// An allowed directory: as configured, as canonicalised, and held open.
+/// An allowed directory: as configured, as canonicalised, and held open (until released).
 #[derive(Debug)]
 struct Root {
     given: PathBuf,
     canonical: PathBuf,
-    fd: OwnedFd,
+    fd: Mutex<Option<Arc<OwnedFd>>>,
+    /// The directory's identity when first opened: device and inode.
+    identity: (u64, u64),
+}
+
+impl Root {
+    /// The root's handle, opened again (and checked to be the same directory) when it was
+    /// released.
+    fn handle(&self) -> io::Result<Arc<OwnedFd>> {
+        let mut held = self.fd.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(fd) = &*held {
+            return Ok(Arc::clone(fd));
+        }
+        let fd = open_root(&self.given, &self.canonical)?;
+        if identity(&fd)? != self.identity {
+            return Err(io::Error::other(format!(
+                "The allowed root {} is no longer the directory this session started with: it was replaced while the session was idle. Start a new session to work in the directory there now.",
+                self.given.display()
+            )));
+        }
+        let fd = Arc::new(fd);
+        *held = Some(Arc::clone(&fd));
+        Ok(fd)
+    }
+}
+
+/// Opens a root's directory, with an error that names it and, when the process is out of
+/// descriptors, says so.
+fn open_root(given: &Path, canonical: &Path) -> io::Result<OwnedFd> {
+    rustix::fs::open(
+        canonical,
+        OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC,
+        Mode::empty(),
+    )
+    .map_err(|err| {
+        let why = if err == Errno::MFILE || err == Errno::NFILE {
+            format!(
+                "the process is out of file descriptors ({}, {err}): raise its limit (`ulimit -n`) or serve fewer sessions at once",
+                if err == Errno::MFILE { "EMFILE" } else { "ENFILE" }
+            )
+        } else {
+            format!("it is not a directory that can be opened ({err})")
+        };
+        io::Error::new(
+            io::Error::from(err).kind(),
+            format!("allowed root {} cannot be used: {why}", given.display()),
+        )
+    })
+}
+
+/// A directory's device and inode.
+fn identity(fd: &OwnedFd) -> io::Result<(u64, u64)> {
+    let st = rustix::fs::fstat(fd)?;
+    Ok((st.st_dev, st.st_ino))
 }
 
 /// The allowed roots of an environment, held open; empty means unconfined.
@@ -63,27 +122,33 @@ impl Roots {
                 format!("allowed root {} cannot be used: {err}", given.display()),
             )
         })?;
-        let fd = rustix::fs::open(
-            &canonical,
-            OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC,
-            Mode::empty(),
-        )
-        .map_err(|err| {
-            io::Error::new(
-                io::Error::from(err).kind(),
-                format!(
-                    "allowed root {} cannot be used: it is not a directory that can be opened",
-                    given.display()
-                ),
-            )
-        })?;
+        let fd = open_root(&given, &canonical)?;
+        let identity = identity(&fd)?;
         self.canonical.push(canonical.clone());
         self.roots.push(Root {
             given,
             canonical,
-            fd,
+            fd: Mutex::new(Some(Arc::new(fd))),
+            identity,
         });
         Ok(())
+    }
+
+    /// Lets every root's handle go (an idle session holds no descriptor); the next open
+    /// opens them again, refusing a root that is another directory by then.
+    pub(crate) fn release(&self) {
+        for root in &self.roots {
+            *root.fd.lock().unwrap_or_else(|e| e.into_inner()) = None;
+        }
+    }
+
+    /// How many roots' handles are held now.
+    #[cfg(test)]
+    fn held(&self) -> usize {
+        self.roots
+            .iter()
+            .filter(|r| r.fd.lock().unwrap_or_else(|e| e.into_inner()).is_some())
+            .count()
     }
 
     /// Whether there are roots to stay inside.
@@ -115,7 +180,7 @@ impl Roots {
             return Ok(rustix::fs::open(path, flags, mode)?);
         }
         if let Some((root, rel)) = self.locate(path) {
-            match open_beneath(root.fd.as_fd(), rel, flags, mode, false) {
+            match open_beneath(root.handle()?.as_fd(), rel, flags, mode, false) {
                 Err(err) if err.raw_os_error() == Some(Errno::XDEV.raw_os_error()) => {}
                 other => return other.map_err(|e| self.explain(path, e)),
             }
@@ -125,7 +190,7 @@ impl Roots {
         let canonical = self.real_location(path, last)?;
         for root in &self.roots {
             if let Ok(rel) = canonical.strip_prefix(&root.canonical) {
-                return open_beneath(root.fd.as_fd(), rel, flags, mode, false)
+                return open_beneath(root.handle()?.as_fd(), rel, flags, mode, false)
                     .map_err(|e| self.explain(path, e));
             }
         }
@@ -407,6 +472,40 @@ mod tests {
 
     fn dir_fd(path: &Path) -> OwnedFd {
         rustix::fs::open(path, OFlags::PATH | OFlags::DIRECTORY, Mode::empty()).expect("open root")
+    }
+
+    /// Released roots hold no handle; the next open opens them again, and a root replaced
+    /// meanwhile (moved aside, another directory made in its place) is refused.
+    #[test]
+    fn a_released_root_is_opened_again_only_if_it_is_the_same_directory() {
+        let top = tempfile::tempdir().expect("tempdir");
+        let root = top.path().join("root");
+        std::fs::create_dir(&root).expect("mkdir");
+        std::fs::write(root.join("f.txt"), "in").expect("write");
+        let mut roots = Roots::default();
+        roots.add(root.clone()).expect("add");
+        let open = |roots: &Roots| {
+            roots.open(
+                &root.join("f.txt"),
+                OFlags::RDONLY,
+                Mode::empty(),
+                Last::Follow,
+            )
+        };
+        roots.release();
+        assert_eq!(roots.held(), 0);
+        open(&roots).expect("opened again");
+        assert_eq!(roots.held(), 1);
+        roots.release();
+        std::fs::rename(&root, top.path().join("aside")).expect("move aside");
+        std::fs::create_dir(&root).expect("mkdir");
+        std::fs::write(root.join("f.txt"), "planted").expect("write");
+        let err = open(&roots).expect_err("another directory");
+        assert!(
+            err.to_string()
+                .contains("was replaced while the session was idle"),
+            "{err}"
+        );
     }
 
     /// The fallback resolves inside the root as `openat2` would and refuses every escape.

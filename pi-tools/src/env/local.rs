@@ -539,6 +539,17 @@ impl ExecutionEnv for LocalEnv {
     fn remove_at_session_end(&self, path: PathBuf) {
         self.session_files.keep(path);
     }
+
+    fn hibernate(&self) {
+        self.roots.release();
+        if let Some(sandbox) = &self.sandbox {
+            #[cfg(feature = "process")]
+            let running = self.processes.any_alive();
+            #[cfg(not(feature = "process"))]
+            let running = false;
+            sandbox.hibernate(running);
+        }
+    }
 }
 
 impl Drop for LocalEnv {

@@ -338,6 +338,12 @@ pub trait ExecutionEnv: Send + Sync + 'static {
     /// [`remove_at_session_end`]: ExecutionEnv::remove_at_session_end
     fn end_session(&self) {}
 
+    /// Lets go of what an idle session takes up again by itself at its next call: open
+    /// descriptors, change watches and the memory they use, an empty private temporary
+    /// directory. Called when a server puts an idle session to sleep; nothing the session
+    /// made or still runs is lost. The default keeps everything.
+    fn hibernate(&self) {}
+
     /// Takes a file of this process's own local disk (such as a command's spill file) to
     /// delete when the session ends. The default keeps nothing: an environment without
     /// sessions leaves the file to whoever made it.

@@ -143,6 +143,11 @@ impl Sessions {
             self.not_idle(&mut activity);
         }
         tracing::debug!(session = %id, "an idle session sleeps");
+        // Its environment gives up its descriptors, watches and empty temporary
+        // directories; its next command takes them up again.
+        if let Some(env) = life.ender.get().and_then(|ender| ender.env.as_ref()) {
+            env.hibernate();
+        }
         if let Err(err) = self.inner.close_session(&id).await {
             tracing::debug!(%err, "a sleeping session's worker could not be closed");
         }

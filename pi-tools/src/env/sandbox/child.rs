@@ -41,11 +41,13 @@ impl ChildSandbox {
     /// with a sentence naming the mode, what the kernel lacks and the setting to change,
     /// when the kernel cannot enforce the policy: nothing runs unconfined silently.
     pub(crate) fn prepare(sandbox: &ResolvedSandbox) -> io::Result<Option<ChildSandbox>> {
+        sandbox.wake()?;
         if sandbox.mode == SandboxMode::Off && sandbox.network {
             return Ok(None);
         }
         let kernel = sandbox.kernel.clone().unwrap_or_else(KernelSupport::probe);
         unenforceable(sandbox, &kernel)?;
+
         Self::build(sandbox, &kernel)
     }
 
@@ -91,7 +93,8 @@ impl ChildSandbox {
         sandbox: &ResolvedSandbox,
         kernel: &KernelSupport,
     ) -> io::Result<::landlock::RulesetCreated> {
-        if let Some(ruleset) = sandbox.landlock.get() {
+        let mut held = sandbox.landlock.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(ruleset) = &*held {
             return ruleset.try_clone();
         }
         // The session's /dev/shm, where it is mounted (in a mount namespace).
@@ -101,8 +104,7 @@ impl ChildSandbox {
         let roots: Vec<PathBuf> = sandbox.roots.iter().cloned().chain(shm).collect();
         let ruleset = landlock::ruleset(&roots)?;
         let copy = ruleset.try_clone()?;
-        // Two first commands at once: either one's ruleset is the session's.
-        let _ = sandbox.landlock.set(ruleset);
+        *held = Some(ruleset);
         Ok(copy)
     }
 

@@ -17,6 +17,8 @@ use std::mem::MaybeUninit;
 use std::os::fd::{AsRawFd, BorrowedFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use rustix::fs::inotify::{self, CreateFlags, ReadFlags, WatchFlags};
 use rustix::io::Errno;
@@ -42,6 +44,8 @@ pub(super) struct DirWatch {
     watches: HashMap<PathBuf, i32>,
     /// How many directories it may watch.
     limit: usize,
+    /// Its place among the process's instances.
+    _counted: Counted,
 }
 
 /// The most watches one session takes, and the share of the user's (the system's
@@ -55,10 +59,52 @@ fn mask() -> WatchFlags {
     WatchFlags::CREATE | WatchFlags::MOVED_TO | WatchFlags::MOVED_FROM | WatchFlags::ONLYDIR
 }
 
+/// The instances this process holds now, and the most it takes: a small share of the
+/// user's (`fs.inotify.max_user_instances`, 128 by default, which an editor's watcher and
+/// every other program of the user draw on), at most [`MAX_INSTANCES`]. Past it a session
+/// looks at change times instead (see `git_nested.rs`); sleeping sessions hold none.
+static INSTANCES: AtomicUsize = AtomicUsize::new(0);
+const MAX_INSTANCES: usize = 16;
+const SHARE_OF_USERS_INSTANCES: usize = 8;
+
+fn instance_limit() -> usize {
+    static LIMIT: OnceLock<usize> = OnceLock::new();
+    *LIMIT.get_or_init(|| {
+        let users = std::fs::read_to_string("/proc/sys/fs/inotify/max_user_instances")
+            .ok()
+            .and_then(|text| text.trim().parse::<usize>().ok())
+            .unwrap_or(128);
+        (users / SHARE_OF_USERS_INSTANCES).clamp(1, MAX_INSTANCES)
+    })
+}
+
+/// One of the process's instances, counted until dropped.
+#[derive(Debug)]
+struct Counted;
+
+impl Counted {
+    fn take() -> io::Result<Counted> {
+        let limit = instance_limit();
+        INSTANCES
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| {
+                (n < limit).then_some(n + 1)
+            })
+            .map(|_| Counted)
+            .map_err(|_| io::Error::from(io::ErrorKind::QuotaExceeded))
+    }
+}
+
+impl Drop for Counted {
+    fn drop(&mut self) {
+        INSTANCES.fetch_sub(1, Ordering::AcqRel);
+    }
+}
+
 impl DirWatch {
-    /// A new instance, or why there is none (the user's instances are all taken, or no
-    /// `/proc` to name a handle by).
+    /// A new instance, or why there is none (the process's share of the user's instances,
+    /// or all of them, are taken, or no `/proc` to name a handle by).
     pub(super) fn new() -> io::Result<DirWatch> {
+        let counted = Counted::take()?;
         let fd = inotify::init(CreateFlags::CLOEXEC | CreateFlags::NONBLOCK)?;
         if !Path::new("/proc/self/fd").is_dir() {
             return Err(io::Error::from(io::ErrorKind::Unsupported));
@@ -72,6 +118,7 @@ impl DirWatch {
             paths: HashMap::new(),
             watches: HashMap::new(),
             limit: MAX_WATCHES.min(users / SHARE_OF_USERS),
+            _counted: counted,
         })
     }
 

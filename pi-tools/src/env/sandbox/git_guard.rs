@@ -225,6 +225,11 @@ impl GitGuard {
         undone
     }
 
+    /// The session sleeps: the repository watch goes (see [`Tree::rest`]).
+    pub(super) fn hibernate(&self) {
+        self.tree.lock().unwrap_or_else(|e| e.into_inner()).rest();
+    }
+
     /// At the session's end, once its processes are gone: undoes what they changed since
     /// the last check, if any can have run since.
     pub(super) fn end_session(&self) {

@@ -66,6 +66,9 @@ enum Look {
     /// Every directory beneath the roots (the roots too, none inside a `.git`) with its
     /// change time, looked at again each time.
     Stamps(BTreeMap<PathBuf, Stamp>),
+    /// The session sleeps: neither watches nor stamps are kept (they cost a descriptor and
+    /// memory per directory); the next look walks the roots again.
+    Resting,
 }
 
 /// The directories beneath the writable roots and the repositories among them.
@@ -156,9 +159,28 @@ impl Tree {
         &self.bare
     }
 
+    /// The session sleeps: the watch (its descriptor and what it knows of each directory)
+    /// or the stamps go. The repositories found are kept; the next look walks again.
+    pub(super) fn rest(&mut self) {
+        self.look = Look::Resting;
+    }
+
     /// Finds what changed since the last look: a `.git` made or moved in anywhere, in a
     /// directory that existed or in one made since (walked, however many entries it holds).
     pub(super) fn sweep(&mut self) {
+        if matches!(self.look, Look::Resting) {
+            self.look = match DirWatch::new() {
+                Ok(watch) => Look::Told(watch),
+                Err(_) => Look::Stamps(BTreeMap::new()),
+            };
+            if self.walk_roots(usize::MAX).is_ok() {
+                return;
+            }
+            // No watch could be added: change times, as after a lost queue.
+            self.look = Look::Stamps(BTreeMap::new());
+            let _ = self.walk_roots(usize::MAX);
+            return;
+        }
         let stopped = match &mut self.look {
             Look::Told(watch) => {
                 let news = watch.take();
@@ -168,6 +190,7 @@ impl Tree {
                 self.stamps();
                 Ok(())
             }
+            Look::Resting => Ok(()),
         };
         if stopped.is_err() {
             // The user's watches ran out: from now on, change times.
@@ -319,6 +342,7 @@ impl Tree {
                 };
                 dirs.insert(path.to_path_buf(), Stamp::of(&st, now));
             }
+            Look::Resting => {}
         }
         let subdirs = self.list(fd, path, budget, buf)?;
         if depth >= MAX_DEPTH {

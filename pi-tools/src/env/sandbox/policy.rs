@@ -349,9 +349,9 @@ pub struct ResolvedSandbox {
     pub(super) note: Option<String>,
     /// The Landlock ruleset, built at the first command and shared by the session's
     /// commands (each child restricts itself with a copy of its handle): its roots do
-    /// not change during a session.
+    /// not change during a session. A sleeping session lets it go.
     #[cfg(all(target_os = "linux", feature = "process"))]
-    pub(super) landlock: Arc<std::sync::OnceLock<::landlock::RulesetCreated>>,
+    pub(super) landlock: Arc<std::sync::Mutex<Option<::landlock::RulesetCreated>>>,
 }
 
 impl ResolvedSandbox {
@@ -428,6 +428,34 @@ impl ResolvedSandbox {
     #[cfg_attr(not(feature = "process"), allow(dead_code))]
     pub(crate) fn git_is_read_only(&self) -> bool {
         !self.git_read_only.is_empty()
+    }
+
+    /// An idle session sleeps: the Landlock ruleset's handle and the repository watch go
+    /// (both are made again at the next command), and the private temporary directories
+    /// are removed when they are empty and no process of the session runs (made again, at
+    /// the same path, before the next command: see [`PrivateTemp::wake`]).
+    pub(crate) fn hibernate(&self, processes_running: bool) {
+        #[cfg(all(target_os = "linux", feature = "process"))]
+        {
+            *self.landlock.lock().unwrap_or_else(|e| e.into_inner()) = None;
+        }
+        if let Some(guard) = &self.git_guard {
+            guard.hibernate();
+        }
+        if !processes_running {
+            for tmp in self.tmp.iter().chain(&self.shm) {
+                tmp.sleep();
+            }
+        }
+    }
+
+    /// Before a command: the private temporary directories a sleeping session gave up are
+    /// there again.
+    pub(crate) fn wake(&self) -> io::Result<()> {
+        for tmp in self.tmp.iter().chain(&self.shm) {
+            tmp.wake()?;
+        }
+        Ok(())
     }
 
     /// What the end of the session undoes: git redirect files, and the private temporary

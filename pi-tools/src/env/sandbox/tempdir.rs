@@ -2,18 +2,21 @@
 //! need not be allowed to write into the shared `/tmp`; and likewise the one mounted on its
 //! `/dev/shm`, so POSIX shared memory and semaphores are the session's own. Emptied when the session ends,
 //! removed with the environment; the ones a killed process left behind (its pid no longer
-//! runs) are removed when the next process makes its first one.
+//! runs) are removed when the next process makes its first one. A sleeping session's
+//! empty directory is removed and made again, at the same path, before its next command.
 
 use std::fs;
 use std::io;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 /// A directory under the system's temporary directory, readable only by its owner, removed
 /// (with everything in it) when dropped.
 #[derive(Debug)]
 pub struct PrivateTemp {
     path: PathBuf,
+    /// Removed while its session sleeps (it was empty): made again before the next command.
+    asleep: AtomicBool,
 }
 
 impl PrivateTemp {
@@ -48,7 +51,10 @@ impl PrivateTemp {
             match builder.create(&path) {
                 Ok(()) => {
                     let path = fs::canonicalize(&path)?;
-                    return Ok(PrivateTemp { path });
+                    return Ok(PrivateTemp {
+                        path,
+                        asleep: AtomicBool::new(false),
+                    });
                 }
                 Err(e) if e.kind() == io::ErrorKind::AlreadyExists => continue,
                 Err(e) => {
@@ -67,6 +73,55 @@ impl PrivateTemp {
     /// The directory.
     pub fn path(&self) -> &Path {
         &self.path
+    }
+
+    /// The session sleeps: the directory goes if it is empty (`rmdir` decides, so nothing
+    /// written meanwhile is lost).
+    pub(crate) fn sleep(&self) {
+        if !self.asleep.load(Ordering::Acquire) && fs::remove_dir(&self.path).is_ok() {
+            self.asleep.store(true, Ordering::Release);
+        }
+    }
+
+    /// Before a command: the directory a sleeping session gave up is made again at its
+    /// path, mode 0700. One found there already must be a directory of this user's that no
+    /// one else can enter (another user could have made one in the shared temporary
+    /// directory to read what commands leave in it); otherwise the command is refused.
+    pub(crate) fn wake(&self) -> io::Result<()> {
+        if !self.asleep.load(Ordering::Acquire) {
+            return Ok(());
+        }
+        let mut builder = fs::DirBuilder::new();
+        {
+            use std::os::unix::fs::DirBuilderExt;
+            builder.mode(0o700);
+        }
+        match builder.create(&self.path) {
+            Ok(()) => {}
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {
+                use std::os::unix::fs::MetadataExt;
+                let meta = fs::symlink_metadata(&self.path)?;
+                // SAFETY: geteuid cannot fail.
+                let ours = meta.uid() == unsafe { libc::geteuid() };
+                if !meta.is_dir() || !ours || meta.mode() & 0o077 != 0 {
+                    return Err(io::Error::other(format!(
+                        "The sandbox's private temporary directory {} was taken by something else while the session slept; the command did not run. Start a new session.",
+                        self.path.display()
+                    )));
+                }
+            }
+            Err(e) => {
+                return Err(io::Error::new(
+                    e.kind(),
+                    format!(
+                        "the sandbox's private temporary directory {} cannot be made again ({e}); set TMPDIR to a writable directory or [sandbox] mode = \"off\"",
+                        self.path.display()
+                    ),
+                ));
+            }
+        }
+        self.asleep.store(false, Ordering::Release);
+        Ok(())
     }
 
     /// Removes everything in the directory (the session is over), keeping it for the
