@@ -12,9 +12,10 @@ use serde_json::{Value, json};
 
 use crate::mcp_http_support::{HttpServer, call, messages, text_of};
 
-/// Idle sessions the server keeps awake (`AWAKE_IDLE`, 128), and the one that is the
-/// last to have gone idle when it counts them; those past it sleep.
-const AWAKE: usize = 129;
+/// Idle sessions the server keeps awake (`awake_idle`: 128, or an eighth of the limit on
+/// open files, 64 here), and the one that is the last to have gone idle when it counts
+/// them; those past it sleep.
+const AWAKE: usize = 65;
 /// The most inotify instances the process takes (`MAX_INSTANCES` in `dir_watch.rs`).
 const MAX_INSTANCES: usize = 16;
 
@@ -75,16 +76,19 @@ async fn call_in(server: &HttpServer, session: &str, id: i64, arguments: Value) 
     panic!("the call got 500 twice: {first:?}");
 }
 
+/// More sessions than the process's descriptors would hold at one or more each (200, each
+/// with a bash call, under a limit of 512): every call works, the first session's too once
+/// the last has been opened, and the sleeping ones are counted holding nothing.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sleeping_sessions_hold_no_descriptor_watch_or_directory() {
-    let server = HttpServer::spawn(None).await;
+    let server = HttpServer::spawn_with_descriptor_limit(512).await;
     // A workspace with folders beneath it: each session's repository search walks and
     // watches them.
     for i in 0..300 {
         std::fs::create_dir_all(server.path(&format!("d{}/e{i}", i / 30))).expect("mkdir");
     }
     let pid = server.child.id().expect("the server runs");
-    let sessions = AWAKE + 72;
+    let sessions = 200;
     let mut opened = Vec::new();
     for n in 0..sessions {
         let session = server.open_session().await;
@@ -123,6 +127,9 @@ async fn sleeping_sessions_hold_no_descriptor_watch_or_directory() {
         dirs <= 2 * AWAKE,
         "a sleeping session holds no private temporary directory: {dirs} for {sessions} sessions"
     );
+    // The first session, asleep for long, is woken by a call.
+    let first = call_in(&server, &opened[0], 3, json!({"command": "echo first"})).await;
+    assert_eq!(text_of(&first), "first");
     // The last session sleeps; a call wakes it, with its temporary directory made again
     // and its repository search working: the repository its command makes below the top
     // is found, and what git wrote in it is taken away as in any call.

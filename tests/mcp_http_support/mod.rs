@@ -61,9 +61,36 @@ impl HttpServer {
         config: Option<&str>,
         filter: Option<&str>,
     ) -> HttpServer {
+        HttpServer::spawn_full(token, args, config, filter, None).await
+    }
+
+    /// The server with its file-descriptor limit (soft and hard) set to `limit`.
+    pub async fn spawn_with_descriptor_limit(limit: u32) -> HttpServer {
+        HttpServer::spawn_full(None, &[], None, None, Some(limit)).await
+    }
+
+    async fn spawn_full(
+        token: Option<&str>,
+        args: &[&str],
+        config: Option<&str>,
+        filter: Option<&str>,
+        descriptors: Option<u32>,
+    ) -> HttpServer {
         let work = TempDir::new().expect("a temporary working directory");
         let etc = TempDir::new().expect("a temporary configuration directory");
-        let mut command = Command::new(env!("CARGO_BIN_EXE_cli-under-test"));
+        let binary = env!("CARGO_BIN_EXE_cli-under-test");
+        // With a limit, a shell sets it and becomes the server (`exec`: the same pid).
+        let mut command = match descriptors {
+            None => Command::new(binary),
+            Some(limit) => {
+                let mut shell = Command::new("sh");
+                shell
+                    .arg("-c")
+                    .arg(format!("ulimit -n {limit} && exec \"$0\" \"$@\""))
+                    .arg(binary);
+                shell
+            }
+        };
         command
             .args(["mcp", "--http", "127.0.0.1:0", "--cwd"])
             .arg(work.path())

@@ -1,6 +1,6 @@
 //! Idle sessions sleep. Most of an awake session's memory (about 60 KB) is the protocol
 //! library's worker and service task: their channels each allocate room for 32 messages
-//! of about 500 bytes at once. Past [`AWAKE_IDLE`] idle sessions, a session that goes idle
+//! of about 500 bytes at once. Past [`awake_idle`] idle sessions, a session that goes idle
 //! (no call running, no stream open, no request on its way) gives them up and keeps only
 //! what waking needs: its server (execution environment, background jobs, logging level,
 //! client roots) and its client's `initialize` parameters, a few KB in all.
@@ -27,8 +27,20 @@ use super::sessions::{Life, Sessions};
 
 /// Idle sessions kept awake (so a few clients that pause between calls do not wake their
 /// session at each call); past this many, a session that goes idle sleeps at once. At
-/// about 60 KB each, 8 MB at most.
-pub(crate) const AWAKE_IDLE: usize = 128;
+/// about 60 KB each, 8 MB at most. An awake session that ran a command holds about three
+/// descriptors (its root, its Landlock ruleset, a watch), so with a soft limit on open
+/// files below 1,024 it is an eighth of that limit: the descriptors held by idle sessions
+/// never reach the half [`super::http_conn`] leaves beside the connections.
+pub(crate) fn awake_idle() -> usize {
+    static AWAKE: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    *AWAKE.get_or_init(|| {
+        let soft = rustix::process::getrlimit(rustix::process::Resource::Nofile)
+            .current
+            .and_then(|n| usize::try_from(n).ok())
+            .unwrap_or(usize::MAX);
+        (soft / 8).clamp(4, 128)
+    })
+}
 
 /// The sessions' `initialize` parameters, as the library's "external store", which is how
 /// it wakes a session it does not hold.

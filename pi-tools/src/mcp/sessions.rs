@@ -29,7 +29,7 @@ use tokio::sync::Notify;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
-use super::hibernation::AWAKE_IDLE;
+use super::hibernation::awake_idle;
 use super::replay::{KEPT_EVENTS, Replay};
 use super::server::ToolServer;
 use crate::env::ExecutionEnv;
@@ -200,7 +200,7 @@ impl Life {
         // Tried again at each end of a request while past the bound (a session whose
         // parameters were not stored yet, or that a request was on its way to, stayed up).
         // Not when the runtime is gone (a stream dropped as the server ends).
-        if sessions.awake_idle.load(Ordering::Relaxed) > AWAKE_IDLE
+        if sessions.awake_idle.load(Ordering::Relaxed) > awake_idle()
             && let Ok(runtime) = tokio::runtime::Handle::try_current()
         {
             runtime.spawn(sessions.sleep(self.id.clone(), Arc::clone(self)));
