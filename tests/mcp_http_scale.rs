@@ -51,29 +51,22 @@ fn sandbox_dirs(pid: u32) -> usize {
         .count()
 }
 
-/// A `tools/call` in `session`, answered. A request that races its session falling asleep
-/// may still get 500 (issue 50, finding 4, tested on its own in `mcp_http_wakes`): sent
-/// once more then, with what the first answer said.
+/// A bash `tools/call` in `session`, answered (its session asleep or not).
 async fn call_in(server: &HttpServer, session: &str, id: i64, arguments: Value) -> Value {
-    let mut first = None;
-    for _ in 0..2 {
-        let response = server
-            .post(Some(session), &call(id, "bash", arguments.clone()))
-            .send()
-            .await
-            .expect("the call is sent");
-        if response.status() == StatusCode::INTERNAL_SERVER_ERROR && first.is_none() {
-            first = Some(response.text().await.unwrap_or_default());
-            continue;
-        }
-        assert_eq!(response.status(), StatusCode::OK, "after {first:?}");
-        return messages(response)
-            .await
-            .into_iter()
-            .find(|m| m["id"] == id)
-            .expect("the call is answered");
+    let response = server
+        .post(Some(session), &call(id, "bash", arguments))
+        .send()
+        .await
+        .expect("the call is sent");
+    let status = response.status();
+    if status != StatusCode::OK {
+        panic!("{status}: {}", response.text().await.unwrap_or_default());
     }
-    panic!("the call got 500 twice: {first:?}");
+    messages(response)
+        .await
+        .into_iter()
+        .find(|m| m["id"] == id)
+        .expect("the call is answered")
 }
 
 /// More sessions than the process's descriptors would hold at one or more each (200, each

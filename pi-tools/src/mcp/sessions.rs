@@ -53,6 +53,12 @@ const ANSWER_PASSAGE: Duration = Duration::from_millis(500);
 /// request comes within microseconds, or after the wake it waits for.
 const ON_WAY: Duration = Duration::from_secs(30);
 
+/// How long a woken session stays awake at least. The protocol library forgets a finished
+/// wake a moment after it (a task of its own removes its note of it): a session that fell
+/// asleep again and was woken within that moment would be taken as woken without being
+/// so, and its request answered `500 Session not found` (issue 50, finding 4).
+const WOKEN_GRACE: Duration = Duration::from_secs(1);
+
 /// The header that names a request's session.
 const SESSION_HEADER: &str = "mcp-session-id";
 
@@ -119,6 +125,8 @@ pub(super) struct Activity {
     pub(super) idle_counted: bool,
     /// Workers closed for sleep whose end the library has yet to report.
     pub(super) workers_closing: usize,
+    /// When its last wake ended: it stays awake [`WOKEN_GRACE`] from then.
+    pub(super) woke_at: Option<Instant>,
 }
 
 impl Activity {
@@ -133,10 +141,20 @@ impl Activity {
         self.on_way = self.on_way.saturating_sub(1);
     }
 
-    /// Whether it is idle and awake, with no request on its way.
+    /// Whether it is idle and awake, with no request on its way, and was not just woken.
     pub(super) fn may_sleep(&self) -> bool {
+        self.idle_and_awake() && self.grace_left().is_none()
+    }
+
+    fn idle_and_awake(&self) -> bool {
         let expecting = self.on_way > 0 && self.on_way_since.elapsed() < ON_WAY;
         self.busy == 0 && !self.asleep && !self.waking_up && !expecting
+    }
+
+    /// How long it must stay awake yet, having been woken.
+    fn grace_left(&self) -> Option<Duration> {
+        let left = WOKEN_GRACE.checked_sub(self.woke_at?.elapsed())?;
+        (!left.is_zero()).then_some(left)
     }
 }
 
@@ -156,6 +174,7 @@ impl Life {
                 wake_claimed: false,
                 idle_counted: false,
                 workers_closing: 0,
+                woke_at: None,
             }),
             replay: Arc::default(),
             ender: OnceLock::new(),
@@ -175,6 +194,7 @@ impl Life {
             let mut activity = self.activity();
             activity.waking_up = false;
             activity.wake_claimed = false;
+            activity.woke_at = Some(Instant::now());
             self.settle(&mut activity);
         }
         self.woke.notify_waiters();
@@ -188,6 +208,20 @@ impl Life {
     /// asleep.
     pub(super) fn settle(self: &Arc<Self>, activity: &mut Activity) {
         if !activity.may_sleep() {
+            // Just woken and idle: looked at again when its time awake is over.
+            if activity.idle_and_awake()
+                && let Some(left) = activity.grace_left()
+                && let Ok(runtime) = tokio::runtime::Handle::try_current()
+            {
+                let life = Arc::downgrade(self);
+                runtime.spawn(async move {
+                    tokio::time::sleep(left).await;
+                    if let Some(life) = life.upgrade() {
+                        let mut activity = life.activity();
+                        life.settle(&mut activity);
+                    }
+                });
+            }
             return;
         }
         let Some(sessions) = self.sessions.upgrade() else {
