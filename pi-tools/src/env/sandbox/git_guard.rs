@@ -30,7 +30,7 @@ use rustix::fs::{FileType, Stat};
 use super::git::{GitAccess, Repository};
 use super::git_follow::{self, Known};
 use super::git_index::gitlinks;
-use super::git_nested::Tree;
+use super::git_trees::{self, SharedTree};
 use super::nofollow::{
     changed_since, move_aside, names, open_beneath, open_dir, open_parent, open_subdir, read_at,
     remove_at, stat_at, write_at,
@@ -112,7 +112,7 @@ pub(super) struct GitGuard {
     scan_git_dirs: bool,
     /// The directories beneath the writable roots, to find every repository below their
     /// top (there at the start or made since), whose `.git` is watched as a whole.
-    tree: Mutex<Tree>,
+    tree: SharedTree,
     /// The repositories below the top whose `.git` the session's mounts hold in place
     /// (read-only as a whole with `git = "read-only"`): only their git directories' other
     /// redirect files are looked at, in commit mode. Those made since are looked at whole.
@@ -131,7 +131,7 @@ impl GitGuard {
         repositories: Vec<Repository>,
         bare_roots: Vec<PathBuf>,
         enclosing: Vec<PathBuf>,
-        tree: Tree,
+        tree: SharedTree,
         held: BTreeSet<PathBuf>,
         access: GitAccess,
     ) -> GitGuard {
@@ -141,7 +141,7 @@ impl GitGuard {
             bare_roots,
             enclosing,
             scan_git_dirs: access == GitAccess::Commit,
-            tree: Mutex::new(tree),
+            tree,
             held,
             state: Mutex::new(State {
                 trusted: BTreeMap::new(),
@@ -225,9 +225,10 @@ impl GitGuard {
         undone
     }
 
-    /// The session sleeps: the repository watch goes (see [`Tree::rest`]).
+    /// The session sleeps: the repository watch goes, unless another session of the
+    /// directory holds it (see `git_trees.rs`).
     pub(super) fn hibernate(&self) {
-        self.tree.lock().unwrap_or_else(|e| e.into_inner()).rest();
+        git_trees::rest(&self.tree);
     }
 
     /// At the session's end, once its processes are gone: undoes what they changed since

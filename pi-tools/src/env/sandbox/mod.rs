@@ -40,6 +40,7 @@ mod git_guard;
 mod git_index;
 mod git_nested;
 mod git_protect;
+mod git_trees;
 #[cfg(all(target_os = "linux", feature = "process"))]
 mod landlock;
 #[cfg(all(target_os = "linux", feature = "process"))]
@@ -55,6 +56,7 @@ mod probe;
 mod protected;
 #[cfg(all(target_os = "linux", feature = "process"))]
 mod seccomp;
+mod session;
 mod tempdir;
 
 #[cfg(feature = "process")]

@@ -11,8 +11,8 @@ use std::sync::Arc;
 
 use super::git::{GitAccess, Repository, enclosing_submodules};
 use super::git_guard::GitGuard;
-use super::git_nested::Tree;
 use super::git_protect::{self, NestedPaths};
+use super::git_trees;
 use super::plant_guard::PlantGuard;
 use super::probe::KernelSupport;
 use super::protected::{DEFAULT_PROTECTED, is_git_entry};
@@ -264,16 +264,19 @@ impl SandboxPolicy {
             })
             .cloned()
             .collect();
-        let tree = Tree::scan(&walked)?;
+        let tree = git_trees::shared(&walked)?;
         let mut nested = NestedPaths::default();
-        for dir in tree.repos() {
-            git_protect::protect(&mut nested, dir, self.git, &self.protected, &walked);
-        }
-        // Git directories under another name: their settings and hooks read-only in both
-        // modes (the guard watches the rest of them after each call).
-        for dir in tree.bare() {
-            nested.protected.push(dir.join("config"));
-            nested.protected.push(dir.join("hooks"));
+        {
+            let found = tree.lock().unwrap_or_else(|e| e.into_inner());
+            for dir in found.repos() {
+                git_protect::protect(&mut nested, dir, self.git, &self.protected, &walked);
+            }
+            // Git directories under another name: their settings and hooks read-only in
+            // both modes (the guard watches the rest of them after each call).
+            for dir in found.bare() {
+                nested.protected.push(dir.join("config"));
+                nested.protected.push(dir.join("hooks"));
+            }
         }
         for path in nested.protected {
             push_unique(&mut resolved.protected, path);
@@ -336,9 +339,9 @@ pub struct ResolvedSandbox {
     /// The repositories at the top of the writable roots.
     repositories: Vec<Repository>,
     /// What undoes redirect files after each call.
-    git_guard: Option<Arc<GitGuard>>,
+    pub(super) git_guard: Option<Arc<GitGuard>>,
     /// What undoes files created at protected paths that did not exist.
-    plant_guard: Option<Arc<PlantGuard>>,
+    pub(super) plant_guard: Option<Arc<PlantGuard>>,
     pub(super) tmp: Option<Arc<PrivateTemp>>,
     /// The directory mounted on commands' `/dev/shm` (in `/dev/shm`), if any: writable
     /// for commands there, not a writable root (the file tools do not write to it).
@@ -385,91 +388,11 @@ impl ResolvedSandbox {
         self.git
     }
 
-    /// Before a command starts: what the git guard compares with at the call's end is taken
-    /// again, unless a command of the session may still be changing it (see `git_guard`).
-    #[cfg_attr(not(feature = "process"), allow(dead_code))]
-    pub(crate) fn before_call(&self) {
-        if let Some(guard) = &self.git_guard {
-            guard.before_call();
-        }
-        if let Some(guard) = &self.plant_guard {
-            guard.before_call();
-        }
-    }
-
-    /// Whether calls need [`before_call`](Self::before_call) and
-    /// [`after_call`](Self::after_call).
-    #[cfg_attr(not(feature = "process"), allow(dead_code))]
-    pub(crate) fn guards_calls(&self) -> bool {
-        self.git_guard.is_some() || self.plant_guard.is_some()
-    }
-
-    /// What the end of a call undoes: git redirect files the command created, changed or
-    /// removed, one sentence each (see the `git_guard` module). `still_running`: a command
-    /// of the session left processes running, which may still change them.
-    #[cfg_attr(not(feature = "process"), allow(dead_code))]
-    pub(crate) fn after_call(&self, still_running: bool) -> Vec<String> {
-        self.git_guard
-            .as_ref()
-            .map_or_else(Vec::new, |g| g.after_call(still_running))
-    }
-
-    /// What the end of a call takes away from the protected paths that did not exist
-    /// before it (see the `plant_guard` module), one sentence each.
-    #[cfg_attr(not(feature = "process"), allow(dead_code))]
-    pub(crate) fn after_call_plants(&self, still_running: bool) -> Vec<String> {
-        self.plant_guard
-            .as_ref()
-            .map_or_else(Vec::new, |g| g.after_call(still_running))
-    }
-
     /// Whether `.git` is read-only for commands (there is a repository and `git =
     /// "read-only"`).
     #[cfg_attr(not(feature = "process"), allow(dead_code))]
     pub(crate) fn git_is_read_only(&self) -> bool {
         !self.git_read_only.is_empty()
-    }
-
-    /// An idle session sleeps: the Landlock ruleset's handle and the repository watch go
-    /// (both are made again at the next command), and the private temporary directories
-    /// are removed when they are empty and no process of the session runs (made again, at
-    /// the same path, before the next command: see [`PrivateTemp::wake`]).
-    pub(crate) fn hibernate(&self, processes_running: bool) {
-        #[cfg(all(target_os = "linux", feature = "process"))]
-        {
-            *self.landlock.lock().unwrap_or_else(|e| e.into_inner()) = None;
-        }
-        if let Some(guard) = &self.git_guard {
-            guard.hibernate();
-        }
-        if !processes_running {
-            for tmp in self.tmp.iter().chain(&self.shm) {
-                tmp.sleep();
-            }
-        }
-    }
-
-    /// Before a command: the private temporary directories a sleeping session gave up are
-    /// there again.
-    pub(crate) fn wake(&self) -> io::Result<()> {
-        for tmp in self.tmp.iter().chain(&self.shm) {
-            tmp.wake()?;
-        }
-        Ok(())
-    }
-
-    /// What the end of the session undoes: git redirect files, and the private temporary
-    /// directory is emptied.
-    pub(crate) fn end_session(&self) {
-        if let Some(guard) = &self.git_guard {
-            guard.end_session();
-        }
-        if let Some(guard) = &self.plant_guard {
-            guard.end_session();
-        }
-        for tmp in self.tmp.iter().chain(&self.shm) {
-            tmp.clear();
-        }
     }
 
     /// Adds what `repo` needs: with `git = "read-only"`, its `.git` (file or directory), its
