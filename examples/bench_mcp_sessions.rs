@@ -11,9 +11,15 @@
 //! (`VmHWM`) is read. Per session is (peak − before) / sessions opened after the reading.
 //! At the end the first session is asked `tools/list`, to show it is still live.
 //!
+//! With `--folders N` the working directory holds N folders (a hundred to a parent) that
+//! every session's repository search covers; with `--call` each session runs one bash
+//! call (`echo hi`) after opening, so its sandbox is used, then goes idle. After every
+//! 1,000 sessions the server's open descriptors, inotify instances, private temporary
+//! directories (`pi-tools-sandbox-*`) and resident set are printed, read in /proc.
+//!
 //! ```text
 //! cargo build --release --example bench_mcp_sessions
-//! target/release/examples/bench_mcp_sessions [--sessions 10000]
+//! target/release/examples/bench_mcp_sessions [--sessions 10000] [--folders 30000] [--call]
 //! ```
 
 use std::path::Path;
@@ -45,12 +51,29 @@ fn main() -> ExitCode {
     bench_main("bench_mcp_sessions", sessions_argument, run)
 }
 
-/// `--sessions N` (default 10,000).
-fn sessions_argument() -> Result<usize, String> {
+/// What to open: how many sessions, in how many folders, and whether each runs a call.
+#[derive(Clone, Copy)]
+struct Load {
+    sessions: usize,
+    folders: usize,
+    call: bool,
+}
+
+/// `--sessions N` (default 10,000), `--folders N` (default 0), `--call`.
+fn sessions_argument() -> Result<Load, String> {
     let mut sessions = 10_000;
+    let mut folders = 0;
+    let mut call = false;
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
         match arg.as_str() {
+            "--folders" => {
+                folders = args
+                    .next()
+                    .and_then(|s| s.parse().ok())
+                    .ok_or("--folders takes a number of folders")?;
+            }
+            "--call" => call = true,
             "--sessions" => {
                 sessions = args
                     .next()
@@ -67,11 +90,19 @@ fn sessions_argument() -> Result<usize, String> {
             }
         }
     }
-    Ok(sessions)
+    Ok(Load {
+        sessions,
+        folders,
+        call,
+    })
 }
 
-async fn run(sessions: usize) -> Result<(), Error> {
+async fn run(load: Load) -> Result<(), Error> {
+    let sessions = load.sessions;
     let work = tempfile::tempdir()?;
+    for i in 0..load.folders {
+        std::fs::create_dir_all(work.path().join(format!("d{}/e{i}", i / 100)))?;
+    }
     let config = work.path().join("bench.toml");
     std::fs::write(
         &config,
@@ -96,11 +127,30 @@ async fn run(sessions: usize) -> Result<(), Error> {
     let before = status_kib(pid, "VmRSS:").ok_or("cannot read the server's VmRSS")?;
 
     let started = Instant::now();
-    stream::iter(0..sessions)
-        .map(|_| open_session(&http, &url))
-        .buffer_unordered(OPENING_AT_ONCE)
-        .try_for_each(|_| std::future::ready(Ok(())))
-        .await?;
+    let mut opened = 0;
+    println!("| sessions | descriptors | inotify instances | sandbox directories | RSS (MB) |");
+    println!("|---|---|---|---|---|");
+    while opened < sessions {
+        let chunk = (sessions - opened).min(1000);
+        stream::iter(0..chunk)
+            .map(|_| async {
+                let session = open_session(&http, &url).await?;
+                if load.call {
+                    call_bash(&http, &url, &session).await?;
+                }
+                Ok::<_, Error>(())
+            })
+            .buffer_unordered(OPENING_AT_ONCE)
+            .try_for_each(|_| std::future::ready(Ok(())))
+            .await?;
+        opened += chunk;
+        let (descriptors, inotify) = descriptors(pid);
+        println!(
+            "| {opened} | {descriptors} | {inotify} | {} | {:.1} |",
+            sandbox_dirs(pid),
+            status_kib(pid, "VmRSS:").unwrap_or(0) as f64 / 1024.0
+        );
+    }
     let took = started.elapsed();
     tokio::time::sleep(Duration::from_millis(200)).await;
     let peak = status_kib(pid, "VmHWM:").ok_or("cannot read the server's VmHWM")?;
@@ -122,9 +172,15 @@ async fn run(sessions: usize) -> Result<(), Error> {
 
     let per_session = (peak.saturating_sub(before) * 1024) as f64 / sessions as f64;
     println!(
-        "{sessions} idle sessions opened in {:.1} s ({:.0} sessions/s)",
+        "{sessions} idle sessions{} opened in {:.1} s ({:.0} sessions/s), {} folders",
+        if load.call {
+            " (each after one bash call)"
+        } else {
+            ""
+        },
         took.as_secs_f64(),
-        sessions as f64 / took.as_secs_f64()
+        sessions as f64 / took.as_secs_f64(),
+        load.folders
     );
     println!(
         "server RSS: {:.1} MB before, {:.1} MB peak (VmHWM), {:.1} MB at the end",
@@ -200,6 +256,46 @@ async fn open_session(http: &reqwest::Client, url: &str) -> Result<String, Error
         return Err(format!("notifications/initialized got {}", response.status()).into());
     }
     Ok(session)
+}
+
+/// One bash call in `session`, answered with `hi`.
+async fn call_bash(http: &reqwest::Client, url: &str, session: &str) -> Result<(), Error> {
+    let call = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+                      "params": {"name": "bash", "arguments": {"command": "echo hi"}}});
+    let answered = answer(post(http, url, Some(session), &call).await?, 1).await?;
+    if answered["result"]["content"][0]["text"] != "hi" {
+        return Err(format!("the call failed: {answered}").into());
+    }
+    Ok(())
+}
+
+/// The server's open descriptors, and how many of them are inotify instances.
+fn descriptors(pid: u32) -> (usize, usize) {
+    let Ok(entries) = std::fs::read_dir(format!("/proc/{pid}/fd")) else {
+        return (0, 0);
+    };
+    let mut all = 0;
+    let mut inotify = 0;
+    for entry in entries.flatten() {
+        all += 1;
+        if std::fs::read_link(entry.path())
+            .is_ok_and(|t| t.to_string_lossy() == "anon_inode:inotify")
+        {
+            inotify += 1;
+        }
+    }
+    (all, inotify)
+}
+
+/// The server's private temporary directories, in the temporary directory and `/dev/shm`.
+fn sandbox_dirs(pid: u32) -> usize {
+    let prefix = format!("pi-tools-sandbox-{pid}-");
+    [std::env::temp_dir(), "/dev/shm".into()]
+        .iter()
+        .filter_map(|dir| std::fs::read_dir(dir).ok())
+        .flat_map(|entries| entries.flatten())
+        .filter(|e| e.file_name().to_string_lossy().starts_with(&prefix))
+        .count()
 }
 
 /// A `/proc/<pid>/status` figure in KiB (`VmRSS:`, `VmHWM:`).
