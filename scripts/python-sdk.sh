@@ -9,6 +9,9 @@
 # built (tests/python/openai_responses.py); the MCP SDK drives tools declared in the
 # configuration file (tests/python/declared_tool.py); and its elicitation callback answers
 # the policy's questions, accepting and declining (tests/python/policy_elicitation.py).
+# Last, the dialects' output for random schemas (the property test of
+# tests/dialects_proptest.rs, writing its samples) is checked against the OpenAI, Anthropic,
+# Google Gen AI and MCP SDKs' tool types (tests/python/dialect_samples.py).
 #
 # Installs the SDKs (pinned) from PyPI into a virtual environment in target/python-sdk when
 # missing, and Python's venv module from Debian when that is missing; `--install` does only
@@ -21,15 +24,17 @@ cd "$(dirname "$0")/.."
 
 SDK_VERSION=2.3.0
 OPENAI_VERSION=3.57.0
+ANTHROPIC_VERSION=2.17.0
+GENAI_VERSION=3.6.1
 venv=target/python-sdk
 if ! python3 -c 'import venv, ensurepip' >/dev/null 2>&1; then
     apt-get update -qq
     DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3 python3-venv >/dev/null
 fi
-if ! "$venv/bin/python" -c "import mcp, openai, sys; from importlib.metadata import version; sys.exit(version('mcp') != '$SDK_VERSION' or version('openai') != '$OPENAI_VERSION')" >/dev/null 2>&1; then
+if ! "$venv/bin/python" -c "import sys; from importlib.metadata import version; sys.exit(version('mcp') != '$SDK_VERSION' or version('openai') != '$OPENAI_VERSION' or version('anthropic') != '$ANTHROPIC_VERSION' or version('google-genai') != '$GENAI_VERSION')" >/dev/null 2>&1; then
     rm -rf "$venv"
     python3 -m venv "$venv"
-    "$venv/bin/pip" install --quiet --disable-pip-version-check "mcp==$SDK_VERSION" "openai==$OPENAI_VERSION"
+    "$venv/bin/pip" install --quiet --disable-pip-version-check "mcp==$SDK_VERSION" "openai==$OPENAI_VERSION" "anthropic==$ANTHROPIC_VERSION" "google-genai==$GENAI_VERSION"
 fi
 
 [[ "${1:-}" == --install ]] && exit 0
@@ -43,3 +48,8 @@ fi
 "$venv/bin/python" tests/python/openai_responses.py "$binary"
 "$venv/bin/python" tests/python/declared_tool.py "$binary"
 "$venv/bin/python" tests/python/policy_elicitation.py "$binary"
+samples=$(mktemp)
+trap 'rm -f "$samples"' EXIT
+PI_TOOLS_DIALECT_SAMPLES="$samples" PROPTEST_CASES=256 \
+    cargo test --quiet --workspace --exclude pi-tools-examples --test kernel every_dialect_renders_the_accepted_subset >/dev/null
+"$venv/bin/python" tests/python/dialect_samples.py "$samples"

@@ -7,7 +7,10 @@
 //!   properties refused too), and comes back unchanged;
 //! - the same value as Gemini sends it (enum numbers as strings) is read back as the value.
 //!
-//! `PROPTEST_CASES` raises the number of cases (the default keeps the suite fast).
+//! `PROPTEST_CASES` raises the number of cases (the default keeps the suite fast). With
+//! `PI_TOOLS_DIALECT_SAMPLES=FILE`, every dialect's output of every case is also written to
+//! FILE, a JSON object a line (`dialect`, `tool`), for the providers' own SDK types to check
+//! (`tests/python/dialect_samples.py`, run by `scripts/python-sdk.sh`).
 
 use pi_tools::ArgumentValidator;
 use pi_tools::ToolResult;
@@ -142,6 +145,21 @@ fn gemini_spelling(schema: &Value, value: &Value) -> Value {
     }
 }
 
+/// Appends a dialect's output to the samples file, when one is named.
+fn sample(dialect: Dialect, wire: &Value) {
+    use std::io::Write;
+    let Some(path) = std::env::var_os("PI_TOOLS_DIALECT_SAMPLES") else {
+        return;
+    };
+    let line = json!({"dialect": dialect.as_str(), "tool": wire}).to_string();
+    let mut file = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(path)
+        .expect("the samples file opens");
+    writeln!(file, "{line}").expect("the sample is written");
+}
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(
         std::env::var("PROPTEST_CASES").ok().and_then(|n| n.parse().ok()).unwrap_or(128)
@@ -157,6 +175,7 @@ proptest! {
             if let Ok(wire) = wire {
                 let checked = check(dialect, &wire);
                 prop_assert!(checked.is_ok(), "{dialect}: {checked:?}\n{wire}");
+                sample(dialect, &wire);
             }
         }
     }
