@@ -11,7 +11,7 @@
 //! (change times, which a command cannot set back), and renames anything older out of the
 //! way (`<name>.pi-tools-disabled`) instead of removing it.
 
-use std::ffi::OsString;
+use std::ffi::{OsStr, OsString};
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::path::{Component, Path, PathBuf};
 use std::sync::Mutex;
@@ -76,6 +76,10 @@ impl PlantGuard {
                 });
             }
         }
+        // In order, so that the paths below one directory (a repository's protected files)
+        // follow each other and the look before a call opens that directory once.
+        watched.sort_by(|a, b| (&a.root, &a.parts).cmp(&(&b.root, &b.parts)));
+        watched.dedup_by(|a, b| a.root == b.root && a.parts == b.parts);
         (!watched.is_empty()).then(|| PlantGuard {
             watched,
             state: Mutex::new(State::default()),
@@ -89,17 +93,7 @@ impl PlantGuard {
         let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
         if !state.busy {
             state.since = now();
-            let mut missing = Vec::new();
-            self.each_beneath_root(
-                (0..self.watched.len()).map(|i| (i, ())),
-                |i, (), w, root| {
-                    let present = root.map_or(w.parts.len(), |fd| present_parts(fd, w));
-                    if present < w.parts.len() {
-                        missing.push((i, present));
-                    }
-                },
-            );
-            state.missing = missing;
+            state.missing = self.missing_now();
         }
         state.busy = true;
     }
@@ -135,6 +129,60 @@ impl PlantGuard {
         undone
     }
 
+    /// Each watched path missing now, with how many of its leading components exist (the
+    /// last of them may be a link or a file). Each root is opened once, and each directory
+    /// on the way once for all the paths below it: the paths are sorted, and the
+    /// directories the last path went through are kept while the next one shares them.
+    fn missing_now(&self) -> Vec<(usize, usize)> {
+        let mut missing = Vec::new();
+        let mut root: Option<(&Path, Option<OwnedFd>)> = None;
+        // The directories below the root the last path went through, with their names.
+        let mut dirs: Vec<(&OsStr, OwnedFd)> = Vec::new();
+        for (i, w) in self.watched.iter().enumerate() {
+            if root.as_ref().is_none_or(|(r, _)| *r != w.root.as_path()) {
+                root = Some((&w.root, open_dir(&w.root)));
+                dirs.clear();
+            }
+            // A root that cannot be opened has nothing to plant in.
+            let Some(root_fd) = root.as_ref().and_then(|(_, fd)| fd.as_ref()) else {
+                continue;
+            };
+            let shared = dirs
+                .iter()
+                .zip(&w.parts)
+                .take_while(|((name, _), part)| *name == part.as_os_str())
+                .count();
+            dirs.truncate(shared);
+            let mut present = w.parts.len();
+            for (depth, name) in w.parts.iter().enumerate().skip(shared) {
+                let dir = match depth {
+                    0 => root_fd.as_fd(),
+                    _ => dirs[depth - 1].1.as_fd(),
+                };
+                let Some(st) = stat_at(dir, name) else {
+                    present = depth;
+                    break;
+                };
+                let last = depth + 1 == w.parts.len();
+                if last || FileType::from_raw_mode(st.st_mode) != FileType::Directory {
+                    present = depth + 1;
+                    break;
+                }
+                match open_subdir(dir, name) {
+                    Some(fd) => dirs.push((name, fd)),
+                    None => {
+                        present = depth + 1;
+                        break;
+                    }
+                }
+            }
+            if present < w.parts.len() {
+                missing.push((i, present));
+            }
+        }
+        missing
+    }
+
     /// Calls `f` with each watched path of `items` (index and a value of the caller's, in
     /// order) and its root's handle,
     /// each root opened once (from `/`, refusing links; `None` when it cannot be), so that
@@ -162,26 +210,6 @@ impl PlantGuard {
             f(i, value, w, root);
         }
     }
-}
-
-/// How many leading components of `w` exist beneath its root, open as `root` (the last
-/// of them may be a link or a file).
-fn present_parts(root: BorrowedFd<'_>, w: &Watched) -> usize {
-    let mut sub: Option<OwnedFd> = None;
-    for (i, name) in w.parts.iter().enumerate() {
-        let dir = sub.as_ref().map_or(root, |fd| fd.as_fd());
-        let Some(st) = stat_at(dir, name) else {
-            return i;
-        };
-        if i + 1 == w.parts.len() || FileType::from_raw_mode(st.st_mode) != FileType::Directory {
-            return i + 1;
-        }
-        match open_subdir(dir, name) {
-            Some(next) => sub = Some(next),
-            None => return i + 1,
-        }
-    }
-    w.parts.len()
 }
 
 /// Walks down `w` from its root, past the `present` components that existed, and takes
