@@ -14,8 +14,9 @@
 //! With `--folders N` the working directory holds N folders (a hundred to a parent) that
 //! every session's repository search covers; with `--call` each session runs one bash
 //! call (`echo hi`) after opening, so its sandbox is used, then goes idle. After every
-//! 1,000 sessions the server's open descriptors, inotify instances, private temporary
-//! directories (`pi-tools-sandbox-*`) and resident set are printed, read in /proc.
+//! 1,000 sessions (and a pause of 1.2 s, for the sessions just woken to fall asleep again)
+//! the server's open descriptors, inotify instances, private temporary directories
+//! (`pi-tools-sandbox-*`) and resident set are printed, read in /proc.
 //!
 //! ```text
 //! cargo build --release --example bench_mcp_sessions
@@ -144,6 +145,9 @@ async fn run(load: Load) -> Result<(), Error> {
             .try_for_each(|_| std::future::ready(Ok(())))
             .await?;
         opened += chunk;
+        // A woken session stays awake a second before it may sleep again: read once the
+        // last ones could.
+        tokio::time::sleep(Duration::from_millis(1200)).await;
         let (descriptors, inotify) = descriptors(pid);
         println!(
             "| {opened} | {descriptors} | {inotify} | {} | {:.1} |",
