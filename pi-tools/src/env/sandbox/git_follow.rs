@@ -19,6 +19,7 @@ use std::path::{Path, PathBuf};
 
 use rustix::fs::RenameFlags;
 
+use super::dir_walker::DirWalker;
 use super::nofollow::{move_aside, open_parent, stat_at};
 
 /// A file's identity: device and inode.
@@ -35,23 +36,36 @@ pub(super) fn identity(path: &Path) -> Option<Id> {
     Some((st.st_dev, st.st_ino))
 }
 
-/// Notes where each repository in `dirs` (directories holding a `.git`) is now.
+/// Notes where each repository in `dirs` (directories holding a `.git`, in order) is now.
+/// Each is opened once (its own identity is that handle's, its `.git`'s a `stat` in it),
+/// the way to them shared (see `dir_walker.rs`).
 pub(super) fn note(dirs: impl IntoIterator<Item = PathBuf>) -> Known {
     let mut known = Known::new();
+    let mut walker = DirWalker::new();
     for dir in dirs {
-        if let (Some(git), Some(own)) = (identity(&dir.join(".git")), identity(&dir)) {
+        if let Some((git, own)) = identities(&mut walker, &dir) {
             known.insert(git, (dir, own));
         }
     }
     known
 }
 
+/// The identities of `dir/.git` and of `dir`, when `dir` is a directory reached without a
+/// link.
+fn identities(walker: &mut DirWalker, dir: &Path) -> Option<(Id, Id)> {
+    let fd = walker.open(dir)?;
+    let git = stat_at(fd, OsStr::new(".git"))?;
+    let own = rustix::fs::fstat(fd).ok()?;
+    Some(((git.st_dev, git.st_ino), (own.st_dev, own.st_ino)))
+}
+
 /// Moves each repository of `known` found in `dirs` at another place back where it was,
 /// renaming aside what stands there now; one sentence per move for the call's note.
 pub(super) fn bring_back(known: &Known, dirs: impl IntoIterator<Item = PathBuf>) -> Vec<String> {
     let mut notes = Vec::new();
+    let mut walker = DirWalker::new();
     for now in dirs {
-        let Some(git) = identity(&now.join(".git")) else {
+        let Some((git, _)) = identities(&mut walker, &now) else {
             continue;
         };
         let Some((was, was_own)) = known.get(&git) else {
@@ -60,6 +74,8 @@ pub(super) fn bring_back(known: &Known, dirs: impl IntoIterator<Item = PathBuf>)
         if *was == now {
             continue;
         }
+        // What follows moves directories: the handles held may name others after it.
+        walker = DirWalker::new();
         // The whole directory moved, or only its `.git` was moved into another one.
         let (from, to) = if identity(&now) == Some(*was_own) {
             (now.clone(), was.clone())

@@ -121,8 +121,9 @@ pub(super) struct GitGuard {
     /// Each repository's gitlinks, by the stamp of the index they were read from.
     links: Mutex<Vec<Option<IndexLinks>>>,
     /// Where each repository below the top was when the state was taken, by identity
-    /// (see `git_follow.rs`).
-    known: Mutex<Known>,
+    /// (see `git_follow.rs`), and the tree's count of changes then: while it stays the
+    /// same nothing beneath the roots moved, so no repository needs looking for.
+    known: Mutex<(Known, Option<u64>)>,
 }
 
 impl GitGuard {
@@ -149,7 +150,7 @@ impl GitGuard {
                 busy: false,
             }),
             links: Mutex::new(vec![None; count]),
-            known: Mutex::new(Known::new()),
+            known: Mutex::new((Known::new(), None)),
         };
         guard.before_call();
         guard.state.lock().unwrap_or_else(|e| e.into_inner()).busy = false;
@@ -182,8 +183,10 @@ impl GitGuard {
     }
 
     /// Looks for repositories made or moved below the top of a root since the last look.
-    fn sweep(&self) {
-        self.tree.lock().unwrap_or_else(|e| e.into_inner()).sweep();
+    fn sweep(&self) -> u64 {
+        let mut tree = self.tree.lock().unwrap_or_else(|e| e.into_inner());
+        tree.sweep();
+        tree.changes()
     }
 
     /// Before a command starts: when no command of the session can have changed anything
@@ -194,9 +197,12 @@ impl GitGuard {
         if !state.busy {
             let since = now();
             // A repository the user added between calls is theirs, watched from now on.
-            self.sweep();
-            *self.known.lock().unwrap_or_else(|e| e.into_inner()) =
-                git_follow::note(self.nested().0);
+            let changes = self.sweep();
+            let mut known = self.known.lock().unwrap_or_else(|e| e.into_inner());
+            if known.1 != Some(changes) {
+                *known = (git_follow::note(self.nested().0), Some(changes));
+            }
+            drop(known);
             let current = self.current();
             let previous = std::mem::take(&mut state.trusted);
             state.trusted = current
@@ -242,12 +248,17 @@ impl GitGuard {
     }
 
     fn undo(&self, state: &mut State) -> Vec<String> {
-        self.sweep();
+        let changes = self.sweep();
         // A repository the command moved is put back first, so that what it holds is
-        // compared where it was, and the newcomer in its place is seen as one.
+        // compared where it was, and the newcomer in its place is seen as one. Nothing
+        // moved when the tree saw no change since the state was taken.
         let mut undone = {
             let known = self.known.lock().unwrap_or_else(|e| e.into_inner());
-            git_follow::bring_back(&known, self.nested().0)
+            if known.1 == Some(changes) {
+                Vec::new()
+            } else {
+                git_follow::bring_back(&known.0, self.nested().0)
+            }
         };
         if !undone.is_empty() {
             self.sweep();

@@ -80,6 +80,10 @@ pub(super) struct Tree {
     repos: BTreeSet<PathBuf>,
     /// Git directories under another name (`git init --bare tools`), see `git_bare.rs`.
     bare: BTreeSet<PathBuf>,
+    /// Goes up whenever a look finds anything changed (something appeared, moved or
+    /// went, the queue overflowed, a walk again): the same count means nothing beneath
+    /// the roots moved in between, so no repository did.
+    changes: u64,
 }
 
 /// Why a walk stopped.
@@ -114,6 +118,7 @@ impl Tree {
             look,
             repos: BTreeSet::new(),
             bare: BTreeSet::new(),
+            changes: 0,
         };
         match tree.walk_roots(max) {
             Ok(()) => Ok(tree),
@@ -159,6 +164,11 @@ impl Tree {
         &self.bare
     }
 
+    /// How many looks have found something changed (see the field).
+    pub(super) fn changes(&self) -> u64 {
+        self.changes
+    }
+
     /// The session sleeps: the watch (its descriptor and what it knows of each directory)
     /// or the stamps go. The repositories found are kept; the next look walks again.
     pub(super) fn rest(&mut self) {
@@ -169,6 +179,7 @@ impl Tree {
     /// directory that existed or in one made since (walked, however many entries it holds).
     pub(super) fn sweep(&mut self) {
         if matches!(self.look, Look::Resting) {
+            self.changes += 1;
             self.look = match DirWatch::new() {
                 Ok(watch) => Look::Told(watch),
                 Err(_) => Look::Stamps(BTreeMap::new()),
@@ -184,16 +195,22 @@ impl Tree {
         let stopped = match &mut self.look {
             Look::Told(watch) => {
                 let news = watch.take();
+                if !news.is_empty() {
+                    self.changes += 1;
+                }
                 self.told(news)
             }
             Look::Stamps(_) => {
-                self.stamps();
+                if self.stamps() {
+                    self.changes += 1;
+                }
                 Ok(())
             }
             Look::Resting => Ok(()),
         };
         if stopped.is_err() {
             // The user's watches ran out: from now on, change times.
+            self.changes += 1;
             self.look = Look::Stamps(BTreeMap::new());
             let _ = self.walk_roots(usize::MAX);
         }
@@ -245,10 +262,11 @@ impl Tree {
     }
 
     /// Looks at every known directory's change time: lists those that changed, walks the
-    /// new directories in them.
-    fn stamps(&mut self) {
+    /// new directories in them. Whether any changed or went (one too recent to trust
+    /// counts as changed).
+    fn stamps(&mut self) -> bool {
         let Look::Stamps(dirs) = &mut self.look else {
-            return;
+            return false;
         };
         let now = super::git_guard::now();
         let mut gone: Vec<PathBuf> = Vec::new();
@@ -273,6 +291,7 @@ impl Tree {
                 }
             }
         });
+        let any = !gone.is_empty() || !changed.is_empty();
         // Moved or removed, with what was beneath: found again where it went, if inside.
         self.repos
             .retain(|r| !gone.iter().any(|g| r.starts_with(g)));
@@ -304,6 +323,7 @@ impl Tree {
                 }
             }
         }
+        any
     }
 
     /// How far `path` is below the root it is in.

@@ -32,6 +32,7 @@
 #[cfg(feature = "process")]
 mod child;
 mod describe;
+mod dir_walker;
 mod dir_watch;
 mod git;
 mod git_bare;
@@ -49,6 +50,7 @@ mod nofollow;
 #[cfg(feature = "process")]
 mod notes;
 mod plant_guard;
+mod plant_way;
 mod policy;
 #[cfg(all(target_os = "linux", feature = "process"))]
 mod privileges;

@@ -11,7 +11,7 @@
 //! (change times, which a command cannot set back), and renames anything older out of the
 //! way (`<name>.pi-tools-disabled`) instead of removing it.
 
-use std::ffi::{OsStr, OsString};
+use std::ffi::OsString;
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::path::{Component, Path, PathBuf};
 use std::sync::Mutex;
@@ -20,7 +20,8 @@ use std::time::Duration;
 use rustix::fs::FileType;
 
 use super::git_guard::now;
-use super::nofollow::{changed_since, move_aside, open_dir, open_subdir, remove_at, stat_at};
+use super::nofollow::{changed_since, move_aside, open_subdir, remove_at, stat_at};
+use super::plant_way::Way;
 
 /// How far a file's change time may trail the clock read before the call (coarse file
 /// system clocks).
@@ -116,50 +117,56 @@ impl PlantGuard {
         state.busy = false;
     }
 
+    /// Takes away what appeared at the paths missing before the call. For each, the way
+    /// down to its first missing component is opened (shared with the path before it) and
+    /// that name looked at; only where something is there now does [`take_away`] walk it.
     fn undo(&self, state: &State) -> Vec<String> {
         let since = state.since - CLOCK_SLACK.as_nanos() as i128;
         let mut undone = Vec::new();
-        self.each_beneath_root(state.missing.iter().copied(), |_, present, w, root| {
-            if let Some(fd) = root
-                && let Some(note) = take_away(fd, w, present, since)
+        let mut way = Way::default();
+        for &(i, present) in &state.missing {
+            let Some(w) = self.watched.get(i) else {
+                continue;
+            };
+            if !way.start(&w.root, &w.parts) {
+                continue;
+            }
+            // The directories that existed; a link or file now in their place goes the
+            // careful way.
+            let reached = w.parts[..present]
+                .iter()
+                .skip(way.depth().min(present))
+                .all(|name| way.down(name));
+            if reached
+                && way.depth() >= present
+                && let Some(dir) = way.dir(present)
+                && stat_at(dir, &w.parts[present]).is_none()
+            {
+                continue;
+            }
+            if let Some(root) = way.dir(0)
+                && let Some(note) = take_away(root, w, present, since)
             {
                 undone.push(note);
             }
-        });
+        }
         undone
     }
 
     /// Each watched path missing now, with how many of its leading components exist (the
     /// last of them may be a link or a file). Each root is opened once, and each directory
-    /// on the way once for all the paths below it: the paths are sorted, and the
-    /// directories the last path went through are kept while the next one shares them.
+    /// on the way once for all the paths below it (see `plant_way.rs`).
     fn missing_now(&self) -> Vec<(usize, usize)> {
         let mut missing = Vec::new();
-        let mut root: Option<(&Path, Option<OwnedFd>)> = None;
-        // The directories below the root the last path went through, with their names.
-        let mut dirs: Vec<(&OsStr, OwnedFd)> = Vec::new();
+        let mut way = Way::default();
         for (i, w) in self.watched.iter().enumerate() {
-            if root.as_ref().is_none_or(|(r, _)| *r != w.root.as_path()) {
-                root = Some((&w.root, open_dir(&w.root)));
-                dirs.clear();
-            }
             // A root that cannot be opened has nothing to plant in.
-            let Some(root_fd) = root.as_ref().and_then(|(_, fd)| fd.as_ref()) else {
+            if !way.start(&w.root, &w.parts) {
                 continue;
-            };
-            let shared = dirs
-                .iter()
-                .zip(&w.parts)
-                .take_while(|((name, _), part)| *name == part.as_os_str())
-                .count();
-            dirs.truncate(shared);
+            }
             let mut present = w.parts.len();
-            for (depth, name) in w.parts.iter().enumerate().skip(shared) {
-                let dir = match depth {
-                    0 => root_fd.as_fd(),
-                    _ => dirs[depth - 1].1.as_fd(),
-                };
-                let Some(st) = stat_at(dir, name) else {
+            for (depth, name) in w.parts.iter().enumerate().skip(way.depth()) {
+                let Some(st) = way.dir(depth).and_then(|dir| stat_at(dir, name)) else {
                     present = depth;
                     break;
                 };
@@ -168,12 +175,9 @@ impl PlantGuard {
                     present = depth + 1;
                     break;
                 }
-                match open_subdir(dir, name) {
-                    Some(fd) => dirs.push((name, fd)),
-                    None => {
-                        present = depth + 1;
-                        break;
-                    }
+                if !way.down(name) {
+                    present = depth + 1;
+                    break;
                 }
             }
             if present < w.parts.len() {
@@ -181,34 +185,6 @@ impl PlantGuard {
             }
         }
         missing
-    }
-
-    /// Calls `f` with each watched path of `items` (index and a value of the caller's, in
-    /// order) and its root's handle,
-    /// each root opened once (from `/`, refusing links; `None` when it cannot be), so that
-    /// an entry costs one `stat` from that handle for the usual missing name.
-    fn each_beneath_root<T>(
-        &self,
-        items: impl Iterator<Item = (usize, T)>,
-        mut f: impl FnMut(usize, T, &Watched, Option<BorrowedFd<'_>>),
-    ) {
-        let mut open: Option<(&Path, Option<OwnedFd>)> = None;
-        for (i, value) in items {
-            let Some(w) = self.watched.get(i) else {
-                continue;
-            };
-            if open
-                .as_ref()
-                .is_none_or(|(root, _)| *root != w.root.as_path())
-            {
-                open = Some((&w.root, open_dir(&w.root)));
-            }
-            let root = open
-                .as_ref()
-                .and_then(|(_, fd)| fd.as_ref())
-                .map(AsFd::as_fd);
-            f(i, value, w, root);
-        }
     }
 }
 
