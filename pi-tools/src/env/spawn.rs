@@ -41,7 +41,8 @@ pub(crate) struct Plan<'a> {
     pub cwd: &'a Path,
     /// Variables set on top of this process's environment.
     pub env: &'a [(&'a str, &'a str)],
-    /// Standard output and standard error (standard input is `/dev/null`).
+    /// Standard input (`/dev/null` when `None`), output and error.
+    pub stdin: Option<BorrowedFd<'a>>,
     pub stdout: BorrowedFd<'a>,
     pub stderr: BorrowedFd<'a>,
     /// The `cgroup.procs` of the cgroup the command runs in, if any.
@@ -122,7 +123,8 @@ pub(crate) fn spawn(plan: &Plan<'_>) -> Result<Child, Failure> {
     let high = |fd: BorrowedFd<'_>| -> Result<OwnedFd, Failure> {
         rustix::io::fcntl_dupfd_cloexec(fd, 3).map_err(|e| other(e.into()))
     };
-    let stdio = [high(null.as_fd())?, high(plan.stdout)?, high(plan.stderr)?];
+    let stdin = plan.stdin.unwrap_or(null.as_fd());
+    let stdio = [high(stdin)?, high(plan.stdout)?, high(plan.stderr)?];
     let shared = Shared {
         program: &program,
         argv: &argv,
