@@ -368,3 +368,110 @@ async fn a_session_reaches_only_its_own_jobs_and_runs_a_bounded_number() {
     one.end_session();
     assert_eq!(settle(0, || support::procfs::alive(&tag).len()).await, 0);
 }
+
+fn on_pty(command: &str, rows: u16, cols: u16) -> BashArgs {
+    BashArgs {
+        job: JobArgs {
+            pty: true,
+            rows: Some(rows),
+            cols: Some(cols),
+            ..JobArgs::default()
+        },
+        ..BashArgs::new(command)
+    }
+}
+
+#[tokio::test]
+async fn a_command_on_a_pty_has_a_terminal_of_its_size() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let env = session(tmp.path());
+    let out = run(
+        &env,
+        on_pty(
+            "test -t 0 && test -t 1 && test -t 2 && echo terminal; stty size",
+            10,
+            40,
+        ),
+    )
+    .await;
+    assert_eq!(text(&out), "terminal\n10 40");
+}
+
+#[tokio::test]
+async fn python_driven_through_its_terminal_gives_its_prompt_and_results() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let env = session(tmp.path());
+    let out = run(&env, on_pty("python3 -i -q", 24, 80)).await;
+    let shown = text(&out);
+    assert!(
+        shown.starts_with(">>> \n\n[Job 1 is still running after"),
+        "{shown:?}"
+    );
+    let answer = job_input(&ctx(&env), 1, "print(6 * 7)\n".into(), false, 3.0)
+        .await
+        .expect("writes");
+    assert!(
+        answer.starts_with("print(6 * 7)\n42\n>>> \n\n[Job 1 is still running"),
+        "{answer:?}"
+    );
+    let answer = job_input(&ctx(&env), 1, "x = 'a' * 3\nx\n".into(), false, 3.0)
+        .await
+        .expect("writes");
+    assert!(answer.contains("'aaa'\n>>> "), "{answer:?}");
+    let answer = job_input(&ctx(&env), 1, "\u{4}".into(), false, 3.0)
+        .await
+        .expect("Ctrl-D");
+    assert!(answer.contains("[Job 1 exited with code 0"), "{answer:?}");
+}
+
+#[tokio::test]
+async fn a_pager_shows_one_screen_and_quits_on_q() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let env = session(tmp.path());
+    let out = run(&env, on_pty("seq 1 100 | LESS= less", 6, 40)).await;
+    let shown = text(&out);
+    assert!(shown.starts_with("1\n2\n3\n4\n5\n"), "{shown:?}");
+    assert!(!shown.contains("\n6\n"), "one screen: {shown:?}");
+    let answer = job_input(&ctx(&env), 1, " ".into(), false, 2.0)
+        .await
+        .expect("next page");
+    assert!(answer.contains("10"), "{answer:?}");
+    let answer = job_input(&ctx(&env), 1, "q".into(), false, 3.0)
+        .await
+        .expect("quits");
+    assert!(answer.contains("[Job 1 exited with code 0"), "{answer:?}");
+}
+
+#[tokio::test]
+async fn a_progress_bar_on_a_pty_reads_as_its_last_state() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let env = session(tmp.path());
+    let out = run(
+        &env,
+        on_pty(
+            "for i in 1 2 3; do printf '\\r\\033[32m%d%%\\033[0m' $((i * 33)); sleep 0.1; done; echo; echo done",
+            24,
+            80,
+        ),
+    )
+    .await;
+    assert_eq!(text(&out), "99%\ndone");
+}
+
+#[tokio::test]
+async fn a_job_runs_in_its_calls_sandbox_on_pipes_and_on_a_pty() {
+    let fx = support::sandbox::Fixture::plain();
+    let env = fx.workspace_write();
+    let target = fx.outside.join("target.txt").display().to_string();
+    let attempt = format!("echo planted > {target}; echo inside > here.txt; echo tried");
+    run(&env, background(&format!("sleep 0.2; {attempt}"))).await;
+    let seen = read_until(&env, 1, "tried").await;
+    assert!(seen.contains("Permission denied"), "{seen}");
+    let out = run(&env, on_pty(&attempt, 24, 80)).await;
+    assert!(text(&out).contains("Permission denied"), "{}", text(&out));
+    assert_eq!(
+        support::sandbox::read(&fx.outside.join("target.txt")),
+        "original\n"
+    );
+    assert_eq!(support::sandbox::read(&fx.ws.join("here.txt")), "inside\n");
+}

@@ -72,16 +72,23 @@ pub(crate) async fn run(
 ) -> io::Result<ExecOutcome> {
     check_request(&request)?;
     let split = on_stderr.is_some();
-    let (mut child, call, output, errors, stdin) =
-        spawn(&request, tracker, sandbox, split, input.is_some())?;
+    let (control, terminal) = match input {
+        Some(input) => (Some(input.control), input.terminal),
+        None => (None, None),
+    };
+    let streams = Streams {
+        split_stderr: split,
+        piped_stdin: control.is_some(),
+        terminal,
+    };
+    let (mut child, call, (output, errors, stdin)) = spawn(&request, tracker, sandbox, streams)?;
     // Aborted when the shell is done: what is sent later goes nowhere.
-    let input_task = input.map(|input| {
+    let input_task = control.map(|control| {
         let pgid = child
             .id()
             .and_then(|id| i32::try_from(id).ok())
             .unwrap_or(0);
-        let writer = stdin.map(|s| Box::new(s) as super::exec_input::InputWriter);
-        super::exec_input::serve(input.control, writer, pgid)
+        super::exec_input::serve(control, stdin, pgid)
     });
     let mut sinks = Sinks {
         merged: on_chunk,
@@ -170,7 +177,7 @@ impl Sinks {
 /// The read ends of the command's output pipe and, when asked for, of its stderr pipe, with
 /// a buffer each and whether each is still open (a pipe that ends or fails is closed).
 struct Pipes {
-    output: pipe::Receiver,
+    output: super::exec_stdio::OutputReader,
     errors: Option<pipe::Receiver>,
     buf: Vec<u8>,
     err_buf: Vec<u8>,
@@ -179,7 +186,7 @@ struct Pipes {
 }
 
 impl Pipes {
-    fn new(output: pipe::Receiver, errors: Option<pipe::Receiver>) -> Self {
+    fn new(output: super::exec_stdio::OutputReader, errors: Option<pipe::Receiver>) -> Self {
         Pipes {
             err_buf: vec![0u8; if errors.is_some() { 16 * 1024 } else { 0 }],
             errors_open: errors.is_some(),
@@ -260,14 +267,18 @@ fn check_request(request: &ExecRequest) -> io::Result<()> {
     }
 }
 
-/// The shell, its processes, the read end of its output pipe and, when asked for, of its
-/// own stderr pipe, and the write end of its stdin pipe.
+/// What streams a command gets (see `exec_stdio.rs`).
+struct Streams {
+    split_stderr: bool,
+    piped_stdin: bool,
+    terminal: Option<super::jobs::TerminalSize>,
+}
+
+/// The shell, its processes, and this process's ends of its streams.
 type Spawned = (
     Shell,
     std::sync::Arc<CallProcs>,
-    pipe::Receiver,
-    Option<pipe::Receiver>,
-    Option<pipe::Sender>,
+    super::exec_stdio::Registered,
 );
 
 /// A started shell: by `clone` without copying this process (`env/spawn.rs`), or by `fork`
@@ -319,25 +330,16 @@ fn spawn(
     request: &ExecRequest,
     tracker: &Tracker,
     sandbox: Option<&ResolvedSandbox>,
-    split_stderr: bool,
-    piped_stdin: bool,
+    streams: Streams,
 ) -> io::Result<Spawned> {
+    let terminal = streams.terminal.is_some();
     let mut use_cgroup = true;
     #[cfg(target_os = "linux")]
     let mut by_clone = CLONE_WORKS.load(std::sync::atomic::Ordering::Relaxed) && !fork_only();
     loop {
         let call = tracker.begin(use_cgroup);
-        let (reader, writer) = io::pipe()?;
-        let (err_reader, err_writer) = if split_stderr {
-            let (r, w) = io::pipe()?;
-            (Some(r), w)
-        } else {
-            (None, writer.try_clone()?)
-        };
-        let (stdin_reader, stdin_writer) = match piped_stdin {
-            true => io::pipe().map(|(r, w)| (Some(r), Some(w)))?,
-            false => (None, None),
-        };
+        let (ends, parent) =
+            super::exec_stdio::open(streams.split_stderr, streams.piped_stdin, streams.terminal)?;
         let procs_file = match call.open_procs_file() {
             Ok(file) => file,
             Err(_) => {
@@ -357,14 +359,7 @@ fn spawn(
             if let Some(pgid) = child.id().and_then(|id| i32::try_from(id).ok()) {
                 call.started(pgid);
             }
-            let output = pipe::Receiver::from_owned_fd(reader.into())?;
-            let errors = err_reader
-                .map(|r| pipe::Receiver::from_owned_fd(r.into()))
-                .transpose()?;
-            let stdin = stdin_writer
-                .map(|w| pipe::Sender::from_owned_fd(w.into()))
-                .transpose()?;
-            Ok((child, std::sync::Arc::clone(&call), output, errors, stdin))
+            Ok((child, std::sync::Arc::clone(&call), parent.register()?))
         };
         #[cfg(target_os = "linux")]
         if by_clone {
@@ -384,18 +379,17 @@ fn spawn(
                 args: &args,
                 cwd: &request.cwd,
                 env: &env,
-                stdout: writer.as_fd(),
-                stderr: err_writer.as_fd(),
-                stdin: stdin_reader.as_ref().map(AsFd::as_fd),
+                stdout: ends.stdout.as_fd(),
+                stderr: ends.stderr.as_fd(),
+                stdin: ends.stdin.as_ref().map(AsFd::as_fd),
+                terminal,
                 cgroup_procs: procs_file.as_ref().map(AsFd::as_fd),
                 sandbox: child_sandbox.as_ref(),
             };
             let spawned = super::spawn::spawn(&plan);
             // The parent's copies of the pipe's write end must go, or the pipe never
             // reports EOF.
-            drop(writer);
-            drop(err_writer);
-            drop(stdin_reader);
+            drop(ends);
             drop(procs_file);
             match spawned {
                 Ok(child) => return started(Shell::Cloned(child)),
@@ -426,11 +420,13 @@ fn spawn(
             .arg(&request.command)
             .current_dir(&request.cwd)
             .envs(request.env.iter().map(|(k, v)| (k.as_str(), v.as_str())))
-            .stdin(stdin_reader.map_or_else(Stdio::null, Stdio::from))
-            .stdout(writer)
-            .stderr(err_writer)
-            .process_group(0)
+            .stdin(ends.stdin.map_or_else(Stdio::null, Stdio::from))
+            .stdout(ends.stdout)
+            .stderr(ends.stderr)
             .kill_on_drop(false);
+        if !terminal {
+            command.process_group(0);
+        }
         match &procs_file {
             Some(fd) => {
                 let fd = fd.try_clone()?;
@@ -442,6 +438,12 @@ fn spawn(
             None => {
                 let (name, value) = call.marker();
                 command.env(name, value);
+            }
+        }
+        if terminal {
+            // SAFETY: setsid and ioctl are async-signal-safe system calls.
+            unsafe {
+                command.pre_exec(super::exec_stdio::take_terminal);
             }
         }
         if let Some(child_sandbox) = child_sandbox {

@@ -12,6 +12,8 @@ mod blocking;
 mod exec;
 #[cfg(feature = "process")]
 mod exec_input;
+#[cfg(feature = "process")]
+mod exec_stdio;
 mod host_key;
 pub mod jobs;
 // The link and owned children serve the SSH environment and mounted servers (and the
@@ -25,6 +27,8 @@ pub(crate) mod owned;
 mod path;
 #[cfg(feature = "process")]
 mod procs;
+#[cfg(all(unix, feature = "process"))]
+mod pty;
 mod queue;
 mod replace;
 pub mod sandbox;

@@ -13,6 +13,7 @@ use serde::Deserialize;
 use super::report::{shown_output, truncation_notice};
 use super::stream::{Finished, exec_error, report_run};
 use super::{BashConfig, BashDetails, MAX_TIMEOUT_SECS};
+use crate::builtins::jobs::terminal_text::clean;
 use crate::core::{ToolContext, ToolError};
 use crate::env::jobs::{Job, JobState, TerminalSize};
 use crate::env::{ExecOutcome, ExecRequest, ToolContextExt};
@@ -149,10 +150,30 @@ pub(super) async fn run_as_job(
                 }
                 JobState::Running => ExecOutcome::default(),
             };
-            super::report::answer(Finished { outcome, output }, timeout, &[0])
+            let terminal = ask.terminal.is_some();
+            match super::report::answer(Finished { outcome, output }, timeout, &[0]) {
+                Ok(out) => Ok(as_text(out, terminal)),
+                Err(e) if terminal => {
+                    Err(ToolError::new(clean(e.message())).with_details(e.details().clone()))
+                }
+                Err(e) => Err(e),
+            }
         }
-        Waited::Running => Ok(still_running(&job, output)),
+        Waited::Running => Ok(as_text(still_running(&job, output), ask.terminal.is_some())),
     }
+}
+
+/// A terminal's output as text: control sequences removed, rewritten lines in their last
+/// state (see `terminal_text.rs`); other output as it is.
+fn as_text(mut out: ToolOutput<BashDetails>, terminal: bool) -> ToolOutput<BashDetails> {
+    if terminal {
+        for block in &mut out.content {
+            if let Some(text) = block.as_text() {
+                *block = crate::core::ContentBlock::text(clean(text));
+            }
+        }
+    }
+    out
 }
 
 /// The answer for a command handed back while it runs: its output so far (truncated as any
