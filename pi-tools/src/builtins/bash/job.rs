@@ -15,9 +15,8 @@ use super::stream::{Finished, exec_error, report_run};
 use super::{BashConfig, BashDetails, MAX_TIMEOUT_SECS};
 use crate::builtins::jobs::terminal_text::clean;
 use crate::core::{ToolContext, ToolError};
-use crate::env::jobs::{Job, JobState, TerminalSize};
+use crate::env::jobs::{Job, JobState, TerminalSize, run_time_text};
 use crate::env::{ExecOutcome, ExecRequest, ToolContextExt};
-use crate::text::seconds_text;
 use crate::tool::ToolOutput;
 
 /// How long a command on a pseudo-terminal is waited for when the call gives neither
@@ -188,7 +187,7 @@ fn still_running(job: &Job, mut output: super::capture::OutputBuffer) -> ToolOut
     let id = job.id();
     text.push_str(&format!(
         "\n\n[Job {id} is still running after {}. Read its new output with job_output {{\"job\": {id}}}, write to its input with job_input, and stop it with job_kill; you will be told when it ends.]",
-        seconds_text(job.run_time().as_secs_f64())
+        run_time_text(job.run_time())
     ));
     let details = BashDetails {
         total_lines: output.total_lines(),

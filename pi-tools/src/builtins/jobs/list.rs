@@ -1,10 +1,9 @@
 //! `job_list`: the session's jobs with their state, exit status and run time.
 
 use crate::builtins::truncate::format_size;
-use crate::core::text::seconds_text;
 use crate::core::{ToolContext, ToolError};
 use crate::env::ToolContextExt;
-use crate::env::jobs::JobState;
+use crate::env::jobs::{JobState, run_time_text};
 use crate::tool;
 
 /// Lists the jobs. Registered as a built-in tool by `#[tool]` (off by default).
@@ -38,7 +37,7 @@ pub async fn job_list(ctx: &ToolContext) -> Result<String, ToolError> {
             format!(
                 "{}\t{state}\t{}\t`{}`\t({} unread{pty})",
                 job.id(),
-                seconds_text(job.run_time().as_secs_f64()),
+                run_time_text(job.run_time()),
                 job.command().lines().next().unwrap_or_default(),
                 format_size(job.unread())
             )

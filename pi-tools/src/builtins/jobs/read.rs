@@ -6,8 +6,7 @@
 use std::time::Duration;
 
 use crate::builtins::truncate::{DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, format_size};
-use crate::core::text::seconds_text;
-use crate::env::jobs::{Job, JobState, ring::DEFAULT_RING_BYTES};
+use crate::env::jobs::{Job, JobState, ring::DEFAULT_RING_BYTES, run_time_text};
 
 use super::terminal_text;
 
@@ -85,7 +84,7 @@ pub(super) fn new_output(job: &Job, offset: Option<u64>) -> String {
         Some(how) => format!("Job {id} {how}."),
         None => format!(
             "Job {id} is still running after {}.",
-            seconds_text(job.run_time().as_secs_f64())
+            run_time_text(job.run_time())
         ),
     };
     answer.push_str(&format!("\n\n[{status} {shown}{rest}]"));

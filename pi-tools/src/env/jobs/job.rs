@@ -10,7 +10,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::control::JobControl;
 use super::ring::{Ring, Slice};
-use crate::core::text::{seconds_text, signal_name};
+use crate::core::text::signal_name;
 use crate::core::{Notice, Notices};
 use crate::env::{ExecOutcome, OutputSink};
 
@@ -290,7 +290,7 @@ impl Job {
 
 /// `exited with code 0 after 2.5s`, `was killed by signal 15 (SIGTERM) after 1m 3s`.
 fn how_it_ended(outcome: &Result<ExecOutcome, String>, after: Duration) -> String {
-    let after = seconds_text(after.as_secs_f64());
+    let after = run_time_text(after);
     match outcome {
         Err(why) => format!("could not run: {why}"),
         Ok(o) if o.timed_out => format!("was killed when its timeout passed, after {after}"),
@@ -319,4 +319,33 @@ pub(super) fn short(command: &str) -> String {
         short.push('…');
     }
     short
+}
+
+/// A run time as a job's answers give it: `0.3s`, `12.0s`, `3m 05s`, `2h 01m`.
+pub fn run_time_text(time: Duration) -> String {
+    let secs = time.as_secs();
+    match secs {
+        0..60 => format!("{:.1}s", time.as_secs_f64()),
+        60..3600 => format!("{}m {:02}s", secs / 60, secs % 60),
+        _ => format!("{}h {:02}m", secs / 3600, secs % 3600 / 60),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn run_times_read_at_a_glance() {
+        assert_eq!(run_time_text(Duration::from_millis(31)), "0.0s");
+        assert_eq!(run_time_text(Duration::from_millis(12_340)), "12.3s");
+        assert_eq!(run_time_text(Duration::from_secs(185)), "3m 05s");
+        assert_eq!(run_time_text(Duration::from_secs(7260)), "2h 01m");
+    }
+
+    #[test]
+    fn a_notice_names_the_first_line_of_a_long_command() {
+        assert_eq!(short("make\nmake test"), "make…");
+        assert_eq!(short("true"), "true");
+    }
 }

@@ -18,7 +18,7 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use tokio::sync::mpsc;
 
 pub use control::{JobControl, JobInput, TerminalSize};
-pub use job::{Job, JobRead, JobState};
+pub use job::{Job, JobRead, JobState, run_time_text};
 
 use crate::core::Notices;
 use crate::env::{ExecRequest, ExecutionEnv, OutputSink};
