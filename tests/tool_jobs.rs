@@ -475,3 +475,28 @@ async fn a_job_runs_in_its_calls_sandbox_on_pipes_and_on_a_pty() {
     );
     assert_eq!(support::sandbox::read(&fx.ws.join("here.txt")), "inside\n");
 }
+
+#[tokio::test]
+async fn the_configured_yield_hands_back_a_command_that_forgot_one() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let env = session(tmp.path());
+    let config = BashConfig {
+        yield_secs: Some(1),
+        ..BashConfig::default()
+    };
+    let quick = bash(&ctx(&env), &config, BashArgs::new("echo quick"))
+        .await
+        .expect("runs");
+    assert_eq!(text(&quick), "quick");
+    let started = std::time::Instant::now();
+    let slow = bash(&ctx(&env), &config, BashArgs::new("echo slow; sleep 30"))
+        .await
+        .expect("handed back");
+    assert!(started.elapsed() < Duration::from_secs(5));
+    assert!(
+        text(&slow).starts_with("slow\n\n[Job 1 is still running after 1.0s."),
+        "{}",
+        text(&slow)
+    );
+    env.end_session();
+}

@@ -76,7 +76,10 @@ impl JobAsk {
         } else if terminal.is_some() {
             Some(PTY_YIELD)
         } else if ctx.env().jobs().is_some() {
-            config.yield_secs.map(Duration::from_secs)
+            config
+                .yield_secs
+                .filter(|&secs| secs > 0)
+                .map(Duration::from_secs)
         } else {
             None
         };

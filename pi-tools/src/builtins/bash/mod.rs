@@ -81,10 +81,9 @@ pub struct BashConfig {
     #[serde(default = "default_max_spill_bytes")]
     pub max_spill_bytes: u64,
     /// Seconds after which a command still running is handed back to the model as a job
-    /// when the call gives neither `yield` nor `background` (none by default). Takes effect
-    /// only where the session keeps jobs.
+    /// when the call gives neither `yield` nor `background`; 0 or absent means none (the
+    /// default). Set it with the job tools active: they read and end such jobs.
     #[serde(default)]
-    #[schemars(skip)]
     pub yield_secs: Option<u64>,
 }
 

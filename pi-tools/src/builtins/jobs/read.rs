@@ -11,7 +11,7 @@ use crate::env::jobs::{Job, JobState, ring::DEFAULT_RING_BYTES, run_time_text};
 use super::terminal_text;
 
 /// How long output must pause before a wait that saw some ends early.
-const QUIET: Duration = Duration::from_millis(200);
+const QUIET: Duration = Duration::from_millis(50);
 
 /// Waits up to `wait` for output: until some arrived and then paused for [`QUIET`], the job
 /// ended, or the time passed. Returns at once when output is already unread.

@@ -172,7 +172,12 @@ impl Jobs {
     /// Forgets job `id` (one that ended before its call stopped waiting: the call told
     /// the model everything).
     pub fn forget(&self, id: u64) {
-        self.lock().jobs.retain(|j| j.id() != id);
+        let mut inner = self.lock();
+        inner.jobs.retain(|j| j.id() != id);
+        // The model never saw its id: the next job may have it.
+        if inner.next == id {
+            inner.next -= 1;
+        }
     }
 
     /// Ends every job (each process of each gets SIGKILL) and refuses new ones: the
