@@ -124,3 +124,52 @@ async fn sigterm_and_sigkill_of_the_server_leave_no_job_process() {
         drop(client);
     }
 }
+
+/// Over 2025-11-25, the client hears of a job's end when it happens, between calls, as a
+/// logging notification; the next result carries it too.
+#[tokio::test]
+async fn a_jobs_end_is_a_logging_notification_when_it_happens() {
+    let mut session = RawSession::start(Some(JOBS_TOML));
+    session
+        .raw
+        .send(json!({
+            "jsonrpc": "2.0", "id": 0, "method": "initialize",
+            "params": {"protocolVersion": "2025-11-25", "capabilities": {},
+                       "clientInfo": {"name": "raw", "version": "0"}}
+        }))
+        .await;
+    let answer = session.raw.recv_within(STARTUP).await.expect("initialized");
+    assert_eq!(answer["result"]["protocolVersion"], "2025-11-25");
+    session
+        .raw
+        .send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))
+        .await;
+    session.raw.send(json!({
+        "jsonrpc": "2.0", "id": 1, "method": "tools/call",
+        "params": {"name": "bash", "arguments": {"command": "echo going; sleep 0.5; exit 4", "background": true}}
+    }))
+    .await;
+    let started = session.raw.recv().await;
+    assert_eq!(started["id"], 1, "{started}");
+    // No call runs now; the notice comes by itself.
+    let notice = session.raw.recv().await;
+    assert_eq!(notice["method"], "notifications/message", "{notice}");
+    assert_eq!(notice["params"]["level"], "info");
+    assert_eq!(notice["params"]["logger"], "notice");
+    let text = notice["params"]["data"].as_str().expect("text");
+    assert!(
+        text.starts_with("[Job 1 (`echo going; sleep 0.5; exit 4`) exited with code 4 after "),
+        "{text}"
+    );
+    session
+        .raw
+        .send(json!({
+            "jsonrpc": "2.0", "id": 2, "method": "tools/call",
+            "params": {"name": "job_list", "arguments": {}}
+        }))
+        .await;
+    let listed = session.raw.recv().await;
+    assert_eq!(listed["result"]["content"][1]["text"], text, "{listed}");
+    session.raw.close_input();
+    assert!(session.server.exit_status().await.success());
+}

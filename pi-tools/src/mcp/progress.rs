@@ -301,12 +301,6 @@ impl EventSink for ProgressSink {
                     ..
                 },
             ) => super::logging::forward_tool_log(level, &logger, message),
-            // A job that ended is told in the result too; the log line reaches a client
-            // that shows notifications before the result.
-            (_, ToolEvent::Notice { subject, text, .. }) => {
-                let logger = subject.split(' ').next().unwrap_or("notice").to_owned();
-                super::logging::forward_tool_log(crate::core::LogLevel::Info, &logger, text);
-            }
             (Some(target), ToolEvent::ToolExecutionUpdate { partial_result, .. }) => {
                 let end = partial_result
                     .details
