@@ -418,9 +418,15 @@ async fn python_driven_through_its_terminal_gives_its_prompt_and_results() {
         .await
         .expect("writes");
     assert!(answer.contains("'aaa'\n>>> "), "{answer:?}");
-    let answer = job_input(&ctx(&env), 1, "\u{4}".into(), false, 3.0)
+    let mut answer = job_input(&ctx(&env), 1, "\u{4}".into(), false, 3.0)
         .await
         .expect("Ctrl-D");
+    for _ in 0..10 {
+        if answer.contains("[Job 1 exited") {
+            break;
+        }
+        answer = job_output(&ctx(&env), 1, None, 1.0).await.expect("reads");
+    }
     assert!(answer.contains("[Job 1 exited with code 0"), "{answer:?}");
 }
 

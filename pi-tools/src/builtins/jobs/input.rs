@@ -46,7 +46,7 @@ pub async fn job_input(
         )));
     }
     tokio::select! {
-        () = read::settle(&found, wait) => {}
+        () = read::settle(&found, wait, read::QUIET_AFTER_INPUT) => {}
         () = ctx.cancellation().cancelled() => {}
     }
     Ok(read::new_output(&found, None))

@@ -30,7 +30,7 @@ pub async fn job_output(
     let wait = wait_of(wait, ctx)?;
     if offset.is_none() {
         tokio::select! {
-            () = read::settle(&job, wait) => {}
+            () = read::settle(&job, wait, read::QUIET) => {}
             () = ctx.cancellation().cancelled() => {}
         }
     }

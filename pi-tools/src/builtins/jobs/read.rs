@@ -10,12 +10,16 @@ use crate::env::jobs::{Job, JobState, ring::DEFAULT_RING_BYTES, run_time_text};
 
 use super::terminal_text;
 
-/// How long output must pause before a wait that saw some ends early.
-const QUIET: Duration = Duration::from_millis(50);
+/// How long output must pause before a read that waited for it returns early.
+pub(super) const QUIET: Duration = Duration::from_millis(50);
 
-/// Waits up to `wait` for output: until some arrived and then paused for [`QUIET`], the job
+/// The same after input was written: the program's answer (an echo, then the result a
+/// moment later) should arrive whole.
+pub(super) const QUIET_AFTER_INPUT: Duration = Duration::from_millis(250);
+
+/// Waits up to `wait` for output: until some arrived and then paused for `quiet`, the job
 /// ended, or the time passed. Returns at once when output is already unread.
-pub(super) async fn settle(job: &Job, wait: Duration) {
+pub(super) async fn settle(job: &Job, wait: Duration, quiet: Duration) {
     let deadline = tokio::time::Instant::now() + wait;
     if job.unread() == 0 && job.state() == JobState::Running {
         job.changed_or(deadline).await;
@@ -26,7 +30,7 @@ pub(super) async fn settle(job: &Job, wait: Duration) {
             return;
         }
         let before = job.peek(None, 0).total;
-        job.changed_or((now + QUIET).min(deadline)).await;
+        job.changed_or((now + quiet).min(deadline)).await;
         if job.peek(None, 0).total == before {
             return;
         }
