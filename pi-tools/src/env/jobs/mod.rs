@@ -98,7 +98,7 @@ impl Jobs {
     pub fn start(
         &self,
         env: Arc<dyn ExecutionEnv>,
-        mut request: ExecRequest,
+        request: ExecRequest,
         terminal: Option<TerminalSize>,
         attached: OutputSink,
     ) -> Result<Arc<Job>, String> {
@@ -136,15 +136,7 @@ impl Jobs {
             }
             job
         };
-        // Should this process be killed outright, its guard ends the job's processes too
-        // (those on this machine: a remote server has a guard of its own).
-        #[cfg(feature = "mount")]
-        if env.is_local()
-            && let Some(mark) = crate::env::link::guard::for_this_process()
-        {
-            let var = crate::env::link::leftovers::SERVER_VAR;
-            request.env.push((var.to_owned(), mark.to_owned()));
-        }
+        let request = with_guard_mark(env.as_ref(), request);
         let input = JobInput {
             control: receiver,
             terminal,
@@ -192,6 +184,25 @@ impl Jobs {
             job.kill();
         }
     }
+}
+
+/// `request` with this process's guard mark, so that should the process be killed
+/// outright its guard ends the job's processes too (those on this machine: a remote server
+/// has a guard of its own). Only the pi-tools binary has a guard.
+#[cfg(feature = "mount")]
+fn with_guard_mark(env: &dyn ExecutionEnv, mut request: ExecRequest) -> ExecRequest {
+    if env.is_local()
+        && let Some(mark) = crate::env::link::guard::for_this_process()
+    {
+        let var = crate::env::link::leftovers::SERVER_VAR;
+        request.env.push((var.to_owned(), mark.to_owned()));
+    }
+    request
+}
+
+#[cfg(not(feature = "mount"))]
+fn with_guard_mark(_env: &dyn ExecutionEnv, request: ExecRequest) -> ExecRequest {
+    request
 }
 
 fn is_running(job: &Job) -> bool {
