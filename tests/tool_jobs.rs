@@ -506,3 +506,21 @@ async fn the_configured_yield_hands_back_a_command_that_forgot_one() {
     );
     env.end_session();
 }
+
+#[tokio::test]
+async fn a_yield_past_the_calls_time_limit_hands_the_job_back_before_it() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let env = session(tmp.path());
+    let ctx = ctx(&env).with_time_limit(Some(Duration::from_secs(2)));
+    let started = std::time::Instant::now();
+    let out = bash(&ctx, &BashConfig::default(), yielding("sleep 30", 600.0))
+        .await
+        .expect("handed back");
+    assert!(started.elapsed() < Duration::from_millis(1900));
+    assert!(
+        text(&out).contains("[Job 1 is still running after 1.0s."),
+        "{}",
+        text(&out)
+    );
+    env.end_session();
+}

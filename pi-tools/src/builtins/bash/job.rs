@@ -123,7 +123,13 @@ pub(super) async fn run_as_job(
     let cancel = ctx.cancellation().clone();
     let (waited, output) = report_run(ctx, max_spill_bytes, |sink| async {
         let job = jobs.start(env.clone(), request, ask.terminal, sink)?;
-        let deadline = tokio::time::Instant::now() + ask.wait;
+        // A yield past the call's own time limit would see the call cancelled (and the
+        // job with it): the call hands the job back a second before.
+        let wait = match ctx.time_limit() {
+            Some(limit) => ask.wait.min(limit.saturating_sub(Duration::from_secs(1))),
+            None => ask.wait,
+        };
+        let deadline = tokio::time::Instant::now() + wait;
         tokio::select! {
             biased;
             () = cancel.cancelled() => {
