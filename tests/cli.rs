@@ -21,6 +21,7 @@ mod call;
 mod config_discovery;
 mod generated;
 mod golden;
+mod jobs;
 mod policy_check;
 mod policy_tty;
 mod trust;

@@ -25,6 +25,7 @@ use tokio::sync::mpsc::{UnboundedReceiver, unbounded_channel};
 
 mod concurrency;
 mod endings;
+mod jobs;
 mod refusals;
 mod streaming;
 

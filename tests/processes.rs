@@ -72,7 +72,10 @@ fn ctx(env: &Arc<dyn ExecutionEnv>, cancel: CancellationToken) -> ToolContext {
 }
 
 fn args(command: String, timeout: Option<f64>) -> BashArgs {
-    BashArgs { command, timeout }
+    BashArgs {
+        timeout,
+        ..BashArgs::new(command)
+    }
 }
 
 async fn escaped_processes_die_when_the_call_ends(tracking: ProcessTracking) {

@@ -3,3 +3,4 @@
 
 mod env_suite;
 mod ssh_faults;
+mod ssh_jobs;

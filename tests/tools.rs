@@ -21,6 +21,7 @@ mod tool_edit;
 mod tool_find;
 mod tool_grep;
 mod tool_grep_index;
+mod tool_jobs;
 mod tool_ls;
 mod tool_read;
 mod tool_write;

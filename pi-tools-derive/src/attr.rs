@@ -55,7 +55,7 @@ keys! {
     guidelines: Vec<LitStr> = "guidelines",
     /// `mode = parallel | sequential`.
     mode: Mode = "mode",
-    /// `role = explore | shell`.
+    /// `role = explore | shell | jobs`.
     role: Role = "role",
     /// `config = Type`.
     config: Type = "config",
@@ -87,6 +87,7 @@ pub enum Mode {
 pub enum Role {
     Explore,
     Shell,
+    Jobs,
 }
 
 /// A flag key, present without a value.
@@ -254,11 +255,12 @@ impl KeyValue for Role {
         match word(value) {
             (w, _) if w == "explore" => Some(Role::Explore),
             (w, _) if w == "shell" => Some(Role::Shell),
+            (w, _) if w == "jobs" => Some(Role::Jobs),
             (w, span) => {
                 cx.error_at(
                     span,
                     format!(
-                        "invalid {key} `{w}`: use `{key} = explore` (the tool lists, finds or searches files) or `{key} = shell` (the tool runs shell commands)"
+                        "invalid {key} `{w}`: use `{key} = explore` (the tool lists, finds or searches files) `{key} = shell` (the tool runs shell commands) or `{key} = jobs` (the tool works on the session's background jobs)"
                     ),
                 );
                 None

@@ -529,6 +529,7 @@ impl<'a> Gen<'a> {
         let role = match self.attrs.role {
             Some(Role::Explore) => quote!(#p::ToolRole::Explore),
             Some(Role::Shell) => quote!(#p::ToolRole::Shell),
+            Some(Role::Jobs) => quote!(#p::ToolRole::Jobs),
             None => quote!(#p::ToolRole::General),
         };
         quote!(role: #role,)

@@ -81,8 +81,34 @@ impl Toolbox {
                 toolbox.push_active(name);
             }
         }
+        toolbox.offer_jobs();
         toolbox.tool_set = toolbox.agent_tools().into_iter().collect();
         toolbox
+    }
+
+    /// With a job tool active ([`ToolRole::Jobs`]), the shell tools take the parameters
+    /// that start a job; without one their schemas stay as they are.
+    fn offer_jobs(&mut self) {
+        if !self.active.iter().any(|t| t.spec().role == ToolRole::Jobs) {
+            return;
+        }
+        for definition in &mut self.active {
+            let spec = definition.spec();
+            let offered = spec.parameters["properties"].get("background").is_some();
+            if spec.role != ToolRole::Shell || offered {
+                continue;
+            }
+            let mut spec = spec.clone();
+            if let Some(properties) = spec.parameters["properties"].as_object_mut() {
+                properties.extend(crate::env::jobs::start_parameters());
+            }
+            spec.description = format!(
+                "{} {}",
+                spec.description,
+                crate::env::jobs::START_DESCRIPTION
+            );
+            *definition = crate::tool::with_spec(definition.clone(), spec);
+        }
     }
 
     /// Every registered definition.
@@ -270,6 +296,7 @@ impl Toolbox {
             }
         }
         if !added.is_empty() {
+            self.offer_jobs();
             self.tool_set = self.agent_tools().into_iter().collect();
         }
         added
@@ -291,7 +318,7 @@ impl Toolbox {
     fn description_addition(&self, role: ToolRole) -> Option<String> {
         match role {
             ToolRole::Shell => self.sandbox_note(),
-            ToolRole::General | ToolRole::Explore => None,
+            ToolRole::General | ToolRole::Explore | ToolRole::Jobs => None,
         }
     }
 

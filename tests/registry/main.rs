@@ -13,7 +13,8 @@ use pi_tools::{Registry, RegistryError, ToolDefinition};
 fn every_registered_tool_is_found_sorted_by_name() {
     let registry = Registry::from_inventory().expect("no duplicate names");
     let names: Vec<&str> = registry.names().collect();
-    // This binary links the crate's seven built-ins beside the three tools of this test.
+    // This binary links the crate's eleven built-ins (the seven coding tools and the four
+    // job tools) beside the three tools of this test.
     assert_eq!(
         names,
         [
@@ -21,6 +22,10 @@ fn every_registered_tool_is_found_sorted_by_name() {
             "edit",
             "find",
             "grep",
+            "job_input",
+            "job_kill",
+            "job_list",
+            "job_output",
             "list_files",
             "ls",
             "read",
@@ -29,7 +34,7 @@ fn every_registered_tool_is_found_sorted_by_name() {
             "write"
         ]
     );
-    assert_eq!(registry.len(), 10);
+    assert_eq!(registry.len(), 14);
 }
 
 #[test]

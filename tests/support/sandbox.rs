@@ -144,8 +144,8 @@ pub async fn run(env: &Arc<dyn ExecutionEnv>, command: &str) -> Result<String, S
     };
     let ctx = ToolContext::new("call", CancellationToken::new()).with_env(Arc::clone(env));
     let args = BashArgs {
-        command: command.to_owned(),
         timeout: Some(20.0),
+        ..BashArgs::new(command)
     };
     match bash(&ctx, &BashConfig::default(), args).await {
         Ok(out) => Ok(same_everywhere(out.content[0].as_text().expect("text"))),

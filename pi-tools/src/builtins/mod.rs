@@ -23,6 +23,7 @@ mod common_args;
 pub mod edit;
 pub mod find;
 pub mod grep;
+pub mod jobs;
 pub mod ls;
 pub mod preview;
 pub mod read;

@@ -260,6 +260,7 @@ impl EventSink for LiveView {
                 is_error,
             } => self.ended(&tool_call_id, &tool_name, &result, is_error),
             ToolEvent::ToolExecutionLog { .. }
+            | ToolEvent::Notice { .. }
             | ToolEvent::MessageStart { .. }
             | ToolEvent::MessageEnd { .. } => {}
         }

@@ -63,6 +63,18 @@ pub enum ToolEvent {
         /// Whether the call failed.
         is_error: bool,
     },
+    /// A note that arrived since the last result (a background job ended) was appended to
+    /// this call's result (see [`Notices`](super::Notices)); sent just before the call's end.
+    Notice {
+        /// The call whose result carries the note.
+        tool_call_id: String,
+        /// The tool's name.
+        tool_name: String,
+        /// What the note is about, such as `job 3`.
+        subject: String,
+        /// The note's text, as the model reads it.
+        text: String,
+    },
     /// A result message is about to be appended to the transcript (source order).
     MessageStart {
         /// The message.
@@ -83,6 +95,7 @@ impl ToolEvent {
             ToolEvent::ToolExecutionUpdate { .. } => "tool_execution_update",
             ToolEvent::ToolExecutionLog { .. } => "tool_execution_log",
             ToolEvent::ToolExecutionEnd { .. } => "tool_execution_end",
+            ToolEvent::Notice { .. } => "notice",
             ToolEvent::MessageStart { .. } => "message_start",
             ToolEvent::MessageEnd { .. } => "message_end",
         }
@@ -94,7 +107,8 @@ impl ToolEvent {
             ToolEvent::ToolExecutionStart { tool_call_id, .. }
             | ToolEvent::ToolExecutionUpdate { tool_call_id, .. }
             | ToolEvent::ToolExecutionLog { tool_call_id, .. }
-            | ToolEvent::ToolExecutionEnd { tool_call_id, .. } => tool_call_id,
+            | ToolEvent::ToolExecutionEnd { tool_call_id, .. }
+            | ToolEvent::Notice { tool_call_id, .. } => tool_call_id,
             ToolEvent::MessageStart { message } | ToolEvent::MessageEnd { message } => {
                 &message.tool_call_id
             }

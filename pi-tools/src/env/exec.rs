@@ -60,6 +60,7 @@ pub(crate) fn shell() -> &'static Path {
 /// Runs `request`, handing every chunk of merged output to `on_chunk` (and each stderr
 /// chunk to `on_stderr` as well, when given), until the shell exits (plus [`PIPE_GRACE`]),
 /// the timeout passes or `cancel` fires. The command's processes are followed by `tracker`.
+/// With `input` (a job's), its standard input is a pipe fed from the job's control channel.
 pub(crate) async fn run(
     request: ExecRequest,
     cancel: CancellationToken,
@@ -67,9 +68,28 @@ pub(crate) async fn run(
     on_stderr: Option<super::OutputSink>,
     tracker: &Tracker,
     sandbox: Option<&ResolvedSandbox>,
+    input: Option<super::jobs::JobInput>,
 ) -> io::Result<ExecOutcome> {
     check_request(&request)?;
-    let (mut child, call, output, errors) = spawn(&request, tracker, sandbox, on_stderr.is_some())?;
+    let split = on_stderr.is_some();
+    let (control, terminal) = match input {
+        Some(input) => (Some(input.control), input.terminal),
+        None => (None, None),
+    };
+    let streams = Streams {
+        split_stderr: split,
+        piped_stdin: control.is_some(),
+        terminal,
+    };
+    let (mut child, call, (output, errors, stdin)) = spawn(&request, tracker, sandbox, streams)?;
+    // Aborted when the shell is done: what is sent later goes nowhere.
+    let input_task = control.map(|control| {
+        let pgid = child
+            .id()
+            .and_then(|id| i32::try_from(id).ok())
+            .unwrap_or(0);
+        super::exec_input::serve(control, stdin, pgid)
+    });
     let mut sinks = Sinks {
         merged: on_chunk,
         stderr: on_stderr,
@@ -116,6 +136,9 @@ pub(crate) async fn run(
         }
     };
     call.finish();
+    if let Some(task) = input_task {
+        task.abort();
+    }
     // What is left may only stay in the call's process group, now and later.
     tracker.watch_finished();
     let status = status?;
@@ -154,7 +177,7 @@ impl Sinks {
 /// The read ends of the command's output pipe and, when asked for, of its stderr pipe, with
 /// a buffer each and whether each is still open (a pipe that ends or fails is closed).
 struct Pipes {
-    output: pipe::Receiver,
+    output: super::exec_stdio::OutputReader,
     errors: Option<pipe::Receiver>,
     buf: Vec<u8>,
     err_buf: Vec<u8>,
@@ -163,7 +186,7 @@ struct Pipes {
 }
 
 impl Pipes {
-    fn new(output: pipe::Receiver, errors: Option<pipe::Receiver>) -> Self {
+    fn new(output: super::exec_stdio::OutputReader, errors: Option<pipe::Receiver>) -> Self {
         Pipes {
             err_buf: vec![0u8; if errors.is_some() { 16 * 1024 } else { 0 }],
             errors_open: errors.is_some(),
@@ -244,13 +267,18 @@ fn check_request(request: &ExecRequest) -> io::Result<()> {
     }
 }
 
-/// The shell, its processes, the read end of its output pipe and, when asked for, of its
-/// own stderr pipe.
+/// What streams a command gets (see `exec_stdio.rs`).
+struct Streams {
+    split_stderr: bool,
+    piped_stdin: bool,
+    terminal: Option<super::jobs::TerminalSize>,
+}
+
+/// The shell, its processes, and this process's ends of its streams.
 type Spawned = (
     Shell,
     std::sync::Arc<CallProcs>,
-    pipe::Receiver,
-    Option<pipe::Receiver>,
+    super::exec_stdio::Registered,
 );
 
 /// A started shell: by `clone` without copying this process (`env/spawn.rs`), or by `fork`
@@ -302,20 +330,16 @@ fn spawn(
     request: &ExecRequest,
     tracker: &Tracker,
     sandbox: Option<&ResolvedSandbox>,
-    split_stderr: bool,
+    streams: Streams,
 ) -> io::Result<Spawned> {
+    let terminal = streams.terminal.is_some();
     let mut use_cgroup = true;
     #[cfg(target_os = "linux")]
     let mut by_clone = CLONE_WORKS.load(std::sync::atomic::Ordering::Relaxed) && !fork_only();
     loop {
         let call = tracker.begin(use_cgroup);
-        let (reader, writer) = io::pipe()?;
-        let (err_reader, err_writer) = if split_stderr {
-            let (r, w) = io::pipe()?;
-            (Some(r), w)
-        } else {
-            (None, writer.try_clone()?)
-        };
+        let (ends, parent) =
+            super::exec_stdio::open(streams.split_stderr, streams.piped_stdin, streams.terminal)?;
         let procs_file = match call.open_procs_file() {
             Ok(file) => file,
             Err(_) => {
@@ -335,11 +359,7 @@ fn spawn(
             if let Some(pgid) = child.id().and_then(|id| i32::try_from(id).ok()) {
                 call.started(pgid);
             }
-            let output = pipe::Receiver::from_owned_fd(reader.into())?;
-            let errors = err_reader
-                .map(|r| pipe::Receiver::from_owned_fd(r.into()))
-                .transpose()?;
-            Ok((child, std::sync::Arc::clone(&call), output, errors))
+            Ok((child, std::sync::Arc::clone(&call), parent.register()?))
         };
         #[cfg(target_os = "linux")]
         if by_clone {
@@ -359,16 +379,17 @@ fn spawn(
                 args: &args,
                 cwd: &request.cwd,
                 env: &env,
-                stdout: writer.as_fd(),
-                stderr: err_writer.as_fd(),
+                stdout: ends.stdout.as_fd(),
+                stderr: ends.stderr.as_fd(),
+                stdin: ends.stdin.as_ref().map(AsFd::as_fd),
+                terminal,
                 cgroup_procs: procs_file.as_ref().map(AsFd::as_fd),
                 sandbox: child_sandbox.as_ref(),
             };
             let spawned = super::spawn::spawn(&plan);
             // The parent's copies of the pipe's write end must go, or the pipe never
             // reports EOF.
-            drop(writer);
-            drop(err_writer);
+            drop(ends);
             drop(procs_file);
             match spawned {
                 Ok(child) => return started(Shell::Cloned(child)),
@@ -399,11 +420,13 @@ fn spawn(
             .arg(&request.command)
             .current_dir(&request.cwd)
             .envs(request.env.iter().map(|(k, v)| (k.as_str(), v.as_str())))
-            .stdin(Stdio::null())
-            .stdout(writer)
-            .stderr(err_writer)
-            .process_group(0)
+            .stdin(ends.stdin.map_or_else(Stdio::null, Stdio::from))
+            .stdout(ends.stdout)
+            .stderr(ends.stderr)
             .kill_on_drop(false);
+        if !terminal {
+            command.process_group(0);
+        }
         match &procs_file {
             Some(fd) => {
                 let fd = fd.try_clone()?;
@@ -415,6 +438,12 @@ fn spawn(
             None => {
                 let (name, value) = call.marker();
                 command.env(name, value);
+            }
+        }
+        if terminal {
+            // SAFETY: setsid and ioctl are async-signal-safe system calls.
+            unsafe {
+                command.pre_exec(super::exec_stdio::take_terminal);
             }
         }
         if let Some(child_sandbox) = child_sandbox {
@@ -444,138 +473,5 @@ fn spawn(
 }
 
 #[cfg(all(test, target_os = "linux"))]
-mod tests {
-    //! Both ways of starting a command give it the same start: output, exit, working
-    //! directory, variables, its own process group, `/dev/null` as input, no signal blocked
-    //! or ignored, only its three descriptors, and the sandbox's namespaces and mounts.
-
-    use std::cell::Cell;
-    use std::sync::{Arc, Mutex};
-
-    use super::*;
-    use crate::env::procs::ProcessTracking;
-    use crate::env::sandbox::{SandboxMode, SandboxPolicy};
-
-    thread_local! {
-        pub(super) static FORK_ONLY: Cell<bool> = const { Cell::new(false) };
-    }
-
-    /// Runs `command` in `cwd` (by fork when `fork`): the merged output, the stderr alone,
-    /// and the exit code.
-    async fn start(
-        command: &str,
-        cwd: &Path,
-        sandbox: Option<&ResolvedSandbox>,
-        fork: bool,
-    ) -> (String, String, Option<i32>) {
-        FORK_ONLY.with(|f| f.set(fork));
-        let merged = Arc::new(Mutex::new(Vec::new()));
-        let errors = Arc::new(Mutex::new(Vec::new()));
-        let (m, e) = (Arc::clone(&merged), Arc::clone(&errors));
-        let tracker = Tracker::new(ProcessTracking::Auto);
-        let outcome = run(
-            ExecRequest {
-                command: command.to_owned(),
-                cwd: cwd.to_path_buf(),
-                timeout: Some(Duration::from_secs(20)),
-                env: vec![("PI_TOOLS_SPAWN_TEST".into(), "set".into())],
-            },
-            CancellationToken::new(),
-            Box::new(move |c| m.lock().expect("not poisoned").extend_from_slice(c)),
-            Some(Box::new(move |c| {
-                e.lock().expect("not poisoned").extend_from_slice(c)
-            })),
-            &tracker,
-            sandbox,
-        )
-        .await
-        .expect("the command starts");
-        tracker.end_session();
-        FORK_ONLY.with(|f| f.set(false));
-        let text = |b: &Arc<Mutex<Vec<u8>>>| {
-            String::from_utf8_lossy(&b.lock().expect("not poisoned")).into_owned()
-        };
-        (text(&merged), text(&errors), outcome.exit_code)
-    }
-
-    /// What a command sees of its start. The descriptors and ignored signals it inherits
-    /// from this process (beyond its own three, and SIGPIPE) are this test's environment's,
-    /// so they are compared between the two ways, not with a fixed text.
-    const START: &str = r#"echo "out $PI_TOOLS_SPAWN_TEST"; pwd
-[ "$(cut -d' ' -f5 /proc/$$/stat)" = "$$" ] && echo own-group
-readlink /proc/self/fd/0
-grep SigBlk /proc/self/status
-ignored=$(grep SigIgn /proc/self/status | cut -f2)
-(( 0x$ignored & 0x1000 )) && echo SIGPIPE ignored || echo SIGPIPE default
-echo "ignored $ignored"
-ls /proc/self/fd | sort -n | tr '\n' ' '; echo
-yes | head -1 >/dev/null; echo "yes ended by signal $((${PIPESTATUS[0]} - 128))"
-echo err >&2
-exit 3"#;
-
-    #[tokio::test]
-    async fn clone_and_fork_give_a_command_the_same_start() {
-        let dir = tempfile::tempdir().expect("a directory");
-        let cwd = dir.path().canonicalize().expect("its path");
-        let mut seen = Vec::new();
-        for fork in [false, true] {
-            let (merged, err, code) = start(START, &cwd, None, fork).await;
-            assert_eq!(err, "err\n", "fork: {fork}");
-            assert_eq!(code, Some(3), "fork: {fork}");
-            // Between the two pipes, the order is the order of arrival.
-            let out: Vec<&str> = merged.lines().filter(|l| *l != "err").collect();
-            assert_eq!(merged.lines().count(), out.len() + 1, "fork: {fork}");
-            assert_eq!(
-                out[..6],
-                [
-                    "out set",
-                    &cwd.display().to_string(),
-                    "own-group",
-                    "/dev/null",
-                    "SigBlk:\t0000000000000000",
-                    "SIGPIPE default",
-                ],
-                "fork: {fork}"
-            );
-            assert_eq!(out[8], "yes ended by signal 13", "fork: {fork}");
-            assert!(out[7].starts_with("0 1 2 "), "fork: {fork}: {}", out[7]);
-            seen.push(out.join("\n"));
-        }
-        assert_eq!(seen[0], seen[1]);
-    }
-
-    #[tokio::test]
-    async fn clone_and_fork_confine_a_command_alike() {
-        if !crate::env::sandbox::KernelSupport::probe().user_namespaces {
-            eprintln!("skipped: no user namespaces here");
-            return;
-        }
-        let dir = tempfile::tempdir().expect("a directory");
-        let cwd = dir.path().canonicalize().expect("its path");
-        std::fs::create_dir_all(cwd.join(".git/hooks")).expect(".git");
-        std::fs::write(cwd.join(".git/config"), "[core]\n").expect("config");
-        let sandbox = SandboxPolicy::new(SandboxMode::WorkspaceWrite)
-            .resolve(&cwd)
-            .expect("the sandbox resolves");
-        let own_user_ns = std::fs::read_link("/proc/self/ns/user").expect("user ns");
-        let command = format!(
-            "touch made && echo made; [ \"$(readlink /proc/self/ns/user)\" != '{}' ] && echo own-user-ns; echo x > .git/config; exit 0",
-            own_user_ns.display()
-        );
-        for fork in [false, true] {
-            let (out, _, code) = start(&command, &cwd, Some(&sandbox), fork).await;
-            assert_eq!(
-                out,
-                "made\nown-user-ns\nbash: line 1: .git/config: Read-only file system\n"
-                    .replace("bash:", &format!("{}:", shell().display())),
-                "fork: {fork}"
-            );
-            assert_eq!(code, Some(0), "fork: {fork}");
-            std::fs::remove_file(cwd.join("made")).expect("made");
-        }
-        assert_eq!(
-            std::fs::read_to_string(cwd.join(".git/config")).expect("config"),
-            "[core]\n"
-        );
-    }
-}
+#[path = "exec_tests.rs"]
+mod tests;

@@ -55,6 +55,8 @@ pub struct LocalEnv {
     session_files: SessionFiles,
     /// Whether grep keeps a search index of the working directory.
     search_index: bool,
+    /// The session's jobs (commands handed back to the model while they run).
+    jobs: super::Jobs,
 }
 
 impl LocalEnv {
@@ -82,6 +84,7 @@ impl LocalEnv {
             sandbox: None,
             session_files: SessionFiles::default(),
             search_index: true,
+            jobs: super::Jobs::default(),
         }
     }
 
@@ -150,10 +153,12 @@ impl LocalEnv {
         cancel: tokio_util::sync::CancellationToken,
         on_chunk: super::OutputSink,
         on_stderr: Option<super::OutputSink>,
+        input: Option<super::JobInput>,
     ) -> io::Result<super::ExecOutcome> {
         self.check_allowed(&request.cwd)?;
+        let tracker = &self.processes;
         let Some(sandbox) = &self.sandbox else {
-            return super::exec::run(request, cancel, on_chunk, on_stderr, &self.processes, None)
+            return super::exec::run(request, cancel, on_chunk, on_stderr, tracker, None, input)
                 .await;
         };
         if let Some(tmp) = sandbox.tmp_dir() {
@@ -168,8 +173,9 @@ impl LocalEnv {
             cancel,
             on_chunk,
             on_stderr,
-            &self.processes,
+            tracker,
             Some(sandbox),
+            input,
         )
         .await;
         let still_running = sandbox.guards_calls() && self.processes.any_alive();
@@ -513,7 +519,22 @@ impl ExecutionEnv for LocalEnv {
         cancel: tokio_util::sync::CancellationToken,
         on_chunk: super::OutputSink,
     ) -> BoxFuture<'a, io::Result<super::ExecOutcome>> {
-        Box::pin(self.run_command(request, cancel, on_chunk, None))
+        Box::pin(self.run_command(request, cancel, on_chunk, None, None))
+    }
+
+    #[cfg(feature = "process")]
+    fn exec_job<'a>(
+        &'a self,
+        request: super::ExecRequest,
+        input: super::JobInput,
+        cancel: tokio_util::sync::CancellationToken,
+        on_chunk: super::OutputSink,
+    ) -> BoxFuture<'a, io::Result<super::ExecOutcome>> {
+        Box::pin(self.run_command(request, cancel, on_chunk, None, Some(input)))
+    }
+
+    fn jobs(&self) -> Option<&super::Jobs> {
+        Some(&self.jobs)
     }
 
     #[cfg(feature = "process")]
@@ -524,10 +545,11 @@ impl ExecutionEnv for LocalEnv {
         on_chunk: super::OutputSink,
         on_stderr: super::OutputSink,
     ) -> BoxFuture<'a, io::Result<super::ExecOutcome>> {
-        Box::pin(self.run_command(request, cancel, on_chunk, Some(on_stderr)))
+        Box::pin(self.run_command(request, cancel, on_chunk, Some(on_stderr), None))
     }
 
     fn end_session(&self) {
+        self.jobs.end_all();
         #[cfg(feature = "process")]
         self.processes.end_session();
         self.session_files.remove_all();
@@ -556,6 +578,7 @@ impl Drop for LocalEnv {
     /// Nothing can end the environment's processes, delete its session's files or undo what
     /// they did to git's files once it is gone, so that happens with it.
     fn drop(&mut self) {
+        self.jobs.end_all();
         #[cfg(feature = "process")]
         self.processes.end_session();
         self.session_files.remove_all();

@@ -10,7 +10,12 @@ mod beneath;
 mod blocking;
 #[cfg(feature = "process")]
 mod exec;
+#[cfg(feature = "process")]
+mod exec_input;
+#[cfg(feature = "process")]
+mod exec_stdio;
 mod host_key;
+pub mod jobs;
 // The link and owned children serve the SSH environment and mounted servers (and the
 // CLI's `env-server`, which needs `mount`): a build with neither has no use for them.
 #[cfg(any(feature = "ssh", feature = "mount"))]
@@ -22,6 +27,8 @@ pub(crate) mod owned;
 mod path;
 #[cfg(feature = "process")]
 mod procs;
+#[cfg(all(unix, feature = "process"))]
+mod pty;
 mod queue;
 mod replace;
 pub mod sandbox;
@@ -42,6 +49,7 @@ use tokio_util::sync::CancellationToken;
 use crate::core::{BoxFuture, Extensions, RunnerConfig, ToolContext};
 
 pub use host_key::HostKeyPolicy;
+pub use jobs::{JobControl, JobInput, Jobs, TerminalSize};
 pub use local::LocalEnv;
 pub use path::{expand_tilde, mutation_key, normalize_path_input, resolve_path, resolve_read_path};
 #[cfg(feature = "process")]
@@ -331,6 +339,31 @@ pub trait ExecutionEnv: Send + Sync + 'static {
         self.exec(request, cancel, on_chunk)
     }
 
+    /// [`exec`](Self::exec) for a job (see [`Jobs`]): the command also takes what the job
+    /// tools send through `input` (bytes for its standard input, signals for its process
+    /// group) and, when `input.terminal` says so, runs on a pseudo-terminal.
+    ///
+    /// The default runs [`exec`](Self::exec) and drops `input`, so a job in an environment
+    /// that cannot pass input runs with none: the job tools then say that writing to it or
+    /// signalling it is not possible there (ending it still is, through `cancel`).
+    fn exec_job<'a>(
+        &'a self,
+        request: ExecRequest,
+        input: JobInput,
+        cancel: CancellationToken,
+        on_chunk: OutputSink,
+    ) -> BoxFuture<'a, io::Result<ExecOutcome>> {
+        drop(input);
+        self.exec(request, cancel, on_chunk)
+    }
+
+    /// The session's jobs: commands handed back to the model while they run (bash's
+    /// `background` and `yield`), ended with the session. `None` (the default) when the
+    /// environment keeps none; bash then runs every command to its end.
+    fn jobs(&self) -> Option<&Jobs> {
+        None
+    }
+
     /// Ends every process this environment started that is still running (background jobs
     /// included), and deletes the files handed to [`remove_at_session_end`]; called when a
     /// session ends.
@@ -397,7 +430,12 @@ pub trait WithEnv: Sized {
 
 impl WithEnv for Extensions {
     fn with_env(self, env: Arc<dyn ExecutionEnv>) -> Self {
-        self.with(env)
+        // The notes of the environment's jobs go onto the next result the runner finishes.
+        let notices = env
+            .jobs()
+            .map(|jobs| jobs.notices().clone())
+            .unwrap_or_default();
+        self.with(env).with(notices)
     }
 }
 
@@ -410,7 +448,7 @@ impl WithEnv for ToolContext {
 
 impl WithEnv for RunnerConfig {
     fn with_env(mut self, env: Arc<dyn ExecutionEnv>) -> Self {
-        self.extensions.insert(env);
+        self.extensions = std::mem::take(&mut self.extensions).with_env(env);
         self
     }
 }

@@ -41,7 +41,11 @@ pub(crate) struct Plan<'a> {
     pub cwd: &'a Path,
     /// Variables set on top of this process's environment.
     pub env: &'a [(&'a str, &'a str)],
-    /// Standard output and standard error (standard input is `/dev/null`).
+    /// Standard input (`/dev/null` when `None`), output and error.
+    pub stdin: Option<BorrowedFd<'a>>,
+    /// They are a terminal: the command leads a session of its own with it as controlling
+    /// terminal (instead of only a process group of its own).
+    pub terminal: bool,
     pub stdout: BorrowedFd<'a>,
     pub stderr: BorrowedFd<'a>,
     /// The `cgroup.procs` of the cgroup the command runs in, if any.
@@ -91,6 +95,7 @@ struct Shared<'a> {
     stdio: [RawFd; 3],
     cgroup_procs: Option<RawFd>,
     sandbox: Option<&'a ChildSandbox>,
+    terminal: bool,
     /// `(step << 32) | errno` of the step that failed; 0 when the child reached `exec`.
     failure: AtomicU64,
 }
@@ -122,7 +127,8 @@ pub(crate) fn spawn(plan: &Plan<'_>) -> Result<Child, Failure> {
     let high = |fd: BorrowedFd<'_>| -> Result<OwnedFd, Failure> {
         rustix::io::fcntl_dupfd_cloexec(fd, 3).map_err(|e| other(e.into()))
     };
-    let stdio = [high(null.as_fd())?, high(plan.stdout)?, high(plan.stderr)?];
+    let stdin = plan.stdin.unwrap_or(null.as_fd());
+    let stdio = [high(stdin)?, high(plan.stdout)?, high(plan.stderr)?];
     let shared = Shared {
         program: &program,
         argv: &argv,
@@ -135,6 +141,7 @@ pub(crate) fn spawn(plan: &Plan<'_>) -> Result<Child, Failure> {
         ],
         cgroup_procs: plan.cgroup_procs.map(|fd| fd.as_raw_fd()),
         sandbox: plan.sandbox,
+        terminal: plan.terminal,
         failure: AtomicU64::new(0),
     };
     let flags = libc::CLONE_VM
@@ -313,13 +320,21 @@ impl Shared<'_> {
             if let Some(sandbox) = self.sandbox {
                 sandbox.enter_cloned().map_err(other)?;
             }
-            if libc::setpgid(0, 0) != 0 {
+            let group = if self.terminal {
+                libc::setsid()
+            } else {
+                libc::setpgid(0, 0)
+            };
+            if group < 0 {
                 return Err(other(io::Error::last_os_error()));
             }
             for (target, &source) in self.stdio.iter().enumerate() {
                 if libc::dup2(source, target as RawFd) < 0 {
                     return Err(other(io::Error::last_os_error()));
                 }
+            }
+            if self.terminal && libc::ioctl(0, libc::TIOCSCTTY, 0) < 0 {
+                return Err(other(io::Error::last_os_error()));
             }
             // After the mounts, so a working directory inside a protected path is the
             // read-only one.

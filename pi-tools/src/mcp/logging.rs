@@ -148,6 +148,39 @@ pub(crate) async fn forwarding_logs<F: Future>(
     output
 }
 
+/// Sends each notice of the session (a job that ended) to its client as a
+/// `notifications/message` at `info` (logger `notice`) when it is pushed, whether a call
+/// runs or not, until `stop`; the notice still goes into the next result too.
+pub(crate) async fn announcing_notices(
+    level: SessionLevel,
+    peer: Peer<RoleServer>,
+    notices: crate::core::Notices,
+    stop: tokio_util::sync::CancellationToken,
+) {
+    let mut seen = 0;
+    loop {
+        let (pushed, new) = tokio::select! {
+            () = stop.cancelled() => return,
+            next = notices.pushed_after(seen) => next,
+        };
+        seen = pushed;
+        if rank(LoggingLevel::Info) < level.0.load(Ordering::Relaxed) {
+            continue;
+        }
+        for notice in new {
+            let message = LoggingMessageNotificationParam::new(
+                LoggingLevel::Info,
+                Value::String(notice.text),
+            )
+            .with_logger("notice");
+            if let Err(err) = peer.notify_logging_message(message).await {
+                tracing::debug!(%err, "a notice could not be sent");
+                return;
+            }
+        }
+    }
+}
+
 /// Sends each event it sees to the current call's channel (the filter admits only events
 /// inside a call, at the session's level).
 struct ClientLogLayer;

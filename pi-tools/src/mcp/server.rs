@@ -102,6 +102,8 @@ pub(crate) struct Session {
     /// Asks the client's user about calls the policy says `ask` for (when the configuration
     /// carries the toolbox's policy).
     approver: Option<Arc<ClientApprover>>,
+    /// The session's notices are announced to its client (from its first call on).
+    announcing: std::sync::atomic::AtomicBool,
 }
 
 impl ToolServer {
@@ -144,7 +146,26 @@ impl ToolServer {
             sessions,
             roots: FollowedRoots::default(),
             approver,
+            announcing: std::sync::atomic::AtomicBool::new(false),
         }))
+    }
+
+    /// From the session's first call on, tells its client of each notice (a job that
+    /// ended) as it comes, in a logging notification (see `logging::announcing_notices`).
+    fn announce_notices(&self, peer: &rmcp::service::Peer<RoleServer>) {
+        use std::sync::atomic::Ordering;
+        let Some(notices) = self.config.extensions.get::<crate::core::Notices>() else {
+            return;
+        };
+        if self.announcing.swap(true, Ordering::Relaxed) {
+            return;
+        }
+        tokio::spawn(super::logging::announcing_notices(
+            self.level.clone(),
+            peer.clone(),
+            notices.clone(),
+            self.shutdown.clone(),
+        ));
     }
 
     /// The protocol error for a call of a tool that is not served (MCP lists unknown tools
@@ -432,6 +453,7 @@ impl ServerHandler for ToolServer {
             return Err(self.unknown_tool(&request.name));
         }
         let busy = self.keep_session_busy(&context);
+        self.announce_notices(&context.peer);
         if let Some(approver) = &self.approver {
             // An HTTP request outside any session: the server is stateless.
             let stateless = self.sessions.is_none()

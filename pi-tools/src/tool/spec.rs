@@ -62,6 +62,9 @@ pub enum ToolRole {
     /// how to explore files, with the exploration tools or, without any, with the shell;
     /// its description and the prompt's guidelines say what the sandbox allows.
     Shell,
+    /// Works on the session's background jobs (the built-in job tools): with one active,
+    /// the shell tools take the parameters that start a job (`background`, `yield`, `pty`).
+    Jobs,
 }
 
 /// Everything a tool says about itself. Build one with [`ToolSpec::new`] and set the fields

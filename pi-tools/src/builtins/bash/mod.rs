@@ -23,6 +23,7 @@ use crate::text::{seconds_text, signal_name};
 use crate::tool;
 use crate::tool::ToolOutput;
 mod capture;
+mod job;
 mod render;
 mod report;
 mod stderr_lines;
@@ -32,6 +33,7 @@ pub use render::BashRenderer;
 use crate::builtins::truncate::TruncatedBy;
 use crate::core::OUTPUT_END_DETAIL as OUTPUT_END_KEY;
 pub use capture::DEFAULT_MAX_SPILL_BYTES;
+pub use job::JobArgs;
 
 /// How often, at most, a running command reports its output.
 pub const UPDATE_INTERVAL: Duration = Duration::from_millis(100);
@@ -48,6 +50,11 @@ pub struct BashArgs {
     #[serde(default)]
     #[schemars(range(min = 0, max = MAX_TIMEOUT_SECS))]
     pub timeout: Option<f64>,
+    /// Job mode (`background`, `yield`, `pty`): in the schema only when the job tools are
+    /// active (see `job.rs`).
+    #[serde(flatten)]
+    #[schemars(skip)]
+    pub job: job::JobArgs,
 }
 
 impl BashArgs {
@@ -56,6 +63,7 @@ impl BashArgs {
         BashArgs {
             command: command.into(),
             timeout: None,
+            job: job::JobArgs::default(),
         }
     }
 }
@@ -72,6 +80,11 @@ pub struct BashConfig {
     /// keeps the output's end. 0 keeps no spill file.
     #[serde(default = "default_max_spill_bytes")]
     pub max_spill_bytes: u64,
+    /// Seconds after which a command still running is handed back to the model as a job
+    /// when the call gives neither `yield` nor `background`; 0 or absent means none (the
+    /// default). Set it with the job tools active: they read and end such jobs.
+    #[serde(default)]
+    pub yield_secs: Option<u64>,
 }
 
 impl Default for BashConfig {
@@ -79,6 +92,7 @@ impl Default for BashConfig {
         BashConfig {
             timeout_secs: 0,
             max_spill_bytes: DEFAULT_MAX_SPILL_BYTES,
+            yield_secs: None,
         }
     }
 }
@@ -117,6 +131,9 @@ pub struct BashDetails {
     /// Bytes of the output's start the file dropped to stay under `max_spill_bytes`.
     #[serde(skip_serializing_if = "is_zero")]
     pub spill_dropped_bytes: u64,
+    /// The job the command became, when it was handed back still running.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub job: Option<u64>,
 }
 
 fn is_zero(n: &u64) -> bool {
@@ -145,9 +162,15 @@ pub async fn bash(
     #[config] config: &BashConfig,
     #[args] args: BashArgs,
 ) -> Result<ToolOutput<BashDetails>, ToolError> {
-    let timeout = command_timeout(args.timeout, config, ctx.time_limit())?;
+    let ask = job::JobAsk::of(&args.job, config, ctx)?;
+    // A job's timeout bounds the job, not the call.
+    let limit = ctx.time_limit().filter(|_| ask.is_none());
+    let timeout = command_timeout(args.timeout, config, limit)?;
     let request = exec_request(ctx, args.command, timeout)?;
-    run_command(ctx, request, config.max_spill_bytes, &[0]).await
+    match ask {
+        Some(ask) => job::run_as_job(ctx, request, ask, config.max_spill_bytes).await,
+        None => run_command(ctx, request, config.max_spill_bytes, &[0]).await,
+    }
 }
 
 /// Runs `request` in the call's environment as bash runs a command: its output streamed as

@@ -37,6 +37,7 @@ pub(super) fn answer(
         truncated_by: shown.truncated_by.filter(|_| shown.truncated),
         full_output_path: output.spill_path().map(|p| p.display().to_string()),
         spill_dropped_bytes: output.spill_dropped_bytes(),
+        job: None,
     };
     match failure(&details, timeout, success_codes) {
         Some(failure) => {
@@ -50,7 +51,7 @@ pub(super) fn answer(
 
 /// The shown output without its final newline (which ends the last line and is not part of
 /// what the model needs to see), or `(no output)`.
-fn shown_output(shown: &Truncation) -> String {
+pub(super) fn shown_output(shown: &Truncation) -> String {
     let body = shown.content.strip_suffix('\n').unwrap_or(&shown.content);
     if body.is_empty() {
         "(no output)".to_owned()
@@ -60,7 +61,7 @@ fn shown_output(shown: &Truncation) -> String {
 }
 
 /// What part of the output is shown, and where the rest is.
-fn truncation_notice(output: &OutputBuffer, shown: &Truncation) -> String {
+pub(super) fn truncation_notice(output: &OutputBuffer, shown: &Truncation) -> String {
     let full = full_output_note(output);
     let total = output.total_lines();
     let start = (total + 1).saturating_sub(shown.output_lines as u64);

@@ -48,6 +48,32 @@ pub(super) async fn run_reporting(
     max_spill_bytes: u64,
 ) -> Result<Finished, ToolError> {
     let env = ctx.env();
+    let cancel = ctx.cancellation().clone();
+    let (outcome, output) = report_run(ctx, max_spill_bytes, |on_chunk| {
+        if ctx.updater().wants_logs() {
+            let mut lines = StderrLines::new(ctx.updater().clone());
+            let on_stderr = Box::new(move |chunk: &[u8]| lines.push(chunk));
+            env.exec_with_stderr(request, cancel, on_chunk, on_stderr)
+        } else {
+            env.exec(request, cancel, on_chunk)
+        }
+    })
+    .await;
+    let outcome = outcome.map_err(|e| exec_error(&e, env.as_ref()))?;
+    Ok(Finished { outcome, output })
+}
+
+/// Runs what `start` makes of the output sink (a command, or a job until it is handed
+/// back), reporting the output that reaches the sink as it comes; returns what it gave and
+/// the output the sink got.
+pub(super) async fn report_run<'c, F>(
+    ctx: &'c ToolContext,
+    max_spill_bytes: u64,
+    start: impl FnOnce(OutputSink) -> F,
+) -> (F::Output, OutputBuffer)
+where
+    F: Future + 'c,
+{
     let shared = Arc::new(Shared {
         captured: Mutex::new(Captured {
             output: OutputBuffer::with_max_spill_bytes(max_spill_bytes),
@@ -55,20 +81,10 @@ pub(super) async fn run_reporting(
         }),
         arrived: Notify::new(),
     });
-    let on_chunk = collect_into(Arc::clone(&shared), Arc::clone(&env));
-    let cancel = ctx.cancellation().clone();
-    let run = if ctx.updater().wants_logs() {
-        let mut lines = StderrLines::new(ctx.updater().clone());
-        let on_stderr = Box::new(move |chunk: &[u8]| lines.push(chunk));
-        env.exec_with_stderr(request, cancel, on_chunk, on_stderr)
-    } else {
-        env.exec(request, cancel, on_chunk)
-    };
-    let outcome = report_until_done(ctx.updater(), &shared, run)
-        .await
-        .map_err(|e| exec_error(&e, env.as_ref()))?;
+    let on_chunk = collect_into(Arc::clone(&shared), ctx.env());
+    let outcome = report_until_done(ctx.updater(), &shared, start(on_chunk)).await;
     let output = std::mem::take(&mut shared.lock().output);
-    Ok(Finished { outcome, output })
+    (outcome, output)
 }
 
 /// The chunk callback: keeps the chunk and wakes the reporting loop. The spill file belongs
@@ -138,7 +154,7 @@ fn report(updater: &ProgressUpdater, shared: &Shared) {
 }
 
 /// Why the command could not run, with what to do about it.
-fn exec_error(error: &std::io::Error, env: &dyn ExecutionEnv) -> ToolError {
+pub(super) fn exec_error(error: &std::io::Error, env: &dyn ExecutionEnv) -> ToolError {
     // The sandbox's refusal is already a complete sentence with its fix.
     if error.kind() == std::io::ErrorKind::Unsupported && env.is_local() {
         return ToolError::new(error.to_string());

@@ -31,9 +31,22 @@ mod values;
 use values::to_json;
 pub(super) use values::{integer, suggest};
 
-/// The names of the seven built-in tools, which the embedded default activates by its own
-/// list (grep, find and ls are off there).
-pub const BUILTIN_TOOLS: [&str; 7] = ["read", "bash", "edit", "write", "grep", "find", "ls"];
+/// The names of the built-in tools (the seven coding tools and the four job tools), which
+/// the embedded default activates by its own list (grep, find, ls and the job tools are
+/// off there).
+pub const BUILTIN_TOOLS: [&str; 11] = [
+    "read",
+    "bash",
+    "edit",
+    "write",
+    "grep",
+    "find",
+    "ls",
+    "job_output",
+    "job_input",
+    "job_kill",
+    "job_list",
+];
 
 const TOOLS_KEYS: [&str; 4] = ["active", "execution", "max_concurrency", "timeout_secs"];
 const SECTIONS: [&str; 8] = [

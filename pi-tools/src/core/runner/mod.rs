@@ -26,6 +26,7 @@ use super::text::seconds_text;
 use super::tool::ExecutionMode;
 use super::toolset::{Entry, ToolSet};
 
+mod notify;
 mod supervise;
 use supervise::{Supervised, supervise};
 
@@ -251,9 +252,11 @@ impl<'a> Batch<'a> {
                     emit_update(sink, &self.calls[index], partial).await;
                 }
                 done = running.next() => {
-                    let Some((index, fin)) = done else { break };
+                    let Some((index, mut fin)) = done else { break };
                     // Updates the call sent before it returned go out before its end event.
                     forward_pending_updates(&mut rx, sink, self.calls).await;
+                    let call = &self.calls[index];
+                    notify::attach(&self.config.extensions, call, &mut fin.result, sink).await;
                     emit_end(sink, &self.calls[index], &fin).await;
                     slots[index] = Some(fin);
                     if let Some((index, entry, args)) = pending.next() {

@@ -63,6 +63,8 @@ pub struct SshEnv {
     session_id: u64,
     /// Local files of this session (bash's spill files), deleted when it ends.
     session_files: SessionFiles,
+    /// This session's jobs (they run on the remote machine, without input).
+    jobs: super::Jobs,
 }
 
 impl SshEnv {
@@ -112,6 +114,7 @@ impl SshEnv {
             served: Arc::new(Mutex::new(ServedSlot::Unknown)),
             session_id: next_session_id(),
             session_files: SessionFiles::default(),
+            jobs: super::Jobs::default(),
         })
     }
 
@@ -131,6 +134,7 @@ impl SshEnv {
             served: Arc::clone(&self.served),
             session_id: next_session_id(),
             session_files: SessionFiles::default(),
+            jobs: super::Jobs::default(),
         }
     }
 
@@ -437,7 +441,12 @@ impl ExecutionEnv for SshEnv {
         Box::pin(self.run_command(request, cancel, on_chunk, Some(on_stderr)))
     }
 
+    fn jobs(&self) -> Option<&super::Jobs> {
+        Some(&self.jobs)
+    }
+
     fn end_session(&self) {
+        self.jobs.end_all();
         self.end_served_session_blocking();
         self.kill_remote_jobs_blocking();
         self.session_files.remove_all();
@@ -452,6 +461,7 @@ impl Drop for SshEnv {
     /// Nothing can end the session's remote jobs once the environment is gone, so they end
     /// with it.
     fn drop(&mut self) {
+        self.jobs.end_all();
         self.end_served_session_blocking();
         self.kill_remote_jobs_blocking();
         self.session_files.remove_all();
