@@ -17,5 +17,6 @@ mod providers;
 mod runner;
 mod schema_canonical;
 mod toolbox;
+mod typed_results;
 mod validation;
 mod wire;

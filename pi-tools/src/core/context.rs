@@ -72,6 +72,10 @@ pub(crate) struct UpdateChannel {
 }
 
 /// What a running call sends the runner.
+#[allow(
+    clippy::large_enum_variant,
+    reason = "partial results are most of what is sent, and boxing them would allocate for each"
+)]
 pub(crate) enum Update {
     /// A partial result.
     Partial(ToolResult),

@@ -112,6 +112,10 @@ impl Finalized {
     }
 }
 
+#[allow(
+    clippy::large_enum_variant,
+    reason = "one per call of a batch, briefly; boxing would allocate for every call refused before it runs"
+)]
 enum Prepared<'a> {
     Immediate(Finalized),
     Ready { entry: &'a Entry, args: Value },
