@@ -3,6 +3,7 @@
 //! prompt, config, the catalog, the wire types, and what the crate page and rustdoc show.
 
 mod catalog;
+mod catalog_output;
 mod config;
 mod config_trust;
 mod crate_page;
