@@ -2,6 +2,7 @@
 //! queue, the file safety rules, process groups, the bash sandbox, their schemas in every
 //! dialect, and fuzzed arguments.
 
+mod builtin_results;
 mod confinement;
 mod dialects_builtin;
 mod edit_proptest;

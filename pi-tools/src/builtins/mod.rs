@@ -26,6 +26,7 @@ pub mod grep;
 pub mod ls;
 pub mod preview;
 pub mod read;
+pub mod results;
 pub mod truncate;
 pub mod write;
 
@@ -77,6 +78,7 @@ where
             }
             let mut output = crate::tool::ToolOutput::blocks(message.result.content);
             output.details = serde_json::from_value(message.result.details).ok();
+            output.structured_content = message.result.structured_content;
             Ok(output)
         }
     })
