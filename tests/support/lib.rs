@@ -183,6 +183,7 @@ impl EventSink for LogSink {
             ToolEvent::ToolExecutionUpdate { .. } => "update",
             ToolEvent::ToolExecutionLog { .. } => "log",
             ToolEvent::ToolExecutionEnd { .. } => "end",
+            ToolEvent::ToolExecutionNested { .. } => "nested",
             ToolEvent::MessageStart { .. } => "msg",
             ToolEvent::MessageEnd { .. } => return self.events.lock().unwrap().push(event),
         };

@@ -63,6 +63,16 @@ pub enum ToolEvent {
         /// Whether the call failed.
         is_error: bool,
     },
+    /// An event of a call that a running call made itself
+    /// ([`ToolContext::call_tool`](super::ToolContext::call_tool)): its start, updates and
+    /// end, under the id of the call that made it (nested again for a call deeper down).
+    /// Its result is the calling tool's to use, so it has no transcript message.
+    ToolExecutionNested {
+        /// The id of the call that made the nested call.
+        parent_tool_call_id: String,
+        /// The nested call's event.
+        event: Box<ToolEvent>,
+    },
     /// A result message is about to be appended to the transcript (source order).
     MessageStart {
         /// The message.
@@ -83,6 +93,7 @@ impl ToolEvent {
             ToolEvent::ToolExecutionUpdate { .. } => "tool_execution_update",
             ToolEvent::ToolExecutionLog { .. } => "tool_execution_log",
             ToolEvent::ToolExecutionEnd { .. } => "tool_execution_end",
+            ToolEvent::ToolExecutionNested { .. } => "tool_execution_nested",
             ToolEvent::MessageStart { .. } => "message_start",
             ToolEvent::MessageEnd { .. } => "message_end",
         }
@@ -95,6 +106,10 @@ impl ToolEvent {
             | ToolEvent::ToolExecutionUpdate { tool_call_id, .. }
             | ToolEvent::ToolExecutionLog { tool_call_id, .. }
             | ToolEvent::ToolExecutionEnd { tool_call_id, .. } => tool_call_id,
+            ToolEvent::ToolExecutionNested {
+                parent_tool_call_id,
+                ..
+            } => parent_tool_call_id,
             ToolEvent::MessageStart { message } | ToolEvent::MessageEnd { message } => {
                 &message.tool_call_id
             }

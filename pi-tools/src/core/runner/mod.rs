@@ -21,6 +21,7 @@ use super::hooks::{
     BeforeToolCallOutcome,
 };
 use super::message::{ToolCall, ToolResultMessage};
+use super::nested::Nested;
 use super::result::ToolResult;
 use super::text::seconds_text;
 use super::tool::ExecutionMode;
@@ -136,6 +137,19 @@ pub async fn execute_tool_calls<S: EventSink>(
     cancel: &CancellationToken,
     sink: &S,
 ) -> BatchOutcome {
+    run_batch(tools, calls, config, cancel, sink, 0).await
+}
+
+/// [`execute_tool_calls`] for calls `depth` levels below the model's (0 for the model's
+/// own; a nested call's batch is one deeper than its caller's).
+pub(crate) async fn run_batch<S: EventSink>(
+    tools: &ToolSet,
+    calls: &[ToolCall],
+    config: &RunnerConfig,
+    cancel: &CancellationToken,
+    sink: &S,
+    depth: usize,
+) -> BatchOutcome {
     let sequential = calls
         .iter()
         .any(|c| tools.must_run_alone(&c.name, config.execution));
@@ -145,6 +159,8 @@ pub async fn execute_tool_calls<S: EventSink>(
         config,
         cancel,
         all_calls: OnceLock::new(),
+        depth,
+        nested: OnceLock::new(),
     };
     let finalized = if sequential {
         batch.run_sequential(sink).await
@@ -172,6 +188,10 @@ struct Batch<'a> {
     config: &'a RunnerConfig,
     cancel: &'a CancellationToken,
     all_calls: OnceLock<Arc<[ToolCall]>>,
+    /// How many levels below the model's calls these are.
+    depth: usize,
+    /// What the batch's calls make nested calls through, made when the first call runs.
+    nested: OnceLock<Arc<Nested>>,
 }
 
 impl<'a> Batch<'a> {
@@ -373,7 +393,10 @@ impl<'a> Batch<'a> {
         }
         .with_updater(updater.clone())
         .with_extensions(self.config.extensions.clone())
-        .with_time_limit(self.config.timeout);
+        .with_time_limit(self.config.timeout)
+        .with_nested(Arc::clone(self.nested.get_or_init(|| {
+            Nested::new(self.tools.clone(), self.config.clone(), self.depth)
+        })));
         let hook_args = self.config.after_tool_call.as_ref().map(|_| args.clone());
         let run = AssertUnwindSafe(entry.tool.execute(args, ctx)).catch_unwind();
         let outcome = supervise(
@@ -542,6 +565,10 @@ fn emit_update<'s, S: EventSink>(
             level,
             logger,
             message,
+        },
+        Update::Nested(event) => ToolEvent::ToolExecutionNested {
+            parent_tool_call_id: call.id.clone(),
+            event,
         },
     })
 }
