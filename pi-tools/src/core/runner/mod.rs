@@ -1,8 +1,8 @@
 //! The runner: executes one batch of a model's tool calls through prepare → execute →
 //! finalize, sequentially or in parallel, emitting events as it goes. How one executing call
-//! is watched for its timeout and cancellation is in `supervise.rs`.
+//! is watched for its timeout and cancellation is in `supervise.rs`, the events in
+//! `emit.rs`.
 
-use std::future::Future;
 use std::panic::AssertUnwindSafe;
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
@@ -10,12 +10,12 @@ use std::time::Duration;
 use futures::FutureExt;
 use futures::stream::{FuturesUnordered, StreamExt};
 use serde_json::Value;
-use tokio::sync::mpsc::{UnboundedReceiver, unbounded_channel};
+use tokio::sync::mpsc::unbounded_channel;
 use tokio_util::sync::CancellationToken;
 
-use super::context::{Extensions, ProgressUpdater, ToolContext, Update, UpdateChannel};
+use super::context::{Extensions, ProgressUpdater, ToolContext, UpdateChannel};
 use super::error::ToolError;
-use super::event::{EventSink, ToolEvent};
+use super::event::EventSink;
 use super::hooks::{
     AfterToolCall, AfterToolCallContext, BeforeToolCall, BeforeToolCallContext,
     BeforeToolCallOutcome,
@@ -27,7 +27,9 @@ use super::text::seconds_text;
 use super::tool::ExecutionMode;
 use super::toolset::{Entry, ToolSet};
 
+mod emit;
 mod supervise;
+use emit::{emit_end, emit_message, emit_start, emit_update, forward_pending_updates};
 use supervise::{Supervised, supervise};
 
 const ABORTED: &str = "Operation aborted";
@@ -531,78 +533,4 @@ fn clone_finalized(fin: &Finalized) -> Finalized {
 
 fn result_message(call: &ToolCall, fin: Finalized) -> ToolResultMessage {
     ToolResultMessage::new(call, fin.result, fin.is_error)
-}
-
-// The emit helpers build each event straight into the sink's future: no extra async frame
-// holding a second copy of the event.
-fn emit_start<'s, S: EventSink>(sink: &'s S, call: &ToolCall) -> impl Future<Output = ()> + 's {
-    sink.emit(ToolEvent::ToolExecutionStart {
-        tool_call_id: call.id.clone(),
-        tool_name: call.name.clone(),
-        args: call.arguments.clone(),
-    })
-}
-
-fn emit_update<'s, S: EventSink>(
-    sink: &'s S,
-    call: &ToolCall,
-    update: Update,
-) -> impl Future<Output = ()> + 's {
-    sink.emit(match update {
-        Update::Partial(partial) => ToolEvent::ToolExecutionUpdate {
-            tool_call_id: call.id.clone(),
-            tool_name: call.name.clone(),
-            args: call.arguments.clone(),
-            partial_result: partial,
-        },
-        Update::Log {
-            level,
-            logger,
-            message,
-        } => ToolEvent::ToolExecutionLog {
-            tool_call_id: call.id.clone(),
-            tool_name: call.name.clone(),
-            level,
-            logger,
-            message,
-        },
-        Update::Nested(event) => ToolEvent::ToolExecutionNested {
-            parent_tool_call_id: call.id.clone(),
-            event,
-        },
-    })
-}
-
-fn emit_end<'s, S: EventSink>(
-    sink: &'s S,
-    call: &ToolCall,
-    fin: &Finalized,
-) -> impl Future<Output = ()> + 's {
-    sink.emit(ToolEvent::ToolExecutionEnd {
-        tool_call_id: call.id.clone(),
-        tool_name: call.name.clone(),
-        result: fin.result.clone(),
-        is_error: fin.is_error,
-    })
-}
-
-async fn emit_message<S: EventSink>(sink: &S, message: &ToolResultMessage) {
-    sink.emit(ToolEvent::MessageStart {
-        message: message.clone(),
-    })
-    .await;
-    sink.emit(ToolEvent::MessageEnd {
-        message: message.clone(),
-    })
-    .await;
-}
-
-async fn forward_pending_updates<S: EventSink>(
-    rx: &mut UnboundedReceiver<(usize, Update)>,
-    sink: &S,
-    calls: &[ToolCall],
-) {
-    while let Ok((index, partial)) = rx.try_recv() {
-        emit_update(sink, &calls[index], partial).await;
-    }
 }
