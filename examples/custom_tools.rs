@@ -25,10 +25,13 @@ async fn word_count(
     })
 }
 
-/// What `word_count` returns (as JSON text for the model).
-#[derive(Serialize)]
+/// How long a text is (the tool's output schema; the model reads it as compact JSON).
+#[derive(Serialize, pi_tools::schemars::JsonSchema)]
+#[schemars(crate = "pi_tools::schemars")]
 struct WordCount {
+    /// Words, separated by whitespace.
     words: usize,
+    /// Characters (Unicode scalar values).
     chars: usize,
 }
 

@@ -3,6 +3,7 @@
 
 mod cli;
 mod declared;
+mod declared_json;
 mod file_processes;
 mod mcp_binary;
 mod mcp_http;

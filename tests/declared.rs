@@ -337,7 +337,7 @@ command = ["cat"]
         "error: bad.toml:5:12: the program (the first element of `command`) must be written out, not a parameter",
         "error: bad.toml:5:22: the placeholder `{missing}` names no parameter; declare it under [tool.t.params.missing] or remove it",
         "error: bad.toml:5:36: the array parameter `files` fills arguments of its own: write `\"{files}\"` alone as an element",
-        "error: bad.toml:6:1: unknown key `colour` in [tool.t]; the keys allowed there are: description, label, snippet, guidelines, command, script, params, timeout_secs, read_only, destructive, mode, role, cwd, env, success_codes",
+        "error: bad.toml:6:1: unknown key `colour` in [tool.t]; the keys allowed there are: description, label, snippet, guidelines, command, script, params, timeout_secs, read_only, destructive, mode, role, cwd, env, success_codes, output, output_schema",
         "error: bad.toml:13:8: unknown type; use one of string, integer, number, boolean, enum or array",
         "error: bad.toml:16:11: the default \"five\" is not a value of type integer; give one that is, or remove it",
         "error: bad.toml:20:7: [tool.read] declares a tool with `command` or `script`, but a tool named `read` is already registered; give the declared tool another name",

@@ -3,6 +3,7 @@
 //! prompt, config, the catalog, the wire types, and what the crate page and rustdoc show.
 
 mod catalog;
+mod catalog_output;
 mod config;
 mod config_trust;
 mod crate_page;
@@ -17,5 +18,6 @@ mod providers;
 mod runner;
 mod schema_canonical;
 mod toolbox;
+mod typed_results;
 mod validation;
 mod wire;

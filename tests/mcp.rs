@@ -3,3 +3,4 @@
 mod mcp_input;
 mod mcp_policy;
 mod mcp_server;
+mod mcp_typed;

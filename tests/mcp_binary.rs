@@ -330,6 +330,7 @@ async fn lists_the_active_tools_in_order_with_canonical_schemas_and_hints() {
                 "title": definition.spec().label,
                 "description": description,
                 "inputSchema": definition.spec().parameters,
+                "outputSchema": definition.spec().output_schema,
                 "annotations": annotations,
             })
         })

@@ -34,6 +34,7 @@ mod hostile;
 mod hostile_http;
 mod http;
 mod https;
+mod typed;
 mod wild;
 
 #[test]

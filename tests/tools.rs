@@ -2,12 +2,14 @@
 //! queue, the file safety rules, process groups, the bash sandbox, their schemas in every
 //! dialect, and fuzzed arguments.
 
+mod builtin_results;
 mod confinement;
 mod dialects_builtin;
 mod edit_proptest;
 mod file_safety;
 mod fuzz;
 mod mutation_queue;
+mod nested_calls;
 mod policy;
 mod policy_enforce;
 mod processes;

@@ -50,12 +50,13 @@ impl Param {
 }
 
 /// How the function's `Ok` value becomes a result.
-#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+#[derive(Clone, PartialEq, Eq, Debug)]
 pub enum OkKind {
     /// `String`, `&str`, `ToolOutput<D>`, `ToolResult`, `Json<T>`: through `IntoToolResult`.
     Direct,
-    /// Anything else: wrapped in `Json`.
-    Json,
+    /// Anything else: a typed value, whose schema is the tool's output schema and which
+    /// becomes the structured result plus its text.
+    Typed(Box<Type>),
 }
 
 /// The function's return type.
@@ -187,10 +188,11 @@ fn classify_return(ty: &Type) -> Return {
 }
 
 fn ok_kind(ok: &Type) -> OkKind {
+    let typed = || OkKind::Typed(Box::new(ok.clone()));
     match ok {
         Type::Reference(r) => match &*r.elem {
             Type::Path(p) if p.path.is_ident("str") => OkKind::Direct,
-            _ => OkKind::Json,
+            _ => typed(),
         },
         Type::Path(p) => match p.path.segments.last() {
             Some(s)
@@ -200,9 +202,9 @@ fn ok_kind(ok: &Type) -> OkKind {
             {
                 OkKind::Direct
             }
-            _ => OkKind::Json,
+            _ => typed(),
         },
-        _ => OkKind::Json,
+        _ => typed(),
     }
 }
 

@@ -63,6 +63,10 @@ keys! {
     renderer: Type = "renderer",
     /// `prepare = path`.
     prepare: Path = "prepare",
+    /// `text = path`: the text a typed result is given for the model.
+    text: TextFn = "text",
+    /// `output = Type`: the output schema of a tool that sets its structured result itself.
+    output: Type = "output",
     /// The `read_only` flag.
     read_only: Flag = "read_only",
     /// The `destructive` flag.
@@ -209,6 +213,26 @@ impl KeyValue for Path {
                     other,
                     format!(
                         "`{key}` takes the path of a `fn(serde_json::Value) -> Result<serde_json::Value, ToolError>`: write `{key} = my_prepare`"
+                    ),
+                );
+                None
+            }
+        }
+    }
+}
+
+/// `text = path`: a `fn(&T) -> String` giving the model's text of a typed result.
+pub struct TextFn(pub Path);
+
+impl KeyValue for TextFn {
+    fn parse_value(cx: &Ctxt, key: &Ident, value: &Expr) -> Option<Self> {
+        match value {
+            Expr::Path(ExprPath { path, .. }) => Some(TextFn(path.clone())),
+            other => {
+                cx.error_spanned_by(
+                    other,
+                    format!(
+                        "`{key}` takes the path of a `fn(&T) -> String`, T being the tool's result type: write `{key} = my_text`"
                     ),
                 );
                 None

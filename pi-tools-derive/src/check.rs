@@ -3,7 +3,7 @@
 
 use syn::Meta;
 
-use crate::ast::{Param, ParamKind, Return, ToolFn, is_option};
+use crate::ast::{OkKind, Param, ParamKind, Return, ToolFn, is_option};
 use crate::attr::Attrs;
 use crate::ctxt::Ctxt;
 
@@ -26,6 +26,7 @@ pub fn check(cx: &Ctxt, attrs: &Attrs, tool: &ToolFn) {
         check_default(cx, param);
     }
     check_return(cx, tool);
+    check_output(cx, attrs, tool);
 }
 
 fn check_name(cx: &Ctxt, attrs: &Attrs) {
@@ -206,11 +207,33 @@ fn check_return(cx: &Ctxt, tool: &ToolFn) {
         Return::Result(_) => {}
         Return::Missing(span) => cx.error_at(
             *span,
-            "a #[tool] fn must return `Result<T, E>` (T: String, ToolOutput<D>, ToolResult or any Serialize value; E: Display): add a return type",
+            "a #[tool] fn must return `Result<T, E>` (T: String, ToolOutput<D>, ToolResult, or a typed value that is Serialize + JsonSchema; E: Display): add a return type",
         ),
         Return::Unsupported(ty) => cx.error_spanned_by(
             ty,
-            "unsupported return type: a #[tool] fn must return `Result<T, E>` (T: String, ToolOutput<D>, ToolResult or any Serialize value; E: Display); wrap the value in `Ok(..)`",
+            "unsupported return type: a #[tool] fn must return `Result<T, E>` (T: String, ToolOutput<D>, ToolResult, or a typed value that is Serialize + JsonSchema; E: Display); wrap the value in `Ok(..)`",
         ),
+    }
+}
+
+/// `text = ...` needs a typed result to render; `output = Type` is for a tool whose return
+/// type does not give the schema already.
+fn check_output(cx: &Ctxt, attrs: &Attrs, tool: &ToolFn) {
+    let typed = matches!(tool.ret, Return::Result(OkKind::Typed(_)));
+    if let Some(text) = &attrs.text
+        && !typed
+    {
+        cx.error_spanned_by(
+            &text.0,
+            "`text` renders a typed result, and this fn returns content (`String`, `ToolOutput`, `ToolResult` or `Json`): return the typed value itself, `Result<T, ToolError>`, or remove `text`",
+        );
+    }
+    if let Some(output) = &attrs.output
+        && typed
+    {
+        cx.error_spanned_by(
+            output,
+            "this fn returns a typed value, whose type is already the output schema: remove `output`",
+        );
     }
 }

@@ -9,10 +9,12 @@ use syn::ext::IdentExt;
 use syn::spanned::Spanned;
 use syn::{Expr, ExprLit, Ident, ItemFn, Lit};
 
-use crate::ast::{OkKind, Param, ParamKind, Return, ToolFn, first_paragraph, pascal_case};
+use crate::ast::{Param, ParamKind, ToolFn, first_paragraph, pascal_case};
 use crate::attr::{self, Attrs, Examples, Mode, Role};
 use crate::check::{check, valid_tool_name};
 use crate::ctxt::Ctxt;
+
+mod output;
 
 /// Expands `#[tool(args)] item`.
 pub fn expand(args: TokenStream, item: TokenStream) -> TokenStream {
@@ -316,6 +318,7 @@ impl<'a> Gen<'a> {
         let fields = [
             self.text_fields(),
             self.parameters_field(),
+            self.output_schema_field(),
             self.mode_field(),
             self.config_field(),
             self.flag_fields(),
@@ -408,12 +411,7 @@ impl<'a> Gen<'a> {
         let bind_args = self.bind_args();
         let bind_config = self.bind_config();
         let call = self.call();
-        let ok = match self.tool.ret {
-            Return::Result(OkKind::Json) => {
-                quote!(#p::IntoToolResult::into_tool_result(#p::Json(v)))
-            }
-            _ => quote!(#p::IntoToolResult::into_tool_result(v)),
-        };
+        let ok = self.ok_conversion();
         quote! {
             fn execute(
                 &self,

@@ -4,6 +4,7 @@
 //! - [`writing_a_tool`]: an annotated `async fn` becomes a tool.
 //! - [`configuring_the_toolbox`]: `pi-tools.toml`, where it is found, and the active set.
 //! - [`running_a_batch`]: a model's tool calls through the runner.
+//! - [`typed_results_and_nested_calls`]: a tool's output schema, and tools that call tools.
 //! - [`choosing_where_tools_work`]: a directory, allowed roots, another machine.
 //! - [`serving_over_mcp`]: the active tools to any MCP client.
 //! - [`choosing_a_dialect`]: which schema dialect a provider (or SDK) needs.
@@ -207,6 +208,77 @@ pub mod configuring_the_toolbox {}
 /// From the command line, `pi-tools run batch.json` does the same with the configured
 /// toolbox (`--json` for one event a line).
 pub mod running_a_batch {}
+
+/// # Typed results and nested calls
+///
+/// A `#[tool]` fn that returns `Result<T, _>` for a `T: Serialize + JsonSchema` has a typed
+/// result: `T`'s schema (doc comments as descriptions) is the tool's output schema, which
+/// MCP lists as `outputSchema` and the catalog shows, and each value is the result's
+/// `structured_content` beside its text for the model (compact JSON, or `#[tool(text = f)]`).
+/// A tool can call the others of its batch with [`ToolContext::call_tool`], or
+/// [`ToolContext::call_tool_as`] to read the typed result: the nested call goes through the
+/// whole pipeline (validation, the before-hook with the policy, the mutation queue, the
+/// after-hook), is cancelled with its caller, and its events reach the sink as
+/// `tool_execution_nested` under the caller's id.
+///
+/// ```
+/// use pi_tools::{
+///     CancellationToken, CollectingSink, RunnerConfig, ToolCall, ToolContext, ToolDefinition,
+///     ToolError, ToolSet, execute_tool_calls, tool, wrap,
+/// };
+/// use serde_json::json;
+/// use std::sync::Arc;
+///
+/// /// A sum.
+/// #[derive(serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
+/// struct Sum {
+///     /// The two numbers added.
+///     total: i64,
+/// }
+///
+/// /// Add two numbers.
+/// #[tool]
+/// async fn guide_sum(a: i64, b: i64) -> Result<Sum, ToolError> {
+///     Ok(Sum { total: a + b })
+/// }
+///
+/// /// Add three numbers, two at a time, through guide_sum.
+/// #[tool]
+/// async fn guide_sum_three(ctx: &ToolContext, a: i64, b: i64, c: i64) -> Result<Sum, ToolError> {
+///     let first: Sum = ctx.call_tool_as("guide_sum", json!({"a": a, "b": b})).await?;
+///     ctx.call_tool_as("guide_sum", json!({"a": first.total, "b": c})).await
+/// }
+///
+/// let schema = GuideSumTool.spec().output_schema.clone().unwrap();
+/// assert_eq!(schema["properties"]["total"]["description"], "The two numbers added.");
+///
+/// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+/// let tools = ToolSet::new([
+///     wrap(Arc::new(GuideSumTool), None),
+///     wrap(Arc::new(GuideSumThreeTool), None),
+/// ]);
+/// let calls = [ToolCall::new("1", "guide_sum_three", json!({"a": 1, "b": 2, "c": 3}))];
+/// let sink = CollectingSink::new();
+/// let outcome =
+///     execute_tool_calls(&tools, &calls, &RunnerConfig::default(), &CancellationToken::new(), &sink)
+///         .await;
+/// assert_eq!(outcome.messages[0].text_content(), r#"{"total":6}"#);
+/// assert_eq!(outcome.messages[0].structured_content, Some(json!({"total": 6})));
+/// // The two nested calls' start and end events, under the caller's id.
+/// let nested = sink.events().iter().filter(|e| e.kind() == "tool_execution_nested").count();
+/// assert_eq!(nested, 4);
+/// # });
+/// ```
+///
+/// A failed nested call is an `Err` whose text names the tool and says why (the policy's
+/// denial, say); the caller decides whether its own call fails with it. Depth and the number
+/// of nested calls per call are bounded ([`MAX_NESTING_DEPTH`], [`MAX_NESTED_CALLS`]).
+///
+/// [`ToolContext::call_tool`]: crate::ToolContext::call_tool
+/// [`ToolContext::call_tool_as`]: crate::ToolContext::call_tool_as
+/// [`MAX_NESTING_DEPTH`]: crate::MAX_NESTING_DEPTH
+/// [`MAX_NESTED_CALLS`]: crate::MAX_NESTED_CALLS
+pub mod typed_results_and_nested_calls {}
 
 /// # Choosing where tools work
 ///

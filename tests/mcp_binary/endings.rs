@@ -133,12 +133,22 @@ async fn garbage_and_bad_messages_mid_session_do_not_stop_the_server() {
             "params": {"name": "read", "arguments": {"path": "a.txt"}}
         }))
         .await;
+    let mut answer = raw.raw.recv().await;
+    // The typed result beside the text: where the file is depends on the scratch directory.
+    let structured = answer["result"]
+        .as_object_mut()
+        .and_then(|result| result.remove("structuredContent"))
+        .unwrap_or_default();
     assert_eq!(
-        raw.raw.recv().await,
+        answer,
         json!({"jsonrpc": "2.0", "id": 3, "result": {
             "content": [{"type": "text", "text": "served\n"}],
             "isError": false
         }})
+    );
+    assert_eq!(
+        (structured["kind"].clone(), structured["totalLines"].clone()),
+        (json!("text"), json!(1))
     );
 
     raw.raw.close_input();

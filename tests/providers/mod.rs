@@ -13,6 +13,7 @@ mod request;
 mod responses;
 #[cfg(feature = "cli")]
 mod tls;
+mod typed;
 
 use std::sync::Arc;
 
@@ -52,11 +53,30 @@ async fn count(
     Ok(format!("limit={limit} note={note:?}"))
 }
 
+/// How many words, typed.
+#[derive(serde::Serialize, schemars::JsonSchema)]
+struct Tally {
+    /// The words counted.
+    words: usize,
+}
+
+/// Count the words of a text.
+#[tool]
+async fn tally(
+    /// The text.
+    text: String,
+) -> Result<Tally, String> {
+    Ok(Tally {
+        words: text.split_whitespace().count(),
+    })
+}
+
 fn tools() -> ToolSet {
     ToolSet::new([
         wrap(Arc::new(EchoTool), None),
         wrap(Arc::new(PictureTool), None),
         wrap(Arc::new(CountTool), None),
+        wrap(Arc::new(TallyTool), None),
     ])
 }
 

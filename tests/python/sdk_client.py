@@ -38,11 +38,20 @@ async def exercise(session: ClientSession, transport: str) -> None:
     init = await session.initialize()
     assert init.server_info.name == "pi-tools", init
 
-    names = [tool.name for tool in (await session.list_tools()).tools]
+    tools = (await session.list_tools()).tools
+    names = [tool.name for tool in tools]
     assert names == ["read", "bash", "edit", "write"], names
+    # Every built-in lists its output schema; the SDK validates each structured result
+    # against it (a mismatch raises), and keeps the text block beside it.
+    schemas = {tool.name: tool.output_schema for tool in tools}
+    assert all(schema and schema.get("type") == "object" for schema in schemas.values()), schemas
+    assert schemas["read"]["required"][:2] == ["path", "kind"], schemas["read"]
 
     result = await session.call_tool("read", {"path": "a.txt"})
     assert not result.is_error and result.content[0].text == "hello\n", result
+    structured = result.structured_content
+    assert structured["kind"] == "text" and structured["totalLines"] == 1, structured
+    assert structured["truncated"] is False and structured["path"].endswith("a.txt"), structured
 
     # Progress: every line of output reaches the client, in order.
     seen = []

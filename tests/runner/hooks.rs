@@ -92,6 +92,7 @@ fn rich(name: &str) -> Arc<dyn pi_tools::AgentTool> {
         Ok(ToolResult {
             content: vec![ContentBlock::text("original")],
             details: json!({"a": 1}),
+            structured_content: None,
             usage: None,
             added_tool_names: vec!["grep".into()],
             terminate: false,

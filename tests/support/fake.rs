@@ -97,6 +97,11 @@ impl FakeTool {
         self
     }
 
+    pub fn output_schema(mut self, schema: Value) -> Self {
+        self.spec.output_schema = Some(schema);
+        self
+    }
+
     pub fn examples(mut self, examples: Vec<Value>) -> Self {
         self.spec.examples = examples;
         self

@@ -184,6 +184,7 @@ impl EventSink for LogSink {
             ToolEvent::ToolExecutionLog { .. } => "log",
             ToolEvent::ToolExecutionEnd { .. } => "end",
             ToolEvent::Notice { .. } => "notice",
+            ToolEvent::ToolExecutionNested { .. } => "nested",
             ToolEvent::MessageStart { .. } => "msg",
             ToolEvent::MessageEnd { .. } => return self.events.lock().unwrap().push(event),
         };

@@ -10,4 +10,5 @@ fn ui() {
     t.compile_fail("params/*.rs");
     t.compile_fail("defaults/*.rs");
     t.compile_fail("future/*.rs");
+    t.compile_fail("output/*.rs");
 }

@@ -11,6 +11,7 @@ use serde_json::Value;
 
 use crate::builtins::common_args;
 use crate::builtins::preview::{arg_str, detail_u64, preview};
+use crate::builtins::results::{FindResult, PathEntry};
 use crate::builtins::run_in_env;
 use crate::builtins::truncate::{
     DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, TruncatedBy, TruncationLimits, truncate_head,
@@ -104,6 +105,7 @@ Stops after `limit` results (default 1000) or 50KB of output.",
     snippet = "Find files by glob pattern (respects .gitignore)",
     guidelines = ["Use find to locate files by name instead of running find or fd through bash."],
     renderer = FindRenderer,
+    output = FindResult,
     role = explore,
     read_only
 )]
@@ -256,10 +258,24 @@ fn found_result(found: Found, limit: usize) -> Result<ToolOutput<FindDetails>, T
             ),
             None => "No files found matching pattern".to_string(),
         };
-        return Ok(ToolOutput::text(text).with_details(FindDetails::default()));
+        return ToolOutput::text(text)
+            .with_details(FindDetails::default())
+            .with_structured(&FindResult {
+                paths: Vec::new(),
+                truncated: false,
+                limit_reached: false,
+            });
     }
 
     let truncation = truncate_head(&found.paths.join("\n"), TruncationLimits::default());
+    let result = FindResult {
+        paths: found.paths[..truncation.output_lines.min(found.paths.len())]
+            .iter()
+            .map(|p| PathEntry::of_line(p))
+            .collect(),
+        truncated: truncation.truncated_by.is_some(),
+        limit_reached: truncation.truncated_by.is_none() && found.more,
+    };
     let mut out = truncation.content.clone();
     let mut details = FindDetails {
         results: truncation.output_lines,
@@ -281,7 +297,9 @@ fn found_result(found: Found, limit: usize) -> Result<ToolOutput<FindDetails>, T
     if let Some(notice) = unreadable {
         out.push_str(&format!("\n\n[{notice}]"));
     }
-    Ok(ToolOutput::text(out).with_details(details))
+    ToolOutput::text(out)
+        .with_details(details)
+        .with_structured(&result)
 }
 
 /// Draws find calls and results for a person.

@@ -10,6 +10,7 @@ use serde_json::Value;
 
 use crate::builtins::common_args;
 use crate::builtins::preview::{arg_str, detail_u64, preview};
+use crate::builtins::results::{GrepMatch, GrepResult};
 use crate::builtins::run_in_env;
 use crate::builtins::truncate::{
     DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, GREP_MAX_LINE_CHARS, TruncatedBy, TruncationLimits,
@@ -163,6 +164,7 @@ clipped.",
     snippet = "Search file contents by regex or literal text (respects .gitignore)",
     guidelines = ["Use grep to search file contents instead of running grep or rg through bash."],
     renderer = GrepRenderer,
+    output = GrepResult,
     role = explore,
     read_only
 )]
@@ -196,7 +198,7 @@ pub async fn grep(
             sentence(err)
         )));
     }
-    Ok(report(&outcome, limit, via))
+    report(&outcome, limit, via)
 }
 
 /// What to search for and where, from the arguments: the matcher, the glob and the limits.
@@ -260,18 +262,30 @@ fn report(
     outcome: &SearchOutcome,
     limit: usize,
     via: Option<SearchedVia>,
-) -> ToolOutput<GrepDetails> {
+) -> Result<ToolOutput<GrepDetails>, ToolError> {
     let unreadable = outcome
         .skipped
         .notice("file or directory", "files or directories");
     if outcome.matches == 0 {
-        return ToolOutput::text(no_matches_text(unreadable)).with_details(GrepDetails {
-            via,
-            ..GrepDetails::default()
-        });
+        return ToolOutput::text(no_matches_text(unreadable))
+            .with_details(GrepDetails {
+                via,
+                ..GrepDetails::default()
+            })
+            .with_structured(&GrepResult {
+                matches: Vec::new(),
+                truncated: false,
+                limit_reached: false,
+            });
     }
     let lines = match_lines(&outcome.files);
     let truncation = truncate_head(&lines.text, TruncationLimits::default());
+    let cut = truncation.truncated || outcome.output_full;
+    let result = GrepResult {
+        matches: match_records(&outcome.files, truncation.output_lines),
+        truncated: cut,
+        limit_reached: outcome.more_matches && !truncation.truncated,
+    };
     let mut out = truncation.content.trim_end_matches('\n').to_string();
     let mut notices = Vec::new();
     let mut details = GrepDetails {
@@ -308,7 +322,24 @@ fn report(
     if !notices.is_empty() {
         out.push_str(&format!("\n\n[{}]", notices.join(". ")));
     }
-    ToolOutput::text(out).with_details(details)
+    ToolOutput::text(out)
+        .with_details(details)
+        .with_structured(&result)
+}
+
+/// The matching lines among the first `shown` lines of the text, as records.
+fn match_records(files: &[FileHits], shown: usize) -> Vec<GrepMatch> {
+    files
+        .iter()
+        .flat_map(|file| file.lines.iter().map(move |line| (file, line)))
+        .take(shown)
+        .filter(|(_, line)| line.is_match)
+        .map(|(file, line)| GrepMatch {
+            path: file.rel.clone(),
+            line: line.number,
+            text: line.text.clone(),
+        })
+        .collect()
 }
 
 /// The result when nothing matched, saying what could not be read (`unreadable`) if anything.

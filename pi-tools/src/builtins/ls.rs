@@ -11,6 +11,7 @@ use serde_json::Value;
 
 use crate::builtins::common_args;
 use crate::builtins::preview::{arg_str, detail_u64, preview};
+use crate::builtins::results::{LsResult, PathEntry};
 use crate::builtins::truncate::{TruncatedBy, TruncationLimits, truncate_head};
 use crate::core::{ToolContext, ToolError, ToolResult};
 use crate::env::{DirEntry, ExecutionEnv, ToolContextExt, resolve_path};
@@ -74,6 +75,7 @@ pub struct LsDetails {
     snippet = "List a directory's contents",
     guidelines = ["Use ls to see what a directory holds instead of running ls through bash."],
     renderer = LsRenderer,
+    output = LsResult,
     role = explore,
     read_only
 )]
@@ -97,7 +99,7 @@ pub async fn ls(
             .then_with(|| a.name.cmp(&b.name))
     });
     let limit = common_args::limit(args.limit, DEFAULT_LIMIT);
-    Ok(listing(&entries, skipped.notice("entry", "entries"), limit))
+    listing(&entries, skipped.notice("entry", "entries"), limit)
 }
 
 /// The directory `raw_path` names, resolved; an error the model can act on when it does not
@@ -150,13 +152,23 @@ async fn usable_entries(
 /// The result the model reads for the sorted `entries`: the first `limit` of them, one per
 /// line with a `/` after each directory, within the output limits; then in brackets what
 /// could not be listed (`skipped`) and what limit was reached.
-fn listing(entries: &[DirEntry], skipped: Option<String>, limit: usize) -> ToolOutput<LsDetails> {
+fn listing(
+    entries: &[DirEntry],
+    skipped: Option<String>,
+    limit: usize,
+) -> Result<ToolOutput<LsDetails>, ToolError> {
     if entries.is_empty() {
         let text = match skipped {
             Some(notice) => format!("(empty directory)\n\n[{notice}]"),
             None => "(empty directory)".to_owned(),
         };
-        return ToolOutput::text(text).with_details(LsDetails::default());
+        return ToolOutput::text(text)
+            .with_details(LsDetails::default())
+            .with_structured(&LsResult {
+                entries: Vec::new(),
+                truncated: false,
+                limit_reached: false,
+            });
     }
     let text = entries
         .iter()
@@ -171,6 +183,18 @@ fn listing(entries: &[DirEntry], skipped: Option<String>, limit: usize) -> ToolO
         .collect::<Vec<_>>()
         .join("\n");
     let truncation = truncate_head(&text, TruncationLimits::default());
+    let result = LsResult {
+        entries: entries
+            .iter()
+            .take(limit.min(truncation.output_lines))
+            .map(|e| PathEntry {
+                path: e.name.clone(),
+                dir: e.is_dir,
+            })
+            .collect(),
+        truncated: truncation.truncated_by.is_some(),
+        limit_reached: entries.len() > limit,
+    };
     let mut out = truncation.content.clone();
     let mut details = LsDetails {
         entries: truncation.output_lines,
@@ -191,7 +215,9 @@ fn listing(entries: &[DirEntry], skipped: Option<String>, limit: usize) -> ToolO
     if !notices.is_empty() {
         out.push_str(&format!("\n\n[{}]", notices.join(". ")));
     }
-    ToolOutput::text(out).with_details(details)
+    ToolOutput::text(out)
+        .with_details(details)
+        .with_structured(&result)
 }
 
 /// Draws ls calls and results for a person.

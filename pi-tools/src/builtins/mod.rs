@@ -27,6 +27,7 @@ pub mod jobs;
 pub mod ls;
 pub mod preview;
 pub mod read;
+pub mod results;
 pub mod truncate;
 pub mod write;
 
@@ -78,6 +79,7 @@ where
             }
             let mut output = crate::tool::ToolOutput::blocks(message.result.content);
             output.details = serde_json::from_value(message.result.details).ok();
+            output.structured_content = message.result.structured_content;
             Ok(output)
         }
     })

@@ -7,6 +7,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::builtins::preview::arg_str;
+use crate::builtins::results::{WriteOutcome, WriteResult};
 use crate::builtins::sentence;
 use crate::core::{ToolContext, ToolError, ToolResult};
 use crate::env::{ExecutionEnv, ToolContextExt, mutation_key, resolve_path};
@@ -54,6 +55,7 @@ pub struct WriteDetails {
     snippet = "Create or overwrite a file",
     guidelines = ["Use write only for new files or complete rewrites; use edit to change part of a file."],
     renderer = WriteRenderer,
+    output = WriteResult,
     destructive
 )]
 pub async fn write(
@@ -73,14 +75,22 @@ pub async fn write(
         .run(key, write_in_queue(env, target, args.content.into_bytes()))
         .await
         .map_err(|e| ToolError::new(format!("Could not write {shown}: {}", sentence(&e))))?;
-    Ok(
-        ToolOutput::text(format!("Successfully wrote {bytes} bytes to {}", args.path))
-            .with_details(WriteDetails {
-                path: path.display().to_string(),
-                bytes,
-                overwritten,
-            }),
-    )
+    let result = WriteResult {
+        path: path.display().to_string(),
+        bytes: bytes as u64,
+        outcome: if overwritten {
+            WriteOutcome::Replaced
+        } else {
+            WriteOutcome::Created
+        },
+    };
+    ToolOutput::text(format!("Successfully wrote {bytes} bytes to {}", args.path))
+        .with_details(WriteDetails {
+            path: result.path.clone(),
+            bytes,
+            overwritten,
+        })
+        .with_structured(&result)
 }
 
 async fn write_in_queue(

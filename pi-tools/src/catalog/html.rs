@@ -5,7 +5,7 @@
 use std::fmt::Write;
 
 use super::text::{escape, example_call, markdown_blocks, markdown_inline, pretty, rows, slug};
-use super::{Catalog, CatalogEntry};
+use super::{Catalog, CatalogEntry, Output};
 
 const STYLE: &str = "*{box-sizing:border-box}\
 body{font-family:system-ui,sans-serif;line-height:1.5;max-width:60rem;margin:0 auto;padding:1rem;color:#222;background:#fff}\
@@ -127,6 +127,9 @@ fn entry(out: &mut String, tool: &CatalogEntry) {
     }
     out.push_str("<h3>Parameters</h3>\n");
     parameters(out, tool);
+    if let Some(output) = &tool.output {
+        output_section(out, output);
+    }
     if !tool.examples.is_empty() {
         let heading = if tool.examples.len() == 1 {
             "Example"
@@ -156,6 +159,53 @@ fn entry(out: &mut String, tool: &CatalogEntry) {
         );
     }
     out.push_str("</section>\n");
+}
+
+/// The result's type and description, a table of its fields, and its schema.
+fn output_section(out: &mut String, output: &Output) {
+    let _ = write!(
+        out,
+        "<h3>Output</h3>\n<p><code>{}</code>",
+        escape(&output.type_name)
+    );
+    if let Some(description) = &output.description {
+        let _ = write!(out, ": {}", markdown_inline(description));
+    }
+    out.push_str("</p>\n");
+    if !output.fields.is_empty() {
+        out.push_str(
+            "<table>\n<tr class=\"head\"><th>field</th><th>type</th><th>always</th><th>description</th></tr>\n",
+        );
+        for row in rows(&output.fields) {
+            let p = row.parameter;
+            let depth = row.depth.min(3);
+            let class = if depth > 0 {
+                format!(" class=\"depth{depth}\"")
+            } else {
+                String::new()
+            };
+            let _ = writeln!(
+                out,
+                "<tr><td{class} data-label=\"field\"><code>{}</code></td>\
+                 <td data-label=\"type\"><code>{}</code></td>\
+                 <td data-label=\"always\">{}</td>\
+                 <td data-label=\"description\">{}</td></tr>",
+                escape(&row.path),
+                escape(&p.type_name),
+                if p.required { "yes" } else { "no" },
+                p.description
+                    .as_deref()
+                    .map(markdown_inline)
+                    .unwrap_or_default(),
+            );
+        }
+        out.push_str("</table>\n");
+    }
+    let _ = writeln!(
+        out,
+        "<details><summary>Output schema</summary><pre><code>{}</code></pre></details>",
+        escape(&pretty(&output.schema))
+    );
 }
 
 fn parameters(out: &mut String, tool: &CatalogEntry) {

@@ -4,7 +4,7 @@
 use std::fmt::Write;
 
 use super::text::{Slugger, example_call, pretty, rows};
-use super::{Catalog, CatalogEntry};
+use super::{Catalog, CatalogEntry, Output};
 
 /// `level` is the title's heading level (1 to 4).
 pub(super) fn render(catalog: &Catalog, level: u8) -> String {
@@ -83,6 +83,10 @@ fn section(out: &mut String, tool: &CatalogEntry, level: u8, slugger: &mut Slugg
             );
         }
     }
+    if let Some(output) = &tool.output {
+        subheading(out, "Output");
+        output_section(out, output);
+    }
     if !tool.examples.is_empty() {
         subheading(
             out,
@@ -105,6 +109,34 @@ fn section(out: &mut String, tool: &CatalogEntry, level: u8, slugger: &mut Slugg
         subheading(out, &format!("Configuration (`[tool.{}]`)", tool.name));
         let _ = writeln!(out, "```json\n{}\n```", pretty(schema));
     }
+}
+
+/// The result's type and description, a table of its fields, and its schema.
+fn output_section(out: &mut String, output: &Output) {
+    let _ = write!(out, "`{}`", cell(&output.type_name));
+    if let Some(description) = &output.description {
+        let _ = write!(out, ": {}", inline(description));
+    }
+    out.push('\n');
+    if !output.fields.is_empty() {
+        out.push_str("\n| field | type | always | description |\n|---|---|---|---|\n");
+        for row in rows(&output.fields) {
+            let p = row.parameter;
+            let _ = writeln!(
+                out,
+                "| `{}` | `{}` | {} | {} |",
+                cell(&row.path),
+                cell(&p.type_name),
+                if p.required { "yes" } else { "no" },
+                p.description.as_deref().map(cell).unwrap_or_default()
+            );
+        }
+    }
+    let _ = writeln!(
+        out,
+        "\n<details><summary>Output schema</summary>\n\n```json\n{}\n```\n\n</details>",
+        pretty(&output.schema)
+    );
 }
 
 fn hashes(level: u8) -> String {

@@ -1,6 +1,9 @@
 //! The tool catalog: what each tool is, how it runs, what it takes and an example call, as
 //! Markdown, JSON or one self-contained HTML page, each with a table of contents.
 //!
+//! A tool with a typed result also shows its output: the result's type, description and
+//! fields, and the output schema.
+//!
 //! Output is deterministic: tools in the given order; parameters required first, then
 //! optional, each group in declaration order (the schema's property order), with the fields
 //! of object parameters (and of arrays of objects) listed under their parent.
@@ -59,6 +62,38 @@ pub struct CatalogEntry {
     pub schema: Value,
     /// The schema of the tool's `[tool.<name>]` configuration, if it has one.
     pub config_schema: Option<Value>,
+    /// What the tool returns, for a tool with a typed result (an output schema).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub output: Option<Output>,
+}
+
+/// A tool's typed result: its type, its description and its fields, from the output schema.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Output {
+    /// A short type description of the whole value (`object`, `string[]`, …).
+    #[serde(rename = "type")]
+    pub type_name: String,
+    /// The schema's description (the result type's doc comment), if any.
+    pub description: Option<String>,
+    /// The fields of an object result (or of the objects of an array result), ordered as
+    /// parameters are; `required` says the field is always there.
+    pub fields: Vec<Parameter>,
+    /// The output schema.
+    pub schema: Value,
+}
+
+impl Output {
+    fn of(schema: &Value) -> Self {
+        Output {
+            type_name: type_name(schema),
+            description: schema
+                .get("description")
+                .and_then(Value::as_str)
+                .map(str::to_owned),
+            fields: nested_fields(schema),
+            schema: schema.clone(),
+        }
+    }
 }
 
 /// One row of a tool's parameter table.
@@ -102,6 +137,7 @@ impl Catalog {
                 schema: tool.spec().parameters.clone(),
                 config_schema: tool.spec().config.map(|spec| (spec.schema)()),
                 examples: tool.spec().examples.clone(),
+                output: tool.spec().output_schema.as_ref().map(Output::of),
             })
             .collect();
         Catalog {

@@ -259,8 +259,10 @@ impl EventSink for LiveView {
                 result,
                 is_error,
             } => self.ended(&tool_call_id, &tool_name, &result, is_error),
+            // A nested call shows in what its caller makes of it; `--json` has its events.
             ToolEvent::ToolExecutionLog { .. }
             | ToolEvent::Notice { .. }
+            | ToolEvent::ToolExecutionNested { .. }
             | ToolEvent::MessageStart { .. }
             | ToolEvent::MessageEnd { .. } => {}
         }

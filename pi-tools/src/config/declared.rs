@@ -70,6 +70,23 @@ pub struct DeclaredTool {
     pub env: BTreeMap<String, String>,
     /// `success_codes`: the exit codes that count as success (default: `[0]`).
     pub success_codes: Vec<i32>,
+    /// `output`: what the command prints (default: text for the model).
+    pub output: DeclaredOutput,
+}
+
+/// What a declared tool's command prints (`output = "text"` or `"json"`).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub enum DeclaredOutput {
+    /// Text for the model, as it is.
+    #[default]
+    Text,
+    /// One JSON value: the result's structured content, its text the model reads. With
+    /// `output_schema` (a JSON Schema in a string, checked when the file loads), the value
+    /// must match it, and it is the tool's output schema.
+    Json {
+        /// `output_schema`, parsed.
+        schema: Option<Value>,
+    },
 }
 
 /// What a declared tool runs.
@@ -218,6 +235,10 @@ impl DeclaredTool {
             role: self.role,
             read_only: self.read_only,
             destructive: self.destructive,
+            output_schema: match &self.output {
+                DeclaredOutput::Json { schema } => schema.clone(),
+                DeclaredOutput::Text => None,
+            },
             ..ToolSpec::new(
                 self.name.clone(),
                 self.description.clone(),

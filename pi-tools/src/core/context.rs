@@ -9,7 +9,8 @@ use std::time::Duration;
 use tokio::sync::mpsc::UnboundedSender;
 use tokio_util::sync::CancellationToken;
 
-use super::event::LogLevel;
+use super::event::{LogLevel, ToolEvent};
+use super::nested::Nested;
 use super::result::ToolResult;
 
 /// A type map of shared values handed to every tool of a batch (the execution environment,
@@ -72,6 +73,10 @@ pub(crate) struct UpdateChannel {
 }
 
 /// What a running call sends the runner.
+#[allow(
+    clippy::large_enum_variant,
+    reason = "partial results are most of what is sent, and boxing them would allocate for each"
+)]
 pub(crate) enum Update {
     /// A partial result.
     Partial(ToolResult),
@@ -81,6 +86,8 @@ pub(crate) enum Update {
         logger: String,
         message: String,
     },
+    /// An event of a nested call the running call made.
+    Nested(Box<ToolEvent>),
 }
 
 impl UpdateChannel {
@@ -155,6 +162,11 @@ impl ProgressUpdater {
         }
     }
 
+    /// Sends an event of a nested call this call made; a no-op once the call has returned.
+    pub(crate) fn nested(&self, event: ToolEvent) {
+        self.send(Update::Nested(Box::new(event)));
+    }
+
     /// Stops accepting updates; later ones are dropped.
     pub(crate) fn close(&self) {
         if let Some(channel) = &self.channel {
@@ -174,6 +186,7 @@ pub struct ToolContext {
     extensions: Extensions,
     tool_config: Option<Arc<dyn Any + Send + Sync>>,
     time_limit: Option<Duration>,
+    nested: Option<Arc<Nested>>,
 }
 
 impl ToolContext {
@@ -209,6 +222,7 @@ impl ToolContext {
             extensions: Extensions::default(),
             tool_config: None,
             time_limit: None,
+            nested: None,
         }
     }
 
@@ -228,6 +242,17 @@ impl ToolContext {
     pub fn with_tool_config(mut self, config: Arc<dyn Any + Send + Sync>) -> Self {
         self.tool_config = Some(config);
         self
+    }
+
+    /// Lets the call make nested calls through its batch's runner.
+    pub(crate) fn with_nested(mut self, nested: Arc<Nested>) -> Self {
+        self.nested = Some(nested);
+        self
+    }
+
+    /// The batch's runner for nested calls, when the call runs in one.
+    pub(crate) fn nested_runner(&self) -> Option<&Arc<Nested>> {
+        self.nested.as_ref()
     }
 
     /// Sets the time the runner gives the call before it cancels it.

@@ -75,6 +75,16 @@ pub enum ToolEvent {
         /// The note's text, as the model reads it.
         text: String,
     },
+    /// An event of a call that a running call made itself
+    /// ([`ToolContext::call_tool`](super::ToolContext::call_tool)): its start, updates and
+    /// end, under the id of the call that made it (nested again for a call deeper down).
+    /// Its result is the calling tool's to use, so it has no transcript message.
+    ToolExecutionNested {
+        /// The id of the call that made the nested call.
+        parent_tool_call_id: String,
+        /// The nested call's event.
+        event: Box<ToolEvent>,
+    },
     /// A result message is about to be appended to the transcript (source order).
     MessageStart {
         /// The message.
@@ -96,6 +106,7 @@ impl ToolEvent {
             ToolEvent::ToolExecutionLog { .. } => "tool_execution_log",
             ToolEvent::ToolExecutionEnd { .. } => "tool_execution_end",
             ToolEvent::Notice { .. } => "notice",
+            ToolEvent::ToolExecutionNested { .. } => "tool_execution_nested",
             ToolEvent::MessageStart { .. } => "message_start",
             ToolEvent::MessageEnd { .. } => "message_end",
         }
@@ -109,6 +120,10 @@ impl ToolEvent {
             | ToolEvent::ToolExecutionLog { tool_call_id, .. }
             | ToolEvent::ToolExecutionEnd { tool_call_id, .. }
             | ToolEvent::Notice { tool_call_id, .. } => tool_call_id,
+            ToolEvent::ToolExecutionNested {
+                parent_tool_call_id,
+                ..
+            } => parent_tool_call_id,
             ToolEvent::MessageStart { message } | ToolEvent::MessageEnd { message } => {
                 &message.tool_call_id
             }

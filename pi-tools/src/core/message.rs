@@ -58,8 +58,8 @@ impl ToolCall {
 /// The message is built around the result: `message.content`, `message.details`,
 /// `message.usage` and `message.added_tool_names` are the result's (through `Deref`). On the
 /// wire the result's fields sit beside the message's own, as they always have:
-/// `{"role": "toolResult", "toolCallId", "toolName", "content", "details"?, "usage"?,
-/// "addedToolNames"?, "isError", "timestamp"}`; the result's `terminate` is the batch's
+/// `{"role": "toolResult", "toolCallId", "toolName", "content", "details"?,
+/// "structuredContent"?, "usage"?, "addedToolNames"?, "isError", "timestamp"}`; the result's `terminate` is the batch's
 /// business (`BatchOutcome::terminate`) and is not written.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ToolResultMessage {
@@ -114,6 +114,8 @@ struct WireOut<'a> {
     #[serde(skip_serializing_if = "Value::is_null")]
     details: &'a Value,
     #[serde(skip_serializing_if = "Option::is_none")]
+    structured_content: &'a Option<Value>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     usage: &'a Option<Usage>,
     #[serde(skip_serializing_if = "<[String]>::is_empty")]
     added_tool_names: &'a [String],
@@ -132,6 +134,8 @@ struct WireIn {
     #[serde(default)]
     details: Value,
     #[serde(default)]
+    structured_content: Option<Value>,
+    #[serde(default)]
     usage: Option<Usage>,
     #[serde(default)]
     added_tool_names: Vec<String>,
@@ -146,6 +150,7 @@ impl Serialize for ToolResultMessage {
             tool_name: &self.tool_name,
             content: &self.result.content,
             details: &self.result.details,
+            structured_content: &self.result.structured_content,
             usage: &self.result.usage,
             added_tool_names: &self.result.added_tool_names,
             is_error: self.is_error,
@@ -164,6 +169,7 @@ impl<'de> Deserialize<'de> for ToolResultMessage {
             result: ToolResult {
                 content: wire.content,
                 details: wire.details,
+                structured_content: wire.structured_content,
                 usage: wire.usage,
                 added_tool_names: wire.added_tool_names,
                 terminate: false,

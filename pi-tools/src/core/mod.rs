@@ -10,6 +10,7 @@ mod error;
 mod event;
 mod hooks;
 mod message;
+mod nested;
 mod notices;
 mod result;
 mod runner;
@@ -27,6 +28,7 @@ pub use hooks::{
     BeforeToolCallContext, BeforeToolCallOutcome,
 };
 pub use message::{ToolCall, ToolResultMessage};
+pub use nested::{MAX_NESTED_CALLS, MAX_NESTING_DEPTH};
 pub use notices::{Notice, Notices};
 pub use result::{ToolResult, Usage, UsageCost};
 pub use runner::{BatchOutcome, RunnerConfig, UnknownToolMessage, execute_tool_calls};

@@ -8,7 +8,9 @@ use super::content::ContentBlock;
 /// The result of one tool execution (or a partial result sent as a progress update).
 ///
 /// `content` goes back to the model; `details` is structured data for user interfaces and is
-/// never shown to the model.
+/// never shown to the model; `structured_content` is the typed value of a tool that declares
+/// an output schema (MCP's `structuredContent`), for programs: the model reads its text
+/// rendering in `content`.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ToolResult {
@@ -18,6 +20,10 @@ pub struct ToolResult {
     /// Structured data for user interfaces; `Null` when there is none.
     #[serde(default, skip_serializing_if = "Value::is_null")]
     pub details: Value,
+    /// The tool's typed result, valid against its output schema; `None` for a tool that
+    /// returns content only.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub structured_content: Option<Value>,
     /// Model usage, for tools that call a model themselves.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub usage: Option<Usage>,
@@ -42,6 +48,12 @@ impl ToolResult {
     /// Replaces the details.
     pub fn with_details(mut self, details: Value) -> Self {
         self.details = details;
+        self
+    }
+
+    /// Sets the structured result (the value the tool's output schema describes).
+    pub fn with_structured_content(mut self, value: Value) -> Self {
+        self.structured_content = Some(value);
         self
     }
 

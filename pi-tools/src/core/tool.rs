@@ -73,6 +73,13 @@ pub trait AgentTool: Send + Sync {
     /// The canonical JSON schema of the arguments (an object schema).
     fn parameters(&self) -> &Value;
 
+    /// The JSON schema of the tool's structured result (`ToolResult::structured_content`),
+    /// for a tool that returns a typed value; `None` (the default) for one that returns
+    /// content only. MCP lists it as `outputSchema`.
+    fn output_schema(&self) -> Option<&Value> {
+        None
+    }
+
     /// Whether the tool may run beside others of its batch.
     fn execution_mode(&self) -> ExecutionMode {
         ExecutionMode::Parallel

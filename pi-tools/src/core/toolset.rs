@@ -9,7 +9,15 @@ use super::validate::ArgumentValidator;
 
 /// The tools a batch may call, each with its compiled argument validator (compiled on first
 /// use, then reused for every later call and batch).
+///
+/// Cloning is cheap (the set is shared): a batch keeps a clone for the nested calls its tools
+/// make ([`ToolContext::call_tool`](super::ToolContext::call_tool)).
+#[derive(Clone)]
 pub struct ToolSet {
+    shared: Arc<Shared>,
+}
+
+struct Shared {
     entries: Vec<Entry>,
     by_name: HashMap<String, usize>,
 }
@@ -23,8 +31,10 @@ impl ToolSet {
     /// A set of tools. When two share a name, the first wins (as lookups do in the original).
     pub fn new(tools: impl IntoIterator<Item = Arc<dyn AgentTool>>) -> Self {
         let mut set = ToolSet {
-            entries: Vec::new(),
-            by_name: HashMap::new(),
+            shared: Arc::new(Shared {
+                entries: Vec::new(),
+                by_name: HashMap::new(),
+            }),
         };
         for tool in tools {
             set.push(tool);
@@ -34,9 +44,14 @@ impl ToolSet {
 
     /// Adds a tool (ignored for lookups if an earlier tool has the same name).
     pub fn push(&mut self, tool: Arc<dyn AgentTool>) {
-        let index = self.entries.len();
-        self.by_name.entry(tool.name().to_owned()).or_insert(index);
-        self.entries.push(Entry {
+        // A set shared with a batch still running is copied (its validators compile again).
+        let shared = Arc::make_mut(&mut self.shared);
+        let index = shared.entries.len();
+        shared
+            .by_name
+            .entry(tool.name().to_owned())
+            .or_insert(index);
+        shared.entries.push(Entry {
             tool,
             validator: OnceLock::new(),
         });
@@ -49,17 +64,17 @@ impl ToolSet {
 
     /// Every tool, in insertion order.
     pub fn iter(&self) -> impl Iterator<Item = &Arc<dyn AgentTool>> {
-        self.entries.iter().map(|e| &e.tool)
+        self.shared.entries.iter().map(|e| &e.tool)
     }
 
     /// Number of tools.
     pub fn len(&self) -> usize {
-        self.entries.len()
+        self.shared.entries.len()
     }
 
     /// Whether there are no tools.
     pub fn is_empty(&self) -> bool {
-        self.entries.is_empty()
+        self.shared.entries.is_empty()
     }
 
     /// Whether a call of `name` must run alone: the configured `execution` mode is
@@ -72,14 +87,17 @@ impl ToolSet {
     }
 
     pub(super) fn entry(&self, name: &str) -> Option<&Entry> {
-        self.by_name.get(name).map(|&i| &self.entries[i])
+        self.shared
+            .by_name
+            .get(name)
+            .map(|&i| &self.shared.entries[i])
     }
 }
 
 impl std::fmt::Debug for ToolSet {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_list()
-            .entries(self.entries.iter().map(|e| e.tool.name()))
+            .entries(self.shared.entries.iter().map(|e| e.tool.name()))
             .finish()
     }
 }
@@ -87,6 +105,22 @@ impl std::fmt::Debug for ToolSet {
 impl FromIterator<Arc<dyn AgentTool>> for ToolSet {
     fn from_iter<I: IntoIterator<Item = Arc<dyn AgentTool>>>(iter: I) -> Self {
         ToolSet::new(iter)
+    }
+}
+
+impl Clone for Shared {
+    fn clone(&self) -> Self {
+        Shared {
+            entries: self
+                .entries
+                .iter()
+                .map(|e| Entry {
+                    tool: Arc::clone(&e.tool),
+                    validator: OnceLock::new(),
+                })
+                .collect(),
+            by_name: self.by_name.clone(),
+        }
     }
 }
 

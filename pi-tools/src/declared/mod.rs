@@ -20,7 +20,7 @@ use serde_json::Value;
 
 use crate::builtins::bash::{DEFAULT_MAX_SPILL_BYTES, run_command};
 use crate::config::Config;
-use crate::config::declared::{DeclaredAction, DeclaredTool};
+use crate::config::declared::{DeclaredAction, DeclaredOutput, DeclaredTool};
 use crate::core::{ToolContext, ToolError, ToolResult};
 use crate::env::{ExecRequest, ToolContextExt};
 use crate::tool::{IntoToolResult, ToolDefinition, from_fn};
@@ -70,7 +70,54 @@ async fn run(
         timeout: tool.timeout,
         env,
     };
-    run_command(&ctx, request, DEFAULT_MAX_SPILL_BYTES, &tool.success_codes)
-        .await?
-        .into_tool_result()
+    let output = run_command(&ctx, request, DEFAULT_MAX_SPILL_BYTES, &tool.success_codes).await?;
+    match &tool.output {
+        DeclaredOutput::Text => output.into_tool_result(),
+        DeclaredOutput::Json { schema } => json_result(&tool.name, output, schema.as_ref()),
+    }
+}
+
+/// The result of a tool whose command prints one JSON value: that value as the structured
+/// result, checked against the output schema when there is one, and its text for the model.
+fn json_result(
+    name: &str,
+    output: crate::tool::ToolOutput<crate::builtins::bash::BashDetails>,
+    schema: Option<&Value>,
+) -> Result<ToolResult, ToolError> {
+    if output
+        .details
+        .as_ref()
+        .is_some_and(|d| d.truncated_by.is_some())
+    {
+        return Err(ToolError::new(format!(
+            "The output of {name} passed the output limit, so it could not be read as one JSON value. Make the command print less (a smaller query, fewer fields)."
+        )));
+    }
+    let mut result = output.into_tool_result()?;
+    let text = result.text_content();
+    let value: Value = serde_json::from_str(&text).map_err(|e| {
+        ToolError::new(format!(
+            "The output of {name} is not the JSON value its declaration promises ({e}); it printed: {text}. Fix the command so it prints one JSON value and nothing else."
+        ))
+    })?;
+    if let Some(schema) = schema {
+        let validator = jsonschema::validator_for(schema).map_err(|e| {
+            ToolError::new(format!(
+                "The output schema of {name} does not compile: {e}."
+            ))
+        })?;
+        if let Some(error) = validator.iter_errors(&value).next() {
+            let path = error.instance_path().to_string();
+            let field = if path.is_empty() {
+                "/".to_owned()
+            } else {
+                path
+            };
+            return Err(ToolError::new(format!(
+                "The output of {name} does not match its output schema at `{field}`: {error}. Fix the command or the declared output_schema."
+            )));
+        }
+    }
+    result.structured_content = Some(value);
+    Ok(result)
 }

@@ -44,8 +44,16 @@ impl McpHints {
     }
 }
 
-/// A tool's `tools/list` entry: `{name, title?, description, inputSchema, annotations?}`.
-pub fn listing(name: &str, description: &str, input_schema: Value, hints: &McpHints) -> Value {
+/// A tool's `tools/list` entry: `{name, title?, description, inputSchema, outputSchema?,
+/// annotations?}`; `outputSchema` is the tool's output schema, for a tool with a typed
+/// result (a client validates the call's `structuredContent` against it).
+pub fn listing(
+    name: &str,
+    description: &str,
+    input_schema: Value,
+    output_schema: Option<&Value>,
+    hints: &McpHints,
+) -> Value {
     let mut out = Map::new();
     out.insert("name".into(), json!(name));
     if let Some(title) = &hints.title {
@@ -53,6 +61,9 @@ pub fn listing(name: &str, description: &str, input_schema: Value, hints: &McpHi
     }
     out.insert("description".into(), json!(description));
     out.insert("inputSchema".into(), input_schema);
+    if let Some(output_schema) = output_schema {
+        out.insert("outputSchema".into(), output_schema.clone());
+    }
     if let Some(annotations) = hints.annotations() {
         out.insert("annotations".into(), annotations);
     }

@@ -3,7 +3,7 @@
 //!
 //! | dialect | wire shape |
 //! |---|---|
-//! | `mcp` | `{name, title?, description, inputSchema, annotations?}` |
+//! | `mcp` | `{name, title?, description, inputSchema, outputSchema?, annotations?}` |
 //! | `openai` | `{type: "function", function: {name, description, parameters}}` |
 //! | `openai-strict` | as `openai`, plus `strict: true` and strict-mode schema rules |
 //! | `anthropic` | `{name, description, input_schema}` |
@@ -228,7 +228,13 @@ pub fn tool_schema(def: &dyn ToolDefinition, dialect: Dialect) -> Result<Value, 
     let name = &def.spec().name;
     let description = &def.spec().description;
     Ok(match dialect {
-        Dialect::Mcp => mcp::listing(name, description, schema, &McpHints::of(def)),
+        Dialect::Mcp => mcp::listing(
+            name,
+            description,
+            schema,
+            def.spec().output_schema.as_ref(),
+            &McpHints::of(def),
+        ),
         Dialect::OpenAi => json!({
             "type": "function",
             "function": {"name": name, "description": description, "parameters": schema},
@@ -259,6 +265,45 @@ pub fn tool_schema(def: &dyn ToolDefinition, dialect: Dialect) -> Result<Value, 
             "description": description,
             "parameters": schema,
         }),
+    })
+}
+
+/// A tool's output schema rendered in a dialect, for where it goes to a model (a prompt
+/// that shows what a tool returns, a structured-output format asking a model for such a
+/// value): the same rules as the argument schema's, so a strict dialect's output schema is
+/// strict too (every object closed, every property required, optional ones nullable).
+/// `None` for a tool without one; an error names the tool and the JSON path, as for the
+/// arguments.
+///
+/// ```
+/// use pi_tools::dialect::{Dialect, output_schema};
+/// use pi_tools::{ToolResult, ToolSpec, tool::from_fn};
+/// use serde_json::json;
+///
+/// let spec = ToolSpec {
+///     output_schema: Some(json!({
+///         "type": "object",
+///         "properties": {"n": {"type": "integer"}, "note": {"type": ["string", "null"]}},
+///         "required": ["n"]
+///     })),
+///     ..ToolSpec::new("count", "Count.", json!({"type": "object", "properties": {}, "required": []}))
+/// };
+/// let def = from_fn(spec, |_args, _ctx| async { Ok(ToolResult::text("1")) });
+/// let strict = output_schema(def.as_ref(), Dialect::OpenAiStrict).unwrap().unwrap();
+/// assert_eq!(strict["required"], json!(["n", "note"]));
+/// assert_eq!(strict["additionalProperties"], json!(false));
+/// ```
+pub fn output_schema(
+    def: &dyn ToolDefinition,
+    dialect: Dialect,
+) -> Result<Option<Value>, DialectError> {
+    let Some(schema) = &def.spec().output_schema else {
+        return Ok(None);
+    };
+    transform(schema, dialect).map(Some).map_err(|mut e| {
+        e.tool = Some(def.spec().name.to_owned());
+        e.reason = format!("(its output schema) {}", e.reason);
+        e
     })
 }
 
@@ -296,6 +341,9 @@ pub fn check(dialect: Dialect, wire: &Value) -> Result<(), Vec<String>> {
     require_str("description", holder, &mut problems);
     if dialect.strict() && holder.get("strict") != Some(&Value::Bool(true)) {
         problems.push(format!("{prefix}/strict: must be true"));
+    }
+    if dialect == Dialect::Mcp && wire.get("outputSchema").is_some_and(|s| !s.is_object()) {
+        problems.push("/outputSchema: must be a JSON Schema object".to_owned());
     }
     if dialect == Dialect::Mcp
         && let Some(annotations) = wire.get("annotations")

@@ -1,18 +1,23 @@
-//! A call's result message in MCP's shape: `CallToolResult { content, isError }`.
+//! A call's result message in MCP's shape: `CallToolResult { content, structuredContent?,
+//! isError }`.
 
 use rmcp::model::{CallToolResult, ContentBlock as McpContent};
 
 use crate::core::{ContentBlock, ToolResultMessage};
 
 /// Text blocks become text content, images become image content (base64 data and MIME
-/// type); `isError` is the runner's verdict. `details` stay behind: MCP results are what the
-/// model reads, and structured content is not offered.
+/// type); `isError` is the runner's verdict. A typed result is `structuredContent`, beside
+/// its text block (which the MCP specification asks for, for clients that read only
+/// content); an error result has none, since it does not match the output schema.
+/// `details` stay behind: they are for this program's user interfaces.
 pub(crate) fn call_tool_result(message: ToolResultMessage) -> CallToolResult {
     let content = message.result.content.into_iter().map(content).collect();
     if message.is_error {
         CallToolResult::error(content)
     } else {
-        CallToolResult::success(content)
+        let mut result = CallToolResult::success(content);
+        result.structured_content = message.result.structured_content;
+        result
     }
 }
 
@@ -66,5 +71,20 @@ mod tests {
 
         let failed = call_tool_result(message(vec![ContentBlock::text("no")], true));
         assert_eq!(failed.is_error, Some(true));
+    }
+
+    #[test]
+    fn a_typed_result_is_structured_content_beside_its_text_and_an_error_has_none() {
+        let mut typed = message(vec![ContentBlock::text(r#"{"n":1}"#)], false);
+        typed.result.structured_content = Some(json!({"n": 1}));
+        let wire = serde_json::to_value(call_tool_result(typed.clone())).expect("serialises");
+        assert_eq!(wire["structuredContent"], json!({"n": 1}));
+        assert_eq!(
+            wire["content"],
+            json!([{"type": "text", "text": "{\"n\":1}"}])
+        );
+        typed.is_error = true;
+        let wire = serde_json::to_value(call_tool_result(typed)).expect("serialises");
+        assert_eq!(wire.get("structuredContent"), None::<&Value>);
     }
 }

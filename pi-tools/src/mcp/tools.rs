@@ -70,7 +70,13 @@ impl McpTool {
                 tool: name.to_owned(),
             });
         }
-        let listed = listing(name, self.tool.description(), schema.clone(), &self.hints);
+        let listed = listing(
+            name,
+            self.tool.description(),
+            schema.clone(),
+            self.tool.output_schema(),
+            &self.hints,
+        );
         serde_json::from_value(listed).map_err(|e| McpError::ListingRejected {
             tool: name.to_owned(),
             reason: e.to_string(),

@@ -1,6 +1,7 @@
 //! A server's tool result as ours: text and images as they are, audio, embedded resources
-//! and resource links as text that says what they are, structured content in `details`
-//! (and as text when there is no other content), `isError` as a failed call.
+//! and resource links as text that says what they are, structured content as ours and in
+//! `details` (and as text when there is no other content), `isError` as a failed call; and
+//! the check of the structured content against the output schema the server lists.
 
 use rmcp::model::CallToolResult;
 use serde_json::{Value, json};
@@ -22,7 +23,7 @@ pub(crate) fn map_result(mut result: CallToolResult) -> Result<ToolResult, ToolE
     {
         content.push(ContentBlock::text(structured.to_string()));
     }
-    let details = match structured {
+    let details = match &structured {
         Some(structured) => json!({ "structuredContent": structured }),
         None => Value::Null,
     };
@@ -40,8 +41,40 @@ pub(crate) fn map_result(mut result: CallToolResult) -> Result<ToolResult, ToolE
     Ok(ToolResult {
         content,
         details,
+        structured_content: structured,
         ..ToolResult::default()
     })
+}
+
+/// Whether a successful result of the server's `tool` has the structured content its output
+/// schema describes; an error naming the first field that does not match otherwise.
+pub(crate) fn check_structured(
+    result: &ToolResult,
+    validator: &jsonschema::Validator,
+    server: &str,
+    tool: &str,
+) -> Result<(), ToolError> {
+    let Some(value) = &result.structured_content else {
+        return Err(ToolError::new(format!(
+            "The MCP server `{server}` answered its tool `{tool}` without the structured result its output schema promises, so the answer cannot be trusted as typed. Report it to the server's authors; its text was: {}",
+            result.text_content()
+        )));
+    };
+    match validator.iter_errors(value).next() {
+        None => Ok(()),
+        Some(error) => {
+            let path = error.instance_path().to_string();
+            let field = if path.is_empty() {
+                "/".to_owned()
+            } else {
+                path
+            };
+            Err(ToolError::new(format!(
+                "The MCP server `{server}` answered its tool `{tool}` with a structured result that does not match its output schema at `{field}`: {error}. Report it to the server's authors; the answer was not used."
+            ))
+            .with_details(json!({ "structuredContent": value })))
+        }
+    }
 }
 
 /// One MCP content block (as JSON) as ours.

@@ -9,7 +9,7 @@ use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use super::client::CallFailure;
-use super::content::map_result;
+use super::content::{check_structured, map_result};
 use super::server::Server;
 use crate::core::{ToolContext, ToolError, ToolResult};
 use crate::tool::names::{MOUNT_SEPARATOR, mounted_name};
@@ -23,6 +23,8 @@ struct MountedCall {
     /// Its name here (`server__tool`).
     name: String,
     read_only: bool,
+    /// The tool's output schema, compiled, when the server lists one that compiles.
+    output: Option<jsonschema::Validator>,
 }
 
 /// The tool `tool` of `server`, with the server's `instructions`: its spec from the server's
@@ -38,6 +40,10 @@ pub(crate) fn mounted_tool(
         remote: tool.name.to_string(),
         name: spec.name.clone(),
         read_only: spec.read_only,
+        output: spec
+            .output_schema
+            .as_ref()
+            .and_then(|schema| jsonschema::validator_for(schema).ok()),
     });
     from_fn(spec, move |args, ctx| {
         let call = call.clone();
@@ -107,6 +113,11 @@ fn mounted_spec(server: &Server, tool: &rmcp::model::Tool, instructions: Option<
         destructive,
         accepts_unknown_properties,
         mounted_from: Some(server.name().to_owned()),
+        output_schema: tool.output_schema.as_ref().map(|schema| {
+            let mut schema = (**schema).clone();
+            schema.remove("$schema");
+            Value::Object(schema)
+        }),
         ..ToolSpec::new(name, description, parameters)
     }
 }
@@ -141,7 +152,15 @@ impl MountedCall {
         };
         let undone = self.server.undo_plants();
         match outcome {
-            Ok(result) => map_result(result).map(|mut result| {
+            Ok(result) => map_result(result)
+                .and_then(|result| match &self.output {
+                    Some(validator) => {
+                        check_structured(&result, validator, self.server.name(), &self.remote)
+                            .map(|()| result)
+                    }
+                    None => Ok(result),
+                })
+                .map(|mut result| {
                 if !undone.is_empty() {
                     result.content.push(crate::core::ContentBlock::text(format!(
                         "[The sandbox took away what the MCP server `{}` made where other programs load or run files by themselves later, outside any sandbox: {}.]",

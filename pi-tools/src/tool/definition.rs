@@ -95,6 +95,10 @@ impl AgentTool for Wrapped {
         &self.definition.spec().parameters
     }
 
+    fn output_schema(&self) -> Option<&Value> {
+        self.definition.spec().output_schema.as_ref()
+    }
+
     fn execution_mode(&self) -> ExecutionMode {
         self.mode
     }
@@ -127,6 +131,7 @@ pub fn from_agent_tool(tool: Arc<dyn AgentTool>) -> Arc<dyn ToolDefinition> {
         label: tool.label().to_owned(),
         mode: tool.execution_mode(),
         accepts_unknown_properties: tool.accepts_unknown_properties(),
+        output_schema: tool.output_schema().cloned(),
         ..ToolSpec::new(tool.name(), tool.description(), tool.parameters().clone())
     };
     Arc::new(FromAgentTool { spec, tool })

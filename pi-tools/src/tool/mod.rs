@@ -22,7 +22,7 @@ mod spec;
 
 pub use definition::{ToolDefinition, ToolRenderer, from_agent_tool, wrap, wrap_with_mode};
 pub use from_fn::from_fn;
-pub use output::{IntoToolResult, Json, ToolOutput};
+pub use output::{IntoToolResult, Json, ToolOutput, typed_result};
 pub use registry::{Registry, RegistryError};
 pub use respec::{extend_description, with_spec};
 pub use spec::{SourceLocation, ToolConfigSpec, ToolRole, ToolSpec};

@@ -1,6 +1,6 @@
 //! What a `#[tool]` function may return, and how it becomes a [`ToolResult`].
 //!
-//! [`ToolOutput`] and [`ToolResult`] share five fields, and stay two types on purpose:
+//! [`ToolOutput`] and [`ToolResult`] share six fields, and stay two types on purpose:
 //!
 //! - [`ToolResult`] is the kernel's one shape for every tool: `dyn AgentTool` returns it, the
 //!   runner, hooks, events and the MCP server carry it, and it is what goes on the wire
@@ -29,6 +29,9 @@ pub struct ToolOutput<D = serde_json::Value> {
     pub content: Vec<ContentBlock>,
     /// Structured data for user interfaces.
     pub details: Option<D>,
+    /// The structured result, for a tool that declares its output schema with
+    /// `#[tool(output = Type)]` and gives its text beside it.
+    pub structured_content: Option<serde_json::Value>,
     /// Ask the agent loop to stop after this batch.
     pub terminate: bool,
     /// Registered tools to activate for the next batch.
@@ -42,6 +45,7 @@ impl<D> Default for ToolOutput<D> {
         ToolOutput {
             content: Vec::new(),
             details: None,
+            structured_content: None,
             terminate: false,
             added_tool_names: Vec::new(),
             usage: None,
@@ -72,6 +76,16 @@ impl<D> ToolOutput<D> {
         self
     }
 
+    /// Sets the structured result: the value the tool's output schema (`#[tool(output =
+    /// Type)]`) describes. Fails only when the value cannot be serialised.
+    pub fn with_structured<S: Serialize>(mut self, value: &S) -> Result<Self, ToolError> {
+        let value = serde_json::to_value(value).map_err(|e| {
+            ToolError::new(format!("The tool's result could not be serialised: {e}"))
+        })?;
+        self.structured_content = Some(value);
+        Ok(self)
+    }
+
     /// Appends a content block.
     pub fn with_block(mut self, block: ContentBlock) -> Self {
         self.content.push(block);
@@ -96,9 +110,41 @@ impl<D> ToolOutput<D> {
     }
 }
 
-/// Wraps any serialisable value so a tool can return it as pretty JSON text.
+/// Wraps any serialisable value so a tool can return it as pretty JSON text, without an
+/// output schema or a structured result.
+///
+/// A `#[tool]` fn returning `Result<T, _>` for a `T: Serialize + JsonSchema` needs no
+/// wrapper: the plain `T` is the typed result (structured content, compact JSON text, and
+/// `T`'s schema as the tool's output schema). The return type was chosen over a
+/// `Json<T>`-marks-typed form (rmcp's) because the macro reads the return type itself, so
+/// no trait impl has to tell a typed value from `String` or `ToolOutput`, and the fn stays
+/// callable from Rust with the value its callers want (`divide(6.0, 3.0).await ==
+/// Ok(2.0)`), not a wrapper to take apart. `Json` is what is left for a value whose type has
+/// no schema.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Json<T>(pub T);
+
+/// A typed value as a tool result: the value as its structured content, and `text` as what
+/// the model reads (the value as compact JSON when `None`).
+///
+/// ```
+/// let result = pi_tools::tool::typed_result(&serde_json::json!({"sum": 3}), None)
+///     .expect("a JSON value serialises");
+/// assert_eq!(result.text_content(), r#"{"sum":3}"#);
+/// assert_eq!(result.structured_content, Some(serde_json::json!({"sum": 3})));
+/// ```
+pub fn typed_result<T: Serialize + ?Sized>(
+    value: &T,
+    text: Option<String>,
+) -> Result<ToolResult, ToolError> {
+    let structured = serde_json::to_value(value)
+        .map_err(|e| ToolError::new(format!("The tool's result could not be serialised: {e}")))?;
+    let text = match text {
+        Some(text) => text,
+        None => structured.to_string(),
+    };
+    Ok(ToolResult::text(text).with_structured_content(structured))
+}
 
 /// Conversion of a tool function's `Ok` value into a [`ToolResult`].
 pub trait IntoToolResult {
@@ -130,6 +176,7 @@ impl<D: Serialize> IntoToolResult for ToolOutput<D> {
         let ToolOutput {
             content,
             details,
+            structured_content,
             terminate,
             added_tool_names,
             usage,
@@ -143,6 +190,7 @@ impl<D: Serialize> IntoToolResult for ToolOutput<D> {
         Ok(ToolResult {
             content,
             details,
+            structured_content,
             usage,
             added_tool_names,
             terminate,

@@ -90,6 +90,45 @@ pub fn default_from_str<T: DefaultFromStr>(text: &'static str) -> T {
     T::from(text)
 }
 
+/// What a tool's typed result must be to be written: checked at the return type.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be a tool's typed result: it must implement `serde::Serialize`",
+    label = "the value this fn returns cannot be written as the tool's structured result",
+    note = "derive it on the type: `#[derive(serde::Serialize, schemars::JsonSchema)]`; or return `ToolOutput` (content without an output schema)"
+)]
+pub trait ToolReturn: serde::Serialize {}
+
+impl<T: serde::Serialize + ?Sized> ToolReturn for T {}
+
+/// What a tool's typed result must be to give the output schema: checked at the return type.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be a tool's typed result: it must implement `schemars::JsonSchema`, which gives the tool its output schema",
+    label = "this return type has no schema to list as the tool's output schema",
+    note = "derive it on the type: `#[derive(serde::Serialize, schemars::JsonSchema)]`; or return `Json(value)` (JSON text without an output schema)"
+)]
+pub trait ToolReturnSchema: schemars::JsonSchema {}
+
+impl<T: schemars::JsonSchema + ?Sized> ToolReturnSchema for T {}
+
+/// The output schema of a typed result (the fn's `Ok` type).
+pub fn return_schema<T: ToolReturnSchema>() -> Value {
+    crate::tool::schema::output_schema::<T>()
+}
+
+/// The output schema of `#[tool(output = Type)]`.
+pub fn declared_output_schema<T: ToolReturnSchema>() -> Value {
+    crate::tool::schema::output_schema::<T>()
+}
+
+/// A typed result: the value as structured content, and `text` (compact JSON when `None`)
+/// as what the model reads.
+pub fn typed_result<T: ToolReturn + ?Sized>(
+    value: &T,
+    text: Option<String>,
+) -> Result<ToolResult, ToolError> {
+    crate::tool::output::typed_result(value, text)
+}
+
 /// Passes a future through, requiring it to be `Send` (the error points at the tool fn).
 pub fn assert_send<F: Future + Send>(future: F) -> F {
     future

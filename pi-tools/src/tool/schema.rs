@@ -50,6 +50,67 @@ pub fn canonical_schema<T: JsonSchema>() -> Value {
 /// - `format` dropped from integers and numbers (`uint64`, `int32`, `double`, …);
 /// - the root always lists `required`, empty when nothing is.
 pub fn canonicalize(schema: Value) -> Value {
+    canonicalize_with(schema, Optional::NotRequired)
+}
+
+/// The schema of a tool's structured result of type `T` (its output schema): the canonical
+/// form of [`canonicalize`], with two differences that follow from a value being written
+/// rather than read. The root keeps `T`'s doc comment as its `description` (no tool
+/// description stands in for it), and an `Option` field keeps its `null` (serde writes
+/// `None` as `null` unless told to skip it, and the value must validate against its own
+/// schema).
+///
+/// ```
+/// /// How a division went.
+/// #[derive(serde::Serialize, schemars::JsonSchema)]
+/// struct Quotient {
+///     /// The result.
+///     value: f64,
+///     remainder: Option<i64>,
+/// }
+/// let schema = pi_tools::tool::schema::output_schema::<Quotient>();
+/// assert_eq!(
+///     schema,
+///     serde_json::json!({
+///         "description": "How a division went.",
+///         "type": "object",
+///         "properties": {
+///             "value": {"type": "number", "description": "The result."},
+///             "remainder": {"type": ["integer", "null"]}
+///         },
+///         "required": ["value"]
+///     })
+/// );
+/// ```
+pub fn output_schema<T: JsonSchema>() -> Value {
+    let generator = SchemaSettings::draft2020_12()
+        .with(|s| {
+            s.meta_schema = None;
+            s.inline_subschemas = true;
+        })
+        .into_generator();
+    let schema = generator.into_root_schema_for::<T>().to_value();
+    let description = schema.get("description").cloned();
+    let mut schema = canonicalize_with(schema, Optional::KeepsNull);
+    if let (Some(description), Value::Object(root)) = (description, &mut schema) {
+        let mut with = Map::new();
+        with.insert("description".to_owned(), description);
+        with.extend(std::mem::take(root));
+        *root = with;
+    }
+    schema
+}
+
+/// What canonicalisation does with the `null` of a property that is not required.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Optional {
+    /// Drops it: an absent argument is how a model leaves a parameter out.
+    NotRequired,
+    /// Keeps it: a written `None` is `null`.
+    KeepsNull,
+}
+
+fn canonicalize_with(schema: Value, optional: Optional) -> Value {
     let Value::Object(mut root) = schema else {
         return schema;
     };
@@ -78,9 +139,9 @@ pub fn canonicalize(schema: Value) -> Value {
             kept.entry(key.clone()).or_insert(Value::Null);
         }
     }
-    tidy(&mut root);
+    tidy(&mut root, optional);
     for def in kept.values_mut() {
-        tidy(def);
+        tidy(def, optional);
     }
     let Value::Object(mut root) = root else {
         return root;
@@ -142,13 +203,17 @@ fn inline_refs(
     }
 }
 
-/// Drops number formats and the `null` alternative of optional properties, everywhere.
-fn tidy(value: &mut Value) {
+/// Drops number formats and (unless `optional` keeps it) the `null` alternative of optional
+/// properties, everywhere.
+fn tidy(value: &mut Value, optional: Optional) {
     match value {
         Value::Object(map) => {
+            let is_numeric =
+                |t: &Value| t.as_str().is_some_and(|t| t == "integer" || t == "number");
             let numeric = match map.get("type") {
-                Some(Value::String(t)) => t == "integer" || t == "number",
-                _ => false,
+                Some(Value::Array(types)) => types.iter().any(is_numeric),
+                Some(t) => is_numeric(t),
+                None => false,
             };
             if numeric {
                 map.remove("format");
@@ -161,7 +226,9 @@ fn tidy(value: &mut Value) {
                     .collect(),
                 _ => Vec::new(),
             };
-            if let Some(Value::Object(props)) = map.get_mut("properties") {
+            if let Some(Value::Object(props)) = map.get_mut("properties")
+                && optional == Optional::NotRequired
+            {
                 for (name, prop) in props.iter_mut() {
                     if !required.contains(name) {
                         strip_null(prop);
@@ -169,10 +236,10 @@ fn tidy(value: &mut Value) {
                 }
             }
             for v in map.values_mut() {
-                tidy(v);
+                tidy(v, optional);
             }
         }
-        Value::Array(items) => items.iter_mut().for_each(tidy),
+        Value::Array(items) => items.iter_mut().for_each(|v| tidy(v, optional)),
         _ => {}
     }
 }

@@ -96,6 +96,10 @@ pub struct ToolSpec {
     pub guidelines: Vec<String>,
     /// The canonical JSON schema of the arguments.
     pub parameters: Value,
+    /// The JSON schema of the tool's structured result, for a tool that returns a typed
+    /// value (`#[tool]` on a fn returning `Result<T, _>` for a `T: Serialize + JsonSchema`);
+    /// `None` for a tool that returns content only.
+    pub output_schema: Option<Value>,
     /// The typed configuration the tool accepts (`[tool.<name>]`), if any.
     pub config: Option<ToolConfigSpec>,
     /// Whether the tool may run beside others of its batch.
@@ -122,7 +126,7 @@ pub struct ToolSpec {
 
 impl ToolSpec {
     /// A spec with this name, description and parameter schema, labelled by its name, with
-    /// no snippet, guidelines, configuration or examples, parallel, of no role, with no
+    /// no snippet, guidelines, output schema, configuration or examples, parallel, of no role, with no
     /// hints, refusing unknown properties.
     pub fn new(
         name: impl Into<String>,
@@ -137,6 +141,7 @@ impl ToolSpec {
             snippet: None,
             guidelines: Vec::new(),
             parameters,
+            output_schema: None,
             config: None,
             mode: ExecutionMode::Parallel,
             role: ToolRole::General,

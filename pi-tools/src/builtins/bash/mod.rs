@@ -30,6 +30,7 @@ mod stderr_lines;
 mod stream;
 pub use render::BashRenderer;
 
+use crate::builtins::results::BashResult;
 use crate::builtins::truncate::TruncatedBy;
 use crate::core::OUTPUT_END_DETAIL as OUTPUT_END_KEY;
 pub use capture::DEFAULT_MAX_SPILL_BYTES;
@@ -153,6 +154,7 @@ seconds, after which the command and every process it started are killed.",
     snippet = "Run shell commands (build, test, git, and file operations)",
     guidelines = ["Give long-running commands a timeout, and start servers or watchers in the background with their output redirected to a file."],
     renderer = BashRenderer,
+    output = BashResult,
     config = BashConfig,
     role = shell,
     destructive
@@ -167,9 +169,25 @@ pub async fn bash(
     let limit = ctx.time_limit().filter(|_| ask.is_none());
     let timeout = command_timeout(args.timeout, config, limit)?;
     let request = exec_request(ctx, args.command, timeout)?;
-    match ask {
-        Some(ask) => job::run_as_job(ctx, request, ask, config.max_spill_bytes).await,
-        None => run_command(ctx, request, config.max_spill_bytes, &[0]).await,
+    let started = std::time::Instant::now();
+    let output = match ask {
+        Some(ask) => job::run_as_job(ctx, request, ask, config.max_spill_bytes).await?,
+        None => run_command(ctx, request, config.max_spill_bytes, &[0]).await?,
+    };
+    let result = bash_result(output.details.as_ref(), started.elapsed());
+    output.with_structured(&result)
+}
+
+/// The typed result of a command, from its details: finished, or handed back as a job.
+fn bash_result(details: Option<&BashDetails>, ran: Duration) -> BashResult {
+    let details = details.cloned().unwrap_or_default();
+    BashResult {
+        exit_code: details.exit_code,
+        signal: details.signal,
+        truncated: details.truncated_by.is_some(),
+        full_output_path: details.full_output_path,
+        duration_ms: u64::try_from(ran.as_millis()).unwrap_or(u64::MAX),
+        job: details.job,
     }
 }
 

@@ -21,6 +21,7 @@ use super::replace_all::{AllError, ReplacedAll, locate_all};
 use super::stale::{already_applied, sent_text_present};
 use super::transform::default_width;
 use super::wrappers::WrapperRemoved;
+use crate::builtins::results::EditStage;
 use crate::core::ToolError;
 
 mod numbered;
@@ -52,6 +53,8 @@ pub struct Edited {
     pub replaced_all: Vec<ReplacedAll>,
     /// The edits whose texts were found only without the wrapper they came in.
     pub wrappers: Vec<WrapperRemoved>,
+    /// How each edit, in the order given, was located.
+    pub stages: Vec<EditStage>,
 }
 
 /// What [`apply_edits_with`] knows about the file beyond its text.
@@ -133,7 +136,15 @@ pub fn apply_edits_with(
     if content == original {
         return Err(ToolError::new(refusal::no_change(shown)));
     }
+    let stages = edit_stages(
+        edits.len(),
+        &placed,
+        &replaced_all,
+        &line_numbers,
+        &wrappers,
+    );
     Ok(Edited {
+        stages,
         content,
         diff: diff_of(&lf.text, &placed, shown),
         fuzzy: placed.iter().any(|p| p.at.fuzzy),
@@ -154,6 +165,42 @@ struct Placed {
     new_text: String,
     /// The stage that located it.
     stage: Stage,
+}
+
+/// The stage that located each edit, for the typed result: a wrapper removed or line
+/// numbers removed say so first (the text was found only without them), then `replaceAll`,
+/// then the matching stage.
+fn edit_stages(
+    count: usize,
+    placed: &[Placed],
+    replaced_all: &[ReplacedAll],
+    line_numbers: &[LineNumberAdjustment],
+    wrappers: &[WrapperRemoved],
+) -> Vec<EditStage> {
+    let mut stages = vec![EditStage::Exact; count];
+    for p in placed {
+        if let Some(stage) = stages.get_mut(p.edit) {
+            *stage = match p.stage {
+                Stage::Exact => EditStage::Exact,
+                Stage::Normalised => EditStage::Normalised,
+                Stage::Indentation => EditStage::Indentation,
+                Stage::BlankLines => EditStage::BlankLines,
+            };
+        }
+    }
+    let marks = replaced_all.iter().map(|r| (r.edit, EditStage::ReplaceAll));
+    let marks = marks.chain(
+        line_numbers
+            .iter()
+            .map(|n| (n.edit, EditStage::LineNumbers)),
+    );
+    let marks = marks.chain(wrappers.iter().map(|w| (w.edit, EditStage::Unwrapped)));
+    for (edit, stage) in marks {
+        if let Some(slot) = stages.get_mut(edit) {
+            *slot = stage;
+        }
+    }
+    stages
 }
 
 /// The matching stages, in the order they are tried.

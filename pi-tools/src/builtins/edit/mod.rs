@@ -60,6 +60,7 @@ mod transform;
 mod wrappers;
 
 use crate::builtins::preview::arg_str;
+use crate::builtins::results::{EditResult, EditStage, changed_lines};
 use crate::builtins::sentence;
 use crate::core::{ToolContext, ToolError, ToolResult};
 use crate::env::{ExecutionEnv, ToolContextExt, mutation_key, resolve_path};
@@ -224,6 +225,7 @@ pub const DEFAULT_MAX_FILE_BYTES: u64 = 64 * 1024 * 1024;
     "Keep oldText short but unique: include just enough surrounding lines to identify the place.",
     "Put all changes to one file in a single edit call with several edits."],
     renderer = EditRenderer,
+    output = EditResult,
     prepare = prepare_legacy_arguments,
     config = EditConfig,
     destructive
@@ -282,6 +284,8 @@ struct EditOutcome {
     wrappers: Vec<WrapperRemoved>,
     /// How many edits the call had (notes name them by index when there were several).
     edits: usize,
+    /// How each edit was located.
+    stages: Vec<EditStage>,
 }
 
 /// Why the change refused to produce new content: the message for the model, carried
@@ -337,6 +341,7 @@ impl EditJob {
                     replaced_all: edited.replaced_all,
                     wrappers: edited.wrappers,
                     edits: edits.len(),
+                    stages: edited.stages,
                 });
                 Ok(edited.content.into_bytes())
             })
@@ -368,8 +373,14 @@ impl EditJob {
                 "The edit of {shown} finished without a result; read the file to see its state."
             )));
         };
-        Ok(
-            ToolOutput::text(result_text(&outcome, &shown)).with_details(EditDetails {
+        let result = EditResult {
+            path: self.path.display().to_string(),
+            changed_lines: changed_lines(&outcome.diff.patch),
+            diff: outcome.diff.patch.clone(),
+            edits: outcome.stages.clone(),
+        };
+        ToolOutput::text(result_text(&outcome, &shown))
+            .with_details(EditDetails {
                 path: self.path.display().to_string(),
                 replacements: outcome.replacements,
                 diff: outcome.diff.numbered,
@@ -381,8 +392,8 @@ impl EditJob {
                 line_numbers: outcome.line_numbers,
                 replaced_all: outcome.replaced_all,
                 wrappers: outcome.wrappers,
-            }),
-        )
+            })
+            .with_structured(&result)
     }
 }
 

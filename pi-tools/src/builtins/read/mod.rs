@@ -12,6 +12,7 @@ use tokio::io::AsyncReadExt;
 use crate::builtins::preview::{arg_str, preview};
 mod image;
 
+use crate::builtins::results::ReadResult;
 use crate::builtins::sentence;
 use crate::builtins::truncate::{DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, format_size};
 use crate::core::{ContentBlock, ToolContext, ToolError, ToolResult};
@@ -126,6 +127,7 @@ const HEAD_BYTES: usize = 64 * 1024;
     snippet = "Read a text file or view an image",
     guidelines = ["Use read to look at files rather than cat, head, tail or sed."],
     renderer = ReadRenderer,
+    output = ReadResult,
     read_only
 )]
 pub async fn read(
@@ -275,11 +277,13 @@ fn read_image(
             original_height: image.original_height,
         }),
     };
-    Ok(ToolOutput::blocks(vec![
+    let result = ReadResult::of(&details);
+    ToolOutput::blocks(vec![
         ContentBlock::text(text),
         ContentBlock::image(image.data, image.mime_type),
     ])
-    .with_details(details))
+    .with_details(details)
+    .with_structured(&result)
 }
 
 fn text_output(
@@ -343,7 +347,10 @@ fn text_output(
         mime_type: None,
         image_size: None,
     };
-    Ok(ToolOutput::text(text).with_details(details))
+    let result = ReadResult::of(&details);
+    ToolOutput::text(text)
+        .with_details(details)
+        .with_structured(&result)
 }
 
 /// Streams a file's bytes and keeps only the requested window of lines, within the output

@@ -1,8 +1,8 @@
 //! The runner: executes one batch of a model's tool calls through prepare → execute →
 //! finalize, sequentially or in parallel, emitting events as it goes. How one executing call
-//! is watched for its timeout and cancellation is in `supervise.rs`.
+//! is watched for its timeout and cancellation is in `supervise.rs`, the events in
+//! `emit.rs`.
 
-use std::future::Future;
 use std::panic::AssertUnwindSafe;
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
@@ -10,24 +10,27 @@ use std::time::Duration;
 use futures::FutureExt;
 use futures::stream::{FuturesUnordered, StreamExt};
 use serde_json::Value;
-use tokio::sync::mpsc::{UnboundedReceiver, unbounded_channel};
+use tokio::sync::mpsc::unbounded_channel;
 use tokio_util::sync::CancellationToken;
 
-use super::context::{Extensions, ProgressUpdater, ToolContext, Update, UpdateChannel};
+use super::context::{Extensions, ProgressUpdater, ToolContext, UpdateChannel};
 use super::error::ToolError;
-use super::event::{EventSink, ToolEvent};
+use super::event::EventSink;
 use super::hooks::{
     AfterToolCall, AfterToolCallContext, BeforeToolCall, BeforeToolCallContext,
     BeforeToolCallOutcome,
 };
 use super::message::{ToolCall, ToolResultMessage};
+use super::nested::Nested;
 use super::result::ToolResult;
 use super::text::seconds_text;
 use super::tool::ExecutionMode;
 use super::toolset::{Entry, ToolSet};
 
+mod emit;
 mod notify;
 mod supervise;
+use emit::{emit_end, emit_message, emit_start, emit_update, forward_pending_updates};
 use supervise::{Supervised, supervise};
 
 const ABORTED: &str = "Operation aborted";
@@ -113,6 +116,10 @@ impl Finalized {
     }
 }
 
+#[allow(
+    clippy::large_enum_variant,
+    reason = "one per call of a batch, briefly; boxing would allocate for every call refused before it runs"
+)]
 enum Prepared<'a> {
     Immediate(Finalized),
     Ready { entry: &'a Entry, args: Value },
@@ -133,6 +140,19 @@ pub async fn execute_tool_calls<S: EventSink>(
     cancel: &CancellationToken,
     sink: &S,
 ) -> BatchOutcome {
+    run_batch(tools, calls, config, cancel, sink, 0).await
+}
+
+/// [`execute_tool_calls`] for calls `depth` levels below the model's (0 for the model's
+/// own; a nested call's batch is one deeper than its caller's).
+pub(crate) async fn run_batch<S: EventSink>(
+    tools: &ToolSet,
+    calls: &[ToolCall],
+    config: &RunnerConfig,
+    cancel: &CancellationToken,
+    sink: &S,
+    depth: usize,
+) -> BatchOutcome {
     let sequential = calls
         .iter()
         .any(|c| tools.must_run_alone(&c.name, config.execution));
@@ -142,6 +162,8 @@ pub async fn execute_tool_calls<S: EventSink>(
         config,
         cancel,
         all_calls: OnceLock::new(),
+        depth,
+        nested: OnceLock::new(),
     };
     let finalized = if sequential {
         batch.run_sequential(sink).await
@@ -169,6 +191,10 @@ struct Batch<'a> {
     config: &'a RunnerConfig,
     cancel: &'a CancellationToken,
     all_calls: OnceLock<Arc<[ToolCall]>>,
+    /// How many levels below the model's calls these are.
+    depth: usize,
+    /// What the batch's calls make nested calls through, made when the first call runs.
+    nested: OnceLock<Arc<Nested>>,
 }
 
 impl<'a> Batch<'a> {
@@ -372,7 +398,10 @@ impl<'a> Batch<'a> {
         }
         .with_updater(updater.clone())
         .with_extensions(self.config.extensions.clone())
-        .with_time_limit(self.config.timeout);
+        .with_time_limit(self.config.timeout)
+        .with_nested(Arc::clone(self.nested.get_or_init(|| {
+            Nested::new(self.tools.clone(), self.config.clone(), self.depth)
+        })));
         let hook_args = self.config.after_tool_call.as_ref().map(|_| args.clone());
         let run = AssertUnwindSafe(entry.tool.execute(args, ctx)).catch_unwind();
         let outcome = supervise(
@@ -507,74 +536,4 @@ fn clone_finalized(fin: &Finalized) -> Finalized {
 
 fn result_message(call: &ToolCall, fin: Finalized) -> ToolResultMessage {
     ToolResultMessage::new(call, fin.result, fin.is_error)
-}
-
-// The emit helpers build each event straight into the sink's future: no extra async frame
-// holding a second copy of the event.
-fn emit_start<'s, S: EventSink>(sink: &'s S, call: &ToolCall) -> impl Future<Output = ()> + 's {
-    sink.emit(ToolEvent::ToolExecutionStart {
-        tool_call_id: call.id.clone(),
-        tool_name: call.name.clone(),
-        args: call.arguments.clone(),
-    })
-}
-
-fn emit_update<'s, S: EventSink>(
-    sink: &'s S,
-    call: &ToolCall,
-    update: Update,
-) -> impl Future<Output = ()> + 's {
-    sink.emit(match update {
-        Update::Partial(partial) => ToolEvent::ToolExecutionUpdate {
-            tool_call_id: call.id.clone(),
-            tool_name: call.name.clone(),
-            args: call.arguments.clone(),
-            partial_result: partial,
-        },
-        Update::Log {
-            level,
-            logger,
-            message,
-        } => ToolEvent::ToolExecutionLog {
-            tool_call_id: call.id.clone(),
-            tool_name: call.name.clone(),
-            level,
-            logger,
-            message,
-        },
-    })
-}
-
-fn emit_end<'s, S: EventSink>(
-    sink: &'s S,
-    call: &ToolCall,
-    fin: &Finalized,
-) -> impl Future<Output = ()> + 's {
-    sink.emit(ToolEvent::ToolExecutionEnd {
-        tool_call_id: call.id.clone(),
-        tool_name: call.name.clone(),
-        result: fin.result.clone(),
-        is_error: fin.is_error,
-    })
-}
-
-async fn emit_message<S: EventSink>(sink: &S, message: &ToolResultMessage) {
-    sink.emit(ToolEvent::MessageStart {
-        message: message.clone(),
-    })
-    .await;
-    sink.emit(ToolEvent::MessageEnd {
-        message: message.clone(),
-    })
-    .await;
-}
-
-async fn forward_pending_updates<S: EventSink>(
-    rx: &mut UnboundedReceiver<(usize, Update)>,
-    sink: &S,
-    calls: &[ToolCall],
-) {
-    while let Ok((index, partial)) = rx.try_recv() {
-        emit_update(sink, &calls[index], partial).await;
-    }
 }

@@ -10,15 +10,17 @@ use toml::Spanned;
 use toml::de::{DeTable, DeValue};
 
 use super::{Loader, integer};
+use serde_json::Value;
+
 use crate::config::declared::{
-    ArgTemplate, DeclaredAction, DeclaredParam, DeclaredTool, ParamKind, Piece,
+    ArgTemplate, DeclaredAction, DeclaredOutput, DeclaredParam, DeclaredTool, ParamKind, Piece,
 };
 use crate::core::ExecutionMode;
 use crate::tool::{ToolDefinition, ToolRole};
 
 mod params;
 
-const TOOL_KEYS: [&str; 15] = [
+const TOOL_KEYS: [&str; 17] = [
     "description",
     "label",
     "snippet",
@@ -34,6 +36,8 @@ const TOOL_KEYS: [&str; 15] = [
     "cwd",
     "env",
     "success_codes",
+    "output",
+    "output_schema",
 ];
 
 /// Whether a `[tool.<name>]` table declares a tool (it has `command` or `script`).
@@ -86,7 +90,9 @@ impl<'a> Loader<'a> {
             cwd: None,
             env: BTreeMap::new(),
             success_codes: vec![0],
+            output: DeclaredOutput::Text,
         };
+        let mut output_schema: Option<(Value, Range<usize>)> = None;
         let mut command: Option<(Vec<RawElement>, Range<usize>)> = None;
         let mut script = None;
         let mut description = false;
@@ -142,7 +148,27 @@ impl<'a> Loader<'a> {
                     }
                 }
                 "params" => declared.params = self.params(value, &tool),
+                "output" => match value.get_ref().as_str() {
+                    Some("text") => declared.output = DeclaredOutput::Text,
+                    Some("json") => declared.output = DeclaredOutput::Json { schema: None },
+                    _ => self.report(
+                        span,
+                        "`output` must be \"text\" (the model reads what the command prints) or \"json\" (the command prints one JSON value)",
+                    ),
+                },
+                "output_schema" => {
+                    output_schema = self.output_schema(value).map(|s| (s, span));
+                }
                 other => self.unknown_key(key.span(), other, &header, &TOOL_KEYS),
+            }
+        }
+        if let Some((schema, span)) = output_schema {
+            match &mut declared.output {
+                DeclaredOutput::Json { schema: slot } => *slot = Some(schema),
+                DeclaredOutput::Text => self.report(
+                    span,
+                    "`output_schema` describes a JSON output: add `output = \"json\"`, or remove `output_schema`",
+                ),
             }
         }
         if !description {
@@ -219,6 +245,29 @@ impl<'a> Loader<'a> {
             }
         }
         out
+    }
+
+    /// `output_schema`: a JSON Schema in a string, which must parse and compile.
+    fn output_schema(&mut self, value: &Spanned<DeValue<'a>>) -> Option<Value> {
+        let text = self.text(value, "output_schema")?;
+        let schema: Value = match serde_json::from_str(&text) {
+            Ok(schema) => schema,
+            Err(e) => {
+                self.report(
+                    value.span(),
+                    format!("`output_schema` is not JSON ({e}): write the JSON Schema in a string, e.g. '''{{\"type\": \"object\"}}'''"),
+                );
+                return None;
+            }
+        };
+        if let Err(e) = jsonschema::validator_for(&schema) {
+            self.report(
+                value.span(),
+                format!("`output_schema` is not a valid JSON Schema: {e}; fix it so the output can be checked"),
+            );
+            return None;
+        }
+        Some(schema)
     }
 
     fn success_codes(&mut self, value: &Spanned<DeValue<'a>>) -> Option<Vec<i32>> {
