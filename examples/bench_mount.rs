@@ -31,7 +31,12 @@ type Client = RunningService<RoleClient, ()>;
 
 fn main() -> ExitCode {
     // Spawned as the gateway: be the `pi-tools` command line.
-    if std::env::args().nth(1).as_deref() == Some("mcp") {
+    // The gateway (`mcp`) and the guard it starts (`env-guard`), which spawned as the
+    // benchmark would run it again beside the measured gateway.
+    if matches!(
+        std::env::args().nth(1).as_deref(),
+        Some("mcp" | "env-guard")
+    ) {
         return pi_tools::cli::main();
     }
     let args: Vec<String> = std::env::args().skip(1).collect();

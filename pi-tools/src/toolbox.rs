@@ -13,6 +13,7 @@
 //! assert_eq!(toolbox.prompt().available_tools, ["(none)"]);
 //! ```
 
+use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
 use serde_json::Value;
@@ -31,7 +32,12 @@ use crate::tool::{ToolDefinition, ToolRole, extend_description, wrap_with_mode};
 /// The tools a session works with, in the configured order, ready for the runner.
 pub struct Toolbox {
     registered: Vec<Arc<dyn ToolDefinition>>,
+    /// Each registered tool's place in `registered`, by name (the first of a name).
+    by_name: HashMap<String, usize>,
     active: Vec<Arc<dyn ToolDefinition>>,
+    /// The names in `active`: a catalog of thousands of mounted tools is activated in
+    /// linear time, not by a search of both lists per tool.
+    active_names: HashSet<String>,
     config: Config,
     extensions: Extensions,
     tool_set: ToolSet,
@@ -56,9 +62,15 @@ impl Toolbox {
     ) -> Self {
         #[cfg(feature = "builtins")]
         let registered = with_declared(registered, config);
+        let mut by_name = HashMap::with_capacity(registered.len());
+        for (i, tool) in registered.iter().enumerate() {
+            by_name.entry(tool.spec().name.clone()).or_insert(i);
+        }
         let mut toolbox = Toolbox {
             registered,
+            by_name,
             active: Vec::new(),
+            active_names: HashSet::new(),
             config: config.clone(),
             policy_hook: None,
             extensions,
@@ -323,11 +335,12 @@ impl Toolbox {
     }
 
     fn push_active(&mut self, name: &str) -> bool {
-        if self.active.iter().any(|t| t.spec().name == name) {
+        if self.active_names.contains(name) {
             return false;
         }
-        match self.registered.iter().find(|t| t.spec().name == name) {
+        match self.by_name.get(name).map(|&i| &self.registered[i]) {
             Some(definition) => {
+                self.active_names.insert(name.to_owned());
                 let definition = match self.description_addition(definition.spec().role) {
                     Some(addition) => extend_description(definition.clone(), &addition),
                     None => definition.clone(),
