@@ -70,8 +70,9 @@ async fn call_in(server: &HttpServer, session: &str, id: i64, arguments: Value) 
 }
 
 /// More sessions than the process's descriptors would hold at one or more each (200, each
-/// with a bash call, under a limit of 512): every call works, the first session's too once
-/// the last has been opened, and the sleeping ones are counted holding nothing.
+/// with a bash call, and 100 that never make one, under a limit of 512): every call works,
+/// the first session's too once the last has been opened, and the sleeping ones are
+/// counted holding nothing.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sleeping_sessions_hold_no_descriptor_watch_or_directory() {
     let server = HttpServer::spawn_with_descriptor_limit(512).await;
@@ -88,6 +89,10 @@ async fn sleeping_sessions_hold_no_descriptor_watch_or_directory() {
         let answer = call_in(&server, &session, 1, json!({"command": "echo hi"})).await;
         assert_eq!(text_of(&answer), "hi", "session {n}");
         opened.push(session);
+    }
+    // And sessions that never made a call: theirs were made when they started.
+    for _ in 0..100 {
+        server.open_session().await;
     }
     // The sessions past the awake ones fall asleep once their call ended.
     let deadline = tokio::time::Instant::now() + Duration::from_secs(20);

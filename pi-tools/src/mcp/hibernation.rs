@@ -155,10 +155,16 @@ impl Sessions {
             self.not_idle(&mut activity);
         }
         tracing::debug!(session = %id, "an idle session sleeps");
-        // Its environment gives up its descriptors, watches and empty temporary
-        // directories; its next command takes them up again.
-        if let Some(env) = life.ender.get().and_then(|ender| ender.env.as_ref()) {
-            env.hibernate();
+        // Its environments give up their descriptors, watches and empty temporary
+        // directories; its next command takes them up again. A session that never made a
+        // call has them too (made when it started).
+        let server = life
+            .server
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone();
+        if let Some(server) = server {
+            server.hibernate();
         }
         if let Err(err) = self.inner.close_session(&id).await {
             tracing::debug!(%err, "a sleeping session's worker could not be closed");

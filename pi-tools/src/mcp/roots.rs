@@ -133,6 +133,25 @@ impl FollowedRoots {
         Ok(Some(config))
     }
 
+    /// The session sleeps: every environment built for the client's roots lets go of what
+    /// it takes up again by itself ([`ExecutionEnv::hibernate`]).
+    pub(crate) fn hibernate(&self) {
+        if let Ok(current) = self.current.try_lock()
+            && let Some((_, config)) = &*current
+            && let Some(env) = config.extensions.get::<Arc<dyn ExecutionEnv>>()
+        {
+            env.hibernate();
+        }
+        for env in self
+            .retired
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .iter()
+        {
+            env.hibernate();
+        }
+    }
+
     /// Ends the session of every environment built for the client's roots.
     pub(crate) fn end(&mut self) {
         let current = self.current.get_mut().take();

@@ -192,6 +192,16 @@ impl ToolServer {
         ErrorData::invalid_params(message, Some(serde_json::json!({ "tools": names })))
     }
 
+    /// The session sleeps: its environments (the configuration's and those made for the
+    /// client's roots) let go of their descriptors, watches and empty temporary
+    /// directories, which their next command takes up again.
+    pub(crate) fn hibernate(&self) {
+        if let Some(env) = self.config.extensions.get::<Arc<dyn ExecutionEnv>>() {
+            env.hibernate();
+        }
+        self.roots.hibernate();
+    }
+
     /// Marks the request's HTTP session busy while the call runs (so it does not expire),
     /// and tells it how to end this server's calls and processes.
     fn keep_session_busy(&self, context: &RequestContext<RoleServer>) -> Option<Busy> {
