@@ -65,6 +65,7 @@ impl ResolvedSandbox {
 
     /// Before a command: the private temporary directories a sleeping session gave up are
     /// there again.
+    #[cfg_attr(not(feature = "process"), allow(dead_code))]
     pub(crate) fn wake(&self) -> io::Result<()> {
         for tmp in self.tmp.iter().chain(&self.shm) {
             tmp.wake()?;

@@ -87,6 +87,7 @@ impl PrivateTemp {
     /// path, mode 0700. One found there already must be a directory of this user's that no
     /// one else can enter (another user could have made one in the shared temporary
     /// directory to read what commands leave in it); otherwise the command is refused.
+    #[cfg_attr(not(feature = "process"), allow(dead_code))]
     pub(crate) fn wake(&self) -> io::Result<()> {
         if !self.asleep.load(Ordering::Acquire) {
             return Ok(());
