@@ -19,7 +19,33 @@ use tokio_util::sync::CancellationToken;
 use crate::core::{ProgressUpdater, ToolResult};
 
 /// Where each running call's progress goes, by the progress token of its request.
-type ProgressRoutes = Arc<Mutex<HashMap<ProgressToken, ProgressUpdater>>>;
+type ProgressRoutes = Arc<Mutex<Routes>>;
+
+/// The running calls' routes, and progress that came before its call's route was made.
+#[derive(Default)]
+pub(crate) struct Routes {
+    by_token: HashMap<ProgressToken, ProgressUpdater>,
+    /// Progress a server sent as soon as it read a request, before the request was
+    /// registered here (the library gives the token once the request is on its way): kept
+    /// for a token above every one registered so far (tokens count up), a few of each.
+    early: HashMap<ProgressToken, Vec<ProgressNotificationParam>>,
+    /// The highest token registered.
+    last: Option<i64>,
+}
+
+/// How many tokens, and notifications of each, are kept while their call is registered.
+const EARLY_TOKENS: usize = 8;
+const EARLY_EACH: usize = 16;
+
+impl Routes {
+    fn is_future(&self, token: &ProgressToken) -> bool {
+        match (&token.0, self.last) {
+            (rmcp::model::NumberOrString::Number(n), Some(last)) => *n > last,
+            (rmcp::model::NumberOrString::Number(_), None) => true,
+            _ => false,
+        }
+    }
+}
 
 /// Our side of a connection: answers the server's requests with rmcp's defaults and
 /// forwards its progress notifications.
@@ -34,12 +60,24 @@ impl ClientHandler for Handler {
         params: ProgressNotificationParam,
         _context: NotificationContext<RoleClient>,
     ) -> impl Future<Output = ()> + Send + '_ {
-        let updater = self
-            .routes
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .get(&params.progress_token)
-            .cloned();
+        let updater = {
+            let mut routes = self.routes.lock().unwrap_or_else(|e| e.into_inner());
+            let found = routes.by_token.get(&params.progress_token).cloned();
+            if found.is_none() && routes.is_future(&params.progress_token) {
+                let room = routes.early.len() < EARLY_TOKENS
+                    || routes.early.contains_key(&params.progress_token);
+                if room {
+                    let kept = routes
+                        .early
+                        .entry(params.progress_token.clone())
+                        .or_default();
+                    if kept.len() < EARLY_EACH {
+                        kept.push(params.clone());
+                    }
+                }
+            }
+            found
+        };
         if let Some(updater) = updater {
             updater.update(progress_update(&params));
         }
@@ -149,10 +187,24 @@ impl Connection {
             .map_err(failure)?;
         let id = handle.id.clone();
         let token = handle.progress_token.clone();
-        self.routes
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .insert(token.clone(), updater.clone());
+        let early = {
+            let mut routes = self.routes.lock().unwrap_or_else(|e| e.into_inner());
+            routes.by_token.insert(token.clone(), updater.clone());
+            if let rmcp::model::NumberOrString::Number(n) = &token.0 {
+                routes.last = Some(routes.last.map_or(*n, |last| last.max(*n)));
+            }
+            let early = routes.early.remove(&token).unwrap_or_default();
+            // What was kept for tokens now behind the last registered never has a call.
+            let last = routes.last;
+            routes.early.retain(|t, _| match (&t.0, last) {
+                (rmcp::model::NumberOrString::Number(n), Some(last)) => *n > last,
+                _ => false,
+            });
+            early
+        };
+        for params in &early {
+            updater.update(progress_update(params));
+        }
         let _route = RouteGuard {
             routes: &self.routes,
             token,
@@ -197,6 +249,7 @@ impl Drop for RouteGuard<'_> {
         self.routes
             .lock()
             .unwrap_or_else(|e| e.into_inner())
+            .by_token
             .remove(&self.token);
     }
 }
