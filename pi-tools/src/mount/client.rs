@@ -37,13 +37,12 @@ pub(crate) struct Routes {
 const EARLY_TOKENS: usize = 8;
 const EARLY_EACH: usize = 16;
 
-impl Routes {
-    fn is_future(&self, token: &ProgressToken) -> bool {
-        match (&token.0, self.last) {
-            (rmcp::model::NumberOrString::Number(n), Some(last)) => *n > last,
-            (rmcp::model::NumberOrString::Number(_), None) => true,
-            _ => false,
-        }
+/// Whether `token` is above every token registered so far (`last`): a call still to come.
+fn is_future(token: &ProgressToken, last: Option<i64>) -> bool {
+    match (&token.0, last) {
+        (rmcp::model::NumberOrString::Number(n), Some(last)) => *n > last,
+        (rmcp::model::NumberOrString::Number(_), None) => true,
+        _ => false,
     }
 }
 
@@ -63,7 +62,7 @@ impl ClientHandler for Handler {
         let updater = {
             let mut routes = self.routes.lock().unwrap_or_else(|e| e.into_inner());
             let found = routes.by_token.get(&params.progress_token).cloned();
-            if found.is_none() && routes.is_future(&params.progress_token) {
+            if found.is_none() && is_future(&params.progress_token, routes.last) {
                 let room = routes.early.len() < EARLY_TOKENS
                     || routes.early.contains_key(&params.progress_token);
                 if room {
@@ -196,10 +195,7 @@ impl Connection {
             let early = routes.early.remove(&token).unwrap_or_default();
             // What was kept for tokens now behind the last registered never has a call.
             let last = routes.last;
-            routes.early.retain(|t, _| match (&t.0, last) {
-                (rmcp::model::NumberOrString::Number(n), Some(last)) => *n > last,
-                _ => false,
-            });
+            routes.early.retain(|t, _| is_future(t, last));
             early
         };
         for params in &early {
