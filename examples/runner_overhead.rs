@@ -5,6 +5,12 @@
 //! the median of several runs after a warm-up. Two more rows: the same tool written with
 //! `#[tool]` returning a typed result (structured content plus its JSON text), and a tool
 //! that makes one nested call of it (`ctx.call_tool`) per call.
+//!
+//! Wall times move with whatever else the machine runs. For figures that do not,
+//! `runner_overhead --only ROW --batches K` runs K batches of 1,000 calls of one row
+//! (`trivial`, `untyped`, `typed` or `caller`) and nothing else, to be counted by callgrind:
+//! `scripts/bench-runner-instructions.sh` runs each row with one batch and with three and
+//! prints the instructions per call (the difference over 2,000 calls, so the setup drops out).
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, OnceLock};
@@ -65,6 +71,13 @@ async fn typed(i: f64, note: Option<String>) -> Result<Echoed, ToolError> {
     Ok(Echoed { i })
 }
 
+/// Returns its argument as text: the same tool as `typed` without a typed result.
+#[tool]
+async fn untyped(i: f64, note: Option<String>) -> Result<String, ToolError> {
+    let _ = note;
+    Ok(format!("{i}"))
+}
+
 /// Calls `typed` once and returns its text.
 #[tool]
 async fn caller(ctx: &ToolContext, i: f64) -> Result<String, ToolError> {
@@ -104,7 +117,65 @@ fn median(mut xs: Vec<f64>) -> f64 {
     xs[xs.len() / 2]
 }
 
+/// The tool sets of the rows `--only` can name.
+fn row_tools(row: &str, schema: &Value) -> Option<ToolSet> {
+    Some(match row {
+        "trivial" => ToolSet::new([Arc::new(Trivial {
+            schema: schema.clone(),
+            sleep: None,
+        }) as Arc<dyn AgentTool>]),
+        "untyped" => ToolSet::new([wrap(Arc::new(UntypedTool), None)]),
+        "typed" => ToolSet::new([wrap(Arc::new(TypedTool), None)]),
+        "caller" => ToolSet::new([
+            wrap(Arc::new(TypedTool), None),
+            wrap(Arc::new(CallerTool), None),
+        ]),
+        _ => return None,
+    })
+}
+
+/// `--only ROW --batches K`: K batches of 1,000 parallel calls of one row, nothing printed.
+fn only(args: &[String]) -> Option<(String, usize)> {
+    let at = args.iter().position(|a| a == "--only")?;
+    let row = args.get(at + 1).cloned().unwrap_or_default();
+    let batches = args
+        .iter()
+        .position(|a| a == "--batches")
+        .and_then(|b| args.get(b + 1))
+        .and_then(|k| k.parse().ok())
+        .unwrap_or(1);
+    Some((row, batches))
+}
+
 fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    if let Some((row, batches)) = only(&args) {
+        // One worker thread: callgrind runs threads one at a time anyway, and a single
+        // worker makes the count the same from run to run.
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .enable_all()
+            .build()
+            .expect("a tokio runtime");
+        let schema = json!({
+            "type": "object",
+            "properties": {"i": {"type": "number"}, "note": {"type": "string"}},
+            "required": ["i"]
+        });
+        let Some(tools) = row_tools(&row, &schema) else {
+            eprintln!("--only takes trivial, untyped, typed or caller, not {row:?}");
+            std::process::exit(2);
+        };
+        let calls: Vec<_> = (0..1000)
+            .map(|i| ToolCall::new(format!("call_{i}"), row.as_str(), json!({"i": i})))
+            .collect();
+        runtime.block_on(async {
+            for _ in 0..batches {
+                batch_ms(&tools, &calls, &RunnerConfig::default()).await;
+            }
+        });
+        return;
+    }
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -167,10 +238,12 @@ fn main() {
         );
 
         let tools = ToolSet::new([
+            wrap(Arc::new(UntypedTool), None),
             wrap(Arc::new(TypedTool), None),
             wrap(Arc::new(CallerTool), None),
         ]);
         for (name, label) in [
+            ("untyped", "parallel, #[tool] text result"),
             ("typed", "parallel, #[tool] typed result"),
             ("caller", "parallel, one nested call each"),
         ] {

@@ -137,11 +137,15 @@ pub fn typed_result<T: Serialize + ?Sized>(
     value: &T,
     text: Option<String>,
 ) -> Result<ToolResult, ToolError> {
-    let structured = serde_json::to_value(value)
-        .map_err(|e| ToolError::new(format!("The tool's result could not be serialised: {e}")))?;
+    let unserialisable = |e: serde_json::Error| {
+        ToolError::new(format!("The tool's result could not be serialised: {e}"))
+    };
+    let structured = serde_json::to_value(value).map_err(unserialisable)?;
+    // The value itself written out, not its `Value` (whose `Display` goes through a
+    // formatter adapter): the same compact JSON for less.
     let text = match text {
         Some(text) => text,
-        None => structured.to_string(),
+        None => serde_json::to_string(value).map_err(unserialisable)?,
     };
     Ok(ToolResult::text(text).with_structured_content(structured))
 }

@@ -174,7 +174,7 @@ pub(crate) async fn run_batch<S: EventSink>(
     let mut messages = Vec::with_capacity(finalized.len());
     for (call, fin) in calls.iter().zip(finalized) {
         let message = result_message(call, fin);
-        if !sequential {
+        if !sequential && batch.sends_messages() {
             emit_message(sink, &message).await;
         }
         messages.push(message);
@@ -198,6 +198,13 @@ struct Batch<'a> {
 }
 
 impl<'a> Batch<'a> {
+    /// Whether the batch sends its result messages as events. A nested call's batch does
+    /// not: its sink hands events to the calling call, whose tool gets the result itself
+    /// (the messages would be built and dropped on every nested call).
+    fn sends_messages(&self) -> bool {
+        self.depth == 0
+    }
+
     async fn run_parallel<S: EventSink>(&self, sink: &S) -> Vec<Finalized> {
         let mut slots = empty_slots(self.calls.len());
         let mut ready = Vec::new();
@@ -218,7 +225,7 @@ impl<'a> Batch<'a> {
                 self.drive(vec![(index, entry, args)], 1, sink, &mut slots)
                     .await;
             }
-            if let Some(fin) = &slots[index] {
+            if let Some(fin) = slots[index].as_ref().filter(|_| self.sends_messages()) {
                 let message = result_message(call, clone_finalized(fin));
                 emit_message(sink, &message).await;
             }
