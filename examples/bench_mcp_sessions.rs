@@ -204,7 +204,20 @@ async fn run(load: Load) -> Result<(), Error> {
 
 /// Spawns this executable as `pi-tools mcp --http` and waits for the address it serves on.
 async fn spawn_server(exe: &Path, config: &Path, cwd: &Path) -> Result<(Child, String), Error> {
-    let mut child = Command::new(exe)
+    // `BENCH_SERVER_WRAPPER` (a command and its arguments, split at spaces) runs the server
+    // under another program, a heap profiler for one: `BENCH_SERVER_WRAPPER="valgrind
+    // --tool=massif --massif-out-file=/tmp/massif.out"`.
+    let wrapper = std::env::var("BENCH_SERVER_WRAPPER").unwrap_or_default();
+    let mut words = wrapper.split_whitespace();
+    let mut command = match words.next() {
+        Some(program) => {
+            let mut command = Command::new(program);
+            command.args(words).arg(exe);
+            command
+        }
+        None => Command::new(exe),
+    };
+    let mut child = command
         .args(["mcp", "--http", "127.0.0.1:0", "--config"])
         .arg(config)
         .arg("--cwd")

@@ -69,8 +69,9 @@ async fn delete_ends_the_sessions_call_and_processes_at_once_and_answers_200_the
     assert_eq!(deleted.status(), StatusCode::OK);
     // The call's process and the session's background job end with the session.
     wait_gone(&[call_pid, job], Duration::from_secs(5)).await;
+    // Within the half second the issue promises: a DELETE does not wait for the call.
     let took = asked.elapsed();
-    assert!(took < Duration::from_millis(100), "took {took:?}");
+    assert!(took < Duration::from_millis(500), "took {took:?}");
 
     let again = server.delete(&session).send().await.expect("sent");
     assert_eq!(again.status(), StatusCode::NOT_FOUND);
