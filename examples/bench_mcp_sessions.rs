@@ -197,6 +197,17 @@ async fn run(load: Load) -> Result<(), Error> {
         per_session / 1024.0,
         per_session * DEFAULT_MAX_SESSIONS as f64 / 1024.0 / 1024.0
     );
+    // A wrapping profiler writes its report when the server ends on its own: ask it to
+    // (SIGTERM) before the kill.
+    if std::env::var_os("BENCH_SERVER_WRAPPER").is_some()
+        && let Some(pid) = child.id()
+    {
+        let _ = Command::new("kill")
+            .args(["-TERM", &pid.to_string()])
+            .status()
+            .await;
+        let _ = tokio::time::timeout(Duration::from_secs(60), child.wait()).await;
+    }
     let _ = child.start_kill();
     let _ = child.wait().await;
     Ok(())

@@ -8,7 +8,7 @@ use std::task::{Context, Poll};
 
 use futures::{Stream, StreamExt};
 use rmcp::ErrorData;
-use rmcp::model::{ClientJsonRpcMessage, GetExtensions, ServerJsonRpcMessage};
+use rmcp::model::{ClientJsonRpcMessage, ClientNotification, GetExtensions, ServerJsonRpcMessage};
 use rmcp::transport::streamable_http_server::session::local::{
     LocalSessionManager, LocalSessionManagerError,
 };
@@ -88,6 +88,10 @@ impl SessionManager for Sessions {
         let answer = self.inner.initialize_session(id, message).await;
         if replayed && answer.is_err() {
             life.wake_ended();
+        }
+        if !replayed && answer.is_ok() {
+            // Kept awake for the client's `initialized`, which would wake it at once.
+            life.activity().initialize_answered();
         }
         drop(busy);
         answer
@@ -198,6 +202,15 @@ impl SessionManager for Sessions {
                 .is_some(),
             _ => false,
         };
+        if !replayed
+            && let ClientJsonRpcMessage::Notification(n) = &message
+            && matches!(
+                n.notification,
+                ClientNotification::InitializedNotification(_)
+            )
+        {
+            life.activity().initialized();
+        }
         let accepted = self.inner.accept_message(id, message).await;
         if replayed {
             // The handshake is replayed: requests go to the woken server from now on.

@@ -59,6 +59,13 @@ const ON_WAY: Duration = Duration::from_secs(30);
 /// so, and its request answered `500 Session not found` (issue 50, finding 4).
 const WOKEN_GRACE: Duration = Duration::from_secs(1);
 
+/// How long a session just initialised waits awake for its client's
+/// `notifications/initialized`, which comes right after the answer. Asleep sooner, the
+/// session would be woken by it at once (a new worker, the handshake replayed: the memory
+/// of a session made twice, for a notification); a client that never sends it has its
+/// session sleep after this.
+const INITIALIZED_WAIT: Duration = Duration::from_secs(2);
+
 /// The header that names a request's session.
 const SESSION_HEADER: &str = "mcp-session-id";
 
@@ -127,6 +134,9 @@ pub(super) struct Activity {
     pub(super) workers_closing: usize,
     /// When its last wake ended: it stays awake [`WOKEN_GRACE`] from then.
     pub(super) woke_at: Option<Instant>,
+    /// When its `initialize` was answered, until its client's `initialized` comes: it
+    /// stays awake [`INITIALIZED_WAIT`] from then for it.
+    pub(super) initialized_at: Option<Instant>,
 }
 
 impl Activity {
@@ -141,9 +151,20 @@ impl Activity {
         self.on_way = self.on_way.saturating_sub(1);
     }
 
-    /// Whether it is idle and awake, with no request on its way, and was not just woken.
+    /// Whether it is idle and awake, with no request on its way, was not just woken, and
+    /// is not waiting for its client's `initialized`.
     pub(super) fn may_sleep(&self) -> bool {
         self.idle_and_awake() && self.grace_left().is_none()
+    }
+
+    /// Its `initialize` was answered: the client's `initialized` is due.
+    pub(super) fn initialize_answered(&mut self) {
+        self.initialized_at = Some(Instant::now());
+    }
+
+    /// Its client's `initialized` came.
+    pub(super) fn initialized(&mut self) {
+        self.initialized_at = None;
     }
 
     fn idle_and_awake(&self) -> bool {
@@ -151,9 +172,15 @@ impl Activity {
         self.busy == 0 && !self.asleep && !self.waking_up && !expecting
     }
 
-    /// How long it must stay awake yet, having been woken.
+    /// How long it must stay awake yet, having been woken or waiting for `initialized`.
     fn grace_left(&self) -> Option<Duration> {
-        let left = WOKEN_GRACE.checked_sub(self.woke_at?.elapsed())?;
+        let left_of = |since: Option<Instant>, wait: Duration| {
+            since.and_then(|at| wait.checked_sub(at.elapsed()))
+        };
+        let left = left_of(self.woke_at, WOKEN_GRACE)
+            .into_iter()
+            .chain(left_of(self.initialized_at, INITIALIZED_WAIT))
+            .max()?;
         (!left.is_zero()).then_some(left)
     }
 }
@@ -175,6 +202,7 @@ impl Life {
                 idle_counted: false,
                 workers_closing: 0,
                 woke_at: None,
+                initialized_at: None,
             }),
             replay: Arc::default(),
             ender: OnceLock::new(),

@@ -11,10 +11,11 @@
 //! (change times, which a command cannot set back), and renames anything older out of the
 //! way (`<name>.pi-tools-disabled`) instead of removing it.
 
+use std::collections::HashMap;
 use std::ffi::OsString;
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::path::{Component, Path, PathBuf};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex, OnceLock, Weak};
 use std::time::Duration;
 
 use rustix::fs::FileType;
@@ -48,39 +49,68 @@ struct State {
 /// The guard of one resolved sandbox.
 #[derive(Debug)]
 pub(super) struct PlantGuard {
-    watched: Vec<Watched>,
+    /// Shared by the guards over the same paths (see [`watched_of`]).
+    watched: Arc<[Watched]>,
     state: Mutex<State>,
+}
+
+/// What the guards over given roots and paths watch, keyed by those. The list follows
+/// from them alone (no look at the file system), so the sessions of one workspace (a
+/// server may hold thousands) share one copy of it while any of them lives.
+type WatchedLists = HashMap<(Vec<PathBuf>, Vec<PathBuf>), Weak<[Watched]>>;
+
+fn watched_of(roots: &[PathBuf], paths: &[PathBuf]) -> Arc<[Watched]> {
+    static LISTS: OnceLock<Mutex<WatchedLists>> = OnceLock::new();
+    let mut lists = LISTS
+        .get_or_init(Mutex::default)
+        .lock()
+        .unwrap_or_else(|e| e.into_inner());
+    let key = (roots.to_vec(), paths.to_vec());
+    if let Some(list) = lists.get(&key).and_then(Weak::upgrade) {
+        return list;
+    }
+    let list: Arc<[Watched]> = watched_list(roots, paths).into();
+    // The lists no guard holds any more go, so the table holds only what is in use.
+    lists.retain(|_, list| list.strong_count() > 0);
+    lists.insert(key, Arc::downgrade(&list));
+    list
+}
+
+/// The protected paths among `paths` that lie below one of `roots`, in order.
+fn watched_list(roots: &[PathBuf], paths: &[PathBuf]) -> Vec<Watched> {
+    let mut watched = Vec::new();
+    for path in paths {
+        let Some(root) = roots.iter().find(|r| path.starts_with(r) && *r != path) else {
+            continue;
+        };
+        let Ok(rest) = path.strip_prefix(root) else {
+            continue;
+        };
+        let parts: Option<Vec<OsString>> = rest
+            .components()
+            .map(|c| match c {
+                Component::Normal(name) => Some(name.to_os_string()),
+                _ => None,
+            })
+            .collect();
+        if let Some(parts) = parts.filter(|p| !p.is_empty()) {
+            watched.push(Watched {
+                root: root.clone(),
+                parts,
+            });
+        }
+    }
+    // In order, so that the paths below one directory (a repository's protected files)
+    // follow each other and the look before a call opens that directory once.
+    watched.sort_by(|a, b| (&a.root, &a.parts).cmp(&(&b.root, &b.parts)));
+    watched.dedup_by(|a, b| a.root == b.root && a.parts == b.parts);
+    watched
 }
 
 impl PlantGuard {
     /// A guard over `paths` (absolute, each below one of `roots`); `None` when none is.
     pub(super) fn new(roots: &[PathBuf], paths: &[PathBuf]) -> Option<PlantGuard> {
-        let mut watched = Vec::new();
-        for path in paths {
-            let Some(root) = roots.iter().find(|r| path.starts_with(r) && *r != path) else {
-                continue;
-            };
-            let Ok(rest) = path.strip_prefix(root) else {
-                continue;
-            };
-            let parts: Option<Vec<OsString>> = rest
-                .components()
-                .map(|c| match c {
-                    Component::Normal(name) => Some(name.to_os_string()),
-                    _ => None,
-                })
-                .collect();
-            if let Some(parts) = parts.filter(|p| !p.is_empty()) {
-                watched.push(Watched {
-                    root: root.clone(),
-                    parts,
-                });
-            }
-        }
-        // In order, so that the paths below one directory (a repository's protected files)
-        // follow each other and the look before a call opens that directory once.
-        watched.sort_by(|a, b| (&a.root, &a.parts).cmp(&(&b.root, &b.parts)));
-        watched.dedup_by(|a, b| a.root == b.root && a.parts == b.parts);
+        let watched = watched_of(roots, paths);
         (!watched.is_empty()).then(|| PlantGuard {
             watched,
             state: Mutex::new(State::default()),
