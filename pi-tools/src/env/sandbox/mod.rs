@@ -59,6 +59,7 @@ mod protected;
 #[cfg(all(target_os = "linux", feature = "process"))]
 mod seccomp;
 mod session;
+mod shared;
 mod tempdir;
 
 #[cfg(feature = "process")]

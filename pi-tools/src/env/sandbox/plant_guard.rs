@@ -11,11 +11,10 @@
 //! (change times, which a command cannot set back), and renames anything older out of the
 //! way (`<name>.pi-tools-disabled`) instead of removing it.
 
-use std::collections::HashMap;
 use std::ffi::OsString;
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::path::{Component, Path, PathBuf};
-use std::sync::{Arc, Mutex, OnceLock, Weak};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use rustix::fs::FileType;
@@ -23,6 +22,7 @@ use rustix::fs::FileType;
 use super::git_guard::now;
 use super::nofollow::{changed_since, move_aside, open_subdir, remove_at, stat_at};
 use super::plant_way::Way;
+use super::shared::Shared;
 
 /// How far a file's change time may trail the clock read before the call (coarse file
 /// system clocks).
@@ -54,26 +54,13 @@ pub(super) struct PlantGuard {
     state: Mutex<State>,
 }
 
-/// What the guards over given roots and paths watch, keyed by those. The list follows
-/// from them alone (no look at the file system), so the sessions of one workspace (a
-/// server may hold thousands) share one copy of it while any of them lives.
-type WatchedLists = HashMap<(Vec<PathBuf>, Vec<PathBuf>), Weak<[Watched]>>;
-
+/// What the guards over given roots and paths watch. The list follows from them alone (no
+/// look at the file system), so the guards of one workspace's sessions share it.
 fn watched_of(roots: &[PathBuf], paths: &[PathBuf]) -> Arc<[Watched]> {
-    static LISTS: OnceLock<Mutex<WatchedLists>> = OnceLock::new();
-    let mut lists = LISTS
-        .get_or_init(Mutex::default)
-        .lock()
-        .unwrap_or_else(|e| e.into_inner());
-    let key = (roots.to_vec(), paths.to_vec());
-    if let Some(list) = lists.get(&key).and_then(Weak::upgrade) {
-        return list;
-    }
-    let list: Arc<[Watched]> = watched_list(roots, paths).into();
-    // The lists no guard holds any more go, so the table holds only what is in use.
-    lists.retain(|_, list| list.strong_count() > 0);
-    lists.insert(key, Arc::downgrade(&list));
-    list
+    static LISTS: Shared<(Vec<PathBuf>, Vec<PathBuf>), [Watched]> = Shared::new();
+    LISTS.get_or_make((roots.to_vec(), paths.to_vec()), |(roots, paths)| {
+        watched_list(roots, paths).into()
+    })
 }
 
 /// The protected paths among `paths` that lie below one of `roots`, in order.

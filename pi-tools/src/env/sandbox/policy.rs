@@ -16,6 +16,7 @@ use super::git_trees;
 use super::plant_guard::PlantGuard;
 use super::probe::KernelSupport;
 use super::protected::{DEFAULT_PROTECTED, is_git_entry};
+use super::shared;
 use super::tempdir::PrivateTemp;
 use crate::env::path::{canonical_lenient_sync, follow_final_links, lexical_join};
 
@@ -176,7 +177,7 @@ impl SandboxPolicy {
             mode: self.mode,
             network: self.network,
             roots: Vec::new(),
-            protected: Vec::new(),
+            protected: Arc::from([]),
             anchors: Vec::new(),
             git: self.git,
             git_read_only: Vec::new(),
@@ -186,7 +187,8 @@ impl SandboxPolicy {
             tmp: None,
             shm: None,
             kernel: self.kernel.clone(),
-            note: self.describe(),
+            // Alike in every session of the workspace: one copy for them all.
+            note: self.describe().map(shared::text),
             #[cfg(all(target_os = "linux", feature = "process"))]
             landlock: Arc::default(),
         };
@@ -213,6 +215,7 @@ impl SandboxPolicy {
         // What a command could plant where nothing is there to mount on: the protected
         // paths outside git's, at the top of each root (absolute entries as they are).
         let mut plantable = Vec::new();
+        let mut protected = Vec::new();
         for root in &resolved.roots {
             for relative in self.protected.iter().filter(|p| !is_git_entry(p)) {
                 push_unique(&mut plantable, root.join(relative));
@@ -222,7 +225,7 @@ impl SandboxPolicy {
             let repository = Repository::find(&root)?;
             let git_dir = repository.as_ref().map(|r| r.common.clone());
             if let Some(repo) = &repository {
-                resolved.git_paths(repo);
+                resolved.git_paths(repo, &mut protected);
             }
             for relative in &self.protected {
                 let target = match (relative.strip_prefix(".git"), &git_dir) {
@@ -230,8 +233,8 @@ impl SandboxPolicy {
                     _ => root.join(relative),
                 };
                 let target = real_location(&target);
-                if !resolved.protected.contains(&target) {
-                    resolved.protected.push(target);
+                if !protected.contains(&target) {
+                    protected.push(target);
                 }
             }
             resolved.repositories.extend(repository);
@@ -279,7 +282,7 @@ impl SandboxPolicy {
             }
         }
         for path in nested.protected {
-            push_unique(&mut resolved.protected, path);
+            push_unique(&mut protected, path);
         }
         for path in nested.anchors {
             push_unique(&mut resolved.anchors, path);
@@ -288,9 +291,11 @@ impl SandboxPolicy {
         let held = nested.held;
         for dot_git in &enclosing {
             if fs::symlink_metadata(dot_git).is_ok() {
-                push_unique(&mut resolved.protected, dot_git.clone());
+                push_unique(&mut protected, dot_git.clone());
             }
         }
+        // Alike in every session of the workspace: one copy for them all.
+        resolved.protected = shared::paths(protected);
         let guard = GitGuard::new(
             resolved.repositories.clone(),
             bare_roots,
@@ -327,8 +332,9 @@ pub struct ResolvedSandbox {
     pub(super) network: bool,
     /// Canonical directories writes are allowed in.
     pub(super) roots: Vec<PathBuf>,
-    /// Canonical paths under the roots that stay read-only (some may not exist yet).
-    pub(super) protected: Vec<PathBuf>,
+    /// Canonical paths under the roots that stay read-only (some may not exist yet);
+    /// shared by the sandboxes that resolved the same list.
+    pub(super) protected: Arc<[PathBuf]>,
     /// `.git` directories that are bind-mounted onto themselves so they cannot be moved
     /// away and replaced by a copy with other hooks.
     pub(super) anchors: Vec<PathBuf>,
@@ -349,7 +355,7 @@ pub struct ResolvedSandbox {
     #[cfg_attr(not(feature = "process"), allow(dead_code))]
     pub(super) kernel: Option<KernelSupport>,
     /// What the model is told this sandbox allows (see `describe.rs`).
-    pub(super) note: Option<String>,
+    pub(super) note: Option<Arc<str>>,
     /// The Landlock ruleset, built at the first command and shared by the session's
     /// commands (each child restricts itself with a copy of its handle): its roots do
     /// not change during a session. A sleeping session lets it go.
@@ -399,16 +405,16 @@ impl ResolvedSandbox {
     /// git directories and its submodules' `.git` read-only; with `git = "commit"`, its
     /// git directories writable (a worktree's are outside the workspace) and anchored, its
     /// `.git` file, the submodules' `.git` and git directories read-only.
-    fn git_paths(&mut self, repo: &Repository) {
+    fn git_paths(&mut self, repo: &Repository, protected: &mut Vec<PathBuf>) {
         let existing = |p: &&PathBuf| fs::symlink_metadata(p).is_ok();
         let worktree = repo.dot_git != repo.git_dir;
         if worktree {
-            push_unique(&mut self.protected, repo.dot_git.clone());
+            push_unique(protected, repo.dot_git.clone());
         }
         match self.git {
             GitAccess::ReadOnly => {
                 for dir in repo.git_dirs() {
-                    push_unique(&mut self.protected, dir.to_path_buf());
+                    push_unique(protected, dir.to_path_buf());
                     self.git_read_only.push(dir.to_path_buf());
                 }
                 if worktree {
@@ -427,12 +433,12 @@ impl ResolvedSandbox {
                 }
                 let modules = repo.common.join("modules");
                 if modules.exists() {
-                    push_unique(&mut self.protected, modules);
+                    push_unique(protected, modules);
                 }
             }
         }
         for dot_git in repo.submodules.iter().filter(existing) {
-            push_unique(&mut self.protected, dot_git.clone());
+            push_unique(protected, dot_git.clone());
         }
     }
 
