@@ -551,3 +551,175 @@ async fn a_patch_outside_the_roots_and_under_an_edit_deny_is_refused() {
         "o\n"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn patches_sharing_files_in_opposite_orders_never_wait_on_each_other() {
+    let dir = tempfile::tempdir().unwrap();
+    let tools = toolbox(dir.path(), NATIVE);
+    let add = |first: &str, second: &str, text: &str| {
+        json!({"patch": format!(
+            "*** Begin Patch\n*** Add File: {first}\n+{text}\n*** Add File: {second}\n+{text}\n*** End Patch\n"
+        )})
+    };
+    for round in 0..20 {
+        let calls = [
+            pi_tools::ToolCall::new("c1", "apply_patch", add("a.txt", "b.txt", "one")),
+            pi_tools::ToolCall::new("c2", "apply_patch", add("b.txt", "a.txt", "two")),
+            pi_tools::ToolCall::new("c3", "apply_patch", add("a.txt", "b.txt", "three")),
+        ];
+        let (config, cancel, sink) = (
+            tools.runner_config(),
+            CancellationToken::new(),
+            CollectingSink::new(),
+        );
+        let run = pi_tools::execute_tool_calls(tools.tool_set(), &calls, &config, &cancel, &sink);
+        let outcome = tokio::time::timeout(std::time::Duration::from_secs(20), run)
+            .await
+            .unwrap_or_else(|_| panic!("round {round}: the patches waited on each other"));
+        assert!(outcome.messages.iter().all(|m| !m.is_error));
+        // Each patch is applied whole: both files hold the same patch's text.
+        let a = std::fs::read_to_string(dir.path().join("a.txt")).unwrap();
+        let b = std::fs::read_to_string(dir.path().join("b.txt")).unwrap();
+        assert_eq!(a, b, "round {round}");
+    }
+}
+
+/// An event stream's body from `(event, data)` pairs.
+fn sse(events: &[(&str, Value)]) -> Vec<u8> {
+    events
+        .iter()
+        .map(|(event, data)| format!("event: {event}\ndata: {data}\n\n"))
+        .collect::<String>()
+        .into_bytes()
+}
+
+#[test]
+fn streamed_native_calls_are_read() {
+    // Responses: the items come whole in their done events; the diff's own delta events
+    // pass.
+    let call = json!({"type": "apply_patch_call", "id": "apc_1", "call_id": "call_1", "status": "completed",
+                      "operation": {"type": "update_file", "path": "a.txt", "diff": "@@\n-a\n+b\n"}});
+    let shell = json!({"type": "shell_call", "id": "sh_1", "call_id": "call_2", "status": "completed",
+                       "action": {"commands": ["ls"]}});
+    let body = sse(&[
+        (
+            "response.created",
+            json!({"type": "response.created", "response": {"id": "resp_1", "status": "in_progress", "output": []}}),
+        ),
+        (
+            "response.output_item.added",
+            json!({"type": "response.output_item.added", "output_index": 0,
+            "item": {"type": "apply_patch_call", "id": "apc_1", "call_id": "call_1", "status": "in_progress",
+                     "operation": {"type": "update_file", "path": "a.txt", "diff": ""}}}),
+        ),
+        (
+            "response.apply_patch_call_operation_diff.delta",
+            json!({"type": "response.apply_patch_call_operation_diff.delta", "output_index": 0, "delta": "@@\n-a\n+b\n"}),
+        ),
+        (
+            "response.output_item.done",
+            json!({"type": "response.output_item.done", "output_index": 0, "item": call}),
+        ),
+        (
+            "response.output_item.done",
+            json!({"type": "response.output_item.done", "output_index": 1, "item": shell}),
+        ),
+        (
+            "response.completed",
+            json!({"type": "response.completed", "response": {"id": "resp_1", "status": "completed", "output": []}}),
+        ),
+    ]);
+    let reply =
+        pi_tools::provider::read_reply(Dialect::OpenAiResponses, &body).expect("the stream reads");
+    assert_eq!(reply.calls.len(), 2);
+    assert_eq!(reply.calls[0].name, "apply_patch");
+    assert!(
+        reply.calls[0].arguments["patch"]
+            .as_str()
+            .unwrap()
+            .contains("*** Update File: a.txt\n@@\n-a\n+b\n")
+    );
+    assert_eq!(reply.calls[1].name, "bash");
+    assert_eq!(reply.calls[1].arguments, json!({"command": "ls"}));
+    assert_eq!(reply.assistant, vec![call, shell]);
+
+    // Anthropic: the text editor's input in pieces.
+    let body = sse(&[
+        (
+            "message_start",
+            json!({"type": "message_start", "message": {"id": "msg_1", "type": "message", "role": "assistant", "content": []}}),
+        ),
+        (
+            "content_block_start",
+            json!({"type": "content_block_start", "index": 0,
+            "content_block": {"type": "tool_use", "id": "toolu_1", "name": "str_replace_based_edit_tool", "input": {}}}),
+        ),
+        (
+            "content_block_delta",
+            json!({"type": "content_block_delta", "index": 0, "delta": {"type": "input_json_delta", "partial_json": "{\"command\": \"view\", "}}),
+        ),
+        (
+            "content_block_delta",
+            json!({"type": "content_block_delta", "index": 0, "delta": {"type": "input_json_delta", "partial_json": "\"path\": \"src\"}"}}),
+        ),
+        (
+            "content_block_stop",
+            json!({"type": "content_block_stop", "index": 0}),
+        ),
+        (
+            "message_delta",
+            json!({"type": "message_delta", "delta": {"stop_reason": "tool_use"}}),
+        ),
+        ("message_stop", json!({"type": "message_stop"})),
+    ]);
+    let reply =
+        pi_tools::provider::read_reply(Dialect::Anthropic, &body).expect("the stream reads");
+    assert_eq!(reply.calls[0].name, "str_replace_based_edit_tool");
+    assert_eq!(
+        reply.calls[0].arguments,
+        json!({"command": "view", "path": "src"})
+    );
+}
+
+#[test]
+fn the_catalog_says_which_shape_each_family_gets() {
+    let dir = tempfile::tempdir().unwrap();
+    let native = toolbox(dir.path(), NATIVE);
+    let catalog = native.catalog(false);
+    let shapes = |name: &str| {
+        catalog
+            .tools
+            .iter()
+            .find(|t| t.name == name)
+            .map(|t| t.shapes.clone())
+            .unwrap()
+    };
+    assert_eq!(
+        shapes("edit"),
+        [
+            "anthropic: not offered (a native tool stands for it)",
+            "openai-responses: not offered (a native tool stands for it)"
+        ]
+    );
+    assert_eq!(
+        shapes("bash"),
+        [
+            "anthropic: as its native `bash_20250124`",
+            "openai-responses: as its native `shell`"
+        ]
+    );
+    assert!(shapes("read").is_empty());
+    assert!(
+        catalog
+            .to_markdown()
+            .contains("- **Shape:** anthropic: as its native `text_editor_20250728`")
+    );
+    let plain = toolbox(dir.path(), &NATIVE.replace("shapes = \"native\"", ""));
+    assert!(
+        plain
+            .catalog(false)
+            .tools
+            .iter()
+            .all(|t| t.shapes.is_empty())
+    );
+}

@@ -74,21 +74,23 @@ pub async fn apply_patch_files(
     keys.sort();
     keys.dedup();
     let queue = env.mutation_queue().clone();
-    hold(queue, keys, Box::pin(apply_held(env, patch))).await
+    hold(queue, keys.into(), Box::pin(apply_held(env, patch))).await
 }
 
-/// Runs `operation` holding every key's turn in the mutation queue, taken in sorted order.
+/// Runs `operation` holding every key's turn in the mutation queue. The turns are taken in
+/// sorted order, each only once the one before it is held (the next place in line is taken
+/// inside the previous turn): two patches that share files never hold one file each while
+/// waiting for the other's.
 fn hold<T: Send + 'static>(
     queue: MutationQueue,
-    mut keys: Vec<PathBuf>,
+    mut keys: std::collections::VecDeque<PathBuf>,
     operation: BoxFuture<'static, T>,
 ) -> BoxFuture<'static, T> {
-    match keys.pop() {
+    match keys.pop_front() {
         None => operation,
-        Some(last) => {
-            let inner = queue.run(last, operation);
-            let outer = hold(queue, keys, Box::pin(inner));
-            outer
+        Some(first) => {
+            let next = queue.clone();
+            Box::pin(queue.run(first, async move { hold(next, keys, operation).await }))
         }
     }
 }
