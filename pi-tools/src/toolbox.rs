@@ -353,10 +353,14 @@ impl Toolbox {
         // The lean tools carry the configured mode overrides and tool configs; the
         // definitions beside them give MCP its titles and hints.
         let mut tools = McpTools::new();
+        // MCP has no native shapes: the tools that serve them are not listed.
+        let offered = self.offered(Dialect::Mcp);
         for (definition, tool) in self.active.iter().zip(self.agent_tools()) {
-            tools.push(McpTool::with_definition(tool, definition.as_ref()));
+            if offered.iter().any(|o| Arc::ptr_eq(o, definition)) {
+                tools.push(McpTool::with_definition(tool, definition.as_ref()));
+            }
         }
-        let sections = self.prompt();
+        let sections = self.prompt_for(Dialect::Mcp);
         tools = tools.with_prompt(McpPrompt {
             name: "system_prompt".to_owned(),
             description: "The system prompt for these tools: the available tools and the \
