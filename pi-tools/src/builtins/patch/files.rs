@@ -7,7 +7,9 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use crate::builtins::edit::{DEFAULT_MAX_FILE_BYTES, FileHints};
+use tokio_util::sync::CancellationToken;
+
+use crate::builtins::edit::{DEFAULT_MAX_FILE_BYTES, FileHints, editorconfig_tab_width};
 use crate::core::{BoxFuture, ToolError};
 use crate::env::{ExecutionEnv, MutationQueue, mutation_key, resolve_path};
 use crate::text::sentence;
@@ -41,15 +43,18 @@ enum After {
 
 /// One file the patch touches: where it is, how it was before (for putting it back).
 struct Touched {
+    /// The path as the patch first wrote it, for messages.
+    shown: String,
     path: PathBuf,
     before: Option<Vec<u8>>,
     after: After,
 }
 
-/// Applies `patch` in `env`, all or nothing.
+/// Applies `patch` in `env`, all or nothing; `cancel` stops it before anything is written.
 pub async fn apply_patch_files(
     env: Arc<dyn ExecutionEnv>,
     patch: Patch,
+    cancel: CancellationToken,
 ) -> Result<Vec<FileOutcome>, ToolError> {
     let mut keys = Vec::new();
     for op in &patch.files {
@@ -74,7 +79,7 @@ pub async fn apply_patch_files(
     keys.sort();
     keys.dedup();
     let queue = env.mutation_queue().clone();
-    hold(queue, keys.into(), Box::pin(apply_held(env, patch))).await
+    hold(queue, keys.into(), Box::pin(apply_held(env, patch, cancel))).await
 }
 
 /// Runs `operation` holding every key's turn in the mutation queue. The turns are taken in
@@ -99,8 +104,9 @@ fn hold<T: Send + 'static>(
 async fn apply_held(
     env: Arc<dyn ExecutionEnv>,
     patch: Patch,
+    cancel: CancellationToken,
 ) -> Result<Vec<FileOutcome>, ToolError> {
-    let mut state: BTreeMap<String, Touched> = BTreeMap::new();
+    let mut state = State::new();
     let mut outcomes = Vec::new();
     let nothing = "Nothing was changed in any file";
     for op in patch.files {
@@ -136,7 +142,11 @@ async fn apply_held(
                 let new = if hunks.is_empty() {
                     text
                 } else {
-                    apply_hunks(&text, &hunks, &path, FileHints::default())
+                    let resolved = resolve_path(&*env, &path);
+                    let hints = FileHints {
+                        tab_width: editorconfig_tab_width(&*env, &resolved).await,
+                    };
+                    apply_hunks(&text, &hunks, &path, hints)
                         .map_err(|refusal| {
                             let which = match (refusal.hunk, refusal.line) {
                                 (Some(n), Some(line)) => {
@@ -167,7 +177,12 @@ async fn apply_held(
             }
         }
     }
-    write_all(&*env, state).await?;
+    if cancel.is_cancelled() {
+        return Err(ToolError::new(
+            "The patch was cancelled before anything was written; nothing was changed.",
+        ));
+    }
+    write_all(&*env, state.files).await?;
     Ok(outcomes)
 }
 
@@ -180,16 +195,42 @@ fn outcome(path: String, action: &'static str, to: Option<String>, hunks: usize)
     }
 }
 
+/// The files the patch touches, by their mutation key (one file however the patch spells
+/// its path), and the key of each spelling.
+struct State {
+    files: BTreeMap<PathBuf, Touched>,
+    keys: BTreeMap<String, PathBuf>,
+}
+
+impl State {
+    fn new() -> Self {
+        State {
+            files: BTreeMap::new(),
+            keys: BTreeMap::new(),
+        }
+    }
+
+    fn get(&self, shown: &str) -> Option<&Touched> {
+        self.keys.get(shown).and_then(|key| self.files.get(key))
+    }
+}
+
 /// Records `shown`'s state before the patch, once.
-async fn touch(
-    env: &dyn ExecutionEnv,
-    state: &mut BTreeMap<String, Touched>,
-    shown: &str,
-) -> Result<(), ToolError> {
-    if state.contains_key(shown) {
+async fn touch(env: &dyn ExecutionEnv, state: &mut State, shown: &str) -> Result<(), ToolError> {
+    if state.keys.contains_key(shown) {
         return Ok(());
     }
     let path = resolve_path(env, shown);
+    let key = mutation_key(env, &path).await.map_err(|e| {
+        ToolError::new(format!(
+            "Could not apply the patch to {shown}: {} Nothing was changed in any file.",
+            sentence(&e)
+        ))
+    })?;
+    state.keys.insert(shown.to_owned(), key.clone());
+    if state.files.contains_key(&key) {
+        return Ok(());
+    }
     let before = match env.metadata(&path).await {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
         Err(e) => {
@@ -222,9 +263,10 @@ async fn touch(
         },
         None => After::Deleted,
     };
-    state.insert(
-        shown.to_owned(),
+    state.files.insert(
+        key,
         Touched {
+            shown: shown.to_owned(),
             path,
             before,
             after,
@@ -236,7 +278,7 @@ async fn touch(
 /// `shown`'s text as the patch has left it so far (`None`: it does not exist).
 async fn current(
     env: &dyn ExecutionEnv,
-    state: &mut BTreeMap<String, Touched>,
+    state: &mut State,
     shown: &str,
 ) -> Result<Option<String>, ToolError> {
     touch(env, state, shown).await?;
@@ -249,8 +291,9 @@ async fn current(
     }
 }
 
-fn set(state: &mut BTreeMap<String, Touched>, shown: &str, after: After) {
-    if let Some(touched) = state.get_mut(shown) {
+fn set(state: &mut State, shown: &str, after: After) {
+    let key = state.keys.get(shown);
+    if let Some(touched) = key.and_then(|key| state.files.get_mut(key)) {
         touched.after = after;
     }
 }
@@ -258,10 +301,11 @@ fn set(state: &mut BTreeMap<String, Touched>, shown: &str, after: After) {
 /// Writes every changed file; on a failure, puts back those already written.
 async fn write_all(
     env: &dyn ExecutionEnv,
-    state: BTreeMap<String, Touched>,
+    files: BTreeMap<PathBuf, Touched>,
 ) -> Result<(), ToolError> {
     let mut done: Vec<&Touched> = Vec::new();
-    for (shown, touched) in &state {
+    for touched in files.values() {
+        let shown = &touched.shown;
         let unchanged = match (&touched.before, &touched.after) {
             (None, After::Deleted) | (_, After::Binary) => true,
             (Some(before), After::Content(text)) => before == text.as_bytes(),

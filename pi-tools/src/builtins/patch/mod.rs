@@ -58,7 +58,7 @@ pub async fn apply_patch(
             "The patch could not be read: {e}. Nothing was changed; resend the corrected patch."
         ))
     })?;
-    let outcomes = files::apply_patch_files(ctx.env(), patch).await?;
+    let outcomes = files::apply_patch_files(ctx.env(), patch, ctx.cancellation().clone()).await?;
     let text = summary(&outcomes);
     Ok(ToolOutput::text(text).with_details(ApplyPatchDetails { files: outcomes }))
 }
