@@ -723,3 +723,19 @@ fn the_catalog_says_which_shape_each_family_gets() {
             .all(|t| t.shapes.is_empty())
     );
 }
+
+#[test]
+fn write_without_edit_keeps_its_own_shape() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = NATIVE.replace(
+        "active = [\"read\", \"bash\", \"edit\", \"write\", \"ls\"]",
+        "active = [\"read\", \"write\"]",
+    );
+    let tools = toolbox(dir.path(), &config);
+    for dialect in [Dialect::Anthropic, Dialect::OpenAiResponses] {
+        let schemas = tools.schemas(dialect).unwrap();
+        assert_eq!(schemas.len(), 2, "{dialect}: {schemas:?}");
+        assert!(schemas.iter().any(|t| t["name"] == "write"), "{dialect}");
+    }
+    assert!(tools.tool_set().get("apply_patch").is_none());
+}

@@ -282,13 +282,30 @@ impl Toolbox {
                 if self.config.shapes != Shapes::Native {
                     return Some(Shaped::Own(t.as_ref()));
                 }
-                match native_shape(dialect, &t.spec().name) {
+                match self.native_shape(dialect, &t.spec().name) {
                     Native::Replace(value) => Some(Shaped::Native(value)),
                     Native::Drop => None,
                     Native::Keep => Some(Shaped::Own(t.as_ref())),
                 }
             })
             .collect()
+    }
+
+    /// [`native_shape`], with edit and write kept when the tool that stands for them in
+    /// `dialect` is not active (it is turned on beside edit only).
+    fn native_shape(&self, dialect: Dialect, tool: &str) -> Native {
+        let shape = native_shape(dialect, tool);
+        let serving = match dialect {
+            Dialect::Anthropic => dialect::native::ANTHROPIC_TEXT_EDITOR_NAME,
+            _ => "apply_patch",
+        };
+        if shape == Native::Drop
+            && matches!(tool, "edit" | "write")
+            && !self.active_names.contains(serving)
+        {
+            return Native::Keep;
+        }
+        shape
     }
 
     /// The active tools `dialect`'s model sees, by the names it sees them under (with
@@ -298,7 +315,7 @@ impl Toolbox {
             .iter()
             .filter(|t| {
                 self.config.shapes != Shapes::Native
-                    || native_shape(dialect, &t.spec().name) != Native::Drop
+                    || self.native_shape(dialect, &t.spec().name) != Native::Drop
             })
             .cloned()
             .collect()

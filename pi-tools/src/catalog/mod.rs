@@ -123,7 +123,7 @@ pub struct Parameter {
 
 /// How each family with native tools is offered `tool` under `config`'s shapes (see
 /// [`CatalogEntry::shapes`]).
-fn shapes(config: &Config, tool: &str) -> Vec<String> {
+fn shapes(config: &Config, tool: &str, active: &[String]) -> Vec<String> {
     use crate::dialect::Dialect;
     use crate::dialect::native::{Native, Shapes, native_shape};
     if config.shapes != Shapes::Native {
@@ -137,6 +137,19 @@ fn shapes(config: &Config, tool: &str) -> Vec<String> {
                     "as its native `{}`",
                     wire.get("type").and_then(Value::as_str).unwrap_or(tool)
                 ),
+                // Edit and write stay when the tool that stands for them is not active.
+                Native::Drop
+                    if matches!(tool, "edit" | "write")
+                        && !active.iter().any(|a| {
+                            a == if dialect == Dialect::Anthropic {
+                                crate::dialect::native::ANTHROPIC_TEXT_EDITOR_NAME
+                            } else {
+                                "apply_patch"
+                            }
+                        }) =>
+                {
+                    return None;
+                }
                 Native::Drop => "not offered (a native tool stands for it)".to_owned(),
                 Native::Keep => return None,
             };
@@ -159,7 +172,7 @@ impl Catalog {
                     .unwrap_or_else(|| tool.spec().mode),
                 active: active.iter().any(|a| *a == tool.spec().name),
                 server: tool.spec().mounted_from.as_deref().map(str::to_owned),
-                shapes: shapes(config, &tool.spec().name),
+                shapes: shapes(config, &tool.spec().name, active),
                 snippet: tool.spec().snippet.as_deref().map(str::to_owned),
                 description: tool.spec().description.to_owned(),
                 guidelines: tool.spec().guidelines.clone(),
