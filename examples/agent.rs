@@ -9,7 +9,12 @@
 //! OPENAI_API_KEY=… cargo run --example agent -- "Write a haiku about Rust to haiku.txt"
 //! OPENAI_API_KEY=… cargo run --example agent -- --provider openai-responses "List the files"
 //! ANTHROPIC_API_KEY=… cargo run --example agent -- --provider anthropic "Count the words of README.md"
+//! ANTHROPIC_API_KEY=… cargo run --example agent -- --native --provider anthropic "Fix the typo in README.md"
 //! ```
+//!
+//! `--native` offers each family the tools its models were trained on (`[tools] shapes =
+//! "native"`): Anthropic's text editor and bash, the Responses API's `apply_patch` and
+//! `shell`; their calls run as the built-ins, with the same sandbox and checks.
 //!
 //! OpenAI-compatible servers (Chat Completions and Responses): `OPENAI_BASE_URL` (default
 //! `https://api.openai.com/v1`), `OPENAI_API_KEY`. Anthropic: `ANTHROPIC_BASE_URL` (default
@@ -116,14 +121,24 @@ impl Endpoint {
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut args: Vec<String> = std::env::args().skip(1).collect();
     let mut dialect = Dialect::OpenAi;
-    if args.first().map(String::as_str) == Some("--provider") && args.len() > 1 {
-        dialect = args[1].parse()?;
-        args.drain(..2);
+    let mut native = false;
+    loop {
+        match args.first().map(String::as_str) {
+            Some("--provider") if args.len() > 1 => {
+                dialect = args[1].parse()?;
+                args.drain(..2);
+            }
+            Some("--native") => {
+                native = true;
+                args.remove(0);
+            }
+            _ => break,
+        }
     }
     let task = args.join(" ");
     if task.is_empty() {
         return Err(
-            "usage: agent [--provider openai|openai-strict|openai-responses|anthropic|gemini] TASK"
+            "usage: agent [--native] [--provider openai|openai-strict|openai-responses|anthropic|gemini] TASK"
                 .into(),
         );
     }
@@ -132,14 +147,20 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     // The tools (ours is registered by `#[tool]` like the built-ins), the configuration, and
     // the environment it describes, working in the current directory.
     let registered: Vec<_> = Registry::from_inventory()?.iter().cloned().collect();
-    let config = Config::parse(CONFIG, "agent's configuration", &registered)?;
+    let text = if native {
+        CONFIG.replace("[tools]", "[tools]\nshapes = \"native\"")
+    } else {
+        CONFIG.to_owned()
+    };
+    let config = Config::parse(&text, "agent's configuration", &registered)?;
     let env = config.local_env(std::env::current_dir()?)?;
     let toolbox = Toolbox::new(
         registered,
         &config,
         Extensions::new().with_env(Arc::new(env)),
     );
-    let system = toolbox.prompt().to_string();
+    // The prompt names the tools as this family's model sees them.
+    let system = toolbox.prompt_for(dialect).to_string();
     // A tool the dialect cannot express is left out of the request, and said here once.
     let rendered = toolbox.dialect_schemas(dialect);
     for line in rendered.report() {

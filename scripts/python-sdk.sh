@@ -46,6 +46,7 @@ if [[ -z "$binary" ]]; then
 fi
 "$venv/bin/python" tests/python/sdk_client.py "$binary"
 "$venv/bin/python" tests/python/openai_responses.py "$binary"
+"$venv/bin/python" tests/python/native_shapes.py "$binary"
 "$venv/bin/python" tests/python/declared_tool.py "$binary"
 "$venv/bin/python" tests/python/policy_elicitation.py "$binary"
 samples=$(mktemp)

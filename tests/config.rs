@@ -140,7 +140,7 @@ fn unknown_keys_and_sections_are_errors() {
     assert_eq!(
         error("[tools]\ntimeout = 5\n"),
         "pi-tools.toml:2:1: unknown key `timeout` in [tools]; did you mean `timeout_secs`? \
-         the keys allowed there are: active, execution, max_concurrency, timeout_secs"
+         the keys allowed there are: active, execution, max_concurrency, timeout_secs, shapes"
     );
     assert_eq!(
         error("[tool]\n[toolz]\n"),

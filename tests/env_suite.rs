@@ -20,16 +20,27 @@ use serde_json::{Value, json};
 use ssh_support::Sshd;
 use tokio_util::sync::CancellationToken;
 
+mod native;
 mod remote_processes;
 mod search;
 
 /// The built-in tools, as the runner sees them.
 fn tools() -> ToolSet {
     let registry = Registry::from_inventory().expect("registry");
-    ["read", "write", "edit", "bash", "ls", "grep", "find"]
-        .iter()
-        .map(|name| wrap(Arc::clone(registry.get(name).expect("built-in")), None))
-        .collect()
+    [
+        "read",
+        "write",
+        "edit",
+        "bash",
+        "ls",
+        "grep",
+        "find",
+        "apply_patch",
+        "str_replace_based_edit_tool",
+    ]
+    .iter()
+    .map(|name| wrap(Arc::clone(registry.get(name).expect("built-in")), None))
+    .collect()
 }
 
 /// Runs `calls` (`(tool, arguments)`) one after another in `env`; the transcript lists each

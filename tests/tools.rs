@@ -9,6 +9,7 @@ mod edit_proptest;
 mod file_safety;
 mod fuzz;
 mod mutation_queue;
+mod native_shapes;
 mod nested_calls;
 mod policy;
 mod policy_enforce;

@@ -23,11 +23,20 @@ use crate::config::Config;
 use crate::core::{
     AgentTool, BatchOutcome, BeforeToolCall, Extensions, RunnerConfig, ToolSet, UnknownToolMessage,
 };
+use crate::dialect::native::{NATIVE_SERVING_TOOLS, Native, Shapes, native_shape};
 use crate::dialect::{self, Dialect, DialectError, DialectSchemas};
 use crate::env::ExecutionEnv;
 use crate::policy::{Approver, PolicyHook, SessionPolicy};
 use crate::prompt::PromptSections;
 use crate::tool::{ToolDefinition, ToolRole, extend_description, wrap_with_mode};
+
+/// One active tool as a dialect is offered it.
+enum Shaped<'a> {
+    /// In its pi-tools shape.
+    Own(&'a dyn ToolDefinition),
+    /// The family's own tool, as the request sends it.
+    Native(Value),
+}
 
 /// The tools a session works with, in the configured order, ready for the runner.
 pub struct Toolbox {
@@ -90,6 +99,12 @@ impl Toolbox {
                     toolbox.push_active(&tool);
                 }
             } else {
+                toolbox.push_active(name);
+            }
+        }
+        if config.shapes == Shapes::Native && toolbox.active_names.contains("edit") {
+            // The tools the native shapes are served by (they stand for edit and write).
+            for name in NATIVE_SERVING_TOOLS {
                 toolbox.push_active(name);
             }
         }
@@ -245,10 +260,64 @@ impl Toolbox {
     /// Every active tool's wire description in `dialect`, in order, or the first tool the
     /// dialect cannot express (all or nothing). A catalog of tools from several owners
     /// wants [`Toolbox::dialect_schemas`], which leaves such a tool out instead.
+    ///
+    /// With `[tools] shapes = "native"`, a family that has native tools gets them in place
+    /// of the built-ins they stand for ([`crate::dialect::native`]).
     pub fn schemas(&self, dialect: Dialect) -> Result<Vec<Value>, DialectError> {
+        self.shaped(dialect)
+            .into_iter()
+            .map(|tool| match tool {
+                Shaped::Native(value) => Ok(value),
+                Shaped::Own(tool) => dialect::tool_schema(tool, dialect),
+            })
+            .collect()
+    }
+
+    /// The active tools as `dialect` is offered them: each in its pi-tools shape, or, with
+    /// native shapes, the family's own tool in place of the built-ins it stands for.
+    fn shaped(&self, dialect: Dialect) -> Vec<Shaped<'_>> {
         self.active
             .iter()
-            .map(|t| dialect::tool_schema(t.as_ref(), dialect))
+            .filter_map(|t| {
+                if self.config.shapes != Shapes::Native {
+                    return Some(Shaped::Own(t.as_ref()));
+                }
+                match self.native_shape(dialect, &t.spec().name) {
+                    Native::Replace(value) => Some(Shaped::Native(value)),
+                    Native::Drop => None,
+                    Native::Keep => Some(Shaped::Own(t.as_ref())),
+                }
+            })
+            .collect()
+    }
+
+    /// [`native_shape`], with edit and write kept when the tool that stands for them in
+    /// `dialect` is not active (it is turned on beside edit only).
+    fn native_shape(&self, dialect: Dialect, tool: &str) -> Native {
+        let shape = native_shape(dialect, tool);
+        let serving = match dialect {
+            Dialect::Anthropic => dialect::native::ANTHROPIC_TEXT_EDITOR_NAME,
+            _ => "apply_patch",
+        };
+        if shape == Native::Drop
+            && matches!(tool, "edit" | "write")
+            && !self.active_names.contains(serving)
+        {
+            return Native::Keep;
+        }
+        shape
+    }
+
+    /// The active tools `dialect`'s model sees, by the names it sees them under (with
+    /// native shapes, the family's own tools in place of the built-ins they stand for).
+    pub fn offered(&self, dialect: Dialect) -> Vec<Arc<dyn ToolDefinition>> {
+        self.active
+            .iter()
+            .filter(|t| {
+                self.config.shapes != Shapes::Native
+                    || self.native_shape(dialect, &t.spec().name) != Native::Drop
+            })
+            .cloned()
             .collect()
     }
 
@@ -256,7 +325,38 @@ impl Toolbox {
     /// dialect cannot express: those are left out of this dialect only, each with its
     /// reason and JSON path (show them to whoever configured the tools).
     pub fn dialect_schemas(&self, dialect: Dialect) -> DialectSchemas {
-        dialect::tool_schemas(self.active.iter().map(|t| t.as_ref()), dialect)
+        let shaped = self.shaped(dialect);
+        let own = shaped.iter().filter_map(|tool| match tool {
+            Shaped::Own(tool) => Some(*tool),
+            Shaped::Native(_) => None,
+        });
+        let mut schemas = dialect::tool_schemas(own, dialect);
+        // The native tools first, in the order of the built-ins they stand for.
+        let native: Vec<Value> = shaped
+            .into_iter()
+            .filter_map(|tool| match tool {
+                Shaped::Native(value) => Some(value),
+                Shaped::Own(_) => None,
+            })
+            .collect();
+        schemas.schemas.splice(0..0, native);
+        schemas
+    }
+
+    /// The system prompt's sections as `dialect`'s model sees the tools: by the names it
+    /// sees (with native shapes, `str_replace_based_edit_tool` or `apply_patch` in place of
+    /// edit and write), and a line saying which shapes it is offered.
+    pub fn prompt_for(&self, dialect: Dialect) -> PromptSections {
+        let offered = self.offered(dialect);
+        let mut sections = PromptSections::new(&offered, &self.config.guidelines)
+            .with_sandbox_note(&offered, self.sandbox_note().as_deref());
+        if self.config.shapes == Shapes::Native && dialect::native::has_native_tools(dialect) {
+            sections.guidelines.push(format!(
+                "Your file and shell tools are the {} ones you were trained on; they run with the same checks as every other tool.",
+                dialect.api()
+            ));
+        }
+        sections
     }
 
     /// The active tools as an MCP server serves them, in one call: each with its
@@ -270,10 +370,14 @@ impl Toolbox {
         // The lean tools carry the configured mode overrides and tool configs; the
         // definitions beside them give MCP its titles and hints.
         let mut tools = McpTools::new();
+        // MCP has no native shapes: the tools that serve them are not listed.
+        let offered = self.offered(Dialect::Mcp);
         for (definition, tool) in self.active.iter().zip(self.agent_tools()) {
-            tools.push(McpTool::with_definition(tool, definition.as_ref()));
+            if offered.iter().any(|o| Arc::ptr_eq(o, definition)) {
+                tools.push(McpTool::with_definition(tool, definition.as_ref()));
+            }
         }
-        let sections = self.prompt();
+        let sections = self.prompt_for(Dialect::Mcp);
         tools = tools.with_prompt(McpPrompt {
             name: "system_prompt".to_owned(),
             description: "The system prompt for these tools: the available tools and the \

@@ -64,7 +64,7 @@ fn agent_binary() -> &'static Path {
 
 /// Serves `replies`, runs the example with `args` in a fresh directory, and returns the
 /// requests, the example's standard output and its directory.
-async fn converse(
+pub(super) async fn converse(
     name: &str,
     replies: Vec<Value>,
     env: &[(&str, String)],

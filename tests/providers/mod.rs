@@ -4,6 +4,8 @@
 //! stream split at every byte; strict-mode nulls; and the errors for what cannot be read.
 
 mod agent;
+#[cfg(feature = "cli")]
+mod agent_native;
 mod anthropic;
 mod cli;
 mod gemini;

@@ -193,7 +193,7 @@ fn what_cannot_be_read_is_named_with_the_provider_and_the_path() {
     );
     assert_eq!(
         error(&computer.to_string()),
-        "cannot read the openai-responses reply at `output[0].type`: unknown output item type `computer_call`; pi-tools reads `message`, `reasoning` and `function_call` items, and keeps those of hosted tools (web_search_call, file_search_call, code_interpreter_call, image_generation_call)"
+        "cannot read the openai-responses reply at `output[0].type`: unknown output item type `computer_call`; pi-tools reads `message`, `reasoning`, `function_call`, `apply_patch_call` and `shell_call` items, and keeps those of hosted tools (web_search_call, file_search_call, code_interpreter_call, image_generation_call)"
     );
     let mut no_call_id = items();
     no_call_id[3].as_object_mut().unwrap().remove("call_id");

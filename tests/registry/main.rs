@@ -13,11 +13,13 @@ use pi_tools::{Registry, RegistryError, ToolDefinition};
 fn every_registered_tool_is_found_sorted_by_name() {
     let registry = Registry::from_inventory().expect("no duplicate names");
     let names: Vec<&str> = registry.names().collect();
-    // This binary links the crate's eleven built-ins (the seven coding tools and the four
-    // job tools) beside the three tools of this test.
+    // This binary links the crate's thirteen built-ins (the seven coding tools, the two
+    // that serve providers' native shapes and the four job tools) beside the three tools of
+    // this test.
     assert_eq!(
         names,
         [
+            "apply_patch",
             "bash",
             "edit",
             "find",
@@ -31,10 +33,11 @@ fn every_registered_tool_is_found_sorted_by_name() {
             "read",
             "remove_file",
             "search-text",
+            "str_replace_based_edit_tool",
             "write"
         ]
     );
-    assert_eq!(registry.len(), 14);
+    assert_eq!(registry.len(), 16);
 }
 
 #[test]

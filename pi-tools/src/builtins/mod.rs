@@ -25,9 +25,11 @@ pub mod find;
 pub mod grep;
 pub mod jobs;
 pub mod ls;
+pub mod patch;
 pub mod preview;
 pub mod read;
 pub mod results;
+pub mod text_editor;
 pub mod truncate;
 pub mod write;
 

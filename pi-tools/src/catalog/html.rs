@@ -114,6 +114,9 @@ fn entry(out: &mut String, tool: &CatalogEntry) {
             .map(|s| format!(" · from the MCP server {}", escape(s)))
             .unwrap_or_default(),
     );
+    for shape in &tool.shapes {
+        let _ = writeln!(out, "<p>Shape: {}</p>", markdown_inline(shape));
+    }
     if let Some(snippet) = &tool.snippet {
         let _ = writeln!(out, "<p><em>{}</em></p>", markdown_inline(snippet));
     }

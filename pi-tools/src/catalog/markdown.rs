@@ -52,6 +52,9 @@ fn section(out: &mut String, tool: &CatalogEntry, level: u8, slugger: &mut Slugg
     if let Some(server) = &tool.server {
         let _ = writeln!(out, "- **MCP server:** {}", inline(server));
     }
+    for shape in &tool.shapes {
+        let _ = writeln!(out, "- **Shape:** {}", inline(shape));
+    }
     if let Some(snippet) = &tool.snippet {
         let _ = writeln!(out, "- **Snippet:** {}", inline(snippet));
     }

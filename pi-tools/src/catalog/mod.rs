@@ -47,6 +47,11 @@ pub struct CatalogEntry {
     /// The MCP server it is mounted from (`[mcp.servers.<name>]`), for another server's tool.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub server: Option<String>,
+    /// With `[tools] shapes = "native"`, how each family that has native tools is offered
+    /// this one (`anthropic: as text_editor_20250728`, `openai-responses: not offered,
+    /// apply_patch stands for it`); empty otherwise, when every family gets it as it is.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub shapes: Vec<String>,
     /// The prompt snippet, if any.
     pub snippet: Option<String>,
     /// What the tool does.
@@ -116,6 +121,43 @@ pub struct Parameter {
     pub fields: Vec<Parameter>,
 }
 
+/// How each family with native tools is offered `tool` under `config`'s shapes (see
+/// [`CatalogEntry::shapes`]).
+fn shapes(config: &Config, tool: &str, active: &[String]) -> Vec<String> {
+    use crate::dialect::Dialect;
+    use crate::dialect::native::{Native, Shapes, native_shape};
+    if config.shapes != Shapes::Native {
+        return Vec::new();
+    }
+    [Dialect::Anthropic, Dialect::OpenAiResponses]
+        .into_iter()
+        .filter_map(|dialect| {
+            let said = match native_shape(dialect, tool) {
+                Native::Replace(wire) => format!(
+                    "as its native `{}`",
+                    wire.get("type").and_then(Value::as_str).unwrap_or(tool)
+                ),
+                // Edit and write stay when the tool that stands for them is not active.
+                Native::Drop
+                    if matches!(tool, "edit" | "write")
+                        && !active.iter().any(|a| {
+                            a == if dialect == Dialect::Anthropic {
+                                crate::dialect::native::ANTHROPIC_TEXT_EDITOR_NAME
+                            } else {
+                                "apply_patch"
+                            }
+                        }) =>
+                {
+                    return None;
+                }
+                Native::Drop => "not offered (a native tool stands for it)".to_owned(),
+                Native::Keep => return None,
+            };
+            Some(format!("{dialect}: {said}"))
+        })
+        .collect()
+}
+
 impl Catalog {
     /// Documents `tools`, taking mode overrides from `config` and marking the `active` ones.
     pub fn new(tools: &[Arc<dyn ToolDefinition>], config: &Config, active: &[String]) -> Self {
@@ -130,6 +172,7 @@ impl Catalog {
                     .unwrap_or_else(|| tool.spec().mode),
                 active: active.iter().any(|a| *a == tool.spec().name),
                 server: tool.spec().mounted_from.as_deref().map(str::to_owned),
+                shapes: shapes(config, &tool.spec().name, active),
                 snippet: tool.spec().snippet.as_deref().map(str::to_owned),
                 description: tool.spec().description.to_owned(),
                 guidelines: tool.spec().guidelines.clone(),

@@ -16,12 +16,14 @@ use super::{Failure, SchemaArgs, emit, setup};
 pub(super) async fn schema(args: SchemaArgs, config: &ConfigSource) -> Result<ExitCode, Failure> {
     let (toolbox, mounts) = setup::describing_toolbox(config, Need::ActiveOrAll(args.all)).await?;
     mounts.end().await;
-    let tools = if args.all {
-        toolbox.registered()
+    // The active tools as the dialect's model is offered them (its native tools with
+    // `[tools] shapes = "native"`); `--all` lists every registered tool in its own shape.
+    let rendered = if args.all {
+        let tools = toolbox.registered();
+        dialect::tool_schemas(tools.iter().map(|t| t.as_ref()), args.dialect)
     } else {
-        toolbox.active()
+        toolbox.dialect_schemas(args.dialect)
     };
-    let rendered = dialect::tool_schemas(tools.iter().map(|t| t.as_ref()), args.dialect);
     let report = rendered.report();
     if args.strict_catalog && !report.is_empty() {
         return Err(Failure::general(format!(

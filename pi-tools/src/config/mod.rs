@@ -7,6 +7,8 @@
 //! execution = "parallel"                       # or "sequential"
 //! max_concurrency = 16                         # optional
 //! timeout_secs = 180                           # per call; 0 = none
+//! shapes = "native"                            # each provider family's trained tools
+//!                                              # (default "pi-tools"; see dialect::native)
 //!
 //! [tool.bash]
 //! mode = "sequential"                          # override the tool's execution mode

@@ -24,6 +24,9 @@ pub struct Config {
     pub max_concurrency: Option<usize>,
     /// Per-call timeout (`None`: none).
     pub timeout: Option<Duration>,
+    /// `[tools] shapes`: the shapes the built-ins are offered in, pi-tools' own (the
+    /// default) or each provider family's native tools (see [`crate::dialect::native`]).
+    pub shapes: crate::dialect::native::Shapes,
     /// `[tool.<name>]` sections, by tool name.
     pub tools: BTreeMap<String, ToolSettings>,
     /// `[paths] allowed_roots`: directories the file tools are confined to (`None`: no
@@ -99,6 +102,7 @@ impl std::fmt::Debug for Config {
             .field("execution", &self.execution)
             .field("max_concurrency", &self.max_concurrency)
             .field("timeout", &self.timeout)
+            .field("shapes", &self.shapes)
             .field("tools", &self.tools)
             .field("allowed_roots", &self.allowed_roots)
             .field("pseudo_files", &self.pseudo_files)

@@ -33,6 +33,7 @@ mod anthropic;
 mod catalog;
 mod gemini;
 pub mod mcp;
+pub mod native;
 mod notes;
 mod openai_strict;
 mod visit;

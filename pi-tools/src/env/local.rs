@@ -17,6 +17,7 @@ use rustix::fs::{FileType, Mode, OFlags, Stat};
 
 use super::beneath::{Last, Roots, require_regular};
 use super::blocking::{self, SlotReader};
+use super::local_remove;
 use super::local_stat::{list_dir_of, metadata_of, modified_of};
 use super::path::{canonical_lenient_sync, follow_final_links};
 #[cfg(feature = "process")]
@@ -509,6 +510,16 @@ impl ExecutionEnv for LocalEnv {
 
     fn canonicalize<'a>(&'a self, path: &'a Path) -> BoxFuture<'a, io::Result<PathBuf>> {
         Box::pin(self.blocking(path, canonicalize_of))
+    }
+
+    fn remove_file<'a>(&'a self, path: &'a Path) -> BoxFuture<'a, io::Result<()>> {
+        Box::pin(async move {
+            let found = self
+                .blocking(path, local_remove::locate_for_removal)
+                .await?;
+            self.check_write(&found.real)?;
+            blocking::run(move || local_remove::unlink(found)).await
+        })
     }
 
     // Without the `process` feature the trait's default refuses to run processes.

@@ -21,6 +21,7 @@ pub mod jobs;
 #[cfg(any(feature = "ssh", feature = "mount"))]
 pub(crate) mod link;
 mod local;
+mod local_remove;
 mod local_stat;
 #[cfg(any(feature = "ssh", feature = "mount"))]
 pub(crate) mod owned;
@@ -285,6 +286,21 @@ pub trait ExecutionEnv: Send + Sync + 'static {
 
     /// The absolute path with every symbolic link, `.` and `..` resolved; the path must exist.
     fn canonicalize<'a>(&'a self, path: &'a Path) -> BoxFuture<'a, io::Result<PathBuf>>;
+
+    /// Removes a file (a symbolic link itself, never its target; a directory is refused),
+    /// under the same confinement as [`write_file`](Self::write_file). The default answers
+    /// `ErrorKind::Unsupported`: an environment that cannot delete says so.
+    fn remove_file<'a>(&'a self, path: &'a Path) -> BoxFuture<'a, io::Result<()>> {
+        Box::pin(async move {
+            Err(io::Error::new(
+                io::ErrorKind::Unsupported,
+                format!(
+                    "this environment cannot delete files, so {} was left as it is",
+                    path.display()
+                ),
+            ))
+        })
+    }
 
     /// Runs a tool call on the machine that holds the files, by that machine's own registered
     /// tool of the name `tool` gives, where this environment can (a remote machine with

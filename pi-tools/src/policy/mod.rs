@@ -67,6 +67,7 @@ use std::sync::Arc;
 use serde_json::Value as Json;
 
 mod hook;
+mod native;
 mod paths;
 pub mod shell;
 
@@ -382,7 +383,33 @@ impl Policy {
     /// [`Policy::check`], a shell command's reading got from `read` (which may keep readings
     /// of commands seen before: a reading depends on the text alone). It is asked only when
     /// some rule could judge the command or a file it writes.
+    ///
+    /// A call of a tool that serves a provider's native shape (`apply_patch`,
+    /// `str_replace_based_edit_tool`) is judged as itself and as each built-in call it
+    /// stands for (see `native.rs`: rules for `edit` and `write` apply to it), the strictest
+    /// decision winning.
     pub fn check_with(
+        &self,
+        tool: &str,
+        args: &Json,
+        cwd: &Path,
+        read: impl FnOnce(&str) -> Arc<ShellReading>,
+    ) -> Verdict {
+        let own = self.check_one(tool, args, cwd, read);
+        native::stands_for(tool, args)
+            .into_iter()
+            .fold(own, |best, (builtin, args)| {
+                let verdict = self.check_one(builtin, &args, cwd, |t| Arc::new(shell::read(t)));
+                if verdict.decision > best.decision {
+                    verdict
+                } else {
+                    best
+                }
+            })
+    }
+
+    /// [`Policy::check_with`] for one call, as itself only.
+    fn check_one(
         &self,
         tool: &str,
         args: &Json,

@@ -108,6 +108,17 @@ pub(super) fn read(mut body: Value, reply: &mut Reply, budget: &Budget) -> Resul
                 let id = at.required_str("id")?.to_owned();
                 let name = at.required_str("name")?.to_owned();
                 let input_path = Path::key(path.as_str(), "input");
+                if name == "bash"
+                    && let Some(input) = block.get_mut("input")
+                {
+                    let sent = input.clone();
+                    if super::native::bash_restart(&id, input, reply) {
+                        content.push(
+                            json!({"type": "tool_use", "id": id, "name": name, "input": sent}),
+                        );
+                        continue;
+                    }
+                }
                 // The input is moved into the call, not copied.
                 let input = Arguments::taken(block.get_mut("input"));
                 reply.push_call(Some(&id), &name, input, input_path.as_str(), budget)?;

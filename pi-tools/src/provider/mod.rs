@@ -39,6 +39,7 @@ mod error;
 mod format;
 pub mod gemini;
 mod keep;
+mod native;
 pub mod openai;
 mod reply;
 mod request;
@@ -50,7 +51,7 @@ use serde_json::Value;
 
 use crate::dialect::Dialect;
 pub use error::ReplyError;
-pub use reply::Reply;
+pub use reply::{NativeCall, Reply};
 pub use request::{
     ANTHROPIC_VERSION, DEFAULT_MAX_TOKENS, ListsOnly, ProviderRequest, Request, user_message,
 };

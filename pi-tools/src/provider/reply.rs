@@ -44,6 +44,21 @@ pub struct Reply {
     unreadable: Vec<Option<String>>,
     /// Per call: whether the provider sent its id.
     sent_ids: Vec<bool>,
+    /// Per call: the native shape it came in, when its result goes back in a form of its
+    /// own (a Responses `apply_patch_call` or `shell_call`).
+    native: Vec<Option<NativeCall>>,
+}
+
+/// A call that came in a provider's native tool shape whose result has a form of its own.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum NativeCall {
+    /// A Responses `apply_patch_call`, answered with an `apply_patch_call_output`.
+    ApplyPatch,
+    /// A Responses `shell_call`, answered with a `shell_call_output`.
+    Shell {
+        /// The call's `max_output_length`, sent back with the output.
+        max_output_length: Option<u64>,
+    },
 }
 
 /// A call's arguments as the reply carries them.
@@ -82,6 +97,7 @@ impl Reply {
             strict: dialect.strict(),
             unreadable: Vec::new(),
             sent_ids: Vec::new(),
+            native: Vec::new(),
         }
     }
 
@@ -119,7 +135,51 @@ impl Reply {
             }
         });
         self.unreadable.push(problem);
+        self.native.push(None);
         Ok(())
+    }
+
+    /// Adds a call that came in a native shape, already mapped onto the tool that serves it
+    /// (`arguments` an object); `native` says how its result goes back.
+    pub(super) fn push_native_call(
+        &mut self,
+        id: &str,
+        name: &str,
+        arguments: Value,
+        native: NativeCall,
+    ) {
+        self.sent_ids.push(true);
+        self.calls.push(ToolCall::new(id, name, arguments));
+        self.unreadable.push(None);
+        self.native.push(Some(native));
+    }
+
+    /// Adds a call that came in a native shape and is answered without running anything
+    /// (a request the tools have no use for, such as restarting a shell that every command
+    /// gets anew): the runner gives it `answer` as a failed result saying why.
+    pub(super) fn push_answered_call(
+        &mut self,
+        id: &str,
+        name: &str,
+        arguments: Value,
+        answer: String,
+    ) {
+        self.sent_ids.push(true);
+        let result = ToolResult {
+            content: vec![ContentBlock::text(answer)],
+            details: json!({"provider": self.dialect.api()}),
+            ..ToolResult::default()
+        };
+        self.calls
+            .push(ToolCall::refused(id, name, arguments, result));
+        self.unreadable.push(None);
+        self.native.push(None);
+    }
+
+    /// The native shape call `index` came in, when its result goes back in a form of its
+    /// own (see [`NativeCall`]).
+    pub fn native(&self, index: usize) -> Option<&NativeCall> {
+        self.native.get(index).and_then(Option::as_ref)
     }
 
     pub(super) fn push_text(&mut self, text: &str) {

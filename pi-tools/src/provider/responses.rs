@@ -151,12 +151,14 @@ pub(super) fn read(mut body: Value, reply: &mut Reply, budget: &Budget) -> Resul
                 let arguments_path = Path::key(path.as_str(), "arguments");
                 reply.push_call(Some(id), name, arguments, arguments_path.as_str(), budget)?;
             }
+            "apply_patch_call" => super::native::apply_patch_call(&at, reply)?,
+            "shell_call" => super::native::shell_call(&at, reply)?,
             hosted if HOSTED.contains(&hosted) => {}
             other => {
                 return Err(at.error_at(
                     "type",
                     format!(
-                        "unknown output item type `{other}`; pi-tools reads `message`, `reasoning` and `function_call` items, and keeps those of hosted tools ({})",
+                        "unknown output item type `{other}`; pi-tools reads `message`, `reasoning`, `function_call`, `apply_patch_call` and `shell_call` items, and keeps those of hosted tools ({})",
                         HOSTED.join(", ")
                     ),
                 ));
@@ -351,8 +353,19 @@ impl WireFormat for Responses {
         Box::<Stream>::default()
     }
 
-    fn results(&self, _reply: &Reply, messages: &[ToolResultMessage]) -> Vec<Value> {
-        function_call_outputs(messages)
+    /// A call that came as an `apply_patch_call` or a `shell_call` is answered in that
+    /// shape's own output item; the others with `function_call_output`s.
+    fn results(&self, reply: &Reply, messages: &[ToolResultMessage]) -> Vec<Value> {
+        messages
+            .iter()
+            .map(|message| {
+                super::native::responses_output(reply, message).unwrap_or_else(|| {
+                    function_call_outputs(std::slice::from_ref(message))
+                        .pop()
+                        .unwrap_or_default()
+                })
+            })
+            .collect()
     }
 
     fn results_are_one_entry(&self) -> bool {

@@ -452,7 +452,10 @@ pub use wrappers::{Wrapper, WrapperRemoved};
 /// The tab width the `.editorconfig` files above `path` set for it, read through `env`
 /// (nearest first, up to one that says `root = true`); `None` when none does or none can be
 /// read.
-async fn editorconfig_tab_width(env: &dyn ExecutionEnv, path: &std::path::Path) -> Option<usize> {
+pub(crate) async fn editorconfig_tab_width(
+    env: &dyn ExecutionEnv,
+    path: &std::path::Path,
+) -> Option<usize> {
     /// More than any real .editorconfig; a larger one is not read.
     const MAX_BYTES: usize = 256 << 10;
     let mut configs = Vec::new();

@@ -28,13 +28,14 @@ mod sandbox;
 mod servers;
 mod values;
 
+use crate::dialect::native::Shapes;
 use values::to_json;
 pub(super) use values::{integer, suggest};
 
-/// The names of the built-in tools (the seven coding tools and the four job tools), which
-/// the embedded default activates by its own list (grep, find, ls and the job tools are
-/// off there).
-pub const BUILTIN_TOOLS: [&str; 11] = [
+/// The names of the built-in tools (the seven coding tools, the two that serve providers'
+/// native shapes and the four job tools), which the embedded default activates by its own
+/// list (grep, find, ls, the native-shape tools and the job tools are off there).
+pub const BUILTIN_TOOLS: [&str; 13] = [
     "read",
     "bash",
     "edit",
@@ -42,13 +43,21 @@ pub const BUILTIN_TOOLS: [&str; 11] = [
     "grep",
     "find",
     "ls",
+    "apply_patch",
+    "str_replace_based_edit_tool",
     "job_output",
     "job_input",
     "job_kill",
     "job_list",
 ];
 
-const TOOLS_KEYS: [&str; 4] = ["active", "execution", "max_concurrency", "timeout_secs"];
+const TOOLS_KEYS: [&str; 5] = [
+    "active",
+    "execution",
+    "max_concurrency",
+    "timeout_secs",
+    "shapes",
+];
 const SECTIONS: [&str; 8] = [
     "tools", "tool", "paths", "prompt", "sandbox", "env", "mcp", "policy",
 ];
@@ -165,6 +174,7 @@ impl<'a> Loader<'a> {
             execution: ExecutionMode::Parallel,
             max_concurrency: None,
             timeout: Some(Duration::from_secs(DEFAULT_TIMEOUT_SECS)),
+            shapes: Shapes::PiTools,
             tools: BTreeMap::new(),
             allowed_roots: None,
             pseudo_files: false,
@@ -346,6 +356,10 @@ impl<'a> Loader<'a> {
                         value.span(),
                         "`timeout_secs` must be a whole number of seconds, 0 for no timeout",
                     ),
+                },
+                "shapes" => match values::shapes(value) {
+                    Ok(shapes) => config.shapes = shapes,
+                    Err(problem) => self.report(value.span(), problem),
                 },
                 other => self.unknown_key(key.span(), other, "[tools]", &TOOLS_KEYS),
             }

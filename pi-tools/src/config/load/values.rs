@@ -13,6 +13,20 @@ pub(in crate::config) fn integer(value: &Spanned<DeValue<'_>>) -> Option<i64> {
     i64::from_str_radix(n.as_str(), n.radix()).ok()
 }
 
+/// `[tools] shapes`: `"pi-tools"` or `"native"`, or what to write instead.
+pub(super) fn shapes(
+    value: &Spanned<DeValue<'_>>,
+) -> Result<crate::dialect::native::Shapes, &'static str> {
+    use crate::dialect::native::Shapes;
+    match value.get_ref().as_str() {
+        Some("native") => Ok(Shapes::Native),
+        Some("pi-tools") => Ok(Shapes::PiTools),
+        _ => Err(
+            "`shapes` must be \"pi-tools\" (the default) or \"native\" (each provider family's own tools where it has them)",
+        ),
+    }
+}
+
 /// A TOML value as JSON, for a tool's configuration loader (datetimes become strings).
 pub(super) fn to_json(value: &DeValue<'_>) -> Json {
     match value {

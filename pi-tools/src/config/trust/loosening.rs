@@ -43,6 +43,9 @@ pub fn loosenings(config: &Config, default: &Config, dir: &Path) -> Vec<Loosenin
         execution: _,
         max_concurrency: _,
         timeout: _,
+        // The native shapes serve the same built-ins (edit and write, as apply_patch and
+        // the text editor) in the environment, sandbox and policy the file sets.
+        shapes: _,
         tools,
         allowed_roots,
         pseudo_files,

@@ -382,6 +382,17 @@ impl ExecutionEnv for SshEnv {
         }))
     }
 
+    /// Over SFTP, after the same confinement check as every file operation.
+    fn remove_file<'a>(&'a self, path: &'a Path) -> BoxFuture<'a, io::Result<()>> {
+        Box::pin(self.with_sftp(path, |conn, path| async move {
+            conn.sftp
+                .fs()
+                .remove_file(&path)
+                .await
+                .map_err(files::io_error)
+        }))
+    }
+
     fn canonicalize<'a>(&'a self, path: &'a Path) -> BoxFuture<'a, io::Result<PathBuf>> {
         Box::pin(self.with_sftp(path, |conn, path| async move {
             conn.sftp
