@@ -11,7 +11,7 @@ use axum::extract::{Request, State};
 use axum::http::{HeaderValue, Method, StatusCode, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
-use rmcp::model::{ClientJsonRpcMessage, ClientRequest};
+use rmcp::model::{ClientJsonRpcMessage, ClientRequest, GetMeta};
 use serde_json::{Value, json};
 use subtle::ConstantTimeEq;
 
@@ -71,6 +71,13 @@ pub(crate) async fn gate(State(gate): State<Arc<Gate>>, request: Request, next: 
                 && !sessions.make_room()
             {
                 return too_many_sessions();
+            }
+            if kind == Kind::StatelessEra && !request.headers().contains_key("mcp-session-id") {
+                // Served on its own by the library; the server made for it is never kept
+                // for a session (see `hibernation`).
+                return super::era::STATELESS_REQUEST
+                    .scope((), next.run(request))
+                    .await;
             }
             next.run(request).await
         }
@@ -165,6 +172,9 @@ enum Kind {
     /// (elicitation, roots), and JSON-RPC ids match by type and value, so it answers none
     /// of them, though the protocol library would take `"3"` for `3`.
     StrayAnswer,
+    /// A request of the stateless era (`server/discover`, or one naming MCP 2026-07-28 or
+    /// later in its `_meta`), served without a session.
+    StatelessEra,
     /// Anything else.
     Other,
 }
@@ -192,6 +202,14 @@ fn check_message(bytes: &[u8]) -> Result<Kind, Refusal> {
         Ok(ClientJsonRpcMessage::Request(request)) => {
             return Ok(match request.request {
                 ClientRequest::InitializeRequest(_) => Kind::Initialize,
+                ClientRequest::DiscoverRequest(_) => Kind::StatelessEra,
+                ref other
+                    if super::era::names_stateless_era(
+                        other.get_meta().protocol_version().as_ref(),
+                    ) =>
+                {
+                    Kind::StatelessEra
+                }
                 _ => Kind::Other,
             });
         }

@@ -246,10 +246,28 @@ impl ToolServer {
         self.calls.clone()
     }
 
+    /// The session's runner configuration.
+    pub(crate) fn config(&self) -> &RunnerConfig {
+        &self.config
+    }
+
+    /// The environments made for the client's roots.
+    pub(crate) fn followed_roots(&self) -> &FollowedRoots {
+        &self.roots
+    }
+
+    /// `call`, tracked among the session's calls (its end waits for it).
+    pub(crate) fn track<F: std::future::Future>(
+        &self,
+        call: F,
+    ) -> tokio_util::task::task_tracker::TrackedFuture<F> {
+        self.calls.track_future(call)
+    }
+
     /// Runs one call under the session's shared/exclusive lock. `request_cancel` is the
     /// request's own token (cancelled by `notifications/cancelled`); the end of the session
     /// cancels the call too.
-    async fn run(
+    pub(crate) async fn run(
         &self,
         config: &RunnerConfig,
         call: ToolCall,
@@ -349,8 +367,14 @@ impl ServerHandler for ToolServer {
     async fn set_level(
         &self,
         request: SetLevelRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
+        if super::era::is_stateless(&context) {
+            return Err(super::era::removed(
+                "logging/setLevel",
+                super::era::SET_LEVEL_INSTEAD,
+            ));
+        }
         self.level.set(request.level);
         Ok(())
     }
@@ -461,6 +485,9 @@ impl ServerHandler for ToolServer {
     ) -> Result<CallToolResponse, ErrorData> {
         if self.served.tools.get(&request.name).is_none() {
             return Err(self.unknown_tool(&request.name));
+        }
+        if super::era::is_stateless(&context) {
+            return Box::pin(self.call_stateless(request, context)).await;
         }
         let busy = self.keep_session_busy(&context);
         self.announce_notices(&context.peer);

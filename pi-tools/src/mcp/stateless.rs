@@ -1,0 +1,94 @@
+//! A `tools/call` of the stateless era (MCP 2026-07-28): no session to ask the client
+//! through, so the client's roots and the person's answer to a policy question arrive as
+//! `inputResponses` of a retried request (see `mrtr`), and log lines go to the request
+//! only at the level its `_meta` asks for.
+
+use rmcp::ErrorData;
+use rmcp::model::{CallToolRequestParams, CallToolResponse, ClientCapabilities};
+use rmcp::service::{RequestContext, RoleServer};
+use serde_json::Value;
+
+use super::elicit::with_round;
+use super::era;
+use super::logging::forwarding_logs;
+use super::mrtr::Round;
+use super::progress::ProgressSink;
+use super::result::call_tool_result;
+use super::roots::FollowedRoots;
+use super::server::ToolServer;
+use crate::core::ToolCall;
+
+impl ToolServer {
+    /// Runs a stateless-era call: asks for the client's roots first (when the server
+    /// follows roots and the request declares them), runs the call within them (the
+    /// working directory's configuration until they are known), and turns a policy
+    /// question into an input-required result whose retry runs the call once.
+    pub(crate) async fn call_stateless(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let capabilities = context.client_capabilities().unwrap_or_default();
+        let arguments = Value::Object(request.arguments.unwrap_or_default());
+        let round = Round::open(
+            &request.name,
+            &arguments,
+            request.request_state.as_deref(),
+            request.input_responses.as_ref(),
+            can_ask(&capabilities),
+        )
+        .map_err(|message| ErrorData::invalid_params(message, None))?;
+        let followed = match (&round.roots, FollowedRoots::followed(self.config())) {
+            (None, true) if capabilities.roots.is_some() => {
+                return round
+                    .ask_roots()
+                    .map(Into::into)
+                    .map_err(|message| ErrorData::internal_error(message, None));
+            }
+            (Some(uris), true) => self
+                .followed_roots()
+                .config_for(self.config(), uris)
+                .await
+                .map_err(|message| ErrorData::invalid_request(message, None))?,
+            _ => None,
+        };
+        let config = followed.as_deref().unwrap_or(self.config());
+        let call = ToolCall::new(context.id.to_string(), request.name, arguments);
+        tracing::debug!(id = %call.id, tool = %call.name, "tools/call (2026-07-28)");
+        let sink = ProgressSink::new(context.peer.clone(), context.meta.get_progress_token());
+        let running = async {
+            let call = async {
+                let message = self.run(config, call, &context.ct, &sink).await;
+                sink.end();
+                message
+            };
+            tokio::join!(call, sink.pump()).0
+        };
+        let running = with_round(round.clone(), running);
+        let call = forwarding_logs(era::request_level(&context), context.peer.clone(), running);
+        // Boxed, as a session's call is (see `call_tool`).
+        let message = Box::pin(self.track(call)).await;
+        if let Some(question) = round.question() {
+            // The call was stopped before it started; the question is its result.
+            return question
+                .map(Into::into)
+                .map_err(|message| ErrorData::internal_error(message, None));
+        }
+        match message {
+            Some(message) => Ok(call_tool_result(message).into()),
+            None => Err(ErrorData::internal_error(
+                "The runner returned no result for the call; this is a bug in pi-tools.",
+                None,
+            )),
+        }
+    }
+}
+
+/// Whether a request's capabilities declare form elicitation (an elicitation capability
+/// that names no mode means form, as in 2025-11-25).
+fn can_ask(capabilities: &ClientCapabilities) -> bool {
+    capabilities
+        .elicitation
+        .as_ref()
+        .is_some_and(|e| e.form.is_some() || e.url.is_none())
+}
