@@ -16,6 +16,7 @@ mod mcp_http_proxies;
 mod mcp_http_questions;
 mod mcp_http_resume;
 mod mcp_http_scale;
+mod mcp_http_sdk_v2;
 mod mcp_http_sessions;
 #[cfg(feature = "cli")]
 mod mcp_http_support;
