@@ -75,6 +75,26 @@ async fn a_2026_request_over_http_needs_no_session_and_removed_methods_are_not_f
     .await;
     assert_eq!(level["error"]["code"], -32601, "{level}");
 
+    // Removed in 2026-07-28: 404 with -32601, as the specification asks.
+    for (id, method) in [(10, "initialize"), (11, "ping"), (12, "logging/setLevel")] {
+        let body = request(id, method, json!({}), json!({}));
+        let response = server
+            .post_raw(None, &body.to_string())
+            .header("MCP-Protocol-Version", "2026-07-28")
+            .header("Mcp-Method", method)
+            .send()
+            .await
+            .expect("sent");
+        assert_eq!(
+            response.status(),
+            reqwest::StatusCode::NOT_FOUND,
+            "{method}"
+        );
+        let answer = &messages(response).await[0];
+        assert_eq!(answer["error"]["code"], -32601, "{answer}");
+        assert_eq!(answer["id"], id, "{answer}");
+    }
+
     // A session of 2025-11-25 on the same endpoint works as before.
     let session = server.open_session().await;
     let called = server

@@ -58,3 +58,18 @@ pub(crate) fn removed(method: &str, instead: &str) -> ErrorData {
 
 /// What replaces `logging/setLevel` in the stateless era.
 pub(crate) const SET_LEVEL_INSTEAD: &str = "Send the level each request wants in its own _meta as `io.modelcontextprotocol/logLevel` (no level: no log lines).";
+
+/// What replaces `method` when the stateless era removed it; `None` for a method it keeps.
+pub(crate) fn removed_instead(method: &str) -> Option<&'static str> {
+    Some(match method {
+        "initialize" => {
+            "Name the protocol version and client capabilities in each request's _meta, and ask `server/discover` for the server's versions and capabilities; or open a 2025-11-25 session with `initialize` and no 2026-07-28 _meta."
+        }
+        "ping" => "Any request shows the server is there; `server/discover` is the cheapest.",
+        "logging/setLevel" => SET_LEVEL_INSTEAD,
+        "resources/subscribe" | "resources/unsubscribe" => {
+            "This server serves no resources to subscribe to."
+        }
+        _ => return None,
+    })
+}

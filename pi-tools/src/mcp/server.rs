@@ -444,9 +444,14 @@ impl ServerHandler for ToolServer {
     async fn on_custom_request(
         &self,
         request: CustomRequest,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<CustomResult, ErrorData> {
         let method = request.method.as_str();
+        if super::era::is_stateless(&context)
+            && let Some(instead) = super::era::removed_instead(method)
+        {
+            return Err(super::era::removed(method, instead));
+        }
         let error = match method {
             "tools/call" => {
                 let problem = match request.params_as::<CallToolRequestParams>() {
