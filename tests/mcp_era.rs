@@ -68,6 +68,9 @@ async fn a_2026_request_is_served_over_stdio_without_initialize() {
     let listed = pipe.recv().await;
     assert_eq!(listed["result"]["resultType"], "complete", "{listed}");
     assert_eq!(listed["result"]["tools"][0]["name"], "echo");
+    // Caching hints: not to be cached beyond this answer, nor shared.
+    assert_eq!(listed["result"]["ttlMs"], 0, "{listed}");
+    assert_eq!(listed["result"]["cacheScope"], "private", "{listed}");
 
     pipe.send(request(
         3,

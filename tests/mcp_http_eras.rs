@@ -221,3 +221,32 @@ async fn a_2026_request_gets_log_lines_only_at_the_level_it_asks_for() {
         "the warning reached the request: {all:?}"
     );
 }
+
+#[tokio::test]
+async fn a_2026_request_stays_within_the_configured_roots() {
+    let allowed = tempfile::TempDir::new().expect("a directory");
+    let config = format!(
+        "[paths]\nallowed_roots = [\"{}\"]\n",
+        allowed.path().display()
+    );
+    let server = HttpServer::spawn_with(None, &[], Some(&config)).await;
+    // Roots declared, but the configuration names the roots: no question, and its roots hold.
+    let roots = json!({"roots": {}});
+    let write = |path: &std::path::Path| json!({"name": "write", "arguments": {"path": path, "content": "x"}});
+    let outside = server.path("outside.txt");
+    let (refused, _, _) = post(
+        &server,
+        &request(1, "tools/call", write(&outside), roots.clone()),
+    )
+    .await;
+    assert_eq!(refused["result"]["resultType"], "complete", "{refused}");
+    assert_eq!(refused["result"]["isError"], true, "{refused}");
+    assert!(
+        !outside.exists(),
+        "a write outside the configured roots failed"
+    );
+    let inside = allowed.path().join("a.txt");
+    let (written, _, _) = post(&server, &request(2, "tools/call", write(&inside), roots)).await;
+    assert_eq!(written["result"]["isError"], false, "{written}");
+    assert!(inside.exists());
+}
