@@ -29,7 +29,8 @@ async fn post(
         .post_raw(None, &body.to_string())
         .header("MCP-Protocol-Version", "2026-07-28")
         .header("Mcp-Method", body["method"].as_str().expect("a method"));
-    if let Some(name) = body["params"]["name"].as_str() {
+    let params = &body["params"];
+    if let Some(name) = params["name"].as_str().or(params["taskId"].as_str()) {
         request = request.header("Mcp-Name", name);
     }
     let response = request.send().await.expect("sent");
@@ -249,4 +250,98 @@ async fn a_2026_request_stays_within_the_configured_roots() {
     let (written, _, _) = post(&server, &request(2, "tools/call", write(&inside), roots)).await;
     assert_eq!(written["result"]["isError"], false, "{written}");
     assert!(inside.exists());
+}
+
+#[tokio::test]
+async fn a_long_2026_call_becomes_a_task_to_poll_and_cancel() {
+    use crate::mcp_http_support::{running, wait_gone, wait_pid};
+    let config = "[mcp]\ntask_after_ms = 300\n";
+    let server = HttpServer::spawn_with(None, &[], Some(config)).await;
+    let tasks = json!({"extensions": {"io.modelcontextprotocol/tasks": {}}});
+    let bash = |command: &str| json!({"name": "bash", "arguments": {"command": command}});
+
+    // Without the extension, a long call is simply answered.
+    let (plain, _, _) = post(
+        &server,
+        &request(1, "tools/call", bash("sleep 1; echo plain"), json!({})),
+    )
+    .await;
+    assert_eq!(plain["result"]["resultType"], "complete", "{plain}");
+
+    // With it: a task, working until cancelled, and its processes end.
+    let long = bash("echo $$ > pid.txt; sleep 60");
+    let (created, _, _) = post(&server, &request(2, "tools/call", long, tasks.clone())).await;
+    assert_eq!(created["result"]["resultType"], "task", "{created}");
+    assert_eq!(created["result"]["status"], "working", "{created}");
+    let id = created["result"]["taskId"]
+        .as_str()
+        .expect("a task id")
+        .to_owned();
+    let pid = wait_pid(&server.path("pid.txt")).await;
+    assert!(running(pid));
+    let (got, _, _) = post(
+        &server,
+        &request(3, "tasks/get", json!({"taskId": id}), tasks.clone()),
+    )
+    .await;
+    assert_eq!(got["result"]["status"], "working", "{got}");
+    let (acked, _, _) = post(
+        &server,
+        &request(4, "tasks/cancel", json!({"taskId": id}), tasks.clone()),
+    )
+    .await;
+    assert!(acked.get("error").is_none(), "{acked}");
+    wait_gone(&[pid], std::time::Duration::from_secs(10)).await;
+    let (got, _, _) = post(
+        &server,
+        &request(5, "tasks/get", json!({"taskId": id}), tasks.clone()),
+    )
+    .await;
+    assert_eq!(got["result"]["status"], "cancelled", "{got}");
+
+    // A task that ends keeps its result for tasks/get.
+    let (created, _, _) = post(
+        &server,
+        &request(6, "tools/call", bash("sleep 1; echo done"), tasks.clone()),
+    )
+    .await;
+    let id = created["result"]["taskId"]
+        .as_str()
+        .expect("a task id")
+        .to_owned();
+    let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(30);
+    let result = loop {
+        let (got, _, _) = post(
+            &server,
+            &request(7, "tasks/get", json!({"taskId": id}), tasks.clone()),
+        )
+        .await;
+        if got["result"]["status"] != "working" {
+            break got;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "the task ends: {got}"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    };
+    assert_eq!(result["result"]["status"], "completed", "{result}");
+    assert!(
+        result["result"]["result"]["content"][0]["text"]
+            .as_str()
+            .is_some_and(|t| t.contains("done")),
+        "{result}"
+    );
+    // An unknown task is named.
+    let (unknown, _, _) = post(
+        &server,
+        &request(8, "tasks/get", json!({"taskId": "task-0"}), tasks),
+    )
+    .await;
+    assert!(
+        unknown["error"]["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("No task `task-0`")),
+        "{unknown}"
+    );
 }

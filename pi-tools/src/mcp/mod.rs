@@ -104,6 +104,7 @@ mod session_manager;
 mod sessions;
 mod stateless;
 mod stdio;
+mod tasks;
 mod tools;
 
 pub use answering::close_answer_stream;
@@ -114,4 +115,4 @@ pub use logging::init_stderr_logging;
 pub use roots::ClientRoots;
 pub use serve::{serve, serve_split, serve_split_until, serve_stdio};
 pub use stdio::{StdinStream, StdoutStream, stdio};
-pub use tools::{DEFAULT_MAX_MESSAGE_BYTES, McpPrompt, McpTool, McpTools};
+pub use tools::{DEFAULT_MAX_MESSAGE_BYTES, DEFAULT_TASK_AFTER, McpPrompt, McpTool, McpTools};

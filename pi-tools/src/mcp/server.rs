@@ -10,11 +10,11 @@ use std::sync::Arc;
 
 use rmcp::handler::server::ServerHandler;
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CustomRequest, CustomResult, ErrorCode, GetExtensions,
-    GetMeta, GetPromptRequestParams, GetPromptResponse, GetPromptResult, Implementation,
-    JsonRpcRequest, ListPromptsResult, ListToolsResult, PaginatedRequestParams, Prompt,
-    PromptMessage, PromptsCapability, Role, ServerCapabilities, ServerConfig, ServerJsonRpcMessage,
-    SetLevelRequestParams, Tool,
+    CallToolRequestParams, CallToolResponse, CancelTaskParams, CustomRequest, CustomResult,
+    ErrorCode, GetExtensions, GetMeta, GetPromptRequestParams, GetPromptResponse, GetPromptResult,
+    GetTaskParams, GetTaskResult, Implementation, JsonRpcRequest, ListPromptsResult,
+    ListToolsResult, PaginatedRequestParams, Prompt, PromptMessage, PromptsCapability, Role,
+    ServerCapabilities, ServerConfig, ServerJsonRpcMessage, SetLevelRequestParams, Tool,
 };
 use rmcp::service::{Peer, RequestContext, RoleServer};
 use rmcp::{ErrorData, Service};
@@ -32,6 +32,7 @@ use super::progress::ProgressSink;
 use super::result::call_tool_result;
 use super::roots::FollowedRoots;
 use super::sessions::{Busy, SessionEnder, Sessions};
+use super::tasks::Tasks;
 use super::tools::{McpPrompt, McpTools};
 use crate::core::{RunnerConfig, ToolCall, ToolSet, execute_tool_calls};
 use crate::env::ExecutionEnv;
@@ -48,6 +49,10 @@ pub(crate) struct Served {
     /// The name and version of the `initialize` answer.
     server_info: (String, String),
     prompt: Option<McpPrompt>,
+    /// The tasks of 2026-07-28 calls that ran long, reached from any request.
+    tasks: Tasks,
+    /// How long such a call runs before it becomes a task.
+    task_after: std::time::Duration,
 }
 
 impl Served {
@@ -61,6 +66,8 @@ impl Served {
                 (name.to_owned(), version.to_owned())
             },
             prompt: tools.prompt().cloned(),
+            tasks: Tasks::default(),
+            task_after: tools.task_after(),
         }))
     }
 }
@@ -251,6 +258,11 @@ impl ToolServer {
         &self.config
     }
 
+    /// The server's tasks, and how long a call runs before it becomes one.
+    pub(crate) fn tasks(&self) -> (&Tasks, std::time::Duration) {
+        (&self.served.tasks, self.served.task_after)
+    }
+
     /// The environments made for the client's roots.
     pub(crate) fn followed_roots(&self) -> &FollowedRoots {
         &self.roots
@@ -350,6 +362,7 @@ impl ServerHandler for ToolServer {
         let mut capabilities = ServerCapabilities::builder()
             .enable_tools()
             .enable_logging()
+            .enable_tasks()
             .build();
         if self.served.prompt.is_some() {
             capabilities.prompts = Some(PromptsCapability::default());
@@ -393,6 +406,22 @@ impl ServerHandler for ToolServer {
             ));
         }
         Ok(ListToolsResult::with_all_items(self.served.listing.clone()))
+    }
+
+    async fn get_task(
+        &self,
+        request: GetTaskParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<GetTaskResult, ErrorData> {
+        self.served.tasks.get(&request.task_id)
+    }
+
+    async fn cancel_task(
+        &self,
+        request: CancelTaskParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        self.served.tasks.cancel(&request.task_id)
     }
 
     async fn list_prompts(

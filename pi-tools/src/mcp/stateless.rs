@@ -4,9 +4,10 @@
 //! only at the level its `_meta` asks for.
 
 use rmcp::ErrorData;
-use rmcp::model::{CallToolRequestParams, CallToolResponse, ClientCapabilities};
+use rmcp::model::{CallToolRequestParams, CallToolResponse, ClientCapabilities, CreateTaskResult};
 use rmcp::service::{RequestContext, RoleServer};
 use serde_json::Value;
+use tokio_util::sync::CancellationToken;
 
 use super::elicit::with_round;
 use super::era;
@@ -16,7 +17,7 @@ use super::progress::ProgressSink;
 use super::result::call_tool_result;
 use super::roots::FollowedRoots;
 use super::server::ToolServer;
-use crate::core::ToolCall;
+use crate::core::{ToolCall, ToolResultMessage};
 
 impl ToolServer {
     /// Runs a stateless-era call: asks for the client's roots first (when the server
@@ -52,22 +53,39 @@ impl ToolServer {
                 .map_err(|message| ErrorData::invalid_request(message, None))?,
             _ => None,
         };
-        let config = followed.as_deref().unwrap_or(self.config());
         let call = ToolCall::new(context.id.to_string(), request.name, arguments);
         tracing::debug!(id = %call.id, tool = %call.name, "tools/call (2026-07-28)");
         let sink = ProgressSink::new(context.peer.clone(), context.meta.get_progress_token());
-        let running = async {
-            let call = async {
-                let message = self.run(config, call, &context.ct, &sink).await;
-                sink.end();
-                message
+        let level = era::request_level(&context);
+        let peer = context.peer.clone();
+        // The call as a future of its own (it may outlive the request, as a task).
+        let server = self.clone();
+        let asking = round.clone();
+        let execute = move |cancel: CancellationToken| {
+            let tracker = server.clone();
+            let work = async move {
+                let config = followed.as_deref().unwrap_or(server.config());
+                let running = async {
+                    let call = async {
+                        let message = server.run(config, call, &cancel, &sink).await;
+                        sink.end();
+                        message
+                    };
+                    tokio::join!(call, sink.pump()).0
+                };
+                forwarding_logs(level, peer, with_round(asking, running)).await
             };
-            tokio::join!(call, sink.pump()).0
+            tracker.track(work)
         };
-        let running = with_round(round.clone(), running);
-        let call = forwarding_logs(era::request_level(&context), context.peer.clone(), running);
-        // Boxed, as a session's call is (see `call_tool`).
-        let message = Box::pin(self.track(call)).await;
+        let message = if capabilities.supports_tasks() {
+            match self.call_or_task(execute, &context.ct).await? {
+                Ok(message) => message,
+                Err(task) => return Ok(task.into()),
+            }
+        } else {
+            // Boxed, as a session's call is (see `call_tool`).
+            Box::pin(execute(context.ct.clone())).await
+        };
         if let Some(question) = round.question() {
             // The call was stopped before it started; the question is its result.
             return question
@@ -81,6 +99,67 @@ impl ToolServer {
                 None,
             )),
         }
+    }
+}
+
+impl ToolServer {
+    /// Runs the call made by `execute` (given its cancellation) until it ends, or until it
+    /// has run for the server's `task_after`: then it goes on as a task, answered with
+    /// `Err` (the task), and `tasks/get` gives its result. `request` is the request's own
+    /// token, which cancels the call until it becomes a task.
+    async fn call_or_task<F>(
+        &self,
+        execute: impl FnOnce(CancellationToken) -> F,
+        request: &CancellationToken,
+    ) -> Result<Result<Option<ToolResultMessage>, CreateTaskResult>, ErrorData>
+    where
+        F: std::future::Future<Output = Option<ToolResultMessage>> + Send + 'static,
+    {
+        let cancel = CancellationToken::new();
+        let mut running = tokio::spawn(execute(cancel.clone()));
+        let (tasks, after) = self.tasks();
+        let joined = |done: Result<_, tokio::task::JoinError>| {
+            done.map_err(|e| {
+                ErrorData::internal_error(
+                    format!("The call's task ended abnormally ({e}); this is a bug in pi-tools."),
+                    None,
+                )
+            })
+        };
+        tokio::select! {
+            biased;
+            done = &mut running => return joined(done).map(Ok),
+            () = request.cancelled() => {
+                cancel.cancel();
+                return joined(running.await).map(Ok);
+            }
+            () = tokio::time::sleep(after) => {}
+        }
+        let task = match tasks.start(cancel.clone()) {
+            Ok(task) => task,
+            Err(error) => {
+                cancel.cancel();
+                let _ = running.await;
+                return Err(error);
+            }
+        };
+        let id = task.task_id.clone();
+        let server = self.clone();
+        tokio::spawn(async move {
+            let outcome = match running.await {
+                Ok(Some(message)) => Ok(call_tool_result(message)),
+                Ok(None) => Err(ErrorData::internal_error(
+                    "The runner returned no result for the call; this is a bug in pi-tools.",
+                    None,
+                )),
+                Err(e) => Err(ErrorData::internal_error(
+                    format!("The call's task ended abnormally ({e}); this is a bug in pi-tools."),
+                    None,
+                )),
+            };
+            server.tasks().0.finish(&id, outcome);
+        });
+        Ok(Err(CreateTaskResult::new(task)))
     }
 }
 
