@@ -243,7 +243,7 @@ mod tests {
         tasks.finish(&task.task_id, Ok(CallToolResult::success(Vec::new())));
         let got = tasks.get(&task.task_id).expect("known");
         assert_eq!(got.task.status(), TaskStatus::Cancelled);
-        let error = tasks.get("task-0").err().expect("unknown");
+        let error = tasks.get("task-0").expect_err("unknown");
         assert!(
             error.message.contains("No task `task-0`"),
             "{}",
