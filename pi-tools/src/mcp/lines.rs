@@ -5,8 +5,8 @@
 //! reads them instead, so every line gets a usable answer: a line that is not JSON (invalid
 //! UTF-8, a lone surrogate, nesting deeper than 128, an oversized line) gets `-32700` with
 //! the reason; JSON that is not a usable request gets `-32600` with the reason and the id
-//! when it could be read; a request before `initialize` and a request reusing the id of one
-//! still in flight are refused. It also applies backpressure: while `slots` requests are
+//! when it could be read; a request before `initialize` (unless it is of MCP 2026-07-28,
+//! which has none) and a request reusing the id of one still in flight are refused. It also applies backpressure: while `slots` requests are
 //! unanswered, no further line is read, so a client that pipelines any number of requests
 //! costs bounded memory (the operating system's pipe buffer holds the rest).
 //!
