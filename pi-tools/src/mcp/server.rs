@@ -12,9 +12,10 @@ use rmcp::handler::server::ServerHandler;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CancelTaskParams, CustomRequest, CustomResult,
     ErrorCode, GetExtensions, GetMeta, GetPromptRequestParams, GetPromptResponse, GetPromptResult,
-    GetTaskParams, GetTaskResult, Implementation, JsonRpcRequest, ListPromptsResult,
-    ListToolsResult, PaginatedRequestParams, Prompt, PromptMessage, PromptsCapability, Role,
-    ServerCapabilities, ServerConfig, ServerJsonRpcMessage, SetLevelRequestParams, Tool,
+    GetTaskParams, GetTaskResult, Implementation, InitializeRequestParams, InitializeResult,
+    JsonRpcRequest, ListPromptsResult, ListToolsResult, PaginatedRequestParams, Prompt,
+    PromptMessage, PromptsCapability, Role, ServerCapabilities, ServerConfig, ServerJsonRpcMessage,
+    SetLevelRequestParams, TASKS_EXTENSION_ID, Tool,
 };
 use rmcp::service::{Peer, RequestContext, RoleServer};
 use rmcp::{ErrorData, Service};
@@ -375,6 +376,24 @@ impl ServerHandler for ToolServer {
             Some(text) => info.with_instructions(text.clone()),
             None => info,
         }
+    }
+
+    /// The 2025-11-25 handshake: the tasks extension (of 2026-07-28, see `tasks`) is not
+    /// offered to a session.
+    async fn initialize(
+        &self,
+        request: InitializeRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<InitializeResult, ErrorData> {
+        context.peer.set_peer_info(request.clone());
+        let mut result = self.negotiate_initialize(&request)?;
+        if let Some(extensions) = &mut result.capabilities.extensions {
+            extensions.remove(TASKS_EXTENSION_ID);
+            if extensions.is_empty() {
+                result.capabilities.extensions = None;
+            }
+        }
+        Ok(result)
     }
 
     async fn set_level(
