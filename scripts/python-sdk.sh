@@ -8,7 +8,9 @@
 # `schema` lists and the items `run --dialect openai-responses` prints for a reply the SDK
 # built (tests/python/openai_responses.py); the MCP SDK drives tools declared in the
 # configuration file (tests/python/declared_tool.py); and its elicitation callback answers
-# the policy's questions, accepting and declining (tests/python/policy_elicitation.py).
+# the policy's questions, accepting and declining (tests/python/policy_elicitation.py); and
+# `mcp.Client` in its `auto` mode speaks MCP 2026-07-28 over both transports, its
+# questions and roots coming back as input-required results (tests/python/era_client.py).
 # Last, the dialects' output for random schemas (the property test of
 # tests/dialects_proptest.rs, writing its samples) is checked against the OpenAI, Anthropic,
 # Google Gen AI and MCP SDKs' tool types (tests/python/dialect_samples.py).
@@ -49,6 +51,7 @@ fi
 "$venv/bin/python" tests/python/native_shapes.py "$binary"
 "$venv/bin/python" tests/python/declared_tool.py "$binary"
 "$venv/bin/python" tests/python/policy_elicitation.py "$binary"
+"$venv/bin/python" tests/python/era_client.py "$binary"
 samples=$(mktemp)
 trap 'rm -f "$samples"' EXIT
 PI_TOOLS_DIALECT_SAMPLES="$samples" PROPTEST_CASES=256 \

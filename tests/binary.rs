@@ -7,6 +7,7 @@ mod declared_json;
 mod file_processes;
 mod mcp_binary;
 mod mcp_http;
+mod mcp_http_eras;
 mod mcp_http_floods;
 mod mcp_http_jobs;
 mod mcp_http_lives;
@@ -15,6 +16,7 @@ mod mcp_http_proxies;
 mod mcp_http_questions;
 mod mcp_http_resume;
 mod mcp_http_scale;
+mod mcp_http_sdk_v2;
 mod mcp_http_sessions;
 #[cfg(feature = "cli")]
 mod mcp_http_support;

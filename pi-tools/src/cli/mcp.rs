@@ -59,6 +59,9 @@ pub(super) async fn mcp(args: McpArgs, source: &ConfigSource) -> Result<ExitCode
     if let Some(bytes) = config.mcp_max_message_bytes {
         tools = tools.with_max_message_bytes(bytes);
     }
+    if let Some(after) = config.mcp_task_after {
+        tools = tools.with_task_after(after);
+    }
     let stop = CancellationToken::new();
     tokio::spawn(stop_on_signals(stop.clone()));
     let served = match &args.http {

@@ -56,6 +56,10 @@ pub struct Config {
     /// HTTP server, whose `Forwarded` / `X-Forwarded-For` header names the client that the
     /// per-client bound applies to (empty: none; every address is its own client).
     pub mcp_trusted_proxies: Vec<std::net::IpAddr>,
+    /// `[mcp] task_after_ms`: a call of a 2026-07-28 request that declares the tasks
+    /// extension and runs longer than this is answered with a task to poll (`None`: the
+    /// server's default, 10 s).
+    pub mcp_task_after: Option<std::time::Duration>,
     /// `[mcp.servers.<name>]`: other MCP servers whose tools join as `<name>__<tool>`, in
     /// file order.
     pub servers: Vec<ServerSettings>,
@@ -113,6 +117,7 @@ impl std::fmt::Debug for Config {
             .field("mcp_max_sessions", &self.mcp_max_sessions)
             .field("mcp_connections", &self.mcp_connections)
             .field("mcp_trusted_proxies", &self.mcp_trusted_proxies)
+            .field("mcp_task_after", &self.mcp_task_after)
             .field("servers", &self.servers)
             .field("declared", &self.declared)
             .field("policy", &self.policy)

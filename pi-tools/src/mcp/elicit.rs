@@ -15,6 +15,7 @@ use rmcp::service::{ElicitationMode, Peer, RoleServer};
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
+use super::mrtr::Round;
 use crate::core::{BeforeToolCall, BoxFuture, RunnerConfig};
 use crate::policy::{Approval, ApprovalRequest, Approver, SessionPolicy};
 
@@ -35,6 +36,20 @@ tokio::task_local! {
     /// so a question still open when the call is cancelled (by the client, or by the end of
     /// the session) stops waiting through this, and the call ends at once.
     static CALL_CANCEL: CancellationToken;
+    /// The round of a stateless-era call being prepared (see `mrtr`): its question goes
+    /// into the call's result instead of a request to the client.
+    static ROUND: Arc<Round>;
+}
+
+/// Runs `work` (one call of a stateless-era request) with `round` as its round: a policy
+/// question is then answered from the round, or kept in it to be put as a result.
+pub(crate) async fn with_round<F: std::future::Future>(round: Arc<Round>, work: F) -> F::Output {
+    ROUND.scope(round, work).await
+}
+
+/// The round of the call being prepared in this task, if it is of the stateless era.
+fn round() -> Option<Arc<Round>> {
+    ROUND.try_with(Arc::clone).ok()
 }
 
 /// Runs `work` (one call through the runner) with `cancel` as its call's token, which ends a
@@ -113,6 +128,15 @@ impl ClientApprover {
 impl Approver for ClientApprover {
     fn approve(&self, request: ApprovalRequest) -> BoxFuture<'_, Approval> {
         Box::pin(async move {
+            if let Some(round) = round()
+                && round.can_ask
+            {
+                // Answered in this round, or asked as the call's result: the runner's
+                // denial meanwhile is never sent (the call did not start).
+                return round.answer_or_ask(request).unwrap_or(Approval::Deny(Some(
+                    "The question is put to the person as the call's result.".to_owned(),
+                )));
+            }
             match (self.askable(), &self.fallback) {
                 (Some(peer), _) => self.ask(&peer, request).await,
                 (None, Some(fallback)) => fallback.approve(request).await,
@@ -122,11 +146,22 @@ impl Approver for ClientApprover {
     }
 
     fn unavailable(&self) -> Option<String> {
-        if self.askable().is_some() {
+        let round = round();
+        if round.as_ref().is_some_and(|r| r.can_ask) {
+            return None;
+        }
+        if round.is_none() && self.askable().is_some() {
             return None;
         }
         if let Some(fallback) = &self.fallback {
             return fallback.unavailable();
+        }
+        if round.is_some() {
+            return Some(
+                "The MCP client cannot be asked: its request did not declare the elicitation \
+                 capability in `_meta` (`io.modelcontextprotocol/clientCapabilities`)."
+                    .to_owned(),
+            );
         }
         Some(match self.stateless.load(Ordering::Relaxed) {
             true => "The MCP client cannot be asked: the server runs without sessions \
@@ -165,7 +200,7 @@ pub(crate) fn session_policy(config: RunnerConfig) -> (RunnerConfig, Option<Arc<
 
 /// The question: the tool, its arguments, and why the policy asks (the rule with its
 /// position and reason).
-fn message(request: &ApprovalRequest) -> String {
+pub(crate) fn message(request: &ApprovalRequest) -> String {
     let mut args = request.args.to_string();
     if let Some((cut, _)) = args.char_indices().nth(MAX_ARGS_CHARS) {
         args.truncate(cut);
@@ -178,7 +213,7 @@ fn message(request: &ApprovalRequest) -> String {
 }
 
 /// The form: one choice among the approver's answers, and a message for the model.
-fn schema() -> ElicitationSchema {
+pub(crate) fn schema() -> ElicitationSchema {
     let schema = json!({
         "type": "object",
         "properties": {
@@ -205,7 +240,7 @@ fn schema() -> ElicitationSchema {
 }
 
 /// The answer chosen in an accepted form; anything unreadable denies.
-fn chosen(content: Option<&Value>) -> Approval {
+pub(crate) fn chosen(content: Option<&Value>) -> Approval {
     let field = |name: &str| content.and_then(|c| c.get(name)).and_then(Value::as_str);
     match field("answer") {
         Some(ALLOW_ONCE) => Approval::AllowOnce,

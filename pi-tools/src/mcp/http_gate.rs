@@ -11,7 +11,7 @@ use axum::extract::{Request, State};
 use axum::http::{HeaderValue, Method, StatusCode, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
-use rmcp::model::{ClientJsonRpcMessage, ClientRequest};
+use rmcp::model::{ClientJsonRpcMessage, ClientRequest, GetMeta, ProtocolVersion};
 use serde_json::{Value, json};
 use subtle::ConstantTimeEq;
 
@@ -71,6 +71,14 @@ pub(crate) async fn gate(State(gate): State<Arc<Gate>>, request: Request, next: 
                 && !sessions.make_room()
             {
                 return too_many_sessions();
+            }
+            if kind == Kind::StatelessEra {
+                // Served on its own by the library (with a session id or not); the server
+                // made for it is never kept for a session (see `hibernation`). Only
+                // `initialize` makes a session, and it is never of this kind.
+                return super::era::STATELESS_REQUEST
+                    .scope((), next.run(request))
+                    .await;
             }
             next.run(request).await
         }
@@ -165,6 +173,9 @@ enum Kind {
     /// (elicitation, roots), and JSON-RPC ids match by type and value, so it answers none
     /// of them, though the protocol library would take `"3"` for `3`.
     StrayAnswer,
+    /// A request of the stateless era (one with the complete per-request `_meta` of MCP
+    /// 2026-07-28, or naming that version or a later one), served without a session.
+    StatelessEra,
     /// Anything else.
     Other,
 }
@@ -192,6 +203,19 @@ fn check_message(bytes: &[u8]) -> Result<Kind, Refusal> {
         Ok(ClientJsonRpcMessage::Request(request)) => {
             return Ok(match request.request {
                 ClientRequest::InitializeRequest(_) => Kind::Initialize,
+                // As the library routes it: a request with the complete per-request
+                // `_meta` of 2026-07-28, or naming that version, is served on its own.
+                ref other
+                    if other
+                        .get_meta()
+                        .missing_required_keys(&ProtocolVersion::V_2026_07_28)
+                        .is_empty()
+                        || super::era::names_stateless_era(
+                            other.get_meta().protocol_version().as_ref(),
+                        ) =>
+                {
+                    Kind::StatelessEra
+                }
                 _ => Kind::Other,
             });
         }

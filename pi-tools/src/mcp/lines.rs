@@ -5,8 +5,8 @@
 //! reads them instead, so every line gets a usable answer: a line that is not JSON (invalid
 //! UTF-8, a lone surrogate, nesting deeper than 128, an oversized line) gets `-32700` with
 //! the reason; JSON that is not a usable request gets `-32600` with the reason and the id
-//! when it could be read; a request before `initialize` and a request reusing the id of one
-//! still in flight are refused. It also applies backpressure: while `slots` requests are
+//! when it could be read; a request before `initialize` (unless it is of MCP 2026-07-28,
+//! which has none) and a request reusing the id of one still in flight are refused. It also applies backpressure: while `slots` requests are
 //! unanswered, no further line is read, so a client that pipelines any number of requests
 //! costs bounded memory (the operating system's pipe buffer holds the rest).
 //!
@@ -20,8 +20,8 @@ use std::sync::{Arc, Mutex, OnceLock};
 use futures::future::BoxFuture;
 use rmcp::RoleServer;
 use rmcp::model::{
-    ClientJsonRpcMessage, ClientNotification, ClientRequest, JsonRpcRequest, NumberOrString,
-    RequestId, ServerJsonRpcMessage,
+    ClientJsonRpcMessage, ClientNotification, ClientRequest, GetMeta, JsonRpcRequest,
+    NumberOrString, RequestId, ServerJsonRpcMessage,
 };
 use rmcp::transport::Transport;
 use serde_json::{Value, json};
@@ -536,7 +536,12 @@ impl<R: AsyncRead + Unpin> Reader<R> {
             ClientJsonRpcMessage::Request(request) => {
                 let is_initialize = matches!(request.request, ClientRequest::InitializeRequest(_));
                 let is_ping = matches!(request.request, ClientRequest::PingRequest(_));
-                if !self.initialized && !is_initialize && !is_ping {
+                // A request of the stateless era (MCP 2026-07-28: `server/discover`, or one
+                // naming its protocol version in `_meta`) needs no `initialize`; the protocol
+                // library checks its metadata and version.
+                let stateless_era = matches!(request.request, ClientRequest::DiscoverRequest(_))
+                    || request.request.get_meta().protocol_version().is_some();
+                if !self.initialized && !is_initialize && !is_ping && !stateless_era {
                     let method = request.request.method();
                     return Err(invalid(
                         &request.id,

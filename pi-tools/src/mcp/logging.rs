@@ -89,6 +89,17 @@ impl SessionLevel {
     pub(crate) fn set(&self, level: LoggingLevel) {
         self.0.store(rank(level), Ordering::Relaxed);
     }
+
+    /// A level of its own (one request's, in the stateless era) at `level`.
+    pub(crate) fn at(level: LoggingLevel) -> Self {
+        SessionLevel(Arc::new(AtomicU8::new(rank(level))))
+    }
+
+    /// A level of its own that admits nothing: a stateless-era request that asks for no
+    /// log lines gets none.
+    pub(crate) fn off() -> Self {
+        SessionLevel(Arc::new(AtomicU8::new(rank(LoggingLevel::Emergency) + 1)))
+    }
 }
 
 /// One call's log channel: events at or above the session's level go to `tx`.

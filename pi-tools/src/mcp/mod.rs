@@ -63,6 +63,15 @@
 //!   quiet spell, then at most every 100 ms, the last before the result. A call silent for
 //!   a second gets a `running for N s` heartbeat. See `progress.rs` and
 //!   [`OUTPUT_END_DETAIL`](crate::OUTPUT_END_DETAIL) for how the new part is found.
+//! - **Two eras on one endpoint**, chosen per request over both transports: a request
+//!   naming MCP 2026-07-28 in its `_meta` (`io.modelcontextprotocol/protocolVersion` and
+//!   `clientCapabilities`) is served without `initialize` or a session; `server/discover`
+//!   answers in both eras; an unknown version gets `-32022` with the supported list. For
+//!   such a request a policy `ask` and the client's roots come back as an
+//!   `InputRequiredResult` with a signed `requestState` (see `mrtr.rs`), log lines follow
+//!   the level in its `_meta` (none asked, none sent), `logging/setLevel`, `ping` and
+//!   `initialize` are `-32601`, and with the `io.modelcontextprotocol/tasks` extension a
+//!   call past [`McpTools::with_task_after`] becomes a task (`tasks/get`, `tasks/cancel`).
 //! - Unusable input lines are answered (`-32700`, or `-32600` naming the reason); a request
 //!   before `initialize` or reusing an in-flight id is refused; reading stops while
 //!   `max_concurrency` plus 64 requests are unanswered (see [`serve_split`]).
@@ -83,6 +92,7 @@ mod answer_ids;
 mod answering;
 mod call_line;
 mod elicit;
+mod era;
 mod error;
 mod hibernation;
 mod http;
@@ -91,6 +101,7 @@ mod http_gate;
 mod http_proxy;
 mod lines;
 mod logging;
+mod mrtr;
 mod outbox;
 mod progress;
 mod replay;
@@ -100,7 +111,9 @@ mod serve;
 mod server;
 mod session_manager;
 mod sessions;
+mod stateless;
 mod stdio;
+mod tasks;
 mod tools;
 
 pub use answering::close_answer_stream;
@@ -111,4 +124,4 @@ pub use logging::init_stderr_logging;
 pub use roots::ClientRoots;
 pub use serve::{serve, serve_split, serve_split_until, serve_stdio};
 pub use stdio::{StdinStream, StdoutStream, stdio};
-pub use tools::{DEFAULT_MAX_MESSAGE_BYTES, McpPrompt, McpTool, McpTools};
+pub use tools::{DEFAULT_MAX_MESSAGE_BYTES, DEFAULT_TASK_AFTER, McpPrompt, McpTool, McpTools};

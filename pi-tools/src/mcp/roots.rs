@@ -69,9 +69,9 @@ impl FollowedRoots {
         base: &RunnerConfig,
         peer: &Peer<RoleServer>,
     ) -> Result<Option<Arc<RunnerConfig>>, String> {
-        let Some(ClientRoots(make)) = base.extensions.get::<ClientRoots>() else {
+        if !Self::followed(base) {
             return Ok(None);
-        };
+        }
         let offers = peer
             .peer_info()
             .is_some_and(|info| info.capabilities.roots.is_some());
@@ -92,13 +92,32 @@ impl FollowedRoots {
             }
             Ok(Ok(listed)) => listed,
         };
-        let mut roots: Vec<PathBuf> = listed
-            .roots
+        let uris: Vec<String> = listed.roots.into_iter().map(|root| root.uri).collect();
+        self.config_for(base, &uris).await
+    }
+
+    /// Whether `base` follows client roots (it carries [`ClientRoots`]).
+    pub(crate) fn followed(base: &RunnerConfig) -> bool {
+        base.extensions.get::<ClientRoots>().is_some()
+    }
+
+    /// The configuration a call runs with for the roots the client listed (`uris`, as
+    /// listed): `None` for `base` itself (no [`ClientRoots`] in it, or no usable root),
+    /// else one confined to them. An error is the sentence that refuses the call.
+    pub(crate) async fn config_for(
+        &self,
+        base: &RunnerConfig,
+        uris: &[String],
+    ) -> Result<Option<Arc<RunnerConfig>>, String> {
+        let Some(ClientRoots(make)) = base.extensions.get::<ClientRoots>() else {
+            return Ok(None);
+        };
+        let mut roots: Vec<PathBuf> = uris
             .iter()
-            .filter_map(|root| {
-                let path = file_path(&root.uri);
+            .filter_map(|uri| {
+                let path = file_path(uri);
                 if path.is_none() {
-                    tracing::info!(uri = %root.uri, "a client root that is not an absolute file:// URI is ignored");
+                    tracing::info!(%uri, "a client root that is not an absolute file:// URI is ignored");
                 }
                 path
             })

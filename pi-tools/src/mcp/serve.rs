@@ -47,8 +47,9 @@ where
 /// [`max_message_bytes`](McpTools::with_max_message_bytes)) gets a
 /// `-32700` parse error with `"id": null`; JSON that is not a usable request gets `-32600`
 /// naming the reason, with its id when the id could be read; a request before
-/// `initialize`, or one that reuses the id of a request still in flight, is refused the
-/// same way. Either way the session goes on. While `max_concurrency` calls plus a queue of
+/// `initialize` (other than `server/discover` and a request naming MCP 2026-07-28 in its
+/// `_meta`, which is served without one), or one that reuses the id of a request still in
+/// flight, is refused the same way. Either way the session goes on. While `max_concurrency` calls plus a queue of
 /// 64 are unanswered, no further line is read (backpressure).
 ///
 /// End of input ends the session once every request already read is answered: calls in

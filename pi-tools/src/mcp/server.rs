@@ -10,11 +10,12 @@ use std::sync::Arc;
 
 use rmcp::handler::server::ServerHandler;
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CustomRequest, CustomResult, ErrorCode, GetExtensions,
-    GetMeta, GetPromptRequestParams, GetPromptResponse, GetPromptResult, Implementation,
+    CallToolRequestParams, CallToolResponse, CancelTaskParams, CustomRequest, CustomResult,
+    ErrorCode, GetExtensions, GetMeta, GetPromptRequestParams, GetPromptResponse, GetPromptResult,
+    GetTaskParams, GetTaskResult, Implementation, InitializeRequestParams, InitializeResult,
     JsonRpcRequest, ListPromptsResult, ListToolsResult, PaginatedRequestParams, Prompt,
     PromptMessage, PromptsCapability, Role, ServerCapabilities, ServerConfig, ServerJsonRpcMessage,
-    SetLevelRequestParams, Tool,
+    SetLevelRequestParams, TASKS_EXTENSION_ID, Tool,
 };
 use rmcp::service::{Peer, RequestContext, RoleServer};
 use rmcp::{ErrorData, Service};
@@ -32,6 +33,7 @@ use super::progress::ProgressSink;
 use super::result::call_tool_result;
 use super::roots::FollowedRoots;
 use super::sessions::{Busy, SessionEnder, Sessions};
+use super::tasks::Tasks;
 use super::tools::{McpPrompt, McpTools};
 use crate::core::{RunnerConfig, ToolCall, ToolSet, execute_tool_calls};
 use crate::env::ExecutionEnv;
@@ -48,6 +50,10 @@ pub(crate) struct Served {
     /// The name and version of the `initialize` answer.
     server_info: (String, String),
     prompt: Option<McpPrompt>,
+    /// The tasks of 2026-07-28 calls that ran long, reached from any request.
+    tasks: Tasks,
+    /// How long such a call runs before it becomes a task.
+    task_after: std::time::Duration,
 }
 
 impl Served {
@@ -61,6 +67,8 @@ impl Served {
                 (name.to_owned(), version.to_owned())
             },
             prompt: tools.prompt().cloned(),
+            tasks: Tasks::default(),
+            task_after: tools.task_after(),
         }))
     }
 }
@@ -246,10 +254,33 @@ impl ToolServer {
         self.calls.clone()
     }
 
+    /// The session's runner configuration.
+    pub(crate) fn config(&self) -> &RunnerConfig {
+        &self.config
+    }
+
+    /// The server's tasks, and how long a call runs before it becomes one.
+    pub(crate) fn tasks(&self) -> (&Tasks, std::time::Duration) {
+        (&self.served.tasks, self.served.task_after)
+    }
+
+    /// The environments made for the client's roots.
+    pub(crate) fn followed_roots(&self) -> &FollowedRoots {
+        &self.roots
+    }
+
+    /// `call`, tracked among the session's calls (its end waits for it).
+    pub(crate) fn track<F: std::future::Future>(
+        &self,
+        call: F,
+    ) -> tokio_util::task::task_tracker::TrackedFuture<F> {
+        self.calls.track_future(call)
+    }
+
     /// Runs one call under the session's shared/exclusive lock. `request_cancel` is the
     /// request's own token (cancelled by `notifications/cancelled`); the end of the session
     /// cancels the call too.
-    async fn run(
+    pub(crate) async fn run(
         &self,
         config: &RunnerConfig,
         call: ToolCall,
@@ -332,6 +363,7 @@ impl ServerHandler for ToolServer {
         let mut capabilities = ServerCapabilities::builder()
             .enable_tools()
             .enable_logging()
+            .enable_tasks()
             .build();
         if self.served.prompt.is_some() {
             capabilities.prompts = Some(PromptsCapability::default());
@@ -346,11 +378,35 @@ impl ServerHandler for ToolServer {
         }
     }
 
+    /// The 2025-11-25 handshake: the tasks extension (of 2026-07-28, see `tasks`) is not
+    /// offered to a session.
+    async fn initialize(
+        &self,
+        request: InitializeRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<InitializeResult, ErrorData> {
+        context.peer.set_peer_info(request.clone());
+        let mut result = self.negotiate_initialize(&request)?;
+        if let Some(extensions) = &mut result.capabilities.extensions {
+            extensions.remove(TASKS_EXTENSION_ID);
+            if extensions.is_empty() {
+                result.capabilities.extensions = None;
+            }
+        }
+        Ok(result)
+    }
+
     async fn set_level(
         &self,
         request: SetLevelRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
+        if super::era::is_stateless(&context) {
+            return Err(super::era::removed(
+                "logging/setLevel",
+                super::era::SET_LEVEL_INSTEAD,
+            ));
+        }
         self.level.set(request.level);
         Ok(())
     }
@@ -369,6 +425,22 @@ impl ServerHandler for ToolServer {
             ));
         }
         Ok(ListToolsResult::with_all_items(self.served.listing.clone()))
+    }
+
+    async fn get_task(
+        &self,
+        request: GetTaskParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<GetTaskResult, ErrorData> {
+        self.served.tasks.get(&request.task_id)
+    }
+
+    async fn cancel_task(
+        &self,
+        request: CancelTaskParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        self.served.tasks.cancel(&request.task_id)
     }
 
     async fn list_prompts(
@@ -420,9 +492,14 @@ impl ServerHandler for ToolServer {
     async fn on_custom_request(
         &self,
         request: CustomRequest,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<CustomResult, ErrorData> {
         let method = request.method.as_str();
+        if super::era::is_stateless(&context)
+            && let Some(instead) = super::era::removed_instead(method)
+        {
+            return Err(super::era::removed(method, instead));
+        }
         let error = match method {
             "tools/call" => {
                 let problem = match request.params_as::<CallToolRequestParams>() {
@@ -461,6 +538,9 @@ impl ServerHandler for ToolServer {
     ) -> Result<CallToolResponse, ErrorData> {
         if self.served.tools.get(&request.name).is_none() {
             return Err(self.unknown_tool(&request.name));
+        }
+        if super::era::is_stateless(&context) {
+            return Box::pin(self.call_stateless(request, context)).await;
         }
         let busy = self.keep_session_busy(&context);
         self.announce_notices(&context.peer);

@@ -2,6 +2,7 @@
 
 use std::collections::HashSet;
 use std::sync::Arc;
+use std::time::Duration;
 
 use rmcp::model::Tool;
 
@@ -95,6 +96,10 @@ impl std::fmt::Debug for McpTool {
 
 pub use crate::config::DEFAULT_MAX_MESSAGE_BYTES;
 
+/// How long a call of a 2026-07-28 request that declares the tasks extension runs before it
+/// is answered with a task, unless [`McpTools::with_task_after`] says otherwise: 10 s.
+pub const DEFAULT_TASK_AFTER: Duration = Duration::from_secs(10);
+
 /// The tools an MCP server serves, in listing order. When two share a name, the first wins
 /// (as in the runner's `ToolSet`).
 #[derive(Clone, Debug)]
@@ -103,6 +108,7 @@ pub struct McpTools {
     instructions: Option<String>,
     prompt: Option<McpPrompt>,
     max_message_bytes: usize,
+    task_after: Duration,
     server_name: String,
     server_version: String,
 }
@@ -126,6 +132,7 @@ impl Default for McpTools {
             instructions: None,
             prompt: None,
             max_message_bytes: DEFAULT_MAX_MESSAGE_BYTES,
+            task_after: DEFAULT_TASK_AFTER,
             server_name: SERVER_NAME.to_owned(),
             server_version: env!("CARGO_PKG_VERSION").to_owned(),
         }
@@ -204,6 +211,19 @@ impl McpTools {
     /// The largest message a client may send.
     pub fn max_message_bytes(&self) -> usize {
         self.max_message_bytes
+    }
+
+    /// Sets how long a call of a 2026-07-28 request that declares the tasks extension
+    /// (`io.modelcontextprotocol/tasks`) runs before it is answered with a task to poll
+    /// with `tasks/get` (`[mcp] task_after_ms`; default [`DEFAULT_TASK_AFTER`]).
+    pub fn with_task_after(mut self, after: Duration) -> Self {
+        self.task_after = after;
+        self
+    }
+
+    /// How long a call runs before it becomes a task (see [`McpTools::with_task_after`]).
+    pub fn task_after(&self) -> Duration {
+        self.task_after
     }
 
     /// Number of tools.

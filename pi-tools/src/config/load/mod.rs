@@ -185,6 +185,7 @@ impl<'a> Loader<'a> {
             mcp_max_sessions: None,
             mcp_connections: crate::config::McpConnections::default(),
             mcp_trusted_proxies: Vec::new(),
+            mcp_task_after: None,
             servers: Vec::new(),
             declared: Vec::new(),
             policy: crate::policy::Policy::default(),

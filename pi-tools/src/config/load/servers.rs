@@ -51,8 +51,8 @@ struct TransportKeys {
 }
 
 impl<'a> Loader<'a> {
-    /// `[mcp]`: its `servers` table, `max_message_bytes`, `max_sessions` and the bounds on
-    /// HTTP connections.
+    /// `[mcp]`: its `servers` table, `max_message_bytes`, `max_sessions`, `task_after_ms`
+    /// and the bounds on HTTP connections.
     pub(super) fn mcp_section(&mut self, table: &DeTable<'a>, config: &mut crate::config::Config) {
         let mut servers = Vec::new();
         for (key, value) in table {
@@ -92,6 +92,17 @@ impl<'a> Loader<'a> {
                         ),
                     }
                 }
+                "task_after_ms" => match super::integer(value)
+                    .and_then(|n| u64::try_from(n).ok())
+                {
+                    Some(n) if n >= 1 => {
+                        config.mcp_task_after = Some(std::time::Duration::from_millis(n));
+                    }
+                    _ => self.report(
+                        value.span(),
+                        "`task_after_ms` must be a whole number of milliseconds, at least 1 (e.g. 10000)",
+                    ),
+                },
                 "request_timeout_secs" => {
                     config.mcp_connections.request_timeout =
                         self.seconds(value, "request_timeout_secs");
@@ -123,6 +134,7 @@ impl<'a> Loader<'a> {
                         "max_connections_per_client",
                         "request_timeout_secs",
                         "trusted_proxies",
+                        "task_after_ms",
                     ],
                 ),
             }

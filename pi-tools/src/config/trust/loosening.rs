@@ -56,6 +56,7 @@ pub fn loosenings(config: &Config, default: &Config, dir: &Path) -> Vec<Loosenin
         mcp_max_sessions: _,
         mcp_connections: _,
         mcp_trusted_proxies,
+        mcp_task_after: _,
         servers,
         declared,
         policy: _,

@@ -1,0 +1,173 @@
+//! A `tools/call` of the stateless era (MCP 2026-07-28): no session to ask the client
+//! through, so the client's roots and the person's answer to a policy question arrive as
+//! `inputResponses` of a retried request (see `mrtr`), and log lines go to the request
+//! only at the level its `_meta` asks for.
+
+use rmcp::ErrorData;
+use rmcp::model::{CallToolRequestParams, CallToolResponse, ClientCapabilities, CreateTaskResult};
+use rmcp::service::{RequestContext, RoleServer};
+use serde_json::Value;
+use tokio_util::sync::CancellationToken;
+
+use super::elicit::with_round;
+use super::era;
+use super::logging::forwarding_logs;
+use super::mrtr::Round;
+use super::progress::ProgressSink;
+use super::result::call_tool_result;
+use super::roots::FollowedRoots;
+use super::server::ToolServer;
+use crate::core::{ToolCall, ToolResultMessage};
+
+impl ToolServer {
+    /// Runs a stateless-era call: asks for the client's roots first (when the server
+    /// follows roots and the request declares them), runs the call within them (the
+    /// working directory's configuration until they are known), and turns a policy
+    /// question into an input-required result whose retry runs the call once.
+    pub(crate) async fn call_stateless(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let capabilities = context.client_capabilities().unwrap_or_default();
+        let arguments = Value::Object(request.arguments.unwrap_or_default());
+        let round = Round::open(
+            &request.name,
+            &arguments,
+            request.request_state.as_deref(),
+            request.input_responses.as_ref(),
+            can_ask(&capabilities),
+        )
+        .map_err(|message| ErrorData::invalid_params(message, None))?;
+        let followed = match (&round.roots, FollowedRoots::followed(self.config())) {
+            (None, true) if capabilities.roots.is_some() => {
+                return round
+                    .ask_roots()
+                    .map(Into::into)
+                    .map_err(|message| ErrorData::internal_error(message, None));
+            }
+            (Some(uris), true) => self
+                .followed_roots()
+                .config_for(self.config(), uris)
+                .await
+                .map_err(|message| ErrorData::invalid_request(message, None))?,
+            _ => None,
+        };
+        let call = ToolCall::new(context.id.to_string(), request.name, arguments);
+        tracing::debug!(id = %call.id, tool = %call.name, "tools/call (2026-07-28)");
+        let sink = ProgressSink::new(context.peer.clone(), context.meta.get_progress_token());
+        let level = era::request_level(&context);
+        let peer = context.peer.clone();
+        // The call as a future of its own (it may outlive the request, as a task).
+        let server = self.clone();
+        let asking = round.clone();
+        let execute = move |cancel: CancellationToken| {
+            let tracker = server.clone();
+            let work = async move {
+                let config = followed.as_deref().unwrap_or(server.config());
+                let running = async {
+                    let call = async {
+                        let message = server.run(config, call, &cancel, &sink).await;
+                        sink.end();
+                        message
+                    };
+                    tokio::join!(call, sink.pump()).0
+                };
+                forwarding_logs(level, peer, with_round(asking, running)).await
+            };
+            tracker.track(work)
+        };
+        let message = if capabilities.supports_tasks() {
+            match self.call_or_task(execute, &context.ct).await? {
+                Ok(message) => message,
+                Err(task) => return Ok(task.into()),
+            }
+        } else {
+            // Boxed, as a session's call is (see `call_tool`).
+            Box::pin(execute(context.ct.clone())).await
+        };
+        if let Some(question) = round.question() {
+            // The call was stopped before it started; the question is its result.
+            return question
+                .map(Into::into)
+                .map_err(|message| ErrorData::internal_error(message, None));
+        }
+        match message {
+            Some(message) => Ok(call_tool_result(message).into()),
+            None => Err(ErrorData::internal_error(
+                "The runner returned no result for the call; this is a bug in pi-tools.",
+                None,
+            )),
+        }
+    }
+}
+
+impl ToolServer {
+    /// Runs the call made by `execute` (given its cancellation) until it ends, or until it
+    /// has run for the server's `task_after`: then it goes on as a task, answered with
+    /// `Err` (the task), and `tasks/get` gives its result. `request` is the request's own
+    /// token, which cancels the call until it becomes a task.
+    async fn call_or_task<F>(
+        &self,
+        execute: impl FnOnce(CancellationToken) -> F,
+        request: &CancellationToken,
+    ) -> Result<Result<Option<ToolResultMessage>, CreateTaskResult>, ErrorData>
+    where
+        F: std::future::Future<Output = Option<ToolResultMessage>> + Send + 'static,
+    {
+        let cancel = CancellationToken::new();
+        let mut running = tokio::spawn(execute(cancel.clone()));
+        let (tasks, after) = self.tasks();
+        let joined = |done: Result<_, tokio::task::JoinError>| {
+            done.map_err(|e| {
+                ErrorData::internal_error(
+                    format!("The call's task ended abnormally ({e}); this is a bug in pi-tools."),
+                    None,
+                )
+            })
+        };
+        tokio::select! {
+            biased;
+            done = &mut running => return joined(done).map(Ok),
+            () = request.cancelled() => {
+                cancel.cancel();
+                return joined(running.await).map(Ok);
+            }
+            () = tokio::time::sleep(after) => {}
+        }
+        let task = match tasks.start(cancel.clone()) {
+            Ok(task) => task,
+            Err(error) => {
+                cancel.cancel();
+                let _ = running.await;
+                return Err(error);
+            }
+        };
+        let id = task.task_id.clone();
+        let server = self.clone();
+        tokio::spawn(async move {
+            let outcome = match running.await {
+                Ok(Some(message)) => Ok(call_tool_result(message)),
+                Ok(None) => Err(ErrorData::internal_error(
+                    "The runner returned no result for the call; this is a bug in pi-tools.",
+                    None,
+                )),
+                Err(e) => Err(ErrorData::internal_error(
+                    format!("The call's task ended abnormally ({e}); this is a bug in pi-tools."),
+                    None,
+                )),
+            };
+            server.tasks().0.finish(&id, outcome);
+        });
+        Ok(Err(CreateTaskResult::new(task)))
+    }
+}
+
+/// Whether a request's capabilities declare form elicitation (an elicitation capability
+/// that names no mode means form, as in 2025-11-25).
+fn can_ask(capabilities: &ClientCapabilities) -> bool {
+    capabilities
+        .elicitation
+        .as_ref()
+        .is_some_and(|e| e.form.is_some() || e.url.is_none())
+}

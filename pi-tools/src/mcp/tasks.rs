@@ -1,0 +1,253 @@
+//! Long calls as tasks (the `io.modelcontextprotocol/tasks` extension of MCP 2026-07-28):
+//! a call of a request that declares the extension and runs past
+//! [`McpTools::with_task_after`](super::McpTools::with_task_after) is answered with a task;
+//! the call goes on, `tasks/get` polls it, and `tasks/cancel` cancels it (a command's
+//! process group is killed, as for a cancelled request). The tasks belong to the server,
+//! not to one request, so any request of the same server reaches them; a finished task's
+//! result is kept for [`TASK_TTL`], and at most [`MAX_TASKS`] are kept at once.
+
+use std::collections::HashMap;
+use std::sync::Mutex;
+use std::time::{Duration, Instant, SystemTime};
+
+use rmcp::ErrorData;
+use rmcp::model::{
+    CallToolResult, DetailedTask, GetTaskResult, JsonObject, Task, TaskPayload, TaskStatus,
+};
+use serde_json::Value;
+use tokio_util::sync::CancellationToken;
+
+/// How long a finished task's result is kept.
+pub(crate) const TASK_TTL: Duration = Duration::from_secs(600);
+/// The most tasks kept at once; a new one past it first drops the oldest finished one, and
+/// is refused when every one is still working.
+pub(crate) const MAX_TASKS: usize = 256;
+/// How often a client is asked to poll, in milliseconds.
+const POLL_INTERVAL_MS: u64 = 500;
+
+/// The tasks of one server.
+#[derive(Default)]
+pub(crate) struct Tasks {
+    entries: Mutex<HashMap<String, Entry>>,
+}
+
+struct Entry {
+    created_at: String,
+    updated_at: String,
+    state: State,
+    /// Cancels the call.
+    cancel: CancellationToken,
+    /// When it finished, for [`TASK_TTL`].
+    ended: Option<Instant>,
+    /// Its order of creation, to drop the oldest first.
+    number: u64,
+}
+
+enum State {
+    Working,
+    Completed(JsonObject),
+    Failed(JsonObject),
+    Cancelled,
+}
+
+impl Tasks {
+    /// Registers a working task for a call that `cancel` cancels; the task as the client
+    /// first sees it, or the error refusing it when too many are working.
+    pub(crate) fn start(&self, cancel: CancellationToken) -> Result<Task, ErrorData> {
+        let mut entries = self.lock();
+        let now = Instant::now();
+        entries.retain(|_, e| e.ended.is_none_or(|ended| now - ended < TASK_TTL));
+        if entries.len() >= MAX_TASKS {
+            let oldest = entries
+                .iter()
+                .filter(|(_, e)| e.ended.is_some())
+                .min_by_key(|(_, e)| e.number)
+                .map(|(id, _)| id.clone());
+            match oldest {
+                Some(id) => {
+                    entries.remove(&id);
+                }
+                None => {
+                    return Err(ErrorData::internal_error(
+                        format!(
+                            "The server already runs {MAX_TASKS} tasks, so this call was cancelled. Wait for some to end (tasks/get) or cancel them (tasks/cancel), then call again."
+                        ),
+                        None,
+                    ));
+                }
+            }
+        }
+        let number = entries.values().map(|e| e.number).max().unwrap_or(0) + 1;
+        let id = task_id(number);
+        let stamp = timestamp(SystemTime::now());
+        entries.insert(
+            id.clone(),
+            Entry {
+                created_at: stamp.clone(),
+                updated_at: stamp.clone(),
+                state: State::Working,
+                cancel,
+                ended: None,
+                number,
+            },
+        );
+        Ok(task(&id, TaskStatus::Working, &stamp, &stamp))
+    }
+
+    /// Records how the task's call ended; a cancelled task stays cancelled.
+    pub(crate) fn finish(&self, id: &str, outcome: Result<CallToolResult, ErrorData>) {
+        let mut entries = self.lock();
+        let Some(entry) = entries.get_mut(id) else {
+            return;
+        };
+        if matches!(entry.state, State::Cancelled) {
+            return;
+        }
+        entry.state = match outcome {
+            Ok(result) => match serde_json::to_value(result) {
+                Ok(Value::Object(result)) => State::Completed(result),
+                _ => State::Failed(error_object(&ErrorData::internal_error(
+                    "The call's result could not be serialized; this is a bug in pi-tools.",
+                    None,
+                ))),
+            },
+            Err(error) => State::Failed(error_object(&error)),
+        };
+        entry.updated_at = timestamp(SystemTime::now());
+        entry.ended = Some(Instant::now());
+    }
+
+    /// `tasks/get`: the task with its status and, once it ended, its result.
+    pub(crate) fn get(&self, id: &str) -> Result<GetTaskResult, ErrorData> {
+        let entries = self.lock();
+        let entry = entries.get(id).ok_or_else(|| unknown(id))?;
+        let payload = match &entry.state {
+            State::Working => TaskPayload::Working,
+            State::Completed(result) => TaskPayload::Completed {
+                result: result.clone(),
+            },
+            State::Failed(error) => TaskPayload::Failed {
+                error: error.clone(),
+            },
+            State::Cancelled => TaskPayload::Cancelled,
+        };
+        let base = task(id, payload.status(), &entry.created_at, &entry.updated_at);
+        Ok(GetTaskResult::new(DetailedTask::new(base, payload)))
+    }
+
+    /// `tasks/cancel`: cancels a working task's call (its processes end with it); a task
+    /// that already ended is left as it is.
+    pub(crate) fn cancel(&self, id: &str) -> Result<(), ErrorData> {
+        let mut entries = self.lock();
+        let entry = entries.get_mut(id).ok_or_else(|| unknown(id))?;
+        if matches!(entry.state, State::Working) {
+            entry.cancel.cancel();
+            entry.state = State::Cancelled;
+            entry.updated_at = timestamp(SystemTime::now());
+            entry.ended = Some(Instant::now());
+        }
+        Ok(())
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Entry>> {
+        self.entries.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+fn task(id: &str, status: TaskStatus, created: &str, updated: &str) -> Task {
+    Task::new(id, status, created, updated)
+        .with_ttl_ms(TASK_TTL.as_millis() as u64)
+        .with_poll_interval_ms(POLL_INTERVAL_MS)
+}
+
+fn unknown(id: &str) -> ErrorData {
+    ErrorData::invalid_params(
+        format!(
+            "No task `{id}`: it never existed on this server, or it ended more than {} minutes ago and its result was dropped. Call the tool again.",
+            TASK_TTL.as_secs() / 60
+        ),
+        None,
+    )
+}
+
+fn error_object(error: &ErrorData) -> JsonObject {
+    match serde_json::to_value(error) {
+        Ok(Value::Object(object)) => object,
+        _ => JsonObject::new(),
+    }
+}
+
+/// A task id no other server process is likely to use: its number and random bytes.
+fn task_id(number: u64) -> String {
+    let mut bytes = [0u8; 8];
+    if let Ok(mut f) = std::fs::File::open("/dev/urandom") {
+        use std::io::Read;
+        let _ = f.read_exact(&mut bytes);
+    }
+    let random: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
+    format!("task-{number}-{random}")
+}
+
+/// `time` as ISO 8601 in UTC, to the millisecond.
+fn timestamp(time: SystemTime) -> String {
+    let since = time
+        .duration_since(SystemTime::UNIX_EPOCH)
+        .unwrap_or_default();
+    let secs = since.as_secs();
+    let (days, rest) = (secs / 86_400, secs % 86_400);
+    let (year, month, day) = civil_from_days(days as i64);
+    format!(
+        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}.{:03}Z",
+        rest / 3600,
+        rest % 3600 / 60,
+        rest % 60,
+        since.subsec_millis()
+    )
+}
+
+/// The date of a day counted from 1970-01-01 (Howard Hinnant's `civil_from_days`).
+fn civil_from_days(days: i64) -> (i64, u32, u32) {
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = (doy - (153 * mp + 2) / 5 + 1) as u32;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    (year, month, day)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn timestamps_are_iso_8601_in_utc() {
+        let time = SystemTime::UNIX_EPOCH + Duration::from_millis(1_785_196_800_123);
+        assert_eq!(timestamp(time), "2026-07-28T00:00:00.123Z");
+        assert_eq!(
+            timestamp(SystemTime::UNIX_EPOCH),
+            "1970-01-01T00:00:00.000Z"
+        );
+    }
+
+    #[test]
+    fn a_cancelled_task_stays_cancelled_and_an_unknown_one_is_named() {
+        let tasks = Tasks::default();
+        let cancel = CancellationToken::new();
+        let task = tasks.start(cancel.clone()).expect("started");
+        tasks.cancel(&task.task_id).expect("cancelled");
+        assert!(cancel.is_cancelled());
+        tasks.finish(&task.task_id, Ok(CallToolResult::success(Vec::new())));
+        let got = tasks.get(&task.task_id).expect("known");
+        assert_eq!(got.task.status(), TaskStatus::Cancelled);
+        let error = tasks.get("task-0").expect_err("unknown");
+        assert!(
+            error.message.contains("No task `task-0`"),
+            "{}",
+            error.message
+        );
+    }
+}
