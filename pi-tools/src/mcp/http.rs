@@ -52,7 +52,7 @@ pub struct HttpOptions {
     pub session_idle: Option<Duration>,
     /// The most sessions kept at once; `None` keeps the default of 4096. A new session
     /// past it ends the least recently used one with no call running and no stream open;
-    /// when every session is busy, the new one is refused with 503. Past 128 idle sessions
+    /// when every session is busy, the new one is refused with 503. Past 32 idle sessions
     /// awake, a session that goes idle sleeps (a few KB) until its next request.
     pub max_sessions: Option<usize>,
     /// Bounds on connections and on the time to send a request (see [`ConnectionLimits`]).

@@ -35,7 +35,7 @@ use super::server::ToolServer;
 use crate::env::ExecutionEnv;
 
 /// The most sessions kept when none is configured: a sleeping idle session costs about
-/// 6 KB and at most 128 idle ones are awake (docs/mcp.md has the measurement), so these
+/// 6 KB and at most 32 idle ones are awake (docs/mcp.md has the measurement), so these
 /// fit in about 32 MB.
 pub const DEFAULT_MAX_SESSIONS: usize = 4096;
 
