@@ -7,27 +7,17 @@ use std::io;
 use std::os::fd::AsFd;
 use std::path::Path;
 
-use rustix::fs::{AtFlags, FileType, Mode, OFlags};
+use rustix::fs::{AtFlags, FileType};
 
-use super::beneath::{Last, Roots, kind_name, stat_at};
+use super::beneath::{Roots, kind_name, stat_at};
+use super::replace::{open_parent, real_location};
 
 /// Finds the file `path` names (absolute) for removal: its directory opened beneath
 /// `roots`, and its real location (that directory as the kernel knows it, plus its name)
 /// for the sandbox's write check, which the caller makes before [`unlink`] removes it
 /// through the same handle.
 pub(super) fn locate_for_removal(roots: &Roots, path: &Path) -> io::Result<Removal> {
-    let (Some(parent), Some(name)) = (path.parent(), path.file_name()) else {
-        return Err(io::Error::new(
-            io::ErrorKind::InvalidInput,
-            format!("{} does not name a file", path.display()),
-        ));
-    };
-    let dir = roots.open(
-        parent,
-        OFlags::RDONLY | OFlags::DIRECTORY,
-        Mode::empty(),
-        Last::Follow,
-    )?;
+    let (dir, _, name) = open_parent(roots, path, path)?;
     let st = stat_at(dir.as_fd(), name)?;
     let kind = FileType::from_raw_mode(st.st_mode);
     if kind != FileType::RegularFile && kind != FileType::Symlink {
@@ -40,10 +30,7 @@ pub(super) fn locate_for_removal(roots: &Roots, path: &Path) -> io::Result<Remov
             ),
         ));
     }
-    let fd = std::os::fd::AsRawFd::as_raw_fd(&dir);
-    let real = std::fs::read_link(format!("/proc/self/fd/{fd}"))
-        .map(|d| d.join(name))
-        .unwrap_or_else(|_| path.to_path_buf());
+    let real = real_location(&dir, name, path);
     Ok(Removal {
         dir,
         name: name.to_os_string(),

@@ -22,6 +22,37 @@ use rustix::io::Errno;
 use super::beneath::{Last, Roots, require_regular, stat_at};
 use super::path::{MAX_LINKS, too_many_links};
 
+/// The directory of the file `current` names, opened beneath `roots`, with the path of that
+/// directory and the file's name; `named` is the path as asked for, for the message.
+pub(super) fn open_parent<'p>(
+    roots: &Roots,
+    current: &'p Path,
+    named: &Path,
+) -> io::Result<(OwnedFd, &'p Path, &'p OsStr)> {
+    let (Some(parent), Some(name)) = (current.parent(), current.file_name()) else {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!("{} does not name a file", named.display()),
+        ));
+    };
+    let dir = roots.open(
+        parent,
+        OFlags::RDONLY | OFlags::DIRECTORY,
+        Mode::empty(),
+        Last::Follow,
+    )?;
+    Ok((dir, parent, name))
+}
+
+/// Where the entry `name` of the opened directory `dir` really is (the directory as the
+/// kernel knows it, plus the name); `fallback` when the kernel does not say.
+pub(super) fn real_location(dir: &OwnedFd, name: &OsStr, fallback: &Path) -> PathBuf {
+    let fd = std::os::fd::AsRawFd::as_raw_fd(dir);
+    std::fs::read_link(format!("/proc/self/fd/{fd}"))
+        .map(|dir| dir.join(name))
+        .unwrap_or_else(|_| fallback.to_path_buf())
+}
+
 /// The file a write replaces: a handle of its directory and its name there (symbolic links
 /// at the end of the path already followed).
 pub(crate) struct Target {
@@ -37,18 +68,7 @@ impl Target {
     pub(crate) fn locate(roots: &Roots, path: &Path) -> io::Result<Target> {
         let mut current = path.to_path_buf();
         for _ in 0..MAX_LINKS {
-            let (Some(parent), Some(name)) = (current.parent(), current.file_name()) else {
-                return Err(io::Error::new(
-                    io::ErrorKind::InvalidInput,
-                    format!("{} does not name a file", path.display()),
-                ));
-            };
-            let dir = roots.open(
-                parent,
-                OFlags::RDONLY | OFlags::DIRECTORY,
-                Mode::empty(),
-                Last::Follow,
-            )?;
+            let (dir, parent, name) = open_parent(roots, &current, path)?;
             match stat_at(dir.as_fd(), name) {
                 Ok(st) if FileType::from_raw_mode(st.st_mode) == FileType::Symlink => {
                     let target = rustix::fs::readlinkat(&dir, name, Vec::new())?;
@@ -68,10 +88,7 @@ impl Target {
 
     /// The target's real location (its directory as the kernel knows it, plus its name).
     pub(crate) fn real_path(&self) -> PathBuf {
-        let fd = std::os::fd::AsRawFd::as_raw_fd(&self.dir);
-        std::fs::read_link(format!("/proc/self/fd/{fd}"))
-            .map(|dir| dir.join(&self.name))
-            .unwrap_or_else(|_| self.path.clone())
+        real_location(&self.dir, &self.name, &self.path)
     }
 
     /// Opens the existing target and takes its lock (waiting for other writers); `None`
