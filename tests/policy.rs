@@ -34,8 +34,19 @@ command = ["curl"]
 decision = "ask"
 "#;
 
+/// The tools a rule may name: the built-ins this binary registers, by their origin (a rule
+/// about a tool that is not registered is an error).
+fn registered() -> Vec<std::sync::Arc<dyn pi_tools::ToolDefinition>> {
+    let registry = pi_tools::Registry::from_inventory().expect("the built-in tools register");
+    registry
+        .iter()
+        .filter(|t| t.spec().origin == pi_tools::ToolOrigin::BuiltIn)
+        .cloned()
+        .collect()
+}
+
 fn config(text: &str) -> Config {
-    Config::parse(text, "pi-tools.toml", &[]).expect("valid policy")
+    Config::parse(text, "pi-tools.toml", &registered()).expect("valid policy")
 }
 
 fn bash(config: &Config, command: &str, cwd: &Path) -> Decision {
@@ -373,7 +384,7 @@ path = "secrets/**"
 decision = "deny"
 examples = ["secrets/a", { path = "src/a" }]
 "#;
-    let err = Config::parse(text, "pi-tools.toml", &[]).expect_err("examples fail");
+    let err = Config::parse(text, "pi-tools.toml", &registered()).expect_err("examples fail");
     assert_eq!(
         err.to_string(),
         "pi-tools.toml:6:51: this example does not match its rule (tool = bash, command = git push|fetch), but `examples` lists what the rule must match; fix the rule's conditions or the example\n\
@@ -424,14 +435,14 @@ arg = { name = "x" }
 decision = "allow"
 colour = "red"
 "#;
-    let err = Config::parse(text, "pi-tools.toml", &[]).expect_err("mistakes");
+    let err = Config::parse(text, "pi-tools.toml", &registered()).expect_err("mistakes");
     let text = err.to_string();
     let lines: Vec<&str> = text.lines().collect();
     assert_eq!(
         lines,
         [
             "pi-tools.toml:2:11: `default` must be \"allow\", \"ask\" or \"deny\"",
-            "pi-tools.toml:4:8: no tool named `bahs` is registered; the registered tools are: ; a rule about it would never apply",
+            "pi-tools.toml:4:8: no tool named `bahs` is registered; did you mean `bash`? the registered tools are: apply_patch, bash, edit, find, grep, job_input, job_kill, job_list, job_output, ls, read, str_replace_based_edit_tool, write; a rule about it would never apply",
             "pi-tools.toml:5:11: `command` must be a non-empty list of words, each a string or a list of alternative strings, e.g. [\"git\", [\"push\", \"fetch\"]]",
             "pi-tools.toml:7:1: this rule has no decision; add `decision = \"allow\"`, \"ask\" or \"deny\"",
             "pi-tools.toml:9:7: `arg` must be a table with `name` and one of `equals` (any value) or `matches` (a glob in quotes), e.g. { name = \"mode\", equals = \"force\" }",

@@ -508,7 +508,7 @@ impl<'a> Gen<'a> {
             read_only: #read_only,
             destructive: #destructive,
             accepts_unknown_properties: #accept_unknown,
-            mounted_from: #p::Option::None,
+            origin: #p::ToolOrigin::of_module(::core::module_path!()),
         }
     }
 

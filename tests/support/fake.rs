@@ -102,6 +102,12 @@ impl FakeTool {
         self
     }
 
+    /// Says the tool comes from `origin` (a stand-in for a built-in says `BuiltIn`).
+    pub fn origin(mut self, origin: pi_tools::ToolOrigin) -> Self {
+        self.spec.origin = origin;
+        self
+    }
+
     pub fn examples(mut self, examples: Vec<Value>) -> Self {
         self.spec.examples = examples;
         self
@@ -174,26 +180,26 @@ pub fn shell_config_spec() -> ToolConfigSpec {
 
 /// read, bash (with a [`ShellConfig`]), edit, write, grep, find and ls stand-ins.
 pub fn builtin_like() -> Vec<Arc<dyn ToolDefinition>> {
-    vec![
+    let tools = vec![
         FakeTool::new("bash")
             .snippet("Run shell commands")
             .config(shell_config_spec())
-            .role(ToolRole::Shell)
-            .arc(),
-        FakeTool::new("edit").snippet("Edit files").arc(),
+            .role(ToolRole::Shell),
+        FakeTool::new("edit").snippet("Edit files"),
         FakeTool::new("find")
             .snippet("Find files")
-            .role(ToolRole::Explore)
-            .arc(),
+            .role(ToolRole::Explore),
         FakeTool::new("grep")
             .snippet("Search file contents")
-            .role(ToolRole::Explore)
-            .arc(),
+            .role(ToolRole::Explore),
         FakeTool::new("ls")
             .snippet("List directories")
-            .role(ToolRole::Explore)
-            .arc(),
-        FakeTool::new("read").snippet("Read file contents").arc(),
-        FakeTool::new("write").snippet("Write files").arc(),
-    ]
+            .role(ToolRole::Explore),
+        FakeTool::new("read").snippet("Read file contents"),
+        FakeTool::new("write").snippet("Write files"),
+    ];
+    tools
+        .into_iter()
+        .map(|t| t.origin(pi_tools::ToolOrigin::BuiltIn).arc())
+        .collect()
 }

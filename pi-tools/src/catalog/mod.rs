@@ -171,7 +171,7 @@ impl Catalog {
                     .and_then(|s| s.mode)
                     .unwrap_or_else(|| tool.spec().mode),
                 active: active.iter().any(|a| *a == tool.spec().name),
-                server: tool.spec().mounted_from.as_deref().map(str::to_owned),
+                server: tool.spec().mounted_from().map(str::to_owned),
                 shapes: shapes(config, &tool.spec().name, active),
                 snippet: tool.spec().snippet.as_deref().map(str::to_owned),
                 description: tool.spec().description.to_owned(),

@@ -62,7 +62,7 @@ fn check_active(config: &Config, tools: &[Arc<dyn ToolDefinition>]) -> Result<()
         };
         let listed: Vec<&str> = tools
             .iter()
-            .filter(|t| t.spec().mounted_from.as_deref() == Some(server))
+            .filter(|t| t.spec().mounted_from() == Some(server))
             .map(|t| t.spec().name.as_str())
             .collect();
         if listed.is_empty() || is_glob(entry) || listed.contains(&entry.as_str()) {

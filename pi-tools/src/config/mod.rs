@@ -65,7 +65,6 @@ pub use crate::tool::names::{
 };
 pub use env::{DEFAULT_CONNECT_TIMEOUT, EnvSettings, SshSettings};
 pub use error::{ConfigError, ConfigProblem};
-pub use load::BUILTIN_TOOLS;
 pub use model::{Config, DEFAULT_MAX_MESSAGE_BYTES, McpConnections, ToolSettings};
 pub use sandbox::SandboxSettings;
 pub use servers::{DEFAULT_STARTUP_TIMEOUT, ServerSettings, ServerTransport};

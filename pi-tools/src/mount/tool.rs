@@ -13,7 +13,7 @@ use super::content::{check_structured, map_result};
 use super::server::Server;
 use crate::core::{ToolContext, ToolError, ToolResult};
 use crate::tool::names::{MOUNT_SEPARATOR, mounted_name};
-use crate::tool::{ToolDefinition, ToolSpec, from_fn};
+use crate::tool::{ToolDefinition, ToolOrigin, ToolSpec, from_fn};
 
 /// What a call of one tool of a mounted server needs.
 struct MountedCall {
@@ -112,7 +112,9 @@ fn mounted_spec(server: &Server, tool: &rmcp::model::Tool, instructions: Option<
         read_only,
         destructive,
         accepts_unknown_properties,
-        mounted_from: Some(server.name().to_owned()),
+        origin: ToolOrigin::Mounted {
+            server: server.name().to_owned(),
+        },
         output_schema: tool.output_schema.as_ref().map(|schema| {
             let mut schema = (**schema).clone();
             schema.remove("$schema");

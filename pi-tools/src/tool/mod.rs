@@ -25,4 +25,4 @@ pub use from_fn::from_fn;
 pub use output::{IntoToolResult, Json, ToolOutput, typed_result};
 pub use registry::{Registry, RegistryError};
 pub use respec::{extend_description, with_spec};
-pub use spec::{SourceLocation, ToolConfigSpec, ToolRole, ToolSpec};
+pub use spec::{SourceLocation, ToolConfigSpec, ToolOrigin, ToolRole, ToolSpec};

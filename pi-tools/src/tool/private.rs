@@ -23,7 +23,7 @@ pub use crate::tool::render::Styled;
 pub use crate::tool::schema::canonical_schema;
 pub use crate::tool::{IntoToolResult, Json};
 pub use crate::tool::{
-    SourceLocation, ToolConfigSpec, ToolDefinition, ToolRenderer, ToolRole, ToolSpec,
+    SourceLocation, ToolConfigSpec, ToolDefinition, ToolOrigin, ToolRenderer, ToolRole, ToolSpec,
 };
 
 use serde::de::DeserializeOwned;

@@ -13,6 +13,48 @@ use serde_json::Value;
 
 use crate::core::ExecutionMode;
 
+/// Where a tool comes from, which decides what the embedded default does with it (a
+/// program's own tools are active with no configuration; the built-ins only as the default
+/// lists them) and where the catalog files it.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum ToolOrigin {
+    /// One of pi-tools' own `#[tool]` functions (the built-in tools).
+    BuiltIn,
+    /// A tool of the program that links pi-tools (its own `#[tool]` functions, or a spec
+    /// built by hand).
+    Own,
+    /// A tool declared in a configuration file (`[tool.<name>]` with a `command`).
+    Declared,
+    /// A tool of another MCP server, mounted under `[mcp.servers.<server>]`.
+    Mounted {
+        /// The mounted server's name.
+        server: String,
+    },
+}
+
+impl ToolOrigin {
+    /// The origin of a `#[tool]` function declared in the module `module_path` (as
+    /// `module_path!()` gives it): built in when the module is pi-tools' own, else the
+    /// program's. The macro calls this; a program has no need to.
+    pub fn of_module(module_path: &str) -> ToolOrigin {
+        match module_path.split("::").next() {
+            Some("pi_tools") => ToolOrigin::BuiltIn,
+            _ => ToolOrigin::Own,
+        }
+    }
+}
+
+impl ToolSpec {
+    /// The MCP server this tool is mounted from, or `None` for a tool of this program.
+    pub fn mounted_from(&self) -> Option<&str> {
+        match &self.origin {
+            ToolOrigin::Mounted { server } => Some(server),
+            _ => None,
+        }
+    }
+}
+
 /// Where a tool was declared (for duplicate-name errors and docs).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct SourceLocation {
@@ -114,9 +156,10 @@ pub struct ToolSpec {
     /// key `accept_unknown_properties`); otherwise an unknown property is a validation
     /// error naming the closest known one.
     pub accepts_unknown_properties: bool,
-    /// The MCP server this tool is mounted from (`[mcp.servers.<name>]`), or `None` for a
-    /// tool of this program.
-    pub mounted_from: Option<String>,
+    /// Where the tool comes from: built into pi-tools, the program's own, declared in a
+    /// configuration file or mounted from an MCP server. The configuration asks this, not
+    /// a list of names.
+    pub origin: ToolOrigin,
     /// Example arguments, each a JSON object the schema accepts; the catalog shows them as
     /// example calls (`#[tool(examples = [r#"{...}"#])]`).
     pub examples: Vec<Value>,
@@ -148,7 +191,7 @@ impl ToolSpec {
             read_only: false,
             destructive: false,
             accepts_unknown_properties: false,
-            mounted_from: None,
+            origin: ToolOrigin::Own,
             examples: Vec::new(),
             source: None,
         }

@@ -18,7 +18,7 @@ use super::{
     EnvSettings, SandboxSettings, ToolSettings,
 };
 use crate::core::ExecutionMode;
-use crate::tool::{ToolDefinition, names};
+use crate::tool::{ToolDefinition, ToolOrigin, names};
 
 mod declared;
 mod env;
@@ -31,25 +31,6 @@ mod values;
 use crate::dialect::native::Shapes;
 use values::to_json;
 pub(super) use values::{integer, suggest};
-
-/// The names of the built-in tools (the seven coding tools, the two that serve providers'
-/// native shapes and the four job tools), which the embedded default activates by its own
-/// list (grep, find, ls, the native-shape tools and the job tools are off there).
-pub const BUILTIN_TOOLS: [&str; 13] = [
-    "read",
-    "bash",
-    "edit",
-    "write",
-    "grep",
-    "find",
-    "ls",
-    "apply_patch",
-    "str_replace_based_edit_tool",
-    "job_output",
-    "job_input",
-    "job_kill",
-    "job_list",
-];
 
 const TOOLS_KEYS: [&str; 5] = [
     "active",
@@ -91,16 +72,15 @@ impl Config {
     /// The embedded default. Default tools that are not registered in this binary are
     /// left out rather than reported, so a binary without some built-ins still starts.
     ///
-    /// A program's own tools (every registered tool that is neither one of the
-    /// [`BUILTIN_TOOLS`] nor a mounted server's) are active too, after the default's, in
+    /// A program's own tools (every registered tool whose [`origin`](crate::tool::ToolSpec::origin) is
+    /// [`ToolOrigin::Own`]) are active too, after the default's, in
     /// registration order: a crate that declares tools and calls `cli::main` serves them with
     /// no configuration file. A file of one's own lists exactly what it wants.
     pub fn embedded(registered: &[Arc<dyn ToolDefinition>]) -> Result<Config, ConfigError> {
         let mut config = Loader::new(DEFAULT_TOML, DEFAULT_ORIGIN, registered, true).run()?;
         for tool in registered {
             let name = &tool.spec().name;
-            let own = tool.spec().mounted_from.as_deref().is_none()
-                && !BUILTIN_TOOLS.contains(&name.as_str());
+            let own = tool.spec().origin == ToolOrigin::Own;
             if own && !config.active.iter().any(|a| a == name) {
                 config.active.push(name.to_owned());
             }

@@ -8,7 +8,7 @@ use toml::Spanned;
 use toml::de::{DeTable, DeValue};
 
 use super::super::error::line_column;
-use super::{BUILTIN_TOOLS, Loader, to_json};
+use super::{Loader, to_json};
 use crate::policy::{ArgCondition, ArgTest, Decision, Policy, Rule};
 use crate::tool::names;
 
@@ -201,12 +201,9 @@ impl<'a> Loader<'a> {
     }
 
     /// A rule about a tool that cannot exist would never apply: exact names must be
-    /// registered, declared, built in or a mounted server's.
+    /// registered (built in or the program's own), declared, or a mounted server's.
     fn check_tool_name(&mut self, name: &str, span: Range<usize>) {
-        if names::is_glob(name)
-            || name.contains(names::MOUNT_SEPARATOR)
-            || BUILTIN_TOOLS.contains(&name)
-            || self.is_registered(name)
+        if names::is_glob(name) || name.contains(names::MOUNT_SEPARATOR) || self.is_registered(name)
         {
             return;
         }
