@@ -52,6 +52,46 @@ async fn cancellation_during_preflight_stops_preflight() {
     );
 }
 
+/// A before-hook that waits (for a person's answer, say) sees the batch's token in its
+/// context and stops waiting when the caller cancels: the runner does not cancel a hook.
+#[tokio::test(start_paused = true)]
+async fn a_waiting_before_hook_stops_on_the_token_in_its_context() {
+    let cancel = CancellationToken::new();
+    let config = RunnerConfig {
+        before_tool_call: Some(Arc::new(|ctx: BeforeToolCallContext| async move {
+            tokio::select! {
+                () = ctx.cancel.cancelled() => Ok(BeforeToolCallOutcome::Block {
+                    reason: Some("the caller gave up while the hook waited".into()),
+                }),
+                () = tokio::time::sleep(std::time::Duration::from_secs(3600)) => {
+                    Ok(BeforeToolCallOutcome::Continue)
+                }
+            }
+        })),
+        ..RunnerConfig::default()
+    };
+    let conc = Concurrency::default();
+    let sink = LogSink::default();
+    let canceller = cancel.clone();
+    tokio::spawn(async move {
+        tokio::time::sleep(std::time::Duration::from_secs(5)).await;
+        canceller.cancel();
+    });
+    let started = tokio::time::Instant::now();
+    let outcome = execute_tool_calls(
+        &ToolSet::new([tracked("t", &conc, &sink.log, 5).arc()]),
+        &[call("1", "t", json!({"i": 1}))],
+        &config,
+        &cancel,
+        &sink,
+    )
+    .await;
+    assert_eq!(started.elapsed(), std::time::Duration::from_secs(5));
+    assert_eq!(conc.peak(), 0, "nothing executes");
+    assert!(outcome.messages[0].is_error);
+    assert_eq!(text_of(&outcome.messages[0]), "Operation aborted");
+}
+
 #[tokio::test(start_paused = true)]
 async fn a_prepared_call_that_finds_the_batch_cancelled_does_not_execute() {
     let cancel = CancellationToken::new();

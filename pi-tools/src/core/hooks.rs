@@ -4,6 +4,7 @@
 use std::sync::Arc;
 
 use serde_json::Value;
+use tokio_util::sync::CancellationToken;
 
 use super::content::ContentBlock;
 use super::error::ToolError;
@@ -20,6 +21,10 @@ pub struct BeforeToolCallContext {
     pub args: Value,
     /// Every call of the batch, in source order.
     pub batch: Arc<[ToolCall]>,
+    /// The batch's cancellation token: cancelled when the caller gives up on the calls (an
+    /// MCP client's `notifications/cancelled`, the end of its session). The runner does not
+    /// cancel a hook; one that waits (for a person's answer, say) stops waiting on this.
+    pub cancel: CancellationToken,
 }
 
 /// A before-hook's decision.

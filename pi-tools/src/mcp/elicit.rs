@@ -13,7 +13,6 @@ use std::time::Duration;
 use rmcp::model::{ElicitRequestParams, ElicitationAction, ElicitationSchema};
 use rmcp::service::{ElicitationMode, Peer, RoleServer};
 use serde_json::{Value, json};
-use tokio_util::sync::CancellationToken;
 
 use super::mrtr::Round;
 use crate::core::{BeforeToolCall, BoxFuture, RunnerConfig};
@@ -32,10 +31,6 @@ const ALLOW_SESSION: &str = "allow_session";
 const DENY: &str = "deny";
 
 tokio::task_local! {
-    /// The token of the call being prepared: the runner does not cancel a before-call hook,
-    /// so a question still open when the call is cancelled (by the client, or by the end of
-    /// the session) stops waiting through this, and the call ends at once.
-    static CALL_CANCEL: CancellationToken;
     /// The round of a stateless-era call being prepared (see `mrtr`): its question goes
     /// into the call's result instead of a request to the client.
     static ROUND: Arc<Round>;
@@ -50,15 +45,6 @@ pub(crate) async fn with_round<F: std::future::Future>(round: Arc<Round>, work: 
 /// The round of the call being prepared in this task, if it is of the stateless era.
 fn round() -> Option<Arc<Round>> {
     ROUND.try_with(Arc::clone).ok()
-}
-
-/// Runs `work` (one call through the runner) with `cancel` as its call's token, which ends a
-/// question about it that is still open.
-pub(crate) async fn with_call_cancel<F: std::future::Future>(
-    cancel: CancellationToken,
-    work: F,
-) -> F::Output {
-    CALL_CANCEL.scope(cancel, work).await
 }
 
 /// The approver of one MCP session: asks its client through elicitation.
@@ -104,9 +90,10 @@ impl ClientApprover {
             message: message(&request),
             requested_schema: schema(),
         };
-        let cancel = CALL_CANCEL
-            .try_with(CancellationToken::clone)
-            .unwrap_or_default();
+        // The runner does not cancel a before-call hook: a question still open when the
+        // call is cancelled (by the client, or by the end of the session) stops waiting
+        // here, and the call ends at once.
+        let cancel = request.cancel.clone();
         let answer = tokio::select! {
             answer = peer.create_elicitation_with_timeout(params, Some(ASK_TIMEOUT)) => answer,
             () = cancel.cancelled() => return Approval::Deny(None),

@@ -25,7 +25,7 @@ use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 use tokio_util::task::task_tracker::TaskTrackerToken;
 
-use super::elicit::{ClientApprover, session_policy, with_call_cancel};
+use super::elicit::{ClientApprover, session_policy};
 use super::error::McpError;
 use super::lines::DirectCall;
 use super::logging::{SessionLevel, forwarding_logs};
@@ -288,7 +288,7 @@ impl ToolServer {
         sink: &ProgressSink,
     ) -> Option<crate::core::ToolResultMessage> {
         let cancel = self.shutdown.child_token();
-        let work = with_call_cancel(cancel.clone(), async {
+        let work = async {
             // A call cancelled while it waits for its turn stops waiting and still goes
             // through the runner, which answers it "Operation aborted" without executing it.
             let turn = async {
@@ -319,7 +319,7 @@ impl ToolServer {
                 sink,
             )
             .await
-        });
+        };
         tokio::pin!(work);
         let outcome = tokio::select! {
             biased;

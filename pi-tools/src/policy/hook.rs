@@ -7,6 +7,7 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
 use serde_json::Value as Json;
+use tokio_util::sync::CancellationToken;
 
 use super::shell::{self, ShellReading};
 use super::{Decision, Policy, Rule, Verdict};
@@ -37,6 +38,9 @@ pub struct ApprovalRequest {
     pub rule: Option<Rule>,
     /// Why the policy asks, in one sentence.
     pub reason: String,
+    /// The call's cancellation token: an approver stops waiting for an answer when it is
+    /// cancelled (the call is then denied).
+    pub cancel: CancellationToken,
 }
 
 /// Asks a person about a call the policy says `ask` for (a terminal prompt, an MCP
@@ -178,6 +182,7 @@ impl PolicyHook {
                     args: ctx.args,
                     rule: verdict.rule.and_then(|i| self.policy.rule(i)).cloned(),
                     reason: reason.clone(),
+                    cancel: ctx.cancel,
                 };
                 match approver.approve(request).await {
                     Approval::AllowOnce => BeforeToolCallOutcome::Continue,

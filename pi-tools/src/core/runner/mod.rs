@@ -352,6 +352,7 @@ impl<'a> Batch<'a> {
                     .all_calls
                     .get_or_init(|| self.calls.iter().cloned().collect())
                     .clone(),
+                cancel: self.cancel.clone(),
             };
             let outcome = AssertUnwindSafe(hook.before_tool_call(ctx))
                 .catch_unwind()
