@@ -8,6 +8,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use pi_tools::config::Config;
+use pi_tools::mcp::McpTools;
 use pi_tools::toolbox::Toolbox;
 use pi_tools::{RunnerConfig, ToolDefinition, ToolResult};
 use serde_json::{Value, json};
@@ -180,7 +181,7 @@ async fn a_policy_ask_for_a_2026_client_is_a_question_in_the_result_whose_answer
  {
     let runs = Arc::new(AtomicUsize::new(0));
     let toolbox = asking_toolbox(&runs);
-    let mut pipe = RawPipe::start(toolbox.mcp_tools(), toolbox.runner_config());
+    let mut pipe = RawPipe::start(McpTools::from(&toolbox), toolbox.runner_config());
 
     pipe.send(call(1, "touch a", json!({}))).await;
     let asked = pipe.recv().await;
@@ -268,7 +269,7 @@ async fn a_policy_ask_for_a_2026_client_is_a_question_in_the_result_whose_answer
 async fn a_2026_client_without_elicitation_is_denied_without_a_question() {
     let runs = Arc::new(AtomicUsize::new(0));
     let toolbox = asking_toolbox(&runs);
-    let mut pipe = RawPipe::start(toolbox.mcp_tools(), toolbox.runner_config());
+    let mut pipe = RawPipe::start(McpTools::from(&toolbox), toolbox.runner_config());
     pipe.send(request(
         1,
         "tools/call",

@@ -9,6 +9,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use pi_tools::config::Config;
+use pi_tools::mcp::McpTools;
 use pi_tools::toolbox::Toolbox;
 use pi_tools::{ToolDefinition, ToolResult};
 use rmcp::model::{
@@ -28,7 +29,7 @@ async fn a_denied_mcp_call_is_an_error_result_and_the_tool_never_runs() {
         &runs,
         "[tools]\nactive = [\"bash\"]\n[[policy.rule]]\ntool = \"bash\"\ncommand = [\"git\", \"push\"]\ndecision = \"deny\"\nreason = \"A person pushes.\"\n",
     );
-    let session = connect(toolbox.mcp_tools(), toolbox.runner_config()).await;
+    let session = connect(McpTools::from(&toolbox), toolbox.runner_config()).await;
     let call = |command: &str| {
         let args = json!({ "command": command });
         let serde_json::Value::Object(map) = args else {
@@ -144,7 +145,7 @@ async fn connect_person(toolbox: &Toolbox, person: Person) -> RunningService<Rol
     let (client_io, server_io) = tokio::io::duplex(1 << 16);
     let (read, write) = tokio::io::split(server_io);
     tokio::spawn(pi_tools::mcp::serve_split(
-        toolbox.mcp_tools(),
+        McpTools::from(&toolbox),
         toolbox.runner_config(),
         read,
         write,
@@ -270,7 +271,7 @@ async fn an_mcp_client_without_elicitation_is_not_asked_and_the_call_is_denied()
 async fn a_call_cancelled_while_its_question_is_open_stops_waiting_for_the_answer() {
     let runs = Arc::new(AtomicUsize::new(0));
     let toolbox = asking_toolbox(&runs);
-    let mut pipe = RawPipe::start(toolbox.mcp_tools(), toolbox.runner_config());
+    let mut pipe = RawPipe::start(McpTools::from(&toolbox), toolbox.runner_config());
     pipe.send(json!({
         "jsonrpc": "2.0", "id": 0, "method": "initialize",
         "params": {"protocolVersion": "2025-06-18", "capabilities": {"elicitation": {}},

@@ -72,7 +72,7 @@ async fn a_toolbox_serves_itself_under_the_programs_name_with_its_guidelines() {
     )
     .expect("valid");
     let toolbox = pi_tools::toolbox::Toolbox::new(registered, &config, Default::default());
-    let served = toolbox.mcp_tools().with_server_info("my-agent", "2.3.4");
+    let served = McpTools::from(&toolbox).with_server_info("my-agent", "2.3.4");
     assert_eq!(served.server_info(), ("my-agent", "2.3.4"));
     let session = connect(served, toolbox.runner_config()).await;
     let info = session.client.peer_info().expect("the handshake is done");

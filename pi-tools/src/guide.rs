@@ -356,16 +356,15 @@ pub mod choosing_where_tools_work {}
 /// `pi-tools mcp` serves the active tools of the configuration over MCP on standard input
 /// and output; a binary with tools of its own gets the same subcommand by calling
 /// [`cli::main`]. In code, a toolbox gives the served tools in one call
-/// ([`Toolbox::mcp_tools`]: the active tools with their titles and hints, the prompt's
+/// ([`McpTools::from`]: the active tools with their titles and hints, the prompt's
 /// guidelines as the server's instructions); name the server and call [`serve_stdio`]:
 ///
 /// ```no_run
-/// use pi_tools::mcp::serve_stdio;
+/// use pi_tools::mcp::{McpTools, serve_stdio};
 /// use pi_tools::toolbox::Toolbox;
 ///
 /// async fn serve(toolbox: Toolbox) -> Result<(), Box<dyn std::error::Error>> {
-///     let tools = toolbox
-///         .mcp_tools()
+///     let tools = McpTools::from(&toolbox)
 ///         .with_server_info(env!("CARGO_PKG_NAME"), env!("CARGO_PKG_VERSION"));
 ///     serve_stdio(tools, toolbox.runner_config()).await?;
 ///     Ok(())
@@ -378,7 +377,7 @@ pub mod choosing_where_tools_work {}
 /// An MCP client's configuration then names the binary and its arguments, e.g.
 /// `{"command": "pi-tools", "args": ["mcp", "--config", "pi-tools.toml"]}`.
 ///
-/// [`Toolbox::mcp_tools`]: crate::toolbox::Toolbox::mcp_tools
+/// [`McpTools::from`]: crate::mcp::McpTools
 /// [`serve_stdio`]: crate::mcp::serve_stdio
 #[cfg_attr(feature = "cli", doc = "[`cli::main`]: crate::cli::main")]
 #[cfg_attr(

@@ -69,7 +69,7 @@ impl Toolbox {
         config: &Config,
         extensions: Extensions,
     ) -> Self {
-        #[cfg(feature = "builtins")]
+        #[cfg(feature = "process")]
         let registered = with_declared(registered, config);
         let mut by_name = HashMap::with_capacity(registered.len());
         for (i, tool) in registered.iter().enumerate() {
@@ -359,40 +359,6 @@ impl Toolbox {
         sections
     }
 
-    /// The active tools as an MCP server serves them, in one call: each with its
-    /// configuration and mode override, MCP's title and hints from its definition, the
-    /// system prompt's guidelines as the server's instructions, and the whole system prompt
-    /// as the prompt `system_prompt` (what `pi-tools mcp` serves). Name the server with
-    /// [`McpTools::with_server_info`](crate::mcp::McpTools::with_server_info).
-    #[cfg(feature = "mcp")]
-    pub fn mcp_tools(&self) -> crate::mcp::McpTools {
-        use crate::mcp::{McpPrompt, McpTool, McpTools};
-        // The lean tools carry the configured mode overrides and tool configs; the
-        // definitions beside them give MCP its titles and hints.
-        let mut tools = McpTools::new();
-        // MCP has no native shapes: the tools that serve them are not listed.
-        let offered = self.offered(Dialect::Mcp);
-        for (definition, tool) in self.active.iter().zip(self.agent_tools()) {
-            if offered.iter().any(|o| Arc::ptr_eq(o, definition)) {
-                tools.push(McpTool::with_definition(tool, definition.as_ref()));
-            }
-        }
-        let sections = self.prompt_for(Dialect::Mcp);
-        tools = tools.with_prompt(McpPrompt {
-            name: "system_prompt".to_owned(),
-            description: "The system prompt for these tools: the available tools and the \
-                          guidelines for using them."
-                .to_owned(),
-            text: sections.to_string(),
-        });
-        let guidelines = sections.guidelines;
-        if guidelines.is_empty() {
-            return tools;
-        }
-        let text: Vec<String> = guidelines.iter().map(|g| format!("- {g}")).collect();
-        tools.with_instructions(format!("Guidelines:\n{}", text.join("\n")))
-    }
-
     /// The catalog of the active tools, or of every registered tool when `all` is set.
     pub fn catalog(&self, all: bool) -> Catalog {
         let tools = if all { &self.registered } else { &self.active };
@@ -482,7 +448,7 @@ fn inactive_tool_message(name: &str, active: &[String]) -> String {
 }
 
 /// `registered` and the tools `config` declares whose names are not taken.
-#[cfg(feature = "builtins")]
+#[cfg(feature = "process")]
 fn with_declared(
     mut registered: Vec<Arc<dyn ToolDefinition>>,
     config: &Config,

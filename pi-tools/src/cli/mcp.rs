@@ -15,8 +15,8 @@ use crate::config::ConfigSource;
 use crate::core::RunnerConfig;
 use crate::env::LocalEnv;
 use crate::mcp::{
-    ClientRoots, ConnectionLimits, HttpOptions, init_stderr_logging, serve_http, serve_split_until,
-    stdio,
+    ClientRoots, ConnectionLimits, HttpOptions, McpTools, init_stderr_logging, serve_http,
+    serve_split_until, stdio,
 };
 use crate::policy::SessionPolicy;
 use crate::toolbox::Toolbox;
@@ -55,7 +55,7 @@ pub(super) async fn mcp(args: McpArgs, source: &ConfigSource) -> Result<ExitCode
             .insert(client_roots(cwd.clone(), &config));
     }
     init_stderr_logging();
-    let mut tools = toolbox.mcp_tools();
+    let mut tools = McpTools::from(&toolbox);
     if let Some(bytes) = config.mcp_max_message_bytes {
         tools = tools.with_max_message_bytes(bytes);
     }

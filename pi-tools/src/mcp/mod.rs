@@ -94,6 +94,7 @@ mod call_line;
 mod elicit;
 mod era;
 mod error;
+mod from_toolbox;
 mod hibernation;
 mod http;
 mod http_conn;
