@@ -383,8 +383,8 @@ async fn the_spill_file_is_capped_and_keeps_the_end() {
         notice,
         format!(
             "[Showing lines 98001-100000 of 100000. Output's last {} (the first {} were dropped at the 97.7KB spill limit): {path}]",
-            pi_tools::builtins::truncate::format_size(kept.len() as u64),
-            pi_tools::builtins::truncate::format_size(details.spill_dropped_bytes),
+            pi_tools::truncate::format_size(kept.len() as u64),
+            pi_tools::truncate::format_size(details.spill_dropped_bytes),
         )
     );
 }

@@ -88,9 +88,11 @@ pub mod builtins;
 pub mod catalog;
 #[cfg(feature = "cli")]
 pub mod cli;
+#[cfg(feature = "process")]
+pub mod command;
 pub mod config;
 pub mod core;
-#[cfg(feature = "builtins")]
+#[cfg(feature = "process")]
 pub mod declared;
 pub mod dialect;
 pub mod env;
@@ -106,6 +108,8 @@ pub mod provider;
 mod search;
 pub mod tool;
 pub mod toolbox;
+#[cfg(feature = "process")]
+pub mod truncate;
 
 #[doc(hidden)]
 pub use crate::tool::private as __private;
@@ -116,11 +120,11 @@ pub use crate::tool::private as __private;
 struct ReadmeDoctests;
 
 pub use crate::core::*;
-pub use crate::tool::ToolRole;
 pub use crate::tool::{
     IntoToolResult, Json, Registry, RegistryError, SourceLocation, ToolConfigSpec, ToolDefinition,
     ToolOutput, ToolRenderer, ToolSpec, from_agent_tool, wrap, wrap_with_mode,
 };
+pub use crate::tool::{ToolOrigin, ToolRole};
 pub use pi_tools_derive::tool;
 
 /// The cancellation token every `run`, `execute_tool_calls` and `ToolContext::new` takes, from

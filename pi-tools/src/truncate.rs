@@ -123,7 +123,7 @@ fn whole_lines_that_fit<'a>(
 /// Keeps the first whole lines that fit both limits (for read, grep, find, ls).
 ///
 /// ```
-/// use pi_tools::builtins::truncate::{truncate_head, TruncationLimits, TruncatedBy};
+/// use pi_tools::truncate::{truncate_head, TruncationLimits, TruncatedBy};
 /// let t = truncate_head("a\nb\nc\n", TruncationLimits { max_lines: 2, max_bytes: 100 });
 /// assert_eq!(t.content, "a\nb");
 /// assert_eq!((t.total_lines, t.output_lines), (3, 2));
@@ -159,7 +159,7 @@ pub fn truncate_head(text: &str, limits: TruncationLimits) -> Truncation {
 /// is over the byte limit, keeps its last bytes (on a char boundary).
 ///
 /// ```
-/// use pi_tools::builtins::truncate::{truncate_tail, TruncationLimits};
+/// use pi_tools::truncate::{truncate_tail, TruncationLimits};
 /// let t = truncate_tail("a\nb\nc\n", TruncationLimits { max_lines: 2, max_bytes: 100 });
 /// assert_eq!(t.content, "b\nc");
 /// ```

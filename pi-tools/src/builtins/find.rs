@@ -13,10 +13,10 @@ use crate::builtins::common_args;
 use crate::builtins::preview::{arg_str, detail_u64, preview};
 use crate::builtins::results::{FindResult, PathEntry};
 use crate::builtins::run_in_env;
-use crate::builtins::truncate::{
+use crate::core::{ToolContext, ToolError, ToolResult};
+use crate::truncate::{
     DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, TruncatedBy, TruncationLimits, truncate_head,
 };
-use crate::core::{ToolContext, ToolError, ToolResult};
 use std::path::Path;
 
 use tokio_util::sync::CancellationToken;

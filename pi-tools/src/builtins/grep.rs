@@ -12,11 +12,11 @@ use crate::builtins::common_args;
 use crate::builtins::preview::{arg_str, detail_u64, preview};
 use crate::builtins::results::{GrepMatch, GrepResult};
 use crate::builtins::run_in_env;
-use crate::builtins::truncate::{
+use crate::core::{ToolContext, ToolError, ToolResult};
+use crate::truncate::{
     DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, GREP_MAX_LINE_CHARS, TruncatedBy, TruncationLimits,
     truncate_head,
 };
-use crate::core::{ToolContext, ToolError, ToolResult};
 use std::collections::VecDeque;
 use std::path::PathBuf;
 use std::sync::Arc;

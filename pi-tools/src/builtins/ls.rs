@@ -12,7 +12,6 @@ use serde_json::Value;
 use crate::builtins::common_args;
 use crate::builtins::preview::{arg_str, detail_u64, preview};
 use crate::builtins::results::{LsResult, PathEntry};
-use crate::builtins::truncate::{TruncatedBy, TruncationLimits, truncate_head};
 use crate::core::{ToolContext, ToolError, ToolResult};
 use crate::env::{DirEntry, ExecutionEnv, ToolContextExt, resolve_path};
 use crate::search::scan::reason;
@@ -20,6 +19,7 @@ use crate::search::skipped::Skipped;
 use crate::tool;
 use crate::tool::ToolOutput;
 use crate::tool::render::{Color, Style, Styled};
+use crate::truncate::{TruncatedBy, TruncationLimits, truncate_head};
 
 /// Entries returned when the caller gives no limit.
 pub const DEFAULT_LIMIT: usize = 500;

@@ -30,7 +30,8 @@ pub mod preview;
 pub mod read;
 pub mod results;
 pub mod text_editor;
-pub mod truncate;
+/// Output truncation, where it was before it served the command runner too.
+pub use crate::truncate;
 pub mod write;
 
 use crate::text::sentence;

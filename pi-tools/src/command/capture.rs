@@ -20,7 +20,7 @@ use std::sync::Once;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, SystemTime};
 
-use crate::builtins::truncate::{DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, Truncation, truncate_tail};
+use crate::truncate::{DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, Truncation, truncate_tail};
 
 /// Spill files older than this are deleted at the next spill, whoever wrote them.
 pub const SPILL_MAX_AGE: Duration = Duration::from_secs(24 * 60 * 60);

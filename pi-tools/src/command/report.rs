@@ -2,21 +2,21 @@
 //! cut and where the whole output is, and a sentence when the command failed; and the
 //! details a user interface gets.
 
-use crate::builtins::truncate::{DEFAULT_MAX_BYTES, TruncatedBy, Truncation, format_size};
 use crate::core::ToolError;
 use crate::tool::ToolOutput;
+use crate::truncate::{DEFAULT_MAX_BYTES, TruncatedBy, Truncation, format_size};
 
 use super::capture::OutputBuffer;
 use super::stream::Finished;
-use super::{BashDetails, seconds_text, signal_name};
+use super::{CommandDetails, seconds_text, signal_name};
 
 /// The tool's answer for a finished command: its text and details, an error when the
 /// command failed (a timeout, a cancellation, a signal or a non-zero exit).
-pub(super) fn answer(
+pub(crate) fn answer(
     finished: Finished,
     timeout: Option<std::time::Duration>,
     success_codes: &[i32],
-) -> Result<ToolOutput<BashDetails>, ToolError> {
+) -> Result<ToolOutput<CommandDetails>, ToolError> {
     let Finished {
         outcome,
         mut output,
@@ -27,7 +27,7 @@ pub(super) fn answer(
     if shown.truncated {
         text.push_str(&format!("\n\n[{}]", truncation_notice(&output, &shown)));
     }
-    let details = BashDetails {
+    let details = CommandDetails {
         exit_code: outcome.exit_code,
         signal: outcome.signal,
         timed_out: outcome.timed_out,
@@ -51,7 +51,7 @@ pub(super) fn answer(
 
 /// The shown output without its final newline (which ends the last line and is not part of
 /// what the model needs to see), or `(no output)`.
-pub(super) fn shown_output(shown: &Truncation) -> String {
+pub(crate) fn shown_output(shown: &Truncation) -> String {
     let body = shown.content.strip_suffix('\n').unwrap_or(&shown.content);
     if body.is_empty() {
         "(no output)".to_owned()
@@ -61,7 +61,7 @@ pub(super) fn shown_output(shown: &Truncation) -> String {
 }
 
 /// What part of the output is shown, and where the rest is.
-pub(super) fn truncation_notice(output: &OutputBuffer, shown: &Truncation) -> String {
+pub(crate) fn truncation_notice(output: &OutputBuffer, shown: &Truncation) -> String {
     let full = full_output_note(output);
     let total = output.total_lines();
     let start = (total + 1).saturating_sub(shown.output_lines as u64);
@@ -100,7 +100,7 @@ fn full_output_note(output: &OutputBuffer) -> String {
 
 /// The sentence that says how the command failed, if it did.
 fn failure(
-    details: &BashDetails,
+    details: &CommandDetails,
     timeout: Option<std::time::Duration>,
     success_codes: &[i32],
 ) -> Option<String> {

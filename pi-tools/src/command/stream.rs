@@ -14,11 +14,11 @@ use crate::core::{ProgressUpdater, ToolContext, ToolError, ToolResult};
 use crate::env::{ExecOutcome, ExecRequest, ExecutionEnv, OutputSink, ToolContextExt};
 
 /// A command that ran to its end (or was killed): how it ended and all its output.
-pub(super) struct Finished {
+pub(crate) struct Finished {
     /// How the process ended.
-    pub(super) outcome: ExecOutcome,
+    pub(crate) outcome: ExecOutcome,
     /// Everything it printed, kept as [`OutputBuffer`] keeps it.
-    pub(super) output: OutputBuffer,
+    pub(crate) output: OutputBuffer,
 }
 
 /// The output as it arrives, shared by the chunk callback and the reporting loop.
@@ -42,7 +42,7 @@ impl Shared {
 
 /// Runs `request` in the call's environment, reporting its output as it comes. Stderr
 /// lines become the call's log lines when a front end wants them.
-pub(super) async fn run_reporting(
+pub(crate) async fn run_reporting(
     ctx: &ToolContext,
     request: ExecRequest,
     max_spill_bytes: u64,
@@ -66,7 +66,7 @@ pub(super) async fn run_reporting(
 /// Runs what `start` makes of the output sink (a command, or a job until it is handed
 /// back), reporting the output that reaches the sink as it comes; returns what it gave and
 /// the output the sink got.
-pub(super) async fn report_run<'c, F>(
+pub(crate) async fn report_run<'c, F>(
     ctx: &'c ToolContext,
     max_spill_bytes: u64,
     start: impl FnOnce(OutputSink) -> F,
@@ -154,7 +154,7 @@ fn report(updater: &ProgressUpdater, shared: &Shared) {
 }
 
 /// Why the command could not run, with what to do about it.
-pub(super) fn exec_error(error: &std::io::Error, env: &dyn ExecutionEnv) -> ToolError {
+pub(crate) fn exec_error(error: &std::io::Error, env: &dyn ExecutionEnv) -> ToolError {
     // The sandbox's refusal is already a complete sentence with its fix.
     if error.kind() == std::io::ErrorKind::Unsupported && env.is_local() {
         return ToolError::new(error.to_string());

@@ -4,11 +4,11 @@
 //! and the same metadata a `#[tool]` fn has. What the file says, as read and checked by the
 //! loader; the tool that runs it is [`crate::declared`].
 //!
-// The link goes to the module when it is built (feature `builtins`), else to its page on
+// The link goes to the module when it is built (feature `process`), else to its page on
 // docs.rs.
-#![cfg_attr(feature = "builtins", doc = "[`crate::declared`]: crate::declared")]
+#![cfg_attr(feature = "process", doc = "[`crate::declared`]: crate::declared")]
 #![cfg_attr(
-    not(feature = "builtins"),
+    not(feature = "process"),
     doc = "[`crate::declared`]: https://docs.rs/pi-tools/latest/pi_tools/declared/"
 )]
 //!
@@ -33,7 +33,7 @@ use std::time::Duration;
 use serde_json::{Map, Value, json};
 
 use crate::core::ExecutionMode;
-use crate::tool::{ToolRole, ToolSpec};
+use crate::tool::{ToolOrigin, ToolRole, ToolSpec};
 
 /// One declared tool.
 #[derive(Debug, Clone, PartialEq)]
@@ -239,6 +239,7 @@ impl DeclaredTool {
                 DeclaredOutput::Json { schema } => schema.clone(),
                 DeclaredOutput::Text => None,
             },
+            origin: ToolOrigin::Declared,
             ..ToolSpec::new(
                 self.name.clone(),
                 self.description.clone(),

@@ -66,9 +66,9 @@ pub struct Config {
     /// Tools declared in the file (`[tool.<name>]` with `command` or `script`), in file
     /// order; [`crate::declared`] makes them tools.
     ///
-    #[cfg_attr(feature = "builtins", doc = "[`crate::declared`]: crate::declared")]
+    #[cfg_attr(feature = "process", doc = "[`crate::declared`]: crate::declared")]
     #[cfg_attr(
-        not(feature = "builtins"),
+        not(feature = "process"),
         doc = "[`crate::declared`]: https://docs.rs/pi-tools/latest/pi_tools/declared/"
     )]
     pub declared: Vec<DeclaredTool>,

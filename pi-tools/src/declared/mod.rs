@@ -18,7 +18,7 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
-use crate::builtins::bash::{DEFAULT_MAX_SPILL_BYTES, run_command};
+use crate::command::{CommandDetails, DEFAULT_MAX_SPILL_BYTES, run_command};
 use crate::config::Config;
 use crate::config::declared::{DeclaredAction, DeclaredOutput, DeclaredTool};
 use crate::core::{ToolContext, ToolError, ToolResult};
@@ -81,7 +81,7 @@ async fn run(
 /// result, checked against the output schema when there is one, and its text for the model.
 fn json_result(
     name: &str,
-    output: crate::tool::ToolOutput<crate::builtins::bash::BashDetails>,
+    output: crate::tool::ToolOutput<CommandDetails>,
     schema: Option<&Value>,
 ) -> Result<ToolResult, ToolError> {
     if output

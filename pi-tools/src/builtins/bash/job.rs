@@ -10,10 +10,11 @@ use std::time::Duration;
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-use super::report::{shown_output, truncation_notice};
-use super::stream::{Finished, exec_error, report_run};
 use super::{BashConfig, BashDetails, MAX_TIMEOUT_SECS};
 use crate::builtins::jobs::terminal_text::clean;
+use crate::command::{
+    Finished, OutputBuffer, exec_error, report_run, shown_output, truncation_notice,
+};
 use crate::core::{ToolContext, ToolError};
 use crate::env::jobs::{Job, JobState, TerminalSize, run_time_text};
 use crate::env::{ExecOutcome, ExecRequest, ToolContextExt};
@@ -159,7 +160,7 @@ pub(super) async fn run_as_job(
                 JobState::Running => ExecOutcome::default(),
             };
             let terminal = ask.terminal.is_some();
-            match super::report::answer(Finished { outcome, output }, timeout, &[0]) {
+            match crate::command::answer(Finished { outcome, output }, timeout, &[0]) {
                 Ok(out) => Ok(as_text(out, terminal)),
                 Err(e) if terminal => {
                     Err(ToolError::new(clean(e.message())).with_details(e.details().clone()))
@@ -186,7 +187,7 @@ fn as_text(mut out: ToolOutput<BashDetails>, terminal: bool) -> ToolOutput<BashD
 
 /// The answer for a command handed back while it runs: its output so far (truncated as any
 /// command's), then the job's id and what to do with it.
-fn still_running(job: &Job, mut output: super::capture::OutputBuffer) -> ToolOutput<BashDetails> {
+fn still_running(job: &Job, mut output: OutputBuffer) -> ToolOutput<BashDetails> {
     output.finish();
     let shown = output.truncated_tail();
     let mut text = shown_output(&shown);

@@ -15,29 +15,23 @@
 use std::time::Duration;
 
 use schemars::JsonSchema;
-use serde::{Deserialize, Serialize};
+use serde::Deserialize;
 
 use crate::core::{ToolContext, ToolError};
 use crate::env::{ExecRequest, ToolContextExt};
-use crate::text::{seconds_text, signal_name};
+use crate::text::seconds_text;
 use crate::tool;
 use crate::tool::ToolOutput;
-mod capture;
 mod job;
 mod render;
-mod report;
-mod stderr_lines;
-mod stream;
 pub use render::BashRenderer;
 
 use crate::builtins::results::BashResult;
-use crate::builtins::truncate::TruncatedBy;
-use crate::core::OUTPUT_END_DETAIL as OUTPUT_END_KEY;
-pub use capture::DEFAULT_MAX_SPILL_BYTES;
+/// What a bash result tells a user interface: the details of any command run as bash runs
+/// one ([`run_command`]).
+pub use crate::command::CommandDetails as BashDetails;
+pub use crate::command::{DEFAULT_MAX_SPILL_BYTES, UPDATE_INTERVAL, run_command};
 pub use job::JobArgs;
-
-/// How often, at most, a running command reports its output.
-pub const UPDATE_INTERVAL: Duration = Duration::from_millis(100);
 
 /// The longest timeout a call may give, in seconds (a day).
 pub const MAX_TIMEOUT_SECS: u32 = 86_400;
@@ -102,45 +96,6 @@ fn default_max_spill_bytes() -> u64 {
     DEFAULT_MAX_SPILL_BYTES
 }
 
-/// What a bash result tells a user interface.
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct BashDetails {
-    /// The exit code, when the shell exited normally.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub exit_code: Option<i32>,
-    /// The signal that killed the shell, when one did.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub signal: Option<i32>,
-    /// The command was killed because its timeout passed.
-    #[serde(skip_serializing_if = "std::ops::Not::not")]
-    pub timed_out: bool,
-    /// The command was killed because the call was cancelled.
-    #[serde(skip_serializing_if = "std::ops::Not::not")]
-    pub aborted: bool,
-    /// Lines of the whole output.
-    pub total_lines: u64,
-    /// Bytes of the whole output.
-    pub total_bytes: u64,
-    /// Which limit cut the shown output, when one did.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub truncated_by: Option<TruncatedBy>,
-    /// The file holding the whole output, once it passed the limits; deleted when the
-    /// session ends.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub full_output_path: Option<String>,
-    /// Bytes of the output's start the file dropped to stay under `max_spill_bytes`.
-    #[serde(skip_serializing_if = "is_zero")]
-    pub spill_dropped_bytes: u64,
-    /// The job the command became, when it was handed back still running.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub job: Option<u64>,
-}
-
-fn is_zero(n: &u64) -> bool {
-    *n == 0
-}
-
 /// Runs a command. Registered as a built-in tool by `#[tool]`.
 #[tool(
     name = "bash",
@@ -189,23 +144,6 @@ fn bash_result(details: Option<&BashDetails>, ran: Duration) -> BashResult {
         duration_ms: u64::try_from(ran.as_millis()).unwrap_or(u64::MAX),
         job: details.job,
     }
-}
-
-/// Runs `request` in the call's environment as bash runs a command: its output streamed as
-/// progress, the result its last 2000 lines or 50KB with the whole output spilled to a file
-/// (at most `max_spill_bytes`) past those, killed with every process it started at the
-/// request's timeout or when the call is cancelled. An exit code in `success_codes` is a
-/// success; any other code, a signal, a timeout or a cancellation is a failure whose text
-/// says which. Tools declared in the configuration run their commands through it.
-pub async fn run_command(
-    ctx: &ToolContext,
-    request: ExecRequest,
-    max_spill_bytes: u64,
-    success_codes: &[i32],
-) -> Result<ToolOutput<BashDetails>, ToolError> {
-    let timeout = request.timeout;
-    let finished = stream::run_reporting(ctx, request, max_spill_bytes).await?;
-    report::answer(finished, timeout, success_codes)
 }
 
 /// The command's timeout: the call's own, else the configured default; `None` for none.

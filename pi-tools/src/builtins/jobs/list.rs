@@ -1,10 +1,10 @@
 //! `job_list`: the session's jobs with their state, exit status and run time.
 
-use crate::builtins::truncate::format_size;
 use crate::core::{ToolContext, ToolError};
 use crate::env::ToolContextExt;
 use crate::env::jobs::{JobState, run_time_text};
 use crate::tool;
+use crate::truncate::format_size;
 
 /// Lists the jobs. Registered as a built-in tool by `#[tool]` (off by default).
 #[tool(

@@ -5,8 +5,8 @@
 
 use std::time::Duration;
 
-use crate::builtins::truncate::{DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, format_size};
 use crate::env::jobs::{Job, JobState, ring::DEFAULT_RING_BYTES, run_time_text};
+use crate::truncate::{DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, format_size};
 
 use super::terminal_text;
 

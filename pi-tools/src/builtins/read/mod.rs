@@ -14,12 +14,12 @@ mod image;
 
 use crate::builtins::results::ReadResult;
 use crate::builtins::sentence;
-use crate::builtins::truncate::{DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, format_size};
 use crate::core::{ContentBlock, ToolContext, ToolError, ToolResult};
 use crate::env::{ExecutionEnv, FileHead, ToolContextExt, resolve_path, resolve_read_path};
 use crate::tool;
 use crate::tool::ToolOutput;
 use crate::tool::render::{Color, Style, Styled};
+use crate::truncate::{DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, format_size};
 use image::{IMAGE_MAX_FILE_BYTES, prepare_image, sniff_image_mime};
 
 /// Arguments of `read`.
