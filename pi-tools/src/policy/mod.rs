@@ -6,6 +6,9 @@
 //! use pi_tools::policy::{Decision, Policy};
 //! use pi_tools::config::Config;
 //!
+//! // A rule names registered tools (here the built-ins); a name nothing registers is an error.
+//! let registry = pi_tools::Registry::from_inventory().expect("the tools register");
+//! let registered: Vec<_> = registry.iter().cloned().collect();
 //! let config = Config::parse(r#"
 //! [policy]
 //! default = "allow"
@@ -15,7 +18,7 @@
 //! command = ["git", ["push", "fetch"]]
 //! decision = "deny"
 //! reason = "A person pushes and fetches."
-//! "#, "pi-tools.toml", &[]).expect("valid");
+//! "#, "pi-tools.toml", &registered).expect("valid");
 //! let cwd = std::env::current_dir().unwrap();
 //! let verdict = config.policy.check("bash", &serde_json::json!({"command": "git status && git push"}), &cwd);
 //! assert_eq!(verdict.decision, Decision::Deny);
@@ -30,6 +33,8 @@
 //! use pi_tools::config::Config;
 //! use serde_json::json;
 //!
+//! # let registry = pi_tools::Registry::from_inventory().expect("the tools register");
+//! # let registered: Vec<_> = registry.iter().cloned().collect();
 //! let config = Config::parse(r#"
 //! [policy]
 //! default = "allow"
@@ -45,7 +50,7 @@
 //! arg = { name = "timeout", equals = 0 }
 //! decision = "ask"
 //! reason = "A command without a timeout may run forever."
-//! "#, "pi-tools.toml", &[]).expect("valid");
+//! "#, "pi-tools.toml", &registered).expect("valid");
 //! let rule = &config.policy.rules[0];
 //! assert_eq!(rule.paths.as_deref(), Some(&["/etc/**".to_owned(), "**/.env".to_owned()][..]));
 //! let cwd = std::path::Path::new("/work/project");
