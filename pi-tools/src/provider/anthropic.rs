@@ -317,50 +317,37 @@ impl StreamState for Stream {
 }
 
 /// The Messages API.
-pub(super) struct Messages;
+pub(super) static FORMAT: WireFormat = WireFormat {
+    read,
+    body: &BODY,
+    event: &EVENT,
+    stream: || Box::<Stream>::default(),
+    results: write_results,
+    results_are_one_entry: true,
+    request: build_request,
+    user_text: super::format::user_text,
+};
 
-impl WireFormat for Messages {
-    fn read(&self, body: Value, reply: &mut Reply, budget: &Budget) -> Result<(), ReplyError> {
-        read(body, reply, budget)
-    }
+fn write_results(_reply: &Reply, messages: &[ToolResultMessage]) -> Vec<Value> {
+    vec![tool_results(messages)]
+}
 
-    fn body(&self) -> &'static Keep {
-        &BODY
+/// `max_tokens` is required, the system prompt is `system`, and the API's version goes
+/// in a header of its own.
+fn build_request(request: &Request<'_>) -> ProviderRequest {
+    let mut body = Map::new();
+    body.insert("model".into(), json!(request.model()));
+    let max = request.max_tokens().unwrap_or(DEFAULT_MAX_TOKENS);
+    body.insert("max_tokens".into(), max.into());
+    body.extend(request.system().map(|s| ("system".into(), s.into())));
+    body.insert("messages".into(), request.history().to_vec().into());
+    body.extend(request.tools().map(|t| ("tools".to_owned(), t)));
+    if request.streamed() {
+        body.insert("stream".into(), true.into());
     }
-
-    fn event(&self) -> &'static Keep {
-        &EVENT
-    }
-
-    fn stream(&self) -> Box<dyn StreamState> {
-        Box::<Stream>::default()
-    }
-
-    fn results(&self, _reply: &Reply, messages: &[ToolResultMessage]) -> Vec<Value> {
-        vec![tool_results(messages)]
-    }
-
-    fn results_are_one_entry(&self) -> bool {
-        true
-    }
-
-    /// `max_tokens` is required, the system prompt is `system`, and the API's version goes
-    /// in a header of its own.
-    fn request(&self, request: &Request<'_>) -> ProviderRequest {
-        let mut body = Map::new();
-        body.insert("model".into(), json!(request.model()));
-        let max = request.max_tokens().unwrap_or(DEFAULT_MAX_TOKENS);
-        body.insert("max_tokens".into(), max.into());
-        body.extend(request.system().map(|s| ("system".into(), s.into())));
-        body.insert("messages".into(), request.history().to_vec().into());
-        body.extend(request.tools().map(|t| ("tools".to_owned(), t)));
-        if request.streamed() {
-            body.insert("stream".into(), true.into());
-        }
-        let mut shaped = request.shaped("/v1/messages".to_owned(), "x-api-key", body);
-        shaped
-            .headers
-            .push(("anthropic-version", ANTHROPIC_VERSION.to_owned()));
-        shaped
-    }
+    let mut shaped = request.shaped("/v1/messages".to_owned(), "x-api-key", body);
+    shaped
+        .headers
+        .push(("anthropic-version", ANTHROPIC_VERSION.to_owned()));
+    shaped
 }

@@ -14,38 +14,34 @@ use super::{Reply, ReplyError, anthropic, gemini, openai, responses};
 use crate::core::ToolResultMessage;
 use crate::dialect::Dialect;
 
-/// One provider API's wire format, both ways.
-pub(super) trait WireFormat: Sync {
-    /// Reads a reply's JSON body (its calls, text, thinking and assistant turn) into `reply`.
-    /// The body is the reader's: what the reply keeps of it (items, blocks, parts, a call's
-    /// arguments) is moved into the reply rather than copied. The values of arguments parsed
-    /// from a JSON text count against `budget`.
-    fn read(&self, body: Value, reply: &mut Reply, budget: &Budget) -> Result<(), ReplyError>;
-
-    /// What [`read`](Self::read) uses of a reply's JSON body: what the reply keeps or reads.
-    /// The rest is skipped as the body is decoded.
-    fn body(&self) -> &'static Keep;
-
+/// One provider API's wire format, both ways, as data: what each API differs in is a value
+/// or a function of its own module, and this is the whole list of them.
+pub(super) struct WireFormat {
+    /// Reads a reply's JSON body (its calls, text, thinking and assistant turn) into the
+    /// reply. The body is the reader's: what the reply keeps of it (items, blocks, parts, a
+    /// call's arguments) is moved into the reply rather than copied. The values of arguments
+    /// parsed from a JSON text count against the budget.
+    pub(super) read: fn(Value, &mut Reply, &Budget) -> Result<(), ReplyError>,
+    /// What `read` uses of a reply's JSON body: what the reply keeps or reads. The rest is
+    /// skipped as the body is decoded.
+    pub(super) body: &'static Keep,
     /// What the stream's accumulator uses of an event's data.
-    fn event(&self) -> &'static Keep;
-
+    pub(super) event: &'static Keep,
     /// An accumulator for the reply's event stream, before its first event.
-    fn stream(&self) -> Box<dyn StreamState>;
-
+    pub(super) stream: fn() -> Box<dyn StreamState>,
     /// The batch's results as the entries that go next into the request's history.
-    fn results(&self, reply: &Reply, messages: &[ToolResultMessage]) -> Vec<Value>;
-
-    /// Whether [`results`](Self::results) is always one entry (a message, a content) rather
-    /// than a list of them.
-    fn results_are_one_entry(&self) -> bool;
-
+    pub(super) results: fn(&Reply, &[ToolResultMessage]) -> Vec<Value>,
+    /// Whether `results` is always one entry (a message, a content) rather than a list.
+    pub(super) results_are_one_entry: bool,
     /// The request as the API wants it.
-    fn request(&self, request: &Request<'_>) -> ProviderRequest;
-
+    pub(super) request: fn(&Request<'_>) -> ProviderRequest,
     /// A user's text as a message of the history.
-    fn user_text(&self, text: &str) -> Value {
-        serde_json::json!({"role": "user", "content": text})
-    }
+    pub(super) user_text: fn(&str) -> Value,
+}
+
+/// A user's text as most APIs take it: `{"role": "user", "content": text}`.
+pub(super) fn user_text(text: &str) -> Value {
+    serde_json::json!({"role": "user", "content": text})
 }
 
 /// A reply under reconstruction from its event stream.
@@ -64,13 +60,13 @@ pub(super) trait StreamState: Debug + Send {
 }
 
 /// The wire format of `dialect`, or `None` for MCP, a face that only lists tools.
-pub(super) fn wire(dialect: Dialect) -> Option<&'static dyn WireFormat> {
+pub(super) fn wire(dialect: Dialect) -> Option<&'static WireFormat> {
     match dialect {
         Dialect::Mcp => None,
-        Dialect::OpenAi | Dialect::OpenAiStrict => Some(&openai::Chat),
-        Dialect::OpenAiResponses => Some(&responses::Responses),
-        Dialect::Anthropic => Some(&anthropic::Messages),
-        Dialect::Gemini => Some(&gemini::GenerateContent),
+        Dialect::OpenAi | Dialect::OpenAiStrict => Some(&openai::FORMAT),
+        Dialect::OpenAiResponses => Some(&responses::FORMAT),
+        Dialect::Anthropic => Some(&anthropic::FORMAT),
+        Dialect::Gemini => Some(&gemini::FORMAT),
     }
 }
 

@@ -268,66 +268,53 @@ fn thought(part: &Value) -> bool {
 }
 
 /// `generateContent` (and its `alt=sse` stream).
-pub(super) struct GenerateContent;
+pub(super) static FORMAT: WireFormat = WireFormat {
+    read,
+    body: &BODY,
+    event: &BODY,
+    stream: || Box::<Stream>::default(),
+    results: write_results,
+    results_are_one_entry: true,
+    request: build_request,
+    user_text,
+};
 
-impl WireFormat for GenerateContent {
-    fn read(&self, body: Value, reply: &mut Reply, budget: &Budget) -> Result<(), ReplyError> {
-        read(body, reply, budget)
-    }
+fn write_results(reply: &Reply, messages: &[ToolResultMessage]) -> Vec<Value> {
+    vec![function_responses(reply, messages)]
+}
 
-    fn body(&self) -> &'static Keep {
-        &BODY
-    }
+/// The model is in the path, not the body; the system prompt is `systemInstruction`,
+/// the tools one `functionDeclarations`, the budget `generationConfig.maxOutputTokens`.
+fn build_request(request: &Request<'_>) -> ProviderRequest {
+    let mut body = Map::new();
+    body.extend(request.system().map(|s| {
+        let instruction = json!({"parts": [{"text": s}]});
+        ("systemInstruction".to_owned(), instruction)
+    }));
+    body.insert("contents".into(), request.history().to_vec().into());
+    body.extend(
+        request
+            .tools()
+            .map(|t| ("tools".to_owned(), json!([{"functionDeclarations": t}]))),
+    );
+    body.extend(
+        request
+            .max_tokens()
+            .map(|n| ("generationConfig".to_owned(), json!({"maxOutputTokens": n}))),
+    );
+    // Gemini streams from another method, as server-sent events with `alt=sse` (the
+    // reader takes those, not the JSON array it sends without).
+    let path = if request.streamed() {
+        format!(
+            "/v1beta/models/{}:streamGenerateContent?alt=sse",
+            request.model()
+        )
+    } else {
+        format!("/v1beta/models/{}:generateContent", request.model())
+    };
+    request.shaped(path, "x-goog-api-key", body)
+}
 
-    fn event(&self) -> &'static Keep {
-        &BODY
-    }
-
-    fn stream(&self) -> Box<dyn StreamState> {
-        Box::<Stream>::default()
-    }
-
-    fn results(&self, reply: &Reply, messages: &[ToolResultMessage]) -> Vec<Value> {
-        vec![function_responses(reply, messages)]
-    }
-
-    fn results_are_one_entry(&self) -> bool {
-        true
-    }
-
-    /// The model is in the path, not the body; the system prompt is `systemInstruction`,
-    /// the tools one `functionDeclarations`, the budget `generationConfig.maxOutputTokens`.
-    fn request(&self, request: &Request<'_>) -> ProviderRequest {
-        let mut body = Map::new();
-        body.extend(request.system().map(|s| {
-            let instruction = json!({"parts": [{"text": s}]});
-            ("systemInstruction".to_owned(), instruction)
-        }));
-        body.insert("contents".into(), request.history().to_vec().into());
-        body.extend(
-            request
-                .tools()
-                .map(|t| ("tools".to_owned(), json!([{"functionDeclarations": t}]))),
-        );
-        body.extend(
-            request
-                .max_tokens()
-                .map(|n| ("generationConfig".to_owned(), json!({"maxOutputTokens": n}))),
-        );
-        // Gemini streams from another method, as server-sent events with `alt=sse` (the
-        // reader takes those, not the JSON array it sends without).
-        let path = if request.streamed() {
-            format!(
-                "/v1beta/models/{}:streamGenerateContent?alt=sse",
-                request.model()
-            )
-        } else {
-            format!("/v1beta/models/{}:generateContent", request.model())
-        };
-        request.shaped(path, "x-goog-api-key", body)
-    }
-
-    fn user_text(&self, text: &str) -> Value {
-        json!({"role": "user", "parts": [{"text": text}]})
-    }
+fn user_text(text: &str) -> Value {
+    json!({"role": "user", "parts": [{"text": text}]})
 }

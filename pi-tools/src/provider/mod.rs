@@ -83,7 +83,7 @@ pub fn read_reply(dialect: Dialect, body: &[u8]) -> Result<Reply, ReplyError> {
             // small it is written, so members nobody reads are skipped as they are parsed,
             // and what is kept may hold one value per 16 bytes of the body.
             let budget = keep::Budget::of_bytes(body.len());
-            let value = keep::from_slice(body, wire.body(), &budget).map_err(|e| {
+            let value = keep::from_slice(body, wire.body, &budget).map_err(|e| {
                 let reason = if budget.spent() {
                     budget.reason()
                 } else {
@@ -107,19 +107,19 @@ pub fn read_json(dialect: Dialect, body: &Value) -> Result<Reply, ReplyError> {
     let wire = format::wire(dialect)
         .ok_or_else(|| ReplyError::new(dialect, "", format::lists_only(dialect)))?;
     // The reader takes what it keeps by value: a copy of only what it reads, not the body.
-    let kept = keep::copy(body, wire.body());
+    let kept = keep::copy(body, wire.body);
     read_owned(dialect, wire, kept, &keep::Budget::of_texts())
 }
 
 /// Reads a reply's JSON body that is the reader's to take apart.
 fn read_owned(
     dialect: Dialect,
-    wire: &dyn format::WireFormat,
+    wire: &format::WireFormat,
     body: Value,
     budget: &keep::Budget,
 ) -> Result<Reply, ReplyError> {
     let mut reply = Reply::new(dialect);
-    wire.read(body, &mut reply, budget)?;
+    (wire.read)(body, &mut reply, budget)?;
     Ok(reply)
 }
 

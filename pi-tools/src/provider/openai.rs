@@ -372,53 +372,40 @@ impl StreamState for Stream {
 }
 
 /// Chat Completions, strict or not (the dialect tells the reply whether it is).
-pub(super) struct Chat;
+pub(super) static FORMAT: WireFormat = WireFormat {
+    read,
+    body: &BODY,
+    event: &EVENT,
+    stream: || Box::<Stream>::default(),
+    results: write_results,
+    results_are_one_entry: false,
+    request: build_request,
+    user_text: super::format::user_text,
+};
 
-impl WireFormat for Chat {
-    fn read(&self, body: Value, reply: &mut Reply, budget: &Budget) -> Result<(), ReplyError> {
-        read(body, reply, budget)
-    }
+fn write_results(_reply: &Reply, messages: &[ToolResultMessage]) -> Vec<Value> {
+    tool_messages(messages)
+}
 
-    fn body(&self) -> &'static Keep {
-        &BODY
+/// The system prompt is the first message, the budget `max_completion_tokens`.
+fn build_request(request: &Request<'_>) -> ProviderRequest {
+    let mut body = Map::new();
+    body.insert("model".into(), json!(request.model()));
+    let mut messages: Vec<Value> = request
+        .system()
+        .map(|s| json!({"role": "system", "content": s}))
+        .into_iter()
+        .collect();
+    messages.extend(request.history().iter().cloned());
+    body.insert("messages".into(), messages.into());
+    body.extend(request.tools().map(|t| ("tools".to_owned(), t)));
+    body.extend(
+        request
+            .max_tokens()
+            .map(|n| ("max_completion_tokens".into(), n.into())),
+    );
+    if request.streamed() {
+        body.insert("stream".into(), true.into());
     }
-
-    fn event(&self) -> &'static Keep {
-        &EVENT
-    }
-
-    fn stream(&self) -> Box<dyn StreamState> {
-        Box::<Stream>::default()
-    }
-
-    fn results(&self, _reply: &Reply, messages: &[ToolResultMessage]) -> Vec<Value> {
-        tool_messages(messages)
-    }
-
-    fn results_are_one_entry(&self) -> bool {
-        false
-    }
-
-    /// The system prompt is the first message, the budget `max_completion_tokens`.
-    fn request(&self, request: &Request<'_>) -> ProviderRequest {
-        let mut body = Map::new();
-        body.insert("model".into(), json!(request.model()));
-        let mut messages: Vec<Value> = request
-            .system()
-            .map(|s| json!({"role": "system", "content": s}))
-            .into_iter()
-            .collect();
-        messages.extend(request.history().iter().cloned());
-        body.insert("messages".into(), messages.into());
-        body.extend(request.tools().map(|t| ("tools".to_owned(), t)));
-        body.extend(
-            request
-                .max_tokens()
-                .map(|n| ("max_completion_tokens".into(), n.into())),
-        );
-        if request.streamed() {
-            body.insert("stream".into(), true.into());
-        }
-        request.shaped("/chat/completions".to_owned(), "Authorization", body)
-    }
+    request.shaped("/chat/completions".to_owned(), "Authorization", body)
 }

@@ -250,14 +250,14 @@ impl Reply {
             return Vec::new();
         }
         format::wire(self.dialect)
-            .map(|wire| wire.results(self, messages))
+            .map(|wire| (wire.results)(self, messages))
             .unwrap_or_default()
     }
 
     /// Whether [`Reply::results`] is one entry of the history (an Anthropic message, a
     /// Gemini content) rather than a list of them (OpenAI's tool messages and items).
     pub fn results_are_one_entry(&self) -> bool {
-        format::wire(self.dialect).is_some_and(|wire| wire.results_are_one_entry())
+        format::wire(self.dialect).is_some_and(|wire| wire.results_are_one_entry)
     }
 }
 

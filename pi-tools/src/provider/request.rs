@@ -138,7 +138,7 @@ impl<'a> Request<'a> {
     /// The request as `dialect`'s API wants it; an error for MCP, which has no requests.
     pub fn build(&self, dialect: Dialect) -> Result<ProviderRequest, ListsOnly> {
         let wire = format::wire(dialect).ok_or(ListsOnly(dialect))?;
-        Ok(wire.request(self))
+        Ok((wire.request)(self))
     }
 
     /// The conversation so far.
@@ -199,7 +199,7 @@ impl<'a> Request<'a> {
 /// `{"role": "user", "content": text}`, or Gemini's `{"role": "user", "parts": [{"text"}]}`.
 pub fn user_message(dialect: Dialect, text: &str) -> Result<Value, ListsOnly> {
     let wire = format::wire(dialect).ok_or(ListsOnly(dialect))?;
-    Ok(wire.user_text(text))
+    Ok((wire.user_text)(text))
 }
 
 /// A request asked of a dialect that has none: MCP only lists tools.

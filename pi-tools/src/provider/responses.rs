@@ -334,60 +334,47 @@ fn append(target: &mut Value, key: &str, text: &str) {
 }
 
 /// The Responses API.
-pub(super) struct Responses;
+pub(super) static FORMAT: WireFormat = WireFormat {
+    read,
+    body: &BODY,
+    event: &EVENT,
+    stream: || Box::<Stream>::default(),
+    results: write_results,
+    results_are_one_entry: false,
+    request: build_request,
+    user_text: super::format::user_text,
+};
 
-impl WireFormat for Responses {
-    fn read(&self, body: Value, reply: &mut Reply, budget: &Budget) -> Result<(), ReplyError> {
-        read(body, reply, budget)
-    }
-
-    fn body(&self) -> &'static Keep {
-        &BODY
-    }
-
-    fn event(&self) -> &'static Keep {
-        &EVENT
-    }
-
-    fn stream(&self) -> Box<dyn StreamState> {
-        Box::<Stream>::default()
-    }
-
-    /// A call that came as an `apply_patch_call` or a `shell_call` is answered in that
-    /// shape's own output item; the others with `function_call_output`s.
-    fn results(&self, reply: &Reply, messages: &[ToolResultMessage]) -> Vec<Value> {
-        messages
-            .iter()
-            .map(|message| {
-                super::native::responses_output(reply, message).unwrap_or_else(|| {
-                    function_call_outputs(std::slice::from_ref(message))
-                        .pop()
-                        .unwrap_or_default()
-                })
+/// A call that came as an `apply_patch_call` or a `shell_call` is answered in that
+/// shape's own output item; the others with `function_call_output`s.
+fn write_results(reply: &Reply, messages: &[ToolResultMessage]) -> Vec<Value> {
+    messages
+        .iter()
+        .map(|message| {
+            super::native::responses_output(reply, message).unwrap_or_else(|| {
+                function_call_outputs(std::slice::from_ref(message))
+                    .pop()
+                    .unwrap_or_default()
             })
-            .collect()
-    }
+        })
+        .collect()
+}
 
-    fn results_are_one_entry(&self) -> bool {
-        false
+/// The system prompt is `instructions`, the history `input`, the budget
+/// `max_output_tokens`.
+fn build_request(request: &Request<'_>) -> ProviderRequest {
+    let mut body = Map::new();
+    body.insert("model".into(), json!(request.model()));
+    body.extend(request.system().map(|s| ("instructions".into(), s.into())));
+    body.insert("input".into(), request.history().to_vec().into());
+    body.extend(request.tools().map(|t| ("tools".to_owned(), t)));
+    body.extend(
+        request
+            .max_tokens()
+            .map(|n| ("max_output_tokens".into(), n.into())),
+    );
+    if request.streamed() {
+        body.insert("stream".into(), true.into());
     }
-
-    /// The system prompt is `instructions`, the history `input`, the budget
-    /// `max_output_tokens`.
-    fn request(&self, request: &Request<'_>) -> ProviderRequest {
-        let mut body = Map::new();
-        body.insert("model".into(), json!(request.model()));
-        body.extend(request.system().map(|s| ("instructions".into(), s.into())));
-        body.insert("input".into(), request.history().to_vec().into());
-        body.extend(request.tools().map(|t| ("tools".to_owned(), t)));
-        body.extend(
-            request
-                .max_tokens()
-                .map(|n| ("max_output_tokens".into(), n.into())),
-        );
-        if request.streamed() {
-            body.insert("stream".into(), true.into());
-        }
-        request.shaped("/responses".to_owned(), "Authorization", body)
-    }
+    request.shaped("/responses".to_owned(), "Authorization", body)
 }

@@ -83,8 +83,8 @@ impl ReplyStream {
             events: 0,
             bytes: 0,
             spare: keep::LEAST_VALUES,
-            state: format::wire(dialect).map(|wire| wire.stream()),
-            keep: format::wire(dialect).map_or(&Keep::All, |wire| wire.event()),
+            state: format::wire(dialect).map(|wire| (wire.stream)()),
+            keep: format::wire(dialect).map_or(&Keep::All, |wire| wire.event),
         }
     }
 
