@@ -36,6 +36,7 @@ pub mod mcp;
 pub mod native;
 mod notes;
 mod openai_strict;
+pub mod v4a;
 mod visit;
 
 use serde_json::{Value, json};

@@ -15,8 +15,7 @@
 
 use serde_json::{Value as Json, json};
 
-#[cfg(feature = "builtins")]
-use crate::builtins::patch::{FileOp, parse_patch};
+use crate::dialect::v4a::{FileOp, parse_patch};
 
 /// The built-in calls (`tool`, `args`) a call of `tool` with `args` stands for; empty for a
 /// tool that is not a native-shape one (or a patch that cannot be read, which is refused
@@ -35,8 +34,6 @@ pub(super) fn stands_for(tool: &str, args: &Json) -> Vec<(&'static str, Json)> {
                 _ => vec![("edit", json!({"path": path}))],
             }
         }
-        // Without the built-ins there is no apply_patch to judge.
-        #[cfg(feature = "builtins")]
         "apply_patch" => {
             let patch = args
                 .get("patch")

@@ -15,7 +15,7 @@ use crate::env::{ExecutionEnv, MutationQueue, mutation_key, resolve_path};
 use crate::text::sentence;
 
 use super::hunks::apply_hunks;
-use super::parse::{FileOp, Patch};
+use crate::dialect::v4a::{FileOp, Patch};
 
 /// What the patch did to one file, for the result.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]

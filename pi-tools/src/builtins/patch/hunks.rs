@@ -8,7 +8,7 @@
 
 use crate::builtins::edit::{Edited, FileHints, Replacement, apply_edits_with};
 
-use super::parse::Hunk;
+use crate::dialect::v4a::Hunk;
 
 /// Why a file's hunks cannot be applied: which hunk, and why.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -14,15 +14,17 @@ use serde::Deserialize;
 
 mod files;
 mod hunks;
-mod parse;
 
 use crate::core::{ToolContext, ToolError};
+/// The V4A patch language, read where the provider shapes are (the policy reads it too).
+pub use crate::dialect::v4a::{
+    FileOp, Hunk, ParseError, Patch, parse_created, parse_hunks, parse_patch,
+};
 use crate::env::ToolContextExt;
 use crate::tool;
 use crate::tool::ToolOutput;
 pub use files::FileOutcome;
 pub use hunks::{HunkRefusal, apply_hunks};
-pub use parse::{FileOp, Hunk, ParseError, Patch, parse_created, parse_hunks, parse_patch};
 
 /// Arguments of `apply_patch`.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]

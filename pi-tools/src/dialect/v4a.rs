@@ -99,7 +99,7 @@ const END_OF_FILE: &str = "*** End of File";
 /// Reads a whole patch, `*** Begin Patch` to `*** End Patch`.
 ///
 /// ```
-/// use pi_tools::builtins::patch::{FileOp, parse_patch};
+/// use pi_tools::dialect::v4a::{FileOp, parse_patch};
 /// let patch = parse_patch("*** Begin Patch\n*** Update File: a.txt\n@@\n one\n-two\n+2\n*** End Patch\n").unwrap();
 /// let FileOp::Update { hunks, .. } = &patch.files[0] else { panic!() };
 /// assert_eq!((hunks[0].old.as_str(), hunks[0].new.as_str()), ("one\ntwo", "one\n2"));
