@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# The layers of docs/architecture.md, checked against the code: each folder of
+# pi-tools/src may use (`crate::NAME`, outside comments) only the folders its row names,
+# and the sandbox crate depends on nothing of pi-tools. Prints every arrow that goes the
+# wrong way and fails if there is one.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+src=pi-tools/src
+
+# folder: the folders it may use. `text` is the kernel's (`core::text`, re-exported at the
+# root); names that are no folder (root re-exports such as `crate::execute_tool_calls`)
+# are not arrows.
+declare -A allowed=(
+  [core]=""
+  [tool]="core"
+  [truncate]=""
+  [env]="core"
+  [dialect]="core tool"
+  [search]="core env"
+  [command]="core env tool truncate"
+  [policy]="core env tool dialect"
+  [prompt]="core env tool"
+  [provider]="core dialect"
+  [config]="core tool dialect env policy"
+  [catalog]="core tool dialect config"
+  [declared]="core tool env config command"
+  [builtins]="core tool env dialect search command truncate"
+  [toolbox]="core tool dialect env policy prompt catalog config declared"
+  [mount]="core tool env config"
+  [mcp]="core tool dialect env policy config toolbox"
+)
+modules=" core tool truncate env dialect search command policy prompt provider config catalog declared builtins toolbox mount mcp cli guide "
+
+wrong=0
+for module in "${!allowed[@]}"; do
+  if [ -d "$src/$module" ]; then
+    files=$(find "$src/$module" -name '*.rs')
+  else
+    files="$src/$module.rs"
+  fi
+  # shellcheck disable=SC2086
+  used=$(grep -hE 'crate::[a-z_]+' $files | grep -vE '^\s*//|doc = ' | grep -oE 'crate::[a-z_]+' | sed 's/crate:://' | sed "s/^text$/core/" | sort -u || true)
+  for name in $used; do
+    [ "$name" = "$module" ] && continue
+    case "$modules" in *" $name "*) ;; *) continue ;; esac
+    case " ${allowed[$module]} " in
+      *" $name "*) ;;
+      *)
+        echo "layers: $module uses $name, which is not below it (docs/architecture.md):" >&2
+        # shellcheck disable=SC2086
+        grep -nE "crate::$name\b" $files | grep -vE ':\s*//' | head -3 >&2
+        wrong=1
+        ;;
+    esac
+  done
+done
+if [ -f pi-tools-sandbox/Cargo.toml ] && grep -qE '^pi-tools(-derive)? *=|^pi-tools *= *\{' pi-tools-sandbox/Cargo.toml; then
+  echo "layers: pi-tools-sandbox depends on pi-tools; confinement must know nothing of tools" >&2
+  wrong=1
+fi
+if grep -rqE 'crate::mcp|McpTools' "$src/toolbox.rs"; then
+  echo "layers: the toolbox names MCP; the server reads the toolbox (McpTools::from), not the other way" >&2
+  wrong=1
+fi
+exit $wrong
