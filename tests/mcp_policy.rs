@@ -145,7 +145,7 @@ async fn connect_person(toolbox: &Toolbox, person: Person) -> RunningService<Rol
     let (client_io, server_io) = tokio::io::duplex(1 << 16);
     let (read, write) = tokio::io::split(server_io);
     tokio::spawn(pi_tools::mcp::serve_split(
-        McpTools::from(&toolbox),
+        McpTools::from(toolbox),
         toolbox.runner_config(),
         read,
         write,
