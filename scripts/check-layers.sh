@@ -62,4 +62,10 @@ if grep -rqE 'crate::mcp|McpTools' "$src/toolbox.rs"; then
   echo "layers: the toolbox names MCP; the server reads the toolbox (McpTools::from), not the other way" >&2
   wrong=1
 fi
+# The environment has one reader (`env::EnvOf`) beside its one writer (`env::WithEnv`): no
+# other module looks it up in the extensions by its type.
+if grep -rnE 'get::<[^>]*ExecutionEnv>' "$src" | grep -v "^$src/env/mod.rs:" | grep -vE ':\s*//' >&2; then
+  echo "layers: the lines above look the environment up by its type; use env::EnvOf" >&2
+  wrong=1
+fi
 exit $wrong

@@ -25,7 +25,7 @@ use crate::core::{
 };
 use crate::dialect::native::{NATIVE_SERVING_TOOLS, Native, Shapes, native_shape};
 use crate::dialect::{self, Dialect, DialectError, DialectSchemas};
-use crate::env::ExecutionEnv;
+use crate::env::EnvOf;
 use crate::policy::{Approver, PolicyHook, SessionPolicy};
 use crate::prompt::PromptSections;
 use crate::tool::{ToolDefinition, ToolRole, extend_description, wrap_with_mode};
@@ -389,9 +389,7 @@ impl Toolbox {
     /// enforces, never what the configuration merely says. Without an environment the tools
     /// work unconfined in the process's current directory, and the model is told nothing.
     fn sandbox_note(&self) -> Option<String> {
-        self.extensions
-            .get::<Arc<dyn ExecutionEnv>>()
-            .and_then(|env| env.confinement())
+        self.extensions.env().and_then(|env| env.confinement())
     }
 
     /// What the descriptions of the tools with `role` say besides their own words: a shell

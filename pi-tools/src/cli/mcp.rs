@@ -24,6 +24,7 @@ use crate::toolbox::Toolbox;
 use super::mounted::{self, Need};
 use super::setup::Workspace;
 use super::{Failure, McpArgs, setup};
+use crate::env::EnvOf;
 
 /// The environment variable that holds the HTTP server's bearer token when no
 /// `--token-file` is given.
@@ -133,11 +134,7 @@ pub(super) async fn mcp(args: McpArgs, source: &ConfigSource) -> Result<ExitCode
     };
     // Background jobs that outlived their calls must not outlive the server either (each
     // session's server ends its own environment's jobs as it closes; this is the first one).
-    if let Some(env) = toolbox
-        .runner_config()
-        .extensions
-        .get::<std::sync::Arc<dyn crate::env::ExecutionEnv>>()
-    {
+    if let Some(env) = toolbox.runner_config().extensions.env() {
         env.end_session();
     }
     mounts.end().await;

@@ -29,6 +29,7 @@ use super::live::LiveView;
 use super::mounted::{self, Need};
 use super::setup::Workspace;
 use super::{Failure, RunArgs, emit, input, setup};
+use crate::env::EnvOf;
 use crate::toolbox::Toolbox;
 
 pub(super) async fn run(
@@ -60,10 +61,7 @@ pub(super) async fn run(
         None => toolbox,
     };
     let runner_config = mounted::runner_config(toolbox.runner_config(), &mounts);
-    let env = runner_config
-        .extensions
-        .get::<Arc<dyn ExecutionEnv>>()
-        .cloned();
+    let env = runner_config.extensions.env().cloned();
     let mut signals = Signals::new(env.clone());
     let cancel = CancellationToken::new();
     let tools = toolbox.tool_set();

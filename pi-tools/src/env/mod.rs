@@ -410,7 +410,7 @@ pub trait ToolContextExt {
 
 impl ToolContextExt for ToolContext {
     fn env(&self) -> Arc<dyn ExecutionEnv> {
-        if let Some(env) = self.extensions().get::<Arc<dyn ExecutionEnv>>() {
+        if let Some(env) = self.extensions().env() {
             return Arc::clone(env);
         }
         static DEFAULT: OnceLock<Arc<dyn ExecutionEnv>> = OnceLock::new();
@@ -418,6 +418,35 @@ impl ToolContextExt for ToolContext {
             let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
             Arc::new(LocalEnv::new(cwd))
         }))
+    }
+}
+
+/// Reads the environment [`WithEnv`] gave a batch: the one place, beside `with_env`, that
+/// knows how the extensions keep it.
+///
+/// ```
+/// use std::sync::Arc;
+/// use pi_tools::env::{EnvOf, LocalEnv, WithEnv};
+/// use pi_tools::RunnerConfig;
+///
+/// let config = RunnerConfig::default().with_env(Arc::new(LocalEnv::new("/srv/project")));
+/// assert_eq!(config.env().map(|e| e.cwd().to_path_buf()), Some("/srv/project".into()));
+/// assert!(RunnerConfig::default().env().is_none());
+/// ```
+pub trait EnvOf {
+    /// The environment, if one was given.
+    fn env(&self) -> Option<&Arc<dyn ExecutionEnv>>;
+}
+
+impl EnvOf for Extensions {
+    fn env(&self) -> Option<&Arc<dyn ExecutionEnv>> {
+        self.get::<Arc<dyn ExecutionEnv>>()
+    }
+}
+
+impl EnvOf for RunnerConfig {
+    fn env(&self) -> Option<&Arc<dyn ExecutionEnv>> {
+        self.extensions.env()
     }
 }
 

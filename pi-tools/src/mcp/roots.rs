@@ -21,6 +21,7 @@ use std::time::Duration;
 use rmcp::service::{Peer, RoleServer};
 
 use crate::core::RunnerConfig;
+use crate::env::EnvOf;
 use crate::env::{ExecutionEnv, WithEnv};
 
 /// How long a call waits for the client's list of roots before it is refused.
@@ -142,7 +143,7 @@ impl FollowedRoots {
         });
         tracing::info!(roots = ?roots, "the file tools and the sandbox follow the client's roots");
         if let Some((_, old)) = current.replace((roots, config.clone()))
-            && let Some(env) = old.extensions.get::<Arc<dyn ExecutionEnv>>()
+            && let Some(env) = old.env()
         {
             self.retired
                 .lock()
@@ -157,7 +158,7 @@ impl FollowedRoots {
     pub(crate) fn hibernate(&self) {
         if let Ok(current) = self.current.try_lock()
             && let Some((_, config)) = &*current
-            && let Some(env) = config.extensions.get::<Arc<dyn ExecutionEnv>>()
+            && let Some(env) = config.env()
         {
             env.hibernate();
         }
@@ -177,7 +178,7 @@ impl FollowedRoots {
         let retired = std::mem::take(self.retired.get_mut().unwrap_or_else(|e| e.into_inner()));
         let envs = current
             .iter()
-            .filter_map(|(_, config)| config.extensions.get::<Arc<dyn ExecutionEnv>>().cloned())
+            .filter_map(|(_, config)| config.env().cloned())
             .chain(retired);
         for env in envs {
             env.end_session();

@@ -36,7 +36,7 @@ use super::sessions::{Busy, SessionEnder, Sessions};
 use super::tasks::Tasks;
 use super::tools::{McpPrompt, McpTools};
 use crate::core::{RunnerConfig, ToolCall, ToolSet, execute_tool_calls};
-use crate::env::ExecutionEnv;
+use crate::env::EnvOf;
 
 /// The server's name in the `initialize` answer.
 pub(crate) const SERVER_NAME: &str = "pi-tools";
@@ -204,7 +204,7 @@ impl ToolServer {
     /// client's roots) let go of their descriptors, watches and empty temporary
     /// directories, which their next command takes up again.
     pub(crate) fn hibernate(&self) {
-        if let Some(env) = self.config.extensions.get::<Arc<dyn ExecutionEnv>>() {
+        if let Some(env) = self.config.env() {
             env.hibernate();
         }
         self.roots.hibernate();
@@ -217,11 +217,7 @@ impl ToolServer {
         let parts = context.extensions.get::<axum::http::request::Parts>()?;
         sessions.call_started(&parts.headers, || SessionEnder {
             calls: self.shutdown.clone(),
-            env: self
-                .config
-                .extensions
-                .get::<Arc<dyn ExecutionEnv>>()
-                .cloned(),
+            env: self.config.env().cloned(),
         })
     }
 
@@ -345,7 +341,7 @@ impl Drop for Session {
     fn drop(&mut self) {
         self.shutdown.cancel();
         self.roots.end();
-        if let Some(env) = self.config.extensions.get::<Arc<dyn ExecutionEnv>>() {
+        if let Some(env) = self.config.env() {
             env.end_session();
         }
     }

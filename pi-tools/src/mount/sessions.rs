@@ -22,6 +22,7 @@ use std::sync::{Arc, Mutex, Weak};
 use tokio::sync::Notify;
 
 use crate::core::ToolContext;
+use crate::env::EnvOf;
 use crate::env::ExecutionEnv;
 
 /// Which session's calls a server runs now.
@@ -50,7 +51,7 @@ enum Session {
 
 impl Session {
     fn of(ctx: &ToolContext) -> Session {
-        match ctx.extensions().get::<Arc<dyn ExecutionEnv>>() {
+        match ctx.extensions().env() {
             Some(env) => Session::Env(Arc::downgrade(env)),
             None => Session::Anonymous,
         }

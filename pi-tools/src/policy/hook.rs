@@ -14,7 +14,7 @@ use super::{Decision, Policy, Rule, Verdict};
 use crate::core::{
     BeforeToolCall, BeforeToolCallContext, BeforeToolCallOutcome, BoxFuture, Extensions, ToolError,
 };
-use crate::env::ExecutionEnv;
+use crate::env::EnvOf;
 
 /// What a person answered.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -113,7 +113,7 @@ impl PolicyHook {
     /// extensions' [`ExecutionEnv`] (else the process's).
     pub fn new(policy: Arc<Policy>, extensions: Extensions) -> Self {
         let cwd = extensions
-            .get::<Arc<dyn ExecutionEnv>>()
+            .env()
             .map(|env| env.cwd().to_path_buf())
             .or_else(|| std::env::current_dir().ok())
             .unwrap_or_else(|| PathBuf::from("."));
