@@ -121,35 +121,51 @@ impl Case {
     /// Every output of this case, compared with its golden file; panics listing each one
     /// that differs.
     fn check_all(&self, calls: &[&str]) {
-        let mut failures = Vec::new();
-        let mut check = |file: String, actual: String| {
-            failures.extend(self.check(&file, &actual));
-        };
+        // The listings only read, so they run side by side (each start of the binary, and
+        // of a mounted server, is mostly waiting); the calls run in order, one at a time.
+        let mut listings: Vec<(String, String, Vec<&str>, &str)> = Vec::new();
         for dialect in DIALECTS {
-            check(
-                format!("schema-{dialect}.txt"),
-                self.output("schema", &["--dialect", dialect], ""),
-            );
+            let file = format!("schema-{dialect}.txt");
+            listings.push((file, "schema".into(), vec!["--dialect", dialect], ""));
         }
         for format in ["json", "markdown", "html"] {
-            check(
-                format!("catalog-{format}.txt"),
-                self.output("catalog", &["--format", format], ""),
-            );
+            let file = format!("catalog-{format}.txt");
+            listings.push((file, "catalog".into(), vec!["--format", format], ""));
         }
-        check("prompt.txt".into(), self.output("prompt", &[], ""));
-        // The server answers requests concurrently: the answers are kept in request order.
-        check(
-            "mcp.txt".into(),
-            sorted_by_id(&self.output("mcp", &[], MCP_INPUT)),
-        );
-        // One call per batch, so the transcript's order is the tools' and not the scheduler's.
-        let mut transcript = String::new();
-        for call in calls {
-            transcript.push_str(&format!("=== {call}\n"));
-            transcript.push_str(&self.output("run", &["--json"], &format!("[{call}]")));
+        listings.push(("prompt.txt".into(), "prompt".into(), vec![], ""));
+        listings.push(("mcp.txt".into(), "mcp".into(), vec![], MCP_INPUT));
+        let (mut outputs, transcript) = std::thread::scope(|scope| {
+            let running: Vec<_> = listings
+                .iter()
+                .map(|(file, subcommand, args, input)| {
+                    scope.spawn(move || (file.clone(), self.output(subcommand, args, input)))
+                })
+                .collect();
+            // One call per batch, so the transcript's order is the tools' and not the
+            // scheduler's.
+            let mut transcript = String::new();
+            for call in calls {
+                transcript.push_str(&format!("=== {call}\n"));
+                transcript.push_str(&self.output("run", &["--json"], &format!("[{call}]")));
+            }
+            let outputs: Vec<(String, String)> = running
+                .into_iter()
+                .map(|r| r.join().expect("a listing"))
+                .collect();
+            (outputs, transcript)
+        });
+        outputs.push(("run.txt".into(), transcript));
+        let mut failures = Vec::new();
+        for (file, actual) in outputs {
+            // The server answers requests concurrently: the answers are kept in request
+            // order.
+            let actual = if file == "mcp.txt" {
+                sorted_by_id(&actual)
+            } else {
+                actual
+            };
+            failures.extend(self.check(&file, &actual));
         }
-        check("run.txt".into(), transcript);
         failures.sort();
         assert!(failures.is_empty(), "{}", failures.join("\n\n"));
     }
