@@ -10,7 +10,10 @@
 # configuration file (tests/python/declared_tool.py); and its elicitation callback answers
 # the policy's questions, accepting and declining (tests/python/policy_elicitation.py); and
 # `mcp.Client` in its `auto` mode speaks MCP 2026-07-28 over both transports, its
-# questions and roots coming back as input-required results (tests/python/era_client.py).
+# questions and roots coming back as input-required results (tests/python/era_client.py);
+# and the MCP SDK starts background jobs with bash, reads them, drives a Python REPL on a
+# pty through job_input, lists and kills them, and sees every job end with its session
+# over both transports (tests/python/jobs_client.py).
 # Last, the dialects' output for random schemas (the property test of
 # tests/dialects_proptest.rs, writing its samples) is checked against the OpenAI, Anthropic,
 # Google Gen AI and MCP SDKs' tool types (tests/python/dialect_samples.py).
@@ -52,6 +55,7 @@ fi
 "$venv/bin/python" tests/python/declared_tool.py "$binary"
 "$venv/bin/python" tests/python/policy_elicitation.py "$binary"
 "$venv/bin/python" tests/python/era_client.py "$binary"
+"$venv/bin/python" tests/python/jobs_client.py "$binary"
 samples=$(mktemp)
 trap 'rm -f "$samples"' EXIT
 PI_TOOLS_DIALECT_SAMPLES="$samples" PROPTEST_CASES=256 \
