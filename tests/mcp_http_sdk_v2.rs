@@ -2,7 +2,9 @@
 //! against the binary over Streamable HTTP and over stdio: it takes the server's 2026-07-28
 //! offer (over stdio its probe no longer meets "came before `initialize`"), so a
 //! policy `ask` reaches its elicitation handler as an input-required result, and its roots,
-//! listed through its `roots/list` handler the same way, confine its writes.
+//! listed through its `roots/list` handler the same way, confine its writes. And it reads
+//! bash's typed result (checked by the SDK against the listed `outputSchema`) and drives a
+//! background job (tests/node/jobs_client.mjs).
 #![cfg(all(feature = "cli", feature = "mount"))]
 
 use serde_json::Value;
@@ -76,5 +78,81 @@ async fn run_client(target: &str, work: &std::path::Path) -> Value {
     );
     assert_eq!(report["inside"]["isError"], false, "{report}");
     assert!(work.join("inside/a.txt").exists());
+    report
+}
+
+const JOBS: &str =
+    "[tools]\nactive = [\"bash\", \"job_output\", \"job_input\", \"job_kill\", \"job_list\"]\n";
+
+#[tokio::test]
+async fn the_ts_sdk_v2_client_reads_typed_results_and_a_job_over_http() {
+    let server = HttpServer::spawn_with(None, &[], Some(JOBS)).await;
+    let report = run_jobs_client(&server.url, "legacy").await;
+    assert_eq!(report["version"], "2025-11-25", "{report}");
+}
+
+#[tokio::test]
+async fn the_ts_sdk_v2_client_reads_typed_results_and_a_job_over_stdio_in_both_eras() {
+    let work = tempfile::TempDir::new().expect("a working directory");
+    let config = work.path().join("pi-tools.toml");
+    std::fs::write(&config, JOBS).expect("the configuration is written");
+    let target = format!(
+        "stdio:{}:{}:{}",
+        env!("CARGO_BIN_EXE_cli-under-test"),
+        work.path().display(),
+        config.display()
+    );
+    for (mode, era) in [("legacy", "2025-11-25"), ("auto", "2026-07-28")] {
+        let report = run_jobs_client(&target, mode).await;
+        assert_eq!(report["version"], era, "{report}");
+    }
+}
+
+/// Runs tests/node/jobs_client.mjs against `target` in the negotiation `mode`; checks the
+/// typed result of a finished command and the job a background one became, read to its
+/// end; returns the report.
+async fn run_jobs_client(target: &str, mode: &str) -> Value {
+    let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("node/jobs_client.mjs");
+    let output = tokio::process::Command::new(node())
+        .arg(script)
+        .arg(target)
+        .arg(mode)
+        .env("NODE_TOOLS", path_text(&node_tools()))
+        .kill_on_drop(true)
+        .output();
+    let output = tokio::time::timeout(std::time::Duration::from_secs(120), output)
+        .await
+        .expect("the client ends in time")
+        .expect("node runs");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        output.status.success(),
+        "the client failed: {stdout}\n{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let report: Value = serde_json::from_str(stdout.trim()).expect("one JSON report");
+    let schema = &report["outputSchema"];
+    assert_eq!(schema["type"], "object", "{report}");
+    assert_eq!(
+        schema["required"],
+        serde_json::json!(["truncated", "durationMs"])
+    );
+    assert!(schema["properties"]["job"].is_object(), "{report}");
+    let finished = &report["finished"];
+    assert_eq!(finished["isError"], false, "{report}");
+    assert_eq!(finished["text"], "typed", "{report}");
+    assert_eq!(finished["structured"]["exitCode"], 0, "{report}");
+    assert_eq!(finished["structured"]["job"], Value::Null, "{report}");
+    let job = report["job"]
+        .as_u64()
+        .expect("the job's id in the structured result");
+    assert_eq!(report["started"]["structured"]["exitCode"], Value::Null);
+    assert_eq!(report["readError"], Value::Null, "{report}");
+    let read = report["read"].as_str().expect("what the reads gave");
+    assert!(read.contains("tick 1") && read.contains("tick 3"), "{read}");
+    assert!(
+        read.contains(&format!("Job {job} exited with code 0")),
+        "{read}"
+    );
     report
 }
