@@ -91,6 +91,26 @@ async fn the_ts_sdk_v2_client_reads_typed_results_and_a_job_over_http() {
     assert_eq!(report["version"], "2025-11-25", "{report}");
 }
 
+/// A request of the 2026-07-28 era over HTTP has no session: its environment ends with it,
+/// so a background job is refused with the reason, and a command without one still runs.
+#[tokio::test]
+async fn a_2026_client_over_http_is_told_why_a_job_cannot_start_and_its_commands_run() {
+    let server = HttpServer::spawn_with(None, &[], Some(JOBS)).await;
+    let report = jobs_client_report(&server.url, "auto").await;
+    assert_eq!(report["version"], "2026-07-28", "{report}");
+    assert_eq!(report["finished"]["structured"]["exitCode"], 0, "{report}");
+    assert_eq!(report["started"]["isError"], true, "{report}");
+    let text = report["started"]["text"].as_str().expect("the refusal");
+    assert!(
+        text.starts_with("This MCP request has no session to keep a background job in"),
+        "{text}"
+    );
+    assert!(
+        text.contains("Run it without background, yield and pty"),
+        "{text}"
+    );
+}
+
 #[tokio::test]
 async fn the_ts_sdk_v2_client_reads_typed_results_and_a_job_over_stdio_in_both_eras() {
     let work = tempfile::TempDir::new().expect("a working directory");
@@ -112,25 +132,7 @@ async fn the_ts_sdk_v2_client_reads_typed_results_and_a_job_over_stdio_in_both_e
 /// typed result of a finished command and the job a background one became, read to its
 /// end; returns the report.
 async fn run_jobs_client(target: &str, mode: &str) -> Value {
-    let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("node/jobs_client.mjs");
-    let output = tokio::process::Command::new(node())
-        .arg(script)
-        .arg(target)
-        .arg(mode)
-        .env("NODE_TOOLS", path_text(&node_tools()))
-        .kill_on_drop(true)
-        .output();
-    let output = tokio::time::timeout(std::time::Duration::from_secs(120), output)
-        .await
-        .expect("the client ends in time")
-        .expect("node runs");
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    assert!(
-        output.status.success(),
-        "the client failed: {stdout}\n{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    let report: Value = serde_json::from_str(stdout.trim()).expect("one JSON report");
+    let report = jobs_client_report(target, mode).await;
     let schema = &report["outputSchema"];
     assert_eq!(schema["type"], "object", "{report}");
     assert_eq!(
@@ -155,4 +157,27 @@ async fn run_jobs_client(target: &str, mode: &str) -> Value {
         "{read}"
     );
     report
+}
+
+/// What tests/node/jobs_client.mjs reports against `target` in the negotiation `mode`.
+async fn jobs_client_report(target: &str, mode: &str) -> Value {
+    let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("node/jobs_client.mjs");
+    let output = tokio::process::Command::new(node())
+        .arg(script)
+        .arg(target)
+        .arg(mode)
+        .env("NODE_TOOLS", path_text(&node_tools()))
+        .kill_on_drop(true)
+        .output();
+    let output = tokio::time::timeout(std::time::Duration::from_secs(120), output)
+        .await
+        .expect("the client ends in time")
+        .expect("node runs");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        output.status.success(),
+        "the client failed: {stdout}\n{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    serde_json::from_str(stdout.trim()).expect("one JSON report")
 }

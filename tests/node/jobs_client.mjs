@@ -47,7 +47,7 @@ const started = await client.callTool({
 const job = started.structuredContent?.job;
 let read = '';
 let readError = null;
-for (let i = 0; i < 30 && !/exit(ed with)? code 0/.test(read); i++) {
+for (let i = 0; !started.isError && i < 30 && !/exit(ed with)? code 0/.test(read); i++) {
   const more = await client.callTool({ name: 'job_output', arguments: { job, wait: 2 } });
   if (more.isError) {
     readError = text(more);
@@ -60,7 +60,7 @@ console.log(
     version,
     outputSchema: bash.outputSchema,
     finished: { isError: finished.isError, structured: finished.structuredContent, text: text(finished) },
-    started: { isError: started.isError, structured: started.structuredContent },
+    started: { isError: started.isError, structured: started.structuredContent, text: text(started) },
     job,
     read,
     readError,

@@ -128,9 +128,15 @@ where
         StreamableHttpService::new(
             move || {
                 let fresh = || {
+                    let config = session_config();
+                    // A server made for one request (a stateless server's, or a request of
+                    // the 2026-07-28 era) ends with it, and its jobs with it.
+                    if sessions.is_none() || super::era::in_stateless_request() {
+                        super::stateless::refuse_jobs(&config);
+                    }
                     ToolServer::for_session(
                         served.clone(),
-                        session_config(),
+                        config,
                         stop.child_token(),
                         &calls,
                         sessions.clone(),

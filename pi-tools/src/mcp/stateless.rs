@@ -17,7 +17,8 @@ use super::progress::ProgressSink;
 use super::result::call_tool_result;
 use super::roots::FollowedRoots;
 use super::server::ToolServer;
-use crate::core::{ToolCall, ToolResultMessage};
+use crate::core::{RunnerConfig, ToolCall, ToolResultMessage};
+use crate::env::EnvOf;
 
 impl ToolServer {
     /// Runs a stateless-era call: asks for the client's roots first (when the server
@@ -170,4 +171,19 @@ fn can_ask(capabilities: &ClientCapabilities) -> bool {
         .elicitation
         .as_ref()
         .is_some_and(|e| e.form.is_some() || e.url.is_none())
+}
+
+/// Makes the environment of a server that lives for one request refuse background jobs
+/// with a sentence that says why and what to do: a job started there would be ended with
+/// the request, before any later call could read it.
+pub(super) fn refuse_jobs(config: &RunnerConfig) {
+    if let Some(jobs) = config.env().and_then(|env| env.jobs()) {
+        jobs.refuse_new(
+            "This MCP request has no session to keep a background job in (a request of the \
+             2026-07-28 era, or of a stateless server, ends with its environment), so the \
+             command was not started. Run it without background, yield and pty, with a \
+             timeout; a call that runs long becomes a task for a client that supports the \
+             tasks extension. Or connect with a 2025-11-25 session, which keeps its jobs.",
+        );
+    }
 }

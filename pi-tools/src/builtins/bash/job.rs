@@ -76,7 +76,7 @@ impl JobAsk {
             asked
         } else if terminal.is_some() {
             Some(PTY_YIELD)
-        } else if ctx.env().jobs().is_some() {
+        } else if ctx.env().jobs().is_some_and(|jobs| jobs.accepts_new()) {
             config
                 .yield_secs
                 .filter(|&secs| secs > 0)

@@ -51,6 +51,8 @@ struct Inner {
     jobs: Vec<Arc<Job>>,
     /// The session ended: no job may start.
     ended: bool,
+    /// Why no job may start in this environment at all, as a sentence for the model.
+    refusal: Option<String>,
 }
 
 impl std::fmt::Debug for Job {
@@ -84,6 +86,20 @@ impl Jobs {
         self.inner.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
+    /// From now on every start is refused with `why` (a sentence for the model saying what
+    /// to do instead): for an environment that lives only as long as one call, where a job
+    /// would be ended before anyone could read it (a request of a stateless MCP server).
+    pub fn refuse_new(&self, why: impl Into<String>) {
+        self.lock().refusal = Some(why.into());
+    }
+
+    /// Whether a job may start here (none may in an environment that
+    /// [refuses](Jobs::refuse_new) them, or whose session ended).
+    pub fn accepts_new(&self) -> bool {
+        let inner = self.lock();
+        inner.refusal.is_none() && !inner.ended
+    }
+
     /// The notes for the model's next result (a job that ended). A front end puts them in
     /// the batch's extensions ([`WithEnv`](crate::env::WithEnv) does), so the runner
     /// appends them to the next result; a program can also [take](Notices::take) them.
@@ -105,6 +121,9 @@ impl Jobs {
         let (sender, receiver) = mpsc::unbounded_channel();
         let job = {
             let mut inner = self.lock();
+            if let Some(why) = &inner.refusal {
+                return Err(why.clone());
+            }
             if inner.ended {
                 return Err(
                     "The session is ending, so no job can start. Start the command in a new session."
