@@ -66,7 +66,11 @@ fn scratch_file(name: &str, text: &str) -> PathBuf {
     let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("cli");
     std::fs::create_dir_all(&dir).expect("the scratch directory can be created");
     let path = dir.join(name);
-    std::fs::write(&path, text).expect("the scratch file can be written");
+    // Written beside and renamed into place: test processes (a runner that starts one per
+    // test) may write the same file while another reads it, and none may see it half done.
+    let partial = dir.join(format!(".{name}.{}", std::process::id()));
+    std::fs::write(&partial, text).expect("the scratch file can be written");
+    std::fs::rename(&partial, &path).expect("the scratch file is put in place");
     path
 }
 
@@ -80,8 +84,7 @@ fn scratch_dir(name: &str) -> PathBuf {
     dir
 }
 
-/// The configuration file with [`MY_TOOLS_TOML`], written once (tests run in parallel and
-/// must never see it half written).
+/// The configuration file with [`MY_TOOLS_TOML`], written once per process.
 fn my_tools_config() -> PathBuf {
     static PATH: OnceLock<PathBuf> = OnceLock::new();
     PATH.get_or_init(|| scratch_file("my_tools.toml", MY_TOOLS_TOML))
