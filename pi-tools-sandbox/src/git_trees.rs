@@ -14,7 +14,7 @@ use std::io;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, OnceLock, Weak};
 
-use super::git_nested::Tree;
+use crate::git_nested::Tree;
 
 /// A tree as its sessions hold it.
 pub(super) type SharedTree = Arc<Mutex<Tree>>;

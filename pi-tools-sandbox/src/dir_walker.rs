@@ -1,4 +1,4 @@
-//! Opening many directories the way [`super::nofollow::open_dir`] opens one (from `/`, one
+//! Opening many directories the way [`crate::nofollow::open_dir`] opens one (from `/`, one
 //! component at a time, never following a link), sharing the way: the directories the last
 //! path went through stay open while the next path goes through them too. Given the paths in
 //! order, the repositories below one workspace cost the workspace's components once, not
@@ -8,7 +8,7 @@ use std::ffi::OsString;
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::path::{Component, Path};
 
-use super::nofollow::open_subdir;
+use crate::nofollow::open_subdir;
 
 /// The directories of the last path opened, from `/` down.
 pub(super) struct DirWalker {

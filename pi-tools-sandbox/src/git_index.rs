@@ -7,7 +7,7 @@ use std::ffi::OsStr;
 use std::fs;
 use std::path::{Component, Path, PathBuf};
 
-use super::nofollow::{names, open_dir, read_at};
+use crate::nofollow::{names, open_dir, read_at};
 
 /// Whether `path` is a plain path inside the work tree: normal components only, none of
 /// them `.git` (in any case).

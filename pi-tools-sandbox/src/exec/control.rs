@@ -1,11 +1,11 @@
-//! What the job tools send a running job, and the receiving end an environment's
-//! [`exec_job`](crate::env::ExecutionEnv::exec_job) takes.
+//! What is sent to a running command (a job) while it runs, and the receiving end
+//! [`run`](super::run) takes.
 
 use tokio::sync::mpsc;
 
-/// One thing sent to a running job.
+/// One thing sent to a running command.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum JobControl {
+pub enum Control {
     /// Bytes for its standard input (or its terminal's keyboard, on a pseudo-terminal).
     Input(Vec<u8>),
     /// Closes its standard input, so a program reading to the end sees it.
@@ -29,12 +29,12 @@ impl Default for TerminalSize {
     }
 }
 
-/// How a job's command takes input: the channel the job tools send on, and whether it runs
-/// on a pseudo-terminal (of that size) instead of pipes.
+/// How a command takes input while it runs: the channel [`Control`]s come on, and whether it
+/// runs on a pseudo-terminal (of that size) instead of pipes.
 #[derive(Debug)]
-pub struct JobInput {
-    /// What the job tools send, in order.
-    pub control: mpsc::UnboundedReceiver<JobControl>,
+pub struct Input {
+    /// What is sent to the command, in order.
+    pub control: mpsc::UnboundedReceiver<Control>,
     /// `Some` to run the command on a pseudo-terminal of this size: standard input, output
     /// and error are the terminal, and the command is the leader of a session of its own.
     pub terminal: Option<TerminalSize>,

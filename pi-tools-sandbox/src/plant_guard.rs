@@ -19,10 +19,10 @@ use std::time::Duration;
 
 use rustix::fs::FileType;
 
-use super::git_guard::now;
-use super::nofollow::{changed_since, move_aside, open_subdir, remove_at, stat_at};
-use super::plant_way::Way;
-use super::shared::Shared;
+use crate::git_guard::now;
+use crate::nofollow::{changed_since, move_aside, open_subdir, remove_at, stat_at};
+use crate::plant_way::Way;
+use crate::shared::Shared;
 
 /// How far a file's change time may trail the clock read before the call (coarse file
 /// system clocks).

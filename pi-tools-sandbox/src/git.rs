@@ -26,7 +26,7 @@ use std::io;
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
 
-use super::git_index::{gitlinks, gitmodules_paths};
+use crate::git_index::{gitlinks, gitmodules_paths};
 
 /// How sandboxed commands may use a repository's `.git`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]

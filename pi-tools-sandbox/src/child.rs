@@ -1,4 +1,4 @@
-//! [`ChildSandbox`]: a resolved policy turned into what the child applies before `exec`
+//! [`Confinement`]: a resolved policy turned into what the child applies before `exec`
 //! (a child made by `clone`, see `env/spawn.rs`, or by `fork`). Everything that allocates
 //! or opens paths happens in the parent; the child only makes system calls, in this order:
 //! its own user namespace (or, where none can be made, every capability dropped), the
@@ -10,11 +10,11 @@ use std::io;
 #[cfg(target_os = "linux")]
 use std::path::PathBuf;
 
-use super::policy::{ResolvedSandbox, SandboxMode};
-use super::probe::KernelSupport;
+use crate::policy::{Sandbox, SandboxMode};
+use crate::probe::KernelSupport;
 
 #[cfg(target_os = "linux")]
-use super::{landlock, mounts::MountPlan, privileges, seccomp};
+use crate::{landlock, mounts::MountPlan, privileges, seccomp};
 
 /// How the command is kept from the host's privileges.
 #[cfg(target_os = "linux")]
@@ -25,8 +25,12 @@ enum Isolation {
     DropCapabilities,
 }
 
-/// The confinement of one command, ready to be installed on its `Command`.
-pub(crate) struct ChildSandbox {
+/// The confinement of one command, ready to be installed on its `Command`: the namespaces
+/// it is made in, its Landlock ruleset and its seccomp filter, applied in the child before
+/// `exec`. [`exec::run`](crate::exec::run) makes one for every command it runs in a
+/// [`Sandbox`]; a program that starts a process of its own (a server it talks to) installs
+/// one on its `Command` with [`install`](Self::install).
+pub struct Confinement {
     #[cfg(target_os = "linux")]
     isolation: Option<Isolation>,
     /// The session's Landlock ruleset, as a handle of this command's own.
@@ -36,11 +40,11 @@ pub(crate) struct ChildSandbox {
     filter: Option<&'static seccompiler::BpfProgram>,
 }
 
-impl ChildSandbox {
+impl Confinement {
     /// What the child must do for `sandbox`, or `None` when it confines nothing. Fails,
     /// with a sentence naming the mode, what the kernel lacks and the setting to change,
     /// when the kernel cannot enforce the policy: nothing runs unconfined silently.
-    pub(crate) fn prepare(sandbox: &ResolvedSandbox) -> io::Result<Option<ChildSandbox>> {
+    pub fn prepare(sandbox: &Sandbox) -> io::Result<Option<Confinement>> {
         sandbox.wake()?;
         if sandbox.mode == SandboxMode::Off && sandbox.network {
             return Ok(None);
@@ -52,12 +56,9 @@ impl ChildSandbox {
     }
 
     #[cfg(target_os = "linux")]
-    fn build(
-        sandbox: &ResolvedSandbox,
-        kernel: &KernelSupport,
-    ) -> io::Result<Option<ChildSandbox>> {
+    fn build(sandbox: &Sandbox, kernel: &KernelSupport) -> io::Result<Option<Confinement>> {
         let confine_writes = sandbox.mode != SandboxMode::Off;
-        Ok(Some(ChildSandbox {
+        Ok(Some(Confinement {
             isolation: if !confine_writes {
                 None
             } else if kernel.user_namespaces {
@@ -70,7 +71,7 @@ impl ChildSandbox {
                 Some(Isolation::Namespaces(MountPlan::new(
                     &sandbox.anchors,
                     &protected,
-                    sandbox.shm.as_deref().map(super::PrivateTemp::path),
+                    sandbox.shm.as_deref().map(crate::PrivateTemp::path),
                 )?))
             } else if privileges::held() {
                 Some(Isolation::DropCapabilities)
@@ -90,7 +91,7 @@ impl ChildSandbox {
     /// command's own.
     #[cfg(target_os = "linux")]
     fn ruleset(
-        sandbox: &ResolvedSandbox,
+        sandbox: &Sandbox,
         kernel: &KernelSupport,
     ) -> io::Result<::landlock::RulesetCreated> {
         let mut held = sandbox.landlock.lock().unwrap_or_else(|e| e.into_inner());
@@ -109,10 +110,7 @@ impl ChildSandbox {
     }
 
     #[cfg(not(target_os = "linux"))]
-    fn build(
-        _sandbox: &ResolvedSandbox,
-        _kernel: &KernelSupport,
-    ) -> io::Result<Option<ChildSandbox>> {
+    fn build(_sandbox: &Sandbox, _kernel: &KernelSupport) -> io::Result<Option<Confinement>> {
         Err(io::Error::new(
             io::ErrorKind::Unsupported,
             "the sandbox needs Linux; set [sandbox] mode = \"off\" and network = true",
@@ -120,7 +118,7 @@ impl ChildSandbox {
     }
 
     /// Makes `command` apply the confinement in its child, after `fork` and before `exec`.
-    pub(crate) fn install(self, command: &mut tokio::process::Command) {
+    pub fn install(self, command: &mut tokio::process::Command) {
         #[cfg(target_os = "linux")]
         {
             // SAFETY: the closure only makes system calls on data prepared before fork.
@@ -187,7 +185,7 @@ impl ChildSandbox {
 }
 
 /// The error for a policy `kernel` cannot enforce, if it cannot.
-fn unenforceable(sandbox: &ResolvedSandbox, kernel: &KernelSupport) -> io::Result<()> {
+fn unenforceable(sandbox: &Sandbox, kernel: &KernelSupport) -> io::Result<()> {
     let mut lacks = Vec::new();
     let mut settings = Vec::new();
     if sandbox.mode != SandboxMode::Off {

@@ -19,8 +19,8 @@ use std::path::{Path, PathBuf};
 
 use rustix::fs::RenameFlags;
 
-use super::dir_walker::DirWalker;
-use super::nofollow::{move_aside, open_parent, stat_at};
+use crate::dir_walker::DirWalker;
+use crate::nofollow::{move_aside, open_parent, stat_at};
 
 /// A file's identity: device and inode.
 pub(super) type Id = (u64, u64);

@@ -5,7 +5,7 @@
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
-use super::git::{GitAccess, git_dirs_from_file};
+use crate::git::{GitAccess, git_dirs_from_file};
 
 /// What keeps a repository found below the top of a root from being redirected by a
 /// command, per git mode, as for the top one: the paths mounted read-only and the `.git`

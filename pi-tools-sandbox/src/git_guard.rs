@@ -27,11 +27,11 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use rustix::fs::{FileType, Stat};
 
-use super::git::{GitAccess, Repository};
-use super::git_follow::{self, Known};
-use super::git_index::gitlinks;
-use super::git_trees::{self, SharedTree};
-use super::nofollow::{
+use crate::git::{GitAccess, Repository};
+use crate::git_follow::{self, Known};
+use crate::git_index::gitlinks;
+use crate::git_trees::{self, SharedTree};
+use crate::nofollow::{
     changed_since, move_aside, names, open_beneath, open_dir, open_parent, open_subdir, read_at,
     remove_at, stat_at, write_at,
 };

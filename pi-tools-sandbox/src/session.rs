@@ -1,15 +1,14 @@
-//! A resolved sandbox through its session: before and after each call (the guards), while
+//! A [`Sandbox`] through its session: before and after each call (the guards), while
 //! the session sleeps, and at its end.
 
 use std::io;
 
-use super::policy::ResolvedSandbox;
+use crate::policy::Sandbox;
 
-impl ResolvedSandbox {
+impl Sandbox {
     /// Before a command starts: what the git guard compares with at the call's end is taken
-    /// again, unless a command of the session may still be changing it (see `git_guard`).
-    #[cfg_attr(not(feature = "process"), allow(dead_code))]
-    pub(crate) fn before_call(&self) {
+    /// again, unless a command of the session may still be changing it (a command left running).
+    pub fn before_call(&self) {
         if let Some(guard) = &self.git_guard {
             guard.before_call();
         }
@@ -20,25 +19,22 @@ impl ResolvedSandbox {
 
     /// Whether calls need [`before_call`](Self::before_call) and
     /// [`after_call`](Self::after_call).
-    #[cfg_attr(not(feature = "process"), allow(dead_code))]
-    pub(crate) fn guards_calls(&self) -> bool {
+    pub fn guards_calls(&self) -> bool {
         self.git_guard.is_some() || self.plant_guard.is_some()
     }
 
     /// What the end of a call undoes: git redirect files the command created, changed or
-    /// removed, one sentence each (see the `git_guard` module). `still_running`: a command
+    /// removed, one sentence each. `still_running`: a command
     /// of the session left processes running, which may still change them.
-    #[cfg_attr(not(feature = "process"), allow(dead_code))]
-    pub(crate) fn after_call(&self, still_running: bool) -> Vec<String> {
+    pub fn after_call(&self, still_running: bool) -> Vec<String> {
         self.git_guard
             .as_ref()
             .map_or_else(Vec::new, |g| g.after_call(still_running))
     }
 
     /// What the end of a call takes away from the protected paths that did not exist
-    /// before it (see the `plant_guard` module), one sentence each.
-    #[cfg_attr(not(feature = "process"), allow(dead_code))]
-    pub(crate) fn after_call_plants(&self, still_running: bool) -> Vec<String> {
+    /// before it, one sentence each. `still_running` as for [`after_call`](Self::after_call).
+    pub fn after_call_plants(&self, still_running: bool) -> Vec<String> {
         self.plant_guard
             .as_ref()
             .map_or_else(Vec::new, |g| g.after_call(still_running))
@@ -47,8 +43,8 @@ impl ResolvedSandbox {
     /// An idle session sleeps: the Landlock ruleset's handle and the repository watch go
     /// (both are made again at the next command), and the private temporary directories
     /// are removed when they are empty and no process of the session runs (made again, at
-    /// the same path, before the next command: see [`super::PrivateTemp`]'s `wake`).
-    pub(crate) fn hibernate(&self, processes_running: bool) {
+    /// the same path, before the next command: see [`PrivateTemp`](crate::PrivateTemp)).
+    pub fn hibernate(&self, processes_running: bool) {
         #[cfg(all(target_os = "linux", feature = "process"))]
         {
             *self.landlock.lock().unwrap_or_else(|e| e.into_inner()) = None;
@@ -73,9 +69,10 @@ impl ResolvedSandbox {
         Ok(())
     }
 
-    /// What the end of the session undoes: git redirect files, and the private temporary
-    /// directory is emptied.
-    pub(crate) fn end_session(&self) {
+    /// What the end of the session undoes: git redirect files and protected paths a command
+    /// made, and the private temporary directories are emptied. The caller ends the
+    /// session's processes first.
+    pub fn end_session(&self) {
         if let Some(guard) = &self.git_guard {
             guard.end_session();
         }

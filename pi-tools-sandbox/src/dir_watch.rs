@@ -257,7 +257,7 @@ mod tests {
     use std::os::fd::AsFd;
 
     fn open(path: &Path) -> OwnedFd {
-        super::super::nofollow::open_dir(path).expect("open")
+        crate::nofollow::open_dir(path).expect("open")
     }
 
     #[test]

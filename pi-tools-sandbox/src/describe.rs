@@ -5,16 +5,16 @@
 
 use std::path::{Path, PathBuf};
 
-use super::git::GitAccess;
-use super::policy::{ResolvedSandbox, SandboxMode, SandboxPolicy};
-use super::protected::DEFAULT_PROTECTED;
+use crate::git::GitAccess;
+use crate::policy::{Sandbox, SandboxMode, SandboxPolicy};
+use crate::protected::DEFAULT_PROTECTED;
 
 impl SandboxPolicy {
     /// Where commands may write and whether the network is on, as one sentence for the
     /// model (`None` when the policy is off with the network on: nothing to tell).
     ///
     /// ```
-    /// use pi_tools::env::{SandboxMode, SandboxPolicy};
+    /// use pi_tools_sandbox::{SandboxMode, SandboxPolicy};
     /// let policy = SandboxPolicy::new(SandboxMode::ReadOnly).with_network(false);
     /// assert_eq!(
     ///     policy.describe().as_deref(),
@@ -93,7 +93,7 @@ impl SandboxPolicy {
     }
 }
 
-impl ResolvedSandbox {
+impl Sandbox {
     /// The sentence [`SandboxPolicy::describe`] gave for the policy this sandbox enforces.
     pub fn describe(&self) -> Option<&str> {
         self.note.as_deref()

@@ -7,7 +7,7 @@ use std::ffi::{OsStr, OsString};
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::path::Path;
 
-use super::nofollow::{open_dir, open_subdir};
+use crate::nofollow::{open_dir, open_subdir};
 
 #[derive(Default)]
 pub(super) struct Way<'w> {

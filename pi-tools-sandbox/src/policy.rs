@@ -9,16 +9,16 @@ use std::path::{Component, Path, PathBuf};
 use std::str::FromStr;
 use std::sync::Arc;
 
-use super::git::{GitAccess, Repository, enclosing_submodules};
-use super::git_guard::GitGuard;
-use super::git_protect::{self, NestedPaths};
-use super::git_trees;
-use super::plant_guard::PlantGuard;
-use super::probe::KernelSupport;
-use super::protected::{DEFAULT_PROTECTED, is_git_entry};
-use super::shared;
-use super::tempdir::PrivateTemp;
-use crate::env::path::{canonical_lenient_sync, follow_final_links, lexical_join};
+use crate::git::{GitAccess, Repository, enclosing_submodules};
+use crate::git_guard::GitGuard;
+use crate::git_protect::{self, NestedPaths};
+use crate::git_trees;
+use crate::path::{canonical_lenient_sync, follow_final_links, lexical_join};
+use crate::plant_guard::PlantGuard;
+use crate::probe::KernelSupport;
+use crate::protected::{DEFAULT_PROTECTED, is_git_entry};
+use crate::shared;
+use crate::tempdir::PrivateTemp;
 
 /// How far the sandbox confines writes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -64,17 +64,17 @@ impl FromStr for SandboxMode {
     }
 }
 
-/// What commands (and the write and edit tools) may write, and whether commands may open
-/// network sockets. Put it on a [`LocalEnv`](crate::env::LocalEnv) with
-/// [`with_sandbox`](crate::env::LocalEnv::with_sandbox); every `exec` then confines the
-/// command in the child before it starts, and every descendant inherits the confinement.
+/// What commands (and a program's own file writes) may write, and whether commands may open
+/// network sockets. [`resolve`](Self::resolve) makes the [`Sandbox`] that enforces it;
+/// every command run in it is confined in the child before it starts, and every descendant
+/// inherits the confinement. (In pi-tools, `LocalEnv::with_sandbox` takes one.)
 ///
 /// ```no_run
-/// use pi_tools::env::{LocalEnv, SandboxMode, SandboxPolicy};
+/// use pi_tools_sandbox::{SandboxMode, SandboxPolicy};
 /// let policy = SandboxPolicy::new(SandboxMode::WorkspaceWrite)
 ///     .with_network(false)
 ///     .with_writable_roots(["/home/me/project"]);
-/// let env = LocalEnv::new("/home/me/project").with_sandbox(policy)?;
+/// let sandbox = policy.resolve("/home/me/project".as_ref())?;
 /// # Ok::<(), std::io::Error>(())
 /// ```
 #[derive(Debug, Clone)]
@@ -172,8 +172,8 @@ impl SandboxPolicy {
     /// Resolves the policy against `cwd`: canonical writable roots (plus the git directory a
     /// worktree's `.git` file points to), the protected paths that exist, and the private
     /// temporary directory. Fails when a writable root does not exist.
-    pub fn resolve(&self, cwd: &Path) -> io::Result<ResolvedSandbox> {
-        let mut resolved = ResolvedSandbox {
+    pub fn resolve(&self, cwd: &Path) -> io::Result<Sandbox> {
+        let mut resolved = Sandbox {
             mode: self.mode,
             network: self.network,
             roots: Vec::new(),
@@ -319,15 +319,17 @@ impl SandboxPolicy {
 }
 
 impl Default for SandboxPolicy {
-    /// Off: a [`LocalEnv`](crate::env::LocalEnv) confines nothing unless asked to.
+    /// Off: nothing is confined unless asked to.
     fn default() -> Self {
         SandboxPolicy::off()
     }
 }
 
-/// A [`SandboxPolicy`] resolved against one working directory.
+/// A [`SandboxPolicy`] resolved against one working directory: the canonical roots and
+/// protected paths, the private temporary directories and the guards of one session
+/// (formerly `ResolvedSandbox`). Clones share the session.
 #[derive(Debug, Clone)]
-pub struct ResolvedSandbox {
+pub struct Sandbox {
     pub(super) mode: SandboxMode,
     pub(super) network: bool,
     /// Canonical directories writes are allowed in.
@@ -363,7 +365,7 @@ pub struct ResolvedSandbox {
     pub(super) landlock: Arc<std::sync::Mutex<Option<::landlock::RulesetCreated>>>,
 }
 
-impl ResolvedSandbox {
+impl Sandbox {
     /// The mode.
     pub fn mode(&self) -> SandboxMode {
         self.mode
@@ -396,8 +398,7 @@ impl ResolvedSandbox {
 
     /// Whether `.git` is read-only for commands (there is a repository and `git =
     /// "read-only"`).
-    #[cfg_attr(not(feature = "process"), allow(dead_code))]
-    pub(crate) fn git_is_read_only(&self) -> bool {
+    pub fn git_is_read_only(&self) -> bool {
         !self.git_read_only.is_empty()
     }
 
@@ -514,7 +515,7 @@ impl ResolvedSandbox {
     }
 }
 
-impl ResolvedSandbox {
+impl Sandbox {
     /// Whether `real` is in a `.git` (any case) beneath a writable root, other than the one
     /// at the top of a root that had a repository when the policy was resolved (which the
     /// rules above cover): git reads it once a gitlink, a submodule or a `git init` makes

@@ -13,7 +13,7 @@ use std::os::fd::BorrowedFd;
 
 use rustix::fs::FileType;
 
-use super::nofollow::stat_at;
+use crate::nofollow::stat_at;
 
 /// The entries whose appearance can make a directory a git directory.
 pub(super) const SHAPE: [&str; 3] = ["HEAD", "objects", "refs"];

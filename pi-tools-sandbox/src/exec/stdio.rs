@@ -1,4 +1,4 @@
-//! A command's standard streams, for [`super::exec`]: pipes (stdout and stderr merged into
+//! A command's standard streams, for [`run`](super::run): pipes (stdout and stderr merged into
 //! one unless stderr is wanted on its own; stdin a pipe for a job, else `/dev/null`), or,
 //! for a job that asks for one, a pseudo-terminal serving all three (`super::pty`).
 
@@ -8,8 +8,8 @@ use std::os::fd::OwnedFd;
 use tokio::io::AsyncRead;
 use tokio::net::unix::pipe;
 
-use super::exec_input::InputWriter;
-use super::jobs::TerminalSize;
+use super::TerminalSize;
+use super::input::InputWriter;
 
 /// Where the command's merged output is read from: a pipe, or a terminal's leader side.
 pub(crate) type OutputReader = Box<dyn AsyncRead + Send + Unpin>;

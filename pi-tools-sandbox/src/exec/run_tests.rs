@@ -6,8 +6,8 @@ use std::cell::Cell;
 use std::sync::{Arc, Mutex};
 
 use super::*;
-use crate::env::procs::ProcessTracking;
-use crate::env::sandbox::{SandboxMode, SandboxPolicy};
+use crate::procs::ProcessTracking;
+use crate::{SandboxMode, SandboxPolicy};
 
 thread_local! {
     pub(super) static FORK_ONLY: Cell<bool> = const { Cell::new(false) };
@@ -18,7 +18,7 @@ thread_local! {
 async fn start(
     command: &str,
     cwd: &Path,
-    sandbox: Option<&ResolvedSandbox>,
+    sandbox: Option<&Sandbox>,
     fork: bool,
 ) -> (String, String, Option<i32>) {
     FORK_ONLY.with(|f| f.set(fork));
@@ -100,7 +100,7 @@ async fn clone_and_fork_give_a_command_the_same_start() {
 
 #[tokio::test]
 async fn clone_and_fork_confine_a_command_alike() {
-    if !crate::env::sandbox::KernelSupport::probe().user_namespaces {
+    if !crate::KernelSupport::probe().user_namespaces {
         eprintln!("skipped: no user namespaces here");
         return;
     }

@@ -5,8 +5,8 @@
 use std::io;
 use std::sync::{Arc, Mutex, PoisonError};
 
-use super::git::GitAccess;
-use super::policy::ResolvedSandbox;
+use pi_tools_sandbox::{GitAccess, Sandbox};
+
 use crate::env::{ExecOutcome, OutputSink};
 
 /// How a write to a read-only mount fails.
@@ -59,7 +59,7 @@ impl CallNotes {
     /// could not be run gets the undoing too (it may have started), and its error back.
     pub(crate) fn finish(
         self,
-        sandbox: &ResolvedSandbox,
+        sandbox: &Sandbox,
         outcome: io::Result<ExecOutcome>,
         still_running: bool,
     ) -> io::Result<ExecOutcome> {

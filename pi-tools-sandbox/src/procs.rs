@@ -54,9 +54,12 @@ pub enum ProcessTracking {
     ProcScan,
 }
 
-/// The processes of every command one environment ran that may still be alive.
+/// The processes of every command one session ran that may still be alive: [`run`] adds
+/// each command's, and [`end_session`](Self::end_session) ends whatever is left.
+///
+/// [`run`]: crate::exec::run
 #[derive(Debug)]
-pub(crate) struct Tracker {
+pub struct Tracker {
     tracking: ProcessTracking,
     /// Set once creating or entering a cgroup failed: later commands use the scan.
     cgroups_failed: AtomicBool,
@@ -80,7 +83,8 @@ pub(crate) struct CallProcs {
 }
 
 impl Tracker {
-    pub(crate) fn new(tracking: ProcessTracking) -> Self {
+    /// A tracker with no command yet, finding processes as `tracking` says.
+    pub fn new(tracking: ProcessTracking) -> Self {
         Tracker {
             tracking,
             cgroups_failed: AtomicBool::new(false),
@@ -146,7 +150,7 @@ impl Tracker {
 
     /// Whether a command is running or a finished one left processes (which are then
     /// still tracked).
-    pub(crate) fn any_alive(&self) -> bool {
+    pub fn any_alive(&self) -> bool {
         let mut calls = self.calls.lock().unwrap_or_else(|e| e.into_inner());
         calls.retain(|c| !(c.finished.load(Ordering::Relaxed) && c.try_remove()));
         !calls.is_empty()
@@ -154,7 +158,7 @@ impl Tracker {
 
     /// Kills every process of every command this tracker followed, background jobs and
     /// running commands included, and removes their cgroups.
-    pub(crate) fn end_session(&self) {
+    pub fn end_session(&self) {
         let calls = std::mem::take(&mut *self.calls.lock().unwrap_or_else(|e| e.into_inner()));
         for call in &calls {
             call.kill_all();
@@ -377,7 +381,7 @@ impl ProcStat {
 
 /// The ids of the processes `/proc` lists (those this user may see); none when it cannot
 /// be read.
-pub(super) fn proc_pids() -> impl Iterator<Item = i32> {
+pub fn proc_pids() -> impl Iterator<Item = i32> {
     fs::read_dir("/proc")
         .into_iter()
         .flatten()
@@ -387,7 +391,7 @@ pub(super) fn proc_pids() -> impl Iterator<Item = i32> {
 
 /// The environment of process `pid`, as `/proc` has it: `NAME=value` entries, each ended by
 /// a NUL byte.
-pub(super) fn environ(pid: i32) -> io::Result<Vec<u8>> {
+pub fn environ(pid: i32) -> io::Result<Vec<u8>> {
     fs::read(format!("/proc/{pid}/environ"))
 }
 

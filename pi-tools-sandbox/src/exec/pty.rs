@@ -14,7 +14,7 @@ use rustix::pty::OpenptFlags;
 use tokio::io::unix::AsyncFd;
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 
-use super::jobs::TerminalSize;
+use super::TerminalSize;
 
 /// A new terminal of `size`: its leader side (non-blocking, for this process) and its
 /// follower side (for the command).

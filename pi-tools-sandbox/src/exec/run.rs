@@ -1,9 +1,9 @@
-//! Running shell commands on this machine, for [`super::LocalEnv::exec`].
+//! Running shell commands on this machine: [`run`].
 //!
 //! The command runs under `bash -c` (or `sh -c` where there is no bash) in its own process
 //! group, with stdin from `/dev/null` and stdout and stderr writing into one pipe, so their
 //! output arrives in the order it was written. Every process it starts is tracked, including
-//! those that leave the group (see [`super::procs`]):
+//! those that leave the group (see [`crate::procs`]):
 //!
 //! - on timeout or cancellation, all of them get SIGKILL;
 //! - when the shell exits by itself, those outside its process group get SIGKILL, while the
@@ -30,15 +30,16 @@ use tokio::net::unix::pipe;
 use tokio::process::{Child, Command};
 use tokio_util::sync::CancellationToken;
 
-use super::procs::{CallProcs, Tracker, enter_cgroup};
-use super::sandbox::{ChildSandbox, ResolvedSandbox};
-use super::{ExecOutcome, ExecRequest};
+use super::{ExecOutcome, ExecRequest, Input, OutputSink, TerminalSize};
+use crate::procs::{CallProcs, Tracker, enter_cgroup};
+use crate::{Confinement, Sandbox};
 
-/// How long the pipe may stay open after the shell has exited (or been killed).
-pub(crate) const PIPE_GRACE: Duration = Duration::from_millis(100);
+/// How long the output pipe may stay open after the shell has exited (or been killed): a
+/// background job that keeps it open does not hold the call up longer.
+pub const PIPE_GRACE: Duration = Duration::from_millis(100);
 
-/// The shell commands run under: the first `bash` found, else `sh`.
-pub(crate) fn shell() -> &'static Path {
+/// The shell commands run under (`shell -c COMMAND`): the first `bash` found, else `sh`.
+pub fn shell() -> &'static Path {
     static SHELL: OnceLock<PathBuf> = OnceLock::new();
     SHELL.get_or_init(|| {
         let candidates = ["/bin/bash", "/usr/bin/bash", "/usr/local/bin/bash"];
@@ -60,15 +61,42 @@ pub(crate) fn shell() -> &'static Path {
 /// Runs `request`, handing every chunk of merged output to `on_chunk` (and each stderr
 /// chunk to `on_stderr` as well, when given), until the shell exits (plus [`PIPE_GRACE`]),
 /// the timeout passes or `cancel` fires. The command's processes are followed by `tracker`.
-/// With `input` (a job's), its standard input is a pipe fed from the job's control channel.
-pub(crate) async fn run(
+/// With `input` (a job's), its standard input is a pipe fed from the job's control channel
+/// (or, when it asks for one, a pseudo-terminal).
+///
+/// With `sandbox`, the command and everything it starts are confined by it (see
+/// [`Confinement`]); a policy the kernel cannot enforce is an error and nothing runs. The
+/// caller runs the sandbox's [`before_call`](Sandbox::before_call) and
+/// [`after_call`](Sandbox::after_call) around it.
+///
+/// ```no_run
+/// # async fn demo() -> std::io::Result<()> {
+/// use pi_tools_sandbox::exec::{ExecRequest, run};
+/// use pi_tools_sandbox::procs::{ProcessTracking, Tracker};
+///
+/// let tracker = Tracker::new(ProcessTracking::Auto);
+/// let request = ExecRequest {
+///     command: "echo hi".into(),
+///     cwd: "/tmp".into(),
+///     timeout: None,
+///     env: Vec::new(),
+/// };
+/// let cancel = tokio_util::sync::CancellationToken::new();
+/// let on_chunk = Box::new(|chunk: &[u8]| print!("{}", String::from_utf8_lossy(chunk)));
+/// let outcome = run(request, cancel, on_chunk, None, &tracker, None, None).await?;
+/// assert_eq!(outcome.exit_code, Some(0));
+/// tracker.end_session();
+/// # Ok(())
+/// # }
+/// ```
+pub async fn run(
     request: ExecRequest,
     cancel: CancellationToken,
-    on_chunk: super::OutputSink,
-    on_stderr: Option<super::OutputSink>,
+    on_chunk: OutputSink,
+    on_stderr: Option<OutputSink>,
     tracker: &Tracker,
-    sandbox: Option<&ResolvedSandbox>,
-    input: Option<super::jobs::JobInput>,
+    sandbox: Option<&Sandbox>,
+    input: Option<Input>,
 ) -> io::Result<ExecOutcome> {
     check_request(&request)?;
     let split = on_stderr.is_some();
@@ -88,7 +116,7 @@ pub(crate) async fn run(
             .id()
             .and_then(|id| i32::try_from(id).ok())
             .unwrap_or(0);
-        super::exec_input::serve(control, stdin, pgid)
+        super::input::serve(control, stdin, pgid)
     });
     let mut sinks = Sinks {
         merged: on_chunk,
@@ -161,8 +189,8 @@ pub(crate) async fn run(
 
 /// Where output goes: all of it to `merged`, stderr to `stderr` as well.
 struct Sinks {
-    merged: super::OutputSink,
-    stderr: Option<super::OutputSink>,
+    merged: OutputSink,
+    stderr: Option<OutputSink>,
 }
 
 impl Sinks {
@@ -177,7 +205,7 @@ impl Sinks {
 /// The read ends of the command's output pipe and, when asked for, of its stderr pipe, with
 /// a buffer each and whether each is still open (a pipe that ends or fails is closed).
 struct Pipes {
-    output: super::exec_stdio::OutputReader,
+    output: super::stdio::OutputReader,
     errors: Option<pipe::Receiver>,
     buf: Vec<u8>,
     err_buf: Vec<u8>,
@@ -186,7 +214,7 @@ struct Pipes {
 }
 
 impl Pipes {
-    fn new(output: super::exec_stdio::OutputReader, errors: Option<pipe::Receiver>) -> Self {
+    fn new(output: super::stdio::OutputReader, errors: Option<pipe::Receiver>) -> Self {
         Pipes {
             err_buf: vec![0u8; if errors.is_some() { 16 * 1024 } else { 0 }],
             errors_open: errors.is_some(),
@@ -271,15 +299,11 @@ fn check_request(request: &ExecRequest) -> io::Result<()> {
 struct Streams {
     split_stderr: bool,
     piped_stdin: bool,
-    terminal: Option<super::jobs::TerminalSize>,
+    terminal: Option<TerminalSize>,
 }
 
 /// The shell, its processes, and this process's ends of its streams.
-type Spawned = (
-    Shell,
-    std::sync::Arc<CallProcs>,
-    super::exec_stdio::Registered,
-);
+type Spawned = (Shell, std::sync::Arc<CallProcs>, super::stdio::Registered);
 
 /// A started shell: by `clone` without copying this process (`env/spawn.rs`), or by `fork`
 /// where the kernel refuses that.
@@ -329,7 +353,7 @@ static CLONE_WORKS: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBoo
 fn spawn(
     request: &ExecRequest,
     tracker: &Tracker,
-    sandbox: Option<&ResolvedSandbox>,
+    sandbox: Option<&Sandbox>,
     streams: Streams,
 ) -> io::Result<Spawned> {
     let terminal = streams.terminal.is_some();
@@ -339,7 +363,7 @@ fn spawn(
     loop {
         let call = tracker.begin(use_cgroup);
         let (ends, parent) =
-            super::exec_stdio::open(streams.split_stderr, streams.piped_stdin, streams.terminal)?;
+            super::stdio::open(streams.split_stderr, streams.piped_stdin, streams.terminal)?;
         let procs_file = match call.open_procs_file() {
             Ok(file) => file,
             Err(_) => {
@@ -352,7 +376,7 @@ fn spawn(
         // every descendant is both tracked and confined. Nothing runs unconfined: a policy
         // the kernel cannot enforce is an error here.
         let child_sandbox = match sandbox {
-            Some(sandbox) => ChildSandbox::prepare(sandbox)?,
+            Some(sandbox) => Confinement::prepare(sandbox)?,
             None => None,
         };
         let started = |child: Shell| -> io::Result<Spawned> {
@@ -443,7 +467,7 @@ fn spawn(
         if terminal {
             // SAFETY: setsid and ioctl are async-signal-safe system calls.
             unsafe {
-                command.pre_exec(super::exec_stdio::take_terminal);
+                command.pre_exec(super::stdio::take_terminal);
             }
         }
         if let Some(child_sandbox) = child_sandbox {
@@ -473,5 +497,5 @@ fn spawn(
 }
 
 #[cfg(all(test, target_os = "linux"))]
-#[path = "exec_tests.rs"]
+#[path = "run_tests.rs"]
 mod tests;

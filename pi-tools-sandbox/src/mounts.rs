@@ -171,6 +171,7 @@ fn locked_flags(path: &Path) -> libc::c_ulong {
     let Ok(c) = c_path(path) else { return 0 };
     // SAFETY: statvfs fills the zeroed struct it is given.
     let mut stat: libc::statvfs = unsafe { std::mem::zeroed() };
+    // SAFETY: a NUL-terminated path and a struct of the right type to fill.
     if unsafe { libc::statvfs(c.as_ptr(), &mut stat) } != 0 {
         return 0;
     }

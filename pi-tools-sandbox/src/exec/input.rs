@@ -1,4 +1,4 @@
-//! A running job's input, for [`super::exec::run`]: bytes for its standard input (or its
+//! A running job's input, for [`run`](super::run): bytes for its standard input (or its
 //! terminal), closing it, and signals for its process group, in the order the job tools sent
 //! them. Served by a task of its own, so a program that does not read its input never holds
 //! up the reading of its output.
@@ -7,7 +7,7 @@ use tokio::io::{AsyncWrite, AsyncWriteExt};
 use tokio::sync::mpsc::UnboundedReceiver;
 use tokio::task::JoinHandle;
 
-use super::jobs::JobControl;
+use super::Control;
 
 /// Where a job's input bytes go: the write end of its stdin pipe, or its terminal.
 pub(crate) type InputWriter = Box<dyn AsyncWrite + Send + Unpin>;
@@ -16,28 +16,28 @@ pub(crate) type InputWriter = Box<dyn AsyncWrite + Send + Unpin>;
 /// ended): writes go to `writer` (dropped on `CloseInput` or a failed write: the program
 /// closed its input), signals to the process group `pgid`.
 pub(crate) fn serve(
-    mut control: UnboundedReceiver<JobControl>,
+    mut control: UnboundedReceiver<Control>,
     mut writer: Option<InputWriter>,
     pgid: i32,
 ) -> JoinHandle<()> {
     tokio::spawn(async move {
         while let Some(message) = control.recv().await {
             match message {
-                JobControl::Input(bytes) => {
+                Control::Input(bytes) => {
                     if let Some(w) = writer.as_mut()
                         && (w.write_all(&bytes).await.is_err() || w.flush().await.is_err())
                     {
                         writer = None;
                     }
                 }
-                JobControl::CloseInput => writer = None,
-                JobControl::Signal(signal) if pgid > 0 => {
+                Control::CloseInput => writer = None,
+                Control::Signal(signal) if pgid > 0 => {
                     // SAFETY: killpg only sends a signal; a group that is gone yields ESRCH.
                     unsafe {
                         libc::killpg(pgid, signal);
                     }
                 }
-                JobControl::Signal(_) => {}
+                Control::Signal(_) => {}
             }
         }
     })

@@ -97,7 +97,7 @@ fn probe_now() -> KernelSupport {
 /// Tried for real where commands can run (see `mounts::namespaces_work`).
 #[cfg(all(target_os = "linux", feature = "process"))]
 fn user_namespaces() -> bool {
-    super::mounts::namespaces_work()
+    crate::mounts::namespaces_work()
 }
 
 /// Without the process runtime, from the kernel's switches.

@@ -29,7 +29,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use tokio::io::unix::AsyncFd;
 
-use super::sandbox::ChildSandbox;
+use crate::Confinement;
 
 /// What to start.
 pub(crate) struct Plan<'a> {
@@ -51,7 +51,7 @@ pub(crate) struct Plan<'a> {
     /// The `cgroup.procs` of the cgroup the command runs in, if any.
     pub cgroup_procs: Option<BorrowedFd<'a>>,
     /// The confinement, if any.
-    pub sandbox: Option<&'a ChildSandbox>,
+    pub sandbox: Option<&'a Confinement>,
 }
 
 /// Why a command did not start.
@@ -94,7 +94,7 @@ struct Shared<'a> {
     /// never overwrites one before it was copied.
     stdio: [RawFd; 3],
     cgroup_procs: Option<RawFd>,
-    sandbox: Option<&'a ChildSandbox>,
+    sandbox: Option<&'a Confinement>,
     terminal: bool,
     /// `(step << 32) | errno` of the step that failed; 0 when the child reached `exec`.
     failure: AtomicU64,
@@ -147,7 +147,7 @@ pub(crate) fn spawn(plan: &Plan<'_>) -> Result<Child, Failure> {
     let flags = libc::CLONE_VM
         | libc::CLONE_VFORK
         | libc::CLONE_PIDFD
-        | plan.sandbox.map_or(0, ChildSandbox::clone_flags)
+        | plan.sandbox.map_or(0, Confinement::clone_flags)
         | libc::SIGCHLD;
     let stack = Stack::take().map_err(Failure::Clone)?;
     let mut pidfd: libc::c_int = -1;

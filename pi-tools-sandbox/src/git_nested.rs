@@ -23,10 +23,10 @@ use std::path::{Path, PathBuf};
 
 use rustix::fs::{AtFlags, FileType, RawDir, Stat};
 
-use super::dir_watch::{DirWatch, News};
-use super::git_bare;
+use crate::dir_watch::{DirWatch, News};
+use crate::git_bare;
 
-use super::nofollow::{open_dir, open_subdir};
+use crate::nofollow::{open_dir, open_subdir};
 
 /// How many entries the session's first walk looks at, in all roots, before it gives up
 /// (about a second on a warm cache): past it the sandbox refuses to start, since it could
@@ -136,7 +136,7 @@ impl Tree {
 
     /// Walks every root, each directory as new.
     fn walk_roots(&mut self, max: usize) -> Result<(), Stop> {
-        let now = super::git_guard::now();
+        let now = crate::git_guard::now();
         let mut budget = max;
         let mut buf = Vec::new();
         for root in self.roots.clone() {
@@ -218,7 +218,7 @@ impl Tree {
 
     /// Takes in what the kernel reported.
     fn told(&mut self, news: Vec<News>) -> Result<(), Stop> {
-        let now = super::git_guard::now();
+        let now = crate::git_guard::now();
         let mut budget = usize::MAX;
         let mut buf = Vec::new();
         for item in news {
@@ -268,7 +268,7 @@ impl Tree {
         let Look::Stamps(dirs) = &mut self.look else {
             return false;
         };
-        let now = super::git_guard::now();
+        let now = crate::git_guard::now();
         let mut gone: Vec<PathBuf> = Vec::new();
         let mut changed = Vec::new();
         dirs.retain(|path, stamp| {
