@@ -69,11 +69,11 @@ pub(super) fn into_fd(ruleset: RulesetCreated) -> io::Result<OwnedFd> {
 /// then `landlock_restrict_self`. Two system calls on a descriptor opened before the child
 /// started; no memory is written.
 pub(super) fn restrict(fd: &OwnedFd) -> io::Result<()> {
-    // SAFETY: prctl and landlock_restrict_self take plain integers.
+    // A raw system call in rustix too (no errno, no allocation), as the child needs.
+    rustix::thread::set_no_new_privs(true)?;
+    // rustix has no Landlock calls, so this one stays libc's.
+    // SAFETY: landlock_restrict_self takes plain integers.
     unsafe {
-        if libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 {
-            return Err(io::Error::last_os_error());
-        }
         if libc::syscall(libc::SYS_landlock_restrict_self, fd.as_raw_fd(), 0) != 0 {
             return Err(io::Error::last_os_error());
         }

@@ -66,8 +66,8 @@ impl MountPlan {
         if targets.iter().all(|t| t.read_only.is_none()) {
             targets.clear();
         }
-        // SAFETY: getuid and getgid cannot fail.
-        let (uid, gid) = unsafe { (libc::getuid(), libc::getgid()) };
+        let (uid, gid) = (rustix::process::getuid(), rustix::process::getgid());
+        let (uid, gid) = (uid.as_raw(), gid.as_raw());
         Ok(MountPlan {
             uid_map: format!("{uid} {uid} 1\n").into_bytes(),
             gid_map: format!("{gid} {gid} 1\n").into_bytes(),
@@ -106,6 +106,10 @@ impl MountPlan {
     /// system calls on data prepared before the child started; writes no memory but its
     /// own stack.
     pub(super) fn apply_inside(&self) -> io::Result<()> {
+        // The mounts stay libc's: rustix's safe mount calls (its `mount` feature) split a
+        // bind remount's MS_* word, prepared in the parent with the file system's locked
+        // flags, into typed flag sets; these steps run in a child that shares this
+        // process's memory, and are left as they were proven by the attack tests.
         // SAFETY: plain system calls on NUL-terminated strings prepared before fork.
         unsafe {
             write_proc(c"/proc/self/setgroups", b"deny")?;
@@ -168,24 +172,22 @@ fn c_path(path: &Path) -> io::Result<CString> {
 
 /// The mount flags of the file system `path` is on that a bind remount must keep.
 fn locked_flags(path: &Path) -> libc::c_ulong {
-    let Ok(c) = c_path(path) else { return 0 };
-    // SAFETY: statvfs fills the zeroed struct it is given.
-    let mut stat: libc::statvfs = unsafe { std::mem::zeroed() };
-    // SAFETY: a NUL-terminated path and a struct of the right type to fill.
-    if unsafe { libc::statvfs(c.as_ptr(), &mut stat) } != 0 {
+    use rustix::fs::StatVfsMountFlags as St;
+    let Ok(stat) = rustix::fs::statvfs(path) else {
         return 0;
-    }
+    };
+    // The mount flags stay libc's: the remount itself is a raw `mount` (see `apply_inside`).
     let pairs = [
-        (libc::ST_NOSUID, libc::MS_NOSUID),
-        (libc::ST_NODEV, libc::MS_NODEV),
-        (libc::ST_NOEXEC, libc::MS_NOEXEC),
-        (libc::ST_NOATIME, libc::MS_NOATIME),
-        (libc::ST_NODIRATIME, libc::MS_NODIRATIME),
-        (libc::ST_RELATIME, libc::MS_RELATIME),
+        (St::NOSUID, libc::MS_NOSUID),
+        (St::NODEV, libc::MS_NODEV),
+        (St::NOEXEC, libc::MS_NOEXEC),
+        (St::NOATIME, libc::MS_NOATIME),
+        (St::NODIRATIME, libc::MS_NODIRATIME),
+        (St::RELATIME, libc::MS_RELATIME),
     ];
     pairs
         .iter()
-        .filter(|(st, _)| stat.f_flag & *st != 0)
+        .filter(|(st, _)| stat.f_flag.contains(*st))
         .fold(0, |acc, (_, ms)| acc | ms)
 }
 
@@ -198,6 +200,12 @@ fn check(rc: libc::c_int) -> io::Result<()> {
 }
 
 /// Writes `data` to a /proc file with raw calls (safe after fork).
+///
+/// # Safety
+///
+/// Only for a child between `fork` (or `clone`) and `exec`, where it may be called: it
+/// allocates nothing and touches no memory but `path`, `data` and its own stack. `path` is
+/// a valid NUL-terminated string (a `&CStr` is).
 unsafe fn write_proc(path: &std::ffi::CStr, data: &[u8]) -> io::Result<()> {
     // SAFETY: the caller passes a valid path; the fd is closed on every path.
     unsafe {
@@ -222,13 +230,15 @@ pub(super) fn namespaces_work() -> bool {
     let Ok(plan) = MountPlan::new(&[] as &[&Path], &[] as &[&Path], None) else {
         return false;
     };
+    // fork stays libc's: rustix's is unsafe too, and meant for a runtime of its own.
     // SAFETY: the child only makes system calls on data prepared before fork, then _exit.
-    unsafe {
-        let pid = libc::fork();
-        if pid < 0 {
-            return false;
-        }
-        if pid == 0 {
+    let pid = unsafe { libc::fork() };
+    if pid < 0 {
+        return false;
+    }
+    if pid == 0 {
+        // SAFETY: as above; the child never returns from this block.
+        unsafe {
             let ok = plan.apply().is_ok()
                 && libc::unshare(libc::CLONE_NEWNS) == 0
                 && libc::mount(
@@ -240,12 +250,16 @@ pub(super) fn namespaces_work() -> bool {
                 ) == 0;
             libc::_exit(if ok { 0 } else { 1 });
         }
-        let mut status = 0;
-        while libc::waitpid(pid, &mut status, 0) < 0 {
-            if *libc::__errno_location() != libc::EINTR {
-                return false;
-            }
+    }
+    let Some(pid) = rustix::process::Pid::from_raw(pid) else {
+        return false;
+    };
+    loop {
+        match rustix::process::waitpid(Some(pid), rustix::process::WaitOptions::empty()) {
+            Ok(Some((_, status))) => return status.exit_status() == Some(0),
+            Ok(None) => return false,
+            Err(rustix::io::Errno::INTR) => {}
+            Err(_) => return false,
         }
-        libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0
     }
 }

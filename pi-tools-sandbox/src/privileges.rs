@@ -33,10 +33,12 @@ pub(super) fn held() -> bool {
         let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
         status
             .lines()
-            .filter_map(|l| l.strip_prefix("CapPrm:").or_else(|| l.strip_prefix("CapEff:")))
+            .filter_map(|l| {
+                l.strip_prefix("CapPrm:")
+                    .or_else(|| l.strip_prefix("CapEff:"))
+            })
             .any(|v| u64::from_str_radix(v.trim(), 16) != Ok(0))
-            // SAFETY: geteuid cannot fail.
-            || unsafe { libc::geteuid() } == 0
+            || rustix::process::geteuid().is_root()
     })
 }
 
@@ -53,6 +55,8 @@ pub(super) fn own_ipc_namespace() {
 /// In the child: drops every capability for good. Only plain system calls (safe after
 /// `fork`).
 pub(super) fn drop_all() -> io::Result<()> {
+    // libc's: rustix has these prctls, but its `Capability` names only the capabilities it
+    // knows, and this drops every number up to 63, including ones newer than it.
     // SAFETY: prctl and capset with values and pointers to data on this stack.
     unsafe {
         // While CAP_SETPCAP is still held; best effort, the empty sets below are what counts.

@@ -22,11 +22,13 @@
 use std::collections::{HashMap, HashSet};
 use std::fs;
 use std::io;
-use std::os::fd::{AsRawFd, OwnedFd};
+use std::os::fd::OwnedFd;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
+
+use rustix::process::{Pid, Signal};
 
 /// The environment variable that marks a command's processes in the /proc fallback.
 pub(crate) const MARKER_VAR: &str = "PI_TOOLS_CALL";
@@ -219,12 +221,10 @@ impl CallProcs {
 
     /// Kills every process of the command (on timeout, cancellation and session end).
     pub(crate) fn kill_all(&self) {
+        // A group that is gone yields ESRCH, which is fine.
         let pgid = self.pgid.load(Ordering::Relaxed);
-        if pgid > 0 {
-            // SAFETY: killpg only sends a signal; a group that is gone yields ESRCH.
-            unsafe {
-                libc::killpg(pgid, libc::SIGKILL);
-            }
+        if let Some(pgid) = Pid::from_raw(pgid.max(0)) {
+            let _ = rustix::process::kill_process_group(pgid, Signal::KILL);
         }
         if let Some(dir) = &self.cgroup
             && fs::write(dir.join("cgroup.kill"), "1").is_ok()
@@ -258,11 +258,11 @@ impl CallProcs {
             if targets.is_empty() {
                 return;
             }
-            for pid in targets {
-                // SAFETY: kill only sends a signal.
-                unsafe {
-                    libc::kill(pid, libc::SIGKILL);
-                }
+            for pid in targets
+                .into_iter()
+                .filter_map(|pid| Pid::from_raw(pid.max(0)))
+            {
+                let _ = rustix::process::kill_process(pid, Signal::KILL);
             }
         }
     }
@@ -325,13 +325,9 @@ fn watch(calls: &std::sync::Weak<Mutex<Vec<Arc<CallProcs>>>>, watching: &AtomicB
 /// Moves the calling process into the cgroup whose `cgroup.procs` is open as `fd`. Runs in
 /// the forked child before `exec`, so it only makes the `write` system call.
 pub(crate) fn enter_cgroup(fd: &OwnedFd) -> io::Result<()> {
-    let raw = fd.as_raw_fd();
-    // SAFETY: writes two bytes from a static buffer to an open descriptor;
-    // async-signal-safe, as code between fork and exec must be.
-    let written = unsafe { libc::write(raw, b"0\n".as_ptr().cast(), 2) };
-    if written < 0 {
-        return Err(io::Error::last_os_error());
-    }
+    // rustix's write is the bare system call (no allocation, no lock): async-signal-safe,
+    // as code between fork and exec must be.
+    rustix::io::write(fd, b"0\n")?;
     Ok(())
 }
 

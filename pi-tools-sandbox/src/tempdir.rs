@@ -102,8 +102,7 @@ impl PrivateTemp {
             Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {
                 use std::os::unix::fs::MetadataExt;
                 let meta = fs::symlink_metadata(&self.path)?;
-                // SAFETY: geteuid cannot fail.
-                let ours = meta.uid() == unsafe { libc::geteuid() };
+                let ours = meta.uid() == rustix::process::geteuid().as_raw();
                 if !meta.is_dir() || !ours || meta.mode() & 0o077 != 0 {
                     return Err(io::Error::other(format!(
                         "The sandbox's private temporary directory {} was taken by something else while the session slept; the command did not run. Start a new session.",
@@ -166,18 +165,19 @@ fn remove_stale(base: &Path) {
 
 /// Whether a process with this pid exists (one that is not ours counts too: not stale).
 fn process_runs(pid: i32) -> bool {
-    // SAFETY: signal 0 only checks whether the process exists.
-    let rc = unsafe { libc::kill(pid, 0) };
-    rc == 0 || io::Error::last_os_error().raw_os_error() != Some(libc::ESRCH)
+    let Some(pid) = rustix::process::Pid::from_raw(pid) else {
+        return false;
+    };
+    // Signal 0 only checks whether the process exists.
+    rustix::process::test_kill_process(pid) != Err(rustix::io::Errno::SRCH)
 }
 
 /// A real directory (not a link) that belongs to this user.
 fn own_directory(entry: &fs::DirEntry) -> bool {
     use std::os::unix::fs::MetadataExt;
-    entry.metadata().is_ok_and(|meta| {
-        // SAFETY: geteuid cannot fail.
-        meta.is_dir() && meta.uid() == unsafe { libc::geteuid() }
-    })
+    entry
+        .metadata()
+        .is_ok_and(|meta| meta.is_dir() && meta.uid() == rustix::process::geteuid().as_raw())
 }
 
 impl Drop for PrivateTemp {

@@ -31,14 +31,33 @@ pub(crate) fn serve(
                     }
                 }
                 Control::CloseInput => writer = None,
-                Control::Signal(signal) if pgid > 0 => {
-                    // SAFETY: killpg only sends a signal; a group that is gone yields ESRCH.
-                    unsafe {
-                        libc::killpg(pgid, signal);
-                    }
-                }
-                Control::Signal(_) => {}
+                Control::Signal(signal) => signal_group(pgid, signal),
             }
         }
     })
+}
+
+/// Sends `signal` to the process group `pgid` (none when `pgid` is not a process id); a
+/// group that is gone yields ESRCH, which is fine.
+fn signal_group(pgid: i32, signal: i32) {
+    if pgid <= 0 {
+        return;
+    }
+    let Some(group) = rustix::process::Pid::from_raw(pgid) else {
+        return;
+    };
+    match rustix::process::Signal::from_named_raw(signal) {
+        Some(signal) => {
+            let _ = rustix::process::kill_process_group(group, signal);
+        }
+        // A real-time signal: rustix names none of them (they depend on the C library),
+        // so this one stays libc's.
+        None if signal > 0 => {
+            // SAFETY: killpg only sends a signal.
+            unsafe {
+                libc::killpg(pgid, signal);
+            }
+        }
+        None => {}
+    }
 }

@@ -27,6 +27,7 @@ use std::path::Path;
 use std::process::ExitStatus;
 use std::sync::atomic::{AtomicU64, Ordering};
 
+use rustix::process::{Pid, Signal, WaitOptions};
 use tokio::io::unix::AsyncFd;
 
 use crate::Confinement;
@@ -179,9 +180,7 @@ pub(crate) fn spawn(plan: &Plan<'_>) -> Result<Child, Failure> {
     let failure = shared.failure.load(Ordering::SeqCst);
     if failure != 0 {
         // The child has exited (`_exit` released the vfork): reap it.
-        let mut status = 0;
-        // SAFETY: waitpid on our own child, which has exited.
-        unsafe { libc::waitpid(pid, &mut status, 0) };
+        let _ = wait_for(pid, false);
         return Err(if failure >> 32 == STEP_CGROUP {
             Failure::Cgroup
         } else {
@@ -194,9 +193,11 @@ pub(crate) fn spawn(plan: &Plan<'_>) -> Result<Child, Failure> {
     let pidfd = match registered {
         Ok(pidfd) => pidfd,
         Err(error) => {
-            // Nothing could wait for it: it must not run unwatched.
-            // SAFETY: kill(2) of the process group of our own child, not yet reaped.
-            unsafe { libc::kill(-pid, libc::SIGKILL) };
+            // Nothing could wait for it: it must not run unwatched (its process group is
+            // its pid; it is not reaped yet, so the id is still its).
+            if let Some(group) = Pid::from_raw(pid) {
+                let _ = rustix::process::kill_process_group(group, Signal::KILL);
+            }
             reap_later(pid);
             return Err(Failure::Other(error.into()));
         }
@@ -241,29 +242,18 @@ impl Child {
         if let Some(status) = self.status {
             return Ok(Some(status));
         }
-        loop {
-            let mut status = 0;
-            // SAFETY: waitpid on our own child, with WNOHANG.
-            let reaped = unsafe { libc::waitpid(self.pid, &mut status, libc::WNOHANG) };
-            if reaped == self.pid {
-                let status = ExitStatus::from_raw(status);
-                self.status = Some(status);
-                // Background jobs may still be in the namespace; then it outlives this.
-                if let (Some(mounts), Ok(runtime)) =
-                    (self.mounts.take(), tokio::runtime::Handle::try_current())
-                {
-                    drop(runtime.spawn_blocking(move || drop(mounts)));
-                }
-                return Ok(Some(status));
-            }
-            if reaped == 0 {
-                return Ok(None);
-            }
-            let error = io::Error::last_os_error();
-            if error.kind() != io::ErrorKind::Interrupted {
-                return Err(error);
-            }
+        let Some(raw) = wait_for(self.pid, true)? else {
+            return Ok(None);
+        };
+        let status = ExitStatus::from_raw(raw);
+        self.status = Some(status);
+        // Background jobs may still be in the namespace; then it outlives this.
+        if let (Some(mounts), Ok(runtime)) =
+            (self.mounts.take(), tokio::runtime::Handle::try_current())
+        {
+            drop(runtime.spawn_blocking(move || drop(mounts)));
         }
+        Ok(Some(status))
     }
 }
 
@@ -282,12 +272,26 @@ fn reap_later(pid: i32) {
     let _ = std::thread::Builder::new()
         .name("pi-tools-reaper".into())
         .spawn(move || {
-            let mut status = 0;
-            // SAFETY: a blocking waitpid on our own child.
-            while unsafe { libc::waitpid(pid, &mut status, 0) } < 0
-                && io::Error::last_os_error().kind() == io::ErrorKind::Interrupted
-            {}
+            let _ = wait_for(pid, false);
         });
+}
+
+/// Waits for our own child `pid` (without blocking when `nohang`), retrying when a signal
+/// interrupts: its raw wait status once it has ended and is reaped, `None` while it runs.
+fn wait_for(pid: i32, nohang: bool) -> io::Result<Option<i32>> {
+    let pid = Pid::from_raw(pid).ok_or_else(|| io::Error::from(io::ErrorKind::InvalidInput))?;
+    let options = if nohang {
+        WaitOptions::NOHANG
+    } else {
+        WaitOptions::empty()
+    };
+    loop {
+        match rustix::process::waitpid(Some(pid), options) {
+            Ok(reaped) => return Ok(reaped.map(|(_, status)| status.as_raw())),
+            Err(rustix::io::Errno::INTR) => {}
+            Err(error) => return Err(error.into()),
+        }
+    }
 }
 
 /// The child: runs on its own stack, sharing this process's memory, until `execve`.
@@ -306,6 +310,10 @@ extern "C" fn child_main(arg: *mut libc::c_void) -> libc::c_int {
 
 impl Shared<'_> {
     /// The child's steps in order; returns only on failure (with the step).
+    ///
+    /// The steps stay libc's: they work on the raw descriptors of `Shared` (rustix's `dup2`
+    /// takes an owned target, its `execve` and signal masks are unsafe as well), and code
+    /// that shares this process's memory is best left as it was proven by the attack tests.
     fn run(&self) -> Result<std::convert::Infallible, (u64, io::Error)> {
         let other = |e| (STEP_OTHER, e);
         // SAFETY: plain system calls on data prepared before `clone`.
@@ -360,6 +368,11 @@ impl Shared<'_> {
 /// In the child, with every signal blocked: every signal this process handles goes back to
 /// its default action (a handler must not run on the shared memory once signals are
 /// unblocked), and SIGPIPE too, which Rust programs ignore and commands expect by default.
+///
+/// # Safety
+///
+/// Only in the child between `clone` and `exec`, with every signal blocked: it changes the
+/// dispositions of the whole process, which would break this process's own handlers.
 unsafe fn reset_signal_handlers() {
     // SAFETY: sigaction with structs on this stack.
     unsafe {
@@ -431,6 +444,7 @@ impl Stack {
         if let Some(stack) = SPARE.with(Cell::take) {
             return Ok(stack);
         }
+        // libc's: rustix's `mmap` and `mprotect` are unsafe as well, so nothing is gained.
         // SAFETY: a fresh anonymous private mapping, its lowest page made inaccessible.
         unsafe {
             let base = libc::mmap(
@@ -474,6 +488,5 @@ impl Drop for Stack {
 }
 
 fn page_size() -> usize {
-    // SAFETY: sysconf only reads.
-    usize::try_from(unsafe { libc::sysconf(libc::_SC_PAGESIZE) }).unwrap_or(4096)
+    rustix::param::page_size()
 }

@@ -104,11 +104,10 @@ impl ParentEnds {
 /// In a command's child before `exec`, on a terminal: a session of its own (so the group is
 /// its pid, as for other commands) whose controlling terminal is its standard input.
 pub(crate) fn take_terminal() -> io::Result<()> {
-    // SAFETY: setsid and ioctl are plain system calls (async-signal-safe).
-    unsafe {
-        if libc::setsid() < 0 || libc::ioctl(0, libc::TIOCSCTTY, 0) < 0 {
-            return Err(io::Error::last_os_error());
-        }
-    }
+    // rustix's are the bare system calls (async-signal-safe, as after fork they must be).
+    rustix::process::setsid()?;
+    // SAFETY: 0 is the child's standard input, open (the terminal) until `exec`.
+    let stdin = unsafe { std::os::fd::BorrowedFd::borrow_raw(0) };
+    rustix::process::ioctl_tiocsctty(stdin)?;
     Ok(())
 }
