@@ -1,5 +1,5 @@
 //! [`Confinement`]: a resolved policy turned into what the child applies before `exec`
-//! (a child made by `clone`, see `env/spawn.rs`, or by `fork`). Everything that allocates
+//! (a child made by `clone`, see `exec/spawn.rs`, or by `fork`). Everything that allocates
 //! or opens paths happens in the parent; the child only makes system calls, in this order:
 //! its own user namespace (or, where none can be made, every capability dropped), the
 //! mount namespace (protected paths), Landlock (writes, device nodes, signals and abstract

@@ -9,9 +9,9 @@
 //! after every call, what the kernel reported appearing since (see `dir_watch.rs`): a
 //! `.git` is a repository, a directory is walked. Where there are no notifications (no
 //! inotify instance or watch left for the user, no `/proc`), every directory's change time
-//! is looked at instead, and a directory whose time moved is listed again. The search
-//! walker (`search/walk`) is not used: it follows the ignore rules, keeps an order this
-//! does not need, and is only built with the built-in tools.
+//! is looked at instead, and a directory whose time moved is listed again. pi-tools' search
+//! walker is not used (this crate knows nothing of it): it follows the ignore rules and
+//! keeps an order this does not need.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::ffi::{OsStr, OsString};

@@ -57,7 +57,20 @@
 //!
 //! Features: `process` adds running commands ([`exec::run`], [`Confinement`],
 //! [`procs::Tracker`]); without it, the policy, its checks and its guards remain.
-
+//!
+// Without `process`, the items it adds are linked on docs.rs (a build with every feature).
+#![cfg_attr(
+    feature = "process",
+    doc = "[`Confinement`]: crate::Confinement\n\
+           [`exec::run`]: crate::exec::run\n\
+           [`procs::Tracker`]: crate::procs::Tracker"
+)]
+#![cfg_attr(
+    not(feature = "process"),
+    doc = "[`Confinement`]: https://docs.rs/pi-tools-sandbox/latest/pi_tools_sandbox/struct.Confinement.html\n\
+           [`exec::run`]: https://docs.rs/pi-tools-sandbox/latest/pi_tools_sandbox/exec/fn.run.html\n\
+           [`procs::Tracker`]: https://docs.rs/pi-tools-sandbox/latest/pi_tools_sandbox/procs/struct.Tracker.html"
+)]
 // Every `unsafe` block says why it is sound (`clippy::undocumented_unsafe_blocks`, denied in
 // the manifest), and `unsafe fn`s say what their callers must uphold.
 #![cfg_attr(docsrs, feature(doc_cfg))]

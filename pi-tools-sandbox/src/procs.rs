@@ -2,7 +2,7 @@
 //!
 //! A process group is not enough to find a command's processes: `setsid`, `setsid -f` and
 //! `set -m` move children into groups (and sessions) of their own. So every command gets a
-//! [`CallProcs`] that finds all of them:
+//! `CallProcs` that finds all of them:
 //!
 //! - **cgroup v2** where the process may create cgroups below its own (as root, or in a
 //!   delegated subtree): each command runs in a fresh cgroup, entered by the child itself
@@ -16,8 +16,8 @@
 //! (`cmd &`): they may outlive the call. Every other one is killed when the call ends, and
 //! from then on a watcher thread keeps that rule for as long as the call has processes: one
 //! that leaves the group later (a job that had not yet called `setsid` when the shell
-//! exited, or a background job's `setsid` child) is killed within [`WATCH_INTERVAL`] (the
-//! /proc scan: [`WATCH_INTERVAL_SCAN`]). [`Tracker::end_session`] kills whatever is left.
+//! exited, or a background job's `setsid` child) is killed within 50 ms (the
+//! /proc scan: 250 ms). [`Tracker::end_session`] kills whatever is left.
 
 use std::collections::{HashMap, HashSet};
 use std::fs;

@@ -13,7 +13,8 @@
 //! An entry that exists is bind-mounted read-only in the command's mount namespace (so it
 //! cannot be changed, replaced, renamed away or hard-linked from); one that does not exist
 //! cannot be mounted on, so what a command makes there is undone after the call (see
-//! `plant_guard.rs`). The write and edit tools refuse all of them with a sentence.
+//! `plant_guard.rs`). A program's own writes are refused all of them, with a sentence, by
+//! [`Sandbox::check_write`](crate::Sandbox::check_write).
 
 /// The protected paths when the configuration does not opt out of them
 /// (`[sandbox] default_protected = false`), relative to each writable root. `.git/…`

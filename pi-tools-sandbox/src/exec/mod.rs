@@ -1,10 +1,9 @@
 //! Running a shell command on this machine: what to run ([`ExecRequest`]), how it ended
 //! ([`ExecOutcome`]), where its output goes ([`OutputSink`]) and what a job sends it while it
-//! runs ([`Input`]); with the `process` feature, [`run`] runs it, confined by a [`Sandbox`]
-//! when given one and tracked by a [`Tracker`].
+//! runs ([`Input`]); with the `process` feature, `run` runs it, confined by a [`Sandbox`]
+//! when given one and tracked by a `procs::Tracker`.
 //!
 //! [`Sandbox`]: crate::Sandbox
-//! [`Tracker`]: crate::procs::Tracker
 
 mod control;
 #[cfg(feature = "process")]

@@ -295,7 +295,7 @@ fn check_request(request: &ExecRequest) -> io::Result<()> {
     }
 }
 
-/// What streams a command gets (see `exec_stdio.rs`).
+/// What streams a command gets (see `stdio.rs`).
 struct Streams {
     split_stderr: bool,
     piped_stdin: bool,
@@ -305,7 +305,7 @@ struct Streams {
 /// The shell, its processes, and this process's ends of its streams.
 type Spawned = (Shell, std::sync::Arc<CallProcs>, super::stdio::Registered);
 
-/// A started shell: by `clone` without copying this process (`env/spawn.rs`), or by `fork`
+/// A started shell: by `clone` without copying this process (`spawn.rs`), or by `fork`
 /// where the kernel refuses that.
 enum Shell {
     #[cfg(target_os = "linux")]
