@@ -13,6 +13,9 @@ use std::os::fd::OwnedFd;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+#[cfg(feature = "process")]
+use pi_tools_sandbox::procs::{ProcessTracking, Tracker};
+use pi_tools_sandbox::{Sandbox, SandboxPolicy};
 use rustix::fs::{FileType, Mode, OFlags, Stat};
 
 use super::beneath::{Last, Roots, require_regular};
@@ -24,9 +27,6 @@ use super::replace::Target;
 use super::session_files::SessionFiles;
 use super::{DirEntry, ExecutionEnv, FileChange, FileHead, FileReader, Metadata, MutationQueue};
 use crate::core::BoxFuture;
-#[cfg(feature = "process")]
-use pi_tools_sandbox::procs::{ProcessTracking, Tracker};
-use pi_tools_sandbox::{Sandbox, SandboxPolicy};
 
 /// The local file system and local processes.
 ///

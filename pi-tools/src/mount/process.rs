@@ -16,13 +16,13 @@ use std::process::Stdio;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use pi_tools_sandbox::Confinement;
 use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::process::{Child, ChildStdin, ChildStdout, Command};
 
 use crate::env::Sandbox;
 use crate::env::link::{guard, leftovers};
 use crate::env::owned;
-use pi_tools_sandbox::Confinement;
 
 /// The environment variable that marks a mounted server's processes, so those that leave
 /// its process group (`setsid`, double forks) are found and ended with it.
