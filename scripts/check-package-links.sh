@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Every link in what the two published crates ship (their READMEs, the Markdown files they
+# Every link in what the three published crates ship (their READMEs, the Markdown files they
 # include, and the rustdoc in their sources) is absolute or names a file inside the package.
 # The crate registry shows the package's README as the crate page and docs.rs shows the
 # rustdoc; from there, a relative link into the repository's other folders (docs/, examples/)
@@ -64,7 +64,7 @@ if (($# > 0)); then
     done < <(cd "$dir" && find . -type f \( -name '*.md' -o -name '*.rs' \) | sed 's#^\./##' | sort)
   done
 else
-  for package in pi-tools pi-tools-derive; do
+  for package in pi-tools pi-tools-derive pi-tools-sandbox; do
     while read -r file; do
       if [[ -f "$package/$file" && ("$file" == *.md || "$file" == *.rs) ]]; then
         check_file "$package" "$file"

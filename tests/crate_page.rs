@@ -150,6 +150,10 @@ fn the_link_check_finds_inline_and_reference_links_that_leave_the_package() {
 #[test]
 fn the_published_packages_link_only_to_what_exists() {
     let root = workspace();
-    let (ok, stderr) = check_links(&[&root.join("pi-tools"), &root.join("pi-tools-derive")]);
+    let (ok, stderr) = check_links(&[
+        &root.join("pi-tools"),
+        &root.join("pi-tools-derive"),
+        &root.join("pi-tools-sandbox"),
+    ]);
     assert!(ok, "{stderr}");
 }

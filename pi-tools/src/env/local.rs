@@ -13,6 +13,9 @@ use std::os::fd::OwnedFd;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+#[cfg(feature = "process")]
+use pi_tools_sandbox::procs::{ProcessTracking, Tracker};
+use pi_tools_sandbox::{Sandbox, SandboxPolicy};
 use rustix::fs::{FileType, Mode, OFlags, Stat};
 
 use super::beneath::{Last, Roots, require_regular};
@@ -20,10 +23,7 @@ use super::blocking::{self, SlotReader};
 use super::local_remove;
 use super::local_stat::{list_dir_of, metadata_of, modified_of};
 use super::path::{canonical_lenient_sync, follow_final_links};
-#[cfg(feature = "process")]
-use super::procs::{ProcessTracking, Tracker};
 use super::replace::Target;
-use super::sandbox::{ResolvedSandbox, SandboxPolicy};
 use super::session_files::SessionFiles;
 use super::{DirEntry, ExecutionEnv, FileChange, FileHead, FileReader, Metadata, MutationQueue};
 use crate::core::BoxFuture;
@@ -51,7 +51,7 @@ pub struct LocalEnv {
     queue: MutationQueue,
     #[cfg(feature = "process")]
     processes: Tracker,
-    sandbox: Option<ResolvedSandbox>,
+    sandbox: Option<Sandbox>,
     /// Files to delete when the session ends (bash's spill files).
     session_files: SessionFiles,
     /// Whether grep keeps a search index of the working directory.
@@ -159,17 +159,19 @@ impl LocalEnv {
         self.check_allowed(&request.cwd)?;
         let tracker = &self.processes;
         let Some(sandbox) = &self.sandbox else {
-            return super::exec::run(request, cancel, on_chunk, on_stderr, tracker, None, input)
-                .await;
+            return pi_tools_sandbox::exec::run(
+                request, cancel, on_chunk, on_stderr, tracker, None, input,
+            )
+            .await;
         };
         if let Some(tmp) = sandbox.tmp_dir() {
             request
                 .env
                 .push(("TMPDIR".to_owned(), tmp.display().to_string()));
         }
-        let (notes, on_chunk) = super::sandbox::CallNotes::wrap(on_chunk);
+        let (notes, on_chunk) = super::sandbox_notes::CallNotes::wrap(on_chunk);
         sandbox.before_call();
-        let outcome = super::exec::run(
+        let outcome = pi_tools_sandbox::exec::run(
             request,
             cancel,
             on_chunk,
@@ -237,7 +239,7 @@ impl LocalEnv {
     }
 
     /// The sandbox, as resolved by [`with_sandbox`](Self::with_sandbox).
-    pub fn sandbox(&self) -> Option<&ResolvedSandbox> {
+    pub fn sandbox(&self) -> Option<&Sandbox> {
         self.sandbox.as_ref()
     }
 
@@ -400,7 +402,7 @@ impl ExecutionEnv for LocalEnv {
     fn confinement(&self) -> Option<String> {
         self.sandbox
             .as_ref()
-            .and_then(ResolvedSandbox::describe)
+            .and_then(Sandbox::describe)
             .map(str::to_owned)
     }
 

@@ -8,12 +8,6 @@
 
 mod beneath;
 mod blocking;
-#[cfg(feature = "process")]
-mod exec;
-#[cfg(feature = "process")]
-mod exec_input;
-#[cfg(feature = "process")]
-mod exec_stdio;
 mod host_key;
 pub mod jobs;
 // The link and owned children serve the SSH environment and mounted servers (and the
@@ -26,23 +20,21 @@ mod local_stat;
 #[cfg(any(feature = "ssh", feature = "mount"))]
 pub(crate) mod owned;
 mod path;
-#[cfg(feature = "process")]
-mod procs;
-#[cfg(all(unix, feature = "process"))]
-mod pty;
 mod queue;
 mod replace;
-pub mod sandbox;
+/// The sandbox commands run in and the file tools' writes are checked against: the
+/// [`pi_tools_sandbox`] crate, whose main items are also here in `env`.
+pub use pi_tools_sandbox as sandbox;
+#[cfg(feature = "process")]
+mod sandbox_notes;
 mod session_files;
-#[cfg(all(target_os = "linux", feature = "process"))]
-mod spawn;
 #[cfg(feature = "ssh")]
 mod ssh;
 
 use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
-use std::time::{Duration, SystemTime};
+use std::time::SystemTime;
 
 use tokio::io::AsyncRead;
 use tokio_util::sync::CancellationToken;
@@ -53,11 +45,16 @@ pub use host_key::HostKeyPolicy;
 pub use jobs::{JobControl, JobInput, Jobs, TerminalSize};
 pub use local::LocalEnv;
 pub use path::{expand_tilde, mutation_key, normalize_path_input, resolve_path, resolve_read_path};
+pub use pi_tools_sandbox::exec::{ExecOutcome, ExecRequest, OutputSink};
 #[cfg(feature = "process")]
-pub use procs::ProcessTracking;
+pub use pi_tools_sandbox::procs::ProcessTracking;
+pub use pi_tools_sandbox::{GitAccess, KernelSupport, Sandbox, SandboxMode, SandboxPolicy};
 pub use queue::MutationQueue;
 pub use replace::is_temp_file_name;
-pub use sandbox::{GitAccess, KernelSupport, ResolvedSandbox, SandboxMode, SandboxPolicy};
+
+/// The sandbox as resolved for one environment, now [`Sandbox`].
+#[deprecated(note = "renamed `Sandbox` (in the `pi-tools-sandbox` crate)")]
+pub type ResolvedSandbox = Sandbox;
 
 #[cfg(feature = "builtins")]
 pub(crate) use beneath::{Last, Roots, open_beneath};
@@ -94,36 +91,6 @@ pub struct DirEntry {
     /// It is a symbolic link.
     pub is_symlink: bool,
 }
-
-/// A command for [`ExecutionEnv::exec`].
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ExecRequest {
-    /// The shell command line.
-    pub command: String,
-    /// The working directory.
-    pub cwd: PathBuf,
-    /// Kill the command and every process it started after this long (a timeout too long
-    /// for the clock to hold means none).
-    pub timeout: Option<Duration>,
-    /// Extra environment variables.
-    pub env: Vec<(String, String)>,
-}
-
-/// How a process ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub struct ExecOutcome {
-    /// The exit code, when it exited normally.
-    pub exit_code: Option<i32>,
-    /// The signal that killed it, when one did.
-    pub signal: Option<i32>,
-    /// It was killed because the request's timeout passed.
-    pub timed_out: bool,
-    /// It was killed because the cancellation token fired.
-    pub aborted: bool,
-}
-
-/// Receives a running process's output, chunk by chunk, as it arrives.
-pub type OutputSink = Box<dyn FnMut(&[u8]) + Send>;
 
 /// A streaming reader over a file's bytes.
 pub type FileReader = Box<dyn AsyncRead + Send + Unpin>;

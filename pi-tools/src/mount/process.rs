@@ -16,13 +16,13 @@ use std::process::Stdio;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use pi_tools_sandbox::Confinement;
 use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::process::{Child, ChildStdin, ChildStdout, Command};
 
-use crate::env::ResolvedSandbox;
+use crate::env::Sandbox;
 use crate::env::link::{guard, leftovers};
 use crate::env::owned;
-use crate::env::sandbox::ChildSandbox;
 
 /// The environment variable that marks a mounted server's processes, so those that leave
 /// its process group (`setsid`, double forks) are found and ended with it.
@@ -87,7 +87,7 @@ pub(crate) struct Launch {
     pub(crate) command: Vec<String>,
     pub(crate) env: Vec<(String, String)>,
     pub(crate) cwd: PathBuf,
-    pub(crate) sandbox: Option<ResolvedSandbox>,
+    pub(crate) sandbox: Option<Sandbox>,
 }
 
 /// A started server process.
@@ -135,7 +135,7 @@ impl ServerProcess {
             if let Some(tmp) = sandbox.tmp_dir() {
                 command.env("TMPDIR", tmp);
             }
-            if let Some(child_sandbox) = ChildSandbox::prepare(sandbox)? {
+            if let Some(child_sandbox) = Confinement::prepare(sandbox)? {
                 child_sandbox.install(&mut command);
             }
         }

@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 use tokio::sync::{Notify, mpsc};
 use tokio_util::sync::CancellationToken;
 
-use super::control::JobControl;
+use super::JobControl;
 use super::ring::{Ring, Slice};
 use crate::core::text::signal_name;
 use crate::core::{Notice, Notices};

@@ -9,7 +9,6 @@
 //! not found, so it can be neither read nor signalled. The number of running jobs is
 //! bounded, and so is what each keeps of its output ([`ring`]).
 
-mod control;
 mod job;
 pub mod ring;
 
@@ -17,8 +16,9 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use tokio::sync::mpsc;
 
-pub use control::{JobControl, JobInput, TerminalSize};
+// What a job is sent while it runs is the command runner's (the sandbox crate's) input.
 pub use job::{Job, JobRead, JobState, run_time_text};
+pub use pi_tools_sandbox::exec::{Control as JobControl, Input as JobInput, TerminalSize};
 
 use crate::core::Notices;
 use crate::env::{ExecRequest, ExecutionEnv, OutputSink};

@@ -6,7 +6,7 @@
 
 use std::fs;
 
-use crate::env::procs::{environ, proc_pids};
+use pi_tools_sandbox::procs::{environ, proc_pids};
 
 /// How many rounds of killing one pass may take.
 const ROUNDS: usize = 20;

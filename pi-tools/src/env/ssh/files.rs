@@ -124,7 +124,7 @@ async fn canonical_lenient(sftp: &Sftp, path: &Path) -> io::Result<PathBuf> {
 /// Follows the links `path` itself is, as far as they go (40 at most, as the kernel does),
 /// by the env's one algorithm over SFTP.
 async fn follow_final_links(sftp: &Sftp, path: &Path) -> io::Result<PathBuf> {
-    crate::env::path::follow_final_links_with(path, |probe| async move {
+    pi_tools_sandbox::path::follow_final_links_with(path, |probe| async move {
         let mut fs = sftp.fs();
         match fs.symlink_metadata(&probe).await.map_err(io_error) {
             Ok(meta) if meta.file_type().is_some_and(|t| t.is_symlink()) => {
