@@ -103,7 +103,7 @@ pub mod policy;
 pub mod prompt;
 pub mod provider;
 #[cfg(feature = "builtins")]
-mod search;
+pub mod search;
 pub mod tool;
 pub mod toolbox;
 
