@@ -69,8 +69,10 @@ const MAX_CACHED: usize = 1024;
 
 /// The compiled patterns of each syntax (in [`GlobSyntax`]'s order), by pattern; `None`
 /// for one globset refuses.
-static CACHES: Mutex<[Option<HashMap<String, Option<Arc<Glob>>>>; 3]> =
-    Mutex::new([None, None, None]);
+static CACHES: Mutex<[Option<Compiled>; 3]> = Mutex::new([None, None, None]);
+
+/// The patterns of one syntax compiled so far.
+type Compiled = HashMap<String, Option<Arc<Glob>>>;
 
 fn cached(pattern: &str, syntax: GlobSyntax) -> Option<Arc<Glob>> {
     let mut caches = CACHES.lock().unwrap_or_else(PoisonError::into_inner);
