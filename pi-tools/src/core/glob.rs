@@ -22,6 +22,8 @@ pub(crate) enum GlobSyntax {
     Paths,
     /// [`GlobSyntax::Paths`], and also `[...]` classes, `{a,b}` alternatives and `\`
     /// escapes. The search's globs.
+    // Only the search (`builtins`) reads globs this way.
+    #[cfg_attr(not(feature = "builtins"), allow(dead_code))]
     PathsFull,
 }
 
