@@ -18,7 +18,8 @@ use pi_tools::builtins::edit::{EditArgs, Replacement, edit};
 use pi_tools::builtins::find::{FindArgs, find};
 use pi_tools::builtins::grep::{GrepArgs, grep, search_index_stats};
 use pi_tools::builtins::write::{WriteArgs, write};
-use pi_tools::env::{ExecutionEnv, LocalEnv, WithEnv};
+use pi_tools::env::{ExecutionEnv, LocalEnv, SearchIndex, WithEnv};
+use pi_tools::search;
 use tokio_util::sync::CancellationToken;
 
 /// A small deterministic generator (xorshift), so a failing seed can be replayed.
@@ -493,4 +494,62 @@ async fn a_bind_mount_beneath_the_tree_is_seen_by_indexed_searches() {
         search_index_stats(&dir, Duration::from_secs(1)).map(|s| s.watched),
         Some(true)
     );
+}
+
+/// Issue 49: a one-shot grep (one search in a session, as `pi-tools run` or `call` makes
+/// it) starts no index build to compete with its own scan and be thrown away; a second
+/// search of the directory starts one, and once it is built the searches go through it. A
+/// long-lived session (`SearchIndex::Always`, the MCP server's) starts it at the first
+/// search; `Off` never does.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_one_shot_grep_starts_no_index_and_a_second_search_uses_one() {
+    let tree = |files: usize| {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let dir = fs::canonicalize(tmp.path()).expect("canonical");
+        for i in 0..files {
+            let text = if i == 7 {
+                "the needle_49 is here\n"
+            } else {
+                "hay\n"
+            };
+            fs::write(dir.join(format!("f{i:03}.txt")), text).expect("write");
+        }
+        (tmp, dir)
+    };
+    let (_tmp, dir) = tree(40);
+    let session = ctx(LocalEnv::new(&dir));
+    let first = grep_text(&session, GrepArgs::new("needle_49")).await;
+    assert!(first.starts_with("f007.txt:1: the needle_49"), "{first}");
+    assert!(
+        !search::index_exists(&dir),
+        "a one-shot grep started an index build"
+    );
+
+    let second = grep_text(&session, GrepArgs::new("needle_49")).await;
+    assert_eq!(second, first);
+    assert!(
+        search::index_exists(&dir),
+        "a second search of the directory started no index"
+    );
+    let built = search_index_stats(&dir, Duration::from_secs(30)).expect("the index is built");
+    let third = grep_text(&session, GrepArgs::new("needle_49")).await;
+    assert_eq!(third, first);
+    let used = search_index_stats(&dir, Duration::from_secs(1)).expect("stats");
+    assert_eq!(
+        used.searches_narrowed,
+        built.searches_narrowed + 1,
+        "the search after the build did not go through the index"
+    );
+
+    let (_tmp, long_lived) = tree(5);
+    let server = ctx(LocalEnv::new(&long_lived).with_search_index(SearchIndex::Always));
+    find_text(&server, FindArgs::new("*.txt")).await;
+    assert!(search::index_exists(&long_lived));
+
+    let (_tmp, off) = tree(5);
+    let never = ctx(LocalEnv::new(&off).with_search_index(SearchIndex::Off));
+    for _ in 0..3 {
+        grep_text(&never, GrepArgs::new("needle_49")).await;
+    }
+    assert!(!search::index_exists(&off));
 }

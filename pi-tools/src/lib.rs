@@ -105,7 +105,7 @@ pub mod policy;
 pub mod prompt;
 pub mod provider;
 #[cfg(feature = "builtins")]
-mod search;
+pub mod search;
 pub mod tool;
 pub mod toolbox;
 #[cfg(feature = "process")]

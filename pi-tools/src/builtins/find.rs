@@ -3,8 +3,6 @@
 //! The walk runs in-process (ripgrep's `ignore` and `globset` crates): no `fd` binary, and
 //! the pattern is never read as a command-line flag.
 
-use std::ops::ControlFlow;
-
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -17,18 +15,10 @@ use crate::core::{ToolContext, ToolError, ToolResult};
 use crate::truncate::{
     DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, TruncatedBy, TruncationLimits, truncate_head,
 };
-use std::path::Path;
-
-use tokio_util::sync::CancellationToken;
 
 use crate::builtins::SearchedVia;
-use crate::env::{ExecutionEnv, ToolContextExt};
-use crate::search::env_walk::EnvWalk;
-use crate::search::index;
-use crate::search::path_glob::PathGlob;
-use crate::search::root::{SearchRoot, search_root};
-use crate::search::skipped::Skipped;
-use crate::search::walk::{Kind, WalkBase, WalkEnd, spare_cores, walk_sorted};
+use crate::env::ToolContextExt;
+use crate::search::{PathQuery, PathsFound, Route, SearchStart};
 use crate::text::sentence;
 use crate::tool;
 use crate::tool::ToolOutput;
@@ -116,95 +106,32 @@ pub async fn find(
     if let Some(output) = run_in_env(ctx, "find", &args).await {
         return output;
     }
-    let env = ctx.env();
     let raw_path = args.path.as_deref().unwrap_or(".");
     let limit = common_args::limit(args.limit, DEFAULT_LIMIT);
-    let SearchRoot {
-        path: root,
-        meta,
-        roots,
-    } = search_root(env.as_ref(), raw_path).await?;
-    if !meta.is_dir {
+    let start = SearchStart::resolve(ctx.env(), raw_path).await?;
+    if !start.is_dir() {
         return Err(not_a_directory(raw_path));
     }
-    let glob = PathGlob::new(&args.pattern).map_err(ToolError::new)?;
-    if !env.is_local() {
-        return find_through_env(env.as_ref(), &root, &glob, limit, ctx.cancellation()).await;
+    let query = PathQuery {
+        glob: args.pattern.clone(),
+        limit,
+        max_lines: DEFAULT_MAX_LINES,
+        max_bytes: DEFAULT_MAX_BYTES,
+    };
+    let (found, route) = start.paths(query, ctx.cancellation()).await?;
+    if let Some(e) = &found.failed {
+        return Err(ToolError::new(format!(
+            "Cannot search `{raw_path}`: {} Check the path and its permissions.",
+            sentence(e)
+        )));
     }
-    let cancel = ctx.cancellation().clone();
-    let shown = raw_path.to_string();
-    let index = env
-        .search_index()
-        .then(|| index::for_root(env.cwd(), &roots));
-    let found = tokio::task::spawn_blocking(move || {
-        let base = WalkBase::open(&roots, &root).map_err(|e| {
-            ToolError::new(format!(
-                "Cannot search `{shown}`: {} Check the path and its permissions.",
-                sentence(&e)
-            ))
-        })?;
-        let mut found = Found::default();
-        // The search index's list of the walk's entries, when it has one for this
-        // directory: the same entries in the same order, without walking.
-        if let Some(index) = index
-            && index
-                .listing(&root, &glob, |rel, is_dir| found.take(rel, is_dir, limit))
-                .is_some()
-        {
-            return Ok(found);
-        }
-        let mut skipped = Skipped::default();
-        let end = walk_sorted(
-            &base,
-            &cancel,
-            spare_cores(),
-            Some(&glob),
-            &mut skipped,
-            |entry| found.take(entry.rel, entry.is_dir, limit),
-        );
-        found.skipped = skipped;
-        found.cancelled = end == WalkEnd::Cancelled;
-        Ok::<_, ToolError>(found)
-    })
-    .await
-    .map_err(|e| ToolError::new(format!("The search failed unexpectedly: {e}.")))??;
-    found_result(found, limit)
-}
-
-/// The paths a find collects, and how its walk ended.
-#[derive(Default)]
-struct Found {
-    /// Each path, relative to the search directory; directories end in `/`.
-    paths: Vec<String>,
-    /// Their size in the output, line ends included.
-    bytes: usize,
-    /// The limit cut them short: more paths match.
-    more: bool,
-    /// The call was cancelled before the walk ended.
-    cancelled: bool,
-    /// The directories that could not be read.
-    skipped: Skipped,
-}
-
-impl Found {
-    /// Takes the path `rel` unless `limit` paths are there already; breaks once the output
-    /// limits are passed (nothing more would be shown).
-    fn take(&mut self, rel: &str, is_dir: bool, limit: usize) -> ControlFlow<()> {
-        if self.paths.len() == limit {
-            self.more = true;
-            return ControlFlow::Break(());
-        }
-        let mut line = rel.to_owned();
-        if is_dir {
-            line.push('/');
-        }
-        self.bytes += line.len() + 1;
-        self.paths.push(line);
-        if self.bytes > DEFAULT_MAX_BYTES || self.paths.len() > DEFAULT_MAX_LINES {
-            return ControlFlow::Break(());
-        }
-        ControlFlow::Continue(())
+    let mut output = found_result(found, limit)?;
+    if route == Route::ThroughEnv
+        && let Some(details) = &mut output.details
+    {
+        details.via = Some(SearchedVia::Walk);
     }
+    Ok(output)
 }
 
 fn not_a_directory(raw_path: &str) -> ToolError {
@@ -213,40 +140,9 @@ fn not_a_directory(raw_path: &str) -> ToolError {
     ))
 }
 
-/// find through the environment's own file operations (its files are not on this machine,
-/// and it could not search next to them): the same walk, the same result.
-async fn find_through_env(
-    env: &dyn ExecutionEnv,
-    root: &Path,
-    glob: &PathGlob,
-    limit: usize,
-    cancel: &CancellationToken,
-) -> Result<ToolOutput<FindDetails>, ToolError> {
-    let mut walk = EnvWalk::new(env, root, Some(glob)).await;
-    let mut found = Found::default();
-    while let Some(entry) = walk.next().await {
-        if cancel.is_cancelled() {
-            found.cancelled = true;
-            break;
-        }
-        if found
-            .take(&entry.rel, entry.kind == Kind::Dir, limit)
-            .is_break()
-        {
-            break;
-        }
-    }
-    found.skipped = walk.skipped;
-    let mut output = found_result(found, limit)?;
-    if let Some(details) = &mut output.details {
-        details.via = Some(SearchedVia::Walk);
-    }
-    Ok(output)
-}
-
 /// The result the model reads for what a walk `found`: the paths, one per line, then in
 /// brackets what limit was reached and what could not be read.
-fn found_result(found: Found, limit: usize) -> Result<ToolOutput<FindDetails>, ToolError> {
+fn found_result(found: PathsFound, limit: usize) -> Result<ToolOutput<FindDetails>, ToolError> {
     let unreadable = found.skipped.notice("directory", "directories");
     if found.cancelled {
         return Err(ToolError::new("The search was aborted."));

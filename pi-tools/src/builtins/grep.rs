@@ -3,7 +3,6 @@
 //! The search runs in-process on ripgrep's own crates, so no user text is ever parsed as a
 //! command-line flag (a pattern such as `--pre=x` is just text to look for).
 
-use grep_regex::RegexMatcherBuilder;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -17,35 +16,16 @@ use crate::truncate::{
     DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, GREP_MAX_LINE_CHARS, TruncatedBy, TruncationLimits,
     truncate_head,
 };
-use std::collections::VecDeque;
-use std::path::PathBuf;
-use std::sync::Arc;
-
-use tokio::task::JoinHandle;
-
-use tokio_util::io::SyncIoBridge;
-use tokio_util::sync::CancellationToken;
 
 use crate::builtins::SearchedVia;
-use crate::env::{ExecutionEnv, ToolContextExt};
-use crate::search::env_walk::EnvWalk;
-use crate::search::index::{self, Query, query_for};
-use crate::search::path_glob::PathGlob;
-use crate::search::root::{SearchRoot, search_root};
-use crate::search::scan::{
-    Collector, FileHits, SearchOutcome, SearchSpec, reason, search, search_listed, search_reader,
-};
-use crate::search::skipped::Skipped;
-use crate::search::walk::{Kind, WalkBase};
+use crate::env::ToolContextExt;
+use crate::search::{ContentQuery, FileHits, Route, SearchOutcome, SearchStart};
 use crate::text::sentence;
 use crate::tool;
 use crate::tool::ToolOutput;
 use crate::tool::render::{Color, Style, Styled};
 
-/// Files read and searched at once when the files are elsewhere (each read is a round trip).
-const READ_AHEAD: usize = 16;
-
-pub use crate::search::index::IndexStats as SearchIndexStats;
+pub use crate::search::IndexStats as SearchIndexStats;
 
 /// The search index grep keeps of the directory `dir` (the working directory of a
 /// [`LocalEnv`](crate::env::LocalEnv) with its search index on): started now if grep has
@@ -55,8 +35,7 @@ pub fn search_index_stats(
     dir: &std::path::Path,
     timeout: std::time::Duration,
 ) -> Option<SearchIndexStats> {
-    let dir = std::path::absolute(dir).ok()?;
-    index::for_root(&dir, &Arc::new(crate::env::Roots::default())).wait_ready(timeout)
+    crate::search::index_stats(dir, timeout)
 }
 
 /// Matches returned when the caller gives no limit.
@@ -175,20 +154,19 @@ pub async fn grep(
     if let Some(output) = run_in_env(ctx, "grep", &args).await {
         return output;
     }
-    let env = ctx.env();
     let shown = args.path.as_deref().unwrap_or(".");
-    let spec = search_spec(&args, search_root(env.as_ref(), shown).await?)?;
-    let limit = spec.limit;
-    let via = (!env.is_local()).then_some(SearchedVia::Walk);
-    let indexed = (env.is_local() && env.search_index() && !spec.single_file).then(|| {
-        let query = query_for(
-            &args.pattern,
-            args.literal.unwrap_or(false),
-            args.ignore_case.unwrap_or(false),
-        );
-        (index::for_root(env.cwd(), &spec.roots), query)
-    });
-    let outcome = run_search(env, spec, indexed, ctx.cancellation()).await?;
+    let start = SearchStart::resolve(ctx.env(), shown).await?;
+    let query = ContentQuery {
+        pattern: args.pattern.clone(),
+        literal: args.literal.unwrap_or(false),
+        ignore_case: args.ignore_case.unwrap_or(false),
+        glob: args.glob.clone(),
+        context: to_usize(args.context.unwrap_or(0).min(MAX_CONTEXT)),
+        limit: common_args::limit(args.limit, DEFAULT_LIMIT),
+        max_lines: DEFAULT_MAX_LINES,
+        max_bytes: DEFAULT_MAX_BYTES,
+    };
+    let (outcome, route) = start.contents(&query, ctx.cancellation()).await?;
     if outcome.cancelled {
         return Err(ToolError::new("The search was aborted."));
     }
@@ -198,62 +176,8 @@ pub async fn grep(
             sentence(err)
         )));
     }
-    report(&outcome, limit, via)
-}
-
-/// What to search for and where, from the arguments: the matcher, the glob and the limits.
-fn search_spec(args: &GrepArgs, start: SearchRoot) -> Result<SearchSpec, ToolError> {
-    let matcher = RegexMatcherBuilder::new()
-        .case_insensitive(args.ignore_case.unwrap_or(false))
-        .fixed_strings(args.literal.unwrap_or(false))
-        .line_terminator(Some(b'\n'))
-        .build(&args.pattern)
-        .map_err(|e| {
-            ToolError::new(format!(
-                "The pattern is not a valid regular expression: {e}\nFix the pattern, or set literal: true to search for the text as it is."
-            ))
-        })?;
-    let glob = match args.glob.as_deref().map(str::trim) {
-        Some(g) if !g.is_empty() => Some(PathGlob::new(g).map_err(ToolError::new)?),
-        _ => None,
-    };
-    Ok(SearchSpec {
-        root: start.path,
-        roots: start.roots,
-        single_file: !start.meta.is_dir,
-        matcher,
-        glob,
-        context: to_usize(args.context.unwrap_or(0).min(MAX_CONTEXT)),
-        limit: common_args::limit(args.limit, DEFAULT_LIMIT),
-        max_lines: DEFAULT_MAX_LINES,
-        max_bytes: DEFAULT_MAX_BYTES,
-    })
-}
-
-/// Runs the search: on a blocking thread when the files are on this machine (through the
-/// search index's candidates when it has them), else through the environment's file
-/// operations.
-async fn run_search(
-    env: Arc<dyn ExecutionEnv>,
-    spec: SearchSpec,
-    indexed: Option<(Arc<index::Index>, Query)>,
-    cancel: &CancellationToken,
-) -> Result<SearchOutcome, ToolError> {
-    if !env.is_local() {
-        return Ok(search_through_env(env, Arc::new(spec), cancel).await);
-    }
-    let cancel = cancel.clone();
-    tokio::task::spawn_blocking(move || {
-        if let Some((index, query)) = indexed
-            && let Some(files) = index.candidates(&spec.root, &query, spec.glob.as_ref())
-            && let Ok(base) = WalkBase::open(&spec.roots, &spec.root)
-        {
-            return search_listed(&spec, &base, &cancel, files);
-        }
-        search(&spec, &cancel)
-    })
-    .await
-    .map_err(|e| ToolError::new(format!("The search failed unexpectedly: {e}.")))
+    let via = (route == Route::ThroughEnv).then_some(SearchedVia::Walk);
+    report(&outcome, query.limit, via)
 }
 
 /// The result the model reads: the matching lines (`path:line: text`, context lines as
@@ -378,112 +302,6 @@ fn match_lines(files: &[FileHits]) -> MatchLines {
     lines
 }
 
-/// grep through the environment's own file operations (its files are not on this machine,
-/// and it could not search next to them): the same walk and the same matching as locally,
-/// each file streamed from the environment into the searcher on a blocking thread.
-async fn search_through_env(
-    env: Arc<dyn ExecutionEnv>,
-    spec: Arc<SearchSpec>,
-    cancel: &CancellationToken,
-) -> SearchOutcome {
-    let mut collector = Collector::new(&spec);
-    if spec.single_file {
-        let name = spec.single_file_name();
-        // Only a regular file is read (a FIFO would block), as locally.
-        if env.metadata(&spec.root).await.is_ok_and(|m| m.is_file) {
-            let root = spec.root.clone();
-            match search_env_file(Arc::clone(&env), Arc::clone(&spec), root, name).await {
-                Ok(Some(hits)) => collector.accept(hits),
-                Ok(None) => {}
-                Err(err) => collector.outcome.skipped.note(".", &reason(&err)),
-            }
-        }
-        collector.outcome.cancelled = cancel.is_cancelled();
-        return collector.outcome;
-    }
-    let mut walk = EnvWalk::new(env.as_ref(), &spec.root, spec.glob.as_ref()).await;
-    // Each read is a round trip (or several) to the remote side: a few files are read and
-    // searched at once, ahead of the walk, and their results taken in walk order.
-    let mut pending: VecDeque<PendingFile> = VecDeque::new();
-    let mut walking = true;
-    loop {
-        while walking && pending.len() < READ_AHEAD && !cancel.is_cancelled() {
-            match walk.next().await {
-                Some(entry)
-                    if entry.kind == Kind::File
-                        || (entry.kind == Kind::Link && entry.link_to_file) =>
-                {
-                    let search = search_env_file(
-                        Arc::clone(&env),
-                        Arc::clone(&spec),
-                        entry.path,
-                        entry.rel.clone(),
-                    );
-                    pending.push_back(PendingFile {
-                        rel: entry.rel,
-                        search: tokio::spawn(search),
-                    });
-                }
-                Some(_) => {}
-                None => walking = false,
-            }
-        }
-        let Some(PendingFile { rel, search }) = pending.pop_front() else {
-            break;
-        };
-        let searched = search
-            .await
-            .unwrap_or_else(|e| Err(std::io::Error::other(format!("the search failed: {e}"))));
-        match searched {
-            Ok(Some(hits)) => collector.accept(hits),
-            Ok(None) => {}
-            Err(err) => collector.outcome.skipped.note(&rel, &reason(&err)),
-        }
-        if collector.done || cancel.is_cancelled() {
-            break;
-        }
-    }
-    for file in pending {
-        file.search.abort();
-    }
-    // As locally, the directories that could not be read come after the files.
-    let mut outcome = collector.outcome;
-    outcome.skipped.first.extend(walk.skipped.first);
-    outcome.skipped.count += walk.skipped.count;
-    outcome.skipped.first.truncate(Skipped::SHOWN);
-    outcome.cancelled = cancel.is_cancelled();
-    outcome
-}
-
-/// A file of the environment being read and searched ahead of the walk.
-struct PendingFile {
-    /// The file's path relative to the search's root.
-    rel: String,
-    /// Its search: the hits, `None` when there are none.
-    search: JoinHandle<std::io::Result<Option<FileHits>>>,
-}
-
-/// Searches one file of the environment, shown as `rel`.
-async fn search_env_file(
-    env: Arc<dyn ExecutionEnv>,
-    spec: Arc<SearchSpec>,
-    path: PathBuf,
-    rel: String,
-) -> std::io::Result<Option<FileHits>> {
-    let reader = env.open_read(&path).await?;
-    let handle = tokio::runtime::Handle::current();
-    tokio::task::spawn_blocking(move || {
-        let file = SyncIoBridge::new_with_handle(reader, handle.clone());
-        let rewind = move |_| {
-            let again = handle.block_on(env.open_read(&path))?;
-            Ok(SyncIoBridge::new_with_handle(again, handle))
-        };
-        search_reader(&spec, file, rewind, rel)
-    })
-    .await
-    .map_err(|e| std::io::Error::other(format!("the search failed unexpectedly: {e}")))?
-}
-
 /// How many matches and files a cut result still shows.
 #[derive(Debug, PartialEq, Eq)]
 struct Shown {
@@ -557,7 +375,7 @@ impl crate::tool::ToolRenderer for GrepRenderer {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::search::scan::HitLine;
+    use crate::search::HitLine;
 
     #[test]
     fn shown_counts_follow_the_cut() {

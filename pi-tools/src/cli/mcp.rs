@@ -13,7 +13,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::config::ConfigSource;
 use crate::core::RunnerConfig;
-use crate::env::LocalEnv;
+use crate::env::{LocalEnv, SearchIndex};
 use crate::mcp::{
     ClientRoots, ConnectionLimits, HttpOptions, McpTools, init_stderr_logging, serve_http,
     serve_split_until, stdio,
@@ -46,7 +46,9 @@ pub(super) async fn mcp(args: McpArgs, source: &ConfigSource) -> Result<ExitCode
         Need::Active,
     )
     .await?;
-    let toolbox = Toolbox::new(registered, &config, workspace.extensions(&config)?);
+    // A server lives long and is searched again: the index is built from the first search.
+    let extensions = workspace.extensions(&config, SearchIndex::Always)?;
+    let toolbox = Toolbox::new(registered, &config, extensions);
     let mut base_config = mounted::runner_config(toolbox.runner_config(), &mounts);
     // A client's roots apply when the configuration names no allowed roots: the
     // configuration's roots win.
@@ -168,7 +170,8 @@ fn client_roots(cwd: std::path::PathBuf, config: &crate::config::Config) -> Clie
             .with_allowed_roots(roots)
             .map_err(unusable)?
             .with_sandbox(config.sandbox_policy(Some(roots)))
-            .map_err(unusable)?;
+            .map_err(unusable)?
+            .with_search_index(SearchIndex::Always);
         Ok(Arc::new(env) as Arc<dyn crate::env::ExecutionEnv>)
     })
 }

@@ -18,7 +18,7 @@ use serde_json::Value;
 
 use crate::core::text::signal_name;
 use crate::core::{BatchOutcome, EventSink, RunnerConfig, ToolCall, ToolSet, execute_tool_calls};
-use crate::env::ExecutionEnv;
+use crate::env::{ExecutionEnv, SearchIndex};
 use crate::provider::Reply;
 
 use crate::config::ConfigSource;
@@ -54,7 +54,10 @@ pub(super) async fn run(
         Need::Calls(batch.calls()),
     )
     .await?;
-    let toolbox = Toolbox::new(registered, &config, workspace.extensions(&config)?);
+    // One batch, then the process ends: an index is built only if the batch searches a
+    // directory twice.
+    let extensions = workspace.extensions(&config, SearchIndex::WhenReused)?;
+    let toolbox = Toolbox::new(registered, &config, extensions);
     // A call the policy asks about is put to the person at the terminal, if there is one.
     let toolbox = match super::approve::TerminalApprover::open() {
         Some(approver) => toolbox.with_approver(std::sync::Arc::new(approver)),

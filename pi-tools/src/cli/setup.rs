@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use crate::config::{Config, ConfigSource, EnvSettings, SshSettings};
 use crate::core::Extensions;
-use crate::env::WithEnv;
+use crate::env::{SearchIndex, WithEnv};
 use crate::tool::Registry;
 use crate::tool::ToolDefinition;
 use crate::toolbox::Toolbox;
@@ -48,7 +48,9 @@ pub(super) async fn describing_toolbox(
     // A sandbox that cannot be set up here (a writable root that does not exist) is
     // `run`'s error to report; describing goes on without it, and so claims none.
     let extensions = match config.env {
-        EnvSettings::Local => extensions(&cwd, &config).unwrap_or_default(),
+        EnvSettings::Local => {
+            extensions(&cwd, &config, SearchIndex::WhenReused).unwrap_or_default()
+        }
         EnvSettings::Ssh(_) => Extensions::new(),
     };
     Ok((Toolbox::new(registered, &config, extensions), mounts))
@@ -85,11 +87,17 @@ pub(super) fn working_directory(cwd: Option<&Path>) -> Result<PathBuf, Failure> 
 /// The values every tool's context carries when this binary runs tools in `cwd`: the
 /// environment the configuration describes ([`Config::local_env`]: `[paths]` and
 /// `[sandbox]`), the same one a program of one's own gets. `run` and `mcp` both start from
-/// here.
-pub(super) fn extensions(cwd: &Path, config: &Config) -> Result<Extensions, Failure> {
+/// here. `index`: when grep and find keep a search index (a server's sessions live long; a
+/// `run` searches once).
+pub(super) fn extensions(
+    cwd: &Path,
+    config: &Config,
+    index: SearchIndex,
+) -> Result<Extensions, Failure> {
     let env = config
         .local_env(cwd)
-        .map_err(|e| Failure::general(e.to_string()))?;
+        .map_err(|e| Failure::general(e.to_string()))?
+        .with_search_index(index);
     Ok(Extensions::new().with_env(Arc::new(env)))
 }
 
@@ -195,20 +203,26 @@ impl Workspace {
     }
 
     /// The values the tools' context carries: the workspace's environment (a fresh
-    /// [`LocalEnv`](crate::env::LocalEnv) for a local one).
-    pub(super) fn extensions(&self, config: &Config) -> Result<Extensions, Failure> {
+    /// [`LocalEnv`](crate::env::LocalEnv) for a local one, with `index` its search index
+    /// setting).
+    pub(super) fn extensions(
+        &self,
+        config: &Config,
+        index: SearchIndex,
+    ) -> Result<Extensions, Failure> {
         match self {
-            Workspace::Local(cwd) => extensions(cwd, config),
+            Workspace::Local(cwd) => extensions(cwd, config, index),
             #[cfg(feature = "ssh")]
             Workspace::Ssh(env) => Ok(Extensions::new().with_env(env.clone())),
         }
     }
 
     /// The values for one more session of a server: an environment whose background jobs
-    /// end with that session (over the same SSH connection for a remote workspace).
+    /// end with that session (over the same SSH connection for a remote workspace). A
+    /// server's session lives long, so its searches keep an index from the first.
     pub(super) fn session_extensions(&self, config: &Config) -> Result<Extensions, Failure> {
         match self {
-            Workspace::Local(cwd) => extensions(cwd, config),
+            Workspace::Local(cwd) => extensions(cwd, config, SearchIndex::Always),
             #[cfg(feature = "ssh")]
             Workspace::Ssh(env) => Ok(Extensions::new().with_env(Arc::new(env.session()))),
         }

@@ -8,6 +8,7 @@ mod content;
 mod context;
 mod error;
 mod event;
+pub(crate) mod glob;
 mod hooks;
 mod message;
 mod nested;

@@ -25,7 +25,9 @@ use super::local_stat::{list_dir_of, metadata_of, modified_of};
 use super::path::{canonical_lenient_sync, follow_final_links};
 use super::replace::Target;
 use super::session_files::SessionFiles;
-use super::{DirEntry, ExecutionEnv, FileChange, FileHead, FileReader, Metadata, MutationQueue};
+use super::{
+    DirEntry, ExecutionEnv, FileChange, FileHead, FileReader, Metadata, MutationQueue, SearchIndex,
+};
 use crate::core::BoxFuture;
 
 /// The local file system and local processes.
@@ -54,8 +56,8 @@ pub struct LocalEnv {
     sandbox: Option<Sandbox>,
     /// Files to delete when the session ends (bash's spill files).
     session_files: SessionFiles,
-    /// Whether grep keeps a search index of the working directory.
-    search_index: bool,
+    /// When grep and find keep a search index of the working directory.
+    search_index: SearchIndex,
     /// The session's jobs (commands handed back to the model while they run).
     jobs: super::Jobs,
 }
@@ -84,16 +86,18 @@ impl LocalEnv {
             processes: Tracker::new(ProcessTracking::Auto),
             sandbox: None,
             session_files: SessionFiles::default(),
-            search_index: true,
+            search_index: SearchIndex::WhenReused,
             jobs: super::Jobs::default(),
         }
     }
 
-    /// Whether grep keeps a trigram index of the working directory's files (default: yes),
-    /// built on a thread of its own at the first search and kept up to date with the
-    /// files; without it every search reads every file. Results are the same either way.
-    pub fn with_search_index(mut self, enabled: bool) -> Self {
-        self.search_index = enabled;
+    /// When grep and find keep a trigram index of the working directory's files, kept up to
+    /// date with the files; without it every search reads every file. Results are the same
+    /// either way. The default, [`SearchIndex::WhenReused`], builds it when the directory is
+    /// searched a second time; `true` ([`SearchIndex::Always`]) at the first search, for a
+    /// long-lived session; `false` never.
+    pub fn with_search_index(mut self, when: impl Into<SearchIndex>) -> Self {
+        self.search_index = when.into();
         self
     }
 
@@ -391,7 +395,7 @@ impl ExecutionEnv for LocalEnv {
         true
     }
 
-    fn search_index(&self) -> bool {
+    fn search_index(&self) -> SearchIndex {
         self.search_index
     }
 

@@ -120,6 +120,35 @@ pub(crate) fn too_large(path: &Path, size: u64, max: u64) -> io::Error {
     )
 }
 
+/// When grep and find keep a trigram index of a working directory's files
+/// ([`ExecutionEnv::search_index`]). The index is built on a thread of its own at idle
+/// priority, while the search that started it reads every file; it pays only where searches
+/// come again. Results are the same either way.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum SearchIndex {
+    /// Never: every search reads every file.
+    #[default]
+    Off,
+    /// Once the directory is searched a second time in this process. A one-shot search (a
+    /// script's `pi-tools run` or `call`) starts no build that would compete with its own
+    /// scan and then be thrown away. [`LocalEnv`]'s default.
+    WhenReused,
+    /// From the first search: for a long-lived session that will search again (the MCP
+    /// server's), or when a program asks for it.
+    Always,
+}
+
+impl From<bool> for SearchIndex {
+    /// `true`: [`SearchIndex::Always`]; `false`: [`SearchIndex::Off`].
+    fn from(on: bool) -> Self {
+        if on {
+            SearchIndex::Always
+        } else {
+            SearchIndex::Off
+        }
+    }
+}
+
 /// Where tools read, write and run things. Object-safe; used as `Arc<dyn ExecutionEnv>`.
 ///
 /// Implementations should apply any confinement they have to every operation, so a tool
@@ -140,11 +169,11 @@ pub trait ExecutionEnv: Send + Sync + 'static {
         false
     }
 
-    /// Whether grep may keep a search index of the working directory (see the search
+    /// When grep and find may keep a search index of the working directory (see the search
     /// index in the benchmarks document): only an environment whose files are on this
     /// machine can, and only when it says so.
-    fn search_index(&self) -> bool {
-        false
+    fn search_index(&self) -> SearchIndex {
+        SearchIndex::Off
     }
 
     /// The canonical directories the environment is confined to; empty when unconfined.

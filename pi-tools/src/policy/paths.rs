@@ -5,6 +5,7 @@
 
 use std::path::{Component, Path, PathBuf};
 
+use crate::core::glob::{Glob, GlobSyntax};
 use crate::env::{expand_tilde, normalize_path_input};
 
 /// The spellings a glob is matched against: the path relative to the working directory
@@ -120,69 +121,20 @@ fn resolve(path: &Path, real: Option<&Path>) -> PathBuf {
 }
 
 /// Whether `pattern` matches `path`: `*` and `?` within one component, `**` across any
-/// number of them; a pattern without `/` matches a file name at any depth (as in
-/// `.gitignore`).
+/// number of them (`dir/**` names `dir` too); a pattern without `/` matches a file name at
+/// any depth (as in `.gitignore`). Every other character stands for itself.
 pub fn path_glob(pattern: &str, path: &str) -> bool {
     let pattern = pattern.strip_prefix("./").unwrap_or(pattern);
     if !pattern.contains('/') {
-        return path
-            .rsplit('/')
-            .next()
-            .is_some_and(|name| segment(pattern.as_bytes(), name.as_bytes()));
+        let name = path.rsplit('/').next().unwrap_or(path);
+        return Glob::matches(pattern, GlobSyntax::Paths, name);
     }
-    // A last component written out (no wildcard) must be the path's last: most paths fail
-    // here, before any matching.
-    let last = pattern.rsplit('/').next().unwrap_or(pattern);
-    if last != "**" && !last.contains(['*', '?']) && path.rsplit('/').next().unwrap_or(path) != last
-    {
-        return false;
+    let mut dir = pattern;
+    while let Some(up) = dir.strip_suffix("/**") {
+        dir = up;
     }
-    segments(Some(pattern), Some(path))
-}
-
-/// The first `/`-separated component of `path` and the rest (`None`: no more components).
-fn split_first(path: &str) -> (&str, Option<&str>) {
-    match path.split_once('/') {
-        Some((first, rest)) => (first, Some(rest)),
-        None => (path, None),
-    }
-}
-
-/// Components matched in place, without collecting them (this runs for every path rule on
-/// every file a call writes).
-fn segments(pattern: Option<&str>, path: Option<&str>) -> bool {
-    let Some(pattern) = pattern else {
-        return path.is_none();
-    };
-    let (first, rest) = split_first(pattern);
-    if first == "**" {
-        let mut path = path;
-        loop {
-            if segments(rest, path) {
-                return true;
-            }
-            match path {
-                Some(p) => path = split_first(p).1,
-                None => return false,
-            }
-        }
-    }
-    match path {
-        Some(p) => {
-            let (name, tail) = split_first(p);
-            segment(first.as_bytes(), name.as_bytes()) && segments(rest, tail)
-        }
-        None => false,
-    }
-}
-
-fn segment(pattern: &[u8], name: &[u8]) -> bool {
-    match pattern.split_first() {
-        None => name.is_empty(),
-        Some((b'*', rest)) => (0..=name.len()).any(|skip| segment(rest, &name[skip..])),
-        Some((b'?', rest)) => !name.is_empty() && segment(rest, &name[1..]),
-        Some((c, rest)) => name.first() == Some(c) && segment(rest, &name[1..]),
-    }
+    (dir != pattern && Glob::matches(dir, GlobSyntax::Paths, path))
+        || Glob::matches(pattern, GlobSyntax::Paths, path)
 }
 
 #[cfg(test)]

@@ -1,21 +1,32 @@
-//! The search engine grep and find share: where a search starts (`root`), an ordered,
-//! ignore-aware directory walk (`walk`) over allocation-light listings (`listing`),
-//! ripgrep's gitignore matchers (`ignore_rules`), the path glob, the parallel content scan
-//! behind grep (`scan`, and its search of one file, `one_file`), the report of what could not
-//! be read (`skipped`), and the same walk through an execution environment whose files are
-//! elsewhere (`env_walk`).
+//! The search engine grep and find share. They say what they want ([`SearchStart`], then a
+//! [`ContentQuery`] or a [`PathQuery`]); the route is chosen in one place ([`SearchStart::route`]): the
+//! search index (`index`), an ordered, ignore-aware directory walk (`walk`) over
+//! allocation-light listings (`listing`) with ripgrep's gitignore matchers (`ignore_rules`)
+//! and the path glob, feeding the parallel content scan (`scan`, and its search of one file,
+//! `one_file`); or, for an environment whose files are elsewhere, the same walk and scan
+//! through the environment's own file operations (`env_walk`, `through_env`). What could not
+//! be read is reported ([`Skipped`]).
 //!
-//! Used only by the built-in tools; nothing here knows a tool: the tools name themselves in
-//! what they say.
+//! Nothing here knows a tool: the tools name themselves in what they say.
 
 mod collect;
-pub(crate) mod env_walk;
+mod env_walk;
 mod ignore_rules;
-pub(crate) mod index;
+mod index;
 mod listing;
 mod one_file;
-pub(crate) mod path_glob;
-pub(crate) mod root;
-pub(crate) mod scan;
-pub(crate) mod skipped;
-pub(crate) mod walk;
+mod path_glob;
+mod root;
+mod route;
+mod scan;
+mod skipped;
+mod through_env;
+mod walk;
+
+pub use index::IndexStats;
+pub use path_glob::PathGlob;
+pub use route::{
+    ContentQuery, PathQuery, PathsFound, Route, SearchStart, index_exists, index_stats,
+};
+pub use scan::{FileHits, HitLine, SearchOutcome, reason};
+pub use skipped::Skipped;

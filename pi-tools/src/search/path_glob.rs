@@ -1,6 +1,6 @@
 //! The glob rule grep and find use to pick paths, relative to the directory they search.
 
-use globset::{GlobBuilder, GlobMatcher};
+use crate::core::glob::{Glob, GlobSyntax};
 
 /// A glob over paths relative to the search directory.
 ///
@@ -10,15 +10,15 @@ use globset::{GlobBuilder, GlobMatcher};
 /// `/src/*.rs` only the top-level `src`). `*` never crosses a `/`; `**` does. A trailing `/`
 /// matches directories only.
 #[derive(Debug, Clone)]
-pub(crate) struct PathGlob {
-    matcher: GlobMatcher,
+pub struct PathGlob {
+    matcher: Glob,
     whole_path: bool,
     dirs_only: bool,
 }
 
 impl PathGlob {
     /// Compiles a pattern; the error is a sentence for the model.
-    pub(crate) fn new(pattern: &str) -> Result<PathGlob, String> {
+    pub fn new(pattern: &str) -> Result<PathGlob, String> {
         let mut text = pattern.trim();
         let dirs_only = text.len() > 1 && text.ends_with('/');
         if dirs_only {
@@ -42,25 +42,21 @@ impl PathGlob {
         } else {
             format!("**/{text}")
         };
-        let glob = GlobBuilder::new(&effective)
-            .literal_separator(true)
-            .backslash_escape(true)
-            .build()
-            .map_err(|e| {
+        let matcher = Glob::new(&effective, GlobSyntax::PathsFull).map_err(|e| {
                 format!(
                     "The glob pattern `{pattern}` is invalid: {}. Fix the pattern (e.g. `*.rs`, `**/*.spec.ts`, `src/**/mod.rs`).",
                     e.kind()
                 )
             })?;
         Ok(PathGlob {
-            matcher: glob.compile_matcher(),
+            matcher,
             whole_path,
             dirs_only,
         })
     }
 
     /// Whether an entry with this relative path matches.
-    pub(crate) fn is_match(&self, rel: &str, is_dir: bool) -> bool {
+    pub fn is_match(&self, rel: &str, is_dir: bool) -> bool {
         if self.dirs_only && !is_dir {
             return false;
         }

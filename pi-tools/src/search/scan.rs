@@ -70,7 +70,7 @@ impl SearchSpec {
 
 /// One output line: a match or a context line.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct HitLine {
+pub struct HitLine {
     /// 1-based line number.
     pub number: u64,
     /// The line without its terminator, clipped to [`MAX_LINE_CHARS`].
@@ -83,7 +83,7 @@ pub(crate) struct HitLine {
 
 /// The lines to show for one file, in line order, overlapping context already merged.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct FileHits {
+pub struct FileHits {
     /// Path relative to the search directory (the file name for a single file).
     pub rel: String,
     /// Matches and context lines.
@@ -92,7 +92,7 @@ pub(crate) struct FileHits {
 
 /// The result of a search.
 #[derive(Debug, Default)]
-pub(crate) struct SearchOutcome {
+pub struct SearchOutcome {
     /// Files with matches, in walk order, cut to the limit.
     pub files: Vec<FileHits>,
     /// Matches in `files`.
@@ -215,7 +215,7 @@ fn open_entry(
 }
 
 /// A few words on why a file could not be read, as a search result says it.
-pub(crate) fn reason(err: &io::Error) -> String {
+pub fn reason(err: &io::Error) -> String {
     match err.raw_os_error() {
         Some(code)
             if code == Errno::ACCESS.raw_os_error() || code == Errno::PERM.raw_os_error() =>

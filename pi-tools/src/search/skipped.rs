@@ -2,7 +2,7 @@
 
 /// What a search could not read: how many, and the first few relative paths (with why).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub(crate) struct Skipped {
+pub struct Skipped {
     /// How many could not be read.
     pub count: usize,
     /// The first [`Skipped::SHOWN`] of them, as `path (reason)`.
@@ -14,7 +14,7 @@ impl Skipped {
     pub(crate) const SHOWN: usize = 5;
 
     /// Notes one more.
-    pub(crate) fn note(&mut self, rel: &str, reason: &str) {
+    pub fn note(&mut self, rel: &str, reason: &str) {
         self.count += 1;
         if self.first.len() < Self::SHOWN {
             let rel = if rel.is_empty() { "." } else { rel };
@@ -24,7 +24,7 @@ impl Skipped {
 
     /// A sentence (without its full stop) for the end of a result, naming the skipped
     /// things as `one` or `many`; `None` when nothing was skipped.
-    pub(crate) fn notice(&self, one: &str, many: &str) -> Option<String> {
+    pub fn notice(&self, one: &str, many: &str) -> Option<String> {
         if self.count == 0 {
             return None;
         }

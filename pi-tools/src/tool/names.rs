@@ -2,6 +2,8 @@
 //! (`server__tool`), and the globs that select tools (`server__*`, a server's allow-list).
 //! One home for these rules, used by the configuration, the mounts and the command line.
 
+use crate::core::glob::{Glob, GlobSyntax};
+
 /// The separator between a server's name and its tool's name: `github__create_issue`.
 pub const MOUNT_SEPARATOR: &str = "__";
 
@@ -35,33 +37,10 @@ pub fn provider_safe(name: &str) -> String {
 }
 
 /// Whether `name` matches `pattern`, where `*` stands for any run of characters and `?` for
-/// one character.
+/// one character (one byte of a character beyond ASCII); every other character stands for
+/// itself.
 pub fn glob_match(pattern: &str, name: &str) -> bool {
-    let p: Vec<char> = pattern.chars().collect();
-    let n: Vec<char> = name.chars().collect();
-    let (mut pi, mut ni) = (0, 0);
-    let mut star: Option<(usize, usize)> = None;
-    while ni < n.len() {
-        match p.get(pi) {
-            Some('*') => {
-                star = Some((pi, ni));
-                pi += 1;
-            }
-            Some(&c) if c == '?' || c == n[ni] => {
-                pi += 1;
-                ni += 1;
-            }
-            _ => match star {
-                Some((sp, sn)) => {
-                    pi = sp + 1;
-                    ni = sn + 1;
-                    star = Some((sp, sn + 1));
-                }
-                None => return false,
-            },
-        }
-    }
-    p[pi..].iter().all(|&c| c == '*')
+    Glob::matches(pattern, GlobSyntax::Text, name)
 }
 
 /// Whether `name` has glob characters.

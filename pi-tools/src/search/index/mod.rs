@@ -16,8 +16,11 @@
 //! before each search. A file the index is unsure of is always a candidate.
 //!
 //! One index per directory serves every session of the process (the registry keeps a few,
-//! the most recently used); it is built on a thread of its own at the first search, which
-//! meanwhile runs as a full scan.
+//! the most recently used). It is built only where it will be used ([`for_search`], by the
+//! environment's [`SearchIndex`] setting): from the first search of a long-lived session, or
+//! once a directory is searched a second time, never for a one-shot search. The build runs on
+//! a thread of its own at idle priority, so the search that started it (a full scan) never
+//! waits on it, and it holds no process open: its threads end with the process.
 
 mod mounts;
 mod postings;
@@ -42,7 +45,7 @@ use watch::Watcher;
 
 use super::path_glob::PathGlob;
 use super::walk::{Kind, WalkBase, spare_cores};
-use crate::env::Roots;
+use crate::env::{Roots, SearchIndex};
 
 /// More directories than this with names changed since the last search, and the index walks
 /// the whole tree rather than listing each again.
@@ -111,9 +114,48 @@ pub struct IndexStats {
 /// The indexes of the process, most recently used last.
 static REGISTRY: Mutex<Vec<Arc<Index>>> = Mutex::new(Vec::new());
 
+/// The directories searched once without an index, most recent last: a second search of
+/// one of them starts its index ([`SearchIndex::WhenReused`]).
+static SEARCHED_ONCE: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
+
+/// How many directories searched once the process remembers.
+const MAX_SEARCHED_ONCE: usize = 64;
+
+/// The index a search of the directory `root` uses, by the environment's setting `when`:
+/// the one there is, else one started now (`Always`, or `WhenReused` when `root` was
+/// searched before); `None` when this search goes without. `roots` are the allowed roots the
+/// search goes through.
+pub(crate) fn for_search(root: &Path, roots: &Arc<Roots>, when: SearchIndex) -> Option<Arc<Index>> {
+    match when {
+        SearchIndex::Off => None,
+        SearchIndex::Always => Some(for_root(root, roots)),
+        SearchIndex::WhenReused => {
+            if exists(root) {
+                return Some(for_root(root, roots));
+            }
+            let mut once = lock(&SEARCHED_ONCE);
+            if let Some(at) = once.iter().position(|dir| dir == root) {
+                once.remove(at);
+                drop(once);
+                return Some(for_root(root, roots));
+            }
+            once.push(root.to_path_buf());
+            if once.len() > MAX_SEARCHED_ONCE {
+                once.remove(0);
+            }
+            None
+        }
+    }
+}
+
+/// Whether the process holds an index of `root`, built or being built.
+pub(crate) fn exists(root: &Path) -> bool {
+    lock(&REGISTRY).iter().any(|i| i.root == root)
+}
+
 /// The index of `root`, started (on a thread of its own) if there is none yet; `roots`
 /// are the allowed roots the first search of it went through.
-pub(crate) fn for_root(root: &Path, roots: &Arc<Roots>) -> Arc<Index> {
+fn for_root(root: &Path, roots: &Arc<Roots>) -> Arc<Index> {
     let mut all = lock(&REGISTRY);
     if let Some(at) = all.iter().position(|i| i.root == root) {
         let index = all.remove(at);
@@ -126,6 +168,17 @@ pub(crate) fn for_root(root: &Path, roots: &Arc<Roots>) -> Arc<Index> {
         all.remove(0);
     }
     index
+}
+
+/// Lowers the calling thread to the least priority, so that the build takes only time no
+/// search wants; the threads it starts inherit it. Linux keeps a nice value per thread;
+/// elsewhere it is the process's, so it is left alone there.
+fn idle_priority() {
+    #[cfg(target_os = "linux")]
+    {
+        // Best effort: at normal priority the build is only slower to yield.
+        let _ = rustix::process::setpriority_process(None, 19);
+    }
 }
 
 impl Drop for Index {
@@ -176,6 +229,7 @@ impl Index {
         let spawned = std::thread::Builder::new()
             .name("pi-tools-index".into())
             .spawn(move || {
+                idle_priority();
                 let started = Instant::now();
                 let Ok(base) = WalkBase::open(&roots, &root) else {
                     return;
