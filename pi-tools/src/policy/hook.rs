@@ -110,7 +110,7 @@ impl ReadingCache {
 
 impl PolicyHook {
     /// A hook deciding by `policy`; paths are resolved against the working directory of the
-    /// extensions' [`ExecutionEnv`] (else the process's).
+    /// extensions' [`ExecutionEnv`](crate::env::ExecutionEnv) (else the process's).
     pub fn new(policy: Arc<Policy>, extensions: Extensions) -> Self {
         let cwd = extensions
             .env()

@@ -73,7 +73,7 @@ impl SearchSpec {
 pub struct HitLine {
     /// 1-based line number.
     pub number: u64,
-    /// The line without its terminator, clipped to [`MAX_LINE_CHARS`].
+    /// The line without its terminator, clipped to 500 characters.
     pub text: String,
     /// A match line (else context).
     pub is_match: bool,

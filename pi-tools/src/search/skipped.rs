@@ -5,7 +5,7 @@
 pub struct Skipped {
     /// How many could not be read.
     pub count: usize,
-    /// The first [`Skipped::SHOWN`] of them, as `path (reason)`.
+    /// The first five of them, as `path (reason)`.
     pub first: Vec<String>,
 }
 
