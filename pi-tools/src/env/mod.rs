@@ -15,6 +15,7 @@ pub mod jobs;
 #[cfg(any(feature = "ssh", feature = "mount"))]
 pub(crate) mod link;
 mod local;
+mod local_open;
 mod local_remove;
 mod local_stat;
 #[cfg(any(feature = "ssh", feature = "mount"))]
