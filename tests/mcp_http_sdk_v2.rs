@@ -41,27 +41,16 @@ async fn the_ts_sdk_v2_client_in_auto_mode_speaks_2026_over_stdio() {
 /// Checks what holds in either era and returns its report.
 async fn run_client(target: &str, work: &std::path::Path) -> Value {
     std::fs::create_dir(work.join("inside")).expect("a directory");
-    let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("node/era_client.mjs");
-    let output = tokio::process::Command::new(node())
-        .arg(script)
-        .arg(target)
-        .arg(work.join("inside"))
-        .arg(work.join("outside.txt"))
-        .arg(work.join("inside/a.txt"))
-        .env("NODE_TOOLS", path_text(&node_tools()))
-        .kill_on_drop(true)
-        .output();
-    let output = tokio::time::timeout(std::time::Duration::from_secs(120), output)
-        .await
-        .expect("the client ends in time")
-        .expect("node runs");
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    assert!(
-        output.status.success(),
-        "the client failed: {stdout}\n{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    let report: Value = serde_json::from_str(stdout.trim()).expect("one JSON report");
+    let inside = work.join("inside");
+    let outside = work.join("outside.txt");
+    let inside_file = work.join("inside/a.txt");
+    let args = [
+        target.as_ref(),
+        inside.as_os_str(),
+        outside.as_os_str(),
+        inside_file.as_os_str(),
+    ];
+    let report = node_report("era_client.mjs", &args).await;
     assert!(report["tools"].to_string().contains("write"), "{report}");
     assert!(
         report["asked"].as_u64() >= Some(1),
@@ -161,11 +150,18 @@ async fn run_jobs_client(target: &str, mode: &str) -> Value {
 
 /// What tests/node/jobs_client.mjs reports against `target` in the negotiation `mode`.
 async fn jobs_client_report(target: &str, mode: &str) -> Value {
-    let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("node/jobs_client.mjs");
+    node_report("jobs_client.mjs", &[target.as_ref(), mode.as_ref()]).await
+}
+
+/// Runs the client `script` of tests/node with `args` under the installed Node and SDK,
+/// and returns the one JSON object it prints (failing on its exit status).
+async fn node_report(script: &str, args: &[&std::ffi::OsStr]) -> Value {
+    let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("node")
+        .join(script);
     let output = tokio::process::Command::new(node())
         .arg(script)
-        .arg(target)
-        .arg(mode)
+        .args(args)
         .env("NODE_TOOLS", path_text(&node_tools()))
         .kill_on_drop(true)
         .output();

@@ -8,7 +8,6 @@ Usage: python jobs_client.py BINARY
 """
 
 import asyncio
-import contextlib
 import os
 import re
 import sys
@@ -18,13 +17,12 @@ from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 from mcp.client.streamable_http import streamable_http_client
 
+# The HTTP server and the text of a result, as the main SDK test starts and reads them.
+from sdk_client import http_server, text_of
+
 CONFIG = """[tools]
 active = ["bash", "job_output", "job_input", "job_kill", "job_list"]
 """
-
-
-def text_of(result) -> str:
-    return "\n".join(block.text for block in result.content if block.type == "text")
 
 
 def processes_with(marker: str) -> list[int]:
@@ -110,29 +108,6 @@ async def gone(marker: str) -> None:
     raise AssertionError(f"jobs outlived their session: {processes_with(marker)}")
 
 
-@contextlib.asynccontextmanager
-async def http_server(binary: str, work: str, config: str):
-    """`pi-tools mcp --http` on a free port; yields its URL."""
-    server = await asyncio.create_subprocess_exec(
-        binary, "--config", config, "mcp", "--http", "127.0.0.1:0", "--cwd", work,
-        stdin=asyncio.subprocess.DEVNULL,
-        stderr=asyncio.subprocess.PIPE,
-    )
-    try:
-        url = None
-        while url is None:
-            line = await asyncio.wait_for(server.stderr.readline(), 30)
-            if not line:
-                raise AssertionError("the HTTP server ended without saying where it listens")
-            text = line.decode().strip()
-            if text.startswith("pi-tools: serving MCP on "):
-                url = text.removeprefix("pi-tools: serving MCP on ")
-        yield url
-    finally:
-        server.terminate()
-        await server.wait()
-
-
 async def main(binary: str) -> None:
     with tempfile.TemporaryDirectory() as work:
         config = os.path.join(work, "pi-tools.toml")
@@ -147,7 +122,7 @@ async def main(binary: str) -> None:
         await gone(marker)
 
         marker = f"pi-tools-jobs-http-{os.getpid()}"
-        async with http_server(binary, work, config) as url:
+        async with http_server(binary, work, config=config) as url:
             async with streamable_http_client(url) as (read, write):
                 async with ClientSession(read, write) as session:
                     await drive(session, "http", marker)
