@@ -240,6 +240,21 @@ fn split_lines(text: &str) -> Vec<&str> {
     lines
 }
 
+impl Hunk {
+    /// A hunk opened at patch line `line` (under `@@ anchor`, or without a header), before
+    /// its lines are read.
+    fn opened(anchor: Option<String>, line: usize) -> Hunk {
+        Hunk {
+            anchor,
+            old: String::new(),
+            new: String::new(),
+            new_lines: 0,
+            end_of_file: false,
+            line,
+        }
+    }
+}
+
 /// The hunks in `lines`, the first of which is line `offset` (0-based) of the patch.
 fn parse_hunks_at(lines: &[&str], offset: usize) -> Result<Vec<Hunk>, ParseError> {
     let mut hunks: Vec<Hunk> = Vec::new();
@@ -267,14 +282,7 @@ fn parse_hunks_at(lines: &[&str], offset: usize) -> Result<Vec<Hunk>, ParseError
             close(&mut current, &mut hunks)?;
             let anchor = header.trim();
             current = Some((
-                Hunk {
-                    anchor: (!anchor.is_empty()).then(|| anchor.to_owned()),
-                    old: String::new(),
-                    new: String::new(),
-                    new_lines: 0,
-                    end_of_file: false,
-                    line: number,
-                },
+                Hunk::opened((!anchor.is_empty()).then(|| anchor.to_owned()), number),
                 Vec::new(),
                 Vec::new(),
             ));
@@ -293,20 +301,8 @@ fn parse_hunks_at(lines: &[&str], offset: usize) -> Result<Vec<Hunk>, ParseError
             close(&mut current, &mut hunks)?;
             continue;
         }
-        let (_, old, new) = current.get_or_insert_with(|| {
-            (
-                Hunk {
-                    anchor: None,
-                    old: String::new(),
-                    new: String::new(),
-                    new_lines: 0,
-                    end_of_file: false,
-                    line: number,
-                },
-                Vec::new(),
-                Vec::new(),
-            )
-        });
+        let (_, old, new) =
+            current.get_or_insert_with(|| (Hunk::opened(None, number), Vec::new(), Vec::new()));
         match line.chars().next() {
             Some(' ') => {
                 old.push(&line[1..]);
