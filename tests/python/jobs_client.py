@@ -85,7 +85,8 @@ async def drive(session: ClientSession, transport: str, marker: str) -> None:
 
     # A long one left running, to be ended with the session.
     sleeper = f"python3 -c 'import time; time.sleep(300)' {marker}"
-    await session.call_tool("bash", {"command": sleeper, "background": True})
+    slept = await session.call_tool("bash", {"command": sleeper, "background": True})
+    assert not slept.is_error, slept
 
     listed = await session.call_tool("job_list", {})
     assert not listed.is_error, listed
@@ -95,8 +96,26 @@ async def drive(session: ClientSession, transport: str, marker: str) -> None:
     ended = await session.call_tool("job_kill", {"job": repl_job})
     assert not ended.is_error, ended
     assert re.search(r"signal|ended|killed|exited", text_of(ended)), text_of(ended)
-    assert processes_with(marker), "the sleeping job runs while its session lasts"
+    # The job's id comes back as soon as it is spawned; on a loaded machine its command may
+    # not have been executed yet, so look for it for a while before saying it is missing.
+    if not await appears(marker):
+        # Say what the server says of the job, so a failure here can be read from its log.
+        jobs = text_of(await session.call_tool("job_list", {}))
+        output = text_of(await session.call_tool("job_output", {"job": slept.structured_content["job"]}))
+        raise AssertionError(
+            f"the sleeping job runs while its session lasts, but no process holds {marker}: "
+            f"bash said {text_of(slept)!r}; job_list says {jobs!r}; its output: {output!r}"
+        )
     print(f"python sdk: jobs started, read, driven, listed and ended over {transport}")
+
+
+async def appears(marker: str) -> bool:
+    """Whether a process whose command line holds `marker` shows up within 10 seconds."""
+    for _ in range(100):
+        if processes_with(marker):
+            return True
+        await asyncio.sleep(0.1)
+    return False
 
 
 async def gone(marker: str) -> None:
