@@ -19,17 +19,18 @@ declare -A allowed=(
   [search]="core env"
   [command]="core env tool truncate"
   [policy]="core env tool dialect"
+  [session]="core env policy"
   [prompt]="core env tool"
   [provider]="core dialect"
   [config]="core tool dialect env policy"
   [catalog]="core tool dialect config"
   [declared]="core tool env config command"
   [builtins]="core tool env dialect search command truncate"
-  [toolbox]="core tool dialect env policy prompt catalog config declared"
+  [toolbox]="core tool dialect env policy session prompt catalog config declared"
   [mount]="core tool env config"
-  [mcp]="core tool dialect env policy config toolbox"
+  [mcp]="core tool dialect env policy session config toolbox"
 )
-modules=" core tool truncate env dialect search command policy prompt provider config catalog declared builtins toolbox mount mcp cli guide "
+modules=" core tool truncate env dialect search command policy session prompt provider config catalog declared builtins toolbox mount mcp cli guide "
 
 wrong=0
 for module in "${!allowed[@]}"; do
@@ -66,6 +67,12 @@ fi
 # other module looks it up in the extensions by its type.
 if grep -rnE 'get::<[^>]*ExecutionEnv>' "$src" | grep -v "^$src/env/mod.rs:" | grep -vE ':\s*//' >&2; then
   echo "layers: the lines above look the environment up by its type; use env::EnvOf" >&2
+  wrong=1
+fi
+# The session has one reader (`session::SessionOf`) beside its one writer
+# (`session::WithSession`): no other module looks it up, or its parts, by type.
+if grep -rnE 'get::<[^>]*(Session|ClientRoots|PolicyHook)>' "$src" | grep -v "^$src/session/carry.rs:" | grep -vE ':\s*//' >&2; then
+  echo "layers: the lines above look the session or its parts up by type; use session::SessionOf" >&2
   wrong=1
 fi
 exit $wrong

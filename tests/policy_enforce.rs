@@ -10,6 +10,7 @@ use pi_tools::config::Config;
 use pi_tools::core::BoxFuture;
 use pi_tools::env::WithEnv;
 use pi_tools::policy::{Approval, ApprovalRequest, Approver};
+use pi_tools::session::{Session, WithSession};
 use pi_tools::toolbox::Toolbox;
 use pi_tools::{BatchOutcome, CollectingSink, Extensions, ToolCall, execute_tool_calls};
 use serde_json::json;
@@ -182,6 +183,64 @@ async fn the_approver_allows_once_for_the_session_or_denies_with_a_message() {
             "bash \"touch asked a2\" pi-tools.toml:17:1",
         ]
     );
+}
+
+/// A server of many clients makes each a session of its own: its policy asks that
+/// client's person, what they allow for the session stays in that session, and the session
+/// ends once.
+#[tokio::test]
+async fn each_client_session_asks_its_own_person_and_keeps_what_they_allow() {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let scripted = |answers: Vec<Approval>| {
+        Arc::new(Scripted {
+            answers: Mutex::new(answers),
+            asked: Mutex::new(Vec::new()),
+        })
+    };
+    let fallback = scripted(vec![Approval::AllowOnce]);
+    let first_person = scripted(vec![Approval::AllowForSession]);
+    let second_person = scripted(vec![Approval::Deny(Some("no".to_owned()))]);
+    let toolbox = toolbox(dir.path()).with_approver(fallback.clone());
+    let base = toolbox.session();
+    let first = Arc::new(base.for_client(base.env().clone(), Some(first_person.clone())));
+    let second = Arc::new(base.for_client(base.env().clone(), Some(second_person.clone())));
+    let in_session = async |session: &Arc<Session>, call: ToolCall| {
+        let config = toolbox.runner_config().with_session(session.clone());
+        execute_tool_calls(
+            toolbox.tool_set(),
+            &[call],
+            &config,
+            &CancellationToken::new(),
+            &CollectingSink::new(),
+        )
+        .await
+    };
+    let one = in_session(&first, bash("1", "touch asked f1")).await;
+    let two = in_session(&first, bash("2", "touch asked f2")).await;
+    let three = in_session(&second, bash("3", "touch asked s1")).await;
+    let four = run(&toolbox, &[bash("4", "touch asked t1")]).await;
+    assert!(!one.messages[0].is_error && !two.messages[0].is_error);
+    assert!(three.messages[0].is_error, "{}", text(&three, 0));
+    assert!(!four.messages[0].is_error);
+    let asked = |person: &Scripted| person.asked.lock().expect("lock").clone();
+    assert_eq!(
+        asked(&first_person),
+        ["bash \"touch asked f1\" pi-tools.toml:17:1"]
+    );
+    assert_eq!(
+        asked(&second_person),
+        ["bash \"touch asked s1\" pi-tools.toml:17:1"]
+    );
+    assert_eq!(
+        asked(&fallback),
+        ["bash \"touch asked t1\" pi-tools.toml:17:1"]
+    );
+    assert!(dir.path().join("f2").exists() && !dir.path().join("s1").exists());
+
+    assert!(first.end(), "the first end ends the session");
+    assert!(!first.end(), "a session ends once");
+    assert!(first.is_ended() && first.cancel().is_cancelled());
+    assert!(!second.is_ended() && !base.is_ended());
 }
 
 /// The slips of the last campaign, run: each would have left its mark (a file called

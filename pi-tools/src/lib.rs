@@ -106,6 +106,7 @@ pub mod prompt;
 pub mod provider;
 #[cfg(feature = "builtins")]
 pub mod search;
+pub mod session;
 pub mod tool;
 pub mod toolbox;
 #[cfg(feature = "process")]

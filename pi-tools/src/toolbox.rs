@@ -26,8 +26,10 @@ use crate::core::{
 use crate::dialect::native::{NATIVE_SERVING_TOOLS, Native, Shapes, native_shape};
 use crate::dialect::{self, Dialect, DialectError, DialectSchemas};
 use crate::env::EnvOf;
-use crate::policy::{Approver, PolicyHook, SessionPolicy};
+use crate::env::process_env;
+use crate::policy::{Approver, PolicyHook};
 use crate::prompt::PromptSections;
+use crate::session::{ClientRoots, Session, SessionPolicyGate, WithSession};
 use crate::tool::{ToolDefinition, ToolRole, extend_description, wrap_with_mode};
 
 /// One active tool as a dialect is offered it.
@@ -53,6 +55,8 @@ pub struct Toolbox {
     /// `[policy]` as the runner's before-call hook (`None` when it allows everything); kept
     /// so what a person allows for the session stays allowed across batches.
     policy_hook: Option<Arc<PolicyHook>>,
+    /// The session the toolbox's batches belong to: its environment and policy.
+    session: Arc<Session>,
 }
 
 impl Toolbox {
@@ -82,10 +86,13 @@ impl Toolbox {
             active_names: HashSet::new(),
             config: config.clone(),
             policy_hook: None,
+            session: Arc::new(Session::new(
+                extensions.env().cloned().unwrap_or_else(process_env),
+            )),
             extensions,
             tool_set: ToolSet::new([]),
         };
-        toolbox.policy_hook = toolbox.make_policy_hook(None);
+        toolbox.set_policy_hook(None);
         for name in &config.active {
             if crate::config::is_glob(name) {
                 // `github__*`: a mounted server's tools, in the order it lists them.
@@ -186,8 +193,43 @@ impl Toolbox {
     /// Asks `approver` about the calls `[policy]` says `ask` for; without one they are
     /// denied, since no one can be asked.
     pub fn with_approver(mut self, approver: Arc<dyn Approver>) -> Self {
-        self.policy_hook = self.make_policy_hook(Some(approver));
+        self.set_policy_hook(Some(approver));
         self
+    }
+
+    /// The session the toolbox's batches belong to (the runner configuration carries it):
+    /// the environment, and the policy with its approver. The program that made the toolbox
+    /// ends it ([`Session::end`]) when its work is done, which ends the processes its
+    /// batches left running.
+    pub fn session(&self) -> &Arc<Session> {
+        &self.session
+    }
+
+    /// Makes the session follow its client's roots (a server's clients that list roots then
+    /// work in them, see [`ClientRoots`]).
+    pub fn with_client_roots(mut self, roots: ClientRoots) -> Self {
+        self.remake_session(Some(roots));
+        self
+    }
+
+    /// Makes the policy hook (asking `approver`) and the session that carries it.
+    fn set_policy_hook(&mut self, approver: Option<Arc<dyn Approver>>) {
+        self.policy_hook = self.make_policy_hook(approver);
+        let roots = self.session.client_roots().cloned();
+        self.remake_session(roots);
+    }
+
+    /// The session again, with the toolbox's policy hook and `roots` (it is made before any
+    /// batch runs, so nothing of the one it replaces needs ending).
+    fn remake_session(&mut self, roots: Option<ClientRoots>) {
+        let mut session = Session::new(Arc::clone(self.session.env()));
+        if let Some(hook) = &self.policy_hook {
+            session = session.with_policy(Arc::clone(hook));
+        }
+        if let Some(roots) = roots {
+            session = session.with_client_roots(roots);
+        }
+        self.session = Arc::new(session);
     }
 
     /// `[policy]` as a before-call hook, or `None` when the policy allows every call. The
@@ -212,11 +254,14 @@ impl Toolbox {
     }
 
     /// How batches run: execution mode, concurrency bound, per-call timeout, the
-    /// extensions (with the policy hook named as a [`SessionPolicy`], so the MCP server
-    /// gives each session a hook that asks its own client), and `[policy]` as the before-call hook (a denied call ends in the prepare
-    /// phase, before anything starts); the after-hook is left for the caller to set. A call to a tool that is registered
-    /// but not active gets an error saying so and naming the configuration key that turns it
-    /// on (as of now: take a new runner configuration after [`Toolbox::activate_added`]).
+    /// extensions with the toolbox's [`session`](Self::session) (its environment and
+    /// policy), and `[policy]` as the before-call hook: the gate that judges each call by its
+    /// session's policy ([`SessionPolicyGate`]), so a server of many sessions (the MCP
+    /// server) gives each a session of its own whose policy asks its own person. A denied call
+    /// ends in the prepare phase, before anything starts; the after-hook is left for the
+    /// caller to set. A call to a tool that is registered but not active gets an error saying
+    /// so and naming the configuration key that turns it on (as of now: take a new runner
+    /// configuration after [`Toolbox::activate_added`]).
     pub fn runner_config(&self) -> RunnerConfig {
         let active = self.active_names();
         let inactive: Vec<String> = self
@@ -231,22 +276,19 @@ impl Toolbox {
                 .any(|n| n == name)
                 .then(|| inactive_tool_message(name, &active))
         });
-        // The hook is named in the extensions too, so a server of many sessions (the MCP
-        // server) can give each session its own approver and its own session allowances.
-        let mut extensions = self.extensions.clone();
-        if let Some(hook) = &self.policy_hook {
-            extensions.insert(SessionPolicy::new(Arc::clone(hook)));
-        }
         RunnerConfig {
             execution: self.config.execution,
             max_concurrency: self.config.max_concurrency,
             timeout: self.config.timeout,
-            extensions,
+            extensions: self
+                .extensions
+                .clone()
+                .with_session(Arc::clone(&self.session)),
             unknown_tool: Some(unknown_tool),
             before_tool_call: self
                 .policy_hook
                 .clone()
-                .map(|hook| hook as Arc<dyn BeforeToolCall>),
+                .map(|hook| Arc::new(SessionPolicyGate::new(hook)) as Arc<dyn BeforeToolCall>),
             ..RunnerConfig::default()
         }
     }

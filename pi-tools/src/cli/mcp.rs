@@ -13,18 +13,16 @@ use tokio_util::sync::CancellationToken;
 
 use crate::config::ConfigSource;
 use crate::core::RunnerConfig;
-use crate::env::{LocalEnv, SearchIndex};
+use crate::env::{LocalEnv, SearchIndex, WithEnv};
 use crate::mcp::{
     ClientRoots, ConnectionLimits, HttpOptions, McpTools, init_stderr_logging, serve_http,
     serve_split_until, stdio,
 };
-use crate::policy::SessionPolicy;
 use crate::toolbox::Toolbox;
 
 use super::mounted::{self, Need};
 use super::setup::Workspace;
 use super::{Failure, McpArgs, setup};
-use crate::env::EnvOf;
 
 /// The environment variable that holds the HTTP server's bearer token when no
 /// `--token-file` is given.
@@ -49,14 +47,15 @@ pub(super) async fn mcp(args: McpArgs, source: &ConfigSource) -> Result<ExitCode
     // A server lives long and is searched again: the index is built from the first search.
     let extensions = workspace.extensions(&config, SearchIndex::Always)?;
     let toolbox = Toolbox::new(registered, &config, extensions);
-    let mut base_config = mounted::runner_config(toolbox.runner_config(), &mounts);
     // A client's roots apply when the configuration names no allowed roots: the
     // configuration's roots win.
-    if let (Workspace::Local(cwd), false) = (&workspace, configured_roots) {
-        base_config
-            .extensions
-            .insert(client_roots(cwd.clone(), &config));
-    }
+    let toolbox = match (&workspace, configured_roots) {
+        (Workspace::Local(cwd), false) => {
+            toolbox.with_client_roots(client_roots(cwd.clone(), &config))
+        }
+        _ => toolbox,
+    };
+    let base_config = mounted::runner_config(toolbox.runner_config(), &mounts);
     init_stderr_logging();
     let mut tools = McpTools::from(&toolbox);
     if let Some(bytes) = config.mcp_max_message_bytes {
@@ -108,23 +107,12 @@ pub(super) async fn mcp(args: McpArgs, source: &ConfigSource) -> Result<ExitCode
             );
             // Each session gets its own execution environment, so ending one session (or
             // its idle timeout) ends that session's background jobs and no other's.
+            // Each client's session (made by the server from this configuration) follows its
+            // own roots and is asked about calls the policy says `ask` for.
             let base = base_config.clone();
             let session_config = move || -> RunnerConfig {
-                match workspace.session_extensions(&config) {
-                    Ok(mut extensions) => {
-                        // Each session follows its own client's roots.
-                        if let Some(roots) = base.extensions.get::<ClientRoots>() {
-                            extensions.insert(roots.clone());
-                        }
-                        // And is asked about calls the policy says `ask` for.
-                        if let Some(policy) = base.extensions.get::<SessionPolicy>() {
-                            extensions.insert(policy.clone());
-                        }
-                        RunnerConfig {
-                            extensions,
-                            ..base.clone()
-                        }
-                    }
+                match workspace.session_env(&config) {
+                    Ok(env) => base.clone().with_env(env),
                     Err(e) => {
                         tracing::warn!(error = %e.message, "a session shares the first environment");
                         base.clone()
@@ -136,9 +124,7 @@ pub(super) async fn mcp(args: McpArgs, source: &ConfigSource) -> Result<ExitCode
     };
     // Background jobs that outlived their calls must not outlive the server either (each
     // session's server ends its own environment's jobs as it closes; this is the first one).
-    if let Some(env) = toolbox.runner_config().extensions.env() {
-        env.end_session();
-    }
+    toolbox.session().end();
     mounts.end().await;
     served.map_err(|e| Failure::general(format!("the MCP server failed: {e}")))?;
     Ok(ExitCode::SUCCESS)

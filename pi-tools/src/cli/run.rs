@@ -18,8 +18,9 @@ use serde_json::Value;
 
 use crate::core::text::signal_name;
 use crate::core::{BatchOutcome, EventSink, RunnerConfig, ToolCall, ToolSet, execute_tool_calls};
-use crate::env::{ExecutionEnv, SearchIndex};
+use crate::env::SearchIndex;
 use crate::provider::Reply;
+use crate::session::Session;
 
 use crate::config::ConfigSource;
 
@@ -29,7 +30,6 @@ use super::live::LiveView;
 use super::mounted::{self, Need};
 use super::setup::Workspace;
 use super::{Failure, RunArgs, emit, input, setup};
-use crate::env::EnvOf;
 use crate::toolbox::Toolbox;
 
 pub(super) async fn run(
@@ -64,8 +64,8 @@ pub(super) async fn run(
         None => toolbox,
     };
     let runner_config = mounted::runner_config(toolbox.runner_config(), &mounts);
-    let env = runner_config.extensions.env().cloned();
-    let mut signals = Signals::new(env.clone());
+    let session = toolbox.session().clone();
+    let mut signals = Signals::new(session.clone());
     let cancel = CancellationToken::new();
     let tools = toolbox.tool_set();
     // With a dialect, standard output is the provider's messages only.
@@ -92,9 +92,7 @@ pub(super) async fn run(
         (outcome, caught)
     };
     // Background jobs of the batch's calls, and mounted servers, must not outlive the run.
-    if let Some(env) = &env {
-        env.end_session();
-    }
+    session.end();
     mounts.end().await;
     if let Batch::Reply(reply) = &batch {
         emit::print(&next_request(reply, &outcome))?;
@@ -164,13 +162,13 @@ fn exit_code(signo: i32) -> u8 {
 struct Signals {
     /// Each listener with its signal's number; empty where signals cannot be caught.
     listeners: Vec<(i32, Signal)>,
-    /// Whose processes to end before quitting at once.
-    env: Option<Arc<dyn ExecutionEnv>>,
+    /// The session to end (its processes) before quitting at once.
+    session: Arc<Session>,
 }
 
 impl Signals {
     /// Installs the listeners, before any call starts.
-    fn new(env: Option<Arc<dyn ExecutionEnv>>) -> Self {
+    fn new(session: Arc<Session>) -> Self {
         let listeners = [
             (libc::SIGINT, SignalKind::interrupt()),
             (libc::SIGTERM, SignalKind::terminate()),
@@ -179,7 +177,7 @@ impl Signals {
         .into_iter()
         .filter_map(|(signo, kind)| signal(kind).ok().map(|s| (signo, s)))
         .collect();
-        Signals { listeners, env }
+        Signals { listeners, session }
     }
 
     /// The number of the next signal to arrive (never, without listeners).
@@ -222,9 +220,7 @@ impl Signals {
         tokio::select! {
             outcome = &mut batch => (outcome, Some(signo)),
             again = self.next() => {
-                if let Some(env) = &self.env {
-                    env.end_session();
-                }
+                self.session.end();
                 std::process::exit(i32::from(exit_code(again)))
             }
         }

@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use crate::config::{Config, ConfigSource, EnvSettings, SshSettings};
 use crate::core::Extensions;
-use crate::env::{SearchIndex, WithEnv};
+use crate::env::{ExecutionEnv, SearchIndex, WithEnv};
 use crate::tool::Registry;
 use crate::tool::ToolDefinition;
 use crate::toolbox::Toolbox;
@@ -217,14 +217,19 @@ impl Workspace {
         }
     }
 
-    /// The values for one more session of a server: an environment whose background jobs
-    /// end with that session (over the same SSH connection for a remote workspace). A
-    /// server's session lives long, so its searches keep an index from the first.
-    pub(super) fn session_extensions(&self, config: &Config) -> Result<Extensions, Failure> {
+    /// The environment of one more session of a server: one whose background jobs end with
+    /// that session (over the same SSH connection for a remote workspace). A server's
+    /// session lives long, so its searches keep an index from the first.
+    pub(super) fn session_env(&self, config: &Config) -> Result<Arc<dyn ExecutionEnv>, Failure> {
         match self {
-            Workspace::Local(cwd) => extensions(cwd, config, SearchIndex::Always),
+            Workspace::Local(cwd) => Ok(Arc::new(
+                config
+                    .local_env(cwd)
+                    .map_err(|e| Failure::general(e.to_string()))?
+                    .with_search_index(SearchIndex::Always),
+            )),
             #[cfg(feature = "ssh")]
-            Workspace::Ssh(env) => Ok(Extensions::new().with_env(Arc::new(env.session()))),
+            Workspace::Ssh(env) => Ok(Arc::new(env.session())),
         }
     }
 }

@@ -7,6 +7,7 @@ use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use super::content::ContentBlock;
+use super::context::Extensions;
 use super::error::ToolError;
 use super::message::ToolCall;
 use super::result::{ToolResult, Usage};
@@ -25,6 +26,9 @@ pub struct BeforeToolCallContext {
     /// MCP client's `notifications/cancelled`, the end of its session). The runner does not
     /// cancel a hook; one that waits (for a person's answer, say) stops waiting on this.
     pub cancel: CancellationToken,
+    /// The batch's extensions, as every tool's context carries them: a hook reaches the
+    /// session of the call (`pi_tools::session::SessionOf`) and its environment here.
+    pub extensions: Extensions,
 }
 
 /// A before-hook's decision.

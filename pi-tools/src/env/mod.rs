@@ -407,15 +407,21 @@ pub trait ToolContextExt {
 
 impl ToolContextExt for ToolContext {
     fn env(&self) -> Arc<dyn ExecutionEnv> {
-        if let Some(env) = self.extensions().env() {
-            return Arc::clone(env);
+        match self.extensions().env() {
+            Some(env) => Arc::clone(env),
+            None => process_env(),
         }
-        static DEFAULT: OnceLock<Arc<dyn ExecutionEnv>> = OnceLock::new();
-        Arc::clone(DEFAULT.get_or_init(|| {
-            let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
-            Arc::new(LocalEnv::new(cwd))
-        }))
     }
+}
+
+/// The environment of tools given none: one [`LocalEnv`] on the process's current directory
+/// (as it was when first asked for), shared by the whole process.
+pub fn process_env() -> Arc<dyn ExecutionEnv> {
+    static DEFAULT: OnceLock<Arc<dyn ExecutionEnv>> = OnceLock::new();
+    Arc::clone(DEFAULT.get_or_init(|| {
+        let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
+        Arc::new(LocalEnv::new(cwd))
+    }))
 }
 
 /// Reads the environment [`WithEnv`] gave a batch: the one place, beside `with_env`, that

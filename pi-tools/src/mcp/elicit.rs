@@ -2,8 +2,8 @@
 //! MCP client through `elicitation/create`, when the client declared the `elicitation`
 //! capability; without it the call is denied, saying the client cannot be asked.
 //!
-//! Each session gets a policy hook of its own (see [`SessionPolicy`]) whose approver asks that
-//! session's client, so an answer "for this session" holds in that session only. The question
+//! Each session gets a policy hook of its own (see [`Session::for_client`]) whose approver
+//! asks that session's client, so an answer "for this session" holds in that session only. The question
 //! is put in the runner's prepare phase: nothing of the call has started until it is answered.
 
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -15,8 +15,12 @@ use rmcp::service::{ElicitationMode, Peer, RoleServer};
 use serde_json::{Value, json};
 
 use super::mrtr::Round;
-use crate::core::{BeforeToolCall, BoxFuture, RunnerConfig};
-use crate::policy::{Approval, ApprovalRequest, Approver, SessionPolicy};
+use tokio_util::sync::CancellationToken;
+
+use crate::core::{BoxFuture, RunnerConfig};
+use crate::env::{EnvOf, process_env};
+use crate::policy::{Approval, ApprovalRequest, Approver};
+use crate::session::{Session, SessionOf, WithSession};
 
 /// How long a question waits for the person's answer before the call is denied.
 pub(crate) const ASK_TIMEOUT: Duration = Duration::from_secs(600);
@@ -161,28 +165,32 @@ impl Approver for ClientApprover {
     }
 }
 
-/// The session's runner configuration and its approver: when `config`'s before-call hook is
-/// the policy hook the toolbox named ([`SessionPolicy`]), it is replaced by one of the
-/// session's own that asks the session's client. Any other configuration is kept as it is.
-pub(crate) fn session_policy(config: RunnerConfig) -> (RunnerConfig, Option<Arc<ClientApprover>>) {
-    let hook = match (
-        config.extensions.get::<SessionPolicy>(),
-        &config.before_tool_call,
-    ) {
-        (Some(policy), Some(before)) if policy.is(before) => Arc::clone(policy.hook()),
-        _ => return (config, None),
+/// The session of one client, made from the configuration a server gives it: it works in
+/// the configuration's environment, ends with `cancel`, and, when the configuration's
+/// session has a policy, is judged by a hook of its own whose approver asks this client
+/// (see [`Session::for_client`]). Returns the configuration carrying it, the session, and
+/// that approver.
+pub(crate) fn client_session(
+    config: RunnerConfig,
+    cancel: CancellationToken,
+) -> (RunnerConfig, Arc<Session>, Option<Arc<ClientApprover>>) {
+    let env = config.env().cloned().unwrap_or_else(process_env);
+    let (session, approver) = match config.session() {
+        Some(base) => {
+            let approver = base.policy().map(|hook| {
+                Arc::new(ClientApprover {
+                    peer: Mutex::new(None),
+                    fallback: hook.approver().cloned(),
+                    stateless: AtomicBool::new(false),
+                })
+            });
+            let asks = approver.clone().map(|a| a as Arc<dyn Approver>);
+            (base.for_client(env, asks), approver)
+        }
+        None => (Session::new(env), None),
     };
-    let approver = Arc::new(ClientApprover {
-        peer: Mutex::new(None),
-        fallback: hook.approver().cloned(),
-        stateless: AtomicBool::new(false),
-    });
-    let session_hook = Arc::new(hook.for_session(approver.clone() as Arc<dyn Approver>));
-    let config = RunnerConfig {
-        before_tool_call: Some(session_hook as Arc<dyn BeforeToolCall>),
-        ..config
-    };
-    (config, Some(approver))
+    let session = Arc::new(session.with_cancel(cancel));
+    (config.with_session(session.clone()), session, approver)
 }
 
 /// The question: the tool, its arguments, and why the policy asks (the rule with its

@@ -117,12 +117,13 @@ mod stdio;
 mod tasks;
 mod tools;
 
+/// How a session follows its client's roots; it belongs to the session ([`crate::session`]).
+pub use crate::session::ClientRoots;
 pub use answering::close_answer_stream;
 pub use error::McpError;
 pub use http::{HEALTH_PATH, HttpOptions, MCP_PATH, serve_http};
 pub use http_conn::ConnectionLimits;
 pub use logging::init_stderr_logging;
-pub use roots::ClientRoots;
 pub use serve::{serve, serve_split, serve_split_until, serve_stdio};
 pub use stdio::{StdinStream, StdoutStream, stdio};
 pub use tools::{DEFAULT_MAX_MESSAGE_BYTES, DEFAULT_TASK_AFTER, McpPrompt, McpTool, McpTools};

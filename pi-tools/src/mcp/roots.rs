@@ -7,7 +7,7 @@
 //! notification that narrows its roots is seen. Asking each time (one round trip to the
 //! client) means a call never runs with roots the client no longer lists. The environment
 //! itself is kept while the list stays the same, so background jobs and the like survive
-//! from call to call.
+//! from call to call. How a session follows roots is its own ([`crate::session::ClientRoots`]).
 
 #![expect(
     deprecated,
@@ -21,50 +21,26 @@ use std::time::Duration;
 use rmcp::service::{Peer, RoleServer};
 
 use crate::core::RunnerConfig;
-use crate::env::EnvOf;
-use crate::env::{ExecutionEnv, WithEnv};
+use crate::session::{Session, SessionOf, WithSession};
 
 /// How long a call waits for the client's list of roots before it is refused.
 const ROOTS_TIMEOUT: Duration = Duration::from_secs(30);
-
-/// Builds the environment for a session confined to the given absolute directories (in
-/// the client's order), or says why it cannot.
-type MakeEnv = dyn Fn(&[PathBuf]) -> Result<Arc<dyn ExecutionEnv>, String> + Send + Sync;
-
-/// Makes the sessions of a server follow their client's roots. Insert it into the
-/// extensions of the server's [`RunnerConfig`]: a session whose client offers the `roots`
-/// capability then runs each call in the environment it builds from the `file://` roots
-/// the client lists at that moment (other roots are ignored, with a log line); the
-/// configuration's other values stay. A client without the capability, or one that lists
-/// no usable root, gets the configuration unchanged.
-#[derive(Clone)]
-pub struct ClientRoots(Arc<MakeEnv>);
-
-impl ClientRoots {
-    /// Follows client roots with `make`, which builds the environment for a list of roots
-    /// (absolute directories, in the client's order, without repeats), or returns the
-    /// sentence that says why it cannot.
-    pub fn new(
-        make: impl Fn(&[PathBuf]) -> Result<Arc<dyn ExecutionEnv>, String> + Send + Sync + 'static,
-    ) -> Self {
-        ClientRoots(Arc::new(make))
-    }
-}
 
 /// One session's environment for its client's roots.
 #[derive(Default)]
 pub(crate) struct FollowedRoots {
     /// The roots last listed and the configuration built for them.
     current: tokio::sync::Mutex<Option<(Vec<PathBuf>, Arc<RunnerConfig>)>>,
-    /// Environments of roots the client no longer lists, ended with the session.
-    retired: Mutex<Vec<Arc<dyn ExecutionEnv>>>,
+    /// The session in the environments of roots the client no longer lists, ended with the
+    /// session.
+    retired: Mutex<Vec<Arc<Session>>>,
 }
 
 impl FollowedRoots {
-    /// The configuration a call runs with: `None` for `base` itself (no [`ClientRoots`] in
-    /// it, a client without the `roots` capability, or no usable root listed), else one
-    /// confined to the roots the client lists now. An error is the sentence that refuses
-    /// the call.
+    /// The configuration a call runs with: `None` for `base` itself (its session follows no
+    /// client roots, a client without the `roots` capability, or no usable root listed),
+    /// else one confined to the roots the client lists now. An error is the sentence that
+    /// refuses the call.
     pub(crate) async fn config(
         &self,
         base: &RunnerConfig,
@@ -97,20 +73,23 @@ impl FollowedRoots {
         self.config_for(base, &uris).await
     }
 
-    /// Whether `base` follows client roots (it carries [`ClientRoots`]).
+    /// Whether `base`'s session follows its client's roots.
     pub(crate) fn followed(base: &RunnerConfig) -> bool {
-        base.extensions.get::<ClientRoots>().is_some()
+        base.session().and_then(|s| s.client_roots()).is_some()
     }
 
     /// The configuration a call runs with for the roots the client listed (`uris`, as
-    /// listed): `None` for `base` itself (no [`ClientRoots`] in it, or no usable root),
-    /// else one confined to them. An error is the sentence that refuses the call.
+    /// listed): `None` for `base` itself (its session follows no client roots, or no usable
+    /// root), else one confined to them. An error is the sentence that refuses the call.
     pub(crate) async fn config_for(
         &self,
         base: &RunnerConfig,
         uris: &[String],
     ) -> Result<Option<Arc<RunnerConfig>>, String> {
-        let Some(ClientRoots(make)) = base.extensions.get::<ClientRoots>() else {
+        let Some(session) = base.session() else {
+            return Ok(None);
+        };
+        let Some(follow) = session.client_roots() else {
             return Ok(None);
         };
         let mut roots: Vec<PathBuf> = uris
@@ -136,52 +115,49 @@ impl FollowedRoots {
         {
             return Ok(Some(config.clone()));
         }
-        let env = make(&roots)?;
-        let config = Arc::new(RunnerConfig {
-            extensions: base.extensions.clone().with_env(env),
-            ..base.clone()
-        });
+        let confined = Arc::new(session.in_env(follow.env_for(&roots)?));
+        let config = Arc::new(base.clone().with_session(confined));
         tracing::info!(roots = ?roots, "the file tools and the sandbox follow the client's roots");
         if let Some((_, old)) = current.replace((roots, config.clone()))
-            && let Some(env) = old.env()
+            && let Some(old) = old.session()
         {
             self.retired
                 .lock()
                 .unwrap_or_else(|e| e.into_inner())
-                .push(env.clone());
+                .push(old.clone());
         }
         Ok(Some(config))
     }
 
     /// The session sleeps: every environment built for the client's roots lets go of what
-    /// it takes up again by itself ([`ExecutionEnv::hibernate`]).
+    /// it takes up again by itself ([`Session::hibernate`]).
     pub(crate) fn hibernate(&self) {
         if let Ok(current) = self.current.try_lock()
             && let Some((_, config)) = &*current
-            && let Some(env) = config.env()
+            && let Some(session) = config.session()
         {
-            env.hibernate();
+            session.hibernate();
         }
-        for env in self
+        for session in self
             .retired
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .iter()
         {
-            env.hibernate();
+            session.hibernate();
         }
     }
 
-    /// Ends the session of every environment built for the client's roots.
+    /// Ends the session in every environment built for the client's roots.
     pub(crate) fn end(&mut self) {
         let current = self.current.get_mut().take();
         let retired = std::mem::take(self.retired.get_mut().unwrap_or_else(|e| e.into_inner()));
-        let envs = current
+        let sessions = current
             .iter()
-            .filter_map(|(_, config)| config.env().cloned())
+            .filter_map(|(_, config)| config.session().cloned())
             .chain(retired);
-        for env in envs {
-            env.end_session();
+        for session in sessions {
+            session.end();
         }
     }
 }

@@ -25,7 +25,7 @@ use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 use tokio_util::task::task_tracker::TaskTrackerToken;
 
-use super::elicit::{ClientApprover, session_policy};
+use super::elicit::{ClientApprover, client_session};
 use super::error::McpError;
 use super::lines::DirectCall;
 use super::logging::{SessionLevel, forwarding_logs};
@@ -36,7 +36,6 @@ use super::sessions::{Busy, SessionEnder, Sessions};
 use super::tasks::Tasks;
 use super::tools::{McpPrompt, McpTools};
 use crate::core::{RunnerConfig, ToolCall, ToolSet, execute_tool_calls};
-use crate::env::EnvOf;
 
 /// The server's name in the `initialize` answer.
 pub(crate) const SERVER_NAME: &str = "pi-tools";
@@ -94,8 +93,9 @@ pub(crate) struct Session {
     /// At most `max_concurrency` calls execute at once across the session (the runner's
     /// bound is per batch, and every call here is a batch of its own); more wait their turn.
     in_flight: Option<Semaphore>,
-    /// Cancelled when the session ends: every call in flight is then cancelled.
-    shutdown: CancellationToken,
+    /// The client's session: its environment, policy and roots. Its token is cancelled when
+    /// the session ends: every call in flight is then cancelled.
+    session: Arc<crate::session::Session>,
     /// The calls running, so the end of a session (or of the server) can wait for their
     /// cleanup.
     calls: TaskTracker,
@@ -140,14 +140,14 @@ impl ToolServer {
         sessions: Option<Arc<Sessions>>,
     ) -> Self {
         let in_flight = config.max_concurrency.map(|n| Semaphore::new(n.max(1)));
-        // The session's own policy hook, which asks this session's client.
-        let (config, approver) = session_policy(config);
+        // The client's own session, whose policy hook asks this client.
+        let (config, session, approver) = client_session(config, shutdown);
         ToolServer(Arc::new(Session {
             served,
             config,
             exclusive: RwLock::new(()),
             in_flight,
-            shutdown,
+            session,
             calls: calls.clone(),
             _alive: calls.token(),
             level: SessionLevel::default(),
@@ -172,7 +172,7 @@ impl ToolServer {
             self.level.clone(),
             peer.clone(),
             notices.clone(),
-            self.shutdown.clone(),
+            self.session.cancel().clone(),
         ));
     }
 
@@ -204,9 +204,7 @@ impl ToolServer {
     /// client's roots) let go of their descriptors, watches and empty temporary
     /// directories, which their next command takes up again.
     pub(crate) fn hibernate(&self) {
-        if let Some(env) = self.config.env() {
-            env.hibernate();
-        }
+        self.session.hibernate();
         self.roots.hibernate();
     }
 
@@ -215,10 +213,7 @@ impl ToolServer {
     fn keep_session_busy(&self, context: &RequestContext<RoleServer>) -> Option<Busy> {
         let sessions = self.sessions.as_ref()?;
         let parts = context.extensions.get::<axum::http::request::Parts>()?;
-        sessions.call_started(&parts.headers, || SessionEnder {
-            calls: self.shutdown.clone(),
-            env: self.config.env().cloned(),
-        })
+        sessions.call_started(&parts.headers, || SessionEnder(self.session.clone()))
     }
 
     /// Runs `tools/call` requests for the stdio transport, which answers them itself (see
@@ -283,7 +278,7 @@ impl ToolServer {
         request_cancel: &CancellationToken,
         sink: &ProgressSink,
     ) -> Option<crate::core::ToolResultMessage> {
-        let cancel = self.shutdown.child_token();
+        let cancel = self.session.cancel().child_token();
         let work = async {
             // A call cancelled while it waits for its turn stops waiting and still goes
             // through the runner, which answers it "Operation aborted" without executing it.
@@ -339,11 +334,8 @@ impl std::ops::Deref for ToolServer {
 
 impl Drop for Session {
     fn drop(&mut self) {
-        self.shutdown.cancel();
+        self.session.end();
         self.roots.end();
-        if let Some(env) = self.config.env() {
-            env.end_session();
-        }
     }
 }
 

@@ -32,7 +32,6 @@ use tokio_util::sync::CancellationToken;
 use super::hibernation::awake_idle;
 use super::replay::{KEPT_EVENTS, Replay};
 use super::server::ToolServer;
-use crate::env::ExecutionEnv;
 
 /// The most sessions kept when none is configured: a sleeping idle session costs about
 /// 6 KB and at most 32 idle ones are awake (docs/mcp.md has the measurement), so these
@@ -354,20 +353,14 @@ impl Drop for Busy {
     }
 }
 
-/// What ending a session stops at once: its server's calls (their token) and its execution
+/// What ending a session stops at once: its calls (the session's token) and its execution
 /// environment's processes.
 #[derive(Clone)]
-pub(crate) struct SessionEnder {
-    pub(crate) calls: CancellationToken,
-    pub(crate) env: Option<Arc<dyn ExecutionEnv>>,
-}
+pub(crate) struct SessionEnder(pub(crate) Arc<crate::session::Session>);
 
 impl SessionEnder {
     pub(super) fn end(&self) {
-        self.calls.cancel();
-        if let Some(env) = &self.env {
-            env.end_session();
-        }
+        self.0.end();
     }
 }
 

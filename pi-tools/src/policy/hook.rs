@@ -141,10 +141,16 @@ impl PolicyHook {
     /// that serves many (the MCP server): it asks `approver`, and what a person allows "for
     /// the session" there stays in that session.
     pub fn for_session(&self, approver: Arc<dyn Approver>) -> PolicyHook {
+        self.for_session_asking(Some(approver))
+    }
+
+    /// [`for_session`](Self::for_session), asking `approver` if there is one (without one,
+    /// `ask` denies).
+    pub(crate) fn for_session_asking(&self, approver: Option<Arc<dyn Approver>>) -> PolicyHook {
         PolicyHook {
             policy: Arc::clone(&self.policy),
             cwd: self.cwd.clone(),
-            approver: Some(approver),
+            approver,
             allowed: Mutex::new(HashSet::new()),
             readings: Mutex::default(),
         }
@@ -213,32 +219,6 @@ impl BeforeToolCall for PolicyHook {
         ctx: BeforeToolCallContext,
     ) -> BoxFuture<'_, Result<BeforeToolCallOutcome, ToolError>> {
         Box::pin(async move { Ok(self.decide(ctx).await) })
-    }
-}
-
-/// Sits in a runner configuration's extensions beside the policy hook it names (the
-/// [`Toolbox`](crate::toolbox::Toolbox) puts it there), so a server of many sessions (the
-/// MCP server) can give each session a hook of its own with
-/// [`PolicyHook::for_session`]: one that asks that session's person and keeps what they
-/// allow for the session to that session.
-#[derive(Clone, Debug)]
-pub struct SessionPolicy(Arc<PolicyHook>);
-
-impl SessionPolicy {
-    /// Names `hook` as the configuration's policy hook.
-    pub fn new(hook: Arc<PolicyHook>) -> Self {
-        SessionPolicy(hook)
-    }
-
-    /// The hook named.
-    pub fn hook(&self) -> &Arc<PolicyHook> {
-        &self.0
-    }
-
-    /// Whether `before` is the named hook itself: only then may a session replace it (a
-    /// caller's own hook that wraps the policy is left as it is, with all it does).
-    pub fn is(&self, before: &Arc<dyn BeforeToolCall>) -> bool {
-        std::ptr::addr_eq(Arc::as_ptr(before), Arc::as_ptr(&self.0))
     }
 }
 

@@ -76,7 +76,7 @@ mod native;
 mod paths;
 pub mod shell;
 
-pub use hook::{Approval, ApprovalRequest, Approver, PolicyHook, SessionPolicy, denial, question};
+pub use hook::{Approval, ApprovalRequest, Approver, PolicyHook, denial, question};
 pub use paths::path_glob;
 use shell::{ShellReading, SimpleCommand, basename};
 

@@ -353,6 +353,7 @@ impl<'a> Batch<'a> {
                     .get_or_init(|| self.calls.iter().cloned().collect())
                     .clone(),
                 cancel: self.cancel.clone(),
+                extensions: self.config.extensions.clone(),
             };
             let outcome = AssertUnwindSafe(hook.before_tool_call(ctx))
                 .catch_unwind()
