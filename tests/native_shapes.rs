@@ -16,6 +16,7 @@ use pi_tools::{CollectingSink, Extensions, ToolResultMessage};
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
+mod limits;
 mod v4a_proptest;
 
 const NATIVE: &str = r#"

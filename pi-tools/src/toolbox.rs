@@ -162,17 +162,23 @@ impl Toolbox {
     }
 
     /// The active tools as the runner sees them: each with its loaded `[tool.<name>]`
-    /// configuration (or its declared default) and its mode override applied.
+    /// configuration (or its declared default) and its mode override applied. The tools
+    /// that serve the native shapes (`apply_patch`, `str_replace_based_edit_tool`) run with
+    /// `[tool.edit]`'s configuration, since they stand for edit.
     pub fn agent_tools(&self) -> Vec<Arc<dyn AgentTool>> {
         self.active
             .iter()
             .map(|definition| {
-                let settings = self.config.tool(&definition.spec().name);
-                wrap_with_mode(
-                    definition.clone(),
-                    settings.and_then(|s| s.config.clone()),
-                    settings.and_then(|s| s.mode),
-                )
+                let name = &definition.spec().name;
+                let settings = self.config.tool(name);
+                // The tools that serve the native shapes stand for edit and have no
+                // configuration of their own: `[tool.edit]` (its file size limit) is theirs.
+                let config = if NATIVE_SERVING_TOOLS.contains(&name.as_str()) {
+                    self.config.tool("edit").and_then(|s| s.config.clone())
+                } else {
+                    settings.and_then(|s| s.config.clone())
+                };
+                wrap_with_mode(definition.clone(), config, settings.and_then(|s| s.mode))
             })
             .collect()
     }
