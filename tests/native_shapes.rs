@@ -441,6 +441,69 @@ async fn a_multi_file_patch_with_one_bad_hunk_changes_nothing() {
     assert!(!dir.path().join("m.txt").exists());
 }
 
+#[test]
+fn shapes_can_be_native_for_one_family_only() {
+    let dir = tempfile::tempdir().unwrap();
+    let names = |tools: &Toolbox, dialect: Dialect| -> Vec<String> {
+        tools
+            .schemas(dialect)
+            .unwrap()
+            .iter()
+            .map(|t| {
+                t["name"]
+                    .as_str()
+                    .or_else(|| t["type"].as_str())
+                    .unwrap_or_default()
+                    .to_owned()
+            })
+            .collect()
+    };
+    let anthropic_only = toolbox(
+        dir.path(),
+        &NATIVE.replace(
+            "shapes = \"native\"",
+            "shapes = { anthropic = \"native\", openai-responses = \"pi-tools\" }",
+        ),
+    );
+    assert_eq!(
+        names(&anthropic_only, Dialect::Anthropic),
+        ["read", "bash", "ls", "str_replace_based_edit_tool"]
+    );
+    assert_eq!(
+        names(&anthropic_only, Dialect::OpenAiResponses),
+        ["read", "bash", "edit", "write", "ls"]
+    );
+    assert_eq!(
+        names(&anthropic_only, Dialect::Gemini),
+        ["read", "bash", "edit", "write", "ls"]
+    );
+    let responses_only = toolbox(
+        dir.path(),
+        &NATIVE.replace(
+            "shapes = \"native\"",
+            "shapes = { openai-responses = \"native\" }",
+        ),
+    );
+    assert_eq!(
+        names(&responses_only, Dialect::Anthropic),
+        ["read", "bash", "edit", "write", "ls"]
+    );
+    assert_eq!(
+        names(&responses_only, Dialect::OpenAiResponses),
+        ["read", "shell", "ls", "apply_patch"]
+    );
+    // The prompt's line on trained tools goes to the native family only.
+    let trained = |tools: &Toolbox, dialect: Dialect| {
+        tools
+            .prompt_for(dialect)
+            .guidelines
+            .iter()
+            .any(|g| g.contains("you were trained on"))
+    };
+    assert!(trained(&responses_only, Dialect::OpenAiResponses));
+    assert!(!trained(&responses_only, Dialect::Anthropic));
+}
+
 #[tokio::test]
 async fn a_replys_apply_patch_calls_apply_all_or_nothing_and_answer_in_their_own_items() {
     let dir = tempfile::tempdir().unwrap();

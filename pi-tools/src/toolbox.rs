@@ -53,6 +53,9 @@ pub struct Toolbox {
     /// `[policy]` as the runner's before-call hook (`None` when it allows everything); kept
     /// so what a person allows for the session stays allowed across batches.
     policy_hook: Option<Arc<PolicyHook>>,
+    /// The tools turned on only to serve some family's native shapes (not named in
+    /// `active`): left out for the families that get the pi-tools shapes.
+    serving_only: HashSet<String>,
 }
 
 impl Toolbox {
@@ -84,6 +87,7 @@ impl Toolbox {
             policy_hook: None,
             extensions,
             tool_set: ToolSet::new([]),
+            serving_only: HashSet::new(),
         };
         toolbox.policy_hook = toolbox.make_policy_hook(None);
         for name in &config.active {
@@ -102,10 +106,12 @@ impl Toolbox {
                 toolbox.push_active(name);
             }
         }
-        if config.shapes == Shapes::Native && toolbox.active_names.contains("edit") {
+        if config.shapes.any_native() && toolbox.active_names.contains("edit") {
             // The tools the native shapes are served by (they stand for edit and write).
             for name in NATIVE_SERVING_TOOLS {
-                toolbox.push_active(name);
+                if toolbox.push_active(name) {
+                    toolbox.serving_only.insert(name.to_owned());
+                }
             }
         }
         toolbox.offer_jobs();
@@ -284,22 +290,26 @@ impl Toolbox {
     fn shaped(&self, dialect: Dialect) -> Vec<Shaped<'_>> {
         self.active
             .iter()
-            .filter_map(|t| {
-                if self.config.shapes != Shapes::Native {
-                    return Some(Shaped::Own(t.as_ref()));
-                }
-                match self.native_shape(dialect, &t.spec().name) {
-                    Native::Replace(value) => Some(Shaped::Native(value)),
-                    Native::Drop => None,
-                    Native::Keep => Some(Shaped::Own(t.as_ref())),
-                }
+            .filter_map(|t| match self.native_shape(dialect, &t.spec().name) {
+                Native::Replace(value) => Some(Shaped::Native(value)),
+                Native::Drop => None,
+                Native::Keep => Some(Shaped::Own(t.as_ref())),
             })
             .collect()
     }
 
     /// [`native_shape`], with edit and write kept when the tool that stands for them in
     /// `dialect` is not active (it is turned on beside edit only).
+    /// For a family that gets the pi-tools shapes: every tool kept, but those turned on only
+    /// to serve another family's native shapes.
     fn native_shape(&self, dialect: Dialect, tool: &str) -> Native {
+        if self.config.shapes.of(dialect) != Shapes::Native {
+            return if self.serving_only.contains(tool) {
+                Native::Drop
+            } else {
+                Native::Keep
+            };
+        }
         let shape = native_shape(dialect, tool);
         let serving = match dialect {
             Dialect::Anthropic => dialect::native::ANTHROPIC_TEXT_EDITOR_NAME,
@@ -319,10 +329,7 @@ impl Toolbox {
     pub fn offered(&self, dialect: Dialect) -> Vec<Arc<dyn ToolDefinition>> {
         self.active
             .iter()
-            .filter(|t| {
-                self.config.shapes != Shapes::Native
-                    || self.native_shape(dialect, &t.spec().name) != Native::Drop
-            })
+            .filter(|t| self.native_shape(dialect, &t.spec().name) != Native::Drop)
             .cloned()
             .collect()
     }
@@ -356,7 +363,7 @@ impl Toolbox {
         let offered = self.offered(dialect);
         let mut sections = PromptSections::new(&offered, &self.config.guidelines)
             .with_sandbox_note(&offered, self.sandbox_note().as_deref());
-        if self.config.shapes == Shapes::Native && dialect::native::has_native_tools(dialect) {
+        if self.config.shapes.of(dialect) == Shapes::Native {
             sections.guidelines.push(format!(
                 "Your file and shell tools are the {} ones you were trained on; they run with the same checks as every other tool.",
                 dialect.api()
