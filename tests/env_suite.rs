@@ -170,7 +170,7 @@ impl Envs {
         setup(local_dir.path());
         let local: Arc<dyn ExecutionEnv> = Arc::new(LocalEnv::new(local_dir.path()));
         let local_result = format!("{}---\n{}", case(local).await, snapshot(local_dir.path()))
-        .replace(&local_dir.path().display().to_string(), "<dir>");
+            .replace(&local_dir.path().display().to_string(), "<dir>");
         let Some(sshd) = &self.sshd else {
             return local_result;
         };
@@ -190,7 +190,7 @@ impl Envs {
             );
             let remote_result =
                 format!("{}---\n{}", case(remote).await, snapshot(remote_dir.path()))
-            .replace(&remote_dir.path().display().to_string(), "<dir>");
+                    .replace(&remote_dir.path().display().to_string(), "<dir>");
             assert_eq!(
                 local_result, remote_result,
                 "local and SSH environments differ (helper: {helper})"

@@ -162,19 +162,37 @@ async fn native_replies_give_the_same_transcripts_everywhere() {
         ])),
         // A reply's patch items with one bad hunk: no file changes, every item says why.
         responses_reply(json!([
-            patch_item("p1", json!({"type": "update_file", "path": "a.txt", "diff": "@@\n alpha\n-beta\n+BETA\n"})),
-            patch_item("p2", json!({"type": "create_file", "path": "new/c.txt", "diff": "+fresh\n"})),
-            patch_item("p3", json!({"type": "update_file", "path": "b.txt", "diff": "@@\n-missing\n+x\n"})),
+            patch_item(
+                "p1",
+                json!({"type": "update_file", "path": "a.txt", "diff": "@@\n alpha\n-beta\n+BETA\n"})
+            ),
+            patch_item(
+                "p2",
+                json!({"type": "create_file", "path": "new/c.txt", "diff": "+fresh\n"})
+            ),
+            patch_item(
+                "p3",
+                json!({"type": "update_file", "path": "b.txt", "diff": "@@\n-missing\n+x\n"})
+            ),
         ])),
         // An item on a denied path refuses them all.
         responses_reply(json!([
             patch_item("p4", json!({"type": "delete_file", "path": "gone.txt"})),
-            patch_item("p5", json!({"type": "update_file", "path": "locked/l.txt", "diff": "@@\n-l\n+L\n"})),
+            patch_item(
+                "p5",
+                json!({"type": "update_file", "path": "locked/l.txt", "diff": "@@\n-l\n+L\n"})
+            ),
         ])),
         // Resent right, they apply together.
         responses_reply(json!([
-            patch_item("p6", json!({"type": "update_file", "path": "a.txt", "diff": "@@\n alpha\n-beta\n+BETA\n"})),
-            patch_item("p7", json!({"type": "create_file", "path": "new/c.txt", "diff": "+fresh\n"})),
+            patch_item(
+                "p6",
+                json!({"type": "update_file", "path": "a.txt", "diff": "@@\n alpha\n-beta\n+BETA\n"})
+            ),
+            patch_item(
+                "p7",
+                json!({"type": "create_file", "path": "new/c.txt", "diff": "+fresh\n"})
+            ),
             patch_item("p8", json!({"type": "delete_file", "path": "gone.txt"})),
         ])),
     ];
@@ -191,7 +209,11 @@ async fn native_replies_give_the_same_transcripts_everywhere() {
         .await;
     // Nothing was called denied, and the denials say why.
     assert!(!out.lines().any(|l| l.starts_with("denied")), "{out}");
-    assert_eq!(out.matches("Nothing may be called denied.").count(), 4, "{out}");
+    assert_eq!(
+        out.matches("Nothing may be called denied.").count(),
+        4,
+        "{out}"
+    );
     assert!(out.contains("made.txt (644): \"hi\\n\""), "{out}");
     assert!(out.contains("[ok] call_sh2 bash: one\ntwo"), "{out}");
     // The bad reply changed nothing; the denied one neither; the good one everything.
@@ -199,8 +221,14 @@ async fn native_replies_give_the_same_transcripts_everywhere() {
         out.contains("[error] p3 apply_patch: Hunk 1 of b.txt (line 1 of its diff)"),
         "{out}"
     );
-    assert!(out.contains("the item of call p3 (its operation on b.txt)"), "{out}");
-    assert!(out.contains("The locked directory is a person's to change."), "{out}");
+    assert!(
+        out.contains("the item of call p3 (its operation on b.txt)"),
+        "{out}"
+    );
+    assert!(
+        out.contains("The locked directory is a person's to change."),
+        "{out}"
+    );
     assert!(out.contains("locked/l.txt (644): \"l\\n\""), "{out}");
     assert!(out.contains("b.txt (644): \"one\\ntwo\\n\""), "{out}");
     assert!(out.contains("a.txt (644): \"alpha\\nBETA\\n\""), "{out}");
