@@ -189,6 +189,52 @@ fn wrong_types_are_errors_saying_what_is_expected() {
 }
 
 #[test]
+fn shapes_is_one_word_or_a_table_of_families() {
+    use pi_tools::dialect::Dialect;
+    use pi_tools::dialect::native::{FamilyShapes, Shapes};
+    let shapes = |text: &str| parse(text).expect("valid").shapes;
+    assert_eq!(shapes(""), FamilyShapes::default());
+    assert_eq!(
+        shapes("[tools]\nshapes = \"native\"\n"),
+        FamilyShapes::all(Shapes::Native)
+    );
+    let mixed =
+        shapes("[tools]\nshapes = { anthropic = \"native\", openai-responses = \"pi-tools\" }\n");
+    assert_eq!(mixed.of(Dialect::Anthropic), Shapes::Native);
+    assert_eq!(mixed.of(Dialect::OpenAiResponses), Shapes::PiTools);
+    // A family left out gets the pi-tools shapes; a sub-table reads the same.
+    let responses = shapes("[tools.shapes]\nopenai-responses = \"native\"\n");
+    assert_eq!(responses.of(Dialect::Anthropic), Shapes::PiTools);
+    assert_eq!(responses.of(Dialect::OpenAiResponses), Shapes::Native);
+}
+
+#[test]
+fn shapes_mistakes_name_the_families_and_the_words() {
+    assert_eq!(
+        error("[tools]\nshapes = \"trained\"\n"),
+        "pi-tools.toml:2:10: `shapes` must be \"pi-tools\" (the default) or \"native\" (each \
+         provider family's own tools where it has them), or a table of families, e.g. \
+         { anthropic = \"native\", openai-responses = \"pi-tools\" }"
+    );
+    assert_eq!(
+        error("[tools]\nshapes = { antropic = \"native\" }\n"),
+        "pi-tools.toml:2:12: unknown family `antropic` in `shapes` (did you mean `anthropic`?); \
+         name the families with native tools by their dialect: `anthropic` and `openai-responses`"
+    );
+    assert_eq!(
+        error("[tools]\nshapes = { anthropic = \"yes\" }\n"),
+        "pi-tools.toml:2:24: `shapes.anthropic` must be \"pi-tools\" (the default) or \
+         \"native\" (each provider family's own tools where it has them)"
+    );
+    assert_eq!(
+        error("[tools]\nshapes = { gemini = \"native\" }\n"),
+        "pi-tools.toml:2:12: `shapes.gemini`: the gemini dialect has no native tools, so it \
+         always gets the pi-tools shapes; remove it (the families with native tools are \
+         `anthropic` and `openai-responses`)"
+    );
+}
+
+#[test]
 fn a_typed_tool_section_is_validated_by_the_tool_config() {
     assert_eq!(
         error("[tool.bash]\ntimout_secs = 5\n"),

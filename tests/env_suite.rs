@@ -156,15 +156,21 @@ impl Envs {
     /// Runs the case in each environment and returns the (identical) transcript plus the
     /// snapshot of the files afterwards.
     async fn check(&self, setup: impl Fn(&Path), calls: &[(&str, Value)]) -> String {
+        self.check_with(setup, |env| run(env, calls)).await
+    }
+
+    /// [`Envs::check`] with the transcript made by `case` from the environment (to run
+    /// whole provider replies through a toolbox, say).
+    async fn check_with<F, Fut>(&self, setup: impl Fn(&Path), case: F) -> String
+    where
+        F: Fn(Arc<dyn ExecutionEnv>) -> Fut,
+        Fut: std::future::Future<Output = String>,
+    {
         let local_dir = tempfile::tempdir().expect("tempdir");
         setup(local_dir.path());
         let local: Arc<dyn ExecutionEnv> = Arc::new(LocalEnv::new(local_dir.path()));
-        let local_result = format!(
-            "{}---\n{}",
-            run(local, calls).await,
-            snapshot(local_dir.path())
-        )
-        .replace(&local_dir.path().display().to_string(), "<dir>");
+        let local_result = format!("{}---\n{}", case(local).await, snapshot(local_dir.path()))
+            .replace(&local_dir.path().display().to_string(), "<dir>");
         let Some(sshd) = &self.sshd else {
             return local_result;
         };
@@ -182,12 +188,9 @@ impl Envs {
                     .await
                     .expect("connect"),
             );
-            let remote_result = format!(
-                "{}---\n{}",
-                run(remote, calls).await,
-                snapshot(remote_dir.path())
-            )
-            .replace(&remote_dir.path().display().to_string(), "<dir>");
+            let remote_result =
+                format!("{}---\n{}", case(remote).await, snapshot(remote_dir.path()))
+                    .replace(&remote_dir.path().display().to_string(), "<dir>");
             assert_eq!(
                 local_result, remote_result,
                 "local and SSH environments differ (helper: {helper})"

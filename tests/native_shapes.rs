@@ -16,6 +16,7 @@ use pi_tools::{CollectingSink, Extensions, ToolResultMessage};
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
+mod limits;
 mod v4a_proptest;
 
 const NATIVE: &str = r#"
@@ -440,50 +441,170 @@ async fn a_multi_file_patch_with_one_bad_hunk_changes_nothing() {
     assert!(!dir.path().join("m.txt").exists());
 }
 
+#[test]
+fn shapes_can_be_native_for_one_family_only() {
+    let dir = tempfile::tempdir().unwrap();
+    let names = |tools: &Toolbox, dialect: Dialect| -> Vec<String> {
+        tools
+            .schemas(dialect)
+            .unwrap()
+            .iter()
+            .map(|t| {
+                t["name"]
+                    .as_str()
+                    .or_else(|| t["type"].as_str())
+                    .unwrap_or_default()
+                    .to_owned()
+            })
+            .collect()
+    };
+    let anthropic_only = toolbox(
+        dir.path(),
+        &NATIVE.replace(
+            "shapes = \"native\"",
+            "shapes = { anthropic = \"native\", openai-responses = \"pi-tools\" }",
+        ),
+    );
+    assert_eq!(
+        names(&anthropic_only, Dialect::Anthropic),
+        ["read", "bash", "ls", "str_replace_based_edit_tool"]
+    );
+    assert_eq!(
+        names(&anthropic_only, Dialect::OpenAiResponses),
+        ["read", "bash", "edit", "write", "ls"]
+    );
+    assert_eq!(
+        names(&anthropic_only, Dialect::Gemini),
+        ["read", "bash", "edit", "write", "ls"]
+    );
+    let responses_only = toolbox(
+        dir.path(),
+        &NATIVE.replace(
+            "shapes = \"native\"",
+            "shapes = { openai-responses = \"native\" }",
+        ),
+    );
+    assert_eq!(
+        names(&responses_only, Dialect::Anthropic),
+        ["read", "bash", "edit", "write", "ls"]
+    );
+    assert_eq!(
+        names(&responses_only, Dialect::OpenAiResponses),
+        ["read", "shell", "ls", "apply_patch"]
+    );
+    // The prompt's line on trained tools goes to the native family only.
+    let trained = |tools: &Toolbox, dialect: Dialect| {
+        tools
+            .prompt_for(dialect)
+            .guidelines
+            .iter()
+            .any(|g| g.contains("you were trained on"))
+    };
+    assert!(trained(&responses_only, Dialect::OpenAiResponses));
+    assert!(!trained(&responses_only, Dialect::Anthropic));
+}
+
 #[tokio::test]
-async fn responses_apply_patch_calls_run_and_answer_in_their_own_items() {
+async fn a_replys_apply_patch_calls_apply_all_or_nothing_and_answer_in_their_own_items() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("a.py"), "def f():\n    return 1\n").unwrap();
     std::fs::write(dir.path().join("gone.py"), "x\n").unwrap();
     let tools = toolbox(dir.path(), NATIVE);
-    let reply = responses(json!([
+    let good = json!([
         {"type": "apply_patch_call", "id": "apc_1", "call_id": "call_1", "status": "completed",
          "operation": {"type": "update_file", "path": "a.py", "diff": "@@ def f():\n-    return 1\n+    return 2\n"}},
         {"type": "apply_patch_call", "id": "apc_2", "call_id": "call_2", "status": "completed",
          "operation": {"type": "create_file", "path": "b.py", "diff": "+print('b')\n"}},
         {"type": "apply_patch_call", "id": "apc_3", "call_id": "call_3", "status": "completed",
          "operation": {"type": "delete_file", "path": "gone.py"}},
-        {"type": "apply_patch_call", "id": "apc_4", "call_id": "call_4", "status": "completed",
-         "operation": {"type": "update_file", "path": "a.py", "diff": "@@\n-not there\n+x\n"}},
-    ]));
-    let (messages, results) = run(&tools, &reply).await;
-    for (i, status) in ["completed", "completed", "completed", "failed"]
-        .iter()
-        .enumerate()
-    {
-        assert_eq!(results[i]["type"], "apply_patch_call_output");
-        assert_eq!(results[i]["call_id"], format!("call_{}", i + 1));
+    ]);
+    let mut bad = good.clone();
+    bad.as_array_mut().unwrap().push(
+        json!({"type": "apply_patch_call", "id": "apc_4", "call_id": "call_4", "status": "completed",
+         "operation": {"type": "update_file", "path": "a.py", "diff": "@@\n-not there\n+x\n"}}),
+    );
+
+    // One item's hunk does not match: no item's file changes, and every item says so.
+    let (messages, results) = run(&tools, &responses(bad)).await;
+    let output = |i: usize| results[i]["output"].as_str().unwrap().to_owned();
+    for (i, result) in results.iter().enumerate() {
+        assert_eq!(result["type"], "apply_patch_call_output");
+        assert_eq!(result["call_id"], format!("call_{}", i + 1));
+        assert_eq!(result["status"], "failed", "{}", output(i));
+        // The transcript says what the wire says.
+        assert!(messages[i].is_error);
+        assert_eq!(messages[i].text_content(), output(i));
+    }
+    assert!(
+        output(3).starts_with("Hunk 1 of a.py (line 1 of its diff) could not be applied:"),
+        "{}",
+        output(3)
+    );
+    assert!(
+        output(3).ends_with(
+            "The 3 other items were not applied either: the reply's apply_patch_call items are applied all or nothing. Resend all 4 of them, this one corrected."
+        ),
+        "{}",
+        output(3)
+    );
+    for i in 0..3 {
         assert_eq!(
-            results[i]["status"],
-            *status,
-            "{}",
-            messages[i].text_content()
+            output(i),
+            "Not applied: the reply's apply_patch_call items are applied all or nothing, and the item of call call_4 (its operation on a.py) could not be applied; see its output. Nothing was changed; resend this item with the corrected one."
         );
     }
+    let read = |p: &str| std::fs::read_to_string(dir.path().join(p)).ok();
+    assert_eq!(read("a.py").as_deref(), Some("def f():\n    return 1\n"));
+    assert_eq!(read("b.py"), None);
+    assert_eq!(read("gone.py").as_deref(), Some("x\n"));
+
+    // Resent without the bad item, they apply together, each answered with its own file.
+    let (messages, results) = run(&tools, &responses(good)).await;
+    let said: Vec<&str> = results
+        .iter()
+        .map(|r| r["output"].as_str().unwrap())
+        .collect();
     assert_eq!(
-        std::fs::read_to_string(dir.path().join("a.py")).unwrap(),
-        "def f():\n    return 2\n"
+        said,
+        [
+            "Applied: updated a.py (1 hunk). The reply's 3 apply_patch_call items were applied together, all or nothing.",
+            "Applied: added b.py. The reply's 3 apply_patch_call items were applied together, all or nothing.",
+            "Applied: deleted gone.py. The reply's 3 apply_patch_call items were applied together, all or nothing.",
+        ]
     );
+    assert!(results.iter().all(|r| r["status"] == "completed"));
+    assert!(messages[1..].iter().all(|m| !m.is_error));
+    assert_eq!(read("a.py").as_deref(), Some("def f():\n    return 2\n"));
+    assert_eq!(read("b.py").as_deref(), Some("print('b')\n"));
+    assert_eq!(read("gone.py"), None);
+}
+
+#[tokio::test]
+async fn an_edit_deny_on_one_items_file_refuses_every_item_of_the_reply() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(dir.path().join("locked")).unwrap();
+    std::fs::write(dir.path().join("locked/a.txt"), "a\n").unwrap();
+    let tools = toolbox(dir.path(), NATIVE);
+    let reply = responses(json!([
+        {"type": "apply_patch_call", "id": "apc_1", "call_id": "call_1", "status": "completed",
+         "operation": {"type": "create_file", "path": "free.txt", "diff": "+free\n"}},
+        {"type": "apply_patch_call", "id": "apc_2", "call_id": "call_2", "status": "completed",
+         "operation": {"type": "update_file", "path": "locked/a.txt", "diff": "@@\n-a\n+b\n"}},
+    ]));
+    let (_, results) = run(&tools, &reply).await;
+    for result in &results {
+        assert_eq!(result["status"], "failed");
+        let output = result["output"].as_str().unwrap();
+        assert!(
+            output.starts_with("Not applied: the reply's 2 apply_patch_call items are applied together, all or nothing, and they were refused:")
+                && output.contains("The locked directory is a person's to change."),
+            "{output}"
+        );
+    }
+    assert!(!dir.path().join("free.txt").exists());
     assert_eq!(
-        std::fs::read_to_string(dir.path().join("b.py")).unwrap(),
-        "print('b')\n"
-    );
-    assert!(!dir.path().join("gone.py").exists());
-    assert!(
-        results[3]["output"]
-            .as_str()
-            .unwrap()
-            .contains("Hunk 1 of a.py")
+        std::fs::read_to_string(dir.path().join("locked/a.txt")).unwrap(),
+        "a\n"
     );
 }
 

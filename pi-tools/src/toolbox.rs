@@ -57,6 +57,9 @@ pub struct Toolbox {
     policy_hook: Option<Arc<PolicyHook>>,
     /// The session the toolbox's batches belong to: its environment and policy.
     session: Arc<Session>,
+    /// The tools turned on only to serve some family's native shapes (not named in
+    /// `active`): left out for the families that get the pi-tools shapes.
+    serving_only: HashSet<String>,
 }
 
 impl Toolbox {
@@ -91,6 +94,7 @@ impl Toolbox {
             )),
             extensions,
             tool_set: ToolSet::new([]),
+            serving_only: HashSet::new(),
         };
         toolbox.set_policy_hook(None);
         for name in &config.active {
@@ -109,10 +113,12 @@ impl Toolbox {
                 toolbox.push_active(name);
             }
         }
-        if config.shapes == Shapes::Native && toolbox.active_names.contains("edit") {
+        if config.shapes.any_native() && toolbox.active_names.contains("edit") {
             // The tools the native shapes are served by (they stand for edit and write).
             for name in NATIVE_SERVING_TOOLS {
-                toolbox.push_active(name);
+                if toolbox.push_active(name) {
+                    toolbox.serving_only.insert(name.to_owned());
+                }
             }
         }
         toolbox.offer_jobs();
@@ -169,17 +175,23 @@ impl Toolbox {
     }
 
     /// The active tools as the runner sees them: each with its loaded `[tool.<name>]`
-    /// configuration (or its declared default) and its mode override applied.
+    /// configuration (or its declared default) and its mode override applied. The tools
+    /// that serve the native shapes (`apply_patch`, `str_replace_based_edit_tool`) run with
+    /// `[tool.edit]`'s configuration, since they stand for edit.
     pub fn agent_tools(&self) -> Vec<Arc<dyn AgentTool>> {
         self.active
             .iter()
             .map(|definition| {
-                let settings = self.config.tool(&definition.spec().name);
-                wrap_with_mode(
-                    definition.clone(),
-                    settings.and_then(|s| s.config.clone()),
-                    settings.and_then(|s| s.mode),
-                )
+                let name = &definition.spec().name;
+                let settings = self.config.tool(name);
+                // The tools that serve the native shapes stand for edit and have no
+                // configuration of their own: `[tool.edit]` (its file size limit) is theirs.
+                let config = if NATIVE_SERVING_TOOLS.contains(&name.as_str()) {
+                    self.config.tool("edit").and_then(|s| s.config.clone())
+                } else {
+                    settings.and_then(|s| s.config.clone())
+                };
+                wrap_with_mode(definition.clone(), config, settings.and_then(|s| s.mode))
             })
             .collect()
     }
@@ -320,22 +332,26 @@ impl Toolbox {
     fn shaped(&self, dialect: Dialect) -> Vec<Shaped<'_>> {
         self.active
             .iter()
-            .filter_map(|t| {
-                if self.config.shapes != Shapes::Native {
-                    return Some(Shaped::Own(t.as_ref()));
-                }
-                match self.native_shape(dialect, &t.spec().name) {
-                    Native::Replace(value) => Some(Shaped::Native(value)),
-                    Native::Drop => None,
-                    Native::Keep => Some(Shaped::Own(t.as_ref())),
-                }
+            .filter_map(|t| match self.native_shape(dialect, &t.spec().name) {
+                Native::Replace(value) => Some(Shaped::Native(value)),
+                Native::Drop => None,
+                Native::Keep => Some(Shaped::Own(t.as_ref())),
             })
             .collect()
     }
 
     /// [`native_shape`], with edit and write kept when the tool that stands for them in
     /// `dialect` is not active (it is turned on beside edit only).
+    /// For a family that gets the pi-tools shapes: every tool kept, but those turned on only
+    /// to serve another family's native shapes.
     fn native_shape(&self, dialect: Dialect, tool: &str) -> Native {
+        if self.config.shapes.of(dialect) != Shapes::Native {
+            return if self.serving_only.contains(tool) {
+                Native::Drop
+            } else {
+                Native::Keep
+            };
+        }
         let shape = native_shape(dialect, tool);
         let serving = match dialect {
             Dialect::Anthropic => dialect::native::ANTHROPIC_TEXT_EDITOR_NAME,
@@ -355,10 +371,7 @@ impl Toolbox {
     pub fn offered(&self, dialect: Dialect) -> Vec<Arc<dyn ToolDefinition>> {
         self.active
             .iter()
-            .filter(|t| {
-                self.config.shapes != Shapes::Native
-                    || self.native_shape(dialect, &t.spec().name) != Native::Drop
-            })
+            .filter(|t| self.native_shape(dialect, &t.spec().name) != Native::Drop)
             .cloned()
             .collect()
     }
@@ -392,7 +405,7 @@ impl Toolbox {
         let offered = self.offered(dialect);
         let mut sections = PromptSections::new(&offered, &self.config.guidelines)
             .with_sandbox_note(&offered, self.sandbox_note().as_deref());
-        if self.config.shapes == Shapes::Native && dialect::native::has_native_tools(dialect) {
+        if self.config.shapes.of(dialect) == Shapes::Native {
             sections.guidelines.push(format!(
                 "Your file and shell tools are the {} ones you were trained on; they run with the same checks as every other tool.",
                 dialect.api()

@@ -5,13 +5,13 @@
 //! is edit (one replacement, refused as edit refuses it when `old_str` is found more than
 //! once), and `insert` puts lines after a line number inside the file's mutation queue.
 //! The policy judges each command as the built-in it stands for (see
-//! [`crate::policy`]). Off by default; `[tools] shapes = "native"` offers it to Anthropic
+//! [`crate::policy`]), and `[tool.edit] max_file_bytes` limits the files it changes. Off by default; `[tools] shapes = "native"` offers it to Anthropic
 //! models in place of edit and write.
 
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-use crate::builtins::edit::{EditArgs, Replacement, edit};
+use crate::builtins::edit::{EditArgs, Replacement, edit, max_file_bytes, too_large};
 use crate::builtins::ls::{LsArgs, ls};
 use crate::builtins::read::{ReadArgs, read};
 use crate::builtins::write::{WriteArgs, write};
@@ -152,6 +152,7 @@ async fn insert(
         .await
         .map_err(|e| ToolError::new(format!("Could not edit {shown}: {}", sentence(&e))))?;
     let queue = env.mutation_queue().clone();
+    let max_bytes = max_file_bytes(ctx);
     let shown_owned = shown.to_owned();
     let target = path.clone();
     let done = queue
@@ -175,7 +176,7 @@ async fn insert(
                     .map_err(|m| refuse(format!("{m} in {shown_owned}")))
             });
             let result = env
-                .modify_file(&target, Some(crate::builtins::edit::DEFAULT_MAX_FILE_BYTES), change)
+                .modify_file(&target, Some(max_bytes), change)
                 .await;
             let message = refused.lock().ok().and_then(|mut s| s.take());
             (result, message)
@@ -186,6 +187,9 @@ async fn insert(
             "Inserted the text after line {line} of {shown}."
         ))),
         (Err(_), Some(message)) => Err(ToolError::new(format!("{message}. Nothing was changed."))),
+        (Err(e), None) if e.kind() == std::io::ErrorKind::FileTooLarge => {
+            Err(ToolError::new(too_large(shown, max_bytes)))
+        }
         (Err(e), None) if e.kind() == std::io::ErrorKind::NotFound => Err(ToolError::new(format!(
             "File not found: {shown}. Check the path; use create to make a new file."
         ))),

@@ -126,11 +126,9 @@ pub struct Parameter {
 fn shapes(config: &Config, tool: &str, active: &[String]) -> Vec<String> {
     use crate::dialect::Dialect;
     use crate::dialect::native::{Native, Shapes, native_shape};
-    if config.shapes != Shapes::Native {
-        return Vec::new();
-    }
-    [Dialect::Anthropic, Dialect::OpenAiResponses]
+    crate::dialect::native::SHAPE_FAMILIES
         .into_iter()
+        .filter(|dialect| config.shapes.of(*dialect) == Shapes::Native)
         .filter_map(|dialect| {
             let said = match native_shape(dialect, tool) {
                 Native::Replace(wire) => format!(

@@ -9,6 +9,8 @@
 //! timeout_secs = 180                           # per call; 0 = none
 //! shapes = "native"                            # each provider family's trained tools
 //!                                              # (default "pi-tools"; see dialect::native)
+//! # or per family, by dialect (a family left out keeps "pi-tools"):
+//! # shapes = { anthropic = "native", openai-responses = "pi-tools" }
 //!
 //! [tool.bash]
 //! mode = "sequential"                          # override the tool's execution mode

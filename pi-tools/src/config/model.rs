@@ -24,9 +24,10 @@ pub struct Config {
     pub max_concurrency: Option<usize>,
     /// Per-call timeout (`None`: none).
     pub timeout: Option<Duration>,
-    /// `[tools] shapes`: the shapes the built-ins are offered in, pi-tools' own (the
-    /// default) or each provider family's native tools (see [`crate::dialect::native`]).
-    pub shapes: crate::dialect::native::Shapes,
+    /// `[tools] shapes`: the shapes the built-ins are offered in per provider family,
+    /// pi-tools' own (the default) or the family's native tools (see
+    /// [`crate::dialect::native`]).
+    pub shapes: crate::dialect::native::FamilyShapes,
     /// `[tool.<name>]` sections, by tool name.
     pub tools: BTreeMap<String, ToolSettings>,
     /// `[paths] allowed_roots`: directories the file tools are confined to (`None`: no

@@ -1,6 +1,7 @@
 //! The tools each provider family's models were trained on, and the one place their
-//! versions are pinned. With `[tools] shapes = "native"` ([`Shapes::Native`]) a toolbox
-//! offers these in place of the pi-tools schemas of the built-ins they stand for; the reply
+//! versions are pinned. With `[tools] shapes = "native"` ([`Shapes::Native`]), or native
+//! shapes for some families only ([`FamilyShapes`]), a toolbox offers these to those
+//! families in place of the pi-tools schemas of the built-ins they stand for; the reply
 //! readers map their calls onto the built-ins either way, and the results go back in each
 //! shape's own form.
 //!
@@ -48,6 +49,67 @@ impl Shapes {
             Shapes::PiTools => "pi-tools",
             Shapes::Native => "native",
         }
+    }
+}
+
+/// Which shapes each family with native tools gets (`[tools] shapes`): one word for every
+/// family (`shapes = "native"`), or a table naming families by their dialect
+/// (`shapes = { anthropic = "native", openai-responses = "pi-tools" }`; a family left out
+/// gets the pi-tools shapes). The families without native tools always get the pi-tools
+/// shapes.
+///
+/// ```
+/// use pi_tools::dialect::Dialect;
+/// use pi_tools::dialect::native::{FamilyShapes, Shapes};
+/// let shapes = FamilyShapes { anthropic: Shapes::Native, ..FamilyShapes::default() };
+/// assert_eq!(shapes.of(Dialect::Anthropic), Shapes::Native);
+/// assert_eq!(shapes.of(Dialect::OpenAiResponses), Shapes::PiTools);
+/// assert_eq!(FamilyShapes::all(Shapes::Native).of(Dialect::Gemini), Shapes::PiTools);
+/// assert!(shapes.any_native());
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct FamilyShapes {
+    /// Anthropic's (the `anthropic` dialect).
+    pub anthropic: Shapes,
+    /// OpenAI Responses' (the `openai-responses` dialect).
+    pub responses: Shapes,
+}
+
+/// The dialects `[tools] shapes` may name in its table: those of the families with native
+/// tools.
+pub const SHAPE_FAMILIES: [Dialect; 2] = [Dialect::Anthropic, Dialect::OpenAiResponses];
+
+impl FamilyShapes {
+    /// `shapes` for every family.
+    pub const fn all(shapes: Shapes) -> Self {
+        FamilyShapes {
+            anthropic: shapes,
+            responses: shapes,
+        }
+    }
+
+    /// The shapes `dialect`'s family gets.
+    pub fn of(self, dialect: Dialect) -> Shapes {
+        match dialect {
+            Dialect::Anthropic => self.anthropic,
+            Dialect::OpenAiResponses => self.responses,
+            _ => Shapes::PiTools,
+        }
+    }
+
+    /// Sets the shapes of `dialect`'s family; `false` for a dialect without native tools.
+    pub fn set(&mut self, dialect: Dialect, shapes: Shapes) -> bool {
+        match dialect {
+            Dialect::Anthropic => self.anthropic = shapes,
+            Dialect::OpenAiResponses => self.responses = shapes,
+            _ => return false,
+        }
+        true
+    }
+
+    /// Whether some family gets its native tools (the tools serving them are then active).
+    pub fn any_native(self) -> bool {
+        self.anthropic == Shapes::Native || self.responses == Shapes::Native
     }
 }
 

@@ -41,6 +41,7 @@ pub mod gemini;
 mod keep;
 mod native;
 pub mod openai;
+mod patch_group;
 mod reply;
 mod request;
 pub mod responses;

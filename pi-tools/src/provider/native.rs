@@ -3,7 +3,7 @@
 //!
 //! | native call | runs as | result |
 //! |---|---|---|
-//! | Responses `apply_patch_call` (`create_file`, `update_file`, `delete_file` with a V4A `diff`) | `apply_patch` with a one-file patch | `apply_patch_call_output` (`status` `completed` or `failed`, `output` the text) |
+//! | Responses `apply_patch_call` (`create_file`, `update_file`, `delete_file` with a V4A `diff`) | `apply_patch`: the reply's items as one patch, all or nothing, in the first item's call (see `patch_group.rs`) | `apply_patch_call_output` (`status` `completed` or `failed`, `output` the text) |
 //! | Responses `shell_call` (`action.commands`, `timeout_ms`) | `bash` (the commands one after another) | `shell_call_output` (`stdout`, `stderr`, `outcome` exit or timeout) |
 //! | Anthropic `tool_use` of `str_replace_based_edit_tool` | the built-in of that name | `tool_result` |
 //! | Anthropic `tool_use` of `bash` (`command`, `restart`) | `bash`; `restart` answered without running | `tool_result` |
@@ -15,7 +15,8 @@ use super::walk::At;
 use super::{Reply, ReplyError, split_content};
 use crate::core::ToolResultMessage;
 
-/// Reads a Responses `apply_patch_call` item into a call of `apply_patch`.
+/// Reads a Responses `apply_patch_call` item into a call of `apply_patch` (the reply's
+/// items joined into one patch).
 pub(super) fn apply_patch_call(at: &At<'_>, reply: &mut Reply) -> Result<(), ReplyError> {
     let id = at.required_str("call_id")?;
     let operation = at.required("operation")?;
@@ -38,13 +39,7 @@ pub(super) fn apply_patch_call(at: &At<'_>, reply: &mut Reply) -> Result<(), Rep
             ));
         }
     };
-    let patch = format!("*** Begin Patch\n{body}*** End Patch\n");
-    reply.push_native_call(
-        id,
-        "apply_patch",
-        json!({ "patch": patch }),
-        NativeCall::ApplyPatch,
-    );
+    super::patch_group::push(reply, id, &body);
     Ok(())
 }
 
@@ -96,19 +91,27 @@ pub(super) fn bash_restart(id: &str, input: &mut Value, reply: &mut Reply) -> bo
 
 /// The result of a call that came in a native shape, in that shape's form; `None` for a
 /// call whose result is an ordinary `function_call_output`.
-pub(super) fn responses_output(reply: &Reply, message: &ToolResultMessage) -> Option<Value> {
+pub(super) fn responses_output(
+    reply: &Reply,
+    message: &ToolResultMessage,
+    messages: &[ToolResultMessage],
+) -> Option<Value> {
     let index = reply
         .calls
         .iter()
         .position(|c| c.id == message.tool_call_id)?;
     let (text, _) = split_content(&message.content);
     match reply.native(index)? {
-        NativeCall::ApplyPatch => Some(json!({
-            "type": "apply_patch_call_output",
-            "call_id": message.tool_call_id,
-            "status": if message.is_error { "failed" } else { "completed" },
-            "output": text,
-        })),
+        NativeCall::ApplyPatch { .. } => {
+            let (failed, text) = super::patch_group::answer(reply, index, messages)
+                .unwrap_or((message.is_error, text));
+            Some(json!({
+                "type": "apply_patch_call_output",
+                "call_id": message.tool_call_id,
+                "status": if failed { "failed" } else { "completed" },
+                "output": text,
+            }))
+        }
         NativeCall::Shell { max_output_length } => {
             let details = &message.details;
             let timed_out = details.get("timedOut").and_then(Value::as_bool) == Some(true);

@@ -52,8 +52,17 @@ pub struct Reply {
 /// A call that came in a provider's native tool shape whose result has a form of its own.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum NativeCall {
-    /// A Responses `apply_patch_call`, answered with an `apply_patch_call_output`.
-    ApplyPatch,
+    /// A Responses `apply_patch_call`, answered with an `apply_patch_call_output`. The
+    /// reply's items are applied together, all or nothing, by the call of its first item,
+    /// which carries every item's operation in one patch.
+    ApplyPatch {
+        /// The id of the call that carries this item's operation (its own, for the first).
+        carrier: String,
+        /// Which operation of the carried patch is this item's (0 for the first item).
+        operation: usize,
+        /// The line of the carried patch where this item's file section starts.
+        header_line: usize,
+    },
     /// A Responses `shell_call`, answered with a `shell_call_output`.
     Shell {
         /// The call's `max_output_length`, sent back with the output.
@@ -176,6 +185,24 @@ impl Reply {
         self.native.push(None);
     }
 
+    /// Adds a call that came in a native shape and runs as part of another call (an
+    /// `apply_patch_call` item carried by the reply's first): the runner gives it
+    /// `placeholder`, and [`Reply::run`] puts its own answer in its place.
+    pub(super) fn push_joined_call(
+        &mut self,
+        id: &str,
+        name: &str,
+        arguments: Value,
+        placeholder: ToolResult,
+        native: NativeCall,
+    ) {
+        self.sent_ids.push(true);
+        self.calls
+            .push(ToolCall::refused(id, name, arguments, placeholder));
+        self.unreadable.push(None);
+        self.native.push(Some(native));
+    }
+
     /// The native shape call `index` came in, when its result goes back in a form of its
     /// own (see [`NativeCall`]).
     pub fn native(&self, index: usize) -> Option<&NativeCall> {
@@ -222,7 +249,9 @@ impl Reply {
     /// reply's order. A call whose arguments cannot be read does not run: the runner gives it
     /// a failed result saying why (with start and end events like any other call), and
     /// `details` naming the provider and the JSON path. With [`Reply::strict`], optional
-    /// `null`s are dropped first.
+    /// `null`s are dropped first. A Responses reply's `apply_patch_call` items run as one
+    /// patch in the first item's call (see [`NativeCall::ApplyPatch`]); the message of
+    /// each later item says what became of its operation.
     pub async fn run<S: EventSink>(
         &self,
         tools: &ToolSet,
@@ -230,12 +259,14 @@ impl Reply {
         cancel: &CancellationToken,
         sink: &S,
     ) -> BatchOutcome {
-        if self.strict {
+        let mut outcome = if self.strict {
             let calls = self.calls_without_strict_nulls(tools);
             execute_tool_calls(tools, &calls, config, cancel, sink).await
         } else {
             execute_tool_calls(tools, &self.calls, config, cancel, sink).await
-        }
+        };
+        super::patch_group::settle(self, &mut outcome.messages);
+        outcome
     }
 
     /// The batch's results as what goes next into this provider's request, to append to the

@@ -351,7 +351,7 @@ fn write_results(reply: &Reply, messages: &[ToolResultMessage]) -> Vec<Value> {
     messages
         .iter()
         .map(|message| {
-            super::native::responses_output(reply, message).unwrap_or_else(|| {
+            super::native::responses_output(reply, message, messages).unwrap_or_else(|| {
                 function_call_outputs(std::slice::from_ref(message))
                     .pop()
                     .unwrap_or_default()

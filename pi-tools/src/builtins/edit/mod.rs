@@ -214,6 +214,31 @@ pub struct EditConfig {
 /// The largest file edit changes unless `[tool.edit] max_file_bytes` says otherwise (64 MiB).
 pub const DEFAULT_MAX_FILE_BYTES: u64 = 64 * 1024 * 1024;
 
+/// The largest file a call may change: `[tool.edit] max_file_bytes` when the call runs with
+/// edit's configuration (edit and the tools that stand for it do), else
+/// [`DEFAULT_MAX_FILE_BYTES`].
+pub fn max_file_bytes(ctx: &ToolContext) -> u64 {
+    ctx.tool_config::<EditConfig>()
+        .and_then(|c| c.max_file_bytes)
+        .unwrap_or(DEFAULT_MAX_FILE_BYTES)
+}
+
+/// The refusal of a file over the limit, the same from every tool that edits files: the
+/// limit, and how to change the file anyway or raise it.
+///
+/// ```
+/// use pi_tools::builtins::edit::too_large;
+/// assert_eq!(
+///     too_large("big.txt", 10),
+///     "big.txt is larger than edit's limit of 10 bytes, so it was not read. Change it with bash (e.g. sed), or raise [tool.edit] max_file_bytes in the configuration."
+/// );
+/// ```
+pub fn too_large(shown: &str, limit: u64) -> String {
+    format!(
+        "{shown} is larger than edit's limit of {limit} bytes, so it was not read. Change it with bash (e.g. sed), or raise [tool.edit] max_file_bytes in the configuration."
+    )
+}
+
 /// Edits a file. Registered as a built-in tool by `#[tool]`.
 #[tool(
     name = "edit",
@@ -252,10 +277,7 @@ pub async fn edit(
         edits: args.edits,
         // Read from the context (not a `#[config]` parameter) so `edit(ctx, args)` keeps its
         // signature for callers of the function.
-        max_bytes: ctx
-            .tool_config::<EditConfig>()
-            .and_then(|c| c.max_file_bytes)
-            .unwrap_or(DEFAULT_MAX_FILE_BYTES),
+        max_bytes: max_file_bytes(ctx),
         cancel: ctx.cancellation().clone(),
     };
     queue.run(key, job.run()).await
@@ -357,10 +379,9 @@ impl EditJob {
                     std::io::ErrorKind::NotFound => ToolError::new(format!(
                         "File not found: {shown}. Check the path; use write to create a new file."
                     )),
-                    std::io::ErrorKind::FileTooLarge => ToolError::new(format!(
-                        "{shown} is larger than edit's limit of {} bytes, so it was not read. Change it with bash (e.g. sed), or raise [tool.edit] max_file_bytes in the configuration.",
-                        self.max_bytes
-                    )),
+                    std::io::ErrorKind::FileTooLarge => {
+                        ToolError::new(too_large(&shown, self.max_bytes))
+                    }
                     _ => ToolError::new(format!("Could not edit {shown}: {}", sentence(&e))),
                 }
             })?;

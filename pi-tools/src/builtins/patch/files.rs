@@ -7,9 +7,10 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::Arc;
 
+use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
-use crate::builtins::edit::{DEFAULT_MAX_FILE_BYTES, FileHints, editorconfig_tab_width};
+use crate::builtins::edit::{FileHints, editorconfig_tab_width, too_large};
 use crate::core::{BoxFuture, ToolError};
 use crate::env::{ExecutionEnv, MutationQueue, mutation_key, resolve_path};
 use crate::text::sentence;
@@ -50,10 +51,12 @@ struct Touched {
     after: After,
 }
 
-/// Applies `patch` in `env`, all or nothing; `cancel` stops it before anything is written.
+/// Applies `patch` in `env`, all or nothing, refusing files over `max_bytes`; `cancel`
+/// stops it before anything is written.
 pub async fn apply_patch_files(
     env: Arc<dyn ExecutionEnv>,
     patch: Patch,
+    max_bytes: u64,
     cancel: CancellationToken,
 ) -> Result<Vec<FileOutcome>, ToolError> {
     let mut keys = Vec::new();
@@ -79,7 +82,12 @@ pub async fn apply_patch_files(
     keys.sort();
     keys.dedup();
     let queue = env.mutation_queue().clone();
-    hold(queue, keys.into(), Box::pin(apply_held(env, patch, cancel))).await
+    hold(
+        queue,
+        keys.into(),
+        Box::pin(apply_held(env, patch, max_bytes, cancel)),
+    )
+    .await
 }
 
 /// Runs `operation` holding every key's turn in the mutation queue. The turns are taken in
@@ -104,78 +112,16 @@ fn hold<T: Send + 'static>(
 async fn apply_held(
     env: Arc<dyn ExecutionEnv>,
     patch: Patch,
+    max_bytes: u64,
     cancel: CancellationToken,
 ) -> Result<Vec<FileOutcome>, ToolError> {
-    let mut state = State::new();
+    let mut state = State::new(max_bytes);
     let mut outcomes = Vec::new();
-    let nothing = "Nothing was changed in any file";
-    for op in patch.files {
-        match op {
-            FileOp::Add { path, content } => {
-                touch(&*env, &mut state, &path).await?;
-                set(&mut state, &path, After::Content(content));
-                outcomes.push(outcome(path, "added", None, 0));
-            }
-            FileOp::Delete { path } => {
-                touch(&*env, &mut state, &path).await?;
-                if matches!(
-                    state.get(&path).map(|t| &t.after),
-                    Some(After::Deleted) | None
-                ) {
-                    return Err(ToolError::new(format!(
-                        "The patch deletes {path}, which does not exist. {nothing}; resend the patch without that `*** Delete File:` section."
-                    )));
-                }
-                set(&mut state, &path, After::Deleted);
-                outcomes.push(outcome(path, "deleted", None, 0));
-            }
-            FileOp::Update {
-                path,
-                move_to,
-                hunks,
-            } => {
-                let Some(text) = current(&*env, &mut state, &path).await? else {
-                    return Err(ToolError::new(format!(
-                        "The patch updates {path}, which does not exist. {nothing}; check the path, or create the file with `*** Add File:`."
-                    )));
-                };
-                let new = if hunks.is_empty() {
-                    text
-                } else {
-                    let resolved = resolve_path(&*env, &path);
-                    let hints = FileHints {
-                        tab_width: editorconfig_tab_width(&*env, &resolved).await,
-                    };
-                    apply_hunks(&text, &hunks, &path, hints)
-                        .map_err(|refusal| {
-                            let which = match (refusal.hunk, refusal.line) {
-                                (Some(n), Some(line)) => {
-                                    format!("Hunk {n} of {path} (line {line} of the patch)")
-                                }
-                                _ => format!("The hunks of {path}"),
-                            };
-                            ToolError::new(format!(
-                                "{which} could not be applied: {} {nothing}. Read {path} again and resend the whole patch with that hunk's context and `-` lines copied from the file as it is now.",
-                                refusal.reason.trim_end()
-                            ))
-                        })?
-                        .content
-                };
-                let count = hunks.len();
-                match move_to {
-                    Some(to) => {
-                        touch(&*env, &mut state, &to).await?;
-                        set(&mut state, &path, After::Deleted);
-                        set(&mut state, &to, After::Content(new));
-                        outcomes.push(outcome(path, "moved", Some(to), count));
-                    }
-                    None => {
-                        set(&mut state, &path, After::Content(new));
-                        outcomes.push(outcome(path, "updated", None, count));
-                    }
-                }
-            }
-        }
+    for (index, op) in patch.files.into_iter().enumerate() {
+        // Which operation failed, for the answers of a reply whose items are one patch.
+        apply_op(&*env, &mut state, &mut outcomes, op)
+            .await
+            .map_err(|e| e.with_details(json!({ "operation": index })))?;
     }
     if cancel.is_cancelled() {
         return Err(ToolError::new(
@@ -184,6 +130,83 @@ async fn apply_held(
     }
     write_all(&*env, state.files).await?;
     Ok(outcomes)
+}
+
+/// Computes one operation's change into `state`, and its outcome.
+async fn apply_op(
+    env: &dyn ExecutionEnv,
+    state: &mut State,
+    outcomes: &mut Vec<FileOutcome>,
+    op: FileOp,
+) -> Result<(), ToolError> {
+    let nothing = "Nothing was changed in any file";
+    match op {
+        FileOp::Add { path, content } => {
+            touch(env, state, &path).await?;
+            set(state, &path, After::Content(content));
+            outcomes.push(outcome(path, "added", None, 0));
+        }
+        FileOp::Delete { path } => {
+            touch(env, state, &path).await?;
+            if matches!(
+                state.get(&path).map(|t| &t.after),
+                Some(After::Deleted) | None
+            ) {
+                return Err(ToolError::new(format!(
+                    "The patch deletes {path}, which does not exist. {nothing}; resend the patch without that `*** Delete File:` section."
+                )));
+            }
+            set(state, &path, After::Deleted);
+            outcomes.push(outcome(path, "deleted", None, 0));
+        }
+        FileOp::Update {
+            path,
+            move_to,
+            hunks,
+        } => {
+            let Some(text) = current(env, state, &path).await? else {
+                return Err(ToolError::new(format!(
+                    "The patch updates {path}, which does not exist. {nothing}; check the path, or create the file with `*** Add File:`."
+                )));
+            };
+            let new = if hunks.is_empty() {
+                text
+            } else {
+                let resolved = resolve_path(env, &path);
+                let hints = FileHints {
+                    tab_width: editorconfig_tab_width(env, &resolved).await,
+                };
+                apply_hunks(&text, &hunks, &path, hints)
+                    .map_err(|refusal| {
+                        let which = match (refusal.hunk, refusal.line) {
+                            (Some(n), Some(line)) => {
+                                format!("Hunk {n} of {path} (line {line} of the patch)")
+                            }
+                            _ => format!("The hunks of {path}"),
+                        };
+                        ToolError::new(format!(
+                            "{which} could not be applied: {} {nothing}. Read {path} again and resend the whole patch with that hunk's context and `-` lines copied from the file as it is now.",
+                            refusal.reason.trim_end()
+                        ))
+                    })?
+                    .content
+            };
+            let count = hunks.len();
+            match move_to {
+                Some(to) => {
+                    touch(env, state, &to).await?;
+                    set(state, &path, After::Deleted);
+                    set(state, &to, After::Content(new));
+                    outcomes.push(outcome(path, "moved", Some(to), count));
+                }
+                None => {
+                    set(state, &path, After::Content(new));
+                    outcomes.push(outcome(path, "updated", None, count));
+                }
+            }
+        }
+    }
+    Ok(())
 }
 
 fn outcome(path: String, action: &'static str, to: Option<String>, hunks: usize) -> FileOutcome {
@@ -200,13 +223,16 @@ fn outcome(path: String, action: &'static str, to: Option<String>, hunks: usize)
 struct State {
     files: BTreeMap<PathBuf, Touched>,
     keys: BTreeMap<String, PathBuf>,
+    /// The largest file the patch reads (`[tool.edit] max_file_bytes`).
+    max_bytes: u64,
 }
 
 impl State {
-    fn new() -> Self {
+    fn new(max_bytes: u64) -> Self {
         State {
             files: BTreeMap::new(),
             keys: BTreeMap::new(),
+            max_bytes,
         }
     }
 
@@ -244,9 +270,10 @@ async fn touch(env: &dyn ExecutionEnv, state: &mut State, shown: &str) -> Result
                 "{shown} is a directory, not a file. Nothing was changed in any file; resend the patch with the path of a file."
             )));
         }
-        Ok(meta) if meta.len > DEFAULT_MAX_FILE_BYTES => {
+        Ok(meta) if meta.len > state.max_bytes => {
             return Err(ToolError::new(format!(
-                "{shown} is larger than the patch's limit of {DEFAULT_MAX_FILE_BYTES} bytes, so it was not read. Nothing was changed in any file; change it with bash instead."
+                "{} Nothing was changed in any file.",
+                too_large(shown, state.max_bytes)
             )));
         }
         Ok(_) => Some(env.read_file(&path).await.map_err(|e| {

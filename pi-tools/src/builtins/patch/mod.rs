@@ -7,7 +7,7 @@
 //! `parse.rs` reads the language; `hunks.rs` applies one file's hunks with edit's engine
 //! (the hunk's context lines are the anchor, matched as edit matches `oldText`); `files.rs`
 //! holds every file's mutation queue, computes every change, and writes only when all of
-//! them apply.
+//! them apply. A file over `[tool.edit] max_file_bytes` is refused as edit refuses it.
 
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -60,7 +60,9 @@ pub async fn apply_patch(
             "The patch could not be read: {e}. Nothing was changed; resend the corrected patch."
         ))
     })?;
-    let outcomes = files::apply_patch_files(ctx.env(), patch, ctx.cancellation().clone()).await?;
+    let max_bytes = crate::builtins::edit::max_file_bytes(ctx);
+    let outcomes =
+        files::apply_patch_files(ctx.env(), patch, max_bytes, ctx.cancellation().clone()).await?;
     let text = summary(&outcomes);
     Ok(ToolOutput::text(text).with_details(ApplyPatchDetails { files: outcomes }))
 }

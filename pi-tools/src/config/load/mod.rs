@@ -28,7 +28,7 @@ mod sandbox;
 mod servers;
 mod values;
 
-use crate::dialect::native::Shapes;
+use crate::dialect::native::FamilyShapes;
 use values::to_json;
 pub(super) use values::{integer, suggest};
 
@@ -154,7 +154,7 @@ impl<'a> Loader<'a> {
             execution: ExecutionMode::Parallel,
             max_concurrency: None,
             timeout: Some(Duration::from_secs(DEFAULT_TIMEOUT_SECS)),
-            shapes: Shapes::PiTools,
+            shapes: FamilyShapes::default(),
             tools: BTreeMap::new(),
             allowed_roots: None,
             pseudo_files: false,
@@ -340,7 +340,11 @@ impl<'a> Loader<'a> {
                 },
                 "shapes" => match values::shapes(value) {
                     Ok(shapes) => config.shapes = shapes,
-                    Err(problem) => self.report(value.span(), problem),
+                    Err(problems) => {
+                        for (span, problem) in problems {
+                            self.report(span, problem);
+                        }
+                    }
                 },
                 other => self.unknown_key(key.span(), other, "[tools]", &TOOLS_KEYS),
             }
