@@ -158,8 +158,10 @@ def responses(binary, work, config):
     )
     TypeAdapter(ResponseInputParam).validate_python(items)
     by_id = {item["call_id"]: item for item in items}
+    # A reply's apply_patch_call items apply all or nothing: the bad one fails them both.
     assert by_id["call_patch"]["type"] == "apply_patch_call_output", items
-    assert by_id["call_patch"]["status"] == "completed", items
+    assert by_id["call_patch"]["status"] == "failed", items
+    assert "call_bad" in by_id["call_patch"]["output"], items
     assert by_id["call_bad"]["status"] == "failed", items
     assert "Hunk 1 of notes.txt" in by_id["call_bad"]["output"], items
     shell = by_id["call_shell"]
@@ -170,6 +172,18 @@ def responses(binary, work, config):
     TypeAdapter(ResponseInputParam).validate_python(
         [item.model_dump(exclude_none=True) for item in response.output]
     )
+    with open(os.path.join(work, "notes.txt")) as f:
+        assert f.read() == "alpha\ngamma\n", "nothing of a refused reply is applied"
+
+    # The good item resent alone applies.
+    resent = response.model_copy(update={"output": response.output[:1]})
+    with open(reply, "w") as f:
+        f.write(resent.model_dump_json(exclude_none=True))
+    items = json.loads(
+        run(binary, ["run", "--dialect", "openai-responses", "--config", config, reply], work)
+    )
+    TypeAdapter(ResponseInputParam).validate_python(items)
+    assert [(i["call_id"], i["status"]) for i in items] == [("call_patch", "completed")], items
     with open(os.path.join(work, "notes.txt")) as f:
         assert f.read() == "alpha\ndelta\n"
 
