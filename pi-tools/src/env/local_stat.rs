@@ -11,7 +11,7 @@ use std::path::Path;
 use rustix::fs::{FileType, Mode, OFlags, Stat};
 
 use super::beneath::{Last, Roots};
-use super::replace::is_temp_file_name;
+use super::temp_name::is_temp_file_name;
 use super::{DirEntry, Metadata};
 
 pub(super) fn metadata_of(roots: &Roots, path: &Path) -> io::Result<Metadata> {

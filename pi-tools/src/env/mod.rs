@@ -29,6 +29,7 @@ pub use pi_tools_sandbox as sandbox;
 #[cfg(feature = "process")]
 mod sandbox_notes;
 mod session_files;
+mod temp_name;
 #[cfg(feature = "ssh")]
 mod ssh;
 
@@ -51,7 +52,7 @@ pub use pi_tools_sandbox::exec::{ExecOutcome, ExecRequest, OutputSink};
 pub use pi_tools_sandbox::procs::ProcessTracking;
 pub use pi_tools_sandbox::{GitAccess, KernelSupport, Sandbox, SandboxMode, SandboxPolicy};
 pub use queue::MutationQueue;
-pub use replace::is_temp_file_name;
+pub use temp_name::is_temp_file_name;
 
 /// The sandbox as resolved for one environment, now [`Sandbox`].
 #[deprecated(note = "renamed `Sandbox` (in the `pi-tools-sandbox` crate)")]
