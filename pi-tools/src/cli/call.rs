@@ -109,7 +109,9 @@ pub(super) async fn env_server(args: EnvServerArgs) -> Result<ExitCode, Failure>
     let runner: crate::env::link::server::CallRunner = Arc::new(|name, cwd, arguments, cancel| {
         Box::pin(run_one(name, cwd, arguments, None, cancel))
     });
-    crate::env::link::server::serve(tokio::io::stdin(), tokio::io::stdout(), runner)
+    let make_session: crate::env::link::server::SessionMaker =
+        Arc::new(|cwd| Arc::new(crate::env::LocalEnv::new(cwd)));
+    crate::env::link::server::serve(tokio::io::stdin(), tokio::io::stdout(), runner, make_session)
         .await
         .map_err(|e| Failure::general(format!("the environment link failed: {e}")))?;
     Ok(ExitCode::SUCCESS)
@@ -118,6 +120,6 @@ pub(super) async fn env_server(args: EnvServerArgs) -> Result<ExitCode, Failure>
 /// `pi-tools env-guard <mark>`: started by `env-server`; once its input ends (the server is
 /// gone, however it went), kills every process the server's commands left.
 pub(super) async fn env_guard(args: EnvGuardArgs) -> Result<ExitCode, Failure> {
-    let _ = tokio::task::spawn_blocking(move || crate::env::link::guard::watch(&args.mark)).await;
+    let _ = tokio::task::spawn_blocking(move || crate::env::guard::watch(&args.mark)).await;
     Ok(ExitCode::SUCCESS)
 }

@@ -8,6 +8,10 @@
 
 mod beneath;
 mod blocking;
+// What this process's commands leave should it be killed: the guard that ends them, the
+// marks that find them. Local jobs, the link's serving end and mounted servers use it.
+#[cfg(feature = "mount")]
+pub(crate) mod guard;
 mod host_key;
 pub mod jobs;
 // The link and owned children serve the SSH environment and mounted servers (and the
