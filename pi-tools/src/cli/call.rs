@@ -16,7 +16,8 @@ use tokio_util::sync::CancellationToken;
 use crate::core::{
     NoopSink, RunnerConfig, ToolCall, ToolResultMessage, ToolSet, execute_tool_calls,
 };
-use crate::env::{LocalEnv, WithEnv};
+use crate::env::WithEnv;
+use crate::env::local::LocalEnv;
 use crate::policy::PolicyHook;
 use crate::tool::wrap;
 
@@ -103,17 +104,23 @@ async fn run_one(
 /// commands left. With `--check`, says which version and protocol it serves.
 pub(super) async fn env_server(args: EnvServerArgs) -> Result<ExitCode, Failure> {
     if args.check {
-        emit::print(crate::env::link::SERVES)?;
+        emit::print(crate::env::remote::link::SERVES)?;
         return Ok(ExitCode::SUCCESS);
     }
-    let runner: crate::env::link::server::CallRunner = Arc::new(|name, cwd, arguments, cancel| {
-        Box::pin(run_one(name, cwd, arguments, None, cancel))
-    });
-    let make_session: crate::env::link::server::SessionMaker =
-        Arc::new(|cwd| Arc::new(crate::env::LocalEnv::new(cwd)));
-    crate::env::link::server::serve(tokio::io::stdin(), tokio::io::stdout(), runner, make_session)
-        .await
-        .map_err(|e| Failure::general(format!("the environment link failed: {e}")))?;
+    let runner: crate::env::remote::link::server::CallRunner =
+        Arc::new(|name, cwd, arguments, cancel| {
+            Box::pin(run_one(name, cwd, arguments, None, cancel))
+        });
+    let make_session: crate::env::remote::link::server::SessionMaker =
+        Arc::new(|cwd| Arc::new(crate::env::local::LocalEnv::new(cwd)));
+    crate::env::remote::link::server::serve(
+        tokio::io::stdin(),
+        tokio::io::stdout(),
+        runner,
+        make_session,
+    )
+    .await
+    .map_err(|e| Failure::general(format!("the environment link failed: {e}")))?;
     Ok(ExitCode::SUCCESS)
 }
 

@@ -20,8 +20,8 @@ use rustix::fs::{Access, AtFlags, FileType, FlockOperation, Mode, OFlags, Stat};
 use rustix::io::Errno;
 
 use super::beneath::{Last, Roots, require_regular, stat_at};
-use super::path::{MAX_LINKS, too_many_links};
-use super::temp_name::{TEMP_MARK, temp_file_owner};
+use crate::env::path::{MAX_LINKS, too_many_links};
+use crate::env::temp_name::{TEMP_MARK, temp_file_owner};
 
 /// The directory of the file `current` names, opened beneath `roots`, with the path of that
 /// directory and the file's name; `named` is the path as asked for, for the message.
