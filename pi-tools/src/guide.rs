@@ -348,7 +348,7 @@ pub mod typed_results_and_nested_calls {}
 #[cfg_attr(feature = "ssh", doc = "[`SshEnv`]: crate::env::remote::SshEnv")]
 #[cfg_attr(
     not(feature = "ssh"),
-    doc = "[`SshEnv`]: https://docs.rs/pi-tools/latest/pi_tools/env/struct.SshEnv.html"
+    doc = "[`SshEnv`]: https://docs.rs/pi-tools/latest/pi_tools/env/remote/struct.SshEnv.html"
 )]
 pub mod choosing_where_tools_work {}
 
