@@ -1,11 +1,11 @@
 //! [`LocalEnv`]: the execution environment of this machine, optionally confined to a set of
 //! directories.
 //!
-//! Every file operation opens its path through [`Roots`](beneath): when the
-//! environment is confined, relative to a held handle of an allowed root, so the kernel
-//! refuses an escape at open time (see `beneath.rs`). Only regular files are read or
-//! replaced, opened without blocking, never on a kernel file system, and the blocking work
-//! is bounded (see `blocking.rs`); replacing one goes through `replace.rs`.
+//! Every file operation opens its path through `Roots`: when the environment is confined,
+//! relative to a held handle of an allowed root, so the kernel refuses an escape at open
+//! time (see `beneath.rs`). Only regular files are read or replaced, opened without
+//! blocking, never on a kernel file system, and the blocking work is bounded (see
+//! `blocking.rs`); replacing one goes through `replace.rs`.
 //!
 //! It is also the environment of tools given none ([`process_env`]).
 
