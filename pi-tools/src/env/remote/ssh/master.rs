@@ -5,10 +5,11 @@
 //! dropping its session (a runtime shut down in the background), or that is killed, leaves
 //! the connection up for good. Here the master runs in the foreground (`-N`, no `-f`,
 //! `ControlPersist=no`, `ForkAfterAuthentication=no`, so a user's ssh config cannot detach
-//! it either), as a child with the parent-death signal set (`env/remote/owned.rs`): when this process ends in any way (SIGKILL included), the
-//! kernel sends the master SIGTERM and it closes the connection (the remote side then sees
-//! its input end). Dropping the [`Master`] ends it at once. Sessions attach to its control
-//! socket with [`Session::resume`], which never detaches anything.
+//! it either), as a child with the parent-death signal set (`env/remote/owned.rs`): when
+//! this process ends in any way (SIGKILL included), the kernel sends the master SIGTERM and
+//! it closes the connection (the remote side then sees its input end). Dropping the
+//! [`Master`] ends it at once. Sessions attach to its control socket with
+//! [`Session::resume`], which never detaches anything.
 
 use std::io;
 use std::os::unix::process::CommandExt;
