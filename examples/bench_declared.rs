@@ -11,7 +11,8 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use pi_tools::config::Config;
-use pi_tools::env::{LocalEnv, WithEnv};
+use pi_tools::env::WithEnv;
+use pi_tools::env::local::LocalEnv;
 use pi_tools::toolbox::Toolbox;
 use pi_tools::{NoopSink, Registry, ToolCall, execute_tool_calls};
 use serde_json::json;

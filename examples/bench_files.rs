@@ -9,7 +9,8 @@ use std::time::{Duration, Instant};
 
 use pi_tools::builtins::edit::{EditArgs, Replacement, apply_edits, edit};
 use pi_tools::builtins::read::{ReadArgs, read};
-use pi_tools::env::{ExecutionEnv, LocalEnv, WithEnv};
+use pi_tools::env::local::LocalEnv;
+use pi_tools::env::{ExecutionEnv, WithEnv};
 use pi_tools::{IntoToolResult, ToolContext};
 use tokio_util::sync::CancellationToken;
 

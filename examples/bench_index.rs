@@ -18,7 +18,8 @@ use std::time::{Duration, Instant};
 
 use pi_tools::ToolContext;
 use pi_tools::builtins::grep::{GrepArgs, grep, search_index_stats};
-use pi_tools::env::{ExecutionEnv, LocalEnv, WithEnv};
+use pi_tools::env::local::LocalEnv;
+use pi_tools::env::{ExecutionEnv, WithEnv};
 use tokio_util::sync::CancellationToken;
 
 fn ctx(env: LocalEnv) -> ToolContext {

@@ -19,7 +19,8 @@ use std::time::{Duration, Instant};
 
 use pi_tools::builtins::bash::{BashArgs, BashConfig, JobArgs, bash};
 use pi_tools::builtins::jobs::output::job_output;
-use pi_tools::env::{ExecutionEnv, LocalEnv, WithEnv};
+use pi_tools::env::local::LocalEnv;
+use pi_tools::env::{ExecutionEnv, WithEnv};
 use pi_tools::{
     CancellationToken, Extensions, NoopSink, Notices, RunnerConfig, ToolCall, ToolContext,
     ToolError, ToolSet, execute_tool_calls, tool, wrap,

@@ -25,7 +25,8 @@ use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use pi_tools::builtins::edit::{EditArgs, EditConfig, Replacement, edit};
 use pi_tools::builtins::grep::{GrepArgs, grep};
 use pi_tools::builtins::read::{ReadArgs, read};
-use pi_tools::env::{ExecutionEnv, LocalEnv, WithEnv};
+use pi_tools::env::local::LocalEnv;
+use pi_tools::env::{ExecutionEnv, WithEnv};
 use pi_tools::{Extensions, IntoToolResult, ToolContext};
 use tokio_util::sync::CancellationToken;
 

@@ -17,7 +17,8 @@ use std::time::{Duration, Instant};
 
 use pi_tools::builtins::edit::{EditArgs, FileHints, Replacement, apply_edits, edit};
 use pi_tools::builtins::patch::{ApplyPatchArgs, FileOp, apply_hunks, apply_patch, parse_patch};
-use pi_tools::env::{ExecutionEnv, LocalEnv, WithEnv};
+use pi_tools::env::local::LocalEnv;
+use pi_tools::env::{ExecutionEnv, WithEnv};
 use pi_tools::{IntoToolResult, ToolContext};
 use tokio_util::sync::CancellationToken;
 

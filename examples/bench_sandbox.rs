@@ -23,7 +23,8 @@
 
 use std::time::{Duration, Instant};
 
-use pi_tools::env::{ExecRequest, ExecutionEnv, GitAccess, LocalEnv, SandboxMode, SandboxPolicy};
+use pi_tools::env::local::LocalEnv;
+use pi_tools::env::{ExecRequest, ExecutionEnv, GitAccess, SandboxMode, SandboxPolicy};
 use tokio_util::sync::CancellationToken;
 
 async fn time_calls(env: &LocalEnv, runs: usize) -> Vec<Duration> {

@@ -15,7 +15,8 @@ use pi_tools::ToolContext;
 use pi_tools::builtins::bash::{BashArgs, BashConfig, bash};
 use pi_tools::builtins::find::{FindArgs, find};
 use pi_tools::builtins::grep::{GrepArgs, grep};
-use pi_tools::env::{ExecutionEnv, LocalEnv, WithEnv};
+use pi_tools::env::local::LocalEnv;
+use pi_tools::env::{ExecutionEnv, WithEnv};
 use tokio_util::sync::CancellationToken;
 
 fn grep_args(pattern: &str, glob: Option<&str>, literal: bool, limit: Option<u64>) -> GrepArgs {

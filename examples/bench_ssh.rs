@@ -16,7 +16,9 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use pi_tools::env::{ExecutionEnv, LocalEnv, SshEnv, SshTarget, WithEnv};
+use pi_tools::env::local::LocalEnv;
+use pi_tools::env::remote::{SshEnv, SshTarget};
+use pi_tools::env::{ExecutionEnv, WithEnv};
 use pi_tools::{NoopSink, Registry, RunnerConfig, ToolCall, ToolSet, execute_tool_calls, wrap};
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;

@@ -12,7 +12,9 @@
 
 use std::sync::Arc;
 
-use pi_tools::env::{ExecutionEnv, LocalEnv, SshEnv, SshTarget, WithEnv};
+use pi_tools::env::local::LocalEnv;
+use pi_tools::env::remote::{SshEnv, SshTarget};
+use pi_tools::env::{ExecutionEnv, WithEnv};
 use pi_tools::{NoopSink, Registry, RunnerConfig, ToolCall, ToolSet, execute_tool_calls, wrap};
 use serde_json::json;
 use tokio_util::sync::CancellationToken;

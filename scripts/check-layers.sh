@@ -55,6 +55,26 @@ for module in "${!allowed[@]}"; do
     esac
   done
 done
+# env/ in its own layers: the interface (env/ less its local/ and remote/ folders) names
+# neither implementation, and local/ and remote/ do not name each other; what both need
+# sits in the interface. A name counts as a path to it (`crate::env::local`,
+# `super::remote`, `local::LocalEnv`, `{remote::…}`), outside comments.
+env_src=$src/env
+env_arrow() {
+  local what=$1 names=$2
+  shift 2
+  if grep -HnE "(^|[^A-Za-z0-9_:])(((crate::env|super|self)::)+($names)\b|($names)::)" "$@" |
+    grep -vE '^[^:]+:[0-9]+:\s*//|doc = ' >&2; then
+    echo "layers: $what (the lines above); see the env row of docs/architecture.md" >&2
+    wrong=1
+  fi
+}
+mapfile -t env_interface < <(find "$env_src" -name '*.rs' -not -path "$env_src/local/*" -not -path "$env_src/remote/*")
+mapfile -t env_local < <(find "$env_src/local" -name '*.rs')
+mapfile -t env_remote < <(find "$env_src/remote" -name '*.rs')
+env_arrow "the env interface names an implementation" 'local|remote' "${env_interface[@]}"
+env_arrow "env/local names env/remote" 'remote' "${env_local[@]}"
+env_arrow "env/remote names env/local" 'local' "${env_remote[@]}"
 if [ -f pi-tools-sandbox/Cargo.toml ] && grep -qE '^pi-tools(-derive)? *=|^pi-tools *= *\{' pi-tools-sandbox/Cargo.toml; then
   echo "layers: pi-tools-sandbox depends on pi-tools; confinement must know nothing of tools" >&2
   wrong=1

@@ -8,7 +8,8 @@ use std::io::Cursor;
 use std::path::Path;
 use std::sync::Arc;
 
-use pi_tools::env::{ExecutionEnv, LocalEnv, WithEnv};
+use pi_tools::env::local::LocalEnv;
+use pi_tools::env::{ExecutionEnv, WithEnv};
 use pi_tools::{AgentTool, Registry, ToolContext, wrap};
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;

@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use pi_tools::ExecutionMode;
 use pi_tools::config::{Config, DEFAULT_CONNECT_TIMEOUT, DEFAULT_ORIGIN, EnvSettings, SshSettings};
-use pi_tools::env::HostKeyPolicy;
+use pi_tools::env::remote::HostKeyPolicy;
 use support::{FakeTool, ShellConfig, builtin_like};
 
 fn parse(text: &str) -> Result<Config, String> {

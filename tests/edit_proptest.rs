@@ -48,7 +48,8 @@ use std::sync::Arc;
 
 use pi_tools::ToolContext;
 use pi_tools::builtins::edit::{EditArgs, Replacement, apply_edits, edit};
-use pi_tools::env::{ExecutionEnv, LocalEnv, WithEnv};
+use pi_tools::env::local::LocalEnv;
+use pi_tools::env::{ExecutionEnv, WithEnv};
 use proptest::prelude::*;
 use tokio_util::sync::CancellationToken;
 use unicode_normalization::UnicodeNormalization;

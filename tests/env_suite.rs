@@ -11,7 +11,9 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
-use pi_tools::env::{ExecutionEnv, LocalEnv, SshEnv, WithEnv};
+use pi_tools::env::local::LocalEnv;
+use pi_tools::env::remote::SshEnv;
+use pi_tools::env::{ExecutionEnv, WithEnv};
 use pi_tools::{
     NoopSink, Registry, RunnerConfig, ToolCall, ToolResultMessage, ToolSet, execute_tool_calls,
     wrap,
@@ -345,7 +347,7 @@ async fn bash_behaves_the_same_everywhere() {
 }
 
 /// The target with the remote pi-tools process (`true`) or a session per command.
-fn target_of(sshd: &Sshd, served: bool) -> pi_tools::env::SshTarget {
+fn target_of(sshd: &Sshd, served: bool) -> pi_tools::env::remote::SshTarget {
     if served {
         sshd.target()
             .with_upload_helper(Some(env!("CARGO_BIN_EXE_cli-under-test").into()))

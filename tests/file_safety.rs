@@ -14,7 +14,8 @@ use pi_tools::builtins::grep::{GrepArgs, grep};
 use pi_tools::builtins::ls::{LsArgs, ls};
 use pi_tools::builtins::read::{ReadArgs, read};
 use pi_tools::builtins::write::{WriteArgs, write};
-use pi_tools::env::{ExecutionEnv, LocalEnv, WithEnv};
+use pi_tools::env::local::LocalEnv;
+use pi_tools::env::{ExecutionEnv, WithEnv};
 use pi_tools::{IntoToolResult, ToolContext};
 use tokio_util::sync::CancellationToken;
 

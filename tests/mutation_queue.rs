@@ -6,7 +6,8 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use pi_tools::env::{ExecutionEnv, LocalEnv, MutationQueue, WithEnv, mutation_key};
+use pi_tools::env::local::LocalEnv;
+use pi_tools::env::{ExecutionEnv, MutationQueue, WithEnv, mutation_key};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn same_file_operations_run_one_at_a_time_in_request_order() {

@@ -10,7 +10,8 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use pi_tools::builtins::bash::{BashArgs, BashConfig, BashTool, bash};
-use pi_tools::env::{ExecRequest, ExecutionEnv, LocalEnv, ProcessTracking, WithEnv};
+use pi_tools::env::local::LocalEnv;
+use pi_tools::env::{ExecRequest, ExecutionEnv, ProcessTracking, WithEnv};
 use pi_tools::{NoopSink, RunnerConfig, ToolCall, ToolContext, ToolSet, execute_tool_calls, wrap};
 use serde_json::json;
 use tokio_util::sync::CancellationToken;

@@ -11,9 +11,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use pi_tools::config::{Config, SandboxSettings};
-use pi_tools::env::{
-    ExecutionEnv, GitAccess, KernelSupport, LocalEnv, SandboxMode, SandboxPolicy, WithEnv,
-};
+use pi_tools::env::local::LocalEnv;
+use pi_tools::env::{ExecutionEnv, GitAccess, KernelSupport, SandboxMode, SandboxPolicy, WithEnv};
 use pi_tools::toolbox::Toolbox;
 use pi_tools::{Extensions, NoopSink, ToolCall, execute_tool_calls};
 use sandbox_support::{Fixture, read, refused, run};

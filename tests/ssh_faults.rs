@@ -9,7 +9,8 @@ use support::ssh as ssh_support;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use pi_tools::env::{ExecRequest, ExecutionEnv, SshEnv, SshTarget};
+use pi_tools::env::remote::{SshEnv, SshTarget};
+use pi_tools::env::{ExecRequest, ExecutionEnv};
 use ssh_support::Sshd;
 use tokio_util::sync::CancellationToken;
 

@@ -12,7 +12,8 @@ use pi_tools::ToolContext;
 use pi_tools::builtins::bash::{BashArgs, BashConfig, JobArgs, bash};
 use pi_tools::builtins::jobs::input::job_input;
 use pi_tools::builtins::jobs::output::job_output;
-use pi_tools::env::{ExecutionEnv, SshEnv, WithEnv};
+use pi_tools::env::remote::SshEnv;
+use pi_tools::env::{ExecutionEnv, WithEnv};
 use ssh_support::Sshd;
 use tokio_util::sync::CancellationToken;
 

@@ -7,7 +7,8 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use pi_tools::builtins::bash::{BashArgs, BashConfig, BashDetails, BashTool, bash};
-use pi_tools::env::{ExecutionEnv, LocalEnv, WithEnv};
+use pi_tools::env::local::LocalEnv;
+use pi_tools::env::{ExecutionEnv, WithEnv};
 use pi_tools::{
     CollectingSink, Extensions, RunnerConfig, ToolCall, ToolContext, ToolError, ToolEvent, ToolSet,
     execute_tool_calls, wrap,

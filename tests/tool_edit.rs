@@ -7,7 +7,8 @@ use std::sync::Arc;
 
 use pi_tools::ToolRenderer;
 use pi_tools::builtins::edit::{EditArgs, EditRenderer, Replacement, edit, prepare_arguments};
-use pi_tools::env::{ExecutionEnv, LocalEnv, WithEnv};
+use pi_tools::env::local::LocalEnv;
+use pi_tools::env::{ExecutionEnv, WithEnv};
 use pi_tools::{IntoToolResult, ToolContext, ToolResult};
 use tokio_util::sync::CancellationToken;
 

@@ -8,7 +8,8 @@ use std::sync::Arc;
 
 use pi_tools::ToolContext;
 use pi_tools::builtins::grep::{GrepArgs, GrepDetails, grep};
-use pi_tools::env::{ExecutionEnv, LocalEnv, WithEnv};
+use pi_tools::env::local::LocalEnv;
+use pi_tools::env::{ExecutionEnv, WithEnv};
 use tokio_util::sync::CancellationToken;
 
 fn ctx(dir: &Path) -> ToolContext {

@@ -18,7 +18,8 @@ use pi_tools::builtins::edit::{EditArgs, Replacement, edit};
 use pi_tools::builtins::find::{FindArgs, find};
 use pi_tools::builtins::grep::{GrepArgs, grep, search_index_stats};
 use pi_tools::builtins::write::{WriteArgs, write};
-use pi_tools::env::{ExecutionEnv, LocalEnv, SearchIndex, WithEnv};
+use pi_tools::env::local::LocalEnv;
+use pi_tools::env::{ExecutionEnv, SearchIndex, WithEnv};
 use pi_tools::search;
 use tokio_util::sync::CancellationToken;
 

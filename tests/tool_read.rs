@@ -6,7 +6,8 @@ use std::path::Path;
 use std::sync::Arc;
 
 use pi_tools::builtins::read::{ReadArgs, ReadStop, read};
-use pi_tools::env::{ExecutionEnv, LocalEnv, WithEnv};
+use pi_tools::env::local::LocalEnv;
+use pi_tools::env::{ExecutionEnv, WithEnv};
 use pi_tools::{ContentBlock, IntoToolResult, ToolContext, ToolResult};
 use tokio_util::sync::CancellationToken;
 

@@ -6,7 +6,8 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use pi_tools::builtins::write::{WriteArgs, write};
-use pi_tools::env::{ExecutionEnv, LocalEnv, WithEnv};
+use pi_tools::env::local::LocalEnv;
+use pi_tools::env::{ExecutionEnv, WithEnv};
 use pi_tools::{IntoToolResult, ToolContext, ToolResult};
 use tokio_util::sync::CancellationToken;
 

@@ -67,7 +67,7 @@ impl FromStr for SandboxMode {
 /// What commands (and a program's own file writes) may write, and whether commands may open
 /// network sockets. [`resolve`](Self::resolve) makes the [`Sandbox`] that enforces it;
 /// every command run in it is confined in the child before it starts, and every descendant
-/// inherits the confinement. (In pi-tools, `LocalEnv::with_sandbox` takes one.)
+/// inherits the confinement. (In pi-tools, `env::local::LocalEnv::with_sandbox` takes one.)
 ///
 /// ```no_run
 /// use pi_tools_sandbox::{SandboxMode, SandboxPolicy};

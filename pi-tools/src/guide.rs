@@ -283,7 +283,7 @@ pub mod typed_results_and_nested_calls {}
 /// # Choosing where tools work
 ///
 /// Every file and process a tool touches goes through an
-/// [`ExecutionEnv`](crate::env::ExecutionEnv): [`LocalEnv`](crate::env::LocalEnv) works on
+/// [`ExecutionEnv`](crate::env::ExecutionEnv): [`LocalEnv`](crate::env::local::LocalEnv) works on
 /// this machine in a directory (optionally confined to allowed roots, with commands in a
 /// sandbox), [`SshEnv`] on another machine. A batch's tools get one with
 /// [`with_env`](crate::env::WithEnv::with_env) on its [`RunnerConfig`](crate::RunnerConfig),
@@ -293,7 +293,8 @@ pub mod typed_results_and_nested_calls {}
 /// ```
 /// use std::sync::Arc;
 ///
-/// use pi_tools::env::{LocalEnv, ToolContextExt, WithEnv, resolve_path};
+/// use pi_tools::env::{ToolContextExt, WithEnv, resolve_path};
+/// use pi_tools::env::local::LocalEnv;
 /// use pi_tools::{CancellationToken, NoopSink, RunnerConfig, ToolCall, ToolContext, ToolSet};
 /// use pi_tools::{execute_tool_calls, tool, wrap};
 /// use serde_json::json;
@@ -344,10 +345,10 @@ pub mod typed_results_and_nested_calls {}
 /// `[paths]` in `pi-tools.toml` say the same.
 ///
 // The link goes to the item when it is built (feature `ssh`), else to its page on docs.rs.
-#[cfg_attr(feature = "ssh", doc = "[`SshEnv`]: crate::env::SshEnv")]
+#[cfg_attr(feature = "ssh", doc = "[`SshEnv`]: crate::env::remote::SshEnv")]
 #[cfg_attr(
     not(feature = "ssh"),
-    doc = "[`SshEnv`]: https://docs.rs/pi-tools/latest/pi_tools/env/struct.SshEnv.html"
+    doc = "[`SshEnv`]: https://docs.rs/pi-tools/latest/pi_tools/env/remote/struct.SshEnv.html"
 )]
 pub mod choosing_where_tools_work {}
 

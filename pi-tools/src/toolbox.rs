@@ -26,7 +26,7 @@ use crate::core::{
 use crate::dialect::native::{NATIVE_SERVING_TOOLS, Native, Shapes, native_shape};
 use crate::dialect::{self, Dialect, DialectError, DialectSchemas};
 use crate::env::EnvOf;
-use crate::env::process_env;
+use crate::env::local::process_env;
 use crate::policy::{Approver, PolicyHook};
 use crate::prompt::PromptSections;
 use crate::session::{ClientRoots, Session, SessionPolicyGate, WithSession};

@@ -213,7 +213,8 @@ async fn what_a_server_started_outside_its_group_ends_with_it() {
 /// second waits for the first to end, so its made-up progress reaches nobody.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn progress_reaches_only_calls_of_the_session_the_server_works_for() {
-    use pi_tools::env::{ExecutionEnv, LocalEnv, WithEnv};
+    use pi_tools::env::local::LocalEnv;
+    use pi_tools::env::{ExecutionEnv, WithEnv};
     let (server, tools) = hostile(1 << 20).await;
     let session = || {
         RunnerConfig::default()
@@ -245,7 +246,8 @@ async fn progress_reaches_only_calls_of_the_session_the_server_works_for() {
 /// lingering one (with everything it started) is ended first.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn progress_a_server_sends_after_its_call_ended_reaches_no_later_session() {
-    use pi_tools::env::{ExecutionEnv, LocalEnv, WithEnv};
+    use pi_tools::env::local::LocalEnv;
+    use pi_tools::env::{ExecutionEnv, WithEnv};
     let (server, tools) = hostile(1 << 20).await;
     let session = || {
         RunnerConfig::default()

@@ -6,7 +6,8 @@ use std::sync::Arc;
 
 use pi_tools::ToolContext;
 use pi_tools::builtins::bash::{BashArgs, BashConfig, bash};
-use pi_tools::env::{ExecutionEnv, LocalEnv, SandboxMode, SandboxPolicy, WithEnv};
+use pi_tools::env::local::LocalEnv;
+use pi_tools::env::{ExecutionEnv, SandboxMode, SandboxPolicy, WithEnv};
 use tokio_util::sync::CancellationToken;
 
 /// What `outside/target.txt` holds.

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use pi_tools::env::SshTarget;
+use pi_tools::env::remote::SshTarget;
 
 /// The alias of the test server in the generated client config.
 pub const ALIAS: &str = "pi-tools-test";

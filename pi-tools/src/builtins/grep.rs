@@ -28,7 +28,7 @@ use crate::tool::render::{Color, Style, Styled};
 pub use crate::search::IndexStats as SearchIndexStats;
 
 /// The search index grep keeps of the directory `dir` (the working directory of a
-/// [`LocalEnv`](crate::env::LocalEnv) with its search index on): started now if grep has
+/// [`LocalEnv`](crate::env::local::LocalEnv) with its search index on): started now if grep has
 /// not started it, then waited for up to `timeout`. `None` when it is not built by then.
 /// For benchmarks and tests; grep itself never waits for the index.
 pub fn search_index_stats(

@@ -16,7 +16,8 @@ use tokio_util::sync::CancellationToken;
 use crate::core::{
     NoopSink, RunnerConfig, ToolCall, ToolResultMessage, ToolSet, execute_tool_calls,
 };
-use crate::env::{LocalEnv, WithEnv};
+use crate::env::WithEnv;
+use crate::env::local::LocalEnv;
 use crate::policy::PolicyHook;
 use crate::tool::wrap;
 
@@ -103,21 +104,29 @@ async fn run_one(
 /// commands left. With `--check`, says which version and protocol it serves.
 pub(super) async fn env_server(args: EnvServerArgs) -> Result<ExitCode, Failure> {
     if args.check {
-        emit::print(crate::env::link::SERVES)?;
+        emit::print(crate::env::remote::link::SERVES)?;
         return Ok(ExitCode::SUCCESS);
     }
-    let runner: crate::env::link::server::CallRunner = Arc::new(|name, cwd, arguments, cancel| {
-        Box::pin(run_one(name, cwd, arguments, None, cancel))
-    });
-    crate::env::link::server::serve(tokio::io::stdin(), tokio::io::stdout(), runner)
-        .await
-        .map_err(|e| Failure::general(format!("the environment link failed: {e}")))?;
+    let runner: crate::env::remote::link::server::CallRunner =
+        Arc::new(|name, cwd, arguments, cancel| {
+            Box::pin(run_one(name, cwd, arguments, None, cancel))
+        });
+    let make_session: crate::env::remote::link::server::SessionMaker =
+        Arc::new(|cwd| Arc::new(crate::env::local::LocalEnv::new(cwd)));
+    crate::env::remote::link::server::serve(
+        tokio::io::stdin(),
+        tokio::io::stdout(),
+        runner,
+        make_session,
+    )
+    .await
+    .map_err(|e| Failure::general(format!("the environment link failed: {e}")))?;
     Ok(ExitCode::SUCCESS)
 }
 
 /// `pi-tools env-guard <mark>`: started by `env-server`; once its input ends (the server is
 /// gone, however it went), kills every process the server's commands left.
 pub(super) async fn env_guard(args: EnvGuardArgs) -> Result<ExitCode, Failure> {
-    let _ = tokio::task::spawn_blocking(move || crate::env::link::guard::watch(&args.mark)).await;
+    let _ = tokio::task::spawn_blocking(move || crate::env::guard::watch(&args.mark)).await;
     Ok(ExitCode::SUCCESS)
 }

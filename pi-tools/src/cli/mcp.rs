@@ -13,7 +13,8 @@ use tokio_util::sync::CancellationToken;
 
 use crate::config::ConfigSource;
 use crate::core::RunnerConfig;
-use crate::env::{LocalEnv, SearchIndex, WithEnv};
+use crate::env::local::LocalEnv;
+use crate::env::{SearchIndex, WithEnv};
 use crate::mcp::{
     ClientRoots, ConnectionLimits, HttpOptions, McpTools, init_stderr_logging, serve_http,
     serve_split_until, stdio,

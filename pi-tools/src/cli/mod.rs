@@ -74,7 +74,7 @@ pub fn run_from(args: impl IntoIterator<Item = OsString>) -> ExitCode {
         }
     };
     // This binary runs `env-guard`: what must not outlive the process may get a guard.
-    crate::env::link::guard::enable();
+    crate::env::guard::enable();
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -95,7 +95,7 @@ pub fn run_from(args: impl IntoIterator<Item = OsString>) -> ExitCode {
     let result = runtime.block_on(dispatch(cli.command, &globals));
     // Tools that ignore cancellation must not keep the process alive after the batch.
     runtime.shutdown_background();
-    crate::env::link::guard::finish();
+    crate::env::guard::finish();
     match result {
         Ok(code) => code,
         Err(failure) => failure.report(),

@@ -115,7 +115,7 @@ pub(super) enum Workspace {
     Local(PathBuf),
     /// On another machine, through one SSH connection.
     #[cfg(feature = "ssh")]
-    Ssh(Arc<crate::env::SshEnv>),
+    Ssh(Arc<crate::env::remote::SshEnv>),
 }
 
 impl Workspace {
@@ -156,7 +156,8 @@ impl Workspace {
     #[cfg(feature = "ssh")]
     async fn connect(settings: SshSettings, config: &mut Config) -> Result<Self, Failure> {
         use crate::config::SandboxSettings;
-        use crate::env::{SandboxMode, SshEnv};
+        use crate::env::SandboxMode;
+        use crate::env::remote::SshEnv;
         let host = settings.host.clone();
         let mut target = settings.target();
         target.upload_helper = settings.upload_helper.unwrap_or(UPLOAD_HELPER);
@@ -203,7 +204,7 @@ impl Workspace {
     }
 
     /// The values the tools' context carries: the workspace's environment (a fresh
-    /// [`LocalEnv`](crate::env::LocalEnv) for a local one, with `index` its search index
+    /// [`LocalEnv`](crate::env::local::LocalEnv) for a local one, with `index` its search index
     /// setting).
     pub(super) fn extensions(
         &self,

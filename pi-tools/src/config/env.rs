@@ -20,7 +20,7 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use crate::env::HostKeyPolicy;
+use crate::env::remote::HostKeyPolicy;
 
 /// How long connecting to a remote machine may take when the configuration does not say.
 pub const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
@@ -105,13 +105,13 @@ impl SshSettings {
 
 #[cfg(feature = "ssh")]
 impl SshSettings {
-    /// The [`SshTarget`](crate::env::SshTarget) these settings describe. Without an
-    /// `upload_helper` key it uploads nothing, as [`SshTarget::new`](crate::env::SshTarget::new):
+    /// The [`SshTarget`](crate::env::remote::SshTarget) these settings describe. Without an
+    /// `upload_helper` key it uploads nothing, as [`SshTarget::new`](crate::env::remote::SshTarget::new):
     /// the binary uploaded is this process's own, which must be a pi-tools command line
     /// (`cli::main`) to serve there. A program that is one may set
     /// `target.upload_helper = settings.upload_helper.unwrap_or(true)`, as `pi-tools` does.
-    pub fn target(&self) -> crate::env::SshTarget {
-        let mut target = crate::env::SshTarget::new(self.host.clone());
+    pub fn target(&self) -> crate::env::remote::SshTarget {
+        let mut target = crate::env::remote::SshTarget::new(self.host.clone());
         target.port = self.port;
         target.identity_file = self.identity_file.clone();
         target.config_file = self.ssh_config.clone();

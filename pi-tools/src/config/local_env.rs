@@ -8,7 +8,8 @@ use std::path::{Path, PathBuf};
 
 use super::trust::TrustStore;
 use super::{Config, DEFAULT_ORIGIN};
-use crate::env::{LocalEnv, SandboxMode, SandboxPolicy};
+use crate::env::local::LocalEnv;
+use crate::env::{SandboxMode, SandboxPolicy};
 
 impl Config {
     /// A [`LocalEnv`] working in `cwd`, confined to `[paths] allowed_roots` when the

@@ -5,36 +5,35 @@
 //! A tool reaches its environment through its context ([`ToolContextExt::env`]); a batch's
 //! tools get one with `RunnerConfig::default().with_env(env)`, a tool called directly with
 //! `ToolContext::new(..).with_env(env)` ([`WithEnv`]).
+//!
+//! This module is the interface: the trait and its value types, how a batch carries an
+//! environment, jobs, paths and the mutation queue. The implementations sit below it in
+//! folders of their own, and neither uses the other: [`local`] holds [`LocalEnv`] (this
+//! machine, its files beneath the allowed roots, processes through the sandbox) and the
+//! fallback of tools given no environment; [`remote`] holds the SSH environment and the
+//! link to a `pi-tools env-server`. What both need (the files to delete at a session's end,
+//! the temporary files' names, this process's guard) sits here, below both.
+//!
+//! [`LocalEnv`]: local::LocalEnv
 
-mod beneath;
-mod blocking;
-mod host_key;
+// What this process's commands leave should it be killed: the guard that ends them, the
+// marks that find them. Local jobs, the link's serving end and mounted servers use it.
+#[cfg(feature = "mount")]
+pub(crate) mod guard;
 pub mod jobs;
-// The link and owned children serve the SSH environment and mounted servers (and the
-// CLI's `env-server`, which needs `mount`): a build with neither has no use for them.
-#[cfg(any(feature = "ssh", feature = "mount"))]
-pub(crate) mod link;
-mod local;
-mod local_open;
-mod local_remove;
-mod local_stat;
-#[cfg(any(feature = "ssh", feature = "mount"))]
-pub(crate) mod owned;
+pub mod local;
 mod path;
 mod queue;
-mod replace;
+pub mod remote;
 /// The sandbox commands run in and the file tools' writes are checked against: the
 /// [`pi_tools_sandbox`] crate, whose main items are also here in `env`.
 pub use pi_tools_sandbox as sandbox;
-#[cfg(feature = "process")]
-mod sandbox_notes;
 mod session_files;
-#[cfg(feature = "ssh")]
-mod ssh;
+mod temp_name;
 
 use std::io;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 use std::time::SystemTime;
 
 use tokio::io::AsyncRead;
@@ -42,25 +41,18 @@ use tokio_util::sync::CancellationToken;
 
 use crate::core::{BoxFuture, Extensions, RunnerConfig, ToolContext};
 
-pub use host_key::HostKeyPolicy;
 pub use jobs::{JobControl, JobInput, Jobs, TerminalSize};
-pub use local::LocalEnv;
 pub use path::{expand_tilde, mutation_key, normalize_path_input, resolve_path, resolve_read_path};
 pub use pi_tools_sandbox::exec::{ExecOutcome, ExecRequest, OutputSink};
 #[cfg(feature = "process")]
 pub use pi_tools_sandbox::procs::ProcessTracking;
 pub use pi_tools_sandbox::{GitAccess, KernelSupport, Sandbox, SandboxMode, SandboxPolicy};
 pub use queue::MutationQueue;
-pub use replace::is_temp_file_name;
+pub use temp_name::is_temp_file_name;
 
 /// The sandbox as resolved for one environment, now [`Sandbox`].
 #[deprecated(note = "renamed `Sandbox` (in the `pi-tools-sandbox` crate)")]
 pub type ResolvedSandbox = Sandbox;
-
-#[cfg(feature = "builtins")]
-pub(crate) use beneath::{Last, Roots, open_beneath};
-#[cfg(feature = "ssh")]
-pub use ssh::{SshEnv, SshTarget};
 
 /// What a stat of a path tells (symbolic links followed, except for `is_symlink`).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -132,7 +124,7 @@ pub enum SearchIndex {
     Off,
     /// Once the directory is searched a second time in this process. A one-shot search (a
     /// script's `pi-tools run` or `call`) starts no build that would compete with its own
-    /// scan and then be thrown away. [`LocalEnv`]'s default.
+    /// scan and then be thrown away. [`LocalEnv`](local::LocalEnv)'s default.
     WhenReused,
     /// From the first search: for a long-lived session that will search again (the MCP
     /// server's), or when a program asks for it.
@@ -401,27 +393,9 @@ pub trait ExecutionEnv: Send + Sync + 'static {
 /// Gives tools their execution environment.
 pub trait ToolContextExt {
     /// The environment the batch was given (an `Arc<dyn ExecutionEnv>` in the context's
-    /// extensions), or else a process-wide [`LocalEnv`] on the current directory.
+    /// extensions), or else the process-wide local environment on the current directory
+    /// ([`local::process_env`]: the implementation for [`ToolContext`] lives there).
     fn env(&self) -> Arc<dyn ExecutionEnv>;
-}
-
-impl ToolContextExt for ToolContext {
-    fn env(&self) -> Arc<dyn ExecutionEnv> {
-        match self.extensions().env() {
-            Some(env) => Arc::clone(env),
-            None => process_env(),
-        }
-    }
-}
-
-/// The environment of tools given none: one [`LocalEnv`] on the process's current directory
-/// (as it was when first asked for), shared by the whole process.
-pub fn process_env() -> Arc<dyn ExecutionEnv> {
-    static DEFAULT: OnceLock<Arc<dyn ExecutionEnv>> = OnceLock::new();
-    Arc::clone(DEFAULT.get_or_init(|| {
-        let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
-        Arc::new(LocalEnv::new(cwd))
-    }))
 }
 
 /// Reads the environment [`WithEnv`] gave a batch: the one place, beside `with_env`, that
@@ -429,7 +403,8 @@ pub fn process_env() -> Arc<dyn ExecutionEnv> {
 ///
 /// ```
 /// use std::sync::Arc;
-/// use pi_tools::env::{EnvOf, LocalEnv, WithEnv};
+/// use pi_tools::env::local::LocalEnv;
+/// use pi_tools::env::{EnvOf, WithEnv};
 /// use pi_tools::RunnerConfig;
 ///
 /// let config = RunnerConfig::default().with_env(Arc::new(LocalEnv::new("/srv/project")));
@@ -463,7 +438,8 @@ impl EnvOf for RunnerConfig {
 ///
 /// ```
 /// use std::sync::Arc;
-/// use pi_tools::env::{LocalEnv, ToolContextExt, WithEnv};
+/// use pi_tools::env::local::LocalEnv;
+/// use pi_tools::env::{ToolContextExt, WithEnv};
 /// use pi_tools::{CancellationToken, RunnerConfig, ToolContext};
 ///
 /// let ctx = ToolContext::new("call-1", CancellationToken::new())

@@ -18,7 +18,8 @@ use super::mrtr::Round;
 use tokio_util::sync::CancellationToken;
 
 use crate::core::{BoxFuture, RunnerConfig};
-use crate::env::{EnvOf, process_env};
+use crate::env::EnvOf;
+use crate::env::local::process_env;
 use crate::policy::{Approval, ApprovalRequest, Approver};
 use crate::session::{Session, SessionOf, WithSession};
 

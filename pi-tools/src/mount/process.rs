@@ -3,10 +3,10 @@
 //! messages, and ended with its whole group and every process it started elsewhere.
 //!
 //! Nothing of it outlives the gateway: the server gets SIGKILL when the gateway ends
-//! however it ends (the parent-death signal, `env/owned.rs`); every process it starts
+//! however it ends (the parent-death signal, `env/remote/owned.rs`); every process it starts
 //! carries a mark in its environment ([`MOUNT_VAR`]) by which ending the server finds what
 //! left the group (`setsid`, double forks); and in the pi-tools binary, a guard process
-//! (`env/link/guard.rs`) kills every process carrying the gateway's mark once the gateway
+//! (`env/guard/`) kills every process carrying the gateway's mark once the gateway
 //! is gone, SIGKILL included. A process that clears its environment escapes the marks.
 
 use std::collections::VecDeque;
@@ -21,8 +21,8 @@ use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::process::{Child, ChildStdin, ChildStdout, Command};
 
 use crate::env::Sandbox;
-use crate::env::link::{guard, leftovers};
-use crate::env::owned;
+use crate::env::guard::{self, leftovers};
+use crate::env::remote::owned;
 
 /// The environment variable that marks a mounted server's processes, so those that leave
 /// its process group (`setsid`, double forks) are found and ended with it.

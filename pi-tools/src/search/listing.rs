@@ -240,7 +240,7 @@ fn read_names(base: &WalkBase, dir: &Path, scratch: &mut Scratch) -> io::Result<
     use std::os::unix::ffi::OsStrExt;
 
     let rel = dir.strip_prefix(&base.path).unwrap_or(Path::new(""));
-    let fd = crate::env::open_beneath(
+    let fd = crate::env::local::open_beneath(
         base.fd.as_fd(),
         rel,
         OFlags::RDONLY | OFlags::DIRECTORY,

@@ -4,7 +4,8 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use crate::core::ToolError;
-use crate::env::{ExecutionEnv, Metadata, Roots, resolve_path};
+use crate::env::local::Roots;
+use crate::env::{ExecutionEnv, Metadata, resolve_path};
 use crate::text::sentence;
 
 /// A search's starting point.

@@ -261,7 +261,7 @@ fn spec(query: &ContentQuery, start: &SearchRoot) -> Result<SearchSpec, ToolErro
 }
 
 /// The search index of the directory `dir` (the working directory of a
-/// [`LocalEnv`](crate::env::LocalEnv) with its search index on): started now if no search
+/// [`LocalEnv`](crate::env::local::LocalEnv) with its search index on): started now if no search
 /// has started it, then waited for up to `timeout`. `None` when it is not built by then.
 /// For benchmarks and tests; a search never waits for the index.
 pub fn index_stats(dir: &Path, timeout: std::time::Duration) -> Option<index::IndexStats> {

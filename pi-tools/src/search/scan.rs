@@ -25,7 +25,7 @@ use super::one_file::{new_searcher, search_file};
 use super::path_glob::PathGlob;
 use super::skipped::Skipped;
 use super::walk::{Kind, WalkBase, WalkEnd, walk_sorted};
-use crate::env::{Last, Roots, open_beneath};
+use crate::env::local::{Last, Roots, open_beneath};
 use rustix::fs::{FileType, Mode, OFlags};
 use rustix::io::Errno;
 

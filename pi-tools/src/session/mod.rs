@@ -10,7 +10,7 @@
 //!
 //! ```
 //! use std::sync::Arc;
-//! use pi_tools::env::LocalEnv;
+//! use pi_tools::env::local::LocalEnv;
 //! use pi_tools::session::{Session, SessionOf, WithSession};
 //! use pi_tools::RunnerConfig;
 //!

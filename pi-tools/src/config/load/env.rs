@@ -7,7 +7,7 @@ use toml::de::{DeTable, DeValue};
 
 use super::{Loader, integer};
 use crate::config::{EnvSettings, SshSettings};
-use crate::env::HostKeyPolicy;
+use crate::env::remote::HostKeyPolicy;
 
 const ENV_KEYS: [&str; 10] = [
     "kind",

@@ -211,9 +211,9 @@ impl Jobs {
 #[cfg(feature = "mount")]
 fn with_guard_mark(env: &dyn ExecutionEnv, mut request: ExecRequest) -> ExecRequest {
     if env.is_local()
-        && let Some(mark) = crate::env::link::guard::for_this_process()
+        && let Some(mark) = crate::env::guard::for_this_process()
     {
-        let var = crate::env::link::leftovers::SERVER_VAR;
+        let var = crate::env::guard::leftovers::SERVER_VAR;
         request.env.push((var.to_owned(), mark.to_owned()));
     }
     request

@@ -45,7 +45,8 @@ use watch::Watcher;
 
 use super::path_glob::PathGlob;
 use super::walk::{Kind, WalkBase, spare_cores};
-use crate::env::{Roots, SearchIndex};
+use crate::env::SearchIndex;
+use crate::env::local::Roots;
 
 /// More directories than this with names changed since the last search, and the index walks
 /// the whole tree rather than listing each again.

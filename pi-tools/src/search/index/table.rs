@@ -15,7 +15,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::postings::{Builder, Postings};
 use super::trigrams::{Extractor, Trigram};
-use crate::env::open_beneath;
+use crate::env::local::open_beneath;
 use crate::search::skipped::Skipped;
 use crate::search::walk::{Kind, WalkBase, WalkEnd, walk_sorted};
 

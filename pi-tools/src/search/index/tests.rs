@@ -10,7 +10,7 @@ use grep_regex::RegexMatcherBuilder;
 use tokio_util::sync::CancellationToken;
 
 use super::{Index, query_for};
-use crate::env::Roots;
+use crate::env::local::Roots;
 use crate::search::scan::{SearchSpec, search, search_listed};
 use crate::search::walk::WalkBase;
 

@@ -38,7 +38,7 @@ pub(crate) use super::listing::Kind;
 use super::listing::{self, Listing, Scratch};
 use super::path_glob::PathGlob;
 use super::skipped::Skipped;
-use crate::env::{Last, Roots};
+use crate::env::local::{Last, Roots};
 use rustix::fs::{Mode, OFlags};
 
 /// How many listed entries helpers may hold that the visitor has not reached yet (about

@@ -23,7 +23,7 @@ use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use crate::core::ToolResultMessage;
-use crate::env::link::{
+use crate::env::remote::link::{
     CallMessage, ExecMessage, FailureMessage, Frame, Kind, OutcomeMessage, SessionMessage,
 };
 use crate::env::{ExecOutcome, ExecRequest, OutputSink};

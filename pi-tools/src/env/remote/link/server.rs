@@ -1,18 +1,19 @@
 //! The serving end of the environment link: runs on the machine that holds the files, reads
 //! requests from its input and answers on its output.
 //!
-//! Commands run exactly as [`LocalEnv`] runs them here (their own process group, tracked in
-//! a cgroup or through `/proc`, the same timeout, cancellation, background jobs and kill),
-//! one `LocalEnv` per client session so ending a session ends only its own jobs. Tool calls
+//! Commands run in the environment the caller makes for each client session (the binary
+//! makes a `LocalEnv`, so they run exactly as they would here: their own process group,
+//! tracked in a cgroup or through `/proc`, the same timeout, cancellation, background jobs
+//! and kill), one per session so ending a session ends only its own jobs. Tool calls
 //! go to the runner the caller supplies (the binary's registered tools). When the input
 //! ends (the client went away, or the connection dropped), every call is cancelled and
 //! every session's processes are killed before [`serve`] returns. What a server killed
-//! outright left running is killed by its guard (`guard.rs`), or else when the next one
-//! starts (`leftovers.rs`).
+//! outright left running is killed by its guard (`env/guard/`), or else when the next
+//! one starts (`env/guard/leftovers.rs`).
 
 use std::collections::HashMap;
 use std::io;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -20,13 +21,12 @@ use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
-use super::guard::Guard;
-use super::leftovers;
 use super::{
     CallMessage, ExecMessage, FailureMessage, Frame, HELLO, Kind, OutcomeMessage, SessionMessage,
 };
 use crate::core::{BoxFuture, ToolResultMessage};
-use crate::env::{ExecRequest, ExecutionEnv, LocalEnv};
+use crate::env::guard::{Guard, leftovers};
+use crate::env::{ExecRequest, ExecutionEnv};
 
 /// Runs one tool call (tool name, working directory, arguments) and returns its result
 /// message, or why it could not run.
@@ -41,6 +41,10 @@ pub(crate) type CallRunner = Arc<
         + Sync,
 >;
 
+/// Makes the environment of one client session, on its working directory. The link knows
+/// no implementation of its own: the binary hands it the local one.
+pub(crate) type SessionMaker = Arc<dyn Fn(&Path) -> Arc<dyn ExecutionEnv> + Send + Sync>;
+
 /// Frames waiting for the output; a command's output waits for room (backpressure).
 const QUEUE: usize = 64;
 
@@ -49,18 +53,19 @@ struct State {
     out: mpsc::Sender<Vec<u8>>,
     /// This server's mark, in every command's environment.
     mark: String,
-    sessions: Mutex<HashMap<u64, Arc<LocalEnv>>>,
+    sessions: Mutex<HashMap<u64, Arc<dyn ExecutionEnv>>>,
     calls: Mutex<HashMap<u64, CancellationToken>>,
     run_call: CallRunner,
+    make_session: SessionMaker,
 }
 
 impl State {
-    fn session(&self, id: u64, cwd: &std::path::Path) -> Arc<LocalEnv> {
+    fn session(&self, id: u64, cwd: &Path) -> Arc<dyn ExecutionEnv> {
         let mut sessions = self.sessions.lock().unwrap_or_else(|e| e.into_inner());
         Arc::clone(
             sessions
                 .entry(id)
-                .or_insert_with(|| Arc::new(LocalEnv::new(cwd))),
+                .or_insert_with(|| (self.make_session)(cwd)),
         )
     }
 
@@ -98,11 +103,13 @@ fn send_now(out: &mpsc::Sender<Vec<u8>>, frame: &Frame) {
 }
 
 /// Serves requests from `input`, answering on `output`, until `input` ends; then ends every
-/// session. Needs the multi-threaded Tokio runtime.
+/// session. Each session's commands run in the environment `make_session` makes for it.
+/// Needs the multi-threaded Tokio runtime.
 pub(crate) async fn serve(
     mut input: impl AsyncRead + Unpin,
     mut output: impl AsyncWrite + Unpin + Send + 'static,
     run_call: CallRunner,
+    make_session: SessionMaker,
 ) -> io::Result<()> {
     let _ = tokio::task::spawn_blocking(leftovers::kill_orphans).await;
     let mark = leftovers::own_mark();
@@ -130,6 +137,7 @@ pub(crate) async fn serve(
         sessions: Mutex::new(HashMap::new()),
         calls: Mutex::new(HashMap::new()),
         run_call,
+        make_session,
     });
     let result = read_requests(&mut input, &state).await;
 
@@ -144,7 +152,7 @@ pub(crate) async fn serve(
     for token in tokens {
         token.cancel();
     }
-    let sessions: Vec<Arc<LocalEnv>> = state
+    let sessions: Vec<Arc<dyn ExecutionEnv>> = state
         .sessions
         .lock()
         .unwrap_or_else(|e| e.into_inner())

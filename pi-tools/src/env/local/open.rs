@@ -12,8 +12,8 @@ use rustix::fs::{FileType, Mode, OFlags, Stat};
 
 use super::beneath::{Last, Roots, require_regular};
 use super::blocking;
-use super::local_stat::modified_of;
-use super::{FileHead, Metadata};
+use super::stat::modified_of;
+use crate::env::{FileHead, Metadata};
 
 /// Opens `path` (following a link at its end) for reading, with `O_NONBLOCK` so no read
 /// waits, and without making a terminal the controlling one; returns it with its `fstat`.

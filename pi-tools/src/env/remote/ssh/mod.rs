@@ -30,16 +30,17 @@ use connection::Connection;
 pub use connection::SshTarget;
 use served::Served;
 
-use super::session_files::SessionFiles;
-use super::{DirEntry, ExecutionEnv, FileReader, Metadata, MutationQueue, OutputSink};
 use crate::core::BoxFuture;
+use crate::env::session_files::SessionFiles;
+use crate::env::{DirEntry, ExecutionEnv, FileReader, Metadata, MutationQueue, OutputSink};
 
 /// The execution environment of a remote machine reached over SSH.
 ///
 /// ```no_run
 /// # async fn demo() -> std::io::Result<()> {
 /// use std::sync::Arc;
-/// use pi_tools::env::{ExecutionEnv, SshEnv, SshTarget};
+/// use pi_tools::env::ExecutionEnv;
+/// use pi_tools::env::remote::{SshEnv, SshTarget};
 /// let env: Arc<dyn ExecutionEnv> =
 ///     Arc::new(SshEnv::connect(SshTarget::parse("me@build-box").map_err(std::io::Error::other)?, "/srv/project").await?);
 /// # Ok(()) }
@@ -64,7 +65,7 @@ pub struct SshEnv {
     /// Local files of this session (bash's spill files), deleted when it ends.
     session_files: SessionFiles,
     /// This session's jobs (they run on the remote machine, without input).
-    jobs: super::Jobs,
+    jobs: crate::env::Jobs,
 }
 
 impl SshEnv {
@@ -114,7 +115,7 @@ impl SshEnv {
             served: Arc::new(Mutex::new(ServedSlot::Unknown)),
             session_id: next_session_id(),
             session_files: SessionFiles::default(),
-            jobs: super::Jobs::default(),
+            jobs: crate::env::Jobs::default(),
         })
     }
 
@@ -134,7 +135,7 @@ impl SshEnv {
             served: Arc::clone(&self.served),
             session_id: next_session_id(),
             session_files: SessionFiles::default(),
-            jobs: super::Jobs::default(),
+            jobs: crate::env::Jobs::default(),
         }
     }
 
@@ -435,24 +436,24 @@ impl ExecutionEnv for SshEnv {
 
     fn exec<'a>(
         &'a self,
-        request: super::ExecRequest,
+        request: crate::env::ExecRequest,
         cancel: tokio_util::sync::CancellationToken,
         on_chunk: OutputSink,
-    ) -> BoxFuture<'a, io::Result<super::ExecOutcome>> {
+    ) -> BoxFuture<'a, io::Result<crate::env::ExecOutcome>> {
         Box::pin(self.run_command(request, cancel, on_chunk, None))
     }
 
     fn exec_with_stderr<'a>(
         &'a self,
-        request: super::ExecRequest,
+        request: crate::env::ExecRequest,
         cancel: tokio_util::sync::CancellationToken,
         on_chunk: OutputSink,
         on_stderr: OutputSink,
-    ) -> BoxFuture<'a, io::Result<super::ExecOutcome>> {
+    ) -> BoxFuture<'a, io::Result<crate::env::ExecOutcome>> {
         Box::pin(self.run_command(request, cancel, on_chunk, Some(on_stderr)))
     }
 
-    fn jobs(&self) -> Option<&super::Jobs> {
+    fn jobs(&self) -> Option<&crate::env::Jobs> {
         Some(&self.jobs)
     }
 
@@ -484,11 +485,11 @@ impl SshEnv {
     /// there is none.
     async fn run_command(
         &self,
-        request: super::ExecRequest,
+        request: crate::env::ExecRequest,
         cancel: tokio_util::sync::CancellationToken,
         on_chunk: OutputSink,
         on_stderr: Option<OutputSink>,
-    ) -> io::Result<super::ExecOutcome> {
+    ) -> io::Result<crate::env::ExecOutcome> {
         let conn = self.connection().await?;
         self.check_allowed(&conn, &request.cwd).await?;
         if let Some(served) = self.served().await {

@@ -20,7 +20,7 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use super::connection::Connection;
 use super::served::Served;
 use super::{SshEnv, SshTarget};
-use crate::env::link::{HELLO, SERVES};
+use crate::env::remote::link::{HELLO, SERVES};
 
 const VERSION: &str = env!("CARGO_PKG_VERSION");
 

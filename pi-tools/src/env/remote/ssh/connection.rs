@@ -15,7 +15,7 @@ use openssh_sftp_client::{Sftp, SftpOptions};
 
 use super::master::Master;
 use super::watchdog::Watchdog;
-use crate::env::HostKeyPolicy;
+use crate::env::remote::HostKeyPolicy;
 
 /// Where and how to connect: what `ssh` would be given on its command line.
 #[derive(Debug, Clone, PartialEq, Eq)]

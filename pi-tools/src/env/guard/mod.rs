@@ -8,14 +8,17 @@
 //! every process carrying the server's mark and exits. It runs in a process group of its
 //! own, so a signal to the server's group does not take it along. A server that ends
 //! normally has ended its sessions already; the guard finds nothing and exits too.
+//!
+//! The pi-tools binary keeps one for itself as well ([`for_this_process`]): its local jobs
+//! and mounted servers carry its mark, so they end with it however it ends.
+
+pub(crate) mod leftovers;
 
 use std::os::unix::process::CommandExt;
 use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::OnceLock;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
-
-use super::leftovers;
 
 /// Whether this process is the pi-tools command line, whose binary runs the guard
 /// subcommand (a program that uses the library may not).

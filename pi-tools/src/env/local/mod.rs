@@ -1,11 +1,23 @@
 //! [`LocalEnv`]: the execution environment of this machine, optionally confined to a set of
 //! directories.
 //!
-//! Every file operation opens its path through [`Roots`](super::beneath): when the
-//! environment is confined, relative to a held handle of an allowed root, so the kernel
-//! refuses an escape at open time (see `beneath.rs`). Only regular files are read or
-//! replaced, opened without blocking, never on a kernel file system, and the blocking work
-//! is bounded (see `blocking.rs`); replacing one goes through `replace.rs`.
+//! Every file operation opens its path through `Roots`: when the environment is confined,
+//! relative to a held handle of an allowed root, so the kernel refuses an escape at open
+//! time (see `beneath.rs`). Only regular files are read or replaced, opened without
+//! blocking, never on a kernel file system, and the blocking work is bounded (see
+//! `blocking.rs`); replacing one goes through `replace.rs`.
+//!
+//! It is also the environment of tools given none ([`process_env`]).
+
+mod beneath;
+mod blocking;
+mod fallback;
+mod open;
+mod remove;
+mod replace;
+#[cfg(feature = "process")]
+mod sandbox_notes;
+mod stat;
 
 use std::io;
 use std::path::{Path, PathBuf};
@@ -16,18 +28,21 @@ use pi_tools_sandbox::procs::{ProcessTracking, Tracker};
 use pi_tools_sandbox::{Sandbox, SandboxPolicy};
 use rustix::fs::{Mode, OFlags};
 
-use super::beneath::{Last, Roots};
-use super::blocking::{self, SlotReader};
-use super::local_open::{canonicalize_of, create_dir_all_of, open_regular, read_head_of};
-use super::local_remove;
-use super::local_stat::{list_dir_of, metadata_of};
-use super::path::{canonical_lenient_sync, follow_final_links};
-use super::replace::Target;
-use super::session_files::SessionFiles;
-use super::{
+use crate::core::BoxFuture;
+use crate::env::path::{canonical_lenient_sync, follow_final_links};
+use crate::env::session_files::SessionFiles;
+use crate::env::{
     DirEntry, ExecutionEnv, FileChange, FileHead, FileReader, Metadata, MutationQueue, SearchIndex,
 };
-use crate::core::BoxFuture;
+use blocking::SlotReader;
+use open::{canonicalize_of, create_dir_all_of, open_regular, read_head_of};
+use replace::Target;
+use stat::{list_dir_of, metadata_of};
+
+#[cfg(feature = "builtins")]
+pub(crate) use beneath::open_beneath;
+pub(crate) use beneath::{Last, Roots};
+pub use fallback::process_env;
 
 /// The local file system and local processes.
 ///
@@ -37,7 +52,8 @@ use crate::core::BoxFuture;
 ///
 /// ```
 /// use std::sync::Arc;
-/// use pi_tools::env::{ExecutionEnv, LocalEnv};
+/// use pi_tools::env::ExecutionEnv;
+/// use pi_tools::env::local::LocalEnv;
 /// let env: Arc<dyn ExecutionEnv> = Arc::new(LocalEnv::new("/tmp"));
 /// assert!(env.is_local());
 /// ```
@@ -58,7 +74,7 @@ pub struct LocalEnv {
     /// When grep and find keep a search index of the working directory.
     search_index: SearchIndex,
     /// The session's jobs (commands handed back to the model while they run).
-    jobs: super::Jobs,
+    jobs: crate::env::Jobs,
 }
 
 impl LocalEnv {
@@ -86,7 +102,7 @@ impl LocalEnv {
             sandbox: None,
             session_files: SessionFiles::default(),
             search_index: SearchIndex::WhenReused,
-            jobs: super::Jobs::default(),
+            jobs: crate::env::Jobs::default(),
         }
     }
 
@@ -153,12 +169,12 @@ impl LocalEnv {
     #[cfg(feature = "process")]
     async fn run_command(
         &self,
-        mut request: super::ExecRequest,
+        mut request: crate::env::ExecRequest,
         cancel: tokio_util::sync::CancellationToken,
-        on_chunk: super::OutputSink,
-        on_stderr: Option<super::OutputSink>,
-        input: Option<super::JobInput>,
-    ) -> io::Result<super::ExecOutcome> {
+        on_chunk: crate::env::OutputSink,
+        on_stderr: Option<crate::env::OutputSink>,
+        input: Option<crate::env::JobInput>,
+    ) -> io::Result<crate::env::ExecOutcome> {
         self.check_allowed(&request.cwd)?;
         let tracker = &self.processes;
         let Some(sandbox) = &self.sandbox else {
@@ -172,7 +188,7 @@ impl LocalEnv {
                 .env
                 .push(("TMPDIR".to_owned(), tmp.display().to_string()));
         }
-        let (notes, on_chunk) = super::sandbox_notes::CallNotes::wrap(on_chunk);
+        let (notes, on_chunk) = sandbox_notes::CallNotes::wrap(on_chunk);
         sandbox.before_call();
         let outcome = pi_tools_sandbox::exec::run(
             request,
@@ -374,7 +390,7 @@ impl ExecutionEnv for LocalEnv {
                 };
                 let size = u64::try_from(locked.stat().st_size).unwrap_or(0);
                 if let Some(max) = max_bytes.filter(|&max| size > max) {
-                    return Err(super::too_large(&shown, size, max));
+                    return Err(crate::env::too_large(&shown, size, max));
                 }
                 let bytes = locked.read_all(max_bytes)?;
                 let new = change(bytes)?;
@@ -405,11 +421,9 @@ impl ExecutionEnv for LocalEnv {
 
     fn remove_file<'a>(&'a self, path: &'a Path) -> BoxFuture<'a, io::Result<()>> {
         Box::pin(async move {
-            let found = self
-                .blocking(path, local_remove::locate_for_removal)
-                .await?;
+            let found = self.blocking(path, remove::locate_for_removal).await?;
             self.check_write(&found.real)?;
-            blocking::run(move || local_remove::unlink(found)).await
+            blocking::run(move || remove::unlink(found)).await
         })
     }
 
@@ -417,36 +431,36 @@ impl ExecutionEnv for LocalEnv {
     #[cfg(feature = "process")]
     fn exec<'a>(
         &'a self,
-        request: super::ExecRequest,
+        request: crate::env::ExecRequest,
         cancel: tokio_util::sync::CancellationToken,
-        on_chunk: super::OutputSink,
-    ) -> BoxFuture<'a, io::Result<super::ExecOutcome>> {
+        on_chunk: crate::env::OutputSink,
+    ) -> BoxFuture<'a, io::Result<crate::env::ExecOutcome>> {
         Box::pin(self.run_command(request, cancel, on_chunk, None, None))
     }
 
     #[cfg(feature = "process")]
     fn exec_job<'a>(
         &'a self,
-        request: super::ExecRequest,
-        input: super::JobInput,
+        request: crate::env::ExecRequest,
+        input: crate::env::JobInput,
         cancel: tokio_util::sync::CancellationToken,
-        on_chunk: super::OutputSink,
-    ) -> BoxFuture<'a, io::Result<super::ExecOutcome>> {
+        on_chunk: crate::env::OutputSink,
+    ) -> BoxFuture<'a, io::Result<crate::env::ExecOutcome>> {
         Box::pin(self.run_command(request, cancel, on_chunk, None, Some(input)))
     }
 
-    fn jobs(&self) -> Option<&super::Jobs> {
+    fn jobs(&self) -> Option<&crate::env::Jobs> {
         Some(&self.jobs)
     }
 
     #[cfg(feature = "process")]
     fn exec_with_stderr<'a>(
         &'a self,
-        request: super::ExecRequest,
+        request: crate::env::ExecRequest,
         cancel: tokio_util::sync::CancellationToken,
-        on_chunk: super::OutputSink,
-        on_stderr: super::OutputSink,
-    ) -> BoxFuture<'a, io::Result<super::ExecOutcome>> {
+        on_chunk: crate::env::OutputSink,
+        on_stderr: crate::env::OutputSink,
+    ) -> BoxFuture<'a, io::Result<crate::env::ExecOutcome>> {
         Box::pin(self.run_command(request, cancel, on_chunk, Some(on_stderr), None))
     }
 

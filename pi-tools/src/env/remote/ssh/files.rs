@@ -3,7 +3,7 @@
 //! `posix-rename`), permissions kept, symbolic links followed to the file they name, paths
 //! confined to the allowed roots.
 //!
-//! [`LocalEnv`]: crate::env::LocalEnv
+//! [`LocalEnv`]: crate::env::local::LocalEnv
 
 use std::future::Future;
 use std::io;

@@ -29,7 +29,7 @@ use std::sync::{Arc, Mutex};
 use rustix::fs::{AtFlags, FileType, Mode, OFlags, Stat};
 use rustix::io::Errno;
 
-use super::path::{MAX_LINKS, canonical_lenient_sync, follow_final_links, lexical_join};
+use crate::env::path::{MAX_LINKS, canonical_lenient_sync, follow_final_links, lexical_join};
 
 /// An allowed directory: as configured, as canonicalised, and held open (until released).
 #[derive(Debug)]

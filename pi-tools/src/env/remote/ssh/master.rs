@@ -5,10 +5,11 @@
 //! dropping its session (a runtime shut down in the background), or that is killed, leaves
 //! the connection up for good. Here the master runs in the foreground (`-N`, no `-f`,
 //! `ControlPersist=no`, `ForkAfterAuthentication=no`, so a user's ssh config cannot detach
-//! it either), as a child with the parent-death signal set (`env/owned.rs`): when this process ends in any way (SIGKILL included), the
-//! kernel sends the master SIGTERM and it closes the connection (the remote side then sees
-//! its input end). Dropping the [`Master`] ends it at once. Sessions attach to its control
-//! socket with [`Session::resume`], which never detaches anything.
+//! it either), as a child with the parent-death signal set (`env/remote/owned.rs`): when
+//! this process ends in any way (SIGKILL included), the kernel sends the master SIGTERM and
+//! it closes the connection (the remote side then sees its input end). Dropping the
+//! [`Master`] ends it at once. Sessions attach to its control socket with
+//! [`Session::resume`], which never detaches anything.
 
 use std::io;
 use std::os::unix::process::CommandExt;
@@ -20,7 +21,7 @@ use openssh::Session;
 use rustix::process::{Pid, Signal};
 
 use super::SshTarget;
-use crate::env::HostKeyPolicy;
+use crate::env::remote::HostKeyPolicy;
 
 /// How often the start waits to see the control socket appear (or the master fail).
 const POLL: Duration = Duration::from_millis(10);
@@ -202,13 +203,13 @@ fn command(target: &SshTarget, control: &Path, log: &Path) -> Command {
 }
 
 /// Spawns `command` as a child that gets SIGTERM when this process ends (see
-/// [`owned`](crate::env::owned)).
+/// [`owned`](crate::env::remote::owned)).
 async fn spawn_owned(mut command: Command) -> io::Result<Child> {
     // SAFETY: the hook makes only async-signal-safe system calls (prctl, getppid).
     unsafe {
-        command.pre_exec(crate::env::owned::death_signal(Signal::TERM));
+        command.pre_exec(crate::env::remote::owned::death_signal(Signal::TERM));
     }
-    crate::env::owned::on_owner_thread(move || command.spawn()).await?
+    crate::env::remote::owned::on_owner_thread(move || command.spawn()).await?
 }
 
 /// Removes the directories of masters whose owner no longer runs (it was killed, so it

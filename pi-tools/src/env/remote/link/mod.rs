@@ -21,14 +21,9 @@
 //! [`Kind::Done`] (an [`OutcomeMessage`]), [`Kind::Result`] (a tool result message),
 //! [`Kind::Failed`] (a [`FailureMessage`]) or [`Kind::Ended`].
 
-// The frames are what the SSH environment's client and the binary's `env-server` speak; the
-// guard and the marks of what a server left also end what a mounted server left (`mount`).
+// The frames are what the SSH environment's client and the binary's `env-server` speak.
 #[cfg(any(feature = "ssh", feature = "cli"))]
 mod frame;
-#[cfg(feature = "mount")]
-pub(crate) mod guard;
-#[cfg(feature = "mount")]
-pub(crate) mod leftovers;
 // Only the binary's `env-server` serves the link.
 #[cfg(feature = "cli")]
 pub(crate) mod server;

@@ -11,8 +11,8 @@ use std::path::Path;
 use rustix::fs::{FileType, Mode, OFlags, Stat};
 
 use super::beneath::{Last, Roots};
-use super::replace::is_temp_file_name;
-use super::{DirEntry, Metadata};
+use crate::env::temp_name::is_temp_file_name;
+use crate::env::{DirEntry, Metadata};
 
 pub(super) fn metadata_of(roots: &Roots, path: &Path) -> io::Result<Metadata> {
     let link = rustix::fs::fstat(roots.open(path, OFlags::empty(), Mode::empty(), Last::Link)?)?;

@@ -20,7 +20,8 @@ use rustix::fs::{Access, AtFlags, FileType, FlockOperation, Mode, OFlags, Stat};
 use rustix::io::Errno;
 
 use super::beneath::{Last, Roots, require_regular, stat_at};
-use super::path::{MAX_LINKS, too_many_links};
+use crate::env::path::{MAX_LINKS, too_many_links};
+use crate::env::temp_name::{TEMP_MARK, temp_file_owner};
 
 /// The directory of the file `current` names, opened beneath `roots`, with the path of that
 /// directory and the file's name; `named` is the path as asked for, for the message.
@@ -232,9 +233,6 @@ impl Locked {
     }
 }
 
-/// Temporary files are named `.<name>.pi-tools.<pid>.<n>.tmp`.
-const TEMP_MARK: &str = ".pi-tools.";
-
 /// Names longer than this are shortened in the temporary file's name (names are limited to
 /// 255 bytes).
 const TEMP_NAME_KEEP: usize = 180;
@@ -262,31 +260,6 @@ fn create_temp(dir: &OwnedFd, name: &OsStr) -> io::Result<(OsString, OwnedFd)> {
             Err(err) => return Err(err.into()),
         }
     }
-}
-
-/// The process id in a name of one of our temporary files (`None`: not one of ours).
-pub fn temp_file_owner(name: &[u8]) -> Option<u32> {
-    let rest = name.strip_prefix(b".")?.strip_suffix(b".tmp")?;
-    let (rest, n) = split_last_dot(rest)?;
-    let (rest, pid) = split_last_dot(rest)?;
-    if !rest.ends_with(&TEMP_MARK.as_bytes()[..TEMP_MARK.len() - 1]) || !all_digits(n) {
-        return None;
-    }
-    std::str::from_utf8(pid).ok()?.parse().ok()
-}
-
-/// Whether a file name is one of the temporary files writes make (hidden from listings).
-pub fn is_temp_file_name(name: &[u8]) -> bool {
-    temp_file_owner(name).is_some()
-}
-
-fn split_last_dot(bytes: &[u8]) -> Option<(&[u8], &[u8])> {
-    let at = memchr::memrchr(b'.', bytes)?;
-    Some((&bytes[..at], &bytes[at + 1..]))
-}
-
-fn all_digits(bytes: &[u8]) -> bool {
-    !bytes.is_empty() && bytes.iter().all(u8::is_ascii_digit)
 }
 
 /// Removes the temporary files of writers that no longer run (killed mid-write) from `dir`.
@@ -319,19 +292,4 @@ fn process_alive(pid: u32) -> bool {
     };
     // EPERM: it exists, under another user.
     !matches!(rustix::process::test_kill_process(pid), Err(Errno::SRCH))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn temp_names_are_recognised_with_their_writer() {
-        assert_eq!(temp_file_owner(b".a.txt.pi-tools.123.0.tmp"), Some(123));
-        assert_eq!(temp_file_owner(b"..pi-tools.7.12.tmp"), Some(7));
-        assert_eq!(temp_file_owner(b".a.txt.123.0.tmp"), None);
-        assert_eq!(temp_file_owner(b"a.txt.pi-tools.123.0.tmp"), None);
-        assert_eq!(temp_file_owner(b".a.pi-tools.x.0.tmp"), None);
-        assert_eq!(temp_file_owner(b".a.pi-tools.1.x.tmp"), None);
-    }
 }
