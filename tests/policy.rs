@@ -299,6 +299,55 @@ fn path_rules_resolve_dot_dot_and_symlinks_against_the_working_directory() {
     assert_eq!(bash(&config, "echo y > log.txt", &linked), Allow);
 }
 
+/// A `..` after a symbolic link climbs from the link's target, as the kernel resolves it:
+/// `link/../x` with `link` pointing to `secrets/sub` is `secrets/x`, so a rule over
+/// `secrets/` judges it (a lexical fold took it for `x`, and the write landed in secrets/).
+#[test]
+fn a_dot_dot_after_a_symlink_is_judged_where_the_file_system_takes_it() {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let cwd = dir.path();
+    std::fs::create_dir_all(cwd.join("secrets/sub")).expect("mkdir");
+    std::os::unix::fs::symlink("secrets/sub", cwd.join("link")).expect("symlink");
+    std::fs::create_dir(cwd.join("src")).expect("mkdir");
+    let config = config(POLICY);
+    let write = |path: &str| {
+        config
+            .policy
+            .check("write", &json!({ "path": path, "content": "x" }), cwd)
+            .decision
+    };
+    assert_eq!(write("link/../x"), Deny);
+    assert_eq!(write("link/../sub/new/k"), Deny);
+    assert_eq!(write("link/./../../secrets/k"), Deny);
+    assert_eq!(bash(&config, "echo x > link/../x", cwd), Deny);
+    // Where the link does not lead into secrets/, its `..` is judged where it goes too.
+    assert_eq!(write("src/../x"), Allow);
+    assert_eq!(write("missing/../secrets/k"), Deny);
+    assert_eq!(write("link/../../outside"), Allow);
+    // The shell's `cd` is logical: `cd sub/away/..` is `sub`, wherever `away` leads; with
+    // `-P` it climbs from the link's target. A rule naming `sub` by its absolute path tells
+    // the two apart.
+    let elsewhere = tempfile::tempdir().expect("a temporary directory");
+    std::fs::create_dir(elsewhere.path().join("a")).expect("mkdir");
+    std::fs::create_dir(cwd.join("sub")).expect("mkdir");
+    std::os::unix::fs::symlink(elsewhere.path().join("a"), cwd.join("sub/away")).expect("symlink");
+    let real = cwd.canonicalize().expect("the directory resolves");
+    let sub = config_text_rule(&format!("{}/sub/**", real.display()));
+    assert_eq!(bash(&sub, "cd sub/away/.. && echo x > k", cwd), Deny);
+    assert_eq!(
+        bash(&sub, "cd sub && cd away && cd .. && echo x > k", cwd),
+        Deny
+    );
+    assert_eq!(bash(&sub, "cd -P sub/away/.. && echo x > k", cwd), Allow);
+}
+
+/// A configuration whose one rule denies writes to `path`.
+fn config_text_rule(path: &str) -> Config {
+    config(&format!(
+        "[policy]\ndefault = \"allow\"\n\n[[policy.rule]]\ntool = \"write\"\npath = {path:?}\ndecision = \"deny\"\n"
+    ))
+}
+
 /// A hard link made in one call, written through in the next: the name written is not the
 /// protected one, so a write to a file with more than one name is asked about.
 #[test]

@@ -116,6 +116,32 @@ async fn a_denied_call_never_starts_and_names_its_rule() {
     );
 }
 
+/// A write through `link/../x`, `link` pointing into `secrets/`, lands in `secrets/`: the
+/// rule over `secrets/**` refuses it, and nothing is written there.
+#[tokio::test]
+async fn a_write_climbing_out_of_a_symlink_into_a_denied_path_never_starts() {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    std::fs::create_dir_all(dir.path().join("secrets/sub")).expect("mkdir");
+    std::os::unix::fs::symlink("secrets/sub", dir.path().join("link")).expect("symlink");
+    let outcome = run(
+        &toolbox(dir.path()),
+        &[
+            ToolCall::new(
+                "1",
+                "write",
+                json!({ "path": "link/../x", "content": "planted" }),
+            ),
+            bash("2", "echo planted > link/../y"),
+        ],
+    )
+    .await;
+    assert!(outcome.messages[0].is_error, "{}", text(&outcome, 0));
+    assert!(text(&outcome, 0).starts_with("The policy denies this call, so nothing ran"));
+    assert!(!dir.path().join("secrets/x").exists());
+    assert!(outcome.messages[1].is_error, "{}", text(&outcome, 1));
+    assert!(!dir.path().join("secrets/y").exists());
+}
+
 #[tokio::test]
 async fn ask_without_an_approver_is_denied_and_says_so() {
     let dir = tempfile::tempdir().expect("a temporary directory");

@@ -545,15 +545,12 @@ impl Policy {
                 note: Some("unreadable: the file written is known only when it runs".to_owned()),
             };
         };
-        let (candidates, other_names) = paths::resolved(target, cwd);
+        let candidates = paths::candidates(target, cwd);
         let hit = strictest(rules.iter().filter_map(|&i| {
             let globs = self.rules[i].paths.as_deref()?;
             globs_match(globs, &candidates).then_some((self.rules[i].decision, Some(i)))
         }));
-        if hit.is_none()
-            && !rules.is_empty()
-            && other_names.unwrap_or_else(|| paths::has_other_names(&candidates))
-        {
+        if hit.is_none() && !rules.is_empty() && paths::has_other_names(&candidates) {
             return PartVerdict {
                 text: format!("> {target}"),
                 decision: Decision::Ask,

@@ -234,6 +234,16 @@ impl Reader<'_> {
             })
             .skip_while(|w| w.as_deref() == Some("--"))
             .collect();
+        // The shell's `cd` is logical unless told `-P`: `cd link/..` goes back to where the
+        // text says, not above the link's target. So the directory is folded by its names
+        // here; a path written from it is then resolved as the kernel opens it.
+        let physical = rest
+            .iter()
+            .take_while(|w| {
+                w.as_deref()
+                    .is_some_and(|w| w.starts_with('-') && w != "--")
+            })
+            .any(|w| w.as_deref().is_some_and(|w| w.contains('P')));
         let next = match (name, args.first()) {
             // `cd` alone goes home, `cd -` back: neither is in the text.
             ("cd" | "pushd", Some(Some(dir))) if dir != "-" && !dir.starts_with('+') => {
@@ -245,7 +255,13 @@ impl Reader<'_> {
                     self.dirs
                         .0
                         .iter()
-                        .map(|d| join(d.as_deref(), Some(&dir)))
+                        .map(|d| {
+                            let joined = join(d.as_deref(), Some(&dir))?;
+                            Some(match physical || joined.starts_with('~') {
+                                true => joined,
+                                false => fold(&joined),
+                            })
+                        })
                         .collect(),
                 )
             }
