@@ -92,7 +92,12 @@ async fn per_call_us(tools: &ToolSet, calls: &[ToolCall], config: &RunnerConfig)
 
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let config = Config::parse(&fifty_rules(), "bench.toml", &[])?;
+    // The rules name the built-in tools, which a rule may name only when they are registered.
+    let registered: Vec<_> = pi_tools::Registry::from_inventory()?
+        .iter()
+        .cloned()
+        .collect();
+    let config = Config::parse(&fifty_rules(), "bench.toml", &registered)?;
     assert_eq!(config.policy.rules.len(), 50);
     let tools: ToolSet = [
         Arc::new(Trivial {

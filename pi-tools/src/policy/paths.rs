@@ -23,7 +23,10 @@ pub(super) fn candidates(raw: &str, cwd: &Path) -> Vec<String> {
     let home = std::env::var_os("HOME").map(PathBuf::from);
     let path = expand_tilde(&normalize_path_input(raw), home.as_deref());
     let real_cwd = leads_to(cwd);
-    let absolute = leads_to(&cwd.join(path));
+    let absolute = match below_by_names(&path) {
+        Some(names) => walk_below(&real_cwd, &names),
+        None => leads_to(&cwd.join(path)),
+    };
     let mut out = Vec::with_capacity(2);
     if let Ok(relative) = absolute.strip_prefix(&real_cwd) {
         out.push(relative.to_string_lossy().into_owned());
@@ -52,6 +55,39 @@ fn leads_to(path: &Path) -> PathBuf {
         let names: Vec<Component<'_>> = path.components().collect();
         lexical_join(Path::new(""), &names)
     })
+}
+
+/// The names of a relative path with no `..` (`.` left out): such a path leads below the
+/// working directory by its names alone, so the walk of [`walk_below`] finds where it leads.
+fn below_by_names(path: &Path) -> Option<Vec<&std::ffi::OsStr>> {
+    path.components()
+        .filter(|c| *c != Component::CurDir)
+        .map(|c| match c {
+            Component::Normal(name) => Some(name),
+            _ => None,
+        })
+        .collect()
+}
+
+/// Where `names` lead below `real` (a resolved directory), as [`leads_to`] finds it with one
+/// `lstat` a name rather than a resolution of the whole path: at the first symbolic link the
+/// rest is resolved through it, and from the first name that does not exist the rest is
+/// taken as written (it holds no `..`).
+fn walk_below(real: &Path, names: &[&std::ffi::OsStr]) -> PathBuf {
+    let mut out = real.to_path_buf();
+    for (at, name) in names.iter().enumerate() {
+        out.push(name);
+        match std::fs::symlink_metadata(&out) {
+            Ok(meta) if meta.file_type().is_symlink() => {
+                return leads_to(&names[at + 1..].iter().fold(out, |path, n| path.join(n)));
+            }
+            Ok(_) => {}
+            Err(_) => {
+                return names[at + 1..].iter().fold(out, |path, n| path.join(n));
+            }
+        }
+    }
+    out
 }
 
 /// Whether `pattern` matches `path`: `*` and `?` within one component, `**` across any
