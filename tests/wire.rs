@@ -120,7 +120,8 @@ fn events() {
                 terminate: true,
                 added_tool_names: vec!["ls".into()],
                 ..ToolResult::text("done").with_details(json!({"exitCode": 0}))
-            },
+            }
+            .into(),
             is_error: false,
         },
         json!({
@@ -137,11 +138,13 @@ fn events() {
     let m = message();
     let expected = serde_json::to_value(&m).unwrap();
     round_trip(
-        &ToolEvent::MessageStart { message: m.clone() },
+        &ToolEvent::MessageStart {
+            message: m.clone().into(),
+        },
         json!({"type": "message_start", "message": expected.clone()}),
     );
     round_trip(
-        &ToolEvent::MessageEnd { message: m },
+        &ToolEvent::MessageEnd { message: m.into() },
         json!({"type": "message_end", "message": expected}),
     );
 }

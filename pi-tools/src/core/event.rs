@@ -1,7 +1,7 @@
 //! Events the runner emits while a batch runs, and the sink they go to.
 
 use std::future::Future;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -58,8 +58,9 @@ pub enum ToolEvent {
         tool_call_id: String,
         /// The tool's name.
         tool_name: String,
-        /// The final result.
-        result: ToolResult,
+        /// The final result, shared: the runner takes it back for the call's message when
+        /// the sink keeps no handle (so a result is not copied for every event).
+        result: Arc<ToolResult>,
         /// Whether the call failed.
         is_error: bool,
     },
@@ -87,13 +88,13 @@ pub enum ToolEvent {
     },
     /// A result message is about to be appended to the transcript (source order).
     MessageStart {
-        /// The message.
-        message: ToolResultMessage,
+        /// The message (the same one `MessageEnd` carries).
+        message: Arc<ToolResultMessage>,
     },
     /// A result message was appended to the transcript (source order).
     MessageEnd {
         /// The message.
-        message: ToolResultMessage,
+        message: Arc<ToolResultMessage>,
     },
 }
 

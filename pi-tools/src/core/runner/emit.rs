@@ -1,6 +1,7 @@
 //! The runner's events: each built straight into the sink's future.
 
 use std::future::Future;
+use std::sync::Arc;
 
 use tokio::sync::mpsc::UnboundedReceiver;
 
@@ -52,28 +53,36 @@ pub(super) fn emit_update<'s, S: EventSink>(
     })
 }
 
-pub(super) fn emit_end<'s, S: EventSink>(
-    sink: &'s S,
-    call: &ToolCall,
-    fin: &Finalized,
-) -> impl Future<Output = ()> + 's {
+/// The call's end event. The result goes into the event shared, and comes back into `fin`
+/// when the sink kept no handle to it (a copy only for a sink that keeps events).
+pub(super) async fn emit_end<S: EventSink>(sink: &S, call: &ToolCall, fin: &mut Finalized) {
+    let result = Arc::new(std::mem::take(&mut fin.result));
     sink.emit(ToolEvent::ToolExecutionEnd {
         tool_call_id: call.id.clone(),
         tool_name: call.name.clone(),
-        result: fin.result.clone(),
+        result: Arc::clone(&result),
         is_error: fin.is_error,
     })
+    .await;
+    fin.result = Arc::unwrap_or_clone(result);
 }
 
-pub(super) async fn emit_message<S: EventSink>(sink: &S, message: &ToolResultMessage) {
+/// The message's start and end events, both holding the one message, which comes back when
+/// the sink kept no handle to it.
+pub(super) async fn emit_message<S: EventSink>(
+    sink: &S,
+    message: ToolResultMessage,
+) -> ToolResultMessage {
+    let message = Arc::new(message);
     sink.emit(ToolEvent::MessageStart {
-        message: message.clone(),
+        message: Arc::clone(&message),
     })
     .await;
     sink.emit(ToolEvent::MessageEnd {
-        message: message.clone(),
+        message: Arc::clone(&message),
     })
     .await;
+    Arc::unwrap_or_clone(message)
 }
 
 pub(super) async fn forward_pending_updates<S: EventSink>(

@@ -173,9 +173,9 @@ pub(crate) async fn run_batch<S: EventSink>(
     let terminate = !finalized.is_empty() && finalized.iter().all(|f| f.result.terminate);
     let mut messages = Vec::with_capacity(finalized.len());
     for (call, fin) in calls.iter().zip(finalized) {
-        let message = result_message(call, fin);
+        let mut message = result_message(call, fin);
         if !sequential && batch.sends_messages() {
-            emit_message(sink, &message).await;
+            message = emit_message(sink, message).await;
         }
         messages.push(message);
     }
@@ -227,7 +227,7 @@ impl<'a> Batch<'a> {
             }
             if let Some(fin) = slots[index].as_ref().filter(|_| self.sends_messages()) {
                 let message = result_message(call, clone_finalized(fin));
-                emit_message(sink, &message).await;
+                emit_message(sink, message).await;
             }
         }
         settle(slots)
@@ -250,8 +250,8 @@ impl<'a> Batch<'a> {
             self.prepare(call).await
         };
         match prepared {
-            Prepared::Immediate(fin) => {
-                emit_end(sink, call, &fin).await;
+            Prepared::Immediate(mut fin) => {
+                emit_end(sink, call, &mut fin).await;
                 slots[index] = Some(fin);
                 None
             }
@@ -290,7 +290,7 @@ impl<'a> Batch<'a> {
                     forward_pending_updates(&mut rx, sink, self.calls).await;
                     let call = &self.calls[index];
                     notify::attach(&self.config.extensions, call, &mut fin.result, sink).await;
-                    emit_end(sink, &self.calls[index], &fin).await;
+                    emit_end(sink, &self.calls[index], &mut fin).await;
                     slots[index] = Some(fin);
                     if let Some((index, entry, args)) = pending.next() {
                         running.push(self.execute(index, entry, args, &channel));
