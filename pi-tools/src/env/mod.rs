@@ -8,6 +8,7 @@
 
 mod beneath;
 mod blocking;
+mod descriptors;
 mod host_key;
 pub mod jobs;
 // The link and owned children serve the SSH environment and mounted servers (and the
@@ -42,6 +43,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::core::{BoxFuture, Extensions, RunnerConfig, ToolContext};
 
+pub(crate) use descriptors::out_of_descriptors;
 pub use host_key::HostKeyPolicy;
 pub use jobs::{JobControl, JobInput, Jobs, TerminalSize};
 pub use local::LocalEnv;
