@@ -161,6 +161,8 @@ pub(crate) fn exec_error(error: &std::io::Error, env: &dyn ExecutionEnv) -> Tool
     }
     // Not the command's fault, nor the environment's: the server's descriptors ran out.
     if let Some(sentence) = crate::env::out_of_descriptors(error) {
+        // The server's log says it too (only the MCP server has one).
+        #[cfg(feature = "mcp")]
         tracing::warn!("a command could not be run: {sentence}");
         return ToolError::new(sentence);
     }

@@ -43,6 +43,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::core::{BoxFuture, Extensions, RunnerConfig, ToolContext};
 
+#[cfg(feature = "process")]
 pub(crate) use descriptors::out_of_descriptors;
 pub use host_key::HostKeyPolicy;
 pub use jobs::{JobControl, JobInput, Jobs, TerminalSize};
