@@ -2,7 +2,8 @@
 //! SDK's reference server: `scripts/bench-mcp.sh` installs the reference and runs this.
 //!
 //! For each server and each number of concurrent clients (1, 8, 64), every client is a real
-//! HTTP client of its own (its own connection pool) with its own MCP session: it sends
+//! HTTP client of its own (its own connection pool, from its own loopback address,
+//! 127.0.0.2 and up, as clients on their own hosts) with its own MCP session: it sends
 //! `initialize` and `notifications/initialized`, then `tools/call` of an `echo` tool in a
 //! loop, one request at a time, for a warm-up and then a measured window. Latency is from
 //! sending a request to the end of its answer (the whole body, event stream or JSON);
@@ -335,8 +336,8 @@ async fn http_cell(
     era: Era,
 ) -> Result<Figures, Error> {
     let mut sessions = Vec::with_capacity(concurrency);
-    for _ in 0..concurrency {
-        sessions.push(HttpSession::open(url, era).await?);
+    for n in 0..concurrency {
+        sessions.push(HttpSession::open(url, era, n).await?);
     }
     let started = Instant::now();
     let warm_end = started + WARM_UP;
@@ -374,6 +375,17 @@ async fn http_cell(
     })
 }
 
+/// The loopback address client `n` connects from: its own, as clients on other hosts
+/// would. From one address, 64 clients would be one client to pi-tools' per-address bound
+/// on connections (64): a client sending one request at a time holds two connections
+/// (reqwest opens a new one when the last answer's connection is not back in its pool
+/// yet, and keeps both), so the 64-client cell's 65th connection was closed on arrival
+/// ("error sending request"). Linux routes all of 127.0.0.0/8 to the loopback device.
+fn client_address(n: usize) -> std::net::IpAddr {
+    let [_, _, high, low] = u32::try_from(n + 2).unwrap_or(u32::MAX).to_be_bytes();
+    std::net::IpAddr::V4(std::net::Ipv4Addr::new(127, 0, high, low))
+}
+
 /// One client: its own HTTP connection pool and MCP session (none in the stateless era).
 struct HttpSession {
     http: reqwest::Client,
@@ -383,11 +395,13 @@ struct HttpSession {
 }
 
 impl HttpSession {
-    async fn open(url: &str, era: Era) -> Result<HttpSession, Error> {
+    /// Client `n`, connecting from [`client_address`]`(n)`.
+    async fn open(url: &str, era: Era, n: usize) -> Result<HttpSession, Error> {
         // reqwest's TLS here has no crypto provider of its own (see Cargo.toml): *ring*.
         let _ = rustls::crypto::ring::default_provider().install_default();
         let http = reqwest::Client::builder()
             .timeout(REQUEST_TIMEOUT)
+            .local_address(client_address(n))
             .build()?;
         if era == Era::Stateless {
             let mut client = HttpSession {

@@ -7,6 +7,7 @@ mod declared_json;
 mod file_processes;
 mod mcp_binary;
 mod mcp_http;
+mod mcp_http_descriptors;
 mod mcp_http_eras;
 mod mcp_http_floods;
 mod mcp_http_jobs;

@@ -571,9 +571,10 @@ fn mcp_session_and_connection_bounds_are_read_and_checked() {
          pi-tools.toml:3:30: `max_connections_per_client` must be a whole number of connections, at least 1 (e.g. 64)\n\
          pi-tools.toml:4:24: `request_timeout_secs` must be a whole number of seconds, at least 1"
     );
-    // The embedded default names the session bound.
+    // The embedded default leaves the session bound to the server, which derives it from
+    // the limit on open files (a value set would be lowered with a warning).
     let default = Config::load(None, &builtin_like()).expect("the default loads");
-    assert_eq!(default.mcp_max_sessions, Some(4096));
+    assert_eq!(default.mcp_max_sessions, None);
 }
 
 /// A declared tool is a tool to the diagnostics too: a near miss in `active` gets it as the

@@ -12,10 +12,10 @@ use serde_json::{Value, json};
 
 use crate::mcp_http_support::{HttpServer, call, messages, text_of};
 
-/// Idle sessions the server keeps awake (`awake_idle`: 128, or an eighth of the limit on
-/// open files, 64 here), and the one that is the last to have gone idle when it counts
+/// Idle sessions the server keeps awake (`awake_idle`: 32, or an eighth of the limit on
+/// open files when lower), and the one that is the last to have gone idle when it counts
 /// them; those past it sleep.
-const AWAKE: usize = 65;
+const AWAKE: usize = 33;
 /// The most inotify instances the process takes (`MAX_INSTANCES` in `dir_watch.rs`).
 const MAX_INSTANCES: usize = 16;
 
@@ -69,13 +69,14 @@ async fn call_in(server: &HttpServer, session: &str, id: i64, arguments: Value) 
         .expect("the call is answered")
 }
 
-/// More sessions than the process's descriptors would hold at one or more each (200, each
-/// with a bash call, and 100 that never make one, under a limit of 512): every call works,
-/// the first session's too once the last has been opened, and the sleeping ones are
-/// counted holding nothing.
+/// Many more sessions than are kept awake (200, each with a bash call, and 100 that never
+/// make one, under a limit of 4,096 descriptors, which keeps up to 501 sessions; a lower
+/// limit keeps fewer, see `mcp_http_descriptors.rs`): every call works, the first
+/// session's too once the last has been opened, and the sleeping ones are counted holding
+/// nothing.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sleeping_sessions_hold_no_descriptor_watch_or_directory() {
-    let server = HttpServer::spawn_with_descriptor_limit(512).await;
+    let server = HttpServer::spawn_with_descriptor_limit(4096).await;
     // A workspace with folders beneath it: each session's repository search walks and
     // watches them.
     for i in 0..300 {

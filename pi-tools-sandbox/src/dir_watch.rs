@@ -9,6 +9,25 @@
 //! for; a directory removed says so itself (its watch ends). What a watch saw is named by
 //! the path the walk gave its directory: a directory moved inside the roots is forgotten
 //! where it was and walked again where it is.
+//!
+//! # Why inotify through rustix, not the `notify` crate
+//!
+//! `notify` (8.x) resolves, but its inotify watcher cannot do what this watch is for:
+//! - **By handle, not by path.** It adds a watch by the path it is given and stats that
+//!   path (its recursive mode walks following links), so a directory swapped for a link
+//!   between the walk and the watch would be followed. Given `/proc/self/fd/N` instead, it
+//!   would name every event by that path, which means nothing once the walk's handle is
+//!   closed.
+//! - **Only entries appearing and leaving.** Its mask is fixed (`IN_OPEN`, `IN_MODIFY`,
+//!   `IN_CLOSE_WRITE`, `IN_ATTRIB` among others), so every file a command opens or writes
+//!   in the workspace (a build, `git status`) would queue an event for the guard to read
+//!   and throw away, and fill the kernel's queue sooner (an overflow makes the guard look
+//!   at every directory).
+//! - **Read after the call, in the call.** The guard reads the queue when a command has
+//!   ended and before it answers, so what the command did is all there; its watcher reads
+//!   on a thread of its own (a `mio` loop, three descriptors and a thread per watcher),
+//!   which gives no such point. Holding at most [`MAX_INSTANCES`] instances, one
+//!   descriptor each, is also what keeps a server's descriptors within its bound.
 
 use std::collections::HashMap;
 use std::ffi::OsStr;

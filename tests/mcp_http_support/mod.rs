@@ -69,6 +69,12 @@ impl HttpServer {
         HttpServer::spawn_full(None, &[], None, None, Some(limit)).await
     }
 
+    /// The server with `config` as its configuration and its file-descriptor limit (soft
+    /// and hard) set to `limit`.
+    pub async fn spawn_limited(config: Option<&str>, limit: u32) -> HttpServer {
+        HttpServer::spawn_full(None, &[], config, None, Some(limit)).await
+    }
+
     async fn spawn_full(
         token: Option<&str>,
         args: &[&str],

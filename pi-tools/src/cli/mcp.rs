@@ -140,6 +140,10 @@ fn client_roots(cwd: std::path::PathBuf, config: &crate::config::Config) -> Clie
     let config = config.clone();
     ClientRoots::new(move |roots| {
         let unusable = |e: std::io::Error| {
+            if let Some(sentence) = crate::env::out_of_descriptors(&e) {
+                tracing::warn!("a session's environment could not be made: {sentence}");
+                return sentence;
+            }
             format!(
                 "The client's roots cannot be used ({e}), so the call was not run. List existing directories as roots, then call again."
             )

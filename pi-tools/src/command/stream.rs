@@ -159,6 +159,13 @@ pub(crate) fn exec_error(error: &std::io::Error, env: &dyn ExecutionEnv) -> Tool
     if error.kind() == std::io::ErrorKind::Unsupported && env.is_local() {
         return ToolError::new(error.to_string());
     }
+    // Not the command's fault, nor the environment's: the server's descriptors ran out.
+    if let Some(sentence) = crate::env::out_of_descriptors(error) {
+        // The server's log says it too (only the MCP server has one).
+        #[cfg(feature = "mcp")]
+        tracing::warn!("a command could not be run: {sentence}");
+        return ToolError::new(sentence);
+    }
     let fix = match error.kind() {
         std::io::ErrorKind::InvalidInput => "Change the command and run it again.",
         std::io::ErrorKind::NotFound | std::io::ErrorKind::NotADirectory => {

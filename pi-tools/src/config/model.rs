@@ -48,7 +48,8 @@ pub struct Config {
     /// [`DEFAULT_MAX_MESSAGE_BYTES`]).
     pub mcp_max_message_bytes: Option<usize>,
     /// `[mcp] max_sessions`: the most Streamable HTTP sessions kept at once (`None`: the
-    /// server's default, 4096); past it the least recently used idle session ends.
+    /// server's default, 4096); past it the least recently used idle session ends. Either
+    /// is lowered to what the soft limit on open files holds.
     pub mcp_max_sessions: Option<usize>,
     /// `[mcp] max_connections`, `max_connections_per_client` and `request_timeout_secs`:
     /// the Streamable HTTP server's bounds on connections (`None`: its defaults).

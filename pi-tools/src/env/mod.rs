@@ -16,6 +16,9 @@
 //!
 //! [`LocalEnv`]: local::LocalEnv
 
+// Telling a process out of file descriptors (EMFILE) from other failures: both sides and
+// the fronts say it the same way.
+pub(crate) mod descriptors;
 // What this process's commands leave should it be killed: the guard that ends them, the
 // marks that find them. Local jobs, the link's serving end and mounted servers use it.
 #[cfg(feature = "mount")]
@@ -41,6 +44,8 @@ use tokio_util::sync::CancellationToken;
 
 use crate::core::{BoxFuture, Extensions, RunnerConfig, ToolContext};
 
+#[cfg(feature = "process")]
+pub(crate) use descriptors::out_of_descriptors;
 pub use jobs::{JobControl, JobInput, Jobs, TerminalSize};
 pub use path::{expand_tilde, mutation_key, normalize_path_input, resolve_path, resolve_read_path};
 pub use pi_tools_sandbox::exec::{ExecOutcome, ExecRequest, OutputSink};

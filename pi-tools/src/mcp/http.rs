@@ -16,7 +16,8 @@ use super::hibernation::Remembered;
 use super::http_conn::{ConnectionLimits, serve_connections};
 use super::http_gate::{Gate, gate, health};
 use super::server::{Served, ToolServer};
-use super::sessions::{DEFAULT_MAX_SESSIONS, Sessions};
+use super::session_bound::max_sessions;
+use super::sessions::Sessions;
 use super::tools::McpTools;
 use crate::core::RunnerConfig;
 
@@ -50,10 +51,13 @@ pub struct HttpOptions {
     /// background jobs ended; `None` (the default): sessions do not expire by time. A
     /// session with a call in flight or an open stream never expires.
     pub session_idle: Option<Duration>,
-    /// The most sessions kept at once; `None` keeps the default of 4096. A new session
-    /// past it ends the least recently used one with no call running and no stream open;
-    /// when every session is busy, the new one is refused with 503. Past 32 idle sessions
-    /// awake, a session that goes idle sleeps (a few KB) until its next request.
+    /// The most sessions kept at once; `None` keeps the default of 4096. Either is lowered
+    /// to what the soft limit on open files holds with every session awake beside the
+    /// connections (six descriptors a session; 74 under a limit of 1,024), with a log
+    /// line when a configured one is. A new session past it ends the least recently used
+    /// one with no call running and no stream open; when every session is busy, the new
+    /// one is refused with 503. Past 32 idle sessions awake, a session that goes idle
+    /// sleeps (a few KB) until its next request.
     pub max_sessions: Option<usize>,
     /// Bounds on connections and on the time to send a request (see [`ConnectionLimits`]).
     pub connections: ConnectionLimits,
@@ -111,7 +115,7 @@ where
         .with_max_request_body_bytes(max_message_bytes);
     let sessions = Sessions::new(
         options.session_idle,
-        options.max_sessions.unwrap_or(DEFAULT_MAX_SESSIONS),
+        max_sessions(options.max_sessions, options.connections.max_connections),
     );
     if !options.stateless {
         // How the library wakes a sleeping session (see `hibernation`).

@@ -70,7 +70,7 @@ pub(crate) async fn gate(State(gate): State<Arc<Gate>>, request: Request, next: 
                 && !request.headers().contains_key("mcp-session-id")
                 && !sessions.make_room()
             {
-                return too_many_sessions();
+                return too_many_sessions(sessions.max);
             }
             if kind == Kind::StatelessEra {
                 // Served on its own by the library (with a session id or not); the server
@@ -141,11 +141,13 @@ fn slow_body(within: Duration) -> Response {
 }
 
 /// 503 for a new session when every session kept is busy (a call running or a stream
-/// open) and the bound is reached.
-fn too_many_sessions() -> Response {
+/// open) and the bound, `max`, is reached.
+fn too_many_sessions(max: usize) -> Response {
     let mut response = (
         StatusCode::SERVICE_UNAVAILABLE,
-        "Service Unavailable: every session the server keeps (`[mcp] max_sessions`) is busy. Retry later, end sessions you no longer use (DELETE), or raise the setting.\n",
+        format!(
+            "Service Unavailable: every one of the {max} sessions the server keeps (`[mcp] max_sessions`, lowered to what the process's limit on open files holds) is busy. Retry later, end sessions you no longer use (DELETE), or raise the setting and the server's limit on open files (`ulimit -n`).\n"
+        ),
     )
         .into_response();
     response

@@ -110,6 +110,7 @@ mod result;
 mod roots;
 mod serve;
 mod server;
+mod session_bound;
 mod session_manager;
 mod sessions;
 mod stateless;

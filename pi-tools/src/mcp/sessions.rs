@@ -33,11 +33,6 @@ use super::hibernation::awake_idle;
 use super::replay::{KEPT_EVENTS, Replay};
 use super::server::ToolServer;
 
-/// The most sessions kept when none is configured: a sleeping idle session costs about
-/// 6 KB and at most 32 idle ones are awake (docs/mcp.md has the measurement), so these
-/// fit in about 32 MB.
-pub const DEFAULT_MAX_SESSIONS: usize = 4096;
-
 /// How long an ended session's worker waits for its cancelled calls to send their answers.
 const WIND_DOWN: Duration = Duration::from_secs(5);
 

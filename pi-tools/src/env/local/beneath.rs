@@ -62,8 +62,8 @@ impl Root {
     }
 }
 
-/// Opens a root's directory, with an error that names it and, when the process is out of
-/// descriptors, says so.
+/// Opens a root's directory, with an error that names it or, when the process is out of
+/// descriptors, says that (`EMFILE` and the limit) rather than blame the root.
 fn open_root(given: &Path, canonical: &Path) -> io::Result<OwnedFd> {
     rustix::fs::open(
         canonical,
@@ -71,17 +71,19 @@ fn open_root(given: &Path, canonical: &Path) -> io::Result<OwnedFd> {
         Mode::empty(),
     )
     .map_err(|err| {
-        let why = if err == Errno::MFILE || err == Errno::NFILE {
-            format!(
-                "the process is out of file descriptors ({}, {err}): raise its limit (`ulimit -n`) or serve fewer sessions at once",
-                if err == Errno::MFILE { "EMFILE" } else { "ENFILE" }
-            )
-        } else {
-            format!("it is not a directory that can be opened ({err})")
-        };
+        let err = io::Error::from(err);
+        if crate::env::descriptors::out_of_descriptors(&err).is_some() {
+            return crate::env::descriptors::named(
+                err,
+                &format!("opening the allowed root {}", given.display()),
+            );
+        }
         io::Error::new(
-            io::Error::from(err).kind(),
-            format!("allowed root {} cannot be used: {why}", given.display()),
+            err.kind(),
+            format!(
+                "allowed root {} cannot be used: it is not a directory that can be opened ({err})",
+                given.display()
+            ),
         )
     })
 }

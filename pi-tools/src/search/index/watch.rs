@@ -7,6 +7,27 @@
 //! when the search drains it. When notifications are unavailable, or the queue overflowed
 //! (more changes between two searches than the kernel keeps, 16,384 by default), the index
 //! falls back to walking the tree and comparing every file's identity.
+//!
+//! # Why inotify through rustix, not the `notify` crate
+//!
+//! `notify` (8.x) resolves and carries watching to other systems, but its inotify watcher
+//! cannot give the index what it relies on:
+//! - **A drain before the search looks.** Its watcher reads the queue on a thread of its own
+//!   (a `mio` loop per watcher) and hands events to a callback or channel. A change that
+//!   finished before the search began may still be in the kernel's queue or on that thread,
+//!   so draining the channel would not promise a fresh result; reading the queue here, in
+//!   the search's own call, does. It also takes a thread and three descriptors (the
+//!   instance, an epoll and a waker) per watcher, where this takes the instance alone.
+//! - **The events asked for.** Its mask is fixed and includes `IN_OPEN`: every file opened
+//!   for reading anywhere in the tree (a build, `git status`, the search's own reads) would
+//!   queue an event. Here the mask is what the index needs, with `IN_ONLYDIR`,
+//!   `IN_DONT_FOLLOW` and `IN_EXCL_UNLINK`.
+//! - **Names the walk chose.** It names events by the path the watch was added with, and
+//!   its recursive mode walks on its own following links; here the walk that indexes also
+//!   watches, and a watch descriptor maps to the relative name the index keys by.
+//!
+//! Other systems have no notifications here: the index walks and compares instead, which
+//! is what it does after an overflow anyway.
 
 use std::collections::{HashMap, HashSet};
 use std::io;

@@ -1,0 +1,191 @@
+//! `pi-tools mcp --http` under the common soft limit of 1,024 descriptors, opened by more
+//! sessions than the descriptors hold, each leaving a background job running (which holds
+//! its output pipe while its session sleeps): the session bound follows the limit, so the
+//! least recently used sessions make room and no session kept fails for want of a
+//! descriptor, all of them running a command at once (issue 50, finding 1).
+#![cfg(feature = "cli")]
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Instant;
+
+use futures::StreamExt;
+use reqwest::StatusCode;
+use serde_json::json;
+
+use crate::mcp_http_support::{HttpServer, call, messages, text_of};
+
+/// The soft (and hard) limit on open files the server runs under.
+const LIMIT: u32 = 1024;
+/// The sessions 1,024 descriptors hold beside 512 connections (half the limit), six
+/// descriptors each and 64 for the process: `session_bound.rs`.
+const HELD: usize = (1024 - 512 - 64) / 6;
+/// The sessions opened.
+const OPENED: usize = 1200;
+/// Background jobs on, and the bound of sessions set above what the descriptors hold.
+const CONFIG: &str = r#"[tools]
+active = ["bash", "job_output", "job_input", "job_kill", "job_list"]
+
+[mcp]
+max_sessions = 4096
+"#;
+/// Requests in flight at once (below the 64 connections one client address may hold).
+const AT_ONCE: usize = 8;
+
+/// The server's open descriptors.
+fn descriptors(pid: u32) -> usize {
+    std::fs::read_dir(format!("/proc/{pid}/fd")).map_or(0, Iterator::count)
+}
+
+/// A bash call in `session` that works: its status and, when answered, its text.
+async fn bash(server: &HttpServer, session: &str, arguments: serde_json::Value) -> (u16, String) {
+    let (status, text, failed) = bash_call(server, session, arguments).await;
+    assert!(!failed, "{text}");
+    (status, text)
+}
+
+/// A bash call in `session`, failed or not: its status and, when answered, its text.
+async fn bash_answer(
+    server: &HttpServer,
+    session: &str,
+    arguments: serde_json::Value,
+) -> (u16, String) {
+    let (status, text, _) = bash_call(server, session, arguments).await;
+    (status, text)
+}
+
+async fn bash_call(
+    server: &HttpServer,
+    session: &str,
+    arguments: serde_json::Value,
+) -> (u16, String, bool) {
+    let response = server
+        .post(Some(session), &call(2, "bash", arguments))
+        .send()
+        .await
+        .expect("the call is sent");
+    let status = response.status();
+    if status != StatusCode::OK {
+        return (
+            status.as_u16(),
+            response.text().await.unwrap_or_default(),
+            false,
+        );
+    }
+    let answer = messages(response)
+        .await
+        .into_iter()
+        .find(|m| m["id"] == 2)
+        .expect("the call is answered");
+    let failed = answer["result"]["isError"] == true;
+    (200, text_of(&answer).to_owned(), failed)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sessions_past_what_the_descriptors_hold_make_room_and_the_kept_ones_all_work() {
+    let server = Arc::new(HttpServer::spawn_limited(Some(CONFIG), LIMIT).await);
+    let pid = server.child.id().expect("the server runs");
+    let started = Instant::now();
+    let most = Arc::new(AtomicUsize::new(0));
+    let count = |most: &AtomicUsize| {
+        most.fetch_max(descriptors(pid), Ordering::Relaxed);
+    };
+    // Every session starts a background job, left running; every start works, the last
+    // session's as the first.
+    let opened: Vec<String> = futures::stream::iter(0..OPENED)
+        .map(|n| {
+            let server = Arc::clone(&server);
+            let most = Arc::clone(&most);
+            async move {
+                let session = server.open_session().await;
+                let (status, text) = bash(
+                    &server,
+                    &session,
+                    json!({"command": "exec sleep 300", "background": true}),
+                )
+                .await;
+                assert_eq!(status, 200, "session {n}: {text}");
+                if n % 50 == 0 {
+                    count(&most);
+                }
+                session
+            }
+        })
+        .buffered(AT_ONCE)
+        .collect()
+        .await;
+    let opening = started.elapsed();
+    // The configured bound was lowered, with the reason and the fix in the log.
+    let said = server.log.lock().expect("the log").join("\n");
+    assert!(
+        said.contains(&format!("max_sessions = 4096 is lowered to {HELD}"))
+            && said.contains("ulimit -n"),
+        "{said}"
+    );
+    // The least recently used sessions made room: the first is gone.
+    let (status, _) = bash(&server, &opened[0], json!({"command": "echo first"})).await;
+    assert_eq!(
+        status, 404,
+        "the first session made room for the later ones"
+    );
+    // Every session kept runs a command while the others run theirs, their jobs running.
+    // Those opened last are kept; the LRU order of the last few opened together is theirs
+    // to settle (a session starts once the one `AT_ONCE` before it is done).
+    let kept = &opened[OPENED - HELD + AT_ONCE..];
+    let answers: Vec<(u16, String)> = futures::stream::iter(kept)
+        .map(|session| {
+            let server = Arc::clone(&server);
+            let most = Arc::clone(&most);
+            async move {
+                let answer = bash(&server, session, json!({"command": "sleep 0.5; echo ok"})).await;
+                count(&most);
+                answer
+            }
+        })
+        .buffer_unordered(48)
+        .collect()
+        .await;
+    for (status, text) in &answers {
+        assert_eq!((*status, text.as_str()), (200, "ok"));
+    }
+    let most = most.load(Ordering::Relaxed);
+    assert!(most < LIMIT as usize, "{most} descriptors");
+    eprintln!(
+        "{OPENED} sessions opened in {opening:?}, {HELD} kept, {} of them called, 48 at once; at most {most} descriptors seen; {:?} in all",
+        kept.len(),
+        started.elapsed()
+    );
+}
+
+/// A session that starts more background jobs than the server's descriptors hold (each job
+/// keeps its output pipes and its process handle): the start that finds none left says
+/// EMFILE and the limit, to the client and in the log, and blames no root or command.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_call_out_of_descriptors_says_emfile_and_the_limit() {
+    let server = HttpServer::spawn_limited(Some(CONFIG), 64).await;
+    let session = server.open_session().await;
+    let mut refused = None;
+    for n in 0..16 {
+        let (status, text) = bash_answer(
+            &server,
+            &session,
+            json!({"command": "exec sleep 300", "background": true}),
+        )
+        .await;
+        assert_eq!(status, 200, "job {n}: {text}");
+        if text.contains("EMFILE") || text.contains("os error 24") {
+            refused = Some(text);
+            break;
+        }
+    }
+    let refused = refused.expect("a job start runs out of descriptors under a limit of 64");
+    assert!(
+        refused.starts_with(
+            "The server is out of file descriptors (EMFILE, too many open files: its soft limit, `ulimit -n`, is 64)."
+        ),
+        "{refused}"
+    );
+    assert!(!refused.contains("cannot be used"), "{refused}");
+    let log = server.log.lock().expect("the log").join("\n");
+    assert!(log.contains("EMFILE, too many open files"), "{log}");
+}
