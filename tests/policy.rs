@@ -45,6 +45,13 @@ fn config(text: &str) -> Config {
     Config::parse(text, "pi-tools.toml", &registered()).expect("valid policy")
 }
 
+fn write(config: &Config, path: &str, cwd: &Path) -> Decision {
+    config
+        .policy
+        .check("write", &json!({ "path": path, "content": "x" }), cwd)
+        .decision
+}
+
 fn bash(config: &Config, command: &str, cwd: &Path) -> Decision {
     config
         .policy
@@ -255,12 +262,7 @@ fn path_rules_resolve_dot_dot_and_symlinks_against_the_working_directory() {
     std::fs::create_dir(cwd.join("secrets")).expect("mkdir");
     std::os::unix::fs::symlink(cwd.join("secrets"), cwd.join("notes")).expect("symlink");
     let config = config(POLICY);
-    let write = |path: &str| {
-        config
-            .policy
-            .check("write", &json!({ "path": path, "content": "x" }), cwd)
-            .decision
-    };
+    let write = |path: &str| write(&config, path, cwd);
     assert_eq!(write(".env"), Deny);
     assert_eq!(write("app/config/.env"), Deny);
     assert_eq!(write("secrets/key"), Deny);
@@ -310,12 +312,7 @@ fn a_dot_dot_after_a_symlink_is_judged_where_the_file_system_takes_it() {
     std::os::unix::fs::symlink("secrets/sub", cwd.join("link")).expect("symlink");
     std::fs::create_dir(cwd.join("src")).expect("mkdir");
     let config = config(POLICY);
-    let write = |path: &str| {
-        config
-            .policy
-            .check("write", &json!({ "path": path, "content": "x" }), cwd)
-            .decision
-    };
+    let write = |path: &str| write(&config, path, cwd);
     assert_eq!(write("link/../x"), Deny);
     assert_eq!(write("link/../sub/new/k"), Deny);
     assert_eq!(write("link/./../../secrets/k"), Deny);

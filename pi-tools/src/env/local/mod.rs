@@ -494,12 +494,6 @@ impl Drop for LocalEnv {
     /// Nothing can end the environment's processes, delete its session's files or undo what
     /// they did to git's files once it is gone, so that happens with it.
     fn drop(&mut self) {
-        self.jobs.end_all();
-        #[cfg(feature = "process")]
-        self.processes.end_session();
-        self.session_files.remove_all();
-        if let Some(sandbox) = &self.sandbox {
-            sandbox.end_session();
-        }
+        ExecutionEnv::end_session(self);
     }
 }
