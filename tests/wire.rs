@@ -104,7 +104,7 @@ fn events() {
             tool_call_id: "c".into(),
             tool_name: "bash".into(),
             args: json!({"command": "ls"}),
-            partial_result: ToolResult::text("a"),
+            partial_result: ToolResult::text("a").into(),
         },
         json!({
             "type": "tool_execution_update", "toolCallId": "c", "toolName": "bash",

@@ -35,8 +35,8 @@ pub enum ToolEvent {
         tool_name: String,
         /// The raw arguments of the call.
         args: Value,
-        /// The partial result the tool reported.
-        partial_result: ToolResult,
+        /// The partial result the tool reported (boxed: the other events are small).
+        partial_result: Box<ToolResult>,
     },
     /// A running call logged a line (a command's stderr line, say); sent only to sinks
     /// that [want logs](EventSink::wants_logs).

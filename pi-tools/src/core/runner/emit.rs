@@ -33,7 +33,7 @@ pub(super) fn emit_update<'s, S: EventSink>(
             tool_call_id: call.id.clone(),
             tool_name: call.name.clone(),
             args: call.arguments.clone(),
-            partial_result: partial,
+            partial_result: Box::new(partial),
         },
         Update::Log {
             level,
