@@ -19,29 +19,7 @@ use tokio_util::sync::CancellationToken;
 mod limits;
 mod v4a_proptest;
 
-const NATIVE: &str = r#"
-[tools]
-active = ["read", "bash", "edit", "write", "ls"]
-shapes = "native"
-
-[sandbox]
-mode = "off"
-
-[policy]
-default = "allow"
-
-[[policy.rule]]
-tool = "bash"
-command = ["touch", "denied"]
-decision = "deny"
-reason = "Nothing may be called denied."
-
-[[policy.rule]]
-tool = "edit"
-path = "locked/**"
-decision = "deny"
-reason = "The locked directory is a person's to change."
-"#;
+const NATIVE: &str = support::NATIVE_SHAPES_CONFIG;
 
 fn toolbox(cwd: &Path, text: &str) -> Toolbox {
     let registry = pi_tools::Registry::from_inventory().expect("the built-in tools register");

@@ -59,29 +59,7 @@ async fn native_shape_tools_behave_the_same_everywhere() {
 /// A toolbox with the native shapes and a policy that denies one command and one directory,
 /// working in `env`.
 fn native_toolbox(env: Arc<dyn ExecutionEnv>) -> pi_tools::toolbox::Toolbox {
-    const CONFIG: &str = r#"
-[tools]
-active = ["read", "bash", "edit", "write", "ls"]
-shapes = "native"
-
-[sandbox]
-mode = "off"
-
-[policy]
-default = "allow"
-
-[[policy.rule]]
-tool = "bash"
-command = ["touch", "denied"]
-decision = "deny"
-reason = "Nothing may be called denied."
-
-[[policy.rule]]
-tool = "edit"
-path = "locked/**"
-decision = "deny"
-reason = "The locked directory is a person's to change."
-"#;
+    const CONFIG: &str = support::NATIVE_SHAPES_CONFIG;
     let registry = Registry::from_inventory().expect("registry");
     let registered: Vec<_> = registry.iter().cloned().collect();
     let config =

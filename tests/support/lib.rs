@@ -20,6 +20,32 @@ pub fn cli_under_test() -> std::path::PathBuf {
     target.join("cli-under-test")
 }
 
+/// The configuration of the native-shape tests, here and over SSH: every family's native
+/// tools, no sandbox, a bash deny and an edit deny to be judged through the native names.
+pub const NATIVE_SHAPES_CONFIG: &str = r#"
+[tools]
+active = ["read", "bash", "edit", "write", "ls"]
+shapes = "native"
+
+[sandbox]
+mode = "off"
+
+[policy]
+default = "allow"
+
+[[policy.rule]]
+tool = "bash"
+command = ["touch", "denied"]
+decision = "deny"
+reason = "Nothing may be called denied."
+
+[[policy.rule]]
+tool = "edit"
+path = "locked/**"
+decision = "deny"
+reason = "The locked directory is a person's to change."
+"#;
+
 #[cfg(feature = "mcp")]
 pub mod mcp;
 #[cfg(feature = "mount")]
