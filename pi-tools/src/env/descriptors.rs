@@ -27,6 +27,14 @@ impl std::error::Error for OutOfDescriptors {
     }
 }
 
+/// The process's soft limit on open files (`RLIMIT_NOFILE`), `None` when unlimited: the
+/// one reading of it, for the sentence below and for the bounds a server derives from it.
+pub(crate) fn descriptor_limit() -> Option<usize> {
+    rustix::process::getrlimit(rustix::process::Resource::Nofile)
+        .current
+        .and_then(|n| usize::try_from(n).ok())
+}
+
 /// `error`, said as [`out_of_descriptors`] says it when it is `EMFILE` or `ENFILE`, with
 /// `doing` (what failed, e.g. "opening the allowed root /srv") in the sentence.
 pub(crate) fn named(error: io::Error, doing: &str) -> io::Error {
@@ -52,9 +60,7 @@ pub(crate) fn out_of_descriptors(error: &io::Error) -> Option<String> {
     }
     let errno = errno_in(error)?;
     if errno == Errno::MFILE {
-        let limit = rustix::process::getrlimit(rustix::process::Resource::Nofile)
-            .current
-            .map_or_else(|| "unlimited".to_owned(), |n| n.to_string());
+        let limit = descriptor_limit().map_or_else(|| "unlimited".to_owned(), |n| n.to_string());
         Some(format!(
             "The server is out of file descriptors (EMFILE, too many open files: its soft limit, `ulimit -n`, is {limit}). Run the call again later, end sessions and background jobs you no longer use, or raise the server's limit on open files."
         ))

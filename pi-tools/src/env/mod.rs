@@ -44,6 +44,8 @@ use tokio_util::sync::CancellationToken;
 
 use crate::core::{BoxFuture, Extensions, RunnerConfig, ToolContext};
 
+#[cfg(feature = "mcp")]
+pub(crate) use descriptors::descriptor_limit;
 #[cfg(feature = "process")]
 pub(crate) use descriptors::out_of_descriptors;
 pub use jobs::{JobControl, JobInput, Jobs, TerminalSize};

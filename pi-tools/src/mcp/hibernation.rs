@@ -36,10 +36,7 @@ use super::sessions::{Life, Sessions};
 pub(crate) fn awake_idle() -> usize {
     static AWAKE: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
     *AWAKE.get_or_init(|| {
-        let soft = rustix::process::getrlimit(rustix::process::Resource::Nofile)
-            .current
-            .and_then(|n| usize::try_from(n).ok())
-            .unwrap_or(usize::MAX);
+        let soft = crate::env::descriptor_limit().unwrap_or(usize::MAX);
         (soft / 8).clamp(4, 32)
     })
 }

@@ -76,10 +76,7 @@ impl Default for ConnectionLimits {
 /// 1024, or half the soft limit on open files when that is lower: the rest stays for the
 /// sessions' files, processes and mounted servers.
 fn default_max_connections() -> usize {
-    let soft = rustix::process::getrlimit(rustix::process::Resource::Nofile)
-        .current
-        .and_then(|n| usize::try_from(n).ok())
-        .unwrap_or(usize::MAX);
+    let soft = crate::env::descriptor_limit().unwrap_or(usize::MAX);
     (soft / 2).clamp(16, 1024)
 }
 

@@ -25,13 +25,6 @@ pub(crate) const DESCRIPTORS_PER_SESSION: usize = 6;
 /// sandbox's `dir_watch`), the search indexes' watches, and room for a mounted server or two.
 pub(crate) const DESCRIPTORS_OF_THE_PROCESS: usize = 64;
 
-/// The soft limit on open files (`RLIMIT_NOFILE`), `None` when unlimited.
-pub(crate) fn descriptor_limit() -> Option<usize> {
-    rustix::process::getrlimit(rustix::process::Resource::Nofile)
-        .current
-        .and_then(|n| usize::try_from(n).ok())
-}
-
 /// The sessions `descriptors` hold beside `connections` (at least one).
 pub(crate) fn sessions_held(descriptors: usize, connections: usize) -> usize {
     let left = descriptors.saturating_sub(connections + DESCRIPTORS_OF_THE_PROCESS);
@@ -42,7 +35,7 @@ pub(crate) fn sessions_held(descriptors: usize, connections: usize) -> usize {
 /// soft limit on open files holds beside `connections`. A configured bound lowered is said
 /// in the log with the reason and the fix.
 pub(crate) fn max_sessions(configured: Option<usize>, connections: usize) -> usize {
-    bound(configured, connections, descriptor_limit())
+    bound(configured, connections, crate::env::descriptor_limit())
 }
 
 fn bound(configured: Option<usize>, connections: usize, limit: Option<usize>) -> usize {
