@@ -52,10 +52,9 @@ pub struct Toolbox {
     config: Config,
     extensions: Extensions,
     tool_set: ToolSet,
-    /// `[policy]` as the runner's before-call hook (`None` when it allows everything); kept
-    /// so what a person allows for the session stays allowed across batches.
-    policy_hook: Option<Arc<PolicyHook>>,
-    /// The session the toolbox's batches belong to: its environment and policy.
+    /// The session the toolbox's batches belong to: its environment and `[policy]` as the
+    /// hook (none when it allows everything), kept so what a person allows for the session
+    /// stays allowed across batches.
     session: Arc<Session>,
     /// The tools turned on only to serve some family's native shapes (not named in
     /// `active`): left out for the families that get the pi-tools shapes.
@@ -88,7 +87,6 @@ impl Toolbox {
             active: Vec::new(),
             active_names: HashSet::new(),
             config: config.clone(),
-            policy_hook: None,
             session: Arc::new(Session::new(
                 extensions.env().cloned().unwrap_or_else(process_env),
             )),
@@ -220,23 +218,23 @@ impl Toolbox {
     /// Makes the session follow its client's roots (a server's clients that list roots then
     /// work in them, see [`ClientRoots`]).
     pub fn with_client_roots(mut self, roots: ClientRoots) -> Self {
-        self.remake_session(Some(roots));
+        self.remake_session(self.policy_hook(), Some(roots));
         self
     }
 
-    /// Makes the policy hook (asking `approver`) and the session that carries it.
+    /// Makes the session again with a policy hook asking `approver`, its roots kept.
     fn set_policy_hook(&mut self, approver: Option<Arc<dyn Approver>>) {
-        self.policy_hook = self.make_policy_hook(approver);
+        let hook = self.make_policy_hook(approver);
         let roots = self.session.client_roots().cloned();
-        self.remake_session(roots);
+        self.remake_session(hook, roots);
     }
 
-    /// The session again, with the toolbox's policy hook and `roots` (it is made before any
-    /// batch runs, so nothing of the one it replaces needs ending).
-    fn remake_session(&mut self, roots: Option<ClientRoots>) {
+    /// The session again, with `hook` and `roots` (it is made before any batch runs, so
+    /// nothing of the one it replaces needs ending).
+    fn remake_session(&mut self, hook: Option<Arc<PolicyHook>>, roots: Option<ClientRoots>) {
         let mut session = Session::new(Arc::clone(self.session.env()));
-        if let Some(hook) = &self.policy_hook {
-            session = session.with_policy(Arc::clone(hook));
+        if let Some(hook) = hook {
+            session = session.with_policy(hook);
         }
         if let Some(roots) = roots {
             session = session.with_client_roots(roots);
@@ -248,7 +246,7 @@ impl Toolbox {
     /// runner configuration carries it already; a caller with a hook of its own runs this
     /// one first and its own only when this one continues.
     pub fn policy_hook(&self) -> Option<Arc<PolicyHook>> {
-        self.policy_hook.clone()
+        self.session.policy().cloned()
     }
 
     fn make_policy_hook(&self, approver: Option<Arc<dyn Approver>>) -> Option<Arc<PolicyHook>> {
@@ -298,8 +296,7 @@ impl Toolbox {
                 .with_session(Arc::clone(&self.session)),
             unknown_tool: Some(unknown_tool),
             before_tool_call: self
-                .policy_hook
-                .clone()
+                .policy_hook()
                 .map(|hook| Arc::new(SessionPolicyGate::new(hook)) as Arc<dyn BeforeToolCall>),
             ..RunnerConfig::default()
         }
