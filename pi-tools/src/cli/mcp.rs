@@ -106,10 +106,10 @@ pub(super) async fn mcp(args: McpArgs, source: &ConfigSource) -> Result<ExitCode
                 "pi-tools: serving MCP on http://{local}{}",
                 crate::mcp::MCP_PATH
             );
-            // Each session gets its own execution environment, so ending one session (or
-            // its idle timeout) ends that session's background jobs and no other's.
-            // Each client's session (made by the server from this configuration) follows its
-            // own roots and is asked about calls the policy says `ask` for.
+            // Each client's session (made by the server from this configuration) gets its own
+            // execution environment, so ending one ends its background jobs and no other's; it
+            // follows its own client's roots and asks its own client where the policy says
+            // `ask`.
             let base = base_config.clone();
             let session_config = move || -> RunnerConfig {
                 match workspace.session_env(&config) {

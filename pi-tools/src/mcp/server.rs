@@ -32,7 +32,7 @@ use super::logging::{SessionLevel, forwarding_logs};
 use super::progress::ProgressSink;
 use super::result::call_tool_result;
 use super::roots::FollowedRoots;
-use super::sessions::{Busy, SessionEnder, Sessions};
+use super::sessions::{Busy, Sessions};
 use super::tasks::Tasks;
 use super::tools::{McpPrompt, McpTools};
 use crate::core::{RunnerConfig, ToolCall, ToolSet, execute_tool_calls};
@@ -213,7 +213,7 @@ impl ToolServer {
     fn keep_session_busy(&self, context: &RequestContext<RoleServer>) -> Option<Busy> {
         let sessions = self.sessions.as_ref()?;
         let parts = context.extensions.get::<axum::http::request::Parts>()?;
-        sessions.call_started(&parts.headers, || SessionEnder(self.session.clone()))
+        sessions.call_started(&parts.headers, &self.session)
     }
 
     /// Runs `tools/call` requests for the stdio transport, which answers them itself (see

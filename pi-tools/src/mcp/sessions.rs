@@ -32,6 +32,7 @@ use tokio_util::sync::CancellationToken;
 use super::hibernation::awake_idle;
 use super::replay::{KEPT_EVENTS, Replay};
 use super::server::ToolServer;
+use crate::session::Session;
 
 /// How long an ended session's worker waits for its cancelled calls to send their answers.
 const WIND_DOWN: Duration = Duration::from_secs(5);
@@ -86,7 +87,8 @@ pub(crate) struct Life {
     pub(super) sessions: Weak<Sessions>,
     pub(super) activity: Mutex<Activity>,
     pub(super) replay: Arc<Replay>,
-    pub(super) ender: OnceLock<SessionEnder>,
+    /// The client's session, ended (its calls cancelled, its processes ended) with this.
+    pub(super) session: OnceLock<Arc<Session>>,
     /// Told when the session stops being busy.
     pub(super) quiet: Notify,
     /// The answer streams open, by the id of the request they answer, so a call can close
@@ -199,7 +201,7 @@ impl Life {
                 initialized_at: None,
             }),
             replay: Arc::default(),
-            ender: OnceLock::new(),
+            session: OnceLock::new(),
             quiet: Notify::new(),
             answering: Mutex::default(),
             server: Mutex::default(),
@@ -305,8 +307,8 @@ impl Life {
     }
 
     pub(super) fn end(&self) {
-        if let Some(ender) = self.ender.get() {
-            ender.end();
+        if let Some(session) = self.session.get() {
+            session.end();
         }
     }
 
@@ -345,17 +347,6 @@ impl Drop for Busy {
             self.life.quiet.notify_waiters();
         }
         self.life.settle(&mut activity);
-    }
-}
-
-/// What ending a session stops at once: its calls (the session's token) and its execution
-/// environment's processes.
-#[derive(Clone)]
-pub(crate) struct SessionEnder(pub(crate) Arc<crate::session::Session>);
-
-impl SessionEnder {
-    pub(super) fn end(&self) {
-        self.0.end();
     }
 }
 
@@ -473,16 +464,17 @@ impl Sessions {
     }
 
     /// Marks the session named by a request's headers busy while a call runs, and
-    /// remembers how to end what runs for it. `None` when the request has no live session.
+    /// remembers its client's session, which ending it ends. `None` when the request has no
+    /// live session.
     pub(crate) fn call_started(
         &self,
         headers: &axum::http::HeaderMap,
-        ender: impl FnOnce() -> SessionEnder,
+        session: &Arc<Session>,
     ) -> Option<Busy> {
         let id = headers.get(SESSION_HEADER)?.to_str().ok()?;
         let life = self.live(&SessionId::from(id))?;
-        if life.ender.get().is_none() {
-            let _ = life.ender.set(ender());
+        if life.session.get().is_none() {
+            let _ = life.session.set(Arc::clone(session));
         }
         Some(life.busy())
     }
