@@ -5,8 +5,9 @@
 //! is edit (one replacement, refused as edit refuses it when `old_str` is found more than
 //! once), and `insert` puts lines after a line number inside the file's mutation queue.
 //! The policy judges each command as the built-in it stands for (see
-//! [`crate::policy`]), and `[tool.edit] max_file_bytes` limits the files it changes. Off by default; `[tools] shapes = "native"` offers it to Anthropic
-//! models in place of edit and write.
+//! [`crate::policy`]), and `[tool.edit] max_file_bytes` limits the files it changes. Off
+//! by default; `[tools] shapes = "native"` offers it to Anthropic models in place of edit
+//! and write.
 
 use schemars::JsonSchema;
 use serde::Deserialize;
