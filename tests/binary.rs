@@ -15,6 +15,7 @@ mod mcp_http_lives;
 mod mcp_http_log_lines;
 mod mcp_http_proxies;
 mod mcp_http_questions;
+mod mcp_http_resources;
 mod mcp_http_resume;
 mod mcp_http_scale;
 mod mcp_http_sdk_v2;

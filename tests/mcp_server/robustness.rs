@@ -56,7 +56,7 @@ async fn bad_lines_and_unknown_methods_are_answered_or_ignored_and_serving_goes_
     assert_eq!(
         pipe.recv().await,
         json!({"jsonrpc": "2.0", "id": 1, "error": {"code": -32601, "message":
-            "Method not found: no/such/method. This server offers initialize, ping, logging/setLevel, tools/list and tools/call."}})
+            "Method not found: no/such/method. This server offers initialize, ping, logging/setLevel, tools/list, tools/call, resources/list, resources/templates/list and resources/read (and prompts/list and prompts/get when it serves a prompt)."}})
     );
     // A known method with unusable params: "Invalid params", saying what is wrong.
     for (id, params) in [

@@ -24,11 +24,14 @@ mod stderr_lines;
 mod stream;
 
 pub use capture::DEFAULT_MAX_SPILL_BYTES;
+// Where spilled output lives, which the MCP server reads back for the session it was told to.
+#[cfg(feature = "mcp")]
+pub(crate) use capture::spill_dir;
 // The parts bash's job mode puts together its own way (a command handed back running).
 #[cfg(feature = "builtins")]
 pub(crate) use capture::OutputBuffer;
 #[cfg(feature = "builtins")]
-pub(crate) use report::{answer, shown_output, truncation_notice};
+pub(crate) use report::{answer, shown_output, spill_link, truncation_notice};
 #[cfg(feature = "builtins")]
 pub(crate) use stream::{Finished, exec_error, report_run};
 

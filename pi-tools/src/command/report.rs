@@ -2,7 +2,7 @@
 //! cut and where the whole output is, and a sentence when the command failed; and the
 //! details a user interface gets.
 
-use crate::core::ToolError;
+use crate::core::{ResourceLink, ToolError};
 use crate::tool::ToolOutput;
 use crate::truncate::{DEFAULT_MAX_BYTES, TruncatedBy, Truncation, format_size};
 
@@ -39,14 +39,42 @@ pub(crate) fn answer(
         spill_dropped_bytes: output.spill_dropped_bytes(),
         job: None,
     };
+    let link = spill_link(&output);
     match failure(&details, timeout, success_codes) {
         Some(failure) => {
             text.push_str(&format!("\n\n{failure}"));
             let details = serde_json::to_value(&details).unwrap_or_default();
-            Err(ToolError::new(text).with_details(details))
+            let error = ToolError::new(text).with_details(details);
+            Err(match link {
+                Some(link) => error.with_link(link),
+                None => error,
+            })
         }
-        None => Ok(ToolOutput::text(text).with_details(details)),
+        None => {
+            let out = ToolOutput::text(text).with_details(details);
+            Ok(match link {
+                Some(link) => out.with_link(link),
+                None => out,
+            })
+        }
     }
+}
+
+/// The link to the file holding the whole output, when some of it was spilled there.
+pub(crate) fn spill_link(output: &OutputBuffer) -> Option<ResourceLink> {
+    let path = output.spill_path()?;
+    let size = std::fs::metadata(path).map(|m| m.len()).ok();
+    let link = ResourceLink::file(path)
+        .with_mime_type("text/plain")
+        .with_description(format!(
+            "The command's whole output ({} lines, {}).",
+            output.total_lines(),
+            format_size(output.total_bytes())
+        ));
+    Some(match size {
+        Some(size) => link.with_size(size),
+        None => link,
+    })
 }
 
 /// The shown output without its final newline (which ends the last line and is not part of

@@ -3,6 +3,7 @@
 use serde_json::Value;
 
 use super::content::ContentBlock;
+use super::link::ResourceLink;
 use super::result::ToolResult;
 
 /// A tool failure. It becomes an `is_error: true` result whose text is the message, so write
@@ -12,6 +13,7 @@ use super::result::ToolResult;
 pub struct ToolError {
     message: String,
     details: Value,
+    links: Vec<ResourceLink>,
 }
 
 impl ToolError {
@@ -20,6 +22,7 @@ impl ToolError {
         ToolError {
             message: message.into(),
             details: Value::Null,
+            links: Vec::new(),
         }
     }
 
@@ -27,6 +30,18 @@ impl ToolError {
     pub fn with_details(mut self, details: Value) -> Self {
         self.details = details;
         self
+    }
+
+    /// Adds a file the error points at (a failed command's whole output, say; see
+    /// [`ToolResult::links`]).
+    pub fn with_link(mut self, link: ResourceLink) -> Self {
+        self.links.push(link);
+        self
+    }
+
+    /// The files the error points at.
+    pub fn links(&self) -> &[ResourceLink] {
+        &self.links
     }
 
     /// The message the model will read.
@@ -44,6 +59,7 @@ impl ToolError {
         ToolResult {
             content: vec![ContentBlock::text(self.message)],
             details: self.details,
+            links: self.links,
             ..ToolResult::default()
         }
     }

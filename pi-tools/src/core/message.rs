@@ -4,6 +4,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::content::ContentBlock;
+use super::link::ResourceLink;
 use super::result::{ToolResult, Usage};
 
 /// One tool call emitted by the model.
@@ -115,6 +116,8 @@ struct WireOut<'a> {
     details: &'a Value,
     #[serde(skip_serializing_if = "Option::is_none")]
     structured_content: &'a Option<Value>,
+    #[serde(skip_serializing_if = "<[ResourceLink]>::is_empty")]
+    links: &'a [ResourceLink],
     #[serde(skip_serializing_if = "Option::is_none")]
     usage: &'a Option<Usage>,
     #[serde(skip_serializing_if = "<[String]>::is_empty")]
@@ -136,6 +139,8 @@ struct WireIn {
     #[serde(default)]
     structured_content: Option<Value>,
     #[serde(default)]
+    links: Vec<ResourceLink>,
+    #[serde(default)]
     usage: Option<Usage>,
     #[serde(default)]
     added_tool_names: Vec<String>,
@@ -151,6 +156,7 @@ impl Serialize for ToolResultMessage {
             content: &self.result.content,
             details: &self.result.details,
             structured_content: &self.result.structured_content,
+            links: &self.result.links,
             usage: &self.result.usage,
             added_tool_names: &self.result.added_tool_names,
             is_error: self.is_error,
@@ -170,6 +176,7 @@ impl<'de> Deserialize<'de> for ToolResultMessage {
                 content: wire.content,
                 details: wire.details,
                 structured_content: wire.structured_content,
+                links: wire.links,
                 usage: wire.usage,
                 added_tool_names: wire.added_tool_names,
                 terminate: false,

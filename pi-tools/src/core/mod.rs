@@ -10,6 +10,7 @@ mod error;
 mod event;
 pub(crate) mod glob;
 mod hooks;
+mod link;
 mod message;
 mod nested;
 mod notices;
@@ -28,6 +29,8 @@ pub use hooks::{
     AfterToolCall, AfterToolCallContext, AfterToolCallOverride, BeforeToolCall,
     BeforeToolCallContext, BeforeToolCallOutcome,
 };
+pub use link::ResourceLink;
+pub(crate) use link::file_path;
 pub use message::{ToolCall, ToolResultMessage};
 pub use nested::{MAX_NESTED_CALLS, MAX_NESTING_DEPTH};
 pub use notices::{Notice, Notices};

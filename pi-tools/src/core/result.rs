@@ -4,6 +4,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::content::ContentBlock;
+use super::link::ResourceLink;
 
 /// The result of one tool execution (or a partial result sent as a progress update).
 ///
@@ -24,6 +25,12 @@ pub struct ToolResult {
     /// returns content only.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub structured_content: Option<Value>,
+    /// Files the result points at (bash's whole output when only its tail fits, the rest
+    /// of a file a read cut short): MCP gives them as `resource_link` content, which a
+    /// client can fetch with `resources/read`; other fronts leave them out, since the text
+    /// names them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub links: Vec<ResourceLink>,
     /// Model usage, for tools that call a model themselves.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub usage: Option<Usage>,
@@ -54,6 +61,12 @@ impl ToolResult {
     /// Sets the structured result (the value the tool's output schema describes).
     pub fn with_structured_content(mut self, value: Value) -> Self {
         self.structured_content = Some(value);
+        self
+    }
+
+    /// Adds a file the result points at.
+    pub fn with_link(mut self, link: ResourceLink) -> Self {
+        self.links.push(link);
         self
     }
 

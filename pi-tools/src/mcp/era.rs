@@ -68,7 +68,7 @@ pub(crate) fn removed_instead(method: &str) -> Option<&'static str> {
         "ping" => "Any request shows the server is there; `server/discover` is the cheapest.",
         "logging/setLevel" => SET_LEVEL_INSTEAD,
         "resources/subscribe" | "resources/unsubscribe" => {
-            "This server serves no resources to subscribe to."
+            "The resources this server serves do not change once listed, so there is nothing to subscribe to: read them with resources/read."
         }
         _ => return None,
     })

@@ -105,7 +105,10 @@ mod logging;
 mod mrtr;
 mod outbox;
 mod progress;
+mod prompts;
 mod replay;
+mod resource_files;
+mod resources;
 mod result;
 mod roots;
 mod serve;
@@ -117,6 +120,7 @@ mod stateless;
 mod stdio;
 mod tasks;
 mod tools;
+mod unknown_method;
 
 /// How a session follows its client's roots; it belongs to the session ([`crate::session`]).
 pub use crate::session::ClientRoots;
@@ -125,6 +129,7 @@ pub use error::McpError;
 pub use http::{HEALTH_PATH, HttpOptions, MCP_PATH, serve_http};
 pub use http_conn::ConnectionLimits;
 pub use logging::init_stderr_logging;
+pub use resources::{McpResource, McpResourceContent, McpResourceTemplate, McpResources};
 pub use serve::{serve, serve_split, serve_split_until, serve_stdio};
 pub use stdio::{StdinStream, StdoutStream, stdio};
 pub use tools::{DEFAULT_MAX_MESSAGE_BYTES, DEFAULT_TASK_AFTER, McpPrompt, McpTool, McpTools};

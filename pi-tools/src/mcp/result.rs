@@ -6,12 +6,19 @@ use rmcp::model::{CallToolResult, ContentBlock as McpContent};
 use crate::core::{ContentBlock, ToolResultMessage};
 
 /// Text blocks become text content, images become image content (base64 data and MIME
-/// type); `isError` is the runner's verdict. A typed result is `structuredContent`, beside
+/// type), and the files the result points at `resource_link` content after them; `isError` is the runner's verdict. A typed result is `structuredContent`, beside
 /// its text block (which the MCP specification asks for, for clients that read only
 /// content); an error result has none, since it does not match the output schema.
 /// `details` stay behind: they are for this program's user interfaces.
 pub(crate) fn call_tool_result(message: ToolResultMessage) -> CallToolResult {
-    let content = message.result.content.into_iter().map(content).collect();
+    let mut content: Vec<McpContent> = message.result.content.into_iter().map(content).collect();
+    content.extend(
+        message
+            .result
+            .links
+            .into_iter()
+            .map(super::resource_files::link_content),
+    );
     if message.is_error {
         CallToolResult::error(content)
     } else {

@@ -20,7 +20,7 @@ use std::time::Duration;
 
 use rmcp::service::{Peer, RoleServer};
 
-use crate::core::RunnerConfig;
+use crate::core::{RunnerConfig, file_path};
 use crate::session::{Session, SessionOf, WithSession};
 
 /// How long a call waits for the client's list of roots before it is refused.
@@ -159,52 +159,5 @@ impl FollowedRoots {
         for session in sessions {
             session.end();
         }
-    }
-}
-
-/// The local path of a `file://` URI (`file:///dir` or `file://localhost/dir`,
-/// percent-encoded), or `None` for any other URI.
-fn file_path(uri: &str) -> Option<PathBuf> {
-    let rest = uri.strip_prefix("file://")?;
-    let path = match rest.strip_prefix("localhost") {
-        Some(after) if after.starts_with('/') => after,
-        _ => rest,
-    };
-    if !path.starts_with('/') || path.contains(['?', '#']) {
-        return None;
-    }
-    let bytes = path.as_bytes();
-    let mut decoded = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        if bytes[i] == b'%' {
-            let hex = std::str::from_utf8(bytes.get(i + 1..i + 3)?).ok()?;
-            decoded.push(u8::from_str_radix(hex, 16).ok()?);
-            i += 3;
-        } else {
-            decoded.push(bytes[i]);
-            i += 1;
-        }
-    }
-    use std::os::unix::ffi::OsStringExt;
-    Some(PathBuf::from(std::ffi::OsString::from_vec(decoded)))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::file_path;
-    use std::path::PathBuf;
-
-    #[test]
-    fn file_uris_become_paths_and_others_are_ignored() {
-        assert_eq!(file_path("file:///srv/a"), Some(PathBuf::from("/srv/a")));
-        assert_eq!(
-            file_path("file://localhost/srv/a%20b"),
-            Some(PathBuf::from("/srv/a b"))
-        );
-        assert_eq!(file_path("file://host/srv"), None);
-        assert_eq!(file_path("https://example.com/"), None);
-        assert_eq!(file_path("file:///srv/%zz"), None);
-        assert_eq!(file_path("file:///srv?x"), None);
     }
 }

@@ -11,11 +11,12 @@ use std::sync::Arc;
 use rmcp::handler::server::ServerHandler;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CancelTaskParams, CustomRequest, CustomResult,
-    ErrorCode, GetExtensions, GetMeta, GetPromptRequestParams, GetPromptResponse, GetPromptResult,
-    GetTaskParams, GetTaskResult, Implementation, InitializeRequestParams, InitializeResult,
-    JsonRpcRequest, ListPromptsResult, ListToolsResult, PaginatedRequestParams, Prompt,
-    PromptMessage, PromptsCapability, Role, ServerCapabilities, ServerConfig, ServerJsonRpcMessage,
-    SetLevelRequestParams, TASKS_EXTENSION_ID, Tool,
+    GetExtensions, GetMeta, GetPromptRequestParams, GetPromptResponse, GetTaskParams,
+    GetTaskResult, Implementation, InitializeRequestParams, InitializeResult, JsonRpcRequest,
+    ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult, ListToolsResult,
+    PaginatedRequestParams, PromptsCapability, ReadResourceRequestParams, ReadResourceResponse,
+    ServerCapabilities, ServerConfig, ServerJsonRpcMessage, SetLevelRequestParams,
+    SubscribeRequestParams, TASKS_EXTENSION_ID, Tool, UnsubscribeRequestParams,
 };
 use rmcp::service::{Peer, RequestContext, RoleServer};
 use rmcp::{ErrorData, Service};
@@ -48,11 +49,15 @@ pub(crate) struct Served {
     instructions: Option<String>,
     /// The name and version of the `initialize` answer.
     server_info: (String, String),
-    prompt: Option<McpPrompt>,
+    pub(crate) prompt: Option<McpPrompt>,
     /// The tasks of 2026-07-28 calls that ran long, reached from any request.
     tasks: Tasks,
     /// How long such a call runs before it becomes a task.
     task_after: std::time::Duration,
+    /// The program's own resources.
+    pub(crate) resources: Option<Arc<dyn super::resources::McpResources>>,
+    /// The largest message the server takes or sends.
+    pub(crate) max_message_bytes: usize,
 }
 
 impl Served {
@@ -68,6 +73,8 @@ impl Served {
             prompt: tools.prompt().cloned(),
             tasks: Tasks::default(),
             task_after: tools.task_after(),
+            resources: tools.resources(),
+            max_message_bytes: tools.max_message_bytes(),
         }))
     }
 }
@@ -112,6 +119,8 @@ pub(crate) struct Session {
     approver: Option<Arc<ClientApprover>>,
     /// The session's notices are announced to its client (from its first call on).
     announcing: std::sync::atomic::AtomicBool,
+    /// The files this session's results pointed at, which it may read back.
+    links: super::resource_files::IssuedLinks,
 }
 
 impl ToolServer {
@@ -155,6 +164,7 @@ impl ToolServer {
             roots: FollowedRoots::default(),
             approver,
             announcing: std::sync::atomic::AtomicBool::new(false),
+            links: Default::default(),
         }))
     }
 
@@ -256,6 +266,14 @@ impl ToolServer {
     }
 
     /// The environments made for the client's roots.
+    pub(crate) fn served(&self) -> &Served {
+        &self.served
+    }
+
+    pub(crate) fn issued_links(&self) -> &super::resource_files::IssuedLinks {
+        &self.links
+    }
+
     pub(crate) fn followed_roots(&self) -> &FollowedRoots {
         &self.roots
     }
@@ -320,7 +338,11 @@ impl ToolServer {
                 work.await
             }
         };
-        outcome.messages.into_iter().next()
+        let message = outcome.messages.into_iter().next();
+        if let Some(message) = &message {
+            self.links.remember(&message.result.links);
+        }
+        message
     }
 }
 
@@ -352,6 +374,8 @@ impl ServerHandler for ToolServer {
             .enable_tools()
             .enable_logging()
             .enable_tasks()
+            .enable_resources()
+            .enable_resources_subscribe()
             .build();
         if self.served.prompt.is_some() {
             capabilities.prompts = Some(PromptsCapability::default());
@@ -436,13 +460,7 @@ impl ServerHandler for ToolServer {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListPromptsResult, ErrorData> {
-        let prompts = self
-            .served
-            .prompt
-            .iter()
-            .map(|p| Prompt::new(&p.name, Some(&p.description), None))
-            .collect();
-        Ok(ListPromptsResult::with_all_items(prompts))
+        Ok(self.prompt_listing())
     }
 
     async fn get_prompt(
@@ -450,29 +468,52 @@ impl ServerHandler for ToolServer {
         request: GetPromptRequestParams,
         _context: RequestContext<RoleServer>,
     ) -> Result<GetPromptResponse, ErrorData> {
-        match &self.served.prompt {
-            Some(prompt) if prompt.name == request.name => {
-                Ok(
-                    GetPromptResult::new(vec![PromptMessage::new_text(Role::User, &prompt.text)])
-                        .with_description(&prompt.description)
-                        .into(),
-                )
-            }
-            Some(prompt) => Err(ErrorData::invalid_params(
-                format!(
-                    "Unknown prompt `{}`. The prompt is: {}. Ask for it by its exact name.",
-                    request.name, prompt.name
-                ),
-                None,
-            )),
-            None => Err(ErrorData::invalid_params(
-                format!(
-                    "Unknown prompt `{}`. This server offers no prompts.",
-                    request.name
-                ),
-                None,
-            )),
-        }
+        self.prompt_named(&request.name).map(Into::into)
+    }
+
+    async fn list_resources(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, ErrorData> {
+        Ok(self.resource_listing())
+    }
+
+    async fn list_resource_templates(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourceTemplatesResult, ErrorData> {
+        Ok(self.resource_templates())
+    }
+
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, ErrorData> {
+        Ok(self.read_resource_for(&request.uri, &context).await?.into())
+    }
+
+    /// The resources served do not change while a session reads them (a spilled output is
+    /// complete once its result is given), so a subscription is taken and no update ever
+    /// follows.
+    #[allow(deprecated)]
+    async fn subscribe(
+        &self,
+        _request: SubscribeRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        Ok(())
+    }
+
+    #[allow(deprecated)]
+    async fn unsubscribe(
+        &self,
+        _request: UnsubscribeRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        Ok(())
     }
 
     /// Requests the protocol layer could not read as one of the methods it knows: a known
@@ -488,35 +529,7 @@ impl ServerHandler for ToolServer {
         {
             return Err(super::era::removed(method, instead));
         }
-        let error = match method {
-            "tools/call" => {
-                let problem = match request.params_as::<CallToolRequestParams>() {
-                    Err(err) => err.to_string(),
-                    Ok(None) => "there are none".to_owned(),
-                    Ok(Some(_)) => "they do not fit this method".to_owned(),
-                };
-                ErrorData::invalid_params(
-                    format!(
-                        "Invalid params for tools/call: {problem}. Send {{\"name\": \"<tool>\", \"arguments\": {{...}}}}, with the arguments as an object."
-                    ),
-                    None,
-                )
-            }
-            "initialize" | "ping" | "tools/list" | "logging/setLevel" => ErrorData::invalid_params(
-                format!(
-                    "Invalid params for {method}; see the MCP specification for its parameters."
-                ),
-                None,
-            ),
-            _ => ErrorData::new(
-                ErrorCode::METHOD_NOT_FOUND,
-                format!(
-                    "Method not found: {method}. This server offers initialize, ping, logging/setLevel, tools/list and tools/call."
-                ),
-                None,
-            ),
-        };
-        Err(error)
+        Err(super::unknown_method::answer(method, &request))
     }
 
     async fn call_tool(

@@ -6,6 +6,8 @@ use std::time::Duration;
 
 use rmcp::model::Tool;
 
+use super::resources::McpResources;
+
 use super::error::McpError;
 use super::server::SERVER_NAME;
 use crate::core::AgentTool;
@@ -111,6 +113,17 @@ pub struct McpTools {
     task_after: Duration,
     server_name: String,
     server_version: String,
+    resources: Option<Resources>,
+}
+
+/// The program's resources, shared by the server's sessions.
+#[derive(Clone)]
+pub(crate) struct Resources(pub(crate) Arc<dyn McpResources>);
+
+impl std::fmt::Debug for Resources {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("McpResources")
+    }
 }
 
 /// A prompt the server offers (`prompts/list`, `prompts/get`): a fixed text, without
@@ -135,6 +148,7 @@ impl Default for McpTools {
             task_after: DEFAULT_TASK_AFTER,
             server_name: SERVER_NAME.to_owned(),
             server_version: env!("CARGO_PKG_VERSION").to_owned(),
+            resources: None,
         }
     }
 }
@@ -224,6 +238,18 @@ impl McpTools {
     /// How long a call runs before it becomes a task (see [`McpTools::with_task_after`]).
     pub fn task_after(&self) -> Duration {
         self.task_after
+    }
+
+    /// Serves `resources` beside the tools (`resources/list`, `resources/templates/list`,
+    /// `resources/read`), before the files the tools' results point at.
+    pub fn with_resources(mut self, resources: impl McpResources) -> Self {
+        self.resources = Some(Resources(Arc::new(resources)));
+        self
+    }
+
+    /// The program's resources, if any.
+    pub(crate) fn resources(&self) -> Option<Arc<dyn McpResources>> {
+        self.resources.as_ref().map(|r| Arc::clone(&r.0))
     }
 
     /// Number of tools.

@@ -156,6 +156,31 @@ impl PolicyHook {
         }
     }
 
+    /// Whether the policy lets a call of `tool` with `args` run without asking anyone: an
+    /// allow, or an `ask` a person already allowed for the session. Otherwise the sentence
+    /// that says why not (for a front that cannot ask, such as a resource read).
+    pub fn allows_unasked(&self, tool: &str, args: &serde_json::Value) -> Result<(), String> {
+        let verdict = self.policy.check_with(tool, args, &self.cwd, |text| {
+            ReadingCache::read(&self.readings, text)
+        });
+        match verdict.decision {
+            Decision::Allow => Ok(()),
+            Decision::Deny => Err(denial(&self.policy, &verdict)),
+            Decision::Ask => {
+                let remembered = verdict.rule.is_some_and(|i| {
+                    self.allowed
+                        .lock()
+                        .is_ok_and(|set| set.contains(&(tool.to_owned(), i)))
+                });
+                if remembered {
+                    Ok(())
+                } else {
+                    Err(question(&self.policy, &verdict))
+                }
+            }
+        }
+    }
+
     async fn decide(&self, ctx: BeforeToolCallContext) -> BeforeToolCallOutcome {
         let tool = ctx.call.name.clone();
         let verdict = self.policy.check_with(&tool, &ctx.args, &self.cwd, |text| {

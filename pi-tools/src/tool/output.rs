@@ -19,7 +19,7 @@
 
 use serde::Serialize;
 
-use crate::core::{ContentBlock, ToolError, ToolResult, Usage};
+use crate::core::{ContentBlock, ResourceLink, ToolError, ToolResult, Usage};
 
 /// A tool's output with typed details: content for the model, details for user interfaces,
 /// and the batch-level signals (terminate, tools to activate).
@@ -32,6 +32,8 @@ pub struct ToolOutput<D = serde_json::Value> {
     /// The structured result, for a tool that declares its output schema with
     /// `#[tool(output = Type)]` and gives its text beside it.
     pub structured_content: Option<serde_json::Value>,
+    /// Files the result points at (see [`ToolResult::links`]).
+    pub links: Vec<ResourceLink>,
     /// Ask the agent loop to stop after this batch.
     pub terminate: bool,
     /// Registered tools to activate for the next batch.
@@ -46,6 +48,7 @@ impl<D> Default for ToolOutput<D> {
             content: Vec::new(),
             details: None,
             structured_content: None,
+            links: Vec::new(),
             terminate: false,
             added_tool_names: Vec::new(),
             usage: None,
@@ -89,6 +92,12 @@ impl<D> ToolOutput<D> {
     /// Appends a content block.
     pub fn with_block(mut self, block: ContentBlock) -> Self {
         self.content.push(block);
+        self
+    }
+
+    /// Adds a file the result points at (see [`ToolResult::links`]).
+    pub fn with_link(mut self, link: ResourceLink) -> Self {
+        self.links.push(link);
         self
     }
 
@@ -181,6 +190,7 @@ impl<D: Serialize> IntoToolResult for ToolOutput<D> {
             content,
             details,
             structured_content,
+            links,
             terminate,
             added_tool_names,
             usage,
@@ -195,6 +205,7 @@ impl<D: Serialize> IntoToolResult for ToolOutput<D> {
             content,
             details,
             structured_content,
+            links,
             usage,
             added_tool_names,
             terminate,

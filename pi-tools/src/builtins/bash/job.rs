@@ -163,7 +163,12 @@ pub(super) async fn run_as_job(
             match crate::command::answer(Finished { outcome, output }, timeout, &[0]) {
                 Ok(out) => Ok(as_text(out, terminal)),
                 Err(e) if terminal => {
-                    Err(ToolError::new(clean(e.message())).with_details(e.details().clone()))
+                    let mut cleaned =
+                        ToolError::new(clean(e.message())).with_details(e.details().clone());
+                    for link in e.links() {
+                        cleaned = cleaned.with_link(link.clone());
+                    }
+                    Err(cleaned)
                 }
                 Err(e) => Err(e),
             }
@@ -208,5 +213,9 @@ fn still_running(job: &Job, mut output: OutputBuffer) -> ToolOutput<BashDetails>
         job: Some(id),
         ..BashDetails::default()
     };
-    ToolOutput::text(text).with_details(details)
+    let out = ToolOutput::text(text).with_details(details);
+    match crate::command::spill_link(&output) {
+        Some(link) => out.with_link(link),
+        None => out,
+    }
 }

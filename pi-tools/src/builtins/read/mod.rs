@@ -14,7 +14,7 @@ mod image;
 
 use crate::builtins::results::ReadResult;
 use crate::builtins::sentence;
-use crate::core::{ContentBlock, ToolContext, ToolError, ToolResult};
+use crate::core::{ContentBlock, ResourceLink, ToolContext, ToolError, ToolResult};
 use crate::env::{ExecutionEnv, FileHead, ToolContextExt, resolve_path, resolve_read_path};
 use crate::tool;
 use crate::tool::ToolOutput;
@@ -348,9 +348,20 @@ fn text_output(
         image_size: None,
     };
     let result = ReadResult::of(&details);
-    ToolOutput::text(text)
+    let out = ToolOutput::text(text)
         .with_details(details)
-        .with_structured(&result)
+        .with_structured(&result)?;
+    // Cut short by the output's limits (not by the limit asked for): point at the whole file.
+    Ok(match window.stop {
+        Some(ReadStop::Lines | ReadStop::Bytes | ReadStop::LineTooLong) if path.is_absolute() => {
+            out.with_link(
+                ResourceLink::file(path)
+                    .with_mime_type("text/plain")
+                    .with_description(format!("The whole file ({total} lines).")),
+            )
+        }
+        _ => out,
+    })
 }
 
 /// Streams a file's bytes and keeps only the requested window of lines, within the output
