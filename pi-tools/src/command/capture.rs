@@ -36,11 +36,6 @@ pub const DEFAULT_MAX_SPILL_BYTES: u64 = 64 * 1024 * 1024;
 /// would.
 const TAIL_KEEP: usize = 2 * DEFAULT_MAX_BYTES;
 
-/// The directory spill files go to.
-pub fn spill_dir() -> PathBuf {
-    std::env::temp_dir().join("pi-tools-bash")
-}
-
 /// Output collected so far.
 #[derive(Debug, Default)]
 pub struct OutputBuffer {
@@ -300,7 +295,7 @@ impl OutputBuffer {
 fn open_spill_file() -> io::Result<(PathBuf, File)> {
     static CLEANUP: Once = Once::new();
     static COUNTER: AtomicU64 = AtomicU64::new(0);
-    let dir = spill_dir();
+    let dir = crate::env::spill_dir();
     std::fs::create_dir_all(&dir)?;
     CLEANUP.call_once(|| remove_old_spills(&dir));
     let pid = std::process::id();

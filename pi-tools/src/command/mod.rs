@@ -24,9 +24,6 @@ mod stderr_lines;
 mod stream;
 
 pub use capture::DEFAULT_MAX_SPILL_BYTES;
-// Where spilled output lives, which the MCP server reads back for the session it was told to.
-#[cfg(feature = "mcp")]
-pub(crate) use capture::spill_dir;
 // The parts bash's job mode puts together its own way (a command handed back running).
 #[cfg(feature = "builtins")]
 pub(crate) use capture::OutputBuffer;

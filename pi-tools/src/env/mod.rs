@@ -56,6 +56,7 @@ pub use pi_tools_sandbox::procs::ProcessTracking;
 pub use pi_tools_sandbox::{GitAccess, KernelSupport, Sandbox, SandboxMode, SandboxPolicy};
 pub use queue::MutationQueue;
 pub use temp_name::is_temp_file_name;
+pub(crate) use session_files::spill_dir;
 
 /// The sandbox as resolved for one environment, now [`Sandbox`].
 #[deprecated(note = "renamed `Sandbox` (in the `pi-tools-sandbox` crate)")]

@@ -4,6 +4,12 @@
 use std::path::PathBuf;
 use std::sync::{Mutex, PoisonError};
 
+/// The directory bash's spill files go to, in the process's temporary directory (they hold
+/// output read on this side, whichever environment ran the command).
+pub(crate) fn spill_dir() -> PathBuf {
+    std::env::temp_dir().join("pi-tools-bash")
+}
+
 /// The files a session keeps until it ends.
 #[derive(Debug, Default)]
 pub(crate) struct SessionFiles(Mutex<Vec<PathBuf>>);

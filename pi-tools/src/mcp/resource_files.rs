@@ -247,7 +247,7 @@ impl ToolServer {
 
 /// Whether `path` is in the directory bash spills output to.
 fn is_spill(path: &Path) -> bool {
-    let dir = crate::command::spill_dir();
+    let dir = crate::env::spill_dir();
     path.parent() == Some(dir.as_path())
         && path
             .file_name()
