@@ -74,9 +74,15 @@ fn file_uri(path: &std::path::Path) -> String {
     uri
 }
 
-/// The absolute path a `file://` URI names (with an empty or `localhost` host), its
-/// percent-encoding undone; `None` for any other URI.
-pub(crate) fn file_path(uri: &str) -> Option<std::path::PathBuf> {
+impl ResourceLink {
+    /// The absolute path a `file://` URI names (with an empty or `localhost` host), its
+    /// percent-encoding undone; `None` for any other URI.
+    pub fn file_path(uri: &str) -> Option<std::path::PathBuf> {
+        file_path(uri)
+    }
+}
+
+fn file_path(uri: &str) -> Option<std::path::PathBuf> {
     use std::os::unix::ffi::OsStringExt;
     let rest = uri.strip_prefix("file://")?;
     let rest = match rest.strip_prefix("localhost") {

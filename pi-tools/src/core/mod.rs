@@ -30,7 +30,6 @@ pub use hooks::{
     BeforeToolCallContext, BeforeToolCallOutcome,
 };
 pub use link::ResourceLink;
-pub(crate) use link::file_path;
 pub use message::{ToolCall, ToolResultMessage};
 pub use nested::{MAX_NESTED_CALLS, MAX_NESTING_DEPTH};
 pub use notices::{Notice, Notices};

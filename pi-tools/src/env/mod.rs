@@ -55,8 +55,9 @@ pub use pi_tools_sandbox::exec::{ExecOutcome, ExecRequest, OutputSink};
 pub use pi_tools_sandbox::procs::ProcessTracking;
 pub use pi_tools_sandbox::{GitAccess, KernelSupport, Sandbox, SandboxMode, SandboxPolicy};
 pub use queue::MutationQueue;
-pub use temp_name::is_temp_file_name;
+#[cfg(feature = "process")]
 pub(crate) use session_files::spill_dir;
+pub use temp_name::is_temp_file_name;
 
 /// The sandbox as resolved for one environment, now [`Sandbox`].
 #[deprecated(note = "renamed `Sandbox` (in the `pi-tools-sandbox` crate)")]

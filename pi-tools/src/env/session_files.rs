@@ -6,6 +6,7 @@ use std::sync::{Mutex, PoisonError};
 
 /// The directory bash's spill files go to, in the process's temporary directory (they hold
 /// output read on this side, whichever environment ran the command).
+#[cfg(feature = "process")]
 pub(crate) fn spill_dir() -> PathBuf {
     std::env::temp_dir().join("pi-tools-bash")
 }

@@ -22,7 +22,7 @@ use rmcp::service::{RequestContext, RoleServer};
 
 use super::resources::{McpResource, McpResourceContent, McpResourceTemplate};
 use super::server::ToolServer;
-use crate::core::{ResourceLink, RunnerConfig, file_path};
+use crate::core::{ResourceLink, RunnerConfig};
 use crate::env::EnvOf;
 use crate::session::SessionOf;
 
@@ -171,7 +171,7 @@ impl ToolServer {
                 read.into_iter().map(contents).collect(),
             ));
         }
-        let Some(path) = file_path(uri) else {
+        let Some(path) = ResourceLink::file_path(uri) else {
             return Err(not_found(uri));
         };
         let max = self.served().max_message_bytes / 2;

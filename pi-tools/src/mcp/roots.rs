@@ -20,7 +20,7 @@ use std::time::Duration;
 
 use rmcp::service::{Peer, RoleServer};
 
-use crate::core::{RunnerConfig, file_path};
+use crate::core::{ResourceLink, RunnerConfig};
 use crate::session::{Session, SessionOf, WithSession};
 
 /// How long a call waits for the client's list of roots before it is refused.
@@ -95,7 +95,7 @@ impl FollowedRoots {
         let mut roots: Vec<PathBuf> = uris
             .iter()
             .filter_map(|uri| {
-                let path = file_path(uri);
+                let path = ResourceLink::file_path(uri);
                 if path.is_none() {
                     tracing::info!(%uri, "a client root that is not an absolute file:// URI is ignored");
                 }
