@@ -7,7 +7,10 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use pi_tools::mcp::{HttpOptions, McpTool, McpTools, init_stderr_logging, serve_http};
+use pi_tools::mcp::{
+    HttpOptions, McpResource, McpResourceContent, McpResourceTemplate, McpResources, McpTool,
+    McpTools, init_stderr_logging, serve_http,
+};
 use pi_tools::{
     AgentTool, BoxFuture, ContentBlock, Registry, RunnerConfig, ToolContext, ToolError, ToolResult,
     tool,
@@ -91,11 +94,14 @@ struct JsonSchema2020Tool {
 impl JsonSchema2020Tool {
     fn new() -> Self {
         JsonSchema2020Tool {
+            // The suite's fixture as 0.2.0 states it: SEP-1613's keywords and SEP-2106's
+            // broader vocabulary (an `$anchor`, composition and conditionals).
             schema: json!({
                 "$schema": "https://json-schema.org/draft/2020-12/schema",
                 "type": "object",
                 "$defs": {
                     "address": {
+                        "$anchor": "addressDef",
                         "type": "object",
                         "properties": {
                             "street": {"type": "string"},
@@ -105,8 +111,18 @@ impl JsonSchema2020Tool {
                 },
                 "properties": {
                     "name": {"type": "string"},
-                    "address": {"$ref": "#/$defs/address"}
+                    "address": {"$ref": "#/$defs/address"},
+                    "contactMethod": {"type": "string", "enum": ["phone", "email"]},
+                    "phone": {"type": "string"},
+                    "email": {"type": "string"}
                 },
+                "allOf": [{"anyOf": [{"required": ["phone"]}, {"required": ["email"]}]}],
+                "if": {
+                    "properties": {"contactMethod": {"const": "phone"}},
+                    "required": ["contactMethod"]
+                },
+                "then": {"required": ["phone"]},
+                "else": {"required": ["email"]},
                 "additionalProperties": false
             }),
         }
@@ -135,6 +151,77 @@ impl AgentTool for JsonSchema2020Tool {
     }
 }
 
+/// The suite's fixture resources: a text, a PNG, a template whose id comes back in its
+/// data, and one to subscribe to.
+struct FixtureResources;
+
+impl McpResources for FixtureResources {
+    fn list(&self) -> Vec<McpResource> {
+        vec![
+            McpResource::new("test://static-text", "static-text")
+                .with_description("A static text resource, for the conformance suite.")
+                .with_mime_type("text/plain"),
+            McpResource::new("test://static-binary", "static-binary")
+                .with_description("A 1x1 PNG, for the conformance suite.")
+                .with_mime_type("image/png"),
+            McpResource::new("test://watched-resource", "watched-resource")
+                .with_description("A resource to subscribe to, for the conformance suite.")
+                .with_mime_type("text/plain"),
+        ]
+    }
+
+    fn templates(&self) -> Vec<McpResourceTemplate> {
+        vec![
+            McpResourceTemplate::new("test://template/{id}/data", "template-data")
+                .with_description("Data for an id, for the conformance suite.")
+                .with_mime_type("application/json"),
+        ]
+    }
+
+    fn read<'a>(
+        &'a self,
+        uri: &'a str,
+    ) -> BoxFuture<'a, Option<Result<Vec<McpResourceContent>, String>>> {
+        let text = |mime: &str, text: String| {
+            Some(Ok(vec![McpResourceContent::Text {
+                uri: uri.to_owned(),
+                mime_type: Some(mime.to_owned()),
+                text,
+            }]))
+        };
+        let answer = match uri {
+            "test://static-text" => text(
+                "text/plain",
+                "This is the content of the static text resource.".to_owned(),
+            ),
+            "test://watched-resource" => text("text/plain", "Watched content.".to_owned()),
+            "test://static-binary" => {
+                use base64::Engine as _;
+                match base64::engine::general_purpose::STANDARD.decode(RED_PIXEL_PNG) {
+                    Ok(data) => Some(Ok(vec![McpResourceContent::Blob {
+                        uri: uri.to_owned(),
+                        mime_type: Some("image/png".to_owned()),
+                        data,
+                    }])),
+                    Err(e) => Some(Err(format!("The fixture PNG is not base64: {e}."))),
+                }
+            }
+            _ => match uri
+                .strip_prefix("test://template/")
+                .and_then(|rest| rest.strip_suffix("/data"))
+            {
+                Some(id) if !id.is_empty() && !id.contains('/') => text(
+                    "application/json",
+                    json!({"id": id, "templateTest": true, "data": format!("Data for ID: {id}")})
+                        .to_string(),
+                ),
+                _ => None,
+            },
+        };
+        Box::pin(std::future::ready(answer))
+    }
+}
+
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
     init_stderr_logging();
@@ -153,7 +240,8 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
             )
         })
         .chain([McpTool::new(Arc::new(JsonSchema2020Tool::new())).read_only(true)])
-        .collect();
+        .collect::<McpTools>()
+        .with_resources(FixtureResources);
     let listener = tokio::net::TcpListener::bind(&address).await?;
     eprintln!(
         "conformance server on http://{}/mcp",

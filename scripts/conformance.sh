@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
-# Runs the official MCP conformance suite against examples/conformance_server.rs over
-# Streamable HTTP. Fails on any failure not listed in scripts/conformance-baseline.yml (one
-# scenario a line, with its reason), on a listed one that now passes, and on a warning of
-# server-sse-polling (resumption after the server closes a stream).
-#
-# Then runs the scenarios that call the suite's fixture tools against the real binary
-# (`pi-tools mcp --http`), which does not serve them: each must fail there (an unknown tool
-# is a protocol error), so a pass would mean the scenario tests nothing.
+# Runs the official MCP conformance suite, the scenarios each revision requires
+# (`--requirements 2025-11-25` and `--requirements 2026-07-28`), over Streamable HTTP against
+# examples/conformance_server.rs (pi-tools' MCP server with the suite's fixture tools and
+# resources) and against the real binary (`pi-tools mcp --http`). Fails on any failure not
+# listed in that server's baseline (scripts/conformance-baseline.yml and
+# scripts/conformance-baseline-binary.yml, one scenario a line with its reason), on a listed
+# one that now passes, and on a warning of server-sse-polling (resumption after the server
+# closes a stream). The binary's baseline lists the scenarios that need the fixtures, so one
+# of them passing against it (testing nothing) fails too.
 #
 # Installs the suite, a Node 22 binary and the reference servers the mount tests use from the
 # npm registry into target/node-tools when missing (scripts/install-node-tools.sh).
@@ -43,13 +44,17 @@ url="$(listening_on "$server" "$log" "conformance server on ")"
 real_url="$(listening_on "$real" "$real_log" "pi-tools: serving MCP on ")"
 
 results="$(mktemp -d)"
-"$node_bin/node" "$suite" server --url "$url" \
-    --expected-failures scripts/conformance-baseline.yml --output-dir "$results"
-# The suite's default ("active") run leaves out the scenarios it marks pending, among them
-# json-schema-2020-12 (schema keywords kept in `tools/list`), which a tool server must pass.
-"$node_bin/node" "$suite" server --url "$url" --scenario json-schema-2020-12 \
-    --expected-failures scripts/conformance-baseline.yml --output-dir "$results"
-# server-sse-polling (pending too): the fixture's test_reconnection closes its answer stream
+# Each revision's required scenarios, against the fixture server and against the binary,
+# each with its baseline.
+for revision in 2025-11-25 2026-07-28; do
+    echo "conformance --requirements $revision, fixture server:"
+    "$node_bin/node" "$suite" server --url "$url" --requirements "$revision" \
+        --expected-failures scripts/conformance-baseline.yml --output-dir "$results"
+    echo "conformance --requirements $revision, pi-tools mcp --http:"
+    "$node_bin/node" "$suite" server --url "$real_url" --requirements "$revision" \
+        --expected-failures scripts/conformance-baseline-binary.yml --output-dir "$results"
+done
+# server-sse-polling (2025-11-25): the fixture's test_reconnection closes its answer stream
 # mid-call, and the answer must come after the client reconnects with Last-Event-ID. The
 # suite only warns when it does not, so a warning fails here.
 polling="$("$node_bin/node" "$suite" server --url "$url" --scenario server-sse-polling \
@@ -59,14 +64,3 @@ if ! grep -q "0 failed, 0 warnings" <<<"$polling"; then
     echo "server-sse-polling warned: the answer did not come after the reconnection" >&2
     exit 1
 fi
-
-# Against the real binary, the fixture-tool scenarios fail honestly: its tools are not the
-# fixture's, and calling an unknown tool is an error.
-for scenario in tools-call-simple-text tools-call-error; do
-    if "$node_bin/node" "$suite" server --url "$real_url" --scenario "$scenario" \
-        --output-dir "$results" >/dev/null 2>&1; then
-        echo "$scenario passed against pi-tools mcp, which does not serve its tool" >&2
-        exit 1
-    fi
-    echo "$scenario fails against pi-tools mcp, as it must (the tool is not served)"
-done

@@ -16,7 +16,7 @@ use rmcp::model::{
     ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult, ListToolsResult,
     PaginatedRequestParams, PromptsCapability, ReadResourceRequestParams, ReadResourceResponse,
     ServerCapabilities, ServerConfig, ServerJsonRpcMessage, SetLevelRequestParams,
-    SubscribeRequestParams, TASKS_EXTENSION_ID, Tool, UnsubscribeRequestParams,
+    SubscribeRequestParams, SubscriptionFilter, TASKS_EXTENSION_ID, Tool, UnsubscribeRequestParams,
 };
 use rmcp::service::{Peer, RequestContext, RoleServer};
 use rmcp::{ErrorData, Service};
@@ -377,9 +377,8 @@ impl ServerHandler for ToolServer {
             .enable_resources()
             .enable_resources_subscribe()
             .build();
-        if self.served.prompt.is_some() {
-            capabilities.prompts = Some(PromptsCapability::default());
-        }
+        // Listed even when empty: prompts/list is always answered.
+        capabilities.prompts = Some(PromptsCapability::default());
         let info = ServerConfig::new(capabilities).with_server_info(Implementation::new(
             self.served.server_info.0.clone(),
             self.served.server_info.1.clone(),
@@ -495,9 +494,15 @@ impl ServerHandler for ToolServer {
         Ok(self.read_resource_for(&request.uri, &context).await?.into())
     }
 
-    /// The resources served do not change while a session reads them (a spilled output is
-    /// complete once its result is given), so a subscription is taken and no update ever
-    /// follows.
+    /// The resources served do not change once listed (a spilled output is complete when
+    /// its result is given): a subscription, of either era, is taken and nothing follows.
+    fn accepted_subscription_filter(
+        &self,
+        asked: &SubscriptionFilter,
+    ) -> Option<SubscriptionFilter> {
+        Some(asked.clone())
+    }
+
     #[allow(deprecated)]
     async fn subscribe(
         &self,
