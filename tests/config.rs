@@ -575,6 +575,19 @@ fn mcp_session_and_connection_bounds_are_read_and_checked() {
     // the limit on open files (a value set would be lowered with a warning).
     let default = Config::load(None, &builtin_like()).expect("the default loads");
     assert_eq!(default.mcp_max_sessions, None);
+    // Past the bound a new session is refused unless the file says to end idle ones.
+    assert!(!default.mcp_end_idle_when_full);
+    let ending = parse("[mcp]\nwhen_full = \"end_idle\"\n").expect("loads");
+    assert!(ending.mcp_end_idle_when_full);
+    assert!(
+        !parse("[mcp]\nwhen_full = \"refuse\"\n")
+            .expect("loads")
+            .mcp_end_idle_when_full
+    );
+    assert_eq!(
+        error("[mcp]\nwhen_full = \"evict\"\n"),
+        "pi-tools.toml:2:13: `when_full` must be \"refuse\" (a new session past `max_sessions` is refused; the default) or \"end_idle\" (it ends the least recently used idle session)"
+    );
 }
 
 /// A declared tool is a tool to the diagnostics too: a near miss in `active` gets it as the

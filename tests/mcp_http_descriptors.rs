@@ -1,7 +1,7 @@
 //! `pi-tools mcp --http` under the common soft limit of 1,024 descriptors, opened by more
 //! sessions than the descriptors hold, each leaving a background job running (which holds
-//! its output pipe while its session sleeps): the session bound follows the limit, so the
-//! least recently used sessions make room and no session kept fails for want of a
+//! its output pipe while its session sleeps): the session bound follows the limit, so new
+//! sessions past it are refused with the reason, and no session kept fails for want of a
 //! descriptor, all of them running a command at once (issue 50, finding 1).
 #![cfg(feature = "cli")]
 
@@ -81,8 +81,38 @@ async fn bash_call(
     (200, text_of(&answer).to_owned(), failed)
 }
 
+/// Opens a session, or says why the server refused one (503).
+async fn try_open_session(server: &HttpServer) -> Result<String, String> {
+    let response = server
+        .post(None, &crate::mcp_http_support::initialize())
+        .send()
+        .await
+        .expect("initialize is sent");
+    if response.status() == StatusCode::SERVICE_UNAVAILABLE {
+        let retry = response.headers().get("retry-after").cloned();
+        assert_eq!(retry.as_ref().map(|v| v.as_bytes()), Some(&b"5"[..]));
+        return Err(response.text().await.unwrap_or_default());
+    }
+    assert_eq!(response.status(), StatusCode::OK);
+    let session = response
+        .headers()
+        .get("mcp-session-id")
+        .and_then(|v| v.to_str().ok())
+        .expect("a session id")
+        .to_owned();
+    messages(response).await;
+    let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+    let response = server
+        .post(Some(&session), &initialized)
+        .send()
+        .await
+        .expect("initialized is sent");
+    assert_eq!(response.status(), StatusCode::ACCEPTED);
+    Ok(session)
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn sessions_past_what_the_descriptors_hold_make_room_and_the_kept_ones_all_work() {
+async fn sessions_past_what_the_descriptors_hold_are_refused_and_the_kept_ones_all_work() {
     let server = Arc::new(HttpServer::spawn_limited(Some(CONFIG), LIMIT).await);
     let pid = server.child.id().expect("the server runs");
     let started = Instant::now();
@@ -90,14 +120,14 @@ async fn sessions_past_what_the_descriptors_hold_make_room_and_the_kept_ones_all
     let count = |most: &AtomicUsize| {
         most.fetch_max(descriptors(pid), Ordering::Relaxed);
     };
-    // Every session starts a background job, left running; every start works, the last
-    // session's as the first.
-    let opened: Vec<String> = futures::stream::iter(0..OPENED)
+    // Every session kept starts a background job, left running; past the bound a new
+    // session is refused, saying why.
+    let opened: Vec<Result<String, String>> = futures::stream::iter(0..OPENED)
         .map(|n| {
             let server = Arc::clone(&server);
             let most = Arc::clone(&most);
             async move {
-                let session = server.open_session().await;
+                let session = try_open_session(&server).await?;
                 let (status, text) = bash(
                     &server,
                     &session,
@@ -108,13 +138,24 @@ async fn sessions_past_what_the_descriptors_hold_make_room_and_the_kept_ones_all
                 if n % 50 == 0 {
                     count(&most);
                 }
-                session
+                Ok(session)
             }
         })
         .buffered(AT_ONCE)
         .collect()
         .await;
     let opening = started.elapsed();
+    let kept: Vec<&String> = opened.iter().filter_map(|o| o.as_ref().ok()).collect();
+    let refused: Vec<&String> = opened.iter().filter_map(|o| o.as_ref().err()).collect();
+    assert_eq!(kept.len(), HELD);
+    assert_eq!(refused.len(), OPENED - HELD);
+    assert!(
+        refused[0].starts_with(&format!(
+            "Service Unavailable: the server already keeps {HELD} sessions, as many as it can keep running at once (the soft limit on open files, `ulimit -n`, is {LIMIT}) (`[mcp] max_sessions`), and it refuses a new one rather than end one of them. Retry later"
+        )),
+        "{}",
+        refused[0]
+    );
     // The configured bound was lowered, with the reason and the fix in the log.
     let said = server.log.lock().expect("the log").join("\n");
     assert!(
@@ -122,17 +163,9 @@ async fn sessions_past_what_the_descriptors_hold_make_room_and_the_kept_ones_all
             && said.contains("ulimit -n"),
         "{said}"
     );
-    // The least recently used sessions made room: the first is gone.
-    let (status, _) = bash(&server, &opened[0], json!({"command": "echo first"})).await;
-    assert_eq!(
-        status, 404,
-        "the first session made room for the later ones"
-    );
-    // Every session kept runs a command while the others run theirs, their jobs running.
-    // Those opened last are kept; the LRU order of the last few opened together is theirs
-    // to settle (a session starts once the one `AT_ONCE` before it is done).
-    let kept = &opened[OPENED - HELD + AT_ONCE..];
-    let answers: Vec<(u16, String)> = futures::stream::iter(kept)
+    // Every session kept, the first as the last, runs a command while the others run
+    // theirs, their jobs running.
+    let answers: Vec<(u16, String)> = futures::stream::iter(&kept)
         .map(|session| {
             let server = Arc::clone(&server);
             let most = Arc::clone(&most);
@@ -148,11 +181,22 @@ async fn sessions_past_what_the_descriptors_hold_make_room_and_the_kept_ones_all
     for (status, text) in &answers {
         assert_eq!((*status, text.as_str()), (200, "ok"));
     }
+    // Their jobs all still run: none was ended to make room.
+    let listed = bash(
+        &server,
+        kept[0],
+        json!({"command": "pgrep -c -x sleep || true"}),
+    )
+    .await;
+    assert!(
+        listed.1.trim().parse::<usize>().is_ok_and(|n| n >= HELD),
+        "{listed:?}"
+    );
     let most = most.load(Ordering::Relaxed);
     assert!(most < LIMIT as usize, "{most} descriptors");
     eprintln!(
-        "{OPENED} sessions opened in {opening:?}, {HELD} kept, {} of them called, 48 at once; at most {most} descriptors seen; {:?} in all",
-        kept.len(),
+        "{OPENED} sessions asked for in {opening:?}, {HELD} kept and {} refused; every kept one called, 48 at once; at most {most} descriptors seen; {:?} in all",
+        refused.len(),
         started.elapsed()
     );
 }

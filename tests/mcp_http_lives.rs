@@ -1,6 +1,7 @@
 //! `pi-tools mcp --http`, spawned: sessions live while their clients use them. An open
 //! stream for server messages keeps a session past the idle time, past `[mcp] max_sessions`
-//! the least recently used idle session makes room (never a busy one), a DELETE during
+//! a new session is refused (or, with `when_full = "end_idle"`, the least recently used
+//! idle session makes room, never a busy one), a DELETE during
 //! a running call says nothing on stderr, and an idle session past the 128 kept awake
 //! sleeps and wakes as itself.
 #![cfg(feature = "cli")]
@@ -50,8 +51,42 @@ async fn a_session_whose_client_holds_its_stream_open_outlives_the_idle_time() {
 }
 
 #[tokio::test]
-async fn past_max_sessions_the_least_recently_used_idle_session_makes_room() {
+async fn past_max_sessions_a_new_session_is_refused_and_the_kept_ones_go_on() {
     let server = HttpServer::spawn_with(None, &[], Some("[mcp]\nmax_sessions = 2\n")).await;
+    let first = server.open_session().await;
+    let second = server.open_session().await;
+    let refused = server
+        .post(None, &crate::mcp_http_support::initialize())
+        .send()
+        .await
+        .expect("sent");
+    assert_eq!(refused.status(), StatusCode::SERVICE_UNAVAILABLE);
+    assert_eq!(refused.headers()["retry-after"], "5");
+    let why = refused.text().await.expect("a body");
+    assert!(
+        why.starts_with("Service Unavailable: the server already keeps 2 sessions, as many as it can keep running at once")
+            && why.contains("and it refuses a new one rather than end one of them. Retry later, end sessions you no longer use (DELETE)")
+            && why.contains("`[mcp] when_full = \"end_idle\"`"),
+        "{why}"
+    );
+    assert_eq!(ping_status(&server, &first).await, StatusCode::OK);
+    assert_eq!(ping_status(&server, &second).await, StatusCode::OK);
+    // One ended by its client makes room.
+    let deleted = server.delete(&first).send().await.expect("sent");
+    assert_eq!(deleted.status(), StatusCode::OK);
+    let third = server.open_session().await;
+    assert_eq!(ping_status(&server, &third).await, StatusCode::OK);
+    assert_eq!(ping_status(&server, &second).await, StatusCode::OK);
+}
+
+#[tokio::test]
+async fn set_to_end_idle_sessions_when_full_the_least_recently_used_idle_one_makes_room() {
+    let server = HttpServer::spawn_with(
+        None,
+        &[],
+        Some("[mcp]\nmax_sessions = 2\nwhen_full = \"end_idle\"\n"),
+    )
+    .await;
     let first = server.open_session().await;
     let second = server.open_session().await;
     // The first is used after the second: the second is the least recently used.

@@ -292,11 +292,11 @@ def session_recorder():
 
 
 async def max_sessions_make_room(binary: str, work: str) -> None:
-    """Past `[mcp] max_sessions`, a new session ends the least recently used idle one,
-    never one whose call is still running."""
+    """Past `[mcp] max_sessions`, set to end idle sessions when full, a new session ends
+    the least recently used idle one, never one whose call is still running."""
     config = os.path.join(work, "two-sessions.toml")
     with open(config, "w") as f:
-        f.write("[mcp]\nmax_sessions = 2\n")
+        f.write("[mcp]\nmax_sessions = 2\nwhen_full = \"end_idle\"\n")
     async with http_server(binary, work, config=config) as url:
         # The oldest session: its call runs while the others come.
         async with streamable_http_client(url) as (read, write):

@@ -93,6 +93,7 @@ fn rich(name: &str) -> Arc<dyn pi_tools::AgentTool> {
             content: vec![ContentBlock::text("original")],
             details: json!({"a": 1}),
             structured_content: None,
+            links: Vec::new(),
             usage: None,
             added_tool_names: vec!["grep".into()],
             terminate: false,

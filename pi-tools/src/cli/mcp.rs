@@ -16,8 +16,8 @@ use crate::core::RunnerConfig;
 use crate::env::local::LocalEnv;
 use crate::env::{SearchIndex, WithEnv};
 use crate::mcp::{
-    ClientRoots, ConnectionLimits, HttpOptions, McpTools, init_stderr_logging, serve_http,
-    serve_split_until, stdio,
+    ClientRoots, ConnectionLimits, HttpOptions, McpTools, WhenFull, init_stderr_logging,
+    serve_http, serve_split_until, stdio,
 };
 use crate::toolbox::Toolbox;
 
@@ -80,6 +80,11 @@ pub(super) async fn mcp(args: McpArgs, source: &ConfigSource) -> Result<ExitCode
                 stateless: args.stateless,
                 session_idle: args.session_idle_secs.map(Duration::from_secs),
                 max_sessions: config.mcp_max_sessions,
+                when_full: if config.mcp_end_idle_when_full {
+                    WhenFull::EndIdle
+                } else {
+                    WhenFull::Refuse
+                },
                 connections: connection_limits(
                     &config.mcp_connections,
                     &config.mcp_trusted_proxies,

@@ -35,6 +35,7 @@
 //! [mcp]
 //! max_message_bytes = 16777216                 # the largest MCP message, stdio and HTTP
 //! max_sessions = 4096                          # HTTP sessions kept (at most what `ulimit -n` holds)
+//! when_full = "refuse"                         # a new session past it: refused, or "end_idle"
 //! task_after_ms = 10000                        # a 2026-07-28 call declaring tasks past this: a task
 //! [mcp.servers.everything]                     # another MCP server's tools, as everything__<tool>
 //! command = ["npx", "-y", "@modelcontextprotocol/server-everything"]

@@ -48,9 +48,12 @@ pub struct Config {
     /// [`DEFAULT_MAX_MESSAGE_BYTES`]).
     pub mcp_max_message_bytes: Option<usize>,
     /// `[mcp] max_sessions`: the most Streamable HTTP sessions kept at once (`None`: the
-    /// server's default, 4096); past it the least recently used idle session ends. Either
-    /// is lowered to what the soft limit on open files holds.
+    /// server's default, 4096), lowered to what the soft limit on open files holds.
     pub mcp_max_sessions: Option<usize>,
+    /// `[mcp] when_full`: `true` for `"end_idle"` (a new session past `max_sessions` ends
+    /// the least recently used idle one), `false` for `"refuse"` (the default: it is
+    /// refused, and no session kept breaks).
+    pub mcp_end_idle_when_full: bool,
     /// `[mcp] max_connections`, `max_connections_per_client` and `request_timeout_secs`:
     /// the Streamable HTTP server's bounds on connections (`None`: its defaults).
     pub mcp_connections: McpConnections,
@@ -117,6 +120,7 @@ impl std::fmt::Debug for Config {
             .field("env", &self.env)
             .field("mcp_max_message_bytes", &self.mcp_max_message_bytes)
             .field("mcp_max_sessions", &self.mcp_max_sessions)
+            .field("mcp_end_idle_when_full", &self.mcp_end_idle_when_full)
             .field("mcp_connections", &self.mcp_connections)
             .field("mcp_trusted_proxies", &self.mcp_trusted_proxies)
             .field("mcp_task_after", &self.mcp_task_after)

@@ -16,7 +16,7 @@ use super::hibernation::Remembered;
 use super::http_conn::{ConnectionLimits, serve_connections};
 use super::http_gate::{Gate, gate, health};
 use super::server::{Served, ToolServer};
-use super::session_bound::max_sessions;
+use super::session_bound::{WhenFull, max_sessions};
 use super::sessions::Sessions;
 use super::tools::McpTools;
 use crate::core::RunnerConfig;
@@ -54,11 +54,13 @@ pub struct HttpOptions {
     /// The most sessions kept at once; `None` keeps the default of 4096. Either is lowered
     /// to what the soft limit on open files holds with every session awake beside the
     /// connections (six descriptors a session; 74 under a limit of 1,024), with a log
-    /// line when a configured one is. A new session past it ends the least recently used
-    /// one with no call running and no stream open; when every session is busy, the new
-    /// one is refused with 503. Past 32 idle sessions awake, a session that goes idle
+    /// line when a configured one is. A new session past it is refused with 503 and the
+    /// reason (see `when_full`). Past 32 idle sessions awake, a session that goes idle
     /// sleeps (a few KB) until its next request.
     pub max_sessions: Option<usize>,
+    /// What a new session past `max_sessions` meets: refused (the default), or the least
+    /// recently used idle session ends to make room.
+    pub when_full: WhenFull,
     /// Bounds on connections and on the time to send a request (see [`ConnectionLimits`]).
     pub connections: ConnectionLimits,
 }
@@ -116,6 +118,7 @@ where
     let sessions = Sessions::new(
         options.session_idle,
         max_sessions(options.max_sessions, options.connections.max_connections),
+        options.when_full,
     );
     if !options.stateless {
         // How the library wakes a sleeping session (see `hibernation`).

@@ -63,14 +63,14 @@ pub(crate) async fn gate(State(gate): State<Arc<Gate>>, request: Request, next: 
                 return StatusCode::ACCEPTED.into_response();
             }
             let initialize = kind == Kind::Initialize;
-            // A new session past the bound takes the place of the least recently used
-            // idle one.
+            // A new session past the bound is refused (or takes the place of the least
+            // recently used idle one, when the server is set so).
             if initialize
                 && let Some(sessions) = &gate.sessions
                 && !request.headers().contains_key("mcp-session-id")
                 && !sessions.make_room()
             {
-                return too_many_sessions(sessions.max);
+                return too_many_sessions(sessions.max, sessions.when_full);
             }
             if kind == Kind::StatelessEra {
                 // Served on its own by the library (with a session id or not); the server
@@ -142,11 +142,22 @@ fn slow_body(within: Duration) -> Response {
 
 /// 503 for a new session when every session kept is busy (a call running or a stream
 /// open) and the bound, `max`, is reached.
-fn too_many_sessions(max: usize) -> Response {
+fn too_many_sessions(max: usize, when_full: super::session_bound::WhenFull) -> Response {
+    let limit = crate::env::descriptor_limit()
+        .map(|l| format!(" (the soft limit on open files, `ulimit -n`, is {l})"))
+        .unwrap_or_default();
+    let why = match when_full {
+        super::session_bound::WhenFull::Refuse => format!(
+            "the server already keeps {max} sessions, as many as it can keep running at once{limit} (`[mcp] max_sessions`), and it refuses a new one rather than end one of them"
+        ),
+        super::session_bound::WhenFull::EndIdle => format!(
+            "every one of the {max} sessions the server keeps{limit} (`[mcp] max_sessions`) is busy"
+        ),
+    };
     let mut response = (
         StatusCode::SERVICE_UNAVAILABLE,
         format!(
-            "Service Unavailable: every one of the {max} sessions the server keeps (`[mcp] max_sessions`, lowered to what the process's limit on open files holds) is busy. Retry later, end sessions you no longer use (DELETE), or raise the setting and the server's limit on open files (`ulimit -n`).\n"
+            "Service Unavailable: {why}. Retry later, end sessions you no longer use (DELETE), or ask the operator to raise the server's limit on open files (`ulimit -n`), to end idle sessions by time (`--session-idle-secs`) or to let a new session end the least recently used idle one (`[mcp] when_full = \"end_idle\"`).\n"
         ),
     )
         .into_response();

@@ -131,5 +131,6 @@ pub use http_conn::ConnectionLimits;
 pub use logging::init_stderr_logging;
 pub use resources::{McpResource, McpResourceContent, McpResourceTemplate, McpResources};
 pub use serve::{serve, serve_split, serve_split_until, serve_stdio};
+pub use session_bound::WhenFull;
 pub use stdio::{StdinStream, StdoutStream, stdio};
 pub use tools::{DEFAULT_MAX_MESSAGE_BYTES, DEFAULT_TASK_AFTER, McpPrompt, McpTool, McpTools};

@@ -5,8 +5,24 @@
 //! at once, by as many requests, and a call keeps running when its client's connection is
 //! cut (its stream is resumed later). So the descriptors must hold every session kept, awake
 //! and running a command, plus every connection, plus what the process holds of its own.
-//! Past the bound a new session takes the place of the least recently used idle one (see
-//! `sessions`); no session kept then fails for want of a descriptor.
+//! Past the bound a new session is refused with the reason (or, with [`WhenFull::EndIdle`],
+//! takes the place of the least recently used idle one; see `sessions`): no session kept
+//! then fails for want of a descriptor.
+
+/// What a new HTTP session meets when the server already keeps as many as its bound.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum WhenFull {
+    /// It is refused with `503` and the reason, and every session kept goes on (the
+    /// default): a session never breaks for another's sake. Sessions a client leaves
+    /// without `DELETE` hold their place until they end, so a server for clients that do
+    /// should also end idle sessions by time (`--session-idle-secs`).
+    #[default]
+    Refuse,
+    /// The least recently used session with no call running and no stream open ends (its
+    /// next request gets 404) and the new one takes its place; the new one is refused
+    /// only when every session is busy (`[mcp] when_full = "end_idle"`).
+    EndIdle,
+}
 
 /// The most sessions kept when none is configured and the descriptors hold more: a sleeping
 /// idle session costs about 7 KB (docs/mcp.md has the measurement), so these fit in about

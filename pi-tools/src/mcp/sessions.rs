@@ -2,8 +2,10 @@
 //! decided here.
 //!
 //! - A session lives while its client uses it: it ends when the client deletes it, when the
-//!   server stops, or when the server must make room for a new one (past `max_sessions`,
-//!   the least recently used session that is not busy goes). Expiry by idle time is opt-in.
+//!   server stops, or, on a server that ends idle sessions when full (`WhenFull::EndIdle`),
+//!   when it must make room for a new one (past `max_sessions`, the least recently used
+//!   session that is not busy goes; by default the new one is refused instead). Expiry by
+//!   idle time is opt-in.
 //! - A session is busy while one of its calls runs or one of its streams is open (an answer
 //!   stream, or the client's `GET` stream for server messages); a busy session is never
 //!   evicted and never expires. Its idle clock starts when the last of those ends.
@@ -69,8 +71,10 @@ pub(crate) struct Sessions {
     pub(super) inner: Arc<LocalSessionManager>,
     /// Opt-in expiry: a session idle this long ends.
     pub(super) idle: Option<Duration>,
-    /// Past this many sessions, the least recently used idle one makes room.
+    /// The most sessions kept.
     pub(super) max: usize,
+    /// What a new session past `max` meets.
+    pub(super) when_full: super::session_bound::WhenFull,
     /// Locked before a session's activity when both are, never after.
     pub(super) table: Mutex<HashMap<SessionId, Arc<Life>>>,
     /// Awake sessions counted idle (see `hibernation`).
@@ -354,7 +358,11 @@ impl Sessions {
     /// Sessions that end when deleted, when the server stops, when `max` others need the
     /// room (the least recently used idle one goes), or, if `idle` is given, after that
     /// long without a call or an open stream.
-    pub(crate) fn new(idle: Option<Duration>, max: usize) -> Arc<Self> {
+    pub(crate) fn new(
+        idle: Option<Duration>,
+        max: usize,
+        when_full: super::session_bound::WhenFull,
+    ) -> Arc<Self> {
         let mut inner = LocalSessionManager::default();
         // The library's own keep-alive counts only messages, so it would end a session in
         // the middle of a long call; a session's life is decided here instead.
@@ -366,6 +374,7 @@ impl Sessions {
             inner: Arc::new(inner),
             idle,
             max: max.max(1),
+            when_full,
             table: Mutex::new(HashMap::new()),
             awake_idle: AtomicUsize::new(0),
             handoff: Mutex::default(),
@@ -410,13 +419,20 @@ impl Sessions {
         Some(life)
     }
 
-    /// Makes room for one more session: below the bound there is room; at it, the least
-    /// recently used session that is not busy ends. `false` when every session is busy.
+    /// Makes room for one more session: below the bound there is room; at it, there is
+    /// none, unless the server ends idle sessions when full ([`WhenFull::EndIdle`]): then
+    /// the least recently used session that is not busy ends, and there is none only when
+    /// every session is busy.
+    ///
+    /// [`WhenFull::EndIdle`]: super::session_bound::WhenFull::EndIdle
     pub(crate) fn make_room(&self) -> bool {
         let victim = {
             let table = self.table();
             if table.len() < self.max {
                 return true;
+            }
+            if self.when_full == super::session_bound::WhenFull::Refuse {
+                return false;
             }
             table
                 .iter()

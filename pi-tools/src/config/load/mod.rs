@@ -163,6 +163,7 @@ impl<'a> Loader<'a> {
             env: EnvSettings::Local,
             mcp_max_message_bytes: None,
             mcp_max_sessions: None,
+            mcp_end_idle_when_full: false,
             mcp_connections: crate::config::McpConnections::default(),
             mcp_trusted_proxies: Vec::new(),
             mcp_task_after: None,

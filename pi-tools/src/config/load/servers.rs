@@ -51,7 +51,7 @@ struct TransportKeys {
 }
 
 impl<'a> Loader<'a> {
-    /// `[mcp]`: its `servers` table, `max_message_bytes`, `max_sessions`, `task_after_ms`
+    /// `[mcp]`: its `servers` table, `max_message_bytes`, `max_sessions`, `when_full`, `task_after_ms`
     /// and the bounds on HTTP connections.
     pub(super) fn mcp_section(&mut self, table: &DeTable<'a>, config: &mut crate::config::Config) {
         let mut servers = Vec::new();
@@ -73,6 +73,14 @@ impl<'a> Loader<'a> {
                     _ => self.report(
                         value.span(),
                         "`max_sessions` must be a whole number of sessions, at least 1 (e.g. 1024)",
+                    ),
+                },
+                "when_full" => match value.get_ref().as_str() {
+                    Some("refuse") => config.mcp_end_idle_when_full = false,
+                    Some("end_idle") => config.mcp_end_idle_when_full = true,
+                    _ => self.report(
+                        value.span(),
+                        "`when_full` must be \"refuse\" (a new session past `max_sessions` is refused; the default) or \"end_idle\" (it ends the least recently used idle session)",
                     ),
                 },
                 "max_connections" | "max_connections_per_client" => {
@@ -130,6 +138,7 @@ impl<'a> Loader<'a> {
                         "servers",
                         "max_message_bytes",
                         "max_sessions",
+                        "when_full",
                         "max_connections",
                         "max_connections_per_client",
                         "request_timeout_secs",

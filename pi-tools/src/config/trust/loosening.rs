@@ -54,6 +54,7 @@ pub fn loosenings(config: &Config, default: &Config, dir: &Path) -> Vec<Loosenin
         env,
         mcp_max_message_bytes: _,
         mcp_max_sessions: _,
+        mcp_end_idle_when_full: _,
         mcp_connections: _,
         mcp_trusted_proxies,
         mcp_task_after: _,
