@@ -1,5 +1,5 @@
-//! The official MCP conformance suite's fixture tools, declared with `#[tool]` and served
-//! over Streamable HTTP, for `scripts/conformance.sh`.
+//! The official MCP conformance suite's fixture tools (declared with `#[tool]`), resources
+//! and prompts, served over Streamable HTTP, for `scripts/conformance.sh`.
 //!
 //! Run with `cargo run --example conformance_server -- 127.0.0.1:3001`; the server answers on
 //! `http://127.0.0.1:3001/mcp` until SIGTERM or Ctrl-C.
@@ -8,8 +8,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use pi_tools::mcp::{
-    HttpOptions, McpResource, McpResourceContent, McpResourceTemplate, McpResources, McpTool,
-    McpTools, init_stderr_logging, serve_http,
+    HttpOptions, McpPromptArgument, McpPromptContent, McpPromptInfo, McpPromptMessage, McpPrompts,
+    McpResource, McpResourceContent, McpResourceTemplate, McpResources, McpTool, McpTools,
+    init_stderr_logging, serve_http,
 };
 use pi_tools::{
     AgentTool, BoxFuture, ContentBlock, Registry, RunnerConfig, ToolContext, ToolError, ToolResult,
@@ -195,17 +196,13 @@ impl McpResources for FixtureResources {
                 "This is the content of the static text resource.".to_owned(),
             ),
             "test://watched-resource" => text("text/plain", "Watched content.".to_owned()),
-            "test://static-binary" => {
-                use base64::Engine as _;
-                match base64::engine::general_purpose::STANDARD.decode(RED_PIXEL_PNG) {
-                    Ok(data) => Some(Ok(vec![McpResourceContent::Blob {
-                        uri: uri.to_owned(),
-                        mime_type: Some("image/png".to_owned()),
-                        data,
-                    }])),
-                    Err(e) => Some(Err(format!("The fixture PNG is not base64: {e}."))),
-                }
-            }
+            "test://static-binary" => Some(red_pixel().map(|data| {
+                vec![McpResourceContent::Blob {
+                    uri: uri.to_owned(),
+                    mime_type: Some("image/png".to_owned()),
+                    data,
+                }]
+            })),
             _ => match uri
                 .strip_prefix("test://template/")
                 .and_then(|rest| rest.strip_suffix("/data"))
@@ -220,6 +217,111 @@ impl McpResources for FixtureResources {
         };
         Box::pin(std::future::ready(answer))
     }
+}
+
+/// The suite's fixture prompts: a plain one, one with two arguments (whose first is
+/// completed), one embedding a resource and one with an image.
+struct FixturePrompts;
+
+impl McpPrompts for FixturePrompts {
+    fn list(&self) -> Vec<McpPromptInfo> {
+        vec![
+            McpPromptInfo::new("test_simple_prompt")
+                .with_description("A simple prompt without arguments, for the conformance suite."),
+            McpPromptInfo::new("test_prompt_with_arguments")
+                .with_description("A prompt with two arguments, for the conformance suite.")
+                .with_argument(
+                    McpPromptArgument::new("arg1")
+                        .with_description("First test argument")
+                        .required(),
+                )
+                .with_argument(
+                    McpPromptArgument::new("arg2")
+                        .with_description("Second test argument")
+                        .required(),
+                ),
+            McpPromptInfo::new("test_prompt_with_embedded_resource")
+                .with_description("A prompt embedding a resource, for the conformance suite.")
+                .with_argument(
+                    McpPromptArgument::new("resourceUri")
+                        .with_description("URI of the resource to embed")
+                        .required(),
+                ),
+            McpPromptInfo::new("test_prompt_with_image")
+                .with_description("A prompt with an image, for the conformance suite."),
+        ]
+    }
+
+    fn get<'a>(
+        &'a self,
+        name: &'a str,
+        arguments: &'a serde_json::Map<String, Value>,
+    ) -> BoxFuture<'a, Option<Result<Vec<McpPromptMessage>, String>>> {
+        let argument = |key: &str| {
+            arguments
+                .get(key)
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+        };
+        let messages = match name {
+            "test_simple_prompt" => vec![McpPromptMessage::user(
+                "This is a simple prompt for testing.",
+            )],
+            "test_prompt_with_arguments" => vec![McpPromptMessage::user(format!(
+                "Prompt with arguments: arg1='{}', arg2='{}'",
+                argument("arg1"),
+                argument("arg2")
+            ))],
+            "test_prompt_with_embedded_resource" => vec![
+                McpPromptMessage::user_content(McpPromptContent::Resource(
+                    McpResourceContent::Text {
+                        uri: argument("resourceUri").to_owned(),
+                        mime_type: Some("text/plain".to_owned()),
+                        text: "Embedded resource content for testing.".to_owned(),
+                    },
+                )),
+                McpPromptMessage::user("Please process the embedded resource above."),
+            ],
+            "test_prompt_with_image" => match red_pixel() {
+                Ok(data) => vec![
+                    McpPromptMessage::user_content(McpPromptContent::Image {
+                        data,
+                        mime_type: "image/png".to_owned(),
+                    }),
+                    McpPromptMessage::user("Please analyze the image above."),
+                ],
+                Err(why) => return Box::pin(std::future::ready(Some(Err(why)))),
+            },
+            _ => return Box::pin(std::future::ready(None)),
+        };
+        Box::pin(std::future::ready(Some(Ok(messages))))
+    }
+
+    fn complete<'a>(
+        &'a self,
+        prompt: &'a str,
+        argument: &'a str,
+        typed: &'a str,
+    ) -> BoxFuture<'a, Vec<String>> {
+        let values = if prompt == "test_prompt_with_arguments" && argument == "arg1" {
+            ["paris", "park", "party", "test", "testing"]
+                .into_iter()
+                .filter(|v| v.starts_with(typed))
+                .map(str::to_owned)
+                .collect()
+        } else {
+            Vec::new()
+        };
+        Box::pin(std::future::ready(values))
+    }
+}
+
+/// The 1x1 PNG's bytes.
+fn red_pixel() -> Result<Vec<u8>, String> {
+    use base64::Engine as _;
+    base64::engine::general_purpose::STANDARD
+        .decode(RED_PIXEL_PNG)
+        .map_err(|e| format!("The fixture PNG is not base64: {e}."))
 }
 
 #[tokio::main]
@@ -241,7 +343,8 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         })
         .chain([McpTool::new(Arc::new(JsonSchema2020Tool::new())).read_only(true)])
         .collect::<McpTools>()
-        .with_resources(FixtureResources);
+        .with_resources(FixtureResources)
+        .with_prompts(FixturePrompts);
     let listener = tokio::net::TcpListener::bind(&address).await?;
     eprintln!(
         "conformance server on http://{}/mcp",

@@ -23,6 +23,7 @@ use support::{FakeTool, Scripted, echo, schema};
 use tokio::sync::{Notify, oneshot};
 use tokio_util::sync::CancellationToken;
 
+mod prompts;
 mod robustness;
 
 fn args(value: Value) -> JsonObject {

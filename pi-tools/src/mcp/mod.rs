@@ -105,6 +105,7 @@ mod logging;
 mod mrtr;
 mod outbox;
 mod progress;
+mod prompt_set;
 mod prompts;
 mod replay;
 mod resource_files;
@@ -129,6 +130,9 @@ pub use error::McpError;
 pub use http::{HEALTH_PATH, HttpOptions, MCP_PATH, serve_http};
 pub use http_conn::ConnectionLimits;
 pub use logging::init_stderr_logging;
+pub use prompt_set::{
+    McpPromptArgument, McpPromptContent, McpPromptInfo, McpPromptMessage, McpPromptRole, McpPrompts,
+};
 pub use resources::{McpResource, McpResourceContent, McpResourceTemplate, McpResources};
 pub use serve::{serve, serve_split, serve_split_until, serve_stdio};
 pub use session_bound::WhenFull;

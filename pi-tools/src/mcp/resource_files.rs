@@ -87,7 +87,7 @@ fn listed_template(template: McpResourceTemplate) -> ResourceTemplate {
     listed
 }
 
-fn contents(content: McpResourceContent) -> ResourceContents {
+pub(crate) fn contents(content: McpResourceContent) -> ResourceContents {
     match content {
         McpResourceContent::Text {
             uri,

@@ -120,4 +120,16 @@ pub trait McpResources: Send + Sync + 'static {
         &'a self,
         uri: &'a str,
     ) -> BoxFuture<'a, Option<Result<Vec<McpResourceContent>, String>>>;
+
+    /// Values for the variable `argument` of the template `template` that begin as
+    /// `typed` does, the likeliest first (at most 100 are sent); none by default.
+    fn complete<'a>(
+        &'a self,
+        template: &'a str,
+        argument: &'a str,
+        typed: &'a str,
+    ) -> BoxFuture<'a, Vec<String>> {
+        let _ = (template, argument, typed);
+        Box::pin(std::future::ready(Vec::new()))
+    }
 }

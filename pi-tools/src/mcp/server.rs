@@ -10,13 +10,14 @@ use std::sync::Arc;
 
 use rmcp::handler::server::ServerHandler;
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CancelTaskParams, CustomRequest, CustomResult,
-    GetExtensions, GetMeta, GetPromptRequestParams, GetPromptResponse, GetTaskParams,
-    GetTaskResult, Implementation, InitializeRequestParams, InitializeResult, JsonRpcRequest,
-    ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult, ListToolsResult,
-    PaginatedRequestParams, PromptsCapability, ReadResourceRequestParams, ReadResourceResponse,
-    ServerCapabilities, ServerConfig, ServerJsonRpcMessage, SetLevelRequestParams,
-    SubscribeRequestParams, SubscriptionFilter, TASKS_EXTENSION_ID, Tool, UnsubscribeRequestParams,
+    CallToolRequestParams, CallToolResponse, CancelTaskParams, CompleteRequestParams,
+    CompleteResult, CustomRequest, CustomResult, GetExtensions, GetMeta, GetPromptRequestParams,
+    GetPromptResponse, GetTaskParams, GetTaskResult, Implementation, InitializeRequestParams,
+    InitializeResult, JsonRpcRequest, ListPromptsResult, ListResourceTemplatesResult,
+    ListResourcesResult, ListToolsResult, PaginatedRequestParams, PromptsCapability,
+    ReadResourceRequestParams, ReadResourceResponse, ServerCapabilities, ServerConfig,
+    ServerJsonRpcMessage, SetLevelRequestParams, SubscribeRequestParams, SubscriptionFilter,
+    TASKS_EXTENSION_ID, Tool, UnsubscribeRequestParams,
 };
 use rmcp::service::{Peer, RequestContext, RoleServer};
 use rmcp::{ErrorData, Service};
@@ -44,7 +45,7 @@ pub(crate) const SERVER_NAME: &str = "pi-tools";
 /// What every session of a server shares: the tools (each validator compiled once for all
 /// sessions), their listing and the instructions.
 pub(crate) struct Served {
-    tools: ToolSet,
+    pub(crate) tools: ToolSet,
     listing: Vec<Tool>,
     instructions: Option<String>,
     /// The name and version of the `initialize` answer.
@@ -54,6 +55,8 @@ pub(crate) struct Served {
     tasks: Tasks,
     /// How long such a call runs before it becomes a task.
     task_after: std::time::Duration,
+    /// The program's own prompts.
+    pub(crate) prompts: Option<Arc<dyn super::prompt_set::McpPrompts>>,
     /// The program's own resources.
     pub(crate) resources: Option<Arc<dyn super::resources::McpResources>>,
     /// The largest message the server takes or sends.
@@ -74,6 +77,7 @@ impl Served {
             tasks: Tasks::default(),
             task_after: tools.task_after(),
             resources: tools.resources(),
+            prompts: tools.prompts(),
             max_message_bytes: tools.max_message_bytes(),
         }))
     }
@@ -184,30 +188,6 @@ impl ToolServer {
             notices.clone(),
             self.session.cancel().clone(),
         ));
-    }
-
-    /// The protocol error for a call of a tool that is not served (MCP lists unknown tools
-    /// among invalid params), naming the tools that are.
-    fn unknown_tool(&self, name: &str) -> ErrorData {
-        let names: Vec<&str> = self.served.tools.iter().map(|t| t.name()).collect();
-        // The configuration's own text (a registered tool that is not active says how to
-        // turn it on) comes first, as for a model's batch.
-        let message = match self
-            .config
-            .unknown_tool
-            .as_ref()
-            .and_then(|text| text(name))
-        {
-            Some(text) => text,
-            None if names.is_empty() => {
-                format!("Unknown tool `{name}`. This server serves no tools.")
-            }
-            None => format!(
-                "Unknown tool `{name}`. The tools are: {}. Call one of them by its exact name.",
-                names.join(", ")
-            ),
-        };
-        ErrorData::invalid_params(message, Some(serde_json::json!({ "tools": names })))
     }
 
     /// The session sleeps: its environments (the configuration's and those made for the
@@ -376,6 +356,7 @@ impl ServerHandler for ToolServer {
             .enable_tasks()
             .enable_resources()
             .enable_resources_subscribe()
+            .enable_completions()
             .build();
         // Listed even when empty: prompts/list is always answered.
         capabilities.prompts = Some(PromptsCapability::default());
@@ -467,7 +448,16 @@ impl ServerHandler for ToolServer {
         request: GetPromptRequestParams,
         _context: RequestContext<RoleServer>,
     ) -> Result<GetPromptResponse, ErrorData> {
-        self.prompt_named(&request.name).map(Into::into)
+        let result = self.prompt_named(&request.name, request.arguments);
+        Ok(result.await?.into())
+    }
+
+    async fn complete(
+        &self,
+        request: CompleteRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<CompleteResult, ErrorData> {
+        self.completion(request).await
     }
 
     async fn list_resources(

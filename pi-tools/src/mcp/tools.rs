@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use rmcp::model::Tool;
 
+use super::prompt_set::McpPrompts;
 use super::resources::McpResources;
 
 use super::error::McpError;
@@ -114,6 +115,17 @@ pub struct McpTools {
     server_name: String,
     server_version: String,
     resources: Option<Resources>,
+    prompts: Option<Prompts>,
+}
+
+/// The program's prompts, shared by the server's sessions.
+#[derive(Clone)]
+pub(crate) struct Prompts(pub(crate) Arc<dyn McpPrompts>);
+
+impl std::fmt::Debug for Prompts {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("McpPrompts")
+    }
 }
 
 /// The program's resources, shared by the server's sessions.
@@ -149,6 +161,7 @@ impl Default for McpTools {
             server_name: SERVER_NAME.to_owned(),
             server_version: env!("CARGO_PKG_VERSION").to_owned(),
             resources: None,
+            prompts: None,
         }
     }
 }
@@ -245,6 +258,18 @@ impl McpTools {
     pub fn with_resources(mut self, resources: impl McpResources) -> Self {
         self.resources = Some(Resources(Arc::new(resources)));
         self
+    }
+
+    /// Serves `prompts` beside the tools (`prompts/list`, `prompts/get`, and
+    /// `completion/complete` of their arguments), after the tools' system prompt.
+    pub fn with_prompts(mut self, prompts: impl McpPrompts) -> Self {
+        self.prompts = Some(Prompts(Arc::new(prompts)));
+        self
+    }
+
+    /// The program's prompts, if any.
+    pub(crate) fn prompts(&self) -> Option<Arc<dyn McpPrompts>> {
+        self.prompts.as_ref().map(|p| Arc::clone(&p.0))
     }
 
     /// The program's resources, if any.

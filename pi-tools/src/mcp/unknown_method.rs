@@ -1,8 +1,37 @@
-//! The answer to a request the protocol layer could not read as one of the methods it
-//! knows: a known method with unusable parameters, or an unknown method.
+//! The answers to what the server does not serve: a call of an unknown tool, and a request
+//! the protocol layer could not read as one of the methods it knows (a known method with
+//! unusable parameters, or an unknown method).
 
 use rmcp::ErrorData;
 use rmcp::model::{CallToolRequestParams, CustomRequest, ErrorCode};
+
+use super::server::ToolServer;
+
+impl ToolServer {
+    /// The protocol error for a call of a tool that is not served (MCP lists unknown tools
+    /// among invalid params), naming the tools that are.
+    pub(crate) fn unknown_tool(&self, name: &str) -> ErrorData {
+        let names: Vec<&str> = self.served().tools.iter().map(|t| t.name()).collect();
+        // The configuration's own text (a registered tool that is not active says how to
+        // turn it on) comes first, as for a model's batch.
+        let message = match self
+            .config()
+            .unknown_tool
+            .as_ref()
+            .and_then(|text| text(name))
+        {
+            Some(text) => text,
+            None if names.is_empty() => {
+                format!("Unknown tool `{name}`. This server serves no tools.")
+            }
+            None => format!(
+                "Unknown tool `{name}`. The tools are: {}. Call one of them by its exact name.",
+                names.join(", ")
+            ),
+        };
+        ErrorData::invalid_params(message, Some(serde_json::json!({ "tools": names })))
+    }
+}
 
 /// The error for `request`, whose method is `method`.
 pub(crate) fn answer(method: &str, request: &CustomRequest) -> ErrorData {
