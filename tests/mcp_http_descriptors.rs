@@ -81,36 +81,6 @@ async fn bash_call(
     (200, text_of(&answer).to_owned(), failed)
 }
 
-/// Opens a session, or says why the server refused one (503).
-async fn try_open_session(server: &HttpServer) -> Result<String, String> {
-    let response = server
-        .post(None, &crate::mcp_http_support::initialize())
-        .send()
-        .await
-        .expect("initialize is sent");
-    if response.status() == StatusCode::SERVICE_UNAVAILABLE {
-        let retry = response.headers().get("retry-after").cloned();
-        assert_eq!(retry.as_ref().map(|v| v.as_bytes()), Some(&b"5"[..]));
-        return Err(response.text().await.unwrap_or_default());
-    }
-    assert_eq!(response.status(), StatusCode::OK);
-    let session = response
-        .headers()
-        .get("mcp-session-id")
-        .and_then(|v| v.to_str().ok())
-        .expect("a session id")
-        .to_owned();
-    messages(response).await;
-    let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
-    let response = server
-        .post(Some(&session), &initialized)
-        .send()
-        .await
-        .expect("initialized is sent");
-    assert_eq!(response.status(), StatusCode::ACCEPTED);
-    Ok(session)
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sessions_past_what_the_descriptors_hold_are_refused_and_the_kept_ones_all_work() {
     let server = Arc::new(HttpServer::spawn_limited(Some(CONFIG), LIMIT).await);
@@ -127,7 +97,7 @@ async fn sessions_past_what_the_descriptors_hold_are_refused_and_the_kept_ones_a
             let server = Arc::clone(&server);
             let most = Arc::clone(&most);
             async move {
-                let session = try_open_session(&server).await?;
+                let session = server.try_open_session().await?;
                 let (status, text) = bash(
                     &server,
                     &session,

@@ -212,11 +212,24 @@ impl HttpServer {
 
     /// Opens a session and returns its id.
     pub async fn open_session(&self) -> String {
+        self.try_open_session()
+            .await
+            .unwrap_or_else(|why| panic!("the session was refused: {why}"))
+    }
+
+    /// Opens a session and returns its id, or what the server said refusing it (503, with
+    /// `Retry-After: 5`).
+    pub async fn try_open_session(&self) -> Result<String, String> {
         let response = self
             .post(None, &initialize())
             .send()
             .await
             .expect("initialize is sent");
+        if response.status() == StatusCode::SERVICE_UNAVAILABLE {
+            let retry = response.headers().get("retry-after").cloned();
+            assert_eq!(retry.as_ref().map(|v| v.as_bytes()), Some(&b"5"[..]));
+            return Err(response.text().await.unwrap_or_default());
+        }
         assert_eq!(response.status(), StatusCode::OK);
         let session = response
             .headers()
@@ -233,7 +246,7 @@ impl HttpServer {
             .await
             .expect("initialized is sent");
         assert_eq!(response.status(), StatusCode::ACCEPTED);
-        session
+        Ok(session)
     }
 
     /// Two processes in `session`: a background job left by a finished bash call (request
