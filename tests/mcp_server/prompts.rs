@@ -212,3 +212,20 @@ async fn a_programs_resources_are_listed_read_and_refused_with_their_sentence() 
     assert_eq!(missing["code"], -32002, "{missing}");
     assert_eq!(missing["data"], json!({"uri": "notes://never"}));
 }
+
+#[tokio::test]
+async fn an_unknown_prompt_is_refused_naming_the_one_there_is() {
+    let served = tools([McpTool::new(echo("echo"))]).with_prompt(McpPrompt {
+        name: "system".into(),
+        description: "The tools' prompt.".into(),
+        text: "Be brief.".into(),
+    });
+    let mut pipe = RawPipe::start(served, RunnerConfig::default());
+    pipe.initialize().await;
+    pipe.send(request(1, "prompts/get", json!({"name": "nope"})))
+        .await;
+    assert_eq!(
+        pipe.recv().await["error"]["message"],
+        "Unknown prompt `nope`. The prompt is: system. Ask for it by its exact name."
+    );
+}

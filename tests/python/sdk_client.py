@@ -53,6 +53,19 @@ async def exercise(session: ClientSession, transport: str) -> None:
     assert structured["kind"] == "text" and structured["totalLines"] == 1, structured
     assert structured["truncated"] is False and structured["path"].endswith("a.txt"), structured
 
+    # A command whose output is longer than its result keeps links the whole output, which
+    # the session reads back whole; the read tool cut short links the whole file.
+    spilled = await session.call_tool("bash", {"command": "seq 1 30000"})
+    assert not spilled.is_error, spilled
+    links = [block for block in spilled.content if isinstance(block, types.ResourceLink)]
+    assert len(links) == 1 and links[0].mime_type == "text/plain", spilled.content
+    whole = await session.read_resource(links[0].uri)
+    assert len(whole.contents) == 1, whole
+    assert isinstance(whole.contents[0], types.TextResourceContents), whole
+    assert whole.contents[0].text == "".join(f"{n}\n" for n in range(1, 30001))
+    listed = await session.list_resources()
+    assert str(listed.resources[0].uri) == str(links[0].uri), listed
+
     # Progress: every line of output reaches the client, in order.
     seen = []
 
@@ -458,7 +471,8 @@ async def main(binary: str) -> None:
     assert not warnings.records, "the SDK logged warnings:\n" + "\n".join(warnings.records)
     print(
         "python-sdk: stdio and Streamable HTTP sessions behave as the SDK expects,"
-        " client roots confine the tools, max_sessions ends the least recently used idle session,"
+        " client roots confine the tools, a spilled output is a resource link read back whole,"
+        " max_sessions set to end idle sessions ends the least recently used idle one,"
         " a call whose connection was cut is resumed, and piped requests are all answered"
     )
 

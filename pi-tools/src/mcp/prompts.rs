@@ -83,6 +83,10 @@ impl ToolServer {
         Err(ErrorData::invalid_params(
             if names.is_empty() {
                 format!("Unknown prompt `{name}`. This server offers no prompts.")
+            } else if let [only] = names.as_slice() {
+                format!(
+                    "Unknown prompt `{name}`. The prompt is: {only}. Ask for it by its exact name."
+                )
             } else {
                 format!(
                     "Unknown prompt `{name}`. The prompts are: {}. Ask for one by its exact name.",
