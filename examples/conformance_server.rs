@@ -182,6 +182,7 @@ impl McpResources for FixtureResources {
     fn read<'a>(
         &'a self,
         uri: &'a str,
+        _session: &'a pi_tools::session::Session,
     ) -> BoxFuture<'a, Option<Result<Vec<McpResourceContent>, String>>> {
         let text = |mime: &str, text: String| {
             Some(Ok(vec![McpResourceContent::Text {

@@ -413,6 +413,61 @@ async fn the_gateway_serves_mounted_tools_beside_the_built_in_ones() {
         "{result}"
     );
     assert_eq!(processes_in(setup.work.path()).len(), 1, "one server runs");
+
+    // Its resources, re-served under its mount name and read through the gateway.
+    let resources = client
+        .peer()
+        .list_all_resources()
+        .await
+        .expect("resources/list");
+    let mounted: Vec<_> = resources
+        .iter()
+        .filter(|r| r.uri.starts_with("mcp-mount://everything/"))
+        .collect();
+    assert!(!mounted.is_empty(), "{resources:?}");
+    assert!(
+        mounted.iter().all(|r| r.name.starts_with("everything__")),
+        "{mounted:?}"
+    );
+    let architecture = mounted
+        .iter()
+        .find(|r| r.name == "everything__architecture.md")
+        .unwrap_or_else(|| panic!("{mounted:?}"));
+    assert_eq!(
+        architecture.uri,
+        "mcp-mount://everything/demo%3A%2F%2Fresource%2Fstatic%2Fdocument%2Farchitecture.md"
+    );
+    let read = client
+        .peer()
+        .read_resource(rmcp::model::ReadResourceRequestParams::new(
+            architecture.uri.clone(),
+        ))
+        .await
+        .expect("resources/read");
+    let read = serde_json::to_value(&read).expect("JSON");
+    let contents = &read["contents"][0];
+    assert_eq!(contents["uri"], architecture.uri.as_str(), "{read}");
+    assert_eq!(contents["mimeType"], "text/markdown", "{read}");
+    assert!(
+        contents["text"]
+            .as_str()
+            .is_some_and(|t| t.starts_with("# Everything Server")),
+        "{read}"
+    );
+    let missing = client
+        .peer()
+        .read_resource(rmcp::model::ReadResourceRequestParams::new(
+            "mcp-mount://everything/no%3A%2F%2Fsuch",
+        ))
+        .await
+        .expect_err("no such resource");
+    assert!(
+        missing
+            .to_string()
+            .contains("The MCP server `everything` could not read no://such:"),
+        "{missing}"
+    );
+
     drop(client);
     let status = tokio::time::timeout(Duration::from_secs(20), child.wait())
         .await

@@ -76,6 +76,7 @@ impl McpResources for Notes {
     fn read<'a>(
         &'a self,
         uri: &'a str,
+        _session: &'a pi_tools::session::Session,
     ) -> BoxFuture<'a, Option<Result<Vec<McpResourceContent>, String>>> {
         let answer = match uri {
             "notes://today" => Some(Ok(vec![McpResourceContent::Text {

@@ -59,6 +59,9 @@ pub(super) async fn mcp(args: McpArgs, source: &ConfigSource) -> Result<ExitCode
     let base_config = mounted::runner_config(toolbox.runner_config(), &mounts);
     init_stderr_logging();
     let mut tools = McpTools::from(&toolbox);
+    if let Some(resources) = mounted::MountedResources::of(&mounts).await {
+        tools = tools.with_resources(resources);
+    }
     if let Some(bytes) = config.mcp_max_message_bytes {
         tools = tools.with_max_message_bytes(bytes);
     }

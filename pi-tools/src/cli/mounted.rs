@@ -6,8 +6,10 @@ use std::path::Path;
 use std::sync::Arc;
 
 use crate::config::Config;
-use crate::core::{RunnerConfig, ToolCall, UnknownToolMessage};
-use crate::mount::Mounts;
+use crate::core::{BoxFuture, RunnerConfig, ToolCall, UnknownToolMessage};
+use crate::mcp::{McpResource, McpResourceContent, McpResources};
+use crate::mount::{MountedContent, Mounts};
+use crate::session::Session;
 use crate::tool::ToolDefinition;
 use crate::tool::names::{is_glob, split_mounted};
 
@@ -99,4 +101,81 @@ pub(super) fn runner_config(base: RunnerConfig, mounts: &Arc<Mounts>) -> RunnerC
         unknown_tool: Some(unknown_tool),
         ..base
     }
+}
+
+/// The mounted servers' resources, re-served by `pi-tools mcp` under their mount names (see
+/// `mount::resources`): listed once, when the gateway starts, and read in the turn of the
+/// session that asks.
+pub(super) struct MountedResources {
+    mounts: Arc<Mounts>,
+    listed: Vec<McpResource>,
+}
+
+impl MountedResources {
+    /// The started servers' resources, or `None` when none offers any.
+    pub(super) async fn of(mounts: &Arc<Mounts>) -> Option<MountedResources> {
+        if mounts.is_empty() {
+            return None;
+        }
+        let listed: Vec<McpResource> = mounts
+            .resources()
+            .await
+            .into_iter()
+            .map(|r| McpResource {
+                uri: r.uri,
+                name: r.name,
+                description: r.description,
+                mime_type: r.mime_type,
+            })
+            .collect();
+        (!listed.is_empty()).then(|| MountedResources {
+            mounts: Arc::clone(mounts),
+            listed,
+        })
+    }
+}
+
+impl McpResources for MountedResources {
+    fn list(&self) -> Vec<McpResource> {
+        self.listed.clone()
+    }
+
+    fn read<'a>(
+        &'a self,
+        uri: &'a str,
+        session: &'a Session,
+    ) -> BoxFuture<'a, Option<Result<Vec<McpResourceContent>, String>>> {
+        Box::pin(async move {
+            let read = self.mounts.read_resource(uri, Some(session.env())).await?;
+            Some(read.and_then(|contents| contents.into_iter().map(content).collect()))
+        })
+    }
+}
+
+fn content(content: MountedContent) -> Result<McpResourceContent, String> {
+    use base64::Engine as _;
+    Ok(match content {
+        MountedContent::Text {
+            uri,
+            mime_type,
+            text,
+        } => McpResourceContent::Text {
+            uri,
+            mime_type,
+            text,
+        },
+        MountedContent::Blob {
+            uri,
+            mime_type,
+            base64,
+        } => McpResourceContent::Blob {
+            data: base64::engine::general_purpose::STANDARD
+                .decode(base64.as_bytes())
+                .map_err(|e| {
+                    format!("The MCP server sent {uri} as base64 that does not decode ({e}); read it from the server itself.")
+                })?,
+            uri,
+            mime_type,
+        },
+    })
 }

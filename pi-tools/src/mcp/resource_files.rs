@@ -163,8 +163,9 @@ impl ToolServer {
         uri: &str,
         config: &RunnerConfig,
     ) -> Result<ReadResourceResult, ErrorData> {
+        let session = config.session().unwrap_or(self.client_session());
         if let Some(resources) = &self.served().resources
-            && let Some(read) = resources.read(uri).await
+            && let Some(read) = resources.read(uri, session).await
         {
             let read = read.map_err(|why| ErrorData::invalid_params(why, None))?;
             return Ok(ReadResourceResult::new(

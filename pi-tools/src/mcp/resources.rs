@@ -4,6 +4,7 @@
 //! results point at (see `resource_files`).
 
 use crate::core::BoxFuture;
+use crate::session::Session;
 
 /// A resource a server lists.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -113,12 +114,14 @@ pub trait McpResources: Send + Sync + 'static {
         Vec::new()
     }
 
-    /// Reads `uri`: `None` when it is not one of these resources (the server then looks
-    /// among the files its results pointed at, and else answers "not found"), else its
-    /// contents or a sentence saying why it cannot be read and what to do.
+    /// Reads `uri` for the client's `session` (its environment, roots and policy):
+    /// `None` when it is not one of these resources (the server then looks among the files
+    /// its results pointed at, and else answers "not found"), else its contents or a
+    /// sentence saying why it cannot be read and what to do.
     fn read<'a>(
         &'a self,
         uri: &'a str,
+        session: &'a Session,
     ) -> BoxFuture<'a, Option<Result<Vec<McpResourceContent>, String>>>;
 
     /// Values for the variable `argument` of the template `template` that begin as

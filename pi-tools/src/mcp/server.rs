@@ -246,6 +246,11 @@ impl ToolServer {
     }
 
     /// The environments made for the client's roots.
+    /// The client's session.
+    pub(crate) fn client_session(&self) -> &Arc<crate::session::Session> {
+        &self.session
+    }
+
     pub(crate) fn served(&self) -> &Served {
         &self.served
     }

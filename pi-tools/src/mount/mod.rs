@@ -46,6 +46,7 @@ mod lines;
 mod mounts;
 mod options;
 mod process;
+mod resources;
 mod server;
 mod sessions;
 mod tls;
@@ -56,6 +57,7 @@ use std::sync::Arc;
 
 pub use mounts::{Mounts, ServerReport};
 pub use options::MountOptions;
+pub use resources::{MountedContent, MountedResource};
 pub use server::ServerState;
 
 use crate::config::ServerSettings;

@@ -89,6 +89,11 @@ impl Mounts {
         })
     }
 
+    /// The servers, in the configuration's order.
+    pub(crate) fn servers(&self) -> &[Server] {
+        &self.servers
+    }
+
     /// Whether no server is configured.
     pub fn is_empty(&self) -> bool {
         self.servers.is_empty()

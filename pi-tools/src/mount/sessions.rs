@@ -50,8 +50,8 @@ enum Session {
 }
 
 impl Session {
-    fn of(ctx: &ToolContext) -> Session {
-        match ctx.extensions().env() {
+    fn of(env: Option<&Arc<dyn ExecutionEnv>>) -> Session {
+        match env {
             Some(env) => Session::Env(Arc::downgrade(env)),
             None => Session::Anonymous,
         }
@@ -85,7 +85,13 @@ impl Sessions {
 
     /// Waits until calls of the session of `ctx` may run on the server, and counts this one.
     pub(crate) async fn enter(&self, ctx: &ToolContext) -> Turn<'_> {
-        let session = Session::of(ctx);
+        self.enter_env(ctx.extensions().env()).await
+    }
+
+    /// [`Sessions::enter`] for the session whose environment is `env` (none: calls that
+    /// carry no environment).
+    pub(crate) async fn enter_env(&self, env: Option<&Arc<dyn ExecutionEnv>>) -> Turn<'_> {
+        let session = Session::of(env);
         loop {
             let changed = self.changed.notified();
             tokio::pin!(changed);
