@@ -56,8 +56,7 @@ impl Mounts {
     /// server not started yet is not started for this). A server whose listing fails is
     /// left out, with the reason in the log.
     pub async fn resources(&self) -> Vec<MountedResource> {
-        let listings =
-            futures::future::join_all(self.servers().iter().map(|server| listing(server))).await;
+        let listings = futures::future::join_all(self.servers().iter().map(listing)).await;
         listings.into_iter().flatten().collect()
     }
 
