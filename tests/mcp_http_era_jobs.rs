@@ -236,36 +236,42 @@ async fn a_2026_clients_job_is_read_later_is_a_task_and_its_end_is_told() {
 }
 
 /// Every request of a `--stateless` server is served by the house: a job outlives its
-/// request, and a server killed outright leaves none of its processes behind.
+/// request, and ends with the server, whether it stops (SIGTERM) or is killed outright
+/// (SIGKILL), leaving none of its processes behind.
 #[tokio::test]
 async fn a_stateless_servers_jobs_outlive_their_request_and_end_with_the_server() {
-    let mut server = HttpServer::spawn_with(None, &["--stateless"], Some(JOBS_TOML)).await;
-    let command = "echo $$ > job.pid; exec sleep 300";
-    let started = post(
-        &server,
-        &request(
-            1,
-            "tools/call",
-            call("bash", json!({"command": command, "background": true})),
-            &json!({}),
-        ),
-    )
-    .await;
-    assert!(
-        text_of(&started).contains("[Job 1 is still running"),
-        "{started}"
-    );
-    let pid = wait_pid(&server.path("job.pid")).await;
-    let listed = post(
-        &server,
-        &request(2, "tools/call", call("job_list", json!({})), &json!({})),
-    )
-    .await;
-    assert!(text_of(&listed).contains("sleep 300"), "{listed}");
-    assert!(running(pid));
-    server.child.start_kill().expect("the server is killed");
-    server.child.wait().await.expect("it ended");
-    wait_gone(&[pid], Duration::from_secs(10)).await;
+    for signal in [libc::SIGTERM, libc::SIGKILL] {
+        let mut server = HttpServer::spawn_with(None, &["--stateless"], Some(JOBS_TOML)).await;
+        let command = "echo $$ > job.pid; exec sleep 300";
+        let started = post(
+            &server,
+            &request(
+                1,
+                "tools/call",
+                call("bash", json!({"command": command, "background": true})),
+                &json!({}),
+            ),
+        )
+        .await;
+        assert!(
+            text_of(&started).contains("[Job 1 is still running"),
+            "{started}"
+        );
+        let pid = wait_pid(&server.path("job.pid")).await;
+        let listed = post(
+            &server,
+            &request(2, "tools/call", call("job_list", json!({})), &json!({})),
+        )
+        .await;
+        assert!(text_of(&listed).contains("sleep 300"), "{listed}");
+        assert!(running(pid));
+        let server_pid = server.child.id().expect("the server runs");
+        let server_pid = i32::try_from(server_pid).expect("a pid fits");
+        // SAFETY: kill(2) with a pid this test spawned; no memory is involved.
+        assert_eq!(unsafe { libc::kill(server_pid, signal) }, 0);
+        server.child.wait().await.expect("it ended");
+        wait_gone(&[pid], Duration::from_secs(10)).await;
+    }
 }
 
 /// The house serves every client, so "allow for the session" holds for the call asked
