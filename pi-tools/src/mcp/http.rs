@@ -209,5 +209,8 @@ fn http_config(
         .with_allowed_origins(origins)
         .enforce_origin_validation()
         .with_legacy_session_mode(!options.stateless)
+        // A stateless-era answer that is the request's only message (no progress or log
+        // line before it) is sent as a JSON body, without the event stream around it.
+        .with_json_response(true)
         .with_cancellation_token(cancel)
 }

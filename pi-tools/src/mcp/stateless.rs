@@ -2,6 +2,10 @@
 //! through, so the client's roots and the person's answer to a policy question arrive as
 //! `inputResponses` of a retried request (see `mrtr`), and log lines go to the request
 //! only at the level its `_meta` asks for.
+//!
+//! Over HTTP such a call runs in the server's stateless house (see `house`), whose jobs
+//! outlive the request: a job bash hands back to a request that declares the tasks
+//! extension is also a task, named in the result's `_meta` (see `tasks`).
 
 use rmcp::ErrorData;
 use rmcp::model::{
@@ -137,7 +141,7 @@ impl ToolServer {
 
 /// The `_meta` key of a result that names the task following what it started (the key the
 /// tasks of MCP 2025-11-25 named a message's task with).
-pub(crate) const RELATED_TASK: &str = "io.modelcontextprotocol/related-task";
+const RELATED_TASK: &str = "io.modelcontextprotocol/related-task";
 
 impl ToolServer {
     /// Runs the call made by `execute` (given its cancellation) until it ends, or until it
