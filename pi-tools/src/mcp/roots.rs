@@ -250,8 +250,60 @@ fn file_path(uri: &str) -> Option<PathBuf> {
 
 #[cfg(test)]
 mod tests {
-    use super::file_path;
+    use super::{FollowedRoots, file_path};
     use std::path::PathBuf;
+    use std::sync::Arc;
+
+    use crate::core::RunnerConfig;
+    use crate::env::local::LocalEnv;
+    use crate::session::{ClientRoots, Session, SessionOf, WithSession};
+
+    fn following() -> RunnerConfig {
+        let roots = ClientRoots::new(|roots: &[PathBuf]| {
+            Ok(Arc::new(LocalEnv::new(roots[0].clone())) as Arc<dyn crate::env::ExecutionEnv>)
+        });
+        let session = Session::new(Arc::new(LocalEnv::new("/"))).with_client_roots(roots);
+        RunnerConfig::default().with_session(Arc::new(session))
+    }
+
+    fn session(config: &RunnerConfig) -> Arc<Session> {
+        config.session().cloned().expect("a session")
+    }
+
+    #[test]
+    fn the_house_keeps_the_most_recently_used_roots_and_ends_the_others_once_unused() {
+        let base = following();
+        let kept = FollowedRoots::keeping(2, true);
+        let config = |uri: &str| {
+            kept.config_for(&base, &[uri.to_owned()])
+                .expect("a configuration")
+                .expect("confined")
+        };
+        let a = config("file:///a");
+        let b = config("file:///b");
+        assert!(
+            Arc::ptr_eq(&a, &config("file:///a")),
+            "a list used again is kept"
+        );
+        let (session_a, session_b) = (session(&a), session(&b));
+        drop(a);
+        // `b` is the least recently used: `c` takes its place, but a call still holds it.
+        let c = config("file:///c");
+        assert!(
+            !session_b.is_ended(),
+            "a configuration a call holds is not ended"
+        );
+        drop(b);
+        // `a` is given up for `d`: every configuration given up and unused ends.
+        let _d = config("file:///d");
+        assert!(session_a.is_ended() && session_b.is_ended());
+        assert!(!session(&c).is_ended(), "a kept one lives on");
+        kept.end();
+        assert!(
+            session(&c).is_ended(),
+            "the end of the house ends every one"
+        );
+    }
 
     #[test]
     fn file_uris_become_paths_and_others_are_ignored() {
