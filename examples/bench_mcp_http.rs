@@ -20,7 +20,7 @@
 //! With `--stateless`, each HTTP cell is measured a second time with clients of MCP
 //! 2026-07-28 (rows `http-2026`): no `initialize` and no session, every `tools/call` carrying
 //! the protocol version and client capabilities in `_meta` (and the `Mcp-Method` /
-//! `Mcp-Name` headers), so each call is served on its own. A server that does not serve
+//! `Mcp-Name` headers), each served outside any session. A server that does not serve
 //! that era gets a row saying so.
 //!
 //! Both run on this machine in the same run, one after the other at each concurrency, so

@@ -10,7 +10,8 @@
 # configuration file (tests/python/declared_tool.py); and its elicitation callback answers
 # the policy's questions, accepting and declining (tests/python/policy_elicitation.py); and
 # `mcp.Client` in its `auto` mode speaks MCP 2026-07-28 over both transports, its
-# questions and roots coming back as input-required results (tests/python/era_client.py);
+# questions and roots coming back as input-required results, and starts a background job
+# it reads in later requests (tests/python/era_client.py);
 # and the MCP SDK starts background jobs with bash, reads them, drives a Python REPL on a
 # pty through job_input, lists and kills them, and sees every job end with its session
 # over both transports (tests/python/jobs_client.py).

@@ -8,6 +8,7 @@ mod file_processes;
 mod mcp_binary;
 mod mcp_http;
 mod mcp_http_descriptors;
+mod mcp_http_era_jobs;
 mod mcp_http_eras;
 mod mcp_http_floods;
 mod mcp_http_jobs;

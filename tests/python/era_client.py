@@ -3,6 +3,9 @@
 stdio and over Streamable HTTP, and then gets the policy's question through its elicitation
 callback and gives its roots through its roots callback, both as input-required results of
 the call: an answered question lets the write run, and a write outside the roots fails.
+And in the same era it starts a background job with bash and reads it to its end with
+job_output in later requests (over HTTP they are served by the server's stateless house,
+which keeps the job).
 
 Usage: python era_client.py BINARY
 """
@@ -55,6 +58,33 @@ async def exercise(target, work: str) -> None:
     assert seen["asked"] >= 1 and seen["roots"] >= 1, seen
 
 
+JOBS = """[tools]
+active = ["bash", "job_output", "job_input", "job_kill", "job_list"]
+"""
+
+
+async def jobs(target) -> None:
+    """A 2026-07-28 client starts a job in one request and reads it in the next ones."""
+    async with Client(target, mode="auto") as client:
+        assert client.protocol_version == "2026-07-28", client.protocol_version
+        started = await client.call_tool(
+            "bash",
+            {"command": "for i in 1 2 3; do echo tick $i; sleep 0.2; done", "background": True},
+        )
+        assert not started.is_error, started
+        job = started.structured_content["job"]
+        assert isinstance(job, int), started.structured_content
+        seen = ""
+        for _ in range(50):
+            read = await client.call_tool("job_output", {"job": job, "wait": 2})
+            assert not read.is_error, read
+            seen += "".join(c.text for c in read.content if c.type == "text")
+            if f"Job {job} exited with code 0" in seen:
+                break
+        assert "tick 1" in seen and "tick 3" in seen, seen
+        assert f"Job {job} exited with code 0" in seen, seen
+
+
 async def main(binary: str) -> None:
     warnings = Warnings()
     logging.getLogger().addHandler(warnings)
@@ -66,14 +96,26 @@ async def main(binary: str) -> None:
             command=binary, args=["--config", config, "mcp", "--cwd", work]
         )
         await exercise(stdio, work)
+        with open(config, "w") as f:
+            f.write(JOBS)
+        await jobs(stdio)
     with tempfile.TemporaryDirectory() as work:
         config = os.path.join(work, "pi-tools.toml")
         with open(config, "w") as f:
             f.write(CONFIG)
         async with http_server(binary, work, config=config) as url:
             await exercise(url, work)
+    with tempfile.TemporaryDirectory() as work:
+        config = os.path.join(work, "pi-tools.toml")
+        with open(config, "w") as f:
+            f.write(JOBS)
+        async with http_server(binary, work, config=config) as url:
+            await jobs(url)
     assert not warnings.records, warnings.records
-    print("the Python SDK 2.x spoke MCP 2026-07-28 over stdio and HTTP: asked, confined")
+    print(
+        "the Python SDK 2.x spoke MCP 2026-07-28 over stdio and HTTP: asked, confined, "
+        "a job started and read"
+    )
 
 
 if __name__ == "__main__":

@@ -326,7 +326,8 @@ struct McpArgs {
     /// Another accepted browser `Origin`, such as https://app.example.com:443.
     #[arg(long, value_name = "ORIGIN", requires = "http")]
     allow_origin: Vec<String>,
-    /// Serve each HTTP request on its own, without sessions.
+    /// Serve HTTP requests without sessions: every request is served by the server's one
+    /// stateless environment, whose background jobs last until the server stops.
     #[arg(long, requires = "http")]
     stateless: bool,
     /// Close an HTTP session idle this many seconds, ending its jobs (default: sessions do

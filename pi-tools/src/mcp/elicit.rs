@@ -124,15 +124,25 @@ impl Approver for ClientApprover {
                 && round.can_ask
             {
                 // Answered in this round, or asked as the call's result: the runner's
-                // denial meanwhile is never sent (the call did not start).
-                return round.answer_or_ask(request).unwrap_or(Approval::Deny(Some(
-                    "The question is put to the person as the call's result.".to_owned(),
-                )));
+                // denial meanwhile is never sent (the call did not start). The stateless
+                // house serves every client, so an answer holds for this call alone.
+                return round
+                    .answer_or_ask(request)
+                    .map(for_this_call)
+                    .unwrap_or(Approval::Deny(Some(
+                        "The question is put to the person as the call's result.".to_owned(),
+                    )));
             }
-            match (self.askable(), &self.fallback) {
+            let stateless = self.stateless.load(Ordering::Relaxed);
+            let approval = match (self.askable(), &self.fallback) {
                 (Some(peer), _) => self.ask(&peer, request).await,
                 (None, Some(fallback)) => fallback.approve(request).await,
                 (None, None) => Approval::Deny(None),
+            };
+            // A request of a stateless server is served by the house of every client.
+            match stateless {
+                true => for_this_call(approval),
+                false => approval,
             }
         })
     }
@@ -163,6 +173,16 @@ impl Approver for ClientApprover {
                       capability when it connected."
                 .to_owned(),
         })
+    }
+}
+
+/// `approval` holding for the call asked about only: where the session is the stateless
+/// house, which serves the requests of every client, "for the session" would let one
+/// client's answer allow another client's calls.
+fn for_this_call(approval: Approval) -> Approval {
+    match approval {
+        Approval::AllowForSession => Approval::AllowOnce,
+        other => other,
     }
 }
 

@@ -13,8 +13,8 @@ use rmcp::service::{RequestContext, RoleServer};
 use super::logging::SessionLevel;
 
 tokio::task_local! {
-    /// Set by the HTTP gate around a request of the stateless era that carries no session
-    /// id: the server made for it is its own, never kept for a session.
+    /// Set by the HTTP gate around a request of the stateless era: it is served by the
+    /// server's stateless house (see `house`), never by a session's server.
     pub(crate) static STATELESS_REQUEST: ();
 }
 

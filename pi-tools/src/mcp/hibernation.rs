@@ -108,10 +108,6 @@ impl Sessions {
     /// the session being woken, or `fresh()` for a new session (then kept for
     /// [`Sessions::created`], which the library calls next in the same task).
     pub(crate) fn server_for_request(&self, fresh: impl FnOnce() -> ToolServer) -> ToolServer {
-        // A request of the stateless era makes no session: its server is its own.
-        if super::era::in_stateless_request() {
-            return fresh();
-        }
         let Some(task) = tokio::task::try_id() else {
             return fresh();
         };

@@ -13,6 +13,7 @@ use tokio_util::task::TaskTracker;
 
 use super::error::McpError;
 use super::hibernation::Remembered;
+use super::house::House;
 use super::http_conn::{ConnectionLimits, serve_connections};
 use super::http_gate::{Gate, gate, health};
 use super::server::{Served, ToolServer};
@@ -44,8 +45,9 @@ pub struct HttpOptions {
     /// `[::1]`, over `http` or `https`, any port), e.g. `https://app.example.com:443`. A request without an
     /// `Origin` (not from a browser) passes.
     pub allowed_origins: Vec<String>,
-    /// Serve every request on its own, with no session (`Mcp-Session-Id`): each request
-    /// then gets a fresh execution environment, ended with the request.
+    /// Serve every request without a session (`Mcp-Session-Id`): every request is then
+    /// served by the server's one stateless house, whose execution environment (and its
+    /// background jobs) lasts until the server stops, shared by all its clients.
     pub stateless: bool,
     /// A session idle this long (no call running, no stream open) is closed and its
     /// background jobs ended; `None` (the default): sessions do not expire by time. A
@@ -86,7 +88,9 @@ impl HttpOptions {
 ///
 /// `session_config` makes each session's runner configuration; give each its own execution
 /// environment in `extensions` (a fresh `LocalEnv`), so ending one session ends only its
-/// own background jobs.
+/// own background jobs. The stateless house (which serves every request of the 2026-07-28
+/// era without a session, and every request of a stateless server) is one more such
+/// configuration, made at its first request and ended, with its jobs, when the server stops.
 ///
 /// A POST body larger than the tools' [`max_message_bytes`](McpTools::with_max_message_bytes)
 /// gets 413; one that is not JSON gets 400 with a JSON-RPC `-32700` error, and JSON that is
@@ -127,32 +131,34 @@ where
     if !options.stateless {
         tokio::spawn(Arc::clone(&sessions).expire_idle(stop.clone()));
     }
+    // The one server of every stateless-era request (see `house`).
+    let house = Arc::new(House::default());
     let service = {
         let calls = calls.clone();
         let stop = stop.clone();
         let manager = Arc::clone(&sessions);
         let sessions = (!options.stateless).then(|| Arc::clone(&sessions));
+        let house = Arc::clone(&house);
         StreamableHttpService::new(
             move || {
-                let fresh = || {
-                    let config = session_config();
-                    // A server made for one request (a stateless server's, or a request of
-                    // the 2026-07-28 era) ends with it, and its jobs with it.
-                    if sessions.is_none() || super::era::in_stateless_request() {
-                        super::stateless::refuse_jobs(&config);
-                    }
+                let fresh = |kept: Option<Arc<Sessions>>| {
+                    let shared = kept.is_none();
                     ToolServer::for_session(
                         served.clone(),
-                        config,
+                        session_config(),
                         stop.child_token(),
                         &calls,
-                        sessions.clone(),
+                        kept,
+                        shared,
                     )
                 };
                 Ok(match &sessions {
+                    // A request of the stateless era (every request of a stateless server)
+                    // is served by the house.
+                    Some(_) if super::era::in_stateless_request() => house.server(|| fresh(None)),
+                    None => house.server(|| fresh(None)),
                     // A woken session keeps its own server.
-                    Some(kept) => kept.server_for_request(fresh),
-                    None => fresh(),
+                    Some(kept) => kept.server_for_request(|| fresh(Some(Arc::clone(kept)))),
                 })
             },
             manager,
@@ -173,6 +179,7 @@ where
     serve_connections(listener, app, options.connections.clone(), stop.clone()).await;
     // Sessions are ended by `stop`; wait for their calls' cleanup and their environments.
     stop.cancel();
+    house.end();
     calls.close();
     if tokio::time::timeout(SHUTDOWN_GRACE, calls.wait())
         .await
@@ -205,5 +212,8 @@ fn http_config(
         .with_allowed_origins(origins)
         .enforce_origin_validation()
         .with_legacy_session_mode(!options.stateless)
+        // A stateless-era answer that is the request's only message (no progress or log
+        // line before it) is sent as a JSON body, without the event stream around it.
+        .with_json_response(true)
         .with_cancellation_token(cancel)
 }

@@ -73,9 +73,9 @@ pub(crate) async fn gate(State(gate): State<Arc<Gate>>, request: Request, next: 
                 return too_many_sessions(sessions.max, sessions.when_full);
             }
             if kind == Kind::StatelessEra {
-                // Served on its own by the library (with a session id or not); the server
-                // made for it is never kept for a session (see `hibernation`). Only
-                // `initialize` makes a session, and it is never of this kind.
+                // Served on its own by the library (with a session id or not), by the
+                // server's stateless house (see `house`), never by a session's server.
+                // Only `initialize` makes a session, and it is never of this kind.
                 return super::era::STATELESS_REQUEST
                     .scope((), next.run(request))
                     .await;

@@ -91,11 +91,13 @@
 mod answer_ids;
 mod answering;
 mod call_line;
+mod direct;
 mod elicit;
 mod era;
 mod error;
 mod from_toolbox;
 mod hibernation;
+mod house;
 mod http;
 mod http_conn;
 mod http_gate;

@@ -8,19 +8,18 @@
 
 use std::sync::Arc;
 
+use rmcp::ErrorData;
 use rmcp::handler::server::ServerHandler;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CancelTaskParams, CompleteRequestParams,
-    CompleteResult, CustomRequest, CustomResult, GetExtensions, GetMeta, GetPromptRequestParams,
-    GetPromptResponse, GetTaskParams, GetTaskResult, Implementation, InitializeRequestParams,
-    InitializeResult, JsonRpcRequest, ListPromptsResult, ListResourceTemplatesResult,
-    ListResourcesResult, ListToolsResult, PaginatedRequestParams, PromptsCapability,
-    ReadResourceRequestParams, ReadResourceResponse, ServerCapabilities, ServerConfig,
-    ServerJsonRpcMessage, SetLevelRequestParams, SubscribeRequestParams, SubscriptionFilter,
-    TASKS_EXTENSION_ID, Tool, UnsubscribeRequestParams,
+    CompleteResult, CustomRequest, CustomResult, GetPromptRequestParams, GetPromptResponse,
+    GetTaskParams, GetTaskResult, Implementation, InitializeRequestParams, InitializeResult,
+    ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult, ListToolsResult,
+    PaginatedRequestParams, PromptsCapability, ReadResourceRequestParams, ReadResourceResponse,
+    ServerCapabilities, ServerConfig, SetLevelRequestParams, SubscribeRequestParams,
+    SubscriptionFilter, TASKS_EXTENSION_ID, Tool, UnsubscribeRequestParams,
 };
-use rmcp::service::{Peer, RequestContext, RoleServer};
-use rmcp::{ErrorData, Service};
+use rmcp::service::{RequestContext, RoleServer};
 use serde_json::Value;
 use tokio::sync::{RwLock, Semaphore};
 use tokio_util::sync::CancellationToken;
@@ -29,7 +28,6 @@ use tokio_util::task::task_tracker::TaskTrackerToken;
 
 use super::elicit::{ClientApprover, client_session};
 use super::error::McpError;
-use super::lines::DirectCall;
 use super::logging::{SessionLevel, forwarding_logs};
 use super::progress::ProgressSink;
 use super::result::call_tool_result;
@@ -125,6 +123,9 @@ pub(crate) struct Session {
     announcing: std::sync::atomic::AtomicBool,
     /// The files this session's results pointed at, which it may read back.
     links: super::resource_files::IssuedLinks,
+    /// The stateless house (see `house`): it serves requests of any client, so it keeps
+    /// nothing of one (a logging level, a way to announce notices).
+    shared: bool,
 }
 
 impl ToolServer {
@@ -139,18 +140,21 @@ impl ToolServer {
             shutdown,
             &TaskTracker::new(),
             None,
+            false,
         ))
     }
 
     /// One session of a server whose sessions share `served`; its calls and its own life
     /// are tracked in `calls`. `sessions` is the HTTP server's session table, when the
-    /// session is one of it.
+    /// session is one of it; `shared`: it is the stateless house, serving requests of any
+    /// client (its roots' configurations are then kept per list of roots, see `house`).
     pub(crate) fn for_session(
         served: Arc<Served>,
         config: RunnerConfig,
         shutdown: CancellationToken,
         calls: &TaskTracker,
         sessions: Option<Arc<Sessions>>,
+        shared: bool,
     ) -> Self {
         let in_flight = config.max_concurrency.map(|n| Semaphore::new(n.max(1)));
         // The client's own session, whose policy hook asks this client.
@@ -165,10 +169,14 @@ impl ToolServer {
             _alive: calls.token(),
             level: SessionLevel::default(),
             sessions,
-            roots: FollowedRoots::default(),
+            roots: match shared {
+                true => FollowedRoots::keeping(super::house::ROOTS_KEPT, true),
+                false => FollowedRoots::default(),
+            },
             approver,
             announcing: std::sync::atomic::AtomicBool::new(false),
             links: Default::default(),
+            shared,
         }))
     }
 
@@ -179,6 +187,11 @@ impl ToolServer {
         let Some(notices) = self.config.extensions.get::<crate::core::Notices>() else {
             return;
         };
+        // The house's notices go into whichever result comes next; no client is there to
+        // announce them to.
+        if self.shared {
+            return;
+        }
         if self.announcing.swap(true, Ordering::Relaxed) {
             return;
         }
@@ -204,30 +217,6 @@ impl ToolServer {
         let sessions = self.sessions.as_ref()?;
         let parts = context.extensions.get::<axum::http::request::Parts>()?;
         sessions.call_started(&parts.headers, &self.session)
-    }
-
-    /// Runs `tools/call` requests for the stdio transport, which answers them itself (see
-    /// [`DirectCall`]). Each goes through the protocol library's own request handling, with
-    /// the context its session loop would build, so the answer is the same.
-    pub(crate) fn direct_call(&self, peer: Peer<RoleServer>) -> DirectCall {
-        let server = self.clone();
-        Arc::new(move |request: JsonRpcRequest<_>, cancel| {
-            let server = server.clone();
-            let peer = peer.clone();
-            Box::pin(async move {
-                let JsonRpcRequest {
-                    id, mut request, ..
-                } = request;
-                let mut context = RequestContext::new(id.clone(), peer);
-                context.ct = cancel;
-                std::mem::swap(&mut context.meta, request.get_meta_mut());
-                std::mem::swap(&mut context.extensions, request.extensions_mut());
-                match Service::handle_request(&server, request, context).await {
-                    Ok(result) => ServerJsonRpcMessage::response(result, id),
-                    Err(error) => ServerJsonRpcMessage::error(error, Some(id)),
-                }
-            })
-        })
     }
 
     /// The session's calls, to wait for at its end.
@@ -339,10 +328,18 @@ impl std::ops::Deref for ToolServer {
     }
 }
 
-impl Drop for Session {
-    fn drop(&mut self) {
+impl Session {
+    /// Ends the session now (its calls cancelled, its processes and jobs ended), without
+    /// waiting for the last handle to go: the house ends so when its server stops.
+    pub(crate) fn end(&self) {
         self.session.end();
         self.roots.end();
+    }
+}
+
+impl Drop for Session {
+    fn drop(&mut self) {
+        self.end();
     }
 }
 
@@ -404,7 +401,10 @@ impl ServerHandler for ToolServer {
                 super::era::SET_LEVEL_INSTEAD,
             ));
         }
-        self.level.set(request.level);
+        // A request of a stateless server sets no level for the next one.
+        if !self.shared {
+            self.level.set(request.level);
+        }
         Ok(())
     }
 

@@ -2,9 +2,15 @@
 //! through, so the client's roots and the person's answer to a policy question arrive as
 //! `inputResponses` of a retried request (see `mrtr`), and log lines go to the request
 //! only at the level its `_meta` asks for.
+//!
+//! Over HTTP such a call runs in the server's stateless house (see `house`), whose jobs
+//! outlive the request: a job bash hands back to a request that declares the tasks
+//! extension is also a task, named in the result's `_meta` (see `tasks`).
 
 use rmcp::ErrorData;
-use rmcp::model::{CallToolRequestParams, CallToolResponse, ClientCapabilities, CreateTaskResult};
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, ClientCapabilities, CreateTaskResult, Task,
+};
 use rmcp::service::{RequestContext, RoleServer};
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
@@ -50,7 +56,6 @@ impl ToolServer {
             (Some(uris), true) => self
                 .followed_roots()
                 .config_for(self.config(), uris)
-                .await
                 .map_err(|message| ErrorData::invalid_request(message, None))?,
             _ => None,
         };
@@ -59,6 +64,8 @@ impl ToolServer {
         let sink = ProgressSink::new(context.peer.clone(), context.meta.get_progress_token());
         let level = era::request_level(&context);
         let peer = context.peer.clone();
+        // The configuration the call runs with, to find a job it hands back.
+        let confined = followed.clone();
         // The call as a future of its own (it may outlive the request, as a task).
         let server = self.clone();
         let asking = round.clone();
@@ -93,15 +100,48 @@ impl ToolServer {
                 .map(Into::into)
                 .map_err(|message| ErrorData::internal_error(message, None));
         }
-        match message {
-            Some(message) => Ok(call_tool_result(message).into()),
-            None => Err(ErrorData::internal_error(
+        let Some(message) = message else {
+            return Err(ErrorData::internal_error(
                 "The runner returned no result for the call; this is a bug in pi-tools.",
                 None,
-            )),
+            ));
+        };
+        let config = confined.as_deref().unwrap_or(self.config());
+        let task = match capabilities.supports_tasks() {
+            true => self.job_task(config, &message),
+            false => None,
+        };
+        let mut result = call_tool_result(message);
+        if let Some(task) = task {
+            let related = serde_json::json!({ "taskId": task.task_id });
+            result
+                .meta
+                .get_or_insert_with(Default::default)
+                .0
+                .insert(RELATED_TASK.to_owned(), related);
+        }
+        Ok(result.into())
+    }
+
+    /// The task made for the job a call handed back (bash names it in its result's details
+    /// as `job`), when the call did and the job still runs; `None` otherwise, or when the
+    /// server holds too many tasks (the job then goes on without one).
+    fn job_task(&self, config: &RunnerConfig, message: &ToolResultMessage) -> Option<Task> {
+        let id = message.result.details.get("job")?.as_u64()?;
+        let job = config.env()?.jobs()?.get(id)?;
+        match self.tasks().0.start_job(job) {
+            Ok(task) => Some(task),
+            Err(error) => {
+                tracing::info!(job = id, %error.message, "a job goes on without a task");
+                None
+            }
         }
     }
 }
+
+/// The `_meta` key of a result that names the task following what it started (the key the
+/// tasks of MCP 2025-11-25 named a message's task with).
+const RELATED_TASK: &str = "io.modelcontextprotocol/related-task";
 
 impl ToolServer {
     /// Runs the call made by `execute` (given its cancellation) until it ends, or until it
@@ -171,19 +211,4 @@ fn can_ask(capabilities: &ClientCapabilities) -> bool {
         .elicitation
         .as_ref()
         .is_some_and(|e| e.form.is_some() || e.url.is_none())
-}
-
-/// Makes the environment of a server that lives for one request refuse background jobs
-/// with a sentence that says why and what to do: a job started there would be ended with
-/// the request, before any later call could read it.
-pub(super) fn refuse_jobs(config: &RunnerConfig) {
-    if let Some(jobs) = config.env().and_then(|env| env.jobs()) {
-        jobs.refuse_new(
-            "This MCP request has no session to keep a background job in (a request of the \
-             2026-07-28 era, or of a stateless server, ends with its environment), so the \
-             command was not started. Run it without background, yield and pty, with a \
-             timeout; a call that runs long becomes a task for a client that supports the \
-             tasks extension. Or connect with a 2025-11-25 session, which keeps its jobs.",
-        );
-    }
 }

@@ -5,9 +5,14 @@
 //! process group is killed, as for a cancelled request). The tasks belong to the server,
 //! not to one request, so any request of the same server reaches them; a finished task's
 //! result is kept for [`TASK_TTL`], and at most [`MAX_TASKS`] are kept at once.
+//!
+//! A background job that bash hands back to such a request is a task of the same store
+//! ([`Tasks::start_job`]): its status is read from the job itself, working while it runs and
+//! completed, with the job's end (how, after how long, its last lines), once it ended;
+//! `tasks/cancel` kills it as `job_kill` does.
 
 use std::collections::HashMap;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime};
 
 use rmcp::ErrorData;
@@ -16,6 +21,8 @@ use rmcp::model::{
 };
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
+
+use crate::env::jobs::{Job, JobState};
 
 /// How long a finished task's result is kept.
 pub(crate) const TASK_TTL: Duration = Duration::from_secs(600);
@@ -35,12 +42,19 @@ struct Entry {
     created_at: String,
     updated_at: String,
     state: State,
-    /// Cancels the call.
-    cancel: CancellationToken,
+    /// What the task follows: a call (cancelled by its token), or a job of bash.
+    work: Work,
     /// When it finished, for [`TASK_TTL`].
     ended: Option<Instant>,
     /// Its order of creation, to drop the oldest first.
     number: u64,
+}
+
+enum Work {
+    /// A call that ran long; the token cancels it.
+    Call(CancellationToken),
+    /// A job a call handed back; its state is the task's until the task ends.
+    Job(Arc<Job>),
 }
 
 enum State {
@@ -54,7 +68,20 @@ impl Tasks {
     /// Registers a working task for a call that `cancel` cancels; the task as the client
     /// first sees it, or the error refusing it when too many are working.
     pub(crate) fn start(&self, cancel: CancellationToken) -> Result<Task, ErrorData> {
+        self.insert(Work::Call(cancel))
+    }
+
+    /// Registers the job a call handed back as a task that follows it; the task, or the
+    /// error refusing it when too many are working (the job then goes on as a job only).
+    pub(crate) fn start_job(&self, job: Arc<Job>) -> Result<Task, ErrorData> {
+        self.insert(Work::Job(job))
+    }
+
+    fn insert(&self, work: Work) -> Result<Task, ErrorData> {
         let mut entries = self.lock();
+        for entry in entries.values_mut() {
+            entry.follow_job();
+        }
         let now = Instant::now();
         entries.retain(|_, e| e.ended.is_none_or(|ended| now - ended < TASK_TTL));
         if entries.len() >= MAX_TASKS {
@@ -70,7 +97,7 @@ impl Tasks {
                 None => {
                     return Err(ErrorData::internal_error(
                         format!(
-                            "The server already runs {MAX_TASKS} tasks, so this call was cancelled. Wait for some to end (tasks/get) or cancel them (tasks/cancel), then call again."
+                            "The server already runs {MAX_TASKS} tasks, so no task was made for this one (a call that ran long is cancelled; a job goes on without one). Wait for some to end (tasks/get) or cancel them (tasks/cancel), then call again."
                         ),
                         None,
                     ));
@@ -86,7 +113,7 @@ impl Tasks {
                 created_at: stamp.clone(),
                 updated_at: stamp.clone(),
                 state: State::Working,
-                cancel,
+                work,
                 ended: None,
                 number,
             },
@@ -119,8 +146,9 @@ impl Tasks {
 
     /// `tasks/get`: the task with its status and, once it ended, its result.
     pub(crate) fn get(&self, id: &str) -> Result<GetTaskResult, ErrorData> {
-        let entries = self.lock();
-        let entry = entries.get(id).ok_or_else(|| unknown(id))?;
+        let mut entries = self.lock();
+        let entry = entries.get_mut(id).ok_or_else(|| unknown(id))?;
+        entry.follow_job();
         let payload = match &entry.state {
             State::Working => TaskPayload::Working,
             State::Completed(result) => TaskPayload::Completed {
@@ -140,8 +168,12 @@ impl Tasks {
     pub(crate) fn cancel(&self, id: &str) -> Result<(), ErrorData> {
         let mut entries = self.lock();
         let entry = entries.get_mut(id).ok_or_else(|| unknown(id))?;
+        entry.follow_job();
         if matches!(entry.state, State::Working) {
-            entry.cancel.cancel();
+            match &entry.work {
+                Work::Call(cancel) => cancel.cancel(),
+                Work::Job(job) => job.kill(),
+            }
             entry.state = State::Cancelled;
             entry.updated_at = timestamp(SystemTime::now());
             entry.ended = Some(Instant::now());
@@ -151,6 +183,40 @@ impl Tasks {
 
     fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Entry>> {
         self.entries.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+impl Entry {
+    /// A job's task takes the job's end once it ended: completed with a result that says
+    /// how (an error result unless it exited with 0), as its end notice does.
+    fn follow_job(&mut self) {
+        let (Work::Job(job), State::Working) = (&self.work, &self.state) else {
+            return;
+        };
+        let failed = match job.state() {
+            JobState::Running => return,
+            JobState::Ended(outcome) => outcome.exit_code != Some(0) || outcome.signal.is_some(),
+            JobState::Failed(_) => true,
+        };
+        let end = job.end_sentence().unwrap_or_default();
+        let last = job.last_lines();
+        let mut text = format!("Job {} (`{}`) {end}.", job.id(), job.command());
+        if last.is_empty() {
+            text.push_str(" It printed nothing.");
+        } else {
+            text.push_str(&format!(" Its last lines:\n{last}"));
+        }
+        let content = vec![rmcp::model::ContentBlock::text(text)];
+        let result = match failed {
+            true => CallToolResult::error(content),
+            false => CallToolResult::success(content),
+        };
+        self.state = match serde_json::to_value(result) {
+            Ok(Value::Object(result)) => State::Completed(result),
+            _ => State::Failed(JsonObject::new()),
+        };
+        self.updated_at = timestamp(SystemTime::now());
+        self.ended = Some(Instant::now());
     }
 }
 

@@ -268,6 +268,11 @@ impl Job {
         Some(how_it_ended(outcome, at.duration_since(self.started)))
     }
 
+    /// Its last lines of output (at most 5, and 1000 bytes), as its end notice quotes them.
+    pub fn last_lines(&self) -> String {
+        self.lock().ring.last_lines(NOTICE_LINES, NOTICE_BYTES)
+    }
+
     /// The notice's text: id, command, how it ended, its last lines.
     fn end_text(&self, state: &State) -> String {
         let Some((outcome, at)) = &state.ended else {

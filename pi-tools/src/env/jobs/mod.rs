@@ -88,7 +88,7 @@ impl Jobs {
 
     /// From now on every start is refused with `why` (a sentence for the model saying what
     /// to do instead): for an environment that lives only as long as one call, where a job
-    /// would be ended before anyone could read it (a request of a stateless MCP server).
+    /// would be ended before anyone could read it.
     pub fn refuse_new(&self, why: impl Into<String>) {
         self.lock().refusal = Some(why.into());
     }
