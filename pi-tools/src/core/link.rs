@@ -63,15 +63,41 @@ impl ResourceLink {
 /// trip back through [`file_path`].
 fn file_uri(path: &std::path::Path) -> String {
     use std::os::unix::ffi::OsStrExt;
-    let mut uri = String::from("file://");
-    for &byte in path.as_os_str().as_bytes() {
-        if byte.is_ascii_alphanumeric() || b"/-._~".contains(&byte) {
-            uri.push(char::from(byte));
+    format!(
+        "file://{}",
+        percent_encode(path.as_os_str().as_bytes(), b"/-._~")
+    )
+}
+
+/// `bytes` with each byte outside the ASCII letters and digits and `keep` written `%XX`.
+pub(crate) fn percent_encode(bytes: &[u8], keep: &[u8]) -> String {
+    let mut out = String::with_capacity(bytes.len());
+    for &byte in bytes {
+        if byte.is_ascii_alphanumeric() || keep.contains(&byte) {
+            out.push(char::from(byte));
         } else {
-            uri.push_str(&format!("%{byte:02X}"));
+            out.push_str(&format!("%{byte:02X}"));
         }
     }
-    uri
+    out
+}
+
+/// The bytes `text` percent-encodes; `None` when a `%` is not followed by two hex digits.
+pub(crate) fn percent_decode(text: &str) -> Option<Vec<u8>> {
+    let bytes = text.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == b'%' {
+            let hex = std::str::from_utf8(bytes.get(i + 1..i + 3)?).ok()?;
+            out.push(u8::from_str_radix(hex, 16).ok()?);
+            i += 3;
+        } else {
+            out.push(bytes[i]);
+            i += 1;
+        }
+    }
+    Some(out)
 }
 
 impl ResourceLink {
@@ -92,19 +118,7 @@ fn file_path(uri: &str) -> Option<std::path::PathBuf> {
     if !rest.starts_with('/') || rest.contains(['?', '#']) {
         return None;
     }
-    let bytes = rest.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        if bytes[i] == b'%' {
-            let hex = std::str::from_utf8(bytes.get(i + 1..i + 3)?).ok()?;
-            out.push(u8::from_str_radix(hex, 16).ok()?);
-            i += 3;
-        } else {
-            out.push(bytes[i]);
-            i += 1;
-        }
-    }
+    let out = percent_decode(rest)?;
     Some(std::path::PathBuf::from(std::ffi::OsString::from_vec(out)))
 }
 

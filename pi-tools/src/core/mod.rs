@@ -30,6 +30,8 @@ pub use hooks::{
     BeforeToolCallContext, BeforeToolCallOutcome,
 };
 pub use link::ResourceLink;
+#[cfg(feature = "mount")]
+pub(crate) use link::{percent_decode, percent_encode};
 pub use message::{ToolCall, ToolResultMessage};
 pub use nested::{MAX_NESTED_CALLS, MAX_NESTING_DEPTH};
 pub use notices::{Notice, Notices};

@@ -10,6 +10,7 @@ use rmcp::model::{ReadResourceRequestParams, Resource, ResourceContents};
 
 use super::mounts::Mounts;
 use super::server::{Server, ServerState};
+use crate::core::{percent_decode, percent_encode};
 use crate::env::ExecutionEnv;
 
 /// The scheme of a mounted server's resource, as the gateway serves it.
@@ -166,35 +167,18 @@ async fn read(
 
 /// The gateway's URI of the resource `uri` of the server mounted as `server`.
 fn gateway_uri(server: &str, uri: &str) -> String {
-    let mut out = format!("{SCHEME}{server}/");
-    for &byte in uri.as_bytes() {
-        if byte.is_ascii_alphanumeric() || b"-._~".contains(&byte) {
-            out.push(char::from(byte));
-        } else {
-            out.push_str(&format!("%{byte:02X}"));
-        }
-    }
-    out
+    format!(
+        "{SCHEME}{server}/{}",
+        percent_encode(uri.as_bytes(), b"-._~")
+    )
 }
 
 /// The server's name and its own URI, from a gateway URI; `None` for any other URI.
 fn split(uri: &str) -> Option<(String, String)> {
     let rest = uri.strip_prefix(SCHEME)?;
     let (server, encoded) = rest.split_once('/')?;
-    let bytes = encoded.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        if bytes[i] == b'%' {
-            let hex = std::str::from_utf8(bytes.get(i + 1..i + 3)?).ok()?;
-            out.push(u8::from_str_radix(hex, 16).ok()?);
-            i += 3;
-        } else {
-            out.push(bytes[i]);
-            i += 1;
-        }
-    }
-    Some((server.to_owned(), String::from_utf8(out).ok()?))
+    let remote = String::from_utf8(percent_decode(encoded)?).ok()?;
+    Some((server.to_owned(), remote))
 }
 
 #[cfg(test)]
