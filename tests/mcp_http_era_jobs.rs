@@ -9,44 +9,21 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use crate::mcp_http_support::{HttpServer, messages, running, text_of, wait_gone, wait_pid};
+use crate::mcp_http_support::{HttpServer, request_2026, running, text_of, wait_gone, wait_pid};
 
 /// bash with the job tools.
 const JOBS_TOML: &str = r#"[tools]
 active = ["bash", "job_output", "job_input", "job_kill", "job_list"]
 "#;
 
-/// A 2026-07-28 request: `_meta` carries the version and the client's capabilities.
-fn request(id: i64, method: &str, mut params: Value, capabilities: &Value) -> Value {
-    params["_meta"] = json!({
-        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-        "io.modelcontextprotocol/clientCapabilities": capabilities,
-        "io.modelcontextprotocol/clientInfo": {"name": "era-jobs-test", "version": "0"},
-    });
-    json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params})
-}
-
 /// Posts `body` outside any session; the JSON-RPC answer with its id.
 async fn post(server: &HttpServer, body: &Value) -> Value {
-    let mut request = server
-        .post_raw(None, &body.to_string())
-        .header("MCP-Protocol-Version", "2026-07-28")
-        .header("Mcp-Method", body["method"].as_str().expect("a method"));
-    let params = &body["params"];
-    if let Some(name) = params["name"].as_str().or(params["taskId"].as_str()) {
-        request = request.header("Mcp-Name", name);
-    }
-    let response = request.send().await.expect("sent");
+    let (answer, _, headers) = server.post_2026(body).await;
     assert!(
-        response.headers().get("mcp-session-id").is_none(),
-        "no session: {:?}",
-        response.headers()
+        headers.get("mcp-session-id").is_none(),
+        "no session: {headers:?}"
     );
-    let all = messages(response).await;
-    all.iter()
-        .find(|m| m["id"] == body["id"])
-        .cloned()
-        .unwrap_or_else(|| panic!("no answer to {body}: {all:?}"))
+    answer
 }
 
 fn tasks() -> Value {
@@ -71,7 +48,7 @@ async fn until_ended(server: &HttpServer, task: &str) -> Value {
     loop {
         let got = post(
             server,
-            &request(90, "tasks/get", json!({"taskId": task}), &tasks()),
+            &request_2026(90, "tasks/get", json!({"taskId": task}), &tasks()),
         )
         .await;
         if got["result"]["status"] != "working" {
@@ -91,7 +68,7 @@ async fn a_2026_clients_job_is_read_later_is_a_task_and_its_end_is_told() {
     let command = "echo $$ > one.pid; echo started; read line; sleep 1; echo finished; exit 3";
     let started = post(
         &server,
-        &request(
+        &request_2026(
             1,
             "tools/call",
             call("bash", json!({"command": command, "background": true})),
@@ -110,7 +87,7 @@ async fn a_2026_clients_job_is_read_later_is_a_task_and_its_end_is_told() {
     // The job and its task, from later requests.
     let got = post(
         &server,
-        &request(2, "tasks/get", json!({"taskId": task}), &tasks()),
+        &request_2026(2, "tasks/get", json!({"taskId": task}), &tasks()),
     )
     .await;
     assert_eq!(got["result"]["status"], "working", "{got}");
@@ -118,7 +95,7 @@ async fn a_2026_clients_job_is_read_later_is_a_task_and_its_end_is_told() {
     loop {
         let read = post(
             &server,
-            &request(
+            &request_2026(
                 3,
                 "tools/call",
                 call("job_output", json!({"job": 1})),
@@ -135,7 +112,7 @@ async fn a_2026_clients_job_is_read_later_is_a_task_and_its_end_is_told() {
     }
     let written = post(
         &server,
-        &request(
+        &request_2026(
             4,
             "tools/call",
             call("job_input", json!({"job": 1, "input": "go\n", "wait": 0})),
@@ -158,7 +135,7 @@ async fn a_2026_clients_job_is_read_later_is_a_task_and_its_end_is_told() {
     // And the next result of the house notes it, as a session's would.
     let next = post(
         &server,
-        &request(
+        &request_2026(
             5,
             "tools/call",
             call("bash", json!({"command": "echo next"})),
@@ -182,7 +159,7 @@ async fn a_2026_clients_job_is_read_later_is_a_task_and_its_end_is_told() {
     let command = "echo $$ > two.pid; exec sleep 300";
     let started = post(
         &server,
-        &request(
+        &request_2026(
             6,
             "tools/call",
             call("bash", json!({"command": command, "background": true})),
@@ -199,20 +176,20 @@ async fn a_2026_clients_job_is_read_later_is_a_task_and_its_end_is_told() {
     assert!(running(pid));
     let cancelled = post(
         &server,
-        &request(7, "tasks/cancel", json!({"taskId": task}), &tasks()),
+        &request_2026(7, "tasks/cancel", json!({"taskId": task}), &tasks()),
     )
     .await;
     assert!(cancelled.get("error").is_none(), "{cancelled}");
     wait_gone(&[pid], Duration::from_secs(10)).await;
     let got = post(
         &server,
-        &request(8, "tasks/get", json!({"taskId": task}), &tasks()),
+        &request_2026(8, "tasks/get", json!({"taskId": task}), &tasks()),
     )
     .await;
     assert_eq!(got["result"]["status"], "cancelled", "{got}");
     let listed = post(
         &server,
-        &request(9, "tools/call", call("job_list", json!({})), &json!({})),
+        &request_2026(9, "tools/call", call("job_list", json!({})), &json!({})),
     )
     .await;
     assert!(text_of(&listed).contains("sleep 300"), "{listed}");
@@ -220,7 +197,7 @@ async fn a_2026_clients_job_is_read_later_is_a_task_and_its_end_is_told() {
     // Without the tasks extension a job is a job only.
     let plain = post(
         &server,
-        &request(
+        &request_2026(
             10,
             "tools/call",
             call("bash", json!({"command": "sleep 300", "background": true})),
@@ -245,7 +222,7 @@ async fn a_stateless_servers_jobs_outlive_their_request_and_end_with_the_server(
         let command = "echo $$ > job.pid; exec sleep 300";
         let started = post(
             &server,
-            &request(
+            &request_2026(
                 1,
                 "tools/call",
                 call("bash", json!({"command": command, "background": true})),
@@ -260,7 +237,7 @@ async fn a_stateless_servers_jobs_outlive_their_request_and_end_with_the_server(
         let pid = wait_pid(&server.path("job.pid")).await;
         let listed = post(
             &server,
-            &request(2, "tools/call", call("job_list", json!({})), &json!({})),
+            &request_2026(2, "tools/call", call("job_list", json!({})), &json!({})),
         )
         .await;
         assert!(text_of(&listed).contains("sleep 300"), "{listed}");
@@ -277,14 +254,14 @@ async fn a_stateless_servers_jobs_outlive_their_request_and_end_with_the_server(
 /// The house serves every client, so "allow for the session" holds for the call asked
 /// about only: the next call the rule asks about is asked again.
 #[tokio::test]
-async fn an_answer_for_the_session_does_not_reach_the_next_stateless_request() {
+async fn an_answer_for_the_session_does_not_reach_the_next_stateless_request_2026() {
     let config = "[[policy.rule]]\ntool = \"write\"\ndecision = \"ask\"\nreason = \"A person decides what is written.\"\n";
     let server = HttpServer::spawn_with(None, &["--stateless"], Some(config)).await;
     let capabilities = json!({"elicitation": {"form": {}}});
     let write = |path: &str| call("write", json!({"path": path, "content": "x"}));
     let asked = post(
         &server,
-        &request(1, "tools/call", write("one.txt"), &capabilities),
+        &request_2026(1, "tools/call", write("one.txt"), &capabilities),
     )
     .await;
     assert_eq!(asked["result"]["resultType"], "input_required", "{asked}");
@@ -297,13 +274,17 @@ async fn an_answer_for_the_session_does_not_reach_the_next_stateless_request() {
     params["requestState"] = json!(state);
     params["inputResponses"] =
         json!({key: {"action": "accept", "content": {"answer": "allow_session"}}});
-    let ran = post(&server, &request(2, "tools/call", params, &capabilities)).await;
+    let ran = post(
+        &server,
+        &request_2026(2, "tools/call", params, &capabilities),
+    )
+    .await;
     assert_eq!(ran["result"]["isError"], false, "{ran}");
     assert!(server.path("one.txt").exists());
 
     let next = post(
         &server,
-        &request(3, "tools/call", write("two.txt"), &capabilities),
+        &request_2026(3, "tools/call", write("two.txt"), &capabilities),
     )
     .await;
     assert_eq!(next["result"]["resultType"], "input_required", "{next}");

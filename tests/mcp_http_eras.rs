@@ -7,16 +7,11 @@
 
 use serde_json::{Value, json};
 
-use crate::mcp_http_support::{HttpServer, messages};
+use crate::mcp_http_support::{HttpServer, messages, request_2026};
 
 /// A 2026-07-28 request: `_meta` carries the version and the client's capabilities.
-fn request(id: i64, method: &str, mut params: Value, capabilities: Value) -> Value {
-    params["_meta"] = json!({
-        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-        "io.modelcontextprotocol/clientCapabilities": capabilities,
-        "io.modelcontextprotocol/clientInfo": {"name": "era-test", "version": "0"},
-    });
-    json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params})
+fn request(id: i64, method: &str, params: Value, capabilities: Value) -> Value {
+    request_2026(id, method, params, &capabilities)
 }
 
 /// Posts `body` outside any session; the JSON-RPC answer with its id, and every message.
@@ -24,24 +19,7 @@ async fn post(
     server: &HttpServer,
     body: &Value,
 ) -> (Value, Vec<Value>, reqwest::header::HeaderMap) {
-    // The standard headers a 2026-07-28 client sends, which the server checks.
-    let mut request = server
-        .post_raw(None, &body.to_string())
-        .header("MCP-Protocol-Version", "2026-07-28")
-        .header("Mcp-Method", body["method"].as_str().expect("a method"));
-    let params = &body["params"];
-    if let Some(name) = params["name"].as_str().or(params["taskId"].as_str()) {
-        request = request.header("Mcp-Name", name);
-    }
-    let response = request.send().await.expect("sent");
-    let headers = response.headers().clone();
-    let all = messages(response).await;
-    let answer = all
-        .iter()
-        .find(|m| m["id"] == body["id"])
-        .cloned()
-        .unwrap_or_else(|| panic!("no answer to {body}: {all:?}"));
-    (answer, all, headers)
+    server.post_2026(body).await
 }
 
 fn with(mut params: Value, state: &str, responses: Value) -> Value {

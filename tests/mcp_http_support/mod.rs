@@ -210,6 +210,29 @@ impl HttpServer {
         self.post_raw(session, &body.to_string())
     }
 
+    /// Posts a 2026-07-28 request `body` outside any session, with the standard headers such
+    /// a client sends (which the server checks): the JSON-RPC answer with its id, every
+    /// message, and the response's headers.
+    pub async fn post_2026(&self, body: &Value) -> (Value, Vec<Value>, reqwest::header::HeaderMap) {
+        let mut request = self
+            .post_raw(None, &body.to_string())
+            .header("MCP-Protocol-Version", "2026-07-28")
+            .header("Mcp-Method", body["method"].as_str().expect("a method"));
+        let params = &body["params"];
+        if let Some(name) = params["name"].as_str().or(params["taskId"].as_str()) {
+            request = request.header("Mcp-Name", name);
+        }
+        let response = request.send().await.expect("sent");
+        let headers = response.headers().clone();
+        let all = messages(response).await;
+        let answer = all
+            .iter()
+            .find(|m| m["id"] == body["id"])
+            .cloned()
+            .unwrap_or_else(|| panic!("no answer to {body}: {all:?}"));
+        (answer, all, headers)
+    }
+
     /// Opens a session and returns its id.
     pub async fn open_session(&self) -> String {
         self.try_open_session()
@@ -311,6 +334,17 @@ impl HttpServer {
             .find(|m| m["id"] == id)
             .expect("the call is answered")
     }
+}
+
+/// A request of the 2026-07-28 era: its `_meta` carries the version and the client's
+/// capabilities.
+pub fn request_2026(id: i64, method: &str, mut params: Value, capabilities: &Value) -> Value {
+    params["_meta"] = json!({
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": capabilities,
+        "io.modelcontextprotocol/clientInfo": {"name": "era-test", "version": "0"},
+    });
+    json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params})
 }
 
 pub fn initialize() -> Value {
