@@ -64,13 +64,16 @@ pub(crate) async fn gate(State(gate): State<Arc<Gate>>, request: Request, next: 
             }
             let initialize = kind == Kind::Initialize;
             // A new session past the bound is refused (or takes the place of the least
-            // recently used idle one, when the server is set so).
+            // recently used idle one, when the server is set so). Its place is kept from
+            // here until the session is made.
             if initialize
                 && let Some(sessions) = &gate.sessions
                 && !request.headers().contains_key("mcp-session-id")
-                && !sessions.make_room()
             {
-                return too_many_sessions(sessions.max, sessions.when_full);
+                let Some(opening) = sessions.make_room() else {
+                    return too_many_sessions(sessions.max, sessions.when_full);
+                };
+                return opening.scope(next.run(request)).await;
             }
             if kind == Kind::StatelessEra {
                 // Served on its own by the library (with a session id or not), by the

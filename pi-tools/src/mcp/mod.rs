@@ -105,6 +105,7 @@ mod http_proxy;
 mod lines;
 mod logging;
 mod mrtr;
+mod opening;
 mod outbox;
 mod progress;
 mod prompt_set;

@@ -19,6 +19,7 @@ use rmcp::transport::streamable_http_server::{
 use tokio_util::sync::CancellationToken;
 
 use super::answering::Answering;
+use super::opening::Opening;
 use super::replay::{Found, KEPT_EVENTS, KEPT_FOR};
 use super::sessions::{Busy, Life, Sessions};
 
@@ -61,11 +62,13 @@ impl SessionManager for Sessions {
     type Transport = <LocalSessionManager as SessionManager>::Transport;
 
     async fn create_session(&self) -> Result<(SessionId, Self::Transport), Self::Error> {
-        // The gate has made room already; a race past the bound by a few is harmless.
+        // The gate kept a place for it (see `opening`), which it now takes.
         let (id, transport) = self.inner.create_session().await?;
         let life = Life::new(id.clone(), self.me.clone());
         *life.server.lock().unwrap_or_else(|e| e.into_inner()) = self.created();
-        self.table().insert(id.clone(), Arc::new(life));
+        let mut table = self.table();
+        Opening::settle_current(self);
+        table.insert(id.clone(), Arc::new(life));
         Ok((id, transport))
     }
 

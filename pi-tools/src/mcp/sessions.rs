@@ -32,6 +32,7 @@ use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
 use super::hibernation::awake_idle;
+use super::opening::Opening;
 use super::replay::{KEPT_EVENTS, Replay};
 use super::server::ToolServer;
 use crate::session::Session;
@@ -79,6 +80,9 @@ pub(crate) struct Sessions {
     pub(super) table: Mutex<HashMap<SessionId, Arc<Life>>>,
     /// Awake sessions counted idle (see `hibernation`).
     pub(super) awake_idle: AtomicUsize,
+    /// Sessions let in by the gate and not yet in the table (see `opening`); changed with
+    /// the table locked, and counted with it against `max`.
+    pub(super) opening: AtomicUsize,
     /// Servers on their way between the library's service factory and the session they
     /// serve, by the task of the request that makes or wakes the session.
     pub(super) handoff: Mutex<HashMap<tokio::task::Id, ToolServer>>,
@@ -377,6 +381,7 @@ impl Sessions {
             when_full,
             table: Mutex::new(HashMap::new()),
             awake_idle: AtomicUsize::new(0),
+            opening: AtomicUsize::new(0),
             handoff: Mutex::default(),
             me: me.clone(),
         })
@@ -419,35 +424,35 @@ impl Sessions {
         Some(life)
     }
 
-    /// Makes room for one more session: below the bound there is room; at it, there is
-    /// none, unless the server ends idle sessions when full ([`WhenFull::EndIdle`]): then
-    /// the least recently used session that is not busy ends, and there is none only when
-    /// every session is busy.
+    /// Keeps a place for one more session, counted against the bound until the session is
+    /// in the table: below the bound there is one; at it, there is none, unless the server
+    /// ends idle sessions when full ([`WhenFull::EndIdle`]): then the least recently used
+    /// session that is not busy ends, and there is none only when every session is busy.
     ///
     /// [`WhenFull::EndIdle`]: super::session_bound::WhenFull::EndIdle
-    pub(crate) fn make_room(&self) -> bool {
-        let victim = {
-            let table = self.table();
-            if table.len() < self.max {
-                return true;
-            }
-            if self.when_full == super::session_bound::WhenFull::Refuse {
-                return false;
-            }
-            table
-                .iter()
-                .filter_map(|(id, life)| life.idle_since().map(|since| (since, id)))
-                .min()
-                .map(|(_, id)| id.clone())
-        };
-        match victim {
-            Some(id) => {
-                tracing::debug!(session = %id, "the least recently used idle session makes room");
-                self.end_at_once(&id);
-                true
-            }
-            None => false,
+    pub(crate) fn make_room(self: &Arc<Self>) -> Option<Arc<Opening>> {
+        // Each round ends one idle session; a place ended for this request may be taken by
+        // another one arriving at once, so a few rounds are allowed.
+        for _ in 0..8 {
+            let victim = {
+                let table = self.table();
+                if table.len() + self.opening.load(Ordering::Relaxed) < self.max {
+                    return Some(Opening::counted(self));
+                }
+                if self.when_full == super::session_bound::WhenFull::Refuse {
+                    return None;
+                }
+                table
+                    .iter()
+                    .filter_map(|(id, life)| life.idle_since().map(|since| (since, id)))
+                    .min()
+                    .map(|(_, id)| id.clone())
+            };
+            let id = victim?;
+            tracing::debug!(session = %id, "the least recently used idle session makes room");
+            self.end_at_once(&id);
         }
+        None
     }
 
     /// Removes the session and stops what runs for it; the library's worker is closed in
