@@ -11,7 +11,7 @@ if ! command -v valgrind >/dev/null; then
     apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq valgrind >/dev/null
 fi
 cargo build --quiet --release --example runner_overhead
-bin=target/release/examples/runner_overhead
+bin=${CARGO_TARGET_DIR:-target}/release/examples/runner_overhead
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 

@@ -10,7 +10,8 @@ use tokio::sync::mpsc::UnboundedSender;
 use tokio_util::sync::CancellationToken;
 
 use super::event::{LogLevel, ToolEvent};
-use super::nested::Nested;
+use super::message::ToolCall;
+use super::nested::NestedSlot;
 use super::result::ToolResult;
 
 /// A type map of shared values handed to every tool of a batch (the execution environment,
@@ -60,8 +61,29 @@ impl std::fmt::Debug for Extensions {
 /// when the batch's sink wants them. Updates sent after the tool returned are dropped.
 #[derive(Clone)]
 pub struct ProgressUpdater {
-    channel: Option<Arc<UpdateChannel>>,
-    index: usize,
+    to: To,
+}
+
+/// Where a call's updates go.
+#[derive(Clone)]
+enum To {
+    /// Nowhere (a tool called outside the runner).
+    Nowhere,
+    /// The runner of the call's batch, through the batch's channel.
+    Batch {
+        channel: Arc<UpdateChannel>,
+        index: usize,
+    },
+    /// The calling call's updater, as events of the nested call (see `runner::one`).
+    Caller(Arc<ToCaller>),
+}
+
+/// A nested call's way to its caller: each update becomes the nested call's event, sent on
+/// as one of the caller's; none once the nested call has returned.
+struct ToCaller {
+    caller: ProgressUpdater,
+    call: Arc<ToolCall>,
+    accepting: AtomicBool,
 }
 
 /// One per batch: where every call's updates go, and which calls still accept them (one
@@ -90,6 +112,35 @@ pub(crate) enum Update {
     Nested(Box<ToolEvent>),
 }
 
+impl Update {
+    /// The event of `call` this update becomes.
+    pub(crate) fn into_event(self, call: &ToolCall) -> ToolEvent {
+        match self {
+            Update::Partial(partial) => ToolEvent::ToolExecutionUpdate {
+                tool_call_id: call.id.clone(),
+                tool_name: call.name.clone(),
+                args: call.arguments.clone(),
+                partial_result: Box::new(partial),
+            },
+            Update::Log {
+                level,
+                logger,
+                message,
+            } => ToolEvent::ToolExecutionLog {
+                tool_call_id: call.id.clone(),
+                tool_name: call.name.clone(),
+                level,
+                logger,
+                message,
+            },
+            Update::Nested(event) => ToolEvent::ToolExecutionNested {
+                parent_tool_call_id: call.id.clone(),
+                event,
+            },
+        }
+    }
+}
+
 impl UpdateChannel {
     /// A channel for a batch of `calls` calls, all accepting updates; log lines are kept
     /// only when `wants_logs`.
@@ -113,16 +164,27 @@ pub const OUTPUT_END_DETAIL: &str = "outputEnd";
 impl ProgressUpdater {
     /// An updater that drops everything (for calling a tool outside the runner).
     pub fn disabled() -> Self {
-        ProgressUpdater {
-            channel: None,
-            index: 0,
-        }
+        ProgressUpdater { to: To::Nowhere }
     }
 
     pub(crate) fn new(channel: &Arc<UpdateChannel>, index: usize) -> Self {
         ProgressUpdater {
-            channel: Some(channel.clone()),
-            index,
+            to: To::Batch {
+                channel: channel.clone(),
+                index,
+            },
+        }
+    }
+
+    /// The updater of the nested call `call` made by the call `caller` updates: each update
+    /// goes to `caller` as an event of `call`.
+    pub(crate) fn to_caller(caller: &ProgressUpdater, call: &Arc<ToolCall>) -> Self {
+        ProgressUpdater {
+            to: To::Caller(Arc::new(ToCaller {
+                caller: caller.clone(),
+                call: Arc::clone(call),
+                accepting: AtomicBool::new(true),
+            })),
         }
     }
 
@@ -139,7 +201,11 @@ impl ProgressUpdater {
     /// Whether log lines reach anyone: the batch's sink [wants them](super::EventSink::wants_logs).
     /// A tool may skip the work of producing them otherwise.
     pub fn wants_logs(&self) -> bool {
-        self.channel.as_ref().is_some_and(|c| c.wants_logs)
+        match &self.to {
+            To::Nowhere => false,
+            To::Batch { channel, .. } => channel.wants_logs,
+            To::Caller(to) => to.caller.wants_logs(),
+        }
     }
 
     /// Sends a log line (without its end) from `logger`, e.g. a command's stderr line from
@@ -155,10 +221,18 @@ impl ProgressUpdater {
     }
 
     fn send(&self, update: Update) {
-        if let Some(channel) = &self.channel
-            && channel.accepting[self.index].load(Ordering::Acquire)
-        {
-            let _ = channel.tx.send((self.index, update));
+        match &self.to {
+            To::Nowhere => {}
+            To::Batch { channel, index } => {
+                if channel.accepting[*index].load(Ordering::Acquire) {
+                    let _ = channel.tx.send((*index, update));
+                }
+            }
+            To::Caller(to) => {
+                if to.accepting.load(Ordering::Acquire) {
+                    to.caller.nested(update.into_event(&to.call));
+                }
+            }
         }
     }
 
@@ -169,8 +243,12 @@ impl ProgressUpdater {
 
     /// Stops accepting updates; later ones are dropped.
     pub(crate) fn close(&self) {
-        if let Some(channel) = &self.channel {
-            channel.accepting[self.index].store(false, Ordering::Release);
+        match &self.to {
+            To::Nowhere => {}
+            To::Batch { channel, index } => {
+                channel.accepting[*index].store(false, Ordering::Release);
+            }
+            To::Caller(to) => to.accepting.store(false, Ordering::Release),
         }
     }
 }
@@ -186,7 +264,7 @@ pub struct ToolContext {
     extensions: Extensions,
     tool_config: Option<Arc<dyn Any + Send + Sync>>,
     time_limit: Option<Duration>,
-    nested: Option<Arc<Nested>>,
+    nested: Option<NestedSlot>,
 }
 
 impl ToolContext {
@@ -245,13 +323,13 @@ impl ToolContext {
     }
 
     /// Lets the call make nested calls through its batch's runner.
-    pub(crate) fn with_nested(mut self, nested: Arc<Nested>) -> Self {
-        self.nested = Some(nested);
+    pub(crate) fn with_nested(mut self, slot: NestedSlot) -> Self {
+        self.nested = Some(slot);
         self
     }
 
-    /// The batch's runner for nested calls, when the call runs in one.
-    pub(crate) fn nested_runner(&self) -> Option<&Arc<Nested>> {
+    /// The call's way to make nested calls, when it runs in a batch.
+    pub(crate) fn nested_slot(&self) -> Option<&NestedSlot> {
         self.nested.as_ref()
     }
 
@@ -282,6 +360,18 @@ impl ToolContext {
                 .as_ref()
                 .map_or_else(CancellationToken::new, CancellationToken::child_token)
         })
+    }
+
+    /// The token that cancels this call as it stands: its own when it has one, else the
+    /// batch's, which is the only thing that can cancel the call then. A nested call runs
+    /// under it without making the call a token of its own (a child token takes the
+    /// parent's lock to be made and again to be dropped).
+    pub(crate) fn current_cancellation(&self) -> &CancellationToken {
+        match (self.cancel.own.get(), &self.cancel.batch) {
+            (Some(own), _) => own,
+            (None, Some(batch)) => batch,
+            (None, None) => self.cancellation(),
+        }
     }
 
     /// Whether the call has been cancelled.

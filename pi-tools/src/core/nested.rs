@@ -1,22 +1,24 @@
 //! Tools calling tools: [`ToolContext::call_tool`] runs a call through the same pipeline as
 //! the model's (lookup, argument preparation, validation and coercion, the before-hook with
 //! the policy and its approver, execution with the per-file mutation queue of the shared
-//! environment, the after-hook), as a batch of one under the calling call. Its cancellation
-//! is the caller's, its events reach the caller's sink as [`ToolEvent::ToolExecutionNested`],
-//! and how deep and how many such calls go is bounded.
+//! environment, the after-hook), under the calling call (see `runner::one`). Its
+//! cancellation is the caller's, its events reach the caller's sink as
+//! [`ToolEvent::ToolExecutionNested`], and how deep and how many such calls go is bounded.
+//!
+//! [`ToolEvent::ToolExecutionNested`]: super::event::ToolEvent::ToolExecutionNested
 
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::fmt::Write;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
-use super::context::{ProgressUpdater, ToolContext};
+use super::context::ToolContext;
 use super::error::ToolError;
-use super::event::{EventSink, ToolEvent};
 use super::message::ToolCall;
 use super::result::ToolResult;
-use super::runner::{RunnerConfig, run_batch};
+use super::runner::{RunnerConfig, run_one};
 use super::toolset::ToolSet;
 
 /// How many levels of tools calling tools there may be below a model's call: a call of the
@@ -26,58 +28,81 @@ pub const MAX_NESTING_DEPTH: usize = 4;
 /// How many nested calls one call may make.
 pub const MAX_NESTED_CALLS: usize = 64;
 
-/// What the calls of one batch make nested calls through: the batch's tools and
-/// configuration, how deep the batch is, and how many nested calls each call has made.
+/// What the calls of a model's batch, and the calls they make in turn, make nested calls
+/// through: the batch's tools and configuration. Made once per batch, when its first call
+/// runs, and shared by every level below it.
 pub(crate) struct Nested {
     tools: ToolSet,
     config: RunnerConfig,
-    depth: usize,
-    made: Mutex<HashMap<Arc<str>, usize>>,
 }
 
 impl Nested {
-    pub(crate) fn new(tools: ToolSet, config: RunnerConfig, depth: usize) -> Arc<Self> {
-        Arc::new(Nested {
-            tools,
-            config,
-            depth,
-            made: Mutex::new(HashMap::new()),
-        })
+    pub(crate) fn new(tools: ToolSet, config: RunnerConfig) -> Arc<Self> {
+        Arc::new(Nested { tools, config })
     }
 
-    /// Counts one more nested call of `caller`, or says why there may be none.
-    fn admit(&self, caller: &str, name: &str) -> Result<usize, ToolError> {
+    /// The tools nested calls may call.
+    pub(crate) fn tools(&self) -> &ToolSet {
+        &self.tools
+    }
+
+    /// How nested calls run.
+    pub(crate) fn config(&self) -> &RunnerConfig {
+        &self.config
+    }
+}
+
+/// One call's way to make nested calls: the runner, how many levels below the model's call
+/// the call is, and its count of the nested calls it made (a slot of its batch's counts, one
+/// allocation per batch).
+#[derive(Clone)]
+pub(crate) struct NestedSlot {
+    runner: Arc<Nested>,
+    counts: Arc<[AtomicUsize]>,
+    index: usize,
+    depth: usize,
+}
+
+impl NestedSlot {
+    /// The slot of the call at `index` of a batch `depth` levels below the model's, whose
+    /// calls count their nested calls in `counts`.
+    pub(crate) fn new(
+        runner: Arc<Nested>,
+        counts: Arc<[AtomicUsize]>,
+        index: usize,
+        depth: usize,
+    ) -> Self {
+        NestedSlot {
+            runner,
+            counts,
+            index,
+            depth,
+        }
+    }
+
+    /// Counts one more nested call of the call, or says why there may be none.
+    fn admit(&self, name: &str) -> Result<usize, ToolError> {
         if self.depth >= MAX_NESTING_DEPTH {
             return Err(ToolError::new(format!(
                 "Tool {name} was not called: tools may call tools only {MAX_NESTING_DEPTH} levels below the model's call, and this call is that deep. Do this part of the work in the calling tool, or call {name} from a tool nearer the model."
             )));
         }
-        let mut made = self.made.lock().unwrap_or_else(PoisonError::into_inner);
-        let count = made.entry(Arc::from(caller)).or_insert(0);
-        if *count >= MAX_NESTED_CALLS {
-            return Err(ToolError::new(format!(
-                "Tool {name} was not called: one call may make at most {MAX_NESTED_CALLS} nested calls, and this one has made them all. Split the work over several calls."
-            )));
-        }
-        *count += 1;
-        Ok(*count)
+        let made = self.counts[self.index]
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |made| {
+                (made < MAX_NESTED_CALLS).then_some(made + 1)
+            })
+            .map_err(|_| {
+                ToolError::new(format!(
+                    "Tool {name} was not called: one call may make at most {MAX_NESTED_CALLS} nested calls, and this one has made them all. Split the work over several calls."
+                ))
+            })?;
+        Ok(made + 1)
     }
 }
 
-/// Hands a nested call's events to the calling call's updater, for the runner of the
-/// caller's batch to send on; its result messages are the caller's to use, not the
-/// transcript's.
-struct ToCaller<'a>(&'a ProgressUpdater);
-
-impl EventSink for ToCaller<'_> {
-    async fn emit(&self, event: ToolEvent) {
-        if !matches!(
-            event,
-            ToolEvent::MessageStart { .. } | ToolEvent::MessageEnd { .. }
-        ) {
-            self.0.nested(event);
-        }
-    }
+/// One count of nested calls for each of `calls` calls.
+pub(crate) fn counts(calls: usize) -> Arc<[AtomicUsize]> {
+    (0..calls).map(|_| AtomicUsize::new(0)).collect()
 }
 
 impl ToolContext {
@@ -98,33 +123,31 @@ impl ToolContext {
     /// Do not call a tool while holding a file's mutation slot: a nested edit of the same
     /// file waits for the slot, which is held until it finishes.
     pub async fn call_tool(&self, name: &str, arguments: Value) -> Result<ToolResult, ToolError> {
-        let Some(nested) = self.nested_runner() else {
+        let Some(slot) = self.nested_slot() else {
             return Err(ToolError::new(format!(
                 "Tool {name} was not called: this tool runs outside a batch, so it has no tools to call. Run it through the runner (execute_tool_calls)."
             )));
         };
-        let n = nested.admit(self.call_id(), name)?;
-        let call = ToolCall::new(format!("{}.{n}", self.call_id()), name, arguments);
-        let outcome = Box::pin(run_batch(
-            &nested.tools,
-            std::slice::from_ref(&call),
-            &nested.config,
-            self.cancellation(),
-            &ToCaller(self.updater()),
-            nested.depth + 1,
-        ))
+        let n = slot.admit(name)?;
+        let mut id = String::with_capacity(self.call_id().len() + 3);
+        id.push_str(self.call_id());
+        let _ = write!(id, ".{n}");
+        let call = ToolCall::new(id, name, arguments);
+        // Not boxed: the calling tool's future is boxed already, and holds this one.
+        let (result, is_error) = run_one(
+            &slot.runner,
+            call,
+            self.current_cancellation(),
+            self.updater(),
+            slot.depth + 1,
+        )
         .await;
-        let Some(message) = outcome.messages.into_iter().next() else {
-            return Err(ToolError::new(format!(
-                "Tool {name} gave no result; this is a bug in pi-tools."
-            )));
-        };
-        if message.is_error {
-            let text = message.result.text_content();
+        if is_error {
+            let text = result.text_content();
             return Err(ToolError::new(format!("The call of {name} failed: {text}"))
-                .with_details(message.result.details));
+                .with_details(result.details));
         }
-        Ok(message.result)
+        Ok(result)
     }
 
     /// [`call_tool`](Self::call_tool), with the tool's structured result read as `T` (the

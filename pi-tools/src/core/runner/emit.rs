@@ -28,29 +28,7 @@ pub(super) fn emit_update<'s, S: EventSink>(
     call: &ToolCall,
     update: Update,
 ) -> impl Future<Output = ()> + 's {
-    sink.emit(match update {
-        Update::Partial(partial) => ToolEvent::ToolExecutionUpdate {
-            tool_call_id: call.id.clone(),
-            tool_name: call.name.clone(),
-            args: call.arguments.clone(),
-            partial_result: Box::new(partial),
-        },
-        Update::Log {
-            level,
-            logger,
-            message,
-        } => ToolEvent::ToolExecutionLog {
-            tool_call_id: call.id.clone(),
-            tool_name: call.name.clone(),
-            level,
-            logger,
-            message,
-        },
-        Update::Nested(event) => ToolEvent::ToolExecutionNested {
-            parent_tool_call_id: call.id.clone(),
-            event,
-        },
-    })
+    sink.emit(update.into_event(call))
 }
 
 /// The call's end event. The result goes into the event shared, and comes back into `fin`

@@ -4,6 +4,7 @@
 //! `emit.rs`.
 
 use std::panic::AssertUnwindSafe;
+use std::sync::atomic::AtomicUsize;
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
@@ -21,7 +22,7 @@ use super::hooks::{
     BeforeToolCallOutcome,
 };
 use super::message::{ToolCall, ToolResultMessage};
-use super::nested::Nested;
+use super::nested::{Nested, NestedSlot, counts};
 use super::result::ToolResult;
 use super::text::seconds_text;
 use super::tool::ExecutionMode;
@@ -29,8 +30,10 @@ use super::toolset::{Entry, ToolSet};
 
 mod emit;
 mod notify;
+mod one;
 mod supervise;
 use emit::{emit_end, emit_message, emit_start, emit_update, forward_pending_updates};
+pub(crate) use one::run_one;
 use supervise::{Supervised, supervise};
 
 const ABORTED: &str = "Operation aborted";
@@ -140,19 +143,6 @@ pub async fn execute_tool_calls<S: EventSink>(
     cancel: &CancellationToken,
     sink: &S,
 ) -> BatchOutcome {
-    run_batch(tools, calls, config, cancel, sink, 0).await
-}
-
-/// [`execute_tool_calls`] for calls `depth` levels below the model's (0 for the model's
-/// own; a nested call's batch is one deeper than its caller's).
-pub(crate) async fn run_batch<S: EventSink>(
-    tools: &ToolSet,
-    calls: &[ToolCall],
-    config: &RunnerConfig,
-    cancel: &CancellationToken,
-    sink: &S,
-    depth: usize,
-) -> BatchOutcome {
     let sequential = calls
         .iter()
         .any(|c| tools.must_run_alone(&c.name, config.execution));
@@ -162,8 +152,9 @@ pub(crate) async fn run_batch<S: EventSink>(
         config,
         cancel,
         all_calls: OnceLock::new(),
-        depth,
+        depth: 0,
         nested: OnceLock::new(),
+        counts: OnceLock::new(),
     };
     let finalized = if sequential {
         batch.run_sequential(sink).await
@@ -174,7 +165,7 @@ pub(crate) async fn run_batch<S: EventSink>(
     let mut messages = Vec::with_capacity(finalized.len());
     for (call, fin) in calls.iter().zip(finalized) {
         let mut message = result_message(call, fin);
-        if !sequential && batch.sends_messages() {
+        if !sequential {
             message = emit_message(sink, message).await;
         }
         messages.push(message);
@@ -191,20 +182,17 @@ struct Batch<'a> {
     config: &'a RunnerConfig,
     cancel: &'a CancellationToken,
     all_calls: OnceLock<Arc<[ToolCall]>>,
-    /// How many levels below the model's calls these are.
+    /// How many levels below the model's calls these are (0 for a model's batch, more for
+    /// a nested call, see `one`).
     depth: usize,
-    /// What the batch's calls make nested calls through, made when the first call runs.
+    /// What the batch's calls make nested calls through, made when the first call runs (a
+    /// nested call's is its caller's).
     nested: OnceLock<Arc<Nested>>,
+    /// How many nested calls each call made, made when the first call runs.
+    counts: OnceLock<Arc<[AtomicUsize]>>,
 }
 
 impl<'a> Batch<'a> {
-    /// Whether the batch sends its result messages as events. A nested call's batch does
-    /// not: its sink hands events to the calling call, whose tool gets the result itself
-    /// (the messages would be built and dropped on every nested call).
-    fn sends_messages(&self) -> bool {
-        self.depth == 0
-    }
-
     async fn run_parallel<S: EventSink>(&self, sink: &S) -> Vec<Finalized> {
         let mut slots = empty_slots(self.calls.len());
         let mut ready = Vec::new();
@@ -225,7 +213,7 @@ impl<'a> Batch<'a> {
                 self.drive(vec![(index, entry, args)], 1, sink, &mut slots)
                     .await;
             }
-            if let Some(fin) = slots[index].as_ref().filter(|_| self.sends_messages()) {
+            if let Some(fin) = slots[index].as_ref() {
                 let message = result_message(call, clone_finalized(fin));
                 emit_message(sink, message).await;
             }
@@ -276,7 +264,7 @@ impl<'a> Batch<'a> {
         let mut pending = ready.into_iter();
         let mut running = FuturesUnordered::new();
         for (index, entry, args) in pending.by_ref().take(limit) {
-            running.push(self.execute(index, entry, args, &channel));
+            running.push(self.execute(index, entry, args, ProgressUpdater::new(&channel, index)));
         }
         loop {
             tokio::select! {
@@ -293,7 +281,7 @@ impl<'a> Batch<'a> {
                     emit_end(sink, &self.calls[index], &mut fin).await;
                     slots[index] = Some(fin);
                     if let Some((index, entry, args)) = pending.next() {
-                        running.push(self.execute(index, entry, args, &channel));
+                        running.push(self.execute(index, entry, args, ProgressUpdater::new(&channel, index)));
                     }
                 }
             }
@@ -385,12 +373,13 @@ impl<'a> Batch<'a> {
     }
 
     /// Phases two and three: execute (with timeout and cancellation), then the after-hook.
+    /// The call's updates go to `updater`.
     async fn execute(
         &self,
         index: usize,
         entry: &'a Entry,
         args: Value,
-        channel: &Arc<UpdateChannel>,
+        updater: ProgressUpdater,
     ) -> (usize, Finalized) {
         let call = &self.calls[index];
         if self.cancel.is_cancelled() {
@@ -400,7 +389,6 @@ impl<'a> Batch<'a> {
         // time is up; without one, the call's token is made from the batch's only if the
         // tool asks for it.
         let own = self.config.timeout.map(|_| self.cancel.child_token());
-        let updater = ProgressUpdater::new(channel, index);
         let ctx = match &own {
             Some(token) => ToolContext::new(call.id.as_str(), token.clone()),
             None => ToolContext::in_batch(call.id.as_str(), self.cancel),
@@ -408,9 +396,15 @@ impl<'a> Batch<'a> {
         .with_updater(updater.clone())
         .with_extensions(self.config.extensions.clone())
         .with_time_limit(self.config.timeout)
-        .with_nested(Arc::clone(self.nested.get_or_init(|| {
-            Nested::new(self.tools.clone(), self.config.clone(), self.depth)
-        })));
+        .with_nested(NestedSlot::new(
+            Arc::clone(
+                self.nested
+                    .get_or_init(|| Nested::new(self.tools.clone(), self.config.clone())),
+            ),
+            Arc::clone(self.counts.get_or_init(|| counts(self.calls.len()))),
+            index,
+            self.depth,
+        ));
         let hook_args = self.config.after_tool_call.as_ref().map(|_| args.clone());
         let run = AssertUnwindSafe(entry.tool.execute(args, ctx)).catch_unwind();
         let outcome = supervise(
