@@ -90,6 +90,7 @@
 
 mod answer_ids;
 mod answering;
+mod asker;
 mod call_line;
 mod direct;
 mod elicit;
@@ -122,6 +123,7 @@ mod sessions;
 mod stateless;
 mod stdio;
 mod tasks;
+mod tool_round;
 mod tools;
 mod unknown_method;
 
