@@ -4,4 +4,5 @@ mod mcp_era;
 mod mcp_input;
 mod mcp_policy;
 mod mcp_server;
+mod mcp_tool_asks;
 mod mcp_typed;
