@@ -567,3 +567,62 @@ async fn a_2026_client_without_the_capability_gets_missing_capability_naming_it(
         json!({"requiredCapabilities": {"elicitation": {}}})
     );
 }
+
+#[tokio::test]
+async fn a_2026_call_the_policy_asks_about_is_not_asked_about_again_when_the_tool_asks_next() {
+    use pi_tools::config::Config;
+    use pi_tools::toolbox::Toolbox;
+
+    let runs = Arc::new(AtomicUsize::new(0));
+    let registered = vec![pi_tools::from_agent_tool(Asking::new("greet", &runs))];
+    let toml = "[tools]\nactive = [\"greet\"]\n[[policy.rule]]\ntool = \"greet\"\ndecision = \"ask\"\nreason = \"Greetings are personal.\"\n";
+    let config = Config::parse(toml, "pi-tools.toml", &registered).expect("valid");
+    let toolbox = Toolbox::new(registered, &config, Default::default());
+    let mut pipe = RawPipe::start(McpTools::from(&toolbox), toolbox.runner_config());
+
+    // Round 1: the policy's question; the tool has not run.
+    pipe.send(call_2026(1, "greet", asking(), json!({}))).await;
+    let (requests, state) = input_required(&pipe.recv().await);
+    let (key, _) = requests
+        .as_object()
+        .and_then(|r| r.iter().next())
+        .expect("one question");
+    assert!(key.starts_with("approve-"), "{requests}");
+    assert_eq!(runs.load(Ordering::SeqCst), 0);
+
+    // Round 2: allowed; the tool runs and asks its own question.
+    pipe.send(call_2026(
+        2,
+        "greet",
+        asking(),
+        answered(key, json!({"answer": "allow_once"}), &state),
+    ))
+    .await;
+    let (requests, state) = input_required(&pipe.recv().await);
+    assert_eq!(
+        requests["elicitation-1"]["params"]["message"],
+        "What is your name?"
+    );
+    assert_eq!(runs.load(Ordering::SeqCst), 1);
+
+    // Round 3: the tool's answer; the person's approval holds for this call, not asked again.
+    pipe.send(call_2026(
+        3,
+        "greet",
+        asking(),
+        answered("elicitation-1", json!({"name": "Ada"}), &state),
+    ))
+    .await;
+    assert_eq!(text(&pipe.recv().await), "Hello, Ada!");
+    assert_eq!(runs.load(Ordering::SeqCst), 2);
+
+    // A new call is asked about again.
+    pipe.send(call_2026(4, "greet", asking(), json!({}))).await;
+    let (requests, _) = input_required(&pipe.recv().await);
+    assert!(
+        requests
+            .as_object()
+            .is_some_and(|r| r.keys().all(|k| k.starts_with("approve-"))),
+        "{requests}"
+    );
+}
