@@ -44,7 +44,7 @@ struct Asking {
 }
 
 impl Asking {
-    fn new(name: &'static str, runs: &Arc<AtomicUsize>) -> Arc<dyn AgentTool> {
+    fn tool(name: &'static str, runs: &Arc<AtomicUsize>) -> Arc<dyn AgentTool> {
         Arc::new(Asking {
             name,
             runs: Arc::clone(runs),
@@ -116,7 +116,7 @@ impl AgentTool for Asking {
 fn served(runs: &Arc<AtomicUsize>) -> McpTools {
     ["greet", "survey", "haiku"]
         .into_iter()
-        .map(|name| McpTool::new(Asking::new(name, runs)))
+        .map(|name| McpTool::new(Asking::tool(name, runs)))
         .collect()
 }
 
@@ -574,7 +574,7 @@ async fn a_2026_call_the_policy_asks_about_is_not_asked_about_again_when_the_too
     use pi_tools::toolbox::Toolbox;
 
     let runs = Arc::new(AtomicUsize::new(0));
-    let registered = vec![pi_tools::from_agent_tool(Asking::new("greet", &runs))];
+    let registered = vec![pi_tools::from_agent_tool(Asking::tool("greet", &runs))];
     let toml = "[tools]\nactive = [\"greet\"]\n[[policy.rule]]\ntool = \"greet\"\ndecision = \"ask\"\nreason = \"Greetings are personal.\"\n";
     let config = Config::parse(toml, "pi-tools.toml", &registered).expect("valid");
     let toolbox = Toolbox::new(registered, &config, Default::default());

@@ -12,26 +12,6 @@
 //! client's retry runs the tool again from the start, its questions now answered in the same
 //! order. **A tool should ask before it acts**: whatever it did before a question is done
 //! again on the re-run.
-//!
-//! ```
-//! use pi_tools::{Answer, Question, ToolContext, ToolError, tool};
-//! use serde_json::json;
-//!
-//! /// Deletes the branch after the person confirms it.
-//! #[tool]
-//! async fn delete_branch(ctx: &ToolContext, name: String) -> Result<String, ToolError> {
-//!     let form = json!({
-//!         "type": "object",
-//!         "properties": {"confirm": {"type": "boolean", "title": "Delete it?"}},
-//!         "required": ["confirm"]
-//!     });
-//!     // Asked before anything is done: a front may run the tool again with the answer.
-//!     match ctx.ask(Question::new(format!("Delete the branch `{name}`?"), form)).await? {
-//!         Answer::Accept(content) if content["confirm"] == true => Ok(format!("Deleted {name}.")),
-//!         _ => Ok(format!("The branch {name} was kept: the person did not confirm.")),
-//!     }
-//! }
-//! ```
 
 use std::sync::Arc;
 
@@ -43,7 +23,33 @@ use super::tool::BoxFuture;
 
 /// A question for the person behind the client: a message and the form of the answer, a JSON
 /// Schema object of flat properties (strings, numbers, integers, booleans, enumerations), as
-/// MCP elicitation takes it.
+/// MCP elicitation takes it. Asked with [`ToolContext::ask`]; ask before acting, since a
+/// front may run the tool again with the answer (see the
+/// [guide](crate::guide::asking_the_client)).
+///
+/// ```
+/// use pi_tools::{Answer, Question, ToolContext, ToolError, tool};
+/// use serde_json::json;
+///
+/// /// Deletes the branch after the person confirms it.
+/// #[tool]
+/// async fn delete_branch(
+///     ctx: &ToolContext,
+///     /// The branch to delete.
+///     name: String,
+/// ) -> Result<String, ToolError> {
+///     let form = json!({
+///         "type": "object",
+///         "properties": {"confirm": {"type": "boolean", "title": "Delete it?"}},
+///         "required": ["confirm"]
+///     });
+///     // Asked before anything is done: a front may run the tool again with the answer.
+///     match ctx.ask(Question::new(format!("Delete the branch `{name}`?"), form)).await? {
+///         Answer::Accept(content) if content["confirm"] == true => Ok(format!("Deleted {name}.")),
+///         _ => Ok(format!("The branch {name} was kept: the person did not confirm.")),
+///     }
+/// }
+/// ```
 #[derive(Debug, Clone, PartialEq)]
 pub struct Question {
     message: String,
