@@ -101,6 +101,11 @@ impl AgentTool for Asking {
                         text_of(color, "color")
                     )
                 }
+                "where" => {
+                    let roots = ctx.client_roots().await?;
+                    let uris: Vec<&str> = roots.iter().map(|r| r.uri.as_str()).collect();
+                    format!("Roots: {}", uris.join(", "))
+                }
                 _ => {
                     let sampled = ctx
                         .sample(SamplingRequest::new("Write a haiku.", 60))
@@ -624,5 +629,46 @@ async fn a_2026_call_the_policy_asks_about_is_not_asked_about_again_when_the_too
             .as_object()
             .is_some_and(|r| r.keys().all(|k| k.starts_with("approve-"))),
         "{requests}"
+    );
+}
+
+#[tokio::test]
+async fn a_2026_tool_gets_the_roots_the_server_already_asked_for_without_a_question_of_its_own() {
+    use pi_tools::env::local::LocalEnv;
+    use pi_tools::session::{ClientRoots, Session, WithSession};
+
+    let runs = Arc::new(AtomicUsize::new(0));
+    let work = tempfile::tempdir().expect("a directory");
+    let root = work.path().to_path_buf();
+    let follow = ClientRoots::new(|roots| {
+        Ok(Arc::new(LocalEnv::new(roots[0].clone())) as Arc<dyn pi_tools::env::ExecutionEnv>)
+    });
+    let session = Session::new(Arc::new(LocalEnv::new(&root))).with_client_roots(follow);
+    let config = RunnerConfig::default().with_session(Arc::new(session));
+    let tools: McpTools = [McpTool::new(Asking::tool("where", &runs))]
+        .into_iter()
+        .collect();
+    let mut pipe = RawPipe::start(tools, config);
+
+    let declared = json!({"roots": {}});
+    pipe.send(call_2026(1, "where", declared.clone(), json!({})))
+        .await;
+    let (requests, state) = input_required(&pipe.recv().await);
+    assert_eq!(
+        requests,
+        json!({"roots": {"method": "roots/list"}}),
+        "the server asks first"
+    );
+    let uri = format!("file://{}", root.display());
+    let listed = json!({
+        "inputResponses": {"roots": {"roots": [{"uri": uri}]}},
+        "requestState": state,
+    });
+    pipe.send(call_2026(2, "where", declared, listed)).await;
+    assert_eq!(text(&pipe.recv().await), format!("Roots: {uri}"));
+    assert_eq!(
+        runs.load(Ordering::SeqCst),
+        1,
+        "the tool ran once, asking nothing more"
     );
 }

@@ -40,12 +40,21 @@ pub(crate) enum McpAsker {
 }
 
 /// Why a request of a stateless HTTP server (no session) cannot ask its 2025 client.
-pub(crate) const NO_SESSION: &str = "The MCP client cannot be asked: the server runs without sessions (stateless HTTP), so it cannot send the client a question. Call the tool in a session, or name MCP 2026-07-28 in the request's `_meta` so the question comes back as an input-required result.";
+const NO_SESSION: &str = "The MCP client cannot be asked: the server runs without sessions (stateless HTTP), so it cannot send the client a question. Call the tool in a session, or name MCP 2026-07-28 in the request's `_meta` so the question comes back as an input-required result.";
 
 /// What the tool is told while its question goes to the client as the call's result.
 const ASKED_AS_RESULT: &str = "The question was put to the MCP client as this call's result (an input-required result of MCP 2026-07-28); the call runs again from the start with the answer. Return this error as it is.";
 
 impl McpAsker {
+    /// The asker of a 2025-11-25 call from `peer`; `stateless`: the request came to a
+    /// stateless HTTP server, which cannot send its client a request.
+    pub(crate) fn of_session(peer: &Peer<RoleServer>, stateless: bool) -> McpAsker {
+        match stateless {
+            true => McpAsker::Unable(NO_SESSION),
+            false => McpAsker::Session(peer.clone()),
+        }
+    }
+
     /// The asker of a call, as an extension value.
     pub(crate) fn shared(self) -> Arc<dyn ClientAsker> {
         Arc::new(self)
@@ -158,6 +167,14 @@ impl ClientAsker for McpAsker {
                             client_failed("roots request", "no answer within ten minutes")
                         })?
                         .map_err(|e| client_failed("roots request", e))?
+                }
+                // The roots the server asked for itself (it follows them) are known.
+                McpAsker::Round(round) if round.roots.is_some() => {
+                    let uris = round.roots.clone().unwrap_or_default();
+                    return Ok(uris
+                        .into_iter()
+                        .map(|uri| ClientRoot { uri, name: None })
+                        .collect());
                 }
                 McpAsker::Round(round) => {
                     if !round.offers.roots {

@@ -235,7 +235,6 @@ impl ToolServer {
         (&self.served.tasks, self.served.task_after)
     }
 
-    /// The environments made for the client's roots.
     /// The client's session.
     pub(crate) fn client_session(&self) -> &Arc<crate::session::Session> {
         &self.session
@@ -559,10 +558,7 @@ impl ServerHandler for ToolServer {
         if let Some(approver) = &self.approver {
             approver.bind(&context.peer, stateless);
         }
-        let asker = match stateless {
-            true => McpAsker::Unable(super::asker::NO_SESSION),
-            false => McpAsker::Session(context.peer.clone()),
-        };
+        let asker = McpAsker::of_session(&context.peer, stateless);
         // Every call runs within the roots its client lists now, when it offers them.
         let followed = self
             .roots
