@@ -225,7 +225,8 @@ impl ToolContext {
 
     /// Puts `question` to the person behind the client and waits for the answer (the call's
     /// cancellation stops the wait). An error says why nobody could be asked: the tool may
-    /// return it as it is. See the [module](self) for the re-run rule: ask before acting.
+    /// return it as it is. Ask before acting: a front may run the tool again with the answer
+    /// (see the [guide](crate::guide::asking_the_client)).
     pub async fn ask(&self, question: Question) -> Result<Answer, ToolError> {
         let asker = self.asker().ok_or_else(|| ToolError::new(NO_CLIENT))?;
         self.until_cancelled(asker.ask(question)).await
