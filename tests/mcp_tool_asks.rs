@@ -101,6 +101,13 @@ impl AgentTool for Asking {
                         text_of(color, "color")
                     )
                 }
+                "fickle" => {
+                    // A question that differs on each run: the rule it breaks is refused.
+                    let run = self.runs.load(Ordering::SeqCst);
+                    let message = format!("Run {run}: your name?");
+                    let name = ctx.ask(Question::new(message, name_form("name"))).await?;
+                    format!("Hello, {}!", text_of(name, "name"))
+                }
                 "where" => {
                     let roots = ctx.client_roots().await?;
                     let uris: Vec<&str> = roots.iter().map(|r| r.uri.as_str()).collect();
@@ -670,5 +677,32 @@ async fn a_2026_tool_gets_the_roots_the_server_already_asked_for_without_a_quest
         runs.load(Ordering::SeqCst),
         1,
         "the tool ran once, asking nothing more"
+    );
+}
+
+#[tokio::test]
+async fn a_2026_answer_is_not_given_to_a_question_the_tool_changed_between_runs() {
+    let runs = Arc::new(AtomicUsize::new(0));
+    let tools: McpTools = [McpTool::new(Asking::tool("fickle", &runs))]
+        .into_iter()
+        .collect();
+    let mut pipe = RawPipe::start(tools, RunnerConfig::default());
+
+    pipe.send(call_2026(1, "fickle", asking(), json!({}))).await;
+    let (requests, state) = input_required(&pipe.recv().await);
+    assert_eq!(
+        requests["elicitation-1"]["params"]["message"],
+        "Run 1: your name?"
+    );
+    pipe.send(call_2026(
+        2,
+        "fickle",
+        asking(),
+        answered("elicitation-1", json!({"name": "Ada"}), &state),
+    ))
+    .await;
+    assert_eq!(
+        refusal(&pipe.recv().await),
+        "The answer under `elicitation-1` was given to another question than the one the tool asks now (a tool must ask the same questions in the same order on every run), so it was not taken. Call the tool again without `requestState` and `inputResponses` to be asked anew."
     );
 }
