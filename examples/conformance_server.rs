@@ -13,8 +13,8 @@ use pi_tools::mcp::{
     init_stderr_logging, serve_http,
 };
 use pi_tools::{
-    AgentTool, BoxFuture, ContentBlock, Registry, RunnerConfig, ToolContext, ToolError, ToolResult,
-    tool,
+    AgentTool, Answer, BoxFuture, ContentBlock, Question, Registry, RunnerConfig, SamplingRequest,
+    ToolContext, ToolError, ToolResult, tool,
 };
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
@@ -82,6 +82,251 @@ async fn test_tool_with_logging() -> Result<String, ToolError> {
     tokio::time::sleep(Duration::from_millis(50)).await;
     tracing::info!("Tool execution completed");
     Ok("Logged three messages.".to_owned())
+}
+
+/// Asks the person for a username and an email (`elicitation/create`), for the conformance
+/// suite.
+#[tool]
+async fn test_elicitation(
+    ctx: &ToolContext,
+    /// The message to show the user.
+    message: String,
+) -> Result<String, ToolError> {
+    let form = json!({
+        "type": "object",
+        "properties": {
+            "username": {"type": "string", "description": "User's response"},
+            "email": {"type": "string", "description": "User's email address"}
+        },
+        "required": ["username", "email"]
+    });
+    let answer = ctx.ask(Question::new(message, form)).await?;
+    Ok(format!("User response: {}", said(&answer)))
+}
+
+/// Asks the client's model to answer the prompt (`sampling/createMessage`), for the
+/// conformance suite.
+#[tool]
+async fn test_sampling(
+    ctx: &ToolContext,
+    /// The prompt to send to the LLM.
+    prompt: String,
+) -> Result<String, ToolError> {
+    let sampled = ctx.sample(SamplingRequest::new(prompt, 100)).await?;
+    Ok(format!("LLM response: {}", sampled.text))
+}
+
+/// Asks with a form whose every primitive field has a default (SEP-1034), for the
+/// conformance suite.
+#[tool]
+async fn test_elicitation_sep1034_defaults(ctx: &ToolContext) -> Result<String, ToolError> {
+    let form = json!({
+        "type": "object",
+        "properties": {
+            "name": {"type": "string", "default": "John Doe"},
+            "age": {"type": "integer", "default": 30},
+            "score": {"type": "number", "default": 95.5},
+            "status": {"type": "string", "enum": ["active", "inactive", "pending"], "default": "active"},
+            "verified": {"type": "boolean", "default": true}
+        }
+    });
+    let answer = ctx
+        .ask(Question::new("Please review the defaults.", form))
+        .await?;
+    Ok(format!("Elicitation completed: {}", said(&answer)))
+}
+
+/// Asks with a form of every kind of enumeration (SEP-1330), for the conformance suite.
+#[tool]
+async fn test_elicitation_sep1330_enums(ctx: &ToolContext) -> Result<String, ToolError> {
+    let form = json!({
+        "type": "object",
+        "properties": {
+            "untitledSingle": {"type": "string", "enum": ["option1", "option2", "option3"]},
+            "titledSingle": {"type": "string", "oneOf": [
+                {"const": "value1", "title": "First Option"},
+                {"const": "value2", "title": "Second Option"},
+                {"const": "value3", "title": "Third Option"}
+            ]},
+            "legacyEnum": {
+                "type": "string",
+                "enum": ["opt1", "opt2", "opt3"],
+                "enumNames": ["Option One", "Option Two", "Option Three"]
+            },
+            "untitledMulti": {"type": "array", "items": {"type": "string", "enum": ["option1", "option2", "option3"]}},
+            "titledMulti": {"type": "array", "items": {"anyOf": [
+                {"const": "value1", "title": "First Choice"},
+                {"const": "value2", "title": "Second Choice"},
+                {"const": "value3", "title": "Third Choice"}
+            ]}}
+        }
+    });
+    let answer = ctx.ask(Question::new("Choose your options.", form)).await?;
+    Ok(format!("Elicitation completed: {}", said(&answer)))
+}
+
+/// `action=..., content=...` of an answer, as the suite's fixtures say it.
+fn said(answer: &Answer) -> String {
+    match answer {
+        Answer::Accept(content) => format!("action=accept, content={content}"),
+        Answer::Decline => "action=decline, content={}".to_owned(),
+        Answer::Cancel => "action=cancel, content={}".to_owned(),
+    }
+}
+
+/// A one-field string form.
+fn text_form(field: &str) -> Value {
+    json!({
+        "type": "object",
+        "properties": {field: {"type": "string"}},
+        "required": [field]
+    })
+}
+
+/// The accepted text of `field`, or what the person did instead.
+fn field(answer: &Answer, field: &str) -> Result<String, ToolError> {
+    match answer {
+        Answer::Accept(content) => content[field]
+            .as_str()
+            .map(str::to_owned)
+            .ok_or_else(|| ToolError::new(format!("The answer has no text `{field}`."))),
+        other => Err(ToolError::new(format!(
+            "The person did not answer: {}.",
+            said(other)
+        ))),
+    }
+}
+
+/// Asks the person's name (SEP-2322, key `user_name`), for the conformance suite.
+#[tool]
+async fn test_input_required_result_elicitation(ctx: &ToolContext) -> Result<String, ToolError> {
+    let question = Question::new("What is your name?", text_form("name")).with_id("user_name");
+    let name = field(&ctx.ask(question).await?, "name")?;
+    Ok(format!("Hello, {name}!"))
+}
+
+/// Asks the client's model the capital of France (SEP-2322), for the conformance suite.
+#[tool]
+async fn test_input_required_result_sampling(ctx: &ToolContext) -> Result<String, ToolError> {
+    let request =
+        SamplingRequest::new("What is the capital of France?", 100).with_id("capital_question");
+    Ok(ctx.sample(request).await?.text)
+}
+
+/// Lists the client's roots (SEP-2322), for the conformance suite.
+#[tool]
+async fn test_input_required_result_list_roots(ctx: &ToolContext) -> Result<String, ToolError> {
+    let roots = ctx.client_roots().await?;
+    let uris: Vec<&str> = roots.iter().map(|r| r.uri.as_str()).collect();
+    Ok(format!("Client roots: {}", uris.join(", ")))
+}
+
+/// Asks for a confirmation, answered with its signed state (SEP-2322), for the conformance
+/// suite.
+#[tool]
+async fn test_input_required_result_request_state(ctx: &ToolContext) -> Result<String, ToolError> {
+    confirmed(ctx).await
+}
+
+/// Asks for a confirmation whose state the suite tampers with (SEP-2322), for the conformance
+/// suite.
+#[tool]
+async fn test_input_required_result_tampered_state(ctx: &ToolContext) -> Result<String, ToolError> {
+    confirmed(ctx).await
+}
+
+async fn confirmed(ctx: &ToolContext) -> Result<String, ToolError> {
+    let form = json!({
+        "type": "object",
+        "properties": {"ok": {"type": "boolean"}},
+        "required": ["ok"]
+    });
+    match ctx
+        .ask(Question::new("Please confirm", form).with_id("confirm"))
+        .await?
+    {
+        Answer::Accept(content) => Ok(format!("state-ok: confirmed {}", content["ok"])),
+        other => Ok(format!("state-ok: {}", said(&other))),
+    }
+}
+
+/// Asks the person, the client's model and the client's roots at once (SEP-2322), for the
+/// conformance suite.
+#[tool]
+async fn test_input_required_result_multiple_inputs(
+    ctx: &ToolContext,
+) -> Result<String, ToolError> {
+    let name = ctx.ask(Question::new("What is your name?", text_form("name")).with_id("user_name"));
+    let greeting = ctx.sample(SamplingRequest::new("Generate a greeting", 50).with_id("greeting"));
+    let roots = ctx.client_roots();
+    let (name, greeting, roots) = tokio::join!(name, greeting, roots);
+    let (name, greeting, roots) = (field(&name?, "name")?, greeting?, roots?);
+    Ok(format!("{} {name} ({} roots)", greeting.text, roots.len()))
+}
+
+/// Asks two questions, one per round (SEP-2322), for the conformance suite.
+#[tool]
+async fn test_input_required_result_multi_round(ctx: &ToolContext) -> Result<String, ToolError> {
+    let name = ctx
+        .ask(Question::new("Step 1: What is your name?", text_form("name")).with_id("step1"))
+        .await?;
+    let name = field(&name, "name")?;
+    let color = ctx
+        .ask(
+            Question::new("Step 2: What is your favorite color?", text_form("color"))
+                .with_id("step2"),
+        )
+        .await?;
+    let color = field(&color, "color")?;
+    Ok(format!("{name} likes {color}."))
+}
+
+/// Asks the person and the client's model at once: a client that declared only one of the
+/// two is asked only that (SEP-2322), for the conformance suite.
+#[tool]
+async fn test_input_required_result_capabilities(ctx: &ToolContext) -> Result<String, ToolError> {
+    let name = ctx.ask(Question::new("What is your name?", text_form("name")));
+    let sampled = ctx.sample(SamplingRequest::new("Say hello", 50));
+    let (name, sampled) = tokio::join!(name, sampled);
+    let sampled = sampled?;
+    Ok(match name {
+        Ok(answer) => format!("{} ({})", sampled.text, said(&answer)),
+        Err(_) => sampled.text,
+    })
+}
+
+/// Needs the client's model, so a request that did not declare sampling is refused with
+/// `-32021` (SEP-2575), for the conformance suite.
+#[tool]
+async fn test_missing_capability(ctx: &ToolContext) -> Result<String, ToolError> {
+    Ok(ctx
+        .sample(SamplingRequest::new("Say hello", 20))
+        .await?
+        .text)
+}
+
+/// Asks the person: in 2026-07-28 the question comes back as the call's result, never as a
+/// request on the response stream (SEP-2575), for the conformance suite.
+#[tool]
+async fn test_streaming_elicitation(ctx: &ToolContext) -> Result<String, ToolError> {
+    let question = Question::new("What is your name?", text_form("name"));
+    Ok(format!(
+        "Hello, {}!",
+        field(&ctx.ask(question).await?, "name")?
+    ))
+}
+
+/// Logs a line: a 2026-07-28 request that asks for no log level gets none (SEP-2575), for
+/// the conformance suite.
+#[tool]
+async fn test_logging_tool(ctx: &ToolContext) -> Result<String, ToolError> {
+    tracing::info!("test_logging_tool ran");
+    ctx.log(
+        pi_tools::LogLevel::Info,
+        "test_logging_tool",
+        "test_logging_tool ran",
+    );
+    Ok("Logged a line.".to_owned())
 }
 
 /// The suite's JSON Schema 2020-12 fixture: its input schema keeps `$schema`, `$defs` and

@@ -8,7 +8,9 @@
 # `schema` lists and the items `run --dialect openai-responses` prints for a reply the SDK
 # built (tests/python/openai_responses.py); the MCP SDK drives tools declared in the
 # configuration file (tests/python/declared_tool.py); and its elicitation callback answers
-# the policy's questions, accepting and declining (tests/python/policy_elicitation.py); and
+# the policy's questions, accepting and declining (tests/python/policy_elicitation.py), and
+# its elicitation and sampling callbacks answer a tool's own questions in the conformance
+# fixture server (tests/python/tool_questions.py); and
 # `mcp.Client` in its `auto` mode speaks MCP 2026-07-28 over both transports, its
 # questions and roots coming back as input-required results, and starts a background job
 # it reads in later requests (tests/python/era_client.py);
@@ -55,6 +57,10 @@ fi
 "$venv/bin/python" tests/python/native_shapes.py "$binary"
 "$venv/bin/python" tests/python/declared_tool.py "$binary"
 "$venv/bin/python" tests/python/policy_elicitation.py "$binary"
+# A tool's own questions: the conformance fixture server's asking tools (built by
+# scripts/conformance.sh the same way, so fresh after it).
+cargo build --quiet --example conformance_server
+"$venv/bin/python" tests/python/tool_questions.py target/debug/examples/conformance_server
 "$venv/bin/python" tests/python/era_client.py "$binary"
 "$venv/bin/python" tests/python/jobs_client.py "$binary"
 samples=$(mktemp)

@@ -1,7 +1,9 @@
 //! The MCP server in process: the protocol over a pipe, and robustness against bad input.
 
 mod mcp_era;
+mod mcp_http_tool_asks;
 mod mcp_input;
 mod mcp_policy;
 mod mcp_server;
+mod mcp_tool_asks;
 mod mcp_typed;

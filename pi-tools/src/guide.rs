@@ -388,6 +388,34 @@ pub mod choosing_where_tools_work {}
 #[cfg(feature = "mcp")]
 pub mod serving_over_mcp {}
 
+/// # Asking the person or the client's model
+///
+/// A tool can put a question of its own to the person behind the client that called it
+/// ([`ToolContext::ask`]: a message and a form, a JSON Schema object of flat properties;
+/// the answer is [`Answer`]`::Accept(content)`, `Decline` or `Cancel`), ask the client's
+/// model for a message ([`ToolContext::sample`] with a [`SamplingRequest`]), or list the
+/// client's roots ([`ToolContext::client_roots`]). The MCP server carries these to its
+/// client in both eras (see `docs/mcp.md`); where nobody can answer (the CLI's `run`, a
+/// client without the capability) the call gets a [`ToolError`] saying so, which the tool
+/// may return as it is.
+///
+/// **Ask before you act.** An MCP 2026-07-28 client is asked with the call's result, and
+/// its retry runs the tool again from the start, each question (asked in the same order,
+/// the same each time) now finding its answer. Whatever the tool did before a question is
+/// done again, so ask first, and make the questions depend only on the arguments and the
+/// earlier answers.
+///
+/// See [`Question`] for an example.
+///
+/// [`ToolContext::ask`]: crate::ToolContext::ask
+/// [`ToolContext::sample`]: crate::ToolContext::sample
+/// [`ToolContext::client_roots`]: crate::ToolContext::client_roots
+/// [`Answer`]: crate::Answer
+/// [`SamplingRequest`]: crate::SamplingRequest
+/// [`ToolError`]: crate::ToolError
+/// [`Question`]: crate::Question
+pub mod asking_the_client {}
+
 /// # Choosing a schema dialect
 ///
 /// Every tool has one canonical schema; [`dialect`](crate::dialect) derives what each

@@ -4,6 +4,7 @@
 //! Nothing in here imports anything from the rest of the crate: the kernel compiles and runs
 //! with tools written directly against [`AgentTool`], without the product layer.
 
+mod ask;
 mod content;
 mod context;
 mod error;
@@ -21,6 +22,10 @@ mod tool;
 mod toolset;
 mod validate;
 
+pub use ask::{
+    Answer, ClientAsker, ClientRoot, Question, Sampled, SamplingMessage, SamplingRequest,
+    SamplingRole,
+};
 pub use content::ContentBlock;
 pub use context::{Extensions, OUTPUT_END_DETAIL, ProgressUpdater, ToolContext};
 pub use error::ToolError;

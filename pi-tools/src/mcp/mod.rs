@@ -72,6 +72,13 @@
 //!   the level in its `_meta` (none asked, none sent), `logging/setLevel`, `ping` and
 //!   `initialize` are `-32601`, and with the `io.modelcontextprotocol/tasks` extension a
 //!   call past [`McpTools::with_task_after`] becomes a task (`tasks/get`, `tasks/cancel`).
+//! - A tool's own questions ([`ToolContext::ask`](crate::ToolContext::ask),
+//!   [`sample`](crate::ToolContext::sample),
+//!   [`client_roots`](crate::ToolContext::client_roots)) go to a 2025-11-25 client as
+//!   `elicitation/create`, `sampling/createMessage` and `roots/list` when it declared the
+//!   capability; for a 2026-07-28 request they are the call's `InputRequiredResult`, whose
+//!   retry runs the tool again from the start with the answers (see `tool_round.rs`), and a
+//!   capability the request did not declare is `-32021` when the tool fails without it.
 //! - Unusable input lines are answered (`-32700`, or `-32600` naming the reason); a request
 //!   before `initialize` or reusing an in-flight id is refused; reading stops while
 //!   `max_concurrency` plus 64 requests are unanswered (see [`serve_split`]).
@@ -90,6 +97,7 @@
 
 mod answer_ids;
 mod answering;
+mod asker;
 mod call_line;
 mod direct;
 mod elicit;
@@ -123,6 +131,7 @@ mod sessions;
 mod stateless;
 mod stdio;
 mod tasks;
+mod tool_round;
 mod tools;
 mod unknown_method;
 

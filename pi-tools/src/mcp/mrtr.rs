@@ -54,6 +54,16 @@ struct State {
     /// The policy question this round asked, if any.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     ask: Option<Asked>,
+    /// The policy rule (its digest) the person allowed in an earlier round: the call run
+    /// again for the tool's own questions is not asked about again.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    granted: Option<String>,
+    /// The answers of earlier rounds to the tool's own questions.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    answers: Vec<Given>,
+    /// The tool's own questions this round asked.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    questions: Vec<Put>,
 }
 
 /// A policy question put in a round.
@@ -63,6 +73,38 @@ struct Asked {
     key: String,
     /// The SHA-256 of the rule and the reason asked about.
     rule: String,
+}
+
+/// A tool's question put in a round.
+#[derive(Clone, Serialize, Deserialize)]
+pub(super) struct Put {
+    /// Its key in `inputRequests`.
+    pub(super) key: String,
+    /// What it asks: `elicitation/create`, `sampling/createMessage` or `roots/list`.
+    pub(super) method: String,
+    /// The SHA-256 of the request as sent.
+    pub(super) digest: String,
+}
+
+/// The client's answer to a tool's question of an earlier round.
+#[derive(Clone, Serialize, Deserialize)]
+pub(super) struct Given {
+    /// The question answered.
+    #[serde(flatten)]
+    pub(super) put: Put,
+    /// The client's result, as it sent it (checked when it came).
+    pub(super) response: Value,
+}
+
+/// What the client declared in its request's capabilities, of what a call may ask.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct Offers {
+    /// Form elicitation: the person can be asked.
+    pub(crate) elicit: bool,
+    /// Sampling: the client's model can be asked.
+    pub(crate) sample: bool,
+    /// Roots: the client can list its roots.
+    pub(crate) roots: bool,
 }
 
 /// The process's signing key and the states taken so far.
@@ -98,7 +140,7 @@ fn random_bytes(n: usize) -> Option<Vec<u8>> {
     Some(bytes)
 }
 
-fn hex_sha256(bytes: &[u8]) -> String {
+pub(super) fn hex_sha256(bytes: &[u8]) -> String {
     Sha256::digest(bytes)
         .iter()
         .map(|b| format!("{b:02x}"))
@@ -116,7 +158,7 @@ fn rule_digest(request: &ApprovalRequest) -> String {
 }
 
 /// What to tell a client whose state or answers cannot be taken, after the reason.
-const ASK_AGAIN: &str =
+pub(super) const ASK_AGAIN: &str =
     "Call the tool again without `requestState` and `inputResponses` to be asked anew.";
 
 /// One round of a stateless-era call: what earlier rounds brought (the roots listed, the
@@ -132,18 +174,25 @@ pub(crate) struct Round {
     asked: Mutex<Option<ApprovalRequest>>,
     /// Whether the client declared form elicitation in this request's capabilities.
     pub(crate) can_ask: bool,
+    /// What the client declared it can be asked.
+    pub(crate) offers: Offers,
+    /// The policy rule allowed for this call, in this round or an earlier one.
+    granted: Mutex<Option<String>>,
+    /// The tool's own questions: answered in earlier rounds, and asked in this one.
+    pub(super) asks: Mutex<super::tool_round::ToolAsks>,
 }
 
 impl Round {
     /// The round of a call of `tool` with `args`, from the request's `requestState` and
     /// `inputResponses`. `can_ask`: the client declared elicitation in its request's
-    /// capabilities. An error is the sentence refusing the request.
+    /// capabilities, `offers` what it declared of all that may be asked. An error is the
+    /// sentence refusing the request.
     pub(crate) fn open(
         tool: &str,
         args: &Value,
         state: Option<&str>,
         responses: Option<&InputResponses>,
-        can_ask: bool,
+        offers: Offers,
     ) -> Result<Arc<Round>, String> {
         let mut round = Round {
             tool: tool.to_owned(),
@@ -151,7 +200,10 @@ impl Round {
             roots: None,
             answer: Mutex::new(None),
             asked: Mutex::new(None),
-            can_ask,
+            can_ask: offers.elicit,
+            offers,
+            granted: Mutex::new(None),
+            asks: Mutex::new(Default::default()),
         };
         let Some(sealed) = state else {
             if responses.is_some_and(|r| !r.is_empty()) {
@@ -213,7 +265,16 @@ impl Round {
             };
             *round.answer.get_mut().unwrap_or_else(|e| e.into_inner()) =
                 Some((asked.rule.clone(), approval));
+        } else if let Some(rule) = &state.granted {
+            *round.answer.get_mut().unwrap_or_else(|e| e.into_inner()) =
+                Some((rule.clone(), Approval::AllowOnce));
         }
+        let answers = super::tool_round::answers(state.answers, &state.questions, &responses)?;
+        round
+            .asks
+            .get_mut()
+            .unwrap_or_else(|e| e.into_inner())
+            .given = answers;
         keeper.take(&state.nonce)?;
         Ok(Arc::new(round))
     }
@@ -224,20 +285,51 @@ impl Round {
         let rule = rule_digest(&request);
         let mut answer = self.answer.lock().unwrap_or_else(|e| e.into_inner());
         if answer.as_ref().is_some_and(|(r, _)| *r == rule) {
-            return answer.take().map(|(_, approval)| approval);
+            let approval = answer.take().map(|(_, approval)| approval);
+            if matches!(
+                approval,
+                Some(Approval::AllowOnce | Approval::AllowForSession)
+            ) {
+                *self.granted.lock().unwrap_or_else(|e| e.into_inner()) = Some(rule);
+            }
+            return approval;
         }
         *self.asked.lock().unwrap_or_else(|e| e.into_inner()) = Some(request);
         None
     }
 
-    /// The input-required result asking the policy's question, when this round asked one.
+    /// The input-required result asking the policy's question, or else the tool's own
+    /// questions, when this round asked any.
     pub(crate) fn question(&self) -> Option<Result<InputRequiredResult, String>> {
-        let request = self
-            .asked
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .take()?;
-        Some(self.ask_person(&request))
+        let request = self.asked.lock().unwrap_or_else(|e| e.into_inner()).take();
+        match request {
+            Some(request) => Some(self.ask_person(&request)),
+            None => self.tool_questions(),
+        }
+    }
+
+    /// The state of the next round of this call, carrying what this one knows (the roots
+    /// listed, the rule allowed, the tool's answers) and asking `questions`.
+    pub(super) fn next_state(
+        &self,
+        given: Vec<Given>,
+        questions: Vec<Put>,
+    ) -> Result<String, String> {
+        seal(&State {
+            nonce: nonce()?,
+            tool: self.tool.clone(),
+            args: self.args.clone(),
+            roots: self.roots.clone(),
+            roots_asked: false,
+            ask: None,
+            granted: self
+                .granted
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .clone(),
+            answers: given,
+            questions,
+        })
     }
 
     fn ask_person(&self, request: &ApprovalRequest) -> Result<InputRequiredResult, String> {
@@ -258,6 +350,9 @@ impl Round {
                 key: key.clone(),
                 rule: rule_digest(request),
             }),
+            granted: None,
+            answers: Vec::new(),
+            questions: Vec::new(),
         };
         let requests =
             InputRequests::from([(key, InputRequest::Elicitation(ElicitRequest::new(params)))]);
@@ -276,6 +371,9 @@ impl Round {
             roots: None,
             roots_asked: true,
             ask: None,
+            granted: None,
+            answers: Vec::new(),
+            questions: Vec::new(),
         };
         let requests = InputRequests::from([(
             ROOTS_KEY.to_owned(),
@@ -352,15 +450,24 @@ mod tests {
             roots: None,
             roots_asked: false,
             ask: None,
+            granted: None,
+            answers: Vec::new(),
+            questions: Vec::new(),
         }
     }
+
+    const ALL: Offers = Offers {
+        elicit: true,
+        sample: true,
+        roots: true,
+    };
 
     #[test]
     fn an_expired_state_is_refused_saying_so() {
         let args = serde_json::json!({"path": "a"});
         let sealed = seal_for(&state(&args), Duration::from_millis(1)).expect("sealed");
         std::thread::sleep(Duration::from_millis(20));
-        let refused = Round::open("write", &args, Some(&sealed), None, true)
+        let refused = Round::open("write", &args, Some(&sealed), None, ALL)
             .err()
             .expect("refused");
         assert!(
@@ -373,8 +480,8 @@ mod tests {
     fn a_fresh_state_is_taken_once() {
         let args = serde_json::json!({"path": "a"});
         let sealed = seal(&state(&args)).expect("sealed");
-        assert!(Round::open("write", &args, Some(&sealed), None, true).is_ok());
-        let refused = Round::open("write", &args, Some(&sealed), None, true)
+        assert!(Round::open("write", &args, Some(&sealed), None, ALL).is_ok());
+        let refused = Round::open("write", &args, Some(&sealed), None, ALL)
             .err()
             .expect("refused");
         assert!(refused.contains("already used"), "{refused}");

@@ -26,6 +26,7 @@ use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 use tokio_util::task::task_tracker::TaskTrackerToken;
 
+use super::asker::McpAsker;
 use super::elicit::{ClientApprover, client_session};
 use super::error::McpError;
 use super::logging::{SessionLevel, forwarding_logs};
@@ -234,7 +235,6 @@ impl ToolServer {
         (&self.served.tasks, self.served.task_after)
     }
 
-    /// The environments made for the client's roots.
     /// The client's session.
     pub(crate) fn client_session(&self) -> &Arc<crate::session::Session> {
         &self.session
@@ -260,16 +260,20 @@ impl ToolServer {
         self.calls.track_future(call)
     }
 
-    /// Runs one call under the session's shared/exclusive lock. `request_cancel` is the
-    /// request's own token (cancelled by `notifications/cancelled`); the end of the session
-    /// cancels the call too.
+    /// Runs one call under the session's shared/exclusive lock; its tool asks its client
+    /// through `asker`. `request_cancel` is the request's own token (cancelled by
+    /// `notifications/cancelled`); the end of the session cancels the call too.
     pub(crate) async fn run(
         &self,
         config: &RunnerConfig,
         call: ToolCall,
         request_cancel: &CancellationToken,
         sink: &ProgressSink,
+        asker: super::asker::McpAsker,
     ) -> Option<crate::core::ToolResultMessage> {
+        let mut config = config.clone();
+        config.extensions = std::mem::take(&mut config.extensions).with(asker.shared());
+        let config = &config;
         let cancel = self.session.cancel().child_token();
         let work = async {
             // A call cancelled while it waits for its turn stops waiting and still goes
@@ -545,15 +549,16 @@ impl ServerHandler for ToolServer {
         }
         let busy = self.keep_session_busy(&context);
         self.announce_notices(&context.peer);
+        // An HTTP request outside any session: the server is stateless.
+        let stateless = self.sessions.is_none()
+            && context
+                .extensions
+                .get::<axum::http::request::Parts>()
+                .is_some();
         if let Some(approver) = &self.approver {
-            // An HTTP request outside any session: the server is stateless.
-            let stateless = self.sessions.is_none()
-                && context
-                    .extensions
-                    .get::<axum::http::request::Parts>()
-                    .is_some();
             approver.bind(&context.peer, stateless);
         }
+        let asker = McpAsker::of_session(&context.peer, stateless);
         // Every call runs within the roots its client lists now, when it offers them.
         let followed = self
             .roots
@@ -568,7 +573,7 @@ impl ServerHandler for ToolServer {
         // The progress pump runs beside the call and sends what is left before the result.
         let running = async {
             let call = async {
-                let message = self.run(config, call, &context.ct, &sink).await;
+                let message = self.run(config, call, &context.ct, &sink, asker).await;
                 sink.end();
                 message
             };

@@ -15,10 +15,11 @@ use rmcp::service::{RequestContext, RoleServer};
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
+use super::asker::McpAsker;
 use super::elicit::with_round;
 use super::era;
 use super::logging::forwarding_logs;
-use super::mrtr::Round;
+use super::mrtr::{Offers, Round};
 use super::progress::ProgressSink;
 use super::result::call_tool_result;
 use super::roots::FollowedRoots;
@@ -43,7 +44,7 @@ impl ToolServer {
             &arguments,
             request.request_state.as_deref(),
             request.input_responses.as_ref(),
-            can_ask(&capabilities),
+            offers(&capabilities),
         )
         .map_err(|message| ErrorData::invalid_params(message, None))?;
         let followed = match (&round.roots, FollowedRoots::followed(self.config())) {
@@ -73,9 +74,10 @@ impl ToolServer {
             let tracker = server.clone();
             let work = async move {
                 let config = followed.as_deref().unwrap_or(server.config());
+                let asker = McpAsker::Round(asking.clone());
                 let running = async {
                     let call = async {
-                        let message = server.run(config, call, &cancel, &sink).await;
+                        let message = server.run(config, call, &cancel, &sink, asker).await;
                         sink.end();
                         message
                     };
@@ -94,8 +96,13 @@ impl ToolServer {
             // Boxed, as a session's call is (see `call_tool`).
             Box::pin(execute(context.ct.clone())).await
         };
+        if let Some(refusal) = round.refusal() {
+            // An answer was given to another question than the tool asks.
+            return Err(ErrorData::invalid_params(refusal, None));
+        }
         if let Some(question) = round.question() {
-            // The call was stopped before it started; the question is its result.
+            // The call was stopped before it started (a policy question), or the tool
+            // stopped at its own question: the question is the call's result.
             return question
                 .map(Into::into)
                 .map_err(|message| ErrorData::internal_error(message, None));
@@ -106,6 +113,12 @@ impl ToolServer {
                 None,
             ));
         };
+        if message.is_error
+            && let Some(capability) = round.missing_capability()
+        {
+            // The tool needed what the client did not declare, and failed without it.
+            return Err(missing_capability(capability, &message.result));
+        }
         let config = confined.as_deref().unwrap_or(self.config());
         let task = match capabilities.supports_tasks() {
             true => self.job_task(config, &message),
@@ -204,11 +217,34 @@ impl ToolServer {
     }
 }
 
-/// Whether a request's capabilities declare form elicitation (an elicitation capability
-/// that names no mode means form, as in 2025-11-25).
-fn can_ask(capabilities: &ClientCapabilities) -> bool {
-    capabilities
-        .elicitation
-        .as_ref()
-        .is_some_and(|e| e.form.is_some() || e.url.is_none())
+/// What a request's capabilities declare of what a call may ask: form elicitation (an
+/// elicitation capability that names no mode means form, as in 2025-11-25), sampling, roots.
+fn offers(capabilities: &ClientCapabilities) -> Offers {
+    Offers {
+        elicit: capabilities
+            .elicitation
+            .as_ref()
+            .is_some_and(|e| e.form.is_some() || e.url.is_none()),
+        sample: capabilities.sampling.is_some(),
+        roots: capabilities.roots.is_some(),
+    }
+}
+
+/// The `-32021` error of a call whose tool needed `capability` (`elicitation`, `sampling` or
+/// `roots`), which the request did not declare, and failed without it; the tool's own error
+/// text follows the reason.
+fn missing_capability(capability: &str, result: &crate::core::ToolResult) -> ErrorData {
+    let said = result
+        .content
+        .iter()
+        .filter_map(|block| block.as_text())
+        .collect::<Vec<_>>()
+        .join(" ");
+    ErrorData::new(
+        rmcp::model::ErrorCode::MISSING_REQUIRED_CLIENT_CAPABILITY,
+        format!(
+            "The tool needs the client's `{capability}` capability, which this request did not declare in `_meta` (`io.modelcontextprotocol/clientCapabilities`), so it could not finish. Declare it and call again. The tool said: {said}"
+        ),
+        Some(serde_json::json!({ "requiredCapabilities": { capability: {} } })),
+    )
 }
