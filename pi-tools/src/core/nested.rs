@@ -122,6 +122,8 @@ impl ToolContext {
     ///
     /// Do not call a tool while holding a file's mutation slot: a nested edit of the same
     /// file waits for the slot, which is held until it finishes.
+    ///
+    /// [`ToolEvent::ToolExecutionNested`]: super::event::ToolEvent::ToolExecutionNested
     pub async fn call_tool(&self, name: &str, arguments: Value) -> Result<ToolResult, ToolError> {
         let Some(slot) = self.nested_slot() else {
             return Err(ToolError::new(format!(
