@@ -6,50 +6,14 @@
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
+
+use super::mcp_tool_asks::Asking;
 use std::time::Duration;
 
+use pi_tools::RunnerConfig;
 use pi_tools::mcp::{HttpOptions, McpTool, McpTools, serve_http};
-use pi_tools::{Answer, BoxFuture, Question, RunnerConfig, ToolContext, ToolError, ToolResult};
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
-
-/// `greet`: asks the person's name, counting its runs.
-struct Greet {
-    runs: Arc<AtomicUsize>,
-    schema: Value,
-}
-
-impl pi_tools::AgentTool for Greet {
-    fn name(&self) -> &str {
-        "greet"
-    }
-
-    fn description(&self) -> &str {
-        "Greets the person by name."
-    }
-
-    fn parameters(&self) -> &Value {
-        &self.schema
-    }
-
-    fn execute(
-        &self,
-        _args: Value,
-        ctx: ToolContext,
-    ) -> BoxFuture<'_, Result<ToolResult, ToolError>> {
-        Box::pin(async move {
-            self.runs.fetch_add(1, Ordering::SeqCst);
-            let form = json!({"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]});
-            match ctx.ask(Question::new("What is your name?", form)).await? {
-                Answer::Accept(content) => Ok(ToolResult::text(format!(
-                    "Hello, {}!",
-                    content["name"].as_str().unwrap_or("?")
-                ))),
-                other => Ok(ToolResult::text(format!("No name: {other:?}"))),
-            }
-        })
-    }
-}
 
 /// A server of `greet` on a free port: its `/mcp` URL and the token that stops it.
 async fn start(runs: &Arc<AtomicUsize>) -> (String, CancellationToken) {
@@ -57,11 +21,10 @@ async fn start(runs: &Arc<AtomicUsize>) -> (String, CancellationToken) {
         .await
         .expect("a port");
     let url = format!("http://{}/mcp", listener.local_addr().expect("an address"));
-    let tool = Greet {
-        runs: Arc::clone(runs),
-        schema: json!({"type": "object", "properties": {}}),
-    };
-    let tools: McpTools = [McpTool::new(Arc::new(tool))].into_iter().collect();
+    // The in-process tests' `greet`, which asks the person's name and counts its runs.
+    let tools: McpTools = [McpTool::new(Asking::tool("greet", runs))]
+        .into_iter()
+        .collect();
     let stop = CancellationToken::new();
     tokio::spawn(serve_http(
         tools,

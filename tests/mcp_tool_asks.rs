@@ -37,14 +37,14 @@ fn name_form(field: &str) -> Value {
 
 /// A tool that asks the person one question (`greet`), two in turn (`survey`), or the
 /// client's model (`haiku`), counting its runs.
-struct Asking {
+pub(crate) struct Asking {
     name: &'static str,
     runs: Arc<AtomicUsize>,
     schema: Value,
 }
 
 impl Asking {
-    fn tool(name: &'static str, runs: &Arc<AtomicUsize>) -> Arc<dyn AgentTool> {
+    pub(crate) fn tool(name: &'static str, runs: &Arc<AtomicUsize>) -> Arc<dyn AgentTool> {
         Arc::new(Asking {
             name,
             runs: Arc::clone(runs),
