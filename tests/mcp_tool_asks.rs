@@ -706,3 +706,95 @@ async fn a_2026_answer_is_not_given_to_a_question_the_tool_changed_between_runs(
         "The answer under `elicitation-1` was given to another question than the one the tool asks now (a tool must ask the same questions in the same order on every run), so it was not taken. Call the tool again without `requestState` and `inputResponses` to be asked anew."
     );
 }
+
+#[tokio::test]
+async fn a_2026_answer_sent_without_a_state_answers_the_tools_question_of_its_key_and_no_other() {
+    let runs = Arc::new(AtomicUsize::new(0));
+    let mut pipe = RawPipe::start(served(&runs), RunnerConfig::default());
+
+    // Answered before it was asked, beside a key no question has: the answer is taken and
+    // the other ignored (SEP-2322), and the tool runs once.
+    pipe.send(call_2026(
+        1,
+        "greet",
+        asking(),
+        json!({"inputResponses": {
+            "elicitation-1": {"action": "accept", "content": {"name": "Ada"}},
+            "unknown_extra_key": {"action": "accept", "content": {"foo": "bar"}},
+        }}),
+    ))
+    .await;
+    assert_eq!(text(&pipe.recv().await), "Hello, Ada!");
+    assert_eq!(runs.load(Ordering::SeqCst), 1);
+
+    // Under a key no question has: the question is asked for, not refused.
+    pipe.send(call_2026(
+        2,
+        "greet",
+        asking(),
+        json!({"inputResponses": {"wrong_key": {"action": "accept", "content": {"data": "wrong"}}}}),
+    ))
+    .await;
+    let (requests, _) = input_required(&pipe.recv().await);
+    assert_eq!(
+        requests["elicitation-1"]["params"]["message"],
+        "What is your name?"
+    );
+
+    // An answer of the wrong shape under the question's key is refused with the shape.
+    pipe.send(call_2026(
+        3,
+        "greet",
+        asking(),
+        json!({"inputResponses": {"elicitation-1": {"roots": []}}}),
+    ))
+    .await;
+    let message = refusal(&pipe.recv().await);
+    assert!(
+        message.starts_with("The answer to `elicitation-1` is not a elicitation/create result ("),
+        "{message}"
+    );
+}
+
+#[tokio::test]
+async fn a_2026_answer_sent_without_a_state_never_answers_the_policy() {
+    use pi_tools::config::Config;
+    use pi_tools::toolbox::Toolbox;
+
+    let runs = Arc::new(AtomicUsize::new(0));
+    let registered = vec![pi_tools::from_agent_tool(Asking::tool("greet", &runs))];
+    let toml = "[tools]\nactive = [\"greet\"]\n[[policy.rule]]\ntool = \"greet\"\ndecision = \"ask\"\nreason = \"Greetings are personal.\"\n";
+    let config = Config::parse(toml, "pi-tools.toml", &registered).expect("valid");
+    let toolbox = Toolbox::new(registered, &config, Default::default());
+    let mut pipe = RawPipe::start(McpTools::from(&toolbox), toolbox.runner_config());
+
+    // The client answers the policy's question it guesses and the tool's: the policy's
+    // answer holds only under the server's signed state, so the person is asked.
+    pipe.send(call_2026(1, "greet", asking(), json!({}))).await;
+    let (requests, _) = input_required(&pipe.recv().await);
+    let key = requests
+        .as_object()
+        .and_then(|r| r.keys().next())
+        .expect("a question")
+        .clone();
+    assert!(key.starts_with("approve-"), "{requests}");
+    pipe.send(call_2026(
+        2,
+        "greet",
+        asking(),
+        json!({"inputResponses": {
+            key.clone(): {"action": "accept", "content": {"decision": "allow_once"}},
+            "elicitation-1": {"action": "accept", "content": {"name": "Ada"}},
+        }}),
+    ))
+    .await;
+    let (requests, _) = input_required(&pipe.recv().await);
+    let keys: Vec<&String> = requests.as_object().expect("requests").keys().collect();
+    assert_eq!(keys.len(), 1, "{requests}");
+    assert!(keys[0].starts_with("approve-"), "{requests}");
+    assert_eq!(
+        runs.load(Ordering::SeqCst),
+        0,
+        "nothing ran before the person allowed it"
+    );
+}

@@ -206,11 +206,14 @@ impl Round {
             asks: Mutex::new(Default::default()),
         };
         let Some(sealed) = state else {
-            if responses.is_some_and(|r| !r.is_empty()) {
-                return Err(format!(
-                    "The `inputResponses` came without the `requestState` of the round they answer, so they were not taken and nothing ran. Send both as the input-required result gave them. {ASK_AGAIN}"
-                ));
-            }
+            // Answers without a state may answer the tool's own questions, by key (SEP-2322:
+            // what the server does not recognise it ignores, and what is missing it asks
+            // for); the policy's question and the roots are asked as ever.
+            round
+                .asks
+                .get_mut()
+                .unwrap_or_else(|e| e.into_inner())
+                .unsigned = responses.filter(|r| !r.is_empty()).cloned();
             return Ok(Arc::new(round));
         };
         let keeper = keeper().ok_or_else(|| {

@@ -42,6 +42,11 @@ pub(crate) struct ToolAsks {
     missing: Option<&'static str>,
     /// Why an answer could not be taken (it answered another question).
     refused: Option<String>,
+    /// Answers the client sent without a `requestState` (it answered before it was asked,
+    /// or lost the state): each is taken by the tool's question of its key, and the rest
+    /// are ignored. They answer only the tool's own questions, never the policy's or the
+    /// roots request, whose answers hold only under the server's signed state.
+    pub(super) unsigned: Option<InputResponses>,
 }
 
 /// The answers of a round: `given` (of the earlier rounds) and the client's answer to each
@@ -59,36 +64,37 @@ pub(super) fn answers(
                 put.key, put.method
             ));
         };
-        let readable = match put.method.as_str() {
-            "elicitation/create" => serde_json::from_value::<ElicitResult>(response.clone())
-                .map(drop)
-                .map_err(|e| (e, "{\"action\": \"accept\", \"content\": {...}}")),
-            "sampling/createMessage" => {
-                serde_json::from_value::<CreateMessageResult>(response.clone())
-                    .map(drop)
-                    .map_err(|e| {
-                        (
-                            e,
-                            "{\"role\": \"assistant\", \"content\": {\"type\": \"text\", \"text\": \"...\"}, \"model\": \"...\"}",
-                        )
-                    })
-            }
-            _ => serde_json::from_value::<ListRootsResult>(response.clone())
-                .map(drop)
-                .map_err(|e| (e, "{\"roots\": [{\"uri\": \"file:///...\"}]}")),
-        };
-        if let Err((error, shape)) = readable {
-            return Err(format!(
-                "The answer to `{}` is not a {} result ({error}), so nothing ran. Answer with {shape}.",
-                put.key, put.method
-            ));
-        }
+        readable(&put.key, &put.method, response)?;
         given.push(Given {
             put: put.clone(),
             response: response.clone(),
         });
     }
     Ok(given)
+}
+
+/// Whether `response`, the answer under `key`, is a result of `method`; if not, the sentence
+/// refusing the request.
+fn readable(key: &str, method: &str, response: &Value) -> Result<(), String> {
+    let readable = match method {
+        "elicitation/create" => serde_json::from_value::<ElicitResult>(response.clone())
+            .map(drop)
+            .map_err(|e| (e, "{\"action\": \"accept\", \"content\": {...}}")),
+        "sampling/createMessage" => serde_json::from_value::<CreateMessageResult>(response.clone())
+            .map(drop)
+            .map_err(|e| {
+                (
+                    e,
+                    "{\"role\": \"assistant\", \"content\": {\"type\": \"text\", \"text\": \"...\"}, \"model\": \"...\"}",
+                )
+            }),
+        _ => serde_json::from_value::<ListRootsResult>(response.clone())
+            .map(drop)
+            .map_err(|e| (e, "{\"roots\": [{\"uri\": \"file:///...\"}]}")),
+    };
+    readable.map_err(|(error, shape)| {
+        format!("The answer to `{key}` is not a {method} result ({error}), so nothing ran. Answer with {shape}.")
+    })
 }
 
 /// The method a request asks with.
@@ -154,6 +160,23 @@ impl Round {
             method: method.to_owned(),
             digest,
         };
+        let unsigned = asks
+            .unsigned
+            .as_ref()
+            .and_then(|r| r.get(&put.key))
+            .cloned();
+        if let Some(response) = unsigned {
+            if let Err(refusal) = readable(&put.key, method, &response) {
+                asks.refused.get_or_insert(refusal.clone());
+                return Err(refusal);
+            }
+            // Carried in the state of a later question of this run, as a signed answer.
+            asks.given.push(Given {
+                put,
+                response: response.clone(),
+            });
+            return Ok(Some(response));
+        }
         asks.asked.push((put, request));
         Ok(None)
     }
