@@ -580,17 +580,23 @@ async fn a_2026_client_without_the_capability_gets_missing_capability_naming_it(
     );
 }
 
-#[tokio::test]
-async fn a_2026_call_the_policy_asks_about_is_not_asked_about_again_when_the_tool_asks_next() {
+/// A server of `greet` (counting its runs in `runs`) whose policy asks the person before
+/// each call of it.
+fn greet_the_policy_asks_about(runs: &Arc<AtomicUsize>) -> RawPipe {
     use pi_tools::config::Config;
     use pi_tools::toolbox::Toolbox;
 
-    let runs = Arc::new(AtomicUsize::new(0));
-    let registered = vec![pi_tools::from_agent_tool(Asking::tool("greet", &runs))];
+    let registered = vec![pi_tools::from_agent_tool(Asking::tool("greet", runs))];
     let toml = "[tools]\nactive = [\"greet\"]\n[[policy.rule]]\ntool = \"greet\"\ndecision = \"ask\"\nreason = \"Greetings are personal.\"\n";
     let config = Config::parse(toml, "pi-tools.toml", &registered).expect("valid");
     let toolbox = Toolbox::new(registered, &config, Default::default());
-    let mut pipe = RawPipe::start(McpTools::from(&toolbox), toolbox.runner_config());
+    RawPipe::start(McpTools::from(&toolbox), toolbox.runner_config())
+}
+
+#[tokio::test]
+async fn a_2026_call_the_policy_asks_about_is_not_asked_about_again_when_the_tool_asks_next() {
+    let runs = Arc::new(AtomicUsize::new(0));
+    let mut pipe = greet_the_policy_asks_about(&runs);
 
     // Round 1: the policy's question; the tool has not run.
     pipe.send(call_2026(1, "greet", asking(), json!({}))).await;
@@ -758,15 +764,8 @@ async fn a_2026_answer_sent_without_a_state_answers_the_tools_question_of_its_ke
 
 #[tokio::test]
 async fn a_2026_answer_sent_without_a_state_never_answers_the_policy() {
-    use pi_tools::config::Config;
-    use pi_tools::toolbox::Toolbox;
-
     let runs = Arc::new(AtomicUsize::new(0));
-    let registered = vec![pi_tools::from_agent_tool(Asking::tool("greet", &runs))];
-    let toml = "[tools]\nactive = [\"greet\"]\n[[policy.rule]]\ntool = \"greet\"\ndecision = \"ask\"\nreason = \"Greetings are personal.\"\n";
-    let config = Config::parse(toml, "pi-tools.toml", &registered).expect("valid");
-    let toolbox = Toolbox::new(registered, &config, Default::default());
-    let mut pipe = RawPipe::start(McpTools::from(&toolbox), toolbox.runner_config());
+    let mut pipe = greet_the_policy_asks_about(&runs);
 
     // The client answers the policy's question it guesses and the tool's: the policy's
     // answer holds only under the server's signed state, so the person is asked.
