@@ -70,8 +70,12 @@
 //!   such a request a policy `ask` and the client's roots come back as an
 //!   `InputRequiredResult` with a signed `requestState` (see `mrtr.rs`), log lines follow
 //!   the level in its `_meta` (none asked, none sent), `logging/setLevel`, `ping` and
-//!   `initialize` are `-32601`, and with the `io.modelcontextprotocol/tasks` extension a
-//!   call past [`McpTools::with_task_after`] becomes a task (`tasks/get`, `tasks/cancel`).
+//!   `initialize` are `-32601`.
+//! - With the `io.modelcontextprotocol/tasks` extension declared (in a request's `_meta`, or
+//!   at `initialize`), a call of a tool that supports tasks ([`TaskSupport`]) becomes a task
+//!   once it runs past its time ([`McpTool::task_after`], [`McpTools::with_task_after`]), or
+//!   at once for a tool that runs only as one; `tasks/get` polls it, `tasks/update` answers
+//!   the questions its tool asks in it, `tasks/cancel` cancels it.
 //! - A tool's own questions ([`ToolContext::ask`](crate::ToolContext::ask),
 //!   [`sample`](crate::ToolContext::sample),
 //!   [`client_roots`](crate::ToolContext::client_roots)) go to a 2025-11-25 client as
