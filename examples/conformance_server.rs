@@ -1,5 +1,6 @@
-//! The official MCP conformance suite's fixture tools (declared with `#[tool]`), resources
-//! and prompts, served over Streamable HTTP, for `scripts/conformance.sh`.
+//! The official MCP conformance suite's fixture tools (declared with `#[tool]`; those of the
+//! tasks extension in `support/task_fixtures.rs`), resources and prompts, served over
+//! Streamable HTTP, for `scripts/conformance.sh`.
 //!
 //! Run with `cargo run --example conformance_server -- 127.0.0.1:3001`; the server answers on
 //! `http://127.0.0.1:3001/mcp` until SIGTERM or Ctrl-C.
@@ -18,6 +19,9 @@ use pi_tools::{
 };
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
+
+#[path = "support/task_fixtures.rs"]
+mod task_fixtures;
 
 /// A 1x1 red pixel.
 const RED_PIXEL_PNG: &str = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg==";
@@ -580,15 +584,21 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let registry = Registry::from_inventory()?;
     let tools: McpTools = registry
         .iter()
-        .filter(|definition| definition.spec().name.starts_with("test_"))
-        .map(|definition| {
-            McpTool::with_definition(
+        .filter_map(|definition| {
+            let tool = McpTool::with_definition(
                 pi_tools::wrap(definition.clone(), None),
                 definition.as_ref(),
-            )
+            );
+            match task_fixtures::serve(tool.clone()) {
+                Some(fixture) => Some(fixture),
+                None if definition.spec().name.starts_with("test_") => Some(tool),
+                None => None,
+            }
         })
         .chain([McpTool::new(Arc::new(JsonSchema2020Tool::new())).read_only(true)])
         .collect::<McpTools>()
+        // A call of a tool that supports tasks is a task once it runs a quarter second.
+        .with_task_after(Duration::from_millis(250))
         .with_resources(FixtureResources)
         .with_prompts(FixturePrompts);
     let listener = tokio::net::TcpListener::bind(&address).await?;

@@ -5,7 +5,8 @@
 //! `sampling/createMessage`, `roots/list`), sent only when the client declared the capability
 //! at `initialize`, and awaited (the call's cancellation stops the wait). In the stateless era
 //! (2026-07-28) the question goes into the call's round (see `tool_round`): the call ends with
-//! an input-required result, and its retry runs the tool again with the answer.
+//! an input-required result, and its retry runs the tool again with the answer; once the call
+//! is a task, the question is the task's and the tool waits for `tasks/update` to answer it.
 
 #![expect(
     deprecated,
@@ -24,6 +25,7 @@ use serde_json::Value;
 
 use super::elicit::ASK_TIMEOUT;
 use super::mrtr::Round;
+use super::tool_round::Asked;
 use crate::core::{
     Answer, BoxFuture, ClientAsker, ClientRoot, Question, Sampled, SamplingRequest, SamplingRole,
     ToolError,
@@ -106,7 +108,7 @@ impl ClientAsker for McpAsker {
                         return Err(undeclared("elicitation", false));
                     }
                     let request = InputRequest::Elicitation(ElicitRequest::new(params));
-                    let response = in_round(round, question.id(), request)?;
+                    let response = in_round(round, question.id(), request).await?;
                     let result: ElicitResult = read(response)?;
                     Ok(answer(result))
                 }
@@ -142,7 +144,7 @@ impl ClientAsker for McpAsker {
                         return Err(undeclared("sampling", false));
                     }
                     let request = InputRequest::CreateMessage(CreateMessageRequest::new(params));
-                    let response = in_round(round, id.as_deref(), request)?;
+                    let response = in_round(round, id.as_deref(), request).await?;
                     Ok(sampled(read(response)?))
                 }
             }
@@ -185,7 +187,7 @@ impl ClientAsker for McpAsker {
                         method: Default::default(),
                         extensions: Default::default(),
                     });
-                    read(in_round(round, id.as_deref(), request)?)?
+                    read(in_round(round, id.as_deref(), request).await?)?
                 }
             };
             Ok(listed
@@ -200,12 +202,27 @@ impl ClientAsker for McpAsker {
     }
 }
 
-/// The answer `request` has in `round`, or the error that ends the run while the question
-/// is put as the call's result (or refused).
-fn in_round(round: &Round, id: Option<&str>, request: InputRequest) -> Result<Value, ToolError> {
+/// The answer `request` has in `round` (or, once the call is a task, the answer the task's
+/// client gives), or the error that ends the run while the question is put as the call's
+/// result (or refused).
+async fn in_round(
+    round: &Round,
+    id: Option<&str>,
+    request: InputRequest,
+) -> Result<Value, ToolError> {
     match round.tool_ask(id, request) {
-        Ok(Some(response)) => Ok(response),
-        Ok(None) => Err(ToolError::new(ASKED_AS_RESULT)),
+        Ok(Asked::Answered(response)) => Ok(response),
+        Ok(Asked::Put) => Err(ToolError::new(ASKED_AS_RESULT)),
+        Ok(Asked::InTask(answer)) => match tokio::time::timeout(ASK_TIMEOUT, answer).await {
+            Ok(Ok(response)) => Ok(response),
+            Ok(Err(_)) => Err(ToolError::new(
+                "The task ended (it was cancelled) before the question was answered.",
+            )),
+            Err(_) => Err(client_failed(
+                "question",
+                "no tasks/update answered it within ten minutes",
+            )),
+        },
         Err(refusal) => Err(ToolError::new(refusal)),
     }
 }

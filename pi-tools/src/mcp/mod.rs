@@ -70,8 +70,12 @@
 //!   such a request a policy `ask` and the client's roots come back as an
 //!   `InputRequiredResult` with a signed `requestState` (see `mrtr.rs`), log lines follow
 //!   the level in its `_meta` (none asked, none sent), `logging/setLevel`, `ping` and
-//!   `initialize` are `-32601`, and with the `io.modelcontextprotocol/tasks` extension a
-//!   call past [`McpTools::with_task_after`] becomes a task (`tasks/get`, `tasks/cancel`).
+//!   `initialize` are `-32601`.
+//! - With the `io.modelcontextprotocol/tasks` extension declared (in a request's `_meta`, or
+//!   at `initialize`), a call of a tool that supports tasks ([`TaskSupport`]) becomes a task
+//!   once it runs past its time ([`McpTool::task_after`], [`McpTools::with_task_after`]), or
+//!   at once for a tool that runs only as one; `tasks/get` polls it, `tasks/update` answers
+//!   the questions its tool asks in it, `tasks/cancel` cancels it.
 //! - A tool's own questions ([`ToolContext::ask`](crate::ToolContext::ask),
 //!   [`sample`](crate::ToolContext::sample),
 //!   [`client_roots`](crate::ToolContext::client_roots)) go to a 2025-11-25 client as
@@ -126,10 +130,13 @@ mod roots;
 mod serve;
 mod server;
 mod session_bound;
+mod session_call;
 mod session_manager;
 mod sessions;
 mod stateless;
 mod stdio;
+mod task_call;
+mod task_support;
 mod tasks;
 mod tool_round;
 mod tools;
@@ -149,4 +156,5 @@ pub use resources::{McpResource, McpResourceContent, McpResourceTemplate, McpRes
 pub use serve::{serve, serve_split, serve_split_until, serve_stdio};
 pub use session_bound::WhenFull;
 pub use stdio::{StdinStream, StdoutStream, stdio};
+pub use task_support::TaskSupport;
 pub use tools::{DEFAULT_MAX_MESSAGE_BYTES, DEFAULT_TASK_AFTER, McpPrompt, McpTool, McpTools};

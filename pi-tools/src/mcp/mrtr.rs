@@ -301,6 +301,14 @@ impl Round {
         None
     }
 
+    /// Whether the policy asked a question in this round (the call then ends with it).
+    pub(crate) fn policy_asked(&self) -> bool {
+        self.asked
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .is_some()
+    }
+
     /// The input-required result asking the policy's question, or else the tool's own
     /// questions, when this round asked any.
     pub(crate) fn question(&self) -> Option<Result<InputRequiredResult, String>> {

@@ -17,23 +17,21 @@ use rmcp::model::{
     ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult, ListToolsResult,
     PaginatedRequestParams, PromptsCapability, ReadResourceRequestParams, ReadResourceResponse,
     ServerCapabilities, ServerConfig, SetLevelRequestParams, SubscribeRequestParams,
-    SubscriptionFilter, TASKS_EXTENSION_ID, Tool, UnsubscribeRequestParams,
+    SubscriptionFilter, TASKS_EXTENSION_ID, Tool, UnsubscribeRequestParams, UpdateTaskParams,
 };
 use rmcp::service::{RequestContext, RoleServer};
-use serde_json::Value;
 use tokio::sync::{RwLock, Semaphore};
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 use tokio_util::task::task_tracker::TaskTrackerToken;
 
-use super::asker::McpAsker;
 use super::elicit::{ClientApprover, client_session};
 use super::error::McpError;
-use super::logging::{SessionLevel, forwarding_logs};
+use super::logging::SessionLevel;
 use super::progress::ProgressSink;
-use super::result::call_tool_result;
 use super::roots::FollowedRoots;
 use super::sessions::{Busy, Sessions};
+use super::task_support::{TaskMode, TaskSupport};
 use super::tasks::Tasks;
 use super::tools::{McpPrompt, McpTools};
 use crate::core::{RunnerConfig, ToolCall, ToolSet, execute_tool_calls};
@@ -50,10 +48,10 @@ pub(crate) struct Served {
     /// The name and version of the `initialize` answer.
     server_info: (String, String),
     pub(crate) prompt: Option<McpPrompt>,
-    /// The tasks of 2026-07-28 calls that ran long, reached from any request.
-    tasks: Tasks,
-    /// How long such a call runs before it becomes a task.
-    task_after: std::time::Duration,
+    /// The tasks of calls that ran long, reached from any request.
+    tasks: Arc<Tasks>,
+    /// How each tool's calls may become tasks, by name.
+    task_modes: std::collections::HashMap<String, TaskMode>,
     /// The program's own prompts.
     pub(crate) prompts: Option<Arc<dyn super::prompt_set::McpPrompts>>,
     /// The program's own resources.
@@ -73,8 +71,8 @@ impl Served {
                 (name.to_owned(), version.to_owned())
             },
             prompt: tools.prompt().cloned(),
-            tasks: Tasks::default(),
-            task_after: tools.task_after(),
+            tasks: Arc::default(),
+            task_modes: tools.task_modes(),
             resources: tools.resources(),
             prompts: tools.prompts(),
             max_message_bytes: tools.max_message_bytes(),
@@ -96,7 +94,7 @@ pub(crate) struct ToolServer(Arc<Session>);
 /// What a session's handles share.
 pub(crate) struct Session {
     served: Arc<Served>,
-    config: RunnerConfig,
+    pub(super) config: RunnerConfig,
     /// Parallel-mode calls share it; a sequential-mode call holds it alone, so it never
     /// overlaps another call of the session.
     exclusive: RwLock<()>,
@@ -108,18 +106,18 @@ pub(crate) struct Session {
     session: Arc<crate::session::Session>,
     /// The calls running, so the end of a session (or of the server) can wait for their
     /// cleanup.
-    calls: TaskTracker,
+    pub(super) calls: TaskTracker,
     /// Counts this session as running in `calls` until it is dropped (its environment
     /// ended), so the server's end waits for that too.
     _alive: TaskTrackerToken,
-    level: SessionLevel,
+    pub(super) level: SessionLevel,
     /// The HTTP server's sessions, which a call keeps busy and which end its calls at once.
-    sessions: Option<Arc<Sessions>>,
+    pub(super) sessions: Option<Arc<Sessions>>,
     /// The environment for the client's roots, when the server follows them.
-    roots: FollowedRoots,
+    pub(super) roots: FollowedRoots,
     /// Asks the client's user about calls the policy says `ask` for (when the configuration
     /// carries the toolbox's policy).
-    approver: Option<Arc<ClientApprover>>,
+    pub(super) approver: Option<Arc<ClientApprover>>,
     /// The session's notices are announced to its client (from its first call on).
     announcing: std::sync::atomic::AtomicBool,
     /// The files this session's results pointed at, which it may read back.
@@ -183,7 +181,7 @@ impl ToolServer {
 
     /// From the session's first call on, tells its client of each notice (a job that
     /// ended) as it comes, in a logging notification (see `logging::announcing_notices`).
-    fn announce_notices(&self, peer: &rmcp::service::Peer<RoleServer>) {
+    pub(super) fn announce_notices(&self, peer: &rmcp::service::Peer<RoleServer>) {
         use std::sync::atomic::Ordering;
         let Some(notices) = self.config.extensions.get::<crate::core::Notices>() else {
             return;
@@ -214,7 +212,7 @@ impl ToolServer {
 
     /// Marks the request's HTTP session busy while the call runs (so it does not expire),
     /// and tells it how to end this server's calls and processes.
-    fn keep_session_busy(&self, context: &RequestContext<RoleServer>) -> Option<Busy> {
+    pub(super) fn keep_session_busy(&self, context: &RequestContext<RoleServer>) -> Option<Busy> {
         let sessions = self.sessions.as_ref()?;
         let parts = context.extensions.get::<axum::http::request::Parts>()?;
         sessions.call_started(&parts.headers, &self.session)
@@ -230,9 +228,21 @@ impl ToolServer {
         &self.config
     }
 
-    /// The server's tasks, and how long a call runs before it becomes one.
-    pub(crate) fn tasks(&self) -> (&Tasks, std::time::Duration) {
-        (&self.served.tasks, self.served.task_after)
+    /// The server's tasks.
+    pub(crate) fn tasks(&self) -> &Arc<Tasks> {
+        &self.served.tasks
+    }
+
+    /// How the calls of `tool` (a tool served) may become tasks.
+    pub(crate) fn task_mode(&self, tool: &str) -> TaskMode {
+        self.served
+            .task_modes
+            .get(tool)
+            .copied()
+            .unwrap_or(TaskMode {
+                support: TaskSupport::Optional,
+                after: super::tools::DEFAULT_TASK_AFTER,
+            })
     }
 
     /// The client's session.
@@ -376,8 +386,9 @@ impl ServerHandler for ToolServer {
         }
     }
 
-    /// The 2025-11-25 handshake: the tasks extension (of 2026-07-28, see `tasks`) is not
-    /// offered to a session.
+    /// The 2025-11-25 handshake: the tasks extension (see `task_call`) is offered to a
+    /// client that declares it; an older client, whose capabilities have no extensions, is
+    /// not shown it.
     async fn initialize(
         &self,
         request: InitializeRequestParams,
@@ -385,7 +396,9 @@ impl ServerHandler for ToolServer {
     ) -> Result<InitializeResult, ErrorData> {
         context.peer.set_peer_info(request.clone());
         let mut result = self.negotiate_initialize(&request)?;
-        if let Some(extensions) = &mut result.capabilities.extensions {
+        if !request.capabilities.supports_tasks()
+            && let Some(extensions) = &mut result.capabilities.extensions
+        {
             extensions.remove(TASKS_EXTENSION_ID);
             if extensions.is_empty() {
                 result.capabilities.extensions = None;
@@ -434,6 +447,16 @@ impl ServerHandler for ToolServer {
         _context: RequestContext<RoleServer>,
     ) -> Result<GetTaskResult, ErrorData> {
         self.served.tasks.get(&request.task_id)
+    }
+
+    async fn update_task(
+        &self,
+        request: UpdateTaskParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        let check = super::tool_round::answers_question;
+        let tasks = &self.served.tasks;
+        tasks.update(&request.task_id, request.input_responses, check)
     }
 
     async fn cancel_task(
@@ -547,52 +570,6 @@ impl ServerHandler for ToolServer {
         if super::era::is_stateless(&context) {
             return Box::pin(self.call_stateless(request, context)).await;
         }
-        let busy = self.keep_session_busy(&context);
-        self.announce_notices(&context.peer);
-        // An HTTP request outside any session: the server is stateless.
-        let stateless = self.sessions.is_none()
-            && context
-                .extensions
-                .get::<axum::http::request::Parts>()
-                .is_some();
-        if let Some(approver) = &self.approver {
-            approver.bind(&context.peer, stateless);
-        }
-        let asker = McpAsker::of_session(&context.peer, stateless);
-        // Every call runs within the roots its client lists now, when it offers them.
-        let followed = self
-            .roots
-            .config(&self.config, &context.peer)
-            .await
-            .map_err(|message| ErrorData::invalid_request(message, None))?;
-        let config = followed.as_deref().unwrap_or(&self.config);
-        let arguments = Value::Object(request.arguments.unwrap_or_default());
-        let call = ToolCall::new(context.id.to_string(), request.name, arguments);
-        tracing::debug!(id = %call.id, tool = %call.name, "tools/call");
-        let sink = ProgressSink::new(context.peer.clone(), context.meta.get_progress_token());
-        // The progress pump runs beside the call and sends what is left before the result.
-        let running = async {
-            let call = async {
-                let message = self.run(config, call, &context.ct, &sink, asker).await;
-                sink.end();
-                message
-            };
-            tokio::join!(call, sink.pump()).0
-        };
-        let call = forwarding_logs(self.level.clone(), context.peer.clone(), running);
-        let call = self.calls.track_future(call);
-        // Boxed: the protocol library moves each request's future into a task of its own,
-        // and a call's future is several kilobytes, copied at every move.
-        let message = match &busy {
-            Some(busy) => Box::pin(busy.answering(context.id.to_string(), call)).await,
-            None => Box::pin(call).await,
-        };
-        match message {
-            Some(message) => Ok(call_tool_result(message).into()),
-            None => Err(ErrorData::internal_error(
-                "The runner returned no result for the call; this is a bug in pi-tools.",
-                None,
-            )),
-        }
+        self.call_in_session(request, context).await
     }
 }

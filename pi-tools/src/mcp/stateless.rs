@@ -3,9 +3,10 @@
 //! `inputResponses` of a retried request (see `mrtr`), and log lines go to the request
 //! only at the level its `_meta` asks for.
 //!
-//! Over HTTP such a call runs in the server's stateless house (see `house`), whose jobs
-//! outlive the request: a job bash hands back to a request that declares the tasks
-//! extension is also a task, named in the result's `_meta` (see `tasks`).
+//! With the tasks extension declared, a call of a tool that supports tasks may become one
+//! (see `task_call`). Over HTTP such a call runs in the server's stateless house (see
+//! `house`), whose jobs outlive the request: a job bash hands back to a request that
+//! declares the tasks extension is also a task, named in the result's `_meta` (see `tasks`).
 
 use rmcp::ErrorData;
 use rmcp::model::{
@@ -24,6 +25,8 @@ use super::progress::ProgressSink;
 use super::result::call_tool_result;
 use super::roots::FollowedRoots;
 use super::server::ToolServer;
+use super::task_call::{Settled, settle};
+use super::task_support::{TaskSupport, task_required};
 use crate::core::{RunnerConfig, ToolCall, ToolResultMessage};
 use crate::env::EnvOf;
 
@@ -38,6 +41,11 @@ impl ToolServer {
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         let capabilities = context.client_capabilities().unwrap_or_default();
+        let mode = self.task_mode(&request.name);
+        if mode.support == TaskSupport::Required && !capabilities.supports_tasks() {
+            return Err(task_required(&request.name));
+        }
+        let as_task = capabilities.supports_tasks() && mode.support != TaskSupport::Forbidden;
         let arguments = Value::Object(request.arguments.unwrap_or_default());
         let round = Round::open(
             &request.name,
@@ -87,38 +95,33 @@ impl ToolServer {
             };
             tracker.track(work)
         };
-        let message = if capabilities.supports_tasks() {
-            match self.call_or_task(execute, &context.ct).await? {
-                Ok(message) => message,
-                Err(task) => return Ok(task.into()),
+        let message = match as_task {
+            true => {
+                let running = self.call_or_task(execute, &context.ct, Some(&round), mode);
+                match Box::pin(running).await? {
+                    Ok(message) => message,
+                    Err(task) => return Ok(task.into()),
+                }
             }
-        } else {
             // Boxed, as a session's call is (see `call_tool`).
-            Box::pin(execute(context.ct.clone())).await
+            false => Box::pin(execute(context.ct.clone())).await,
         };
-        if let Some(refusal) = round.refusal() {
-            // An answer was given to another question than the tool asks.
-            return Err(ErrorData::invalid_params(refusal, None));
-        }
-        if let Some(question) = round.question() {
-            // The call was stopped before it started (a policy question), or the tool
-            // stopped at its own question: the question is the call's result.
-            return question
-                .map(Into::into)
-                .map_err(|message| ErrorData::internal_error(message, None));
-        }
-        let Some(message) = message else {
-            return Err(ErrorData::internal_error(
-                "The runner returned no result for the call; this is a bug in pi-tools.",
-                None,
-            ));
+        // A tool that runs only as a task gives its end as one all the same: completed, or
+        // failed with the protocol error.
+        let as_one = as_task && mode.support == TaskSupport::Required;
+        let message = match settle(&round, message) {
+            Ok(Settled::Question(question)) => return Ok(question.into()),
+            Ok(Settled::Done(message)) if as_one => {
+                let task = self.tasks().done(Ok(call_tool_result(message)))?;
+                return Ok(CreateTaskResult::new(task).into());
+            }
+            Err(error) if as_one => {
+                let task = self.tasks().done(Err(error))?;
+                return Ok(CreateTaskResult::new(task).into());
+            }
+            Ok(Settled::Done(message)) => message,
+            Err(error) => return Err(error),
         };
-        if message.is_error
-            && let Some(capability) = round.missing_capability()
-        {
-            // The tool needed what the client did not declare, and failed without it.
-            return Err(missing_capability(capability, &message.result));
-        }
         let config = confined.as_deref().unwrap_or(self.config());
         let task = match capabilities.supports_tasks() {
             true => self.job_task(config, &message),
@@ -142,7 +145,7 @@ impl ToolServer {
     fn job_task(&self, config: &RunnerConfig, message: &ToolResultMessage) -> Option<Task> {
         let id = message.result.details.get("job")?.as_u64()?;
         let job = config.env()?.jobs()?.get(id)?;
-        match self.tasks().0.start_job(job) {
+        match self.tasks().start_job(job) {
             Ok(task) => Some(task),
             Err(error) => {
                 tracing::info!(job = id, %error.message, "a job goes on without a task");
@@ -156,67 +159,6 @@ impl ToolServer {
 /// tasks of MCP 2025-11-25 named a message's task with).
 const RELATED_TASK: &str = "io.modelcontextprotocol/related-task";
 
-impl ToolServer {
-    /// Runs the call made by `execute` (given its cancellation) until it ends, or until it
-    /// has run for the server's `task_after`: then it goes on as a task, answered with
-    /// `Err` (the task), and `tasks/get` gives its result. `request` is the request's own
-    /// token, which cancels the call until it becomes a task.
-    async fn call_or_task<F>(
-        &self,
-        execute: impl FnOnce(CancellationToken) -> F,
-        request: &CancellationToken,
-    ) -> Result<Result<Option<ToolResultMessage>, CreateTaskResult>, ErrorData>
-    where
-        F: std::future::Future<Output = Option<ToolResultMessage>> + Send + 'static,
-    {
-        let cancel = CancellationToken::new();
-        let mut running = tokio::spawn(execute(cancel.clone()));
-        let (tasks, after) = self.tasks();
-        let joined = |done: Result<_, tokio::task::JoinError>| {
-            done.map_err(|e| {
-                ErrorData::internal_error(
-                    format!("The call's task ended abnormally ({e}); this is a bug in pi-tools."),
-                    None,
-                )
-            })
-        };
-        tokio::select! {
-            biased;
-            done = &mut running => return joined(done).map(Ok),
-            () = request.cancelled() => {
-                cancel.cancel();
-                return joined(running.await).map(Ok);
-            }
-            () = tokio::time::sleep(after) => {}
-        }
-        let task = match tasks.start(cancel.clone()) {
-            Ok(task) => task,
-            Err(error) => {
-                cancel.cancel();
-                let _ = running.await;
-                return Err(error);
-            }
-        };
-        let id = task.task_id.clone();
-        let server = self.clone();
-        tokio::spawn(async move {
-            let outcome = match running.await {
-                Ok(Some(message)) => Ok(call_tool_result(message)),
-                Ok(None) => Err(ErrorData::internal_error(
-                    "The runner returned no result for the call; this is a bug in pi-tools.",
-                    None,
-                )),
-                Err(e) => Err(ErrorData::internal_error(
-                    format!("The call's task ended abnormally ({e}); this is a bug in pi-tools."),
-                    None,
-                )),
-            };
-            server.tasks().0.finish(&id, outcome);
-        });
-        Ok(Err(CreateTaskResult::new(task)))
-    }
-}
-
 /// What a request's capabilities declare of what a call may ask: form elicitation (an
 /// elicitation capability that names no mode means form, as in 2025-11-25), sampling, roots.
 fn offers(capabilities: &ClientCapabilities) -> Offers {
@@ -228,23 +170,4 @@ fn offers(capabilities: &ClientCapabilities) -> Offers {
         sample: capabilities.sampling.is_some(),
         roots: capabilities.roots.is_some(),
     }
-}
-
-/// The `-32021` error of a call whose tool needed `capability` (`elicitation`, `sampling` or
-/// `roots`), which the request did not declare, and failed without it; the tool's own error
-/// text follows the reason.
-fn missing_capability(capability: &str, result: &crate::core::ToolResult) -> ErrorData {
-    let said = result
-        .content
-        .iter()
-        .filter_map(|block| block.as_text())
-        .collect::<Vec<_>>()
-        .join(" ");
-    ErrorData::new(
-        rmcp::model::ErrorCode::MISSING_REQUIRED_CLIENT_CAPABILITY,
-        format!(
-            "The tool needs the client's `{capability}` capability, which this request did not declare in `_meta` (`io.modelcontextprotocol/clientCapabilities`), so it could not finish. Declare it and call again. The tool said: {said}"
-        ),
-        Some(serde_json::json!({ "requiredCapabilities": { capability: {} } })),
-    )
 }

@@ -6,20 +6,26 @@
 //! not to one request, so any request of the same server reaches them; a finished task's
 //! result is kept for [`TASK_TTL`], and at most [`MAX_TASKS`] are kept at once.
 //!
+//! A task's call may ask its client (a tool's [`ctx.ask`](crate::ToolContext::ask)): the
+//! question is the task's (`input_required`, its `inputRequests` on `tasks/get`) and the
+//! tool waits until `tasks/update` brings the answer under the question's key.
+//!
 //! A background job that bash hands back to such a request is a task of the same store
 //! ([`Tasks::start_job`]): its status is read from the job itself, working while it runs and
 //! completed, with the job's end (how, after how long, its last lines), once it ended;
 //! `tasks/cancel` kills it as `job_kill` does.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime};
 
 use rmcp::ErrorData;
 use rmcp::model::{
-    CallToolResult, DetailedTask, GetTaskResult, JsonObject, Task, TaskPayload, TaskStatus,
+    CallToolResult, DetailedTask, GetTaskResult, InputRequest, InputResponses, JsonObject, Task,
+    TaskPayload, TaskStatus,
 };
 use serde_json::Value;
+use tokio::sync::oneshot;
 use tokio_util::sync::CancellationToken;
 
 use crate::env::jobs::{Job, JobState};
@@ -48,6 +54,23 @@ struct Entry {
     ended: Option<Instant>,
     /// Its order of creation, to drop the oldest first.
     number: u64,
+    /// The questions its call waits on, by key: while there are any, it is `input_required`.
+    questions: BTreeMap<String, Waiting>,
+}
+
+/// A question a task's call asked, waiting for its answer.
+struct Waiting {
+    /// The question as the client is given it.
+    request: InputRequest,
+    /// Gives the call the answer, once `tasks/update` brings it.
+    answer: oneshot::Sender<Value>,
+}
+
+/// A task of the store, as a call that became one reaches it to put its questions.
+#[derive(Clone)]
+pub(crate) struct TaskLink {
+    pub(crate) tasks: Arc<Tasks>,
+    pub(crate) id: String,
 }
 
 enum Work {
@@ -116,9 +139,33 @@ impl Tasks {
                 work,
                 ended: None,
                 number,
+                questions: BTreeMap::new(),
             },
         );
         Ok(task(&id, TaskStatus::Working, &stamp, &stamp))
+    }
+
+    /// A task for a call that already ended with `outcome` (a tool that runs only as a task
+    /// gives even a quick result so).
+    pub(crate) fn done(
+        &self,
+        outcome: Result<CallToolResult, ErrorData>,
+    ) -> Result<Task, ErrorData> {
+        let task = self.insert(Work::Call(CancellationToken::new()))?;
+        self.finish(&task.task_id, outcome);
+        let entries = self.lock();
+        let entry = entries.get(&task.task_id);
+        let status = match entry.map(|e| &e.state) {
+            Some(State::Failed(_)) => TaskStatus::Failed,
+            _ => TaskStatus::Completed,
+        };
+        let updated = entry.map_or(task.last_updated_at.clone(), |e| e.updated_at.clone());
+        Ok(self::task(
+            &task.task_id,
+            status,
+            &task.created_at,
+            &updated,
+        ))
     }
 
     /// Records how the task's call ended; a cancelled task stays cancelled.
@@ -140,8 +187,67 @@ impl Tasks {
             },
             Err(error) => State::Failed(error_object(&error)),
         };
+        entry.questions.clear();
         entry.updated_at = timestamp(SystemTime::now());
         entry.ended = Some(Instant::now());
+    }
+
+    /// Drops a task made for a call that ended before it was given to the client.
+    pub(crate) fn discard(&self, id: &str) {
+        self.lock().remove(id);
+    }
+
+    /// Puts the question `request` (under `key`) to the client of the working task `id`: the
+    /// task is `input_required` until `tasks/update` answers it; the receiver gets the answer.
+    /// `None` when the task is gone or ended (its call was cancelled).
+    pub(crate) fn ask(
+        &self,
+        id: &str,
+        key: String,
+        request: InputRequest,
+    ) -> Option<oneshot::Receiver<Value>> {
+        let mut entries = self.lock();
+        let entry = entries.get_mut(id)?;
+        if !matches!(entry.state, State::Working) {
+            return None;
+        }
+        let (answer, answered) = oneshot::channel();
+        entry.questions.insert(key, Waiting { request, answer });
+        entry.updated_at = timestamp(SystemTime::now());
+        Some(answered)
+    }
+
+    /// `tasks/update`: gives each answer to the question of its key that the task waits on;
+    /// an answer to no such question (unknown, answered already, or the task ended) is
+    /// ignored. `check` says whether an answer is a result of its question's method (the
+    /// sentence refusing it if not): one unfit answer refuses the whole update, and nothing
+    /// of it is given.
+    pub(crate) fn update(
+        &self,
+        id: &str,
+        responses: InputResponses,
+        check: impl Fn(&str, &InputRequest, &Value) -> Result<(), String>,
+    ) -> Result<(), ErrorData> {
+        let mut entries = self.lock();
+        let entry = entries.get_mut(id).ok_or_else(|| unknown(id))?;
+        let answered: Vec<(String, Value)> = responses
+            .into_iter()
+            .filter(|(key, _)| entry.questions.contains_key(key))
+            .collect();
+        for (key, response) in &answered {
+            if let Some(waiting) = entry.questions.get(key) {
+                check(key, &waiting.request, response)
+                    .map_err(|refusal| ErrorData::invalid_params(refusal, None))?;
+            }
+        }
+        for (key, response) in answered {
+            if let Some(waiting) = entry.questions.remove(&key) {
+                // A call that stopped waiting (cancelled) no longer takes it.
+                let _ = waiting.answer.send(response);
+            }
+        }
+        entry.updated_at = timestamp(SystemTime::now());
+        Ok(())
     }
 
     /// `tasks/get`: the task with its status and, once it ended, its result.
@@ -150,6 +256,13 @@ impl Tasks {
         let entry = entries.get_mut(id).ok_or_else(|| unknown(id))?;
         entry.follow_job();
         let payload = match &entry.state {
+            State::Working if !entry.questions.is_empty() => TaskPayload::InputRequired {
+                input_requests: entry
+                    .questions
+                    .iter()
+                    .map(|(key, waiting)| (key.clone(), waiting.request.clone()))
+                    .collect(),
+            },
             State::Working => TaskPayload::Working,
             State::Completed(result) => TaskPayload::Completed {
                 result: result.clone(),
@@ -175,6 +288,7 @@ impl Tasks {
                 Work::Job(job) => job.kill(),
             }
             entry.state = State::Cancelled;
+            entry.questions.clear();
             entry.updated_at = timestamp(SystemTime::now());
             entry.ended = Some(Instant::now());
         }

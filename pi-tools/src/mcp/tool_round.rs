@@ -3,6 +3,9 @@
 //! result asking it; the retried request runs the tool again from the start, and each of its
 //! questions, asked in the same order, finds its answer in the signed `requestState`.
 //!
+//! Once the call became a task (see `tasks`), a question without an answer is the task's
+//! instead: the tool waits for `tasks/update` to answer it, and is not run again.
+//!
 //! A question is known by its key in `inputRequests` (the tool's id for it, or its place in
 //! the order of asking) and by the digest of the request as sent: an answer is given back
 //! only to the very question it answered. The state carries every answer of the earlier
@@ -22,6 +25,7 @@ use rmcp::model::{
 use serde_json::Value;
 
 use super::mrtr::{ASK_AGAIN, Given, Put, Round, hex_sha256};
+use super::tasks::TaskLink;
 
 /// The keys pi-tools puts its own questions under (the client's roots, the policy's
 /// question), which a tool's question may not take.
@@ -47,6 +51,29 @@ pub(crate) struct ToolAsks {
     /// are ignored. They answer only the tool's own questions, never the policy's or the
     /// roots request, whose answers hold only under the server's signed state.
     pub(super) unsigned: Option<InputResponses>,
+    /// The task the call became, which takes its questions from then on.
+    task: Option<TaskLink>,
+}
+
+/// Where a tool's question stands in its round.
+pub(crate) enum Asked {
+    /// An earlier round brought its answer.
+    Answered(Value),
+    /// It is put in this round's input-required result: the run ends.
+    Put,
+    /// It is the task's: the answer comes when `tasks/update` brings it (the sender is
+    /// dropped when the task ends first).
+    InTask(tokio::sync::oneshot::Receiver<Value>),
+}
+
+/// Whether `response`, the answer under `key` to `request`, is a result of its method; if
+/// not, the sentence refusing it (for `tasks/update`).
+pub(crate) fn answers_question(
+    key: &str,
+    request: &InputRequest,
+    response: &Value,
+) -> Result<(), String> {
+    readable(key, method_of(request), response)
 }
 
 /// The answers of a round: `given` (of the earlier rounds) and the client's answer to each
@@ -115,7 +142,7 @@ impl Round {
         &self,
         id: Option<&str>,
         request: InputRequest,
-    ) -> Result<Option<Value>, String> {
+    ) -> Result<Asked, String> {
         let method = method_of(&request);
         let mut asks = self.asks.lock().unwrap_or_else(|e| e.into_inner());
         asks.next += 1;
@@ -153,7 +180,7 @@ impl Round {
                 asks.refused.get_or_insert(refusal.clone());
                 return Err(refusal);
             }
-            return Ok(Some(given.response.clone()));
+            return Ok(Asked::Answered(given.response.clone()));
         }
         let put = Put {
             key,
@@ -175,10 +202,31 @@ impl Round {
                 put,
                 response: response.clone(),
             });
-            return Ok(Some(response));
+            return Ok(Asked::Answered(response));
+        }
+        if let Some(link) = &asks.task {
+            return match link.tasks.ask(&link.id, put.key, request) {
+                Some(answer) => Ok(Asked::InTask(answer)),
+                None => Err(
+                    "The task of this call ended (it was cancelled) before its question could be put."
+                        .to_owned(),
+                ),
+            };
         }
         asks.asked.push((put, request));
-        Ok(None)
+        Ok(Asked::Put)
+    }
+
+    /// The call became the task `link`: its questions are the task's from now on. `false`
+    /// (and nothing changes) when it already put a question in this round's result or the
+    /// policy asked: the run is ending with that result, which a task could not give.
+    pub(crate) fn attach_task(&self, link: TaskLink) -> bool {
+        let mut asks = self.asks.lock().unwrap_or_else(|e| e.into_inner());
+        if !asks.asked.is_empty() || self.policy_asked() {
+            return false;
+        }
+        asks.task = Some(link);
+        true
     }
 
     /// Notes that the tool asked for `capability`, which the client did not declare.

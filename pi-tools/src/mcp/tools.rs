@@ -11,19 +11,27 @@ use super::resources::McpResources;
 
 use super::error::McpError;
 use super::server::SERVER_NAME;
+use super::task_support::{TaskMode, TaskSupport, listing_meta};
 use crate::core::AgentTool;
 use crate::dialect::McpHints;
 use crate::dialect::mcp::listing;
 use crate::tool::ToolDefinition;
 
 /// One tool as the MCP server serves it: the kernel's lean face plus the hints MCP lists
-/// beside it ([`McpHints`]: `title`, `readOnlyHint`, `destructiveHint`).
+/// beside it ([`McpHints`]: `title`, `readOnlyHint`, `destructiveHint`) and whether its calls
+/// may become tasks.
 #[derive(Clone)]
 pub struct McpTool {
     /// The tool itself.
     pub tool: Arc<dyn AgentTool>,
     /// What `tools/list` says of it besides its name, description and schema.
     pub hints: McpHints,
+    /// Whether its calls may become tasks, as declared ([`McpTool::task_support`]); `None`:
+    /// undeclared, served as [`TaskSupport::Optional`] and not named in `tools/list`.
+    pub task_support: Option<TaskSupport>,
+    /// How long its call runs before it becomes a task; `None`: the server's
+    /// ([`McpTools::with_task_after`]).
+    pub task_after: Option<Duration>,
 }
 
 impl McpTool {
@@ -34,7 +42,12 @@ impl McpTool {
             title: Some(tool.label().to_owned()),
             ..McpHints::default()
         };
-        McpTool { tool, hints }
+        McpTool {
+            tool,
+            hints,
+            task_support: None,
+            task_after: None,
+        }
     }
 
     /// A tool whose title and hints come from its rich definition ([`McpHints::of`]), as
@@ -43,6 +56,8 @@ impl McpTool {
         McpTool {
             tool,
             hints: McpHints::of(definition),
+            task_support: None,
+            task_after: None,
         }
     }
 
@@ -64,8 +79,24 @@ impl McpTool {
         self
     }
 
+    /// Declares whether its calls may become tasks (see [`TaskSupport`]); `tools/list` then
+    /// names it in the entry's `_meta`, under `io.modelcontextprotocol/tasks`.
+    pub fn task_support(mut self, support: TaskSupport) -> Self {
+        self.task_support = Some(support);
+        self
+    }
+
+    /// Sets how long its call runs before it becomes a task, instead of the server's
+    /// [`McpTools::with_task_after`]. Zero: a task from the start, so each question the tool
+    /// asks is the task's (`input_required`, answered with `tasks/update`) and the tool waits
+    /// for the answer instead of running again.
+    pub fn task_after(mut self, after: Duration) -> Self {
+        self.task_after = Some(after);
+        self
+    }
+
     /// The `tools/list` entry, as [`dialect::mcp::listing`](crate::dialect::mcp::listing)
-    /// builds it from the canonical schema.
+    /// builds it from the canonical schema, with the declared task support.
     pub(crate) fn listing(&self) -> Result<Tool, McpError> {
         let name = self.tool.name();
         let schema = self.tool.parameters();
@@ -74,13 +105,16 @@ impl McpTool {
                 tool: name.to_owned(),
             });
         }
-        let listed = listing(
+        let mut listed = listing(
             name,
             self.tool.description(),
             schema.clone(),
             self.tool.output_schema(),
             &self.hints,
         );
+        if let (Some(support), Some(entry)) = (self.task_support, listed.as_object_mut()) {
+            entry.insert("_meta".to_owned(), listing_meta(support));
+        }
         serde_json::from_value(listed).map_err(|e| McpError::ListingRejected {
             tool: name.to_owned(),
             reason: e.to_string(),
@@ -93,14 +127,17 @@ impl std::fmt::Debug for McpTool {
         f.debug_struct("McpTool")
             .field("name", &self.tool.name())
             .field("hints", &self.hints)
+            .field("task_support", &self.task_support)
+            .field("task_after", &self.task_after)
             .finish()
     }
 }
 
 pub use crate::config::DEFAULT_MAX_MESSAGE_BYTES;
 
-/// How long a call of a 2026-07-28 request that declares the tasks extension runs before it
-/// is answered with a task, unless [`McpTools::with_task_after`] says otherwise: 10 s.
+/// How long a call of a request that declares the tasks extension runs before it is answered
+/// with a task, unless [`McpTools::with_task_after`] or the tool ([`McpTool::task_after`])
+/// says otherwise: 10 s.
 pub const DEFAULT_TASK_AFTER: Duration = Duration::from_secs(10);
 
 /// The tools an MCP server serves, in listing order. When two share a name, the first wins
@@ -240,9 +277,10 @@ impl McpTools {
         self.max_message_bytes
     }
 
-    /// Sets how long a call of a 2026-07-28 request that declares the tasks extension
+    /// Sets how long a call of a request that declares the tasks extension
     /// (`io.modelcontextprotocol/tasks`) runs before it is answered with a task to poll
-    /// with `tasks/get` (`[mcp] task_after_ms`; default [`DEFAULT_TASK_AFTER`]).
+    /// with `tasks/get` (`[mcp] task_after_ms`; default [`DEFAULT_TASK_AFTER`]), for the
+    /// tools that set no time of their own ([`McpTool::task_after`]).
     pub fn with_task_after(mut self, after: Duration) -> Self {
         self.task_after = after;
         self
@@ -302,6 +340,21 @@ impl McpTools {
             }
         }
         Ok(listed)
+    }
+
+    /// How the server treats each tool's calls, by name (the first of each name), with the
+    /// server's `task_after` where a tool sets none.
+    pub(crate) fn task_modes(&self) -> std::collections::HashMap<String, TaskMode> {
+        let mut modes = std::collections::HashMap::new();
+        for tool in &self.tools {
+            modes
+                .entry(tool.tool.name().to_owned())
+                .or_insert(TaskMode {
+                    support: tool.task_support.unwrap_or_default(),
+                    after: tool.task_after.unwrap_or(self.task_after),
+                });
+        }
+        modes
     }
 
     /// The lean tools, in order.
