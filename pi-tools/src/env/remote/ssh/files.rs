@@ -293,7 +293,10 @@ pub(super) async fn atomic_write(
                 .await
                 .map_err(io_error)?;
         }
-        file.write_all(data).await.map_err(io_error)?;
+        // Sent as it is: `write_all` would encode the data byte by byte.
+        file.write_all_zero_copy(&mut [bytes::Bytes::copy_from_slice(data)])
+            .await
+            .map_err(io_error)?;
         if fsync && sftp.support_fsync() {
             file.sync_all().await.map_err(io_error)?;
         }
