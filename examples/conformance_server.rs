@@ -49,6 +49,18 @@ async fn test_image_content() -> Result<ToolResult, ToolError> {
     })
 }
 
+/// Says where a deployment to `region` would go (it deploys nothing). The `region` argument
+/// is mirrored into the `Mcp-Param-Region` header (SEP-2243), which the server checks
+/// against it, for the conformance suite.
+#[tool]
+async fn test_param_header(
+    /// Where to deploy; a client sends it in the `Mcp-Param-Region` header too.
+    #[schemars(extend("x-mcp-header" = "Region"))]
+    region: String,
+) -> Result<String, ToolError> {
+    Ok(format!("A deployment would go to {region}."))
+}
+
 /// Reports progress three times, 50 ms apart, for the conformance suite.
 #[tool]
 async fn test_tool_with_progress(ctx: &ToolContext) -> Result<String, ToolError> {

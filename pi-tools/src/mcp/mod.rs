@@ -119,6 +119,7 @@ mod logging;
 mod mrtr;
 mod opening;
 mod outbox;
+mod param_headers;
 mod progress;
 mod prompt_set;
 mod prompts;

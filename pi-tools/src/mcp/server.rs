@@ -52,6 +52,8 @@ pub(crate) struct Served {
     tasks: Arc<Tasks>,
     /// How each tool's calls may become tasks, by name.
     task_modes: std::collections::HashMap<String, TaskMode>,
+    /// The tools with an argument mirrored into an `Mcp-Param-*` header, by name.
+    header_tools: std::collections::HashMap<String, Tool>,
     /// The program's own prompts.
     pub(crate) prompts: Option<Arc<dyn super::prompt_set::McpPrompts>>,
     /// The program's own resources.
@@ -62,8 +64,10 @@ pub(crate) struct Served {
 
 impl Served {
     pub(crate) fn new(tools: &McpTools) -> Result<Arc<Self>, McpError> {
+        let listing = tools.listing()?;
         Ok(Arc::new(Served {
-            listing: tools.listing()?,
+            header_tools: super::param_headers::header_tools(&listing),
+            listing,
             tools: ToolSet::new(tools.agent_tools()),
             instructions: tools.instructions().map(str::to_owned),
             server_info: {
@@ -365,6 +369,13 @@ enum Guard<'a> {
 }
 
 impl ServerHandler for ToolServer {
+    /// Named to the HTTP transport, which checks the `Mcp-Param-*` headers of a call of a
+    /// tool with an argument mirrored into one (`param_headers`); `None` for every other
+    /// tool, whose calls need no check.
+    fn get_tool(&self, name: &str) -> Option<Tool> {
+        self.served.header_tools.get(name).cloned()
+    }
+
     fn get_info(&self) -> ServerConfig {
         let mut capabilities = ServerCapabilities::builder()
             .enable_tools()
