@@ -140,6 +140,7 @@ mod task_call;
 mod task_support;
 mod tasks;
 mod tool_round;
+mod tool_updates;
 mod tools;
 mod unknown_method;
 
@@ -158,4 +159,5 @@ pub use serve::{serve, serve_split, serve_split_until, serve_stdio};
 pub use session_bound::WhenFull;
 pub use stdio::{StdinStream, StdoutStream, stdio};
 pub use task_support::TaskSupport;
+pub use tool_updates::ToolListUpdates;
 pub use tools::{DEFAULT_MAX_MESSAGE_BYTES, DEFAULT_TASK_AFTER, McpPrompt, McpTool, McpTools};
