@@ -17,8 +17,8 @@ use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
 use super::mount_support::{Setup, toml_list};
+use crate::mcp_http_support::{Events, HttpServer, messages, request_2026};
 use support::cli_under_test;
-use crate::mcp_http_support::{HttpServer, request_2026};
 
 /// How long the gateway may take to hear of the change and list the tools again.
 const PATIENCE: Duration = Duration::from_secs(30);
@@ -187,6 +187,47 @@ fn a_changed_tool_list_reaches_a_2025_session_and_a_2026_request_over_stdio() {
         "{:?}",
         gateway.seen
     );
+}
+
+#[tokio::test]
+async fn a_2025_http_session_is_told_on_its_stream_and_lists_the_new_tools() {
+    let server = HttpServer::spawn_with(None, &[], Some(&config())).await;
+    let session = server.open_session().await;
+    let stream = server
+        .http
+        .get(&server.url)
+        .header("Accept", "text/event-stream")
+        .header("Mcp-Session-Id", &session)
+        .header("MCP-Protocol-Version", "2025-06-18")
+        .send()
+        .await
+        .expect("the session's stream opens");
+    assert_eq!(stream.status(), 200);
+    let mut events = Events::new(stream);
+    let list = |id: i64| json!({"jsonrpc": "2.0", "id": id, "method": "tools/list"});
+    let listed = |id: i64| {
+        let request = server.post(Some(&session), &list(id));
+        async move {
+            let all = messages(request.send().await.expect("sent")).await;
+            all.into_iter().find(|m| m["id"] == id).expect("an answer")
+        }
+    };
+    assert_eq!(names(&listed(1).await), ["changing__grow", "changing__old"]);
+    let grown = server.call(&session, 2, "changing__grow", json!({})).await;
+    assert_eq!(text(&grown), "grown");
+    let told = loop {
+        let event = events.next().await.expect("the stream stays open");
+        if event["method"] == "notifications/tools/list_changed" {
+            break event;
+        }
+    };
+    assert!(told.get("id").is_none(), "{told}");
+    assert_eq!(
+        names(&listed(3).await),
+        ["changing__grow", "changing__fresh"]
+    );
+    let fresh = server.call(&session, 4, "changing__fresh", json!({})).await;
+    assert_eq!(text(&fresh), "fresh called");
 }
 
 #[tokio::test]

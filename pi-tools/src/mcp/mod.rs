@@ -50,7 +50,11 @@
 //! - `tools/list` lists every tool with its name, title, description, its canonical
 //!   `parameters()` schema as `inputSchema`, and the `readOnlyHint` / `destructiveHint`
 //!   annotations, as [`dialect::mcp::listing`](crate::dialect::mcp::listing) builds them
-//!   (the same entry `pi-tools schema --dialect mcp` prints).
+//!   (the same entry `pi-tools schema --dialect mcp` prints). With
+//!   [`McpTools::with_updates`], [`ToolListUpdates::replace`] changes the tools while the
+//!   server runs (`pi-tools mcp` follows its mounted servers' lists so): `initialize`
+//!   declares `tools: { listChanged: true }`, each 2025-11-25 session is sent
+//!   `notifications/tools/list_changed`, and every request lists and calls the new tools.
 //! - `tools/call` runs the call as a one-call batch of [`execute_tool_calls`]: the same
 //!   lookup, argument preparation, validation, hooks, timeout and cancellation as the runner.
 //!   Invalid arguments (with every violation) and tool failures come back as results with
