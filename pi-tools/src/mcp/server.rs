@@ -132,6 +132,9 @@ pub(crate) struct Session {
     pub(super) approver: Option<Arc<ClientApprover>>,
     /// The session's notices are announced to its client (from its first call on).
     announcing: std::sync::atomic::AtomicBool,
+    /// Stops the task that tells the client of tool list changes: the session sleeps (its
+    /// peer must go with its worker) or was initialized again (woken, with a new peer).
+    telling: std::sync::Mutex<Option<CancellationToken>>,
     /// The files this session's results pointed at, which it may read back.
     links: super::resource_files::IssuedLinks,
     /// The stateless house (see `house`): it serves requests of any client, so it keeps
@@ -186,6 +189,7 @@ impl ToolServer {
             },
             approver,
             announcing: std::sync::atomic::AtomicBool::new(false),
+            telling: std::sync::Mutex::new(None),
             links: Default::default(),
             shared,
         }))
@@ -215,15 +219,24 @@ impl ToolServer {
     }
 
     /// Sends its client `notifications/tools/list_changed` each time the tools served are
-    /// replaced with others (see `tool_updates`), until the session ends. Not for the
-    /// stateless house, whose requests no notification reaches.
+    /// replaced with others (see `tool_updates`), until the session ends or sleeps (a woken
+    /// session is initialized again, and told from then on). Not for the stateless house,
+    /// whose requests no notification reaches.
     fn tell_of_tool_changes(&self, peer: rmcp::service::Peer<RoleServer>) {
         let Some(live) = self.served.live.as_ref().filter(|_| !self.shared) else {
             return;
         };
         let mut replaced = live.replacements();
         // Only the token and the peer: the task must not keep the session alive.
-        let ended = self.session.cancel().clone();
+        let ended = self.session.cancel().child_token();
+        let earlier = self
+            .telling
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .replace(ended.clone());
+        if let Some(earlier) = earlier {
+            earlier.cancel();
+        }
         tokio::spawn(async move {
             loop {
                 tokio::select! {
@@ -241,6 +254,14 @@ impl ToolServer {
     /// client's roots) let go of their descriptors, watches and empty temporary
     /// directories, which their next command takes up again.
     pub(crate) fn hibernate(&self) {
+        if let Some(telling) = self
+            .telling
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .take()
+        {
+            telling.cancel();
+        }
         self.session.hibernate();
         self.roots.hibernate();
     }
