@@ -29,6 +29,7 @@ use serde_json::{Value, json};
 use tempfile::TempDir;
 use tokio_util::sync::CancellationToken;
 
+mod changing;
 mod guard;
 mod hostile;
 mod hostile_http;

@@ -251,3 +251,41 @@ fn the_catalog_documents_active_or_all_tools() {
     assert_eq!(all.tools.len(), 7);
     assert_eq!(all.tools.iter().filter(|t| t.active).count(), 2);
 }
+
+/// A tool `srv__<name>` as a mounted server's, answering its own name.
+fn mounted(name: &str) -> Arc<dyn ToolDefinition> {
+    let spec = pi_tools::ToolSpec {
+        origin: pi_tools::ToolOrigin::Mounted {
+            server: "srv".to_owned(),
+        },
+        ..pi_tools::ToolSpec::new(
+            format!("srv__{name}"),
+            format!("The {name} tool."),
+            json!({"type": "object", "properties": {}}),
+        )
+    };
+    let answer = name.to_owned();
+    pi_tools::tool::from_fn(spec, move |_, _| {
+        let answer = answer.clone();
+        async move { Ok(ToolResult::text(answer)) }
+    })
+}
+
+#[tokio::test]
+async fn replacing_the_mounted_tools_remakes_the_active_set_and_keeps_the_rest() {
+    let mut registered = builtin_like();
+    registered.extend([mounted("grow"), mounted("old")]);
+    let mut toolbox = toolbox(
+        registered,
+        "[tools]\nactive = [\"read\", \"srv__*\"]\n\n[mcp.servers.srv]\ncommand = [\"true\"]\n",
+    );
+    assert_eq!(toolbox.active_names(), ["read", "srv__grow", "srv__old"]);
+    toolbox.replace_mounted(vec![mounted("grow"), mounted("fresh")]);
+    // The glob takes in the new tool in the server's order; the removed one leaves.
+    assert_eq!(toolbox.active_names(), ["read", "srv__grow", "srv__fresh"]);
+    assert_eq!(toolbox.registered().len(), 9);
+    assert!(toolbox.tool_set().get("srv__old").is_none());
+    let (outcome, _) = run(&toolbox, &[call("1", "srv__fresh")]).await;
+    assert!(!outcome.messages[0].is_error);
+    assert_eq!(outcome.messages[0].content[0].as_text(), Some("fresh"));
+}

@@ -95,33 +95,66 @@ impl Toolbox {
             serving_only: HashSet::new(),
         };
         toolbox.set_policy_hook(None);
+        toolbox.activate_configured();
+        toolbox.offer_jobs();
+        toolbox.tool_set = toolbox.agent_tools().into_iter().collect();
+        toolbox
+    }
+
+    /// Activates what `[tools] active` names, in its order (a glob: every registered tool it
+    /// matches), and the tools that serve the native shapes when they are asked for.
+    fn activate_configured(&mut self) {
+        let config = self.config.clone();
         for name in &config.active {
             if crate::config::is_glob(name) {
                 // `github__*`: a mounted server's tools, in the order it lists them.
-                let matching: Vec<String> = toolbox
+                let matching: Vec<String> = self
                     .registered
                     .iter()
                     .map(|t| t.spec().name.to_owned())
                     .filter(|t| crate::config::glob_match(name, t))
                     .collect();
                 for tool in matching {
-                    toolbox.push_active(&tool);
+                    self.push_active(&tool);
                 }
             } else {
-                toolbox.push_active(name);
+                self.push_active(name);
             }
         }
-        if config.shapes.any_native() && toolbox.active_names.contains("edit") {
+        if config.shapes.any_native() && self.active_names.contains("edit") {
             // The tools the native shapes are served by (they stand for edit and write).
             for name in NATIVE_SERVING_TOOLS {
-                if toolbox.push_active(name) {
-                    toolbox.serving_only.insert(name.to_owned());
+                if self.push_active(name) {
+                    self.serving_only.insert(name.to_owned());
                 }
             }
         }
-        toolbox.offer_jobs();
-        toolbox.tool_set = toolbox.agent_tools().into_iter().collect();
-        toolbox
+    }
+
+    /// Replaces the mounted servers' tools with `mounted`, what `Mounts::definitions` lists
+    /// after a server's tool list changed (`Mounts::changes`, feature `mount`): the active set is
+    /// made again from the configuration (a glob such as `github__*` takes in a new tool of
+    /// its server), the tools activated since ([`Toolbox::activate_added`]) stay while they
+    /// are registered, and a tool the server no longer lists leaves. The tool set and the
+    /// prompt follow; the session (its policy, approver and roots) stays.
+    pub fn replace_mounted(&mut self, mounted: Vec<Arc<dyn ToolDefinition>>) {
+        let was_active = self.active_names();
+        self.registered
+            .retain(|tool| tool.spec().mounted_from().is_none());
+        self.registered.extend(mounted);
+        self.by_name.clear();
+        for (i, tool) in self.registered.iter().enumerate() {
+            self.by_name.entry(tool.spec().name.clone()).or_insert(i);
+        }
+        self.active.clear();
+        self.active_names.clear();
+        self.serving_only.clear();
+        self.activate_configured();
+        for name in &was_active {
+            self.push_active(name);
+        }
+        self.offer_jobs();
+        self.tool_set = self.agent_tools().into_iter().collect();
     }
 
     /// With a job tool active ([`ToolRole::Jobs`]), the shell tools take the parameters

@@ -16,8 +16,8 @@ use crate::core::RunnerConfig;
 use crate::env::local::LocalEnv;
 use crate::env::{SearchIndex, WithEnv};
 use crate::mcp::{
-    ClientRoots, ConnectionLimits, HttpOptions, McpTools, WhenFull, init_stderr_logging,
-    serve_http, serve_split_until, stdio,
+    ClientRoots, ConnectionLimits, HttpOptions, McpTools, ToolListUpdates, WhenFull,
+    init_stderr_logging, serve_http, serve_split_until, stdio,
 };
 use crate::toolbox::Toolbox;
 
@@ -59,6 +59,21 @@ pub(super) async fn mcp(args: McpArgs, source: &ConfigSource) -> Result<ExitCode
     let base_config = mounted::runner_config(toolbox.runner_config(), &mounts);
     init_stderr_logging();
     let mut tools = McpTools::from(&toolbox);
+    // The toolbox's session ends with the server; the toolbox itself follows the mounted
+    // servers' tool lists from here on, when there are any.
+    let session = Arc::clone(toolbox.session());
+    let following = match mounts.is_empty() {
+        true => None,
+        false => {
+            let updates = ToolListUpdates::new();
+            tools = tools.with_updates(updates.clone());
+            Some(mounted::follow_changes(
+                Arc::clone(&mounts),
+                toolbox,
+                updates,
+            ))
+        }
+    };
     if let Some(resources) = mounted::MountedResources::of(&mounts).await {
         tools = tools.with_resources(resources);
     }
@@ -133,7 +148,10 @@ pub(super) async fn mcp(args: McpArgs, source: &ConfigSource) -> Result<ExitCode
     };
     // Background jobs that outlived their calls must not outlive the server either (each
     // session's server ends its own environment's jobs as it closes; this is the first one).
-    toolbox.session().end();
+    session.end();
+    if let Some(following) = following {
+        following.abort();
+    }
     mounts.end().await;
     served.map_err(|e| Failure::general(format!("the MCP server failed: {e}")))?;
     Ok(ExitCode::SUCCESS)

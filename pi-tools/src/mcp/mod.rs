@@ -50,7 +50,11 @@
 //! - `tools/list` lists every tool with its name, title, description, its canonical
 //!   `parameters()` schema as `inputSchema`, and the `readOnlyHint` / `destructiveHint`
 //!   annotations, as [`dialect::mcp::listing`](crate::dialect::mcp::listing) builds them
-//!   (the same entry `pi-tools schema --dialect mcp` prints).
+//!   (the same entry `pi-tools schema --dialect mcp` prints). With
+//!   [`McpTools::with_updates`], [`ToolListUpdates::replace`] changes the tools while the
+//!   server runs (`pi-tools mcp` follows its mounted servers' lists so): `initialize`
+//!   declares `tools: { listChanged: true }`, each 2025-11-25 session is sent
+//!   `notifications/tools/list_changed`, and every request lists and calls the new tools.
 //! - `tools/call` runs the call as a one-call batch of [`execute_tool_calls`]: the same
 //!   lookup, argument preparation, validation, hooks, timeout and cancellation as the runner.
 //!   Invalid arguments (with every violation) and tool failures come back as results with
@@ -140,6 +144,7 @@ mod task_call;
 mod task_support;
 mod tasks;
 mod tool_round;
+mod tool_updates;
 mod tools;
 mod unknown_method;
 
@@ -158,4 +163,5 @@ pub use serve::{serve, serve_split, serve_split_until, serve_stdio};
 pub use session_bound::WhenFull;
 pub use stdio::{StdinStream, StdoutStream, stdio};
 pub use task_support::TaskSupport;
+pub use tool_updates::ToolListUpdates;
 pub use tools::{DEFAULT_MAX_MESSAGE_BYTES, DEFAULT_TASK_AFTER, McpPrompt, McpTool, McpTools};

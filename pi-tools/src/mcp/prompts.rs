@@ -17,6 +17,7 @@ impl ToolServer {
     pub(crate) fn prompt_listing(&self) -> ListPromptsResult {
         let served = self.served();
         let mut prompts: Vec<Prompt> = served
+            .listed()
             .prompt
             .iter()
             .map(|p| Prompt::new(&p.name, Some(&p.description), None))
@@ -34,7 +35,7 @@ impl ToolServer {
         arguments: Option<serde_json::Map<String, serde_json::Value>>,
     ) -> Result<GetPromptResult, ErrorData> {
         let served = self.served();
-        if let Some(prompt) = served.prompt.as_ref().filter(|p| p.name == name) {
+        if let Some(prompt) = served.listed().prompt.as_ref().filter(|p| p.name == name) {
             return Ok(GetPromptResult::new(vec![PromptMessage::new_text(
                 Role::User,
                 &prompt.text,

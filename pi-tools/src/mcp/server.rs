@@ -33,8 +33,9 @@ use super::roots::FollowedRoots;
 use super::sessions::{Busy, Sessions};
 use super::task_support::{TaskMode, TaskSupport};
 use super::tasks::Tasks;
-use super::tools::{McpPrompt, McpTools};
-use crate::core::{RunnerConfig, ToolCall, ToolSet, execute_tool_calls};
+use super::tool_updates::{Listed, Live};
+use super::tools::McpTools;
+use crate::core::{RunnerConfig, ToolCall, execute_tool_calls};
 
 /// The server's name in the `initialize` answer.
 pub(crate) const SERVER_NAME: &str = "pi-tools";
@@ -42,18 +43,15 @@ pub(crate) const SERVER_NAME: &str = "pi-tools";
 /// What every session of a server shares: the tools (each validator compiled once for all
 /// sessions), their listing and the instructions.
 pub(crate) struct Served {
-    pub(crate) tools: ToolSet,
-    listing: Vec<Tool>,
+    /// The tools, their listing and the prompt that lists them, as the server started.
+    first: Arc<Listed>,
+    /// Where replacements of `first` come (see `tool_updates`), when they may.
+    live: Option<Arc<Live>>,
     instructions: Option<String>,
     /// The name and version of the `initialize` answer.
     server_info: (String, String),
-    pub(crate) prompt: Option<McpPrompt>,
     /// The tasks of calls that ran long, reached from any request.
     tasks: Arc<Tasks>,
-    /// How each tool's calls may become tasks, by name.
-    task_modes: std::collections::HashMap<String, TaskMode>,
-    /// The tools with an argument mirrored into an `Mcp-Param-*` header, by name.
-    header_tools: std::collections::HashMap<String, Tool>,
     /// The program's own prompts.
     pub(crate) prompts: Option<Arc<dyn super::prompt_set::McpPrompts>>,
     /// The program's own resources.
@@ -64,23 +62,33 @@ pub(crate) struct Served {
 
 impl Served {
     pub(crate) fn new(tools: &McpTools) -> Result<Arc<Self>, McpError> {
-        let listing = tools.listing()?;
+        let first = Listed::new(tools)?;
+        let live = tools.updates().map(|updates| updates.live());
+        let first = match &live {
+            Some(live) => live.current_or(first),
+            None => Arc::new(first),
+        };
         Ok(Arc::new(Served {
-            header_tools: super::param_headers::header_tools(&listing),
-            listing,
-            tools: ToolSet::new(tools.agent_tools()),
+            first,
+            live,
             instructions: tools.instructions().map(str::to_owned),
             server_info: {
                 let (name, version) = tools.server_info();
                 (name.to_owned(), version.to_owned())
             },
-            prompt: tools.prompt().cloned(),
             tasks: Arc::default(),
-            task_modes: tools.task_modes(),
             resources: tools.resources(),
             prompts: tools.prompts(),
             max_message_bytes: tools.max_message_bytes(),
         }))
+    }
+
+    /// The tools served now, their listing and the prompt that lists them.
+    pub(crate) fn listed(&self) -> Arc<Listed> {
+        self.live
+            .as_ref()
+            .and_then(|live| live.current())
+            .unwrap_or_else(|| Arc::clone(&self.first))
     }
 }
 
@@ -124,6 +132,9 @@ pub(crate) struct Session {
     pub(super) approver: Option<Arc<ClientApprover>>,
     /// The session's notices are announced to its client (from its first call on).
     announcing: std::sync::atomic::AtomicBool,
+    /// Stops the task that tells the client of tool list changes: the session sleeps (its
+    /// peer must go with its worker) or was initialized again (woken, with a new peer).
+    telling: std::sync::Mutex<Option<CancellationToken>>,
     /// The files this session's results pointed at, which it may read back.
     links: super::resource_files::IssuedLinks,
     /// The stateless house (see `house`): it serves requests of any client, so it keeps
@@ -178,6 +189,7 @@ impl ToolServer {
             },
             approver,
             announcing: std::sync::atomic::AtomicBool::new(false),
+            telling: std::sync::Mutex::new(None),
             links: Default::default(),
             shared,
         }))
@@ -206,10 +218,50 @@ impl ToolServer {
         ));
     }
 
+    /// Sends its client `notifications/tools/list_changed` each time the tools served are
+    /// replaced with others (see `tool_updates`), until the session ends or sleeps (a woken
+    /// session is initialized again, and told from then on). Not for the stateless house,
+    /// whose requests no notification reaches.
+    fn tell_of_tool_changes(&self, peer: rmcp::service::Peer<RoleServer>) {
+        let Some(live) = self.served.live.as_ref().filter(|_| !self.shared) else {
+            return;
+        };
+        let mut replaced = live.replacements();
+        // Only the token and the peer: the task must not keep the session alive.
+        let ended = self.session.cancel().child_token();
+        let earlier = self
+            .telling
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .replace(ended.clone());
+        if let Some(earlier) = earlier {
+            earlier.cancel();
+        }
+        tokio::spawn(async move {
+            loop {
+                tokio::select! {
+                    changed = replaced.changed() => if changed.is_err() { return },
+                    _ = ended.cancelled() => return,
+                }
+                if peer.notify_tool_list_changed().await.is_err() {
+                    return;
+                }
+            }
+        });
+    }
+
     /// The session sleeps: its environments (the configuration's and those made for the
     /// client's roots) let go of their descriptors, watches and empty temporary
     /// directories, which their next command takes up again.
     pub(crate) fn hibernate(&self) {
+        if let Some(telling) = self
+            .telling
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .take()
+        {
+            telling.cancel();
+        }
         self.session.hibernate();
         self.roots.hibernate();
     }
@@ -240,6 +292,7 @@ impl ToolServer {
     /// How the calls of `tool` (a tool served) may become tasks.
     pub(crate) fn task_mode(&self, tool: &str) -> TaskMode {
         self.served
+            .listed()
             .task_modes
             .get(tool)
             .copied()
@@ -289,6 +342,7 @@ impl ToolServer {
         config.extensions = std::mem::take(&mut config.extensions).with(asker.shared());
         let config = &config;
         let cancel = self.session.cancel().child_token();
+        let listed = self.served.listed();
         let work = async {
             // A call cancelled while it waits for its turn stops waiting and still goes
             // through the runner, which answers it "Operation aborted" without executing it.
@@ -297,11 +351,7 @@ impl ToolServer {
                     Some(slots) => Some(slots.acquire().await),
                     None => None,
                 };
-                let guard = if self
-                    .served
-                    .tools
-                    .must_run_alone(&call.name, config.execution)
-                {
+                let guard = if listed.tools.must_run_alone(&call.name, config.execution) {
                     Guard::Exclusive(self.exclusive.write().await)
                 } else {
                     Guard::Shared(self.exclusive.read().await)
@@ -313,7 +363,7 @@ impl ToolServer {
                 _ = cancel.cancelled() => None,
             };
             execute_tool_calls(
-                &self.served.tools,
+                &listed.tools,
                 std::slice::from_ref(&call),
                 config,
                 &cancel,
@@ -373,7 +423,7 @@ impl ServerHandler for ToolServer {
     /// tool with an argument mirrored into one (`param_headers`); `None` for every other
     /// tool, whose calls need no check.
     fn get_tool(&self, name: &str) -> Option<Tool> {
-        self.served.header_tools.get(name).cloned()
+        self.served.listed().header_tools.get(name).cloned()
     }
 
     fn get_info(&self) -> ServerConfig {
@@ -387,6 +437,12 @@ impl ServerHandler for ToolServer {
             .build();
         // Listed even when empty: prompts/list is always answered.
         capabilities.prompts = Some(PromptsCapability::default());
+        // Tools that may be replaced while the server runs are announced as they change.
+        if self.served.live.is_some()
+            && let Some(tools) = capabilities.tools.as_mut()
+        {
+            tools.list_changed = Some(true);
+        }
         let info = ServerConfig::new(capabilities).with_server_info(Implementation::new(
             self.served.server_info.0.clone(),
             self.served.server_info.1.clone(),
@@ -416,6 +472,10 @@ impl ServerHandler for ToolServer {
             }
         }
         Ok(result)
+    }
+
+    async fn on_initialized(&self, context: rmcp::service::NotificationContext<RoleServer>) {
+        self.tell_of_tool_changes(context.peer);
     }
 
     async fn set_level(
@@ -449,7 +509,9 @@ impl ServerHandler for ToolServer {
                 None,
             ));
         }
-        Ok(ListToolsResult::with_all_items(self.served.listing.clone()))
+        Ok(ListToolsResult::with_all_items(
+            self.served.listed().listing.clone(),
+        ))
     }
 
     async fn get_task(
@@ -575,7 +637,7 @@ impl ServerHandler for ToolServer {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
-        if self.served.tools.get(&request.name).is_none() {
+        if self.served.listed().tools.get(&request.name).is_none() {
             return Err(self.unknown_tool(&request.name));
         }
         if super::era::is_stateless(&context) {

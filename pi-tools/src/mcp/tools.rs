@@ -12,6 +12,7 @@ use super::resources::McpResources;
 use super::error::McpError;
 use super::server::SERVER_NAME;
 use super::task_support::{TaskMode, TaskSupport, listing_meta};
+use super::tool_updates::ToolListUpdates;
 use crate::core::AgentTool;
 use crate::dialect::McpHints;
 use crate::dialect::mcp::listing;
@@ -153,6 +154,7 @@ pub struct McpTools {
     server_version: String,
     resources: Option<Resources>,
     prompts: Option<Prompts>,
+    updates: Option<ToolListUpdates>,
 }
 
 /// The program's prompts, shared by the server's sessions.
@@ -199,6 +201,7 @@ impl Default for McpTools {
             server_version: env!("CARGO_PKG_VERSION").to_owned(),
             resources: None,
             prompts: None,
+            updates: None,
         }
     }
 }
@@ -303,6 +306,19 @@ impl McpTools {
     pub fn with_prompts(mut self, prompts: impl McpPrompts) -> Self {
         self.prompts = Some(Prompts(Arc::new(prompts)));
         self
+    }
+
+    /// Lets `updates` replace the tools while the server runs ([`ToolListUpdates::replace`]);
+    /// the `initialize` answer then declares `tools: { listChanged: true }`, and each
+    /// 2025-11-25 session's client is sent `notifications/tools/list_changed` when they change.
+    pub fn with_updates(mut self, updates: ToolListUpdates) -> Self {
+        self.updates = Some(updates);
+        self
+    }
+
+    /// The handle that replaces the tools while the server runs, if one was given.
+    pub(crate) fn updates(&self) -> Option<&ToolListUpdates> {
+        self.updates.as_ref()
     }
 
     /// The program's prompts, if any.

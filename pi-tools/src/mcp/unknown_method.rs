@@ -11,7 +11,8 @@ impl ToolServer {
     /// The protocol error for a call of a tool that is not served (MCP lists unknown tools
     /// among invalid params), naming the tools that are.
     pub(crate) fn unknown_tool(&self, name: &str) -> ErrorData {
-        let names: Vec<&str> = self.served().tools.iter().map(|t| t.name()).collect();
+        let listed = self.served().listed();
+        let names: Vec<&str> = listed.tools.iter().map(|t| t.name()).collect();
         // The configuration's own text (a registered tool that is not active says how to
         // turn it on) comes first, as for a model's batch.
         let message = match self

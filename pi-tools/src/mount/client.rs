@@ -1,6 +1,7 @@
 //! The MCP client side of one connection: rmcp's client with a handler that routes the
-//! server's progress notifications to the running call they belong to, and a call that
-//! forwards our cancellation as `notifications/cancelled`.
+//! server's progress notifications to the running call they belong to, passes on its
+//! `notifications/tools/list_changed`, and a call that forwards our cancellation as
+//! `notifications/cancelled`.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -46,14 +47,30 @@ fn is_future(token: &ProgressToken, last: Option<i64>) -> bool {
     }
 }
 
-/// Our side of a connection: answers the server's requests with rmcp's defaults and
-/// forwards its progress notifications.
+/// What to do when the server says its tool list changed (list it again, see `server.rs`).
+pub(crate) type ToolsChanged = Arc<dyn Fn() + Send + Sync>;
+
+/// Our side of a connection: answers the server's requests with rmcp's defaults, forwards
+/// its progress notifications and tells of its tool list changing.
 #[derive(Clone, Default)]
 pub(crate) struct Handler {
     routes: ProgressRoutes,
+    tools_changed: Option<ToolsChanged>,
 }
 
 impl ClientHandler for Handler {
+    fn on_tool_list_changed(
+        &self,
+        _context: NotificationContext<RoleClient>,
+    ) -> impl Future<Output = ()> + Send + '_ {
+        // rmcp has dropped its cached listing already; the listing is taken again apart
+        // from this handler, which must not wait on a request of its own connection.
+        if let Some(changed) = &self.tools_changed {
+            changed();
+        }
+        std::future::ready(())
+    }
+
     fn on_progress(
         &self,
         params: ProgressNotificationParam,
@@ -121,13 +138,20 @@ pub(crate) enum CallFailure {
 }
 
 impl Connection {
-    /// Runs the MCP handshake over `transport`.
-    pub(crate) async fn open<T, E, A>(transport: T) -> Result<Connection, String>
+    /// Runs the MCP handshake over `transport`; `tools_changed` runs each time the server
+    /// says its tool list changed.
+    pub(crate) async fn open<T, E, A>(
+        transport: T,
+        tools_changed: ToolsChanged,
+    ) -> Result<Connection, String>
     where
         T: rmcp::transport::IntoTransport<RoleClient, E, A>,
         E: std::error::Error + Send + Sync + 'static,
     {
-        let handler = Handler::default();
+        let handler = Handler {
+            tools_changed: Some(tools_changed),
+            ..Handler::default()
+        };
         let routes = handler.routes.clone();
         let service = handler.serve(transport).await.map_err(|e| match e {
             // rmcp's text names its transport's type; what failed is the error inside.

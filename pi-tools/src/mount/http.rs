@@ -7,16 +7,18 @@ use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 
 use super::bounded_http::BoundedHttp;
-use super::client::Connection;
+use super::client::{Connection, ToolsChanged};
 use crate::config::{ServerSettings, ServerTransport};
 
 /// Connects to the server `settings` names by `url` and runs the handshake. A JSON answer
 /// or an event of its streams longer than `max_message` bytes (`[mcp] max_message_bytes`),
 /// or with more values than one per 16 bytes of it, is not decoded: the request it answers
-/// fails with the reason.
+/// fails with the reason. `tools_changed` runs each time the server says its tool list
+/// changed.
 pub(crate) async fn connect(
     settings: &ServerSettings,
     max_message: usize,
+    tools_changed: ToolsChanged,
 ) -> Result<Connection, String> {
     let ServerTransport::Http {
         url,
@@ -58,7 +60,7 @@ pub(crate) async fn connect(
     config.max_sse_event_size = max_message;
     let transport =
         StreamableHttpClientTransport::with_client(BoundedHttp::new(max_message)?, config);
-    Connection::open(transport)
+    Connection::open(transport, tools_changed)
         .await
         .map_err(|e| format!("{e} at {url}"))
 }

@@ -9,6 +9,10 @@
 //! `pi-tools mcp`, which serves them beside the built-in tools (calls of different
 //! sessions take turns on a server, so its progress reaches only the session it works for).
 //!
+//! A server that sends `notifications/tools/list_changed` has its tools listed again:
+//! [`Mounts::changes`] ticks, [`Mounts::definitions`] gives the new tools, and a call of a
+//! tool it no longer lists fails saying so (`pi-tools mcp` serves the new list).
+//!
 //! A tool whose `readOnlyHint` is not true runs alone among its server's calls (unless the
 //! entry says `parallel = true`); other calls of the batch still run beside it.
 //!

@@ -1,6 +1,7 @@
 //! Every server a configuration mounts: started when their tools are first needed (eager
 //! ones at once), their tools checked and named `server__tool`, their failures kept for
-//! calls of tools that never listed, and all of them ended with the session.
+//! calls of tools that never listed, their tool lists followed as they change, and all of
+//! them ended with the session.
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -9,7 +10,7 @@ use std::sync::{Arc, Mutex};
 use super::options::MountOptions;
 use super::process::Launch;
 use super::server::{Server, ServerState};
-use super::tool::mounted_tool;
+use super::tool::{mounted_tool, no_longer_offered};
 use crate::config::{Config, ServerSettings, ServerTransport};
 use crate::tool::ToolDefinition;
 use crate::tool::names::{split_mounted, tool_name_problem};
@@ -19,6 +20,8 @@ pub struct Mounts {
     servers: Vec<Server>,
     /// Why a server's tools could not be listed, by server name.
     failures: Arc<Mutex<BTreeMap<String, String>>>,
+    /// Bumped each time a server's tool list changes (see [`Mounts::changes`]).
+    changes: Arc<tokio::sync::watch::Sender<u64>>,
 }
 
 /// One line of `pi-tools check`: a server, its state and how many tools it brings.
@@ -49,6 +52,7 @@ impl Mounts {
         cwd: &Path,
     ) -> Result<Mounts, String> {
         let mut servers = Vec::with_capacity(entries.len());
+        let changes = Arc::new(tokio::sync::watch::Sender::new(0));
         for settings in entries {
             let launch = match &settings.transport {
                 ServerTransport::Stdio {
@@ -81,12 +85,23 @@ impl Mounts {
                 settings.clone(),
                 launch,
                 options.max_message_bytes,
+                Arc::clone(&changes),
             ));
         }
         Ok(Mounts {
             servers,
             failures: Arc::default(),
+            changes,
         })
+    }
+
+    /// Changes each time a server says its tool list changed (`notifications/tools/list_changed`)
+    /// and lists tools other than before, or lists other tools when it is started again:
+    /// [`Mounts::definitions`] then gives the new tools, and a call of a tool a server no
+    /// longer lists fails saying so. The value counts the changes; a receiver sees those
+    /// made after it was taken.
+    pub fn changes(&self) -> tokio::sync::watch::Receiver<u64> {
+        self.changes.subscribe()
     }
 
     /// The servers, in the configuration's order.
@@ -184,13 +199,20 @@ impl Mounts {
     }
 
     /// The error for a call of `name` when it belongs to a server that could not be
-    /// started (its tools never listed): the server's reason, stderr tail included.
+    /// started (its tools never listed): the server's reason, stderr tail included; or to a
+    /// server that listed it once and no longer does.
     pub fn unknown_tool_message(&self, name: &str) -> Option<String> {
         let (server, _) = split_mounted(name)?;
         let failures = self.failures.lock().unwrap_or_else(|e| e.into_inner());
-        failures.get(server).map(|why| {
-            format!("Tool {name} cannot be called because its server is not available. {why}")
-        })
+        if let Some(why) = failures.get(server) {
+            return Some(format!(
+                "Tool {name} cannot be called because its server is not available. {why}"
+            ));
+        }
+        self.servers
+            .iter()
+            .find(|s| s.name() == server && s.retired_here(name))
+            .map(|_| no_longer_offered(name, server))
     }
 
     /// Each server with its state and tool count, starting the ones not started yet.

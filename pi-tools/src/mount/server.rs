@@ -1,21 +1,22 @@
 //! One mounted server's life: started on first use (or at once when eager), its tool listing
-//! kept, restarted once when it dies, its failure to start kept with its stderr tail, and
-//! ended with the session.
+//! kept (and taken again when it says its list changed), restarted once when it dies, its
+//! failure to start kept with its stderr tail, and ended with the session.
 
-use std::sync::{Arc, OnceLock};
+use std::collections::BTreeSet;
+use std::sync::{Arc, RwLock, Weak};
 use std::time::Duration;
 
 use rmcp::model::Tool;
-use tokio::sync::Mutex;
+use tokio::sync::{Mutex, watch};
 
-use super::client::{CallFailure, Connection};
+use super::client::{CallFailure, Connection, ToolsChanged};
 use super::lines::{LineClient, Link};
 use super::process::{Launch, ServerProcess};
 use super::sessions::Sessions;
 use crate::config::{ServerSettings, ServerTransport};
 
-/// What a server listed when it first started.
-#[derive(Debug, Clone)]
+/// What a server listed when it first started, or last said its list changed.
+#[derive(Debug, Clone, PartialEq)]
 pub(crate) struct Listing {
     pub(crate) tools: Vec<Tool>,
     pub(crate) instructions: Option<String>,
@@ -71,7 +72,14 @@ struct Inner {
     settings: ServerSettings,
     launch: Option<Launch>,
     state: Mutex<State>,
-    listing: OnceLock<Listing>,
+    listing: RwLock<Option<Listing>>,
+    /// Bumped each time a server of the mount lists tools other than before (shared by the
+    /// servers of one [`Mounts`](super::Mounts)).
+    changes: Arc<watch::Sender<u64>>,
+    /// Taken while the tools are listed again, so that the last listing stored is the newest.
+    relisting: Mutex<()>,
+    /// The tools (by their names on the server) it listed once and no longer lists.
+    retired: std::sync::Mutex<BTreeSet<String>>,
     /// The largest message it may send (`[mcp] max_message_bytes`).
     max_message: usize,
     /// Taken by calls of tools that are not read-only, unless the entry says `parallel`.
@@ -81,16 +89,21 @@ struct Inner {
 }
 
 impl Server {
+    /// A server not started yet; `changes` is bumped when its tool list changes.
     pub(crate) fn new(
         settings: ServerSettings,
         launch: Option<Launch>,
         max_message: usize,
+        changes: Arc<watch::Sender<u64>>,
     ) -> Self {
         Server(Arc::new(Inner {
             settings,
             launch,
             state: Mutex::new(State::NotStarted),
-            listing: OnceLock::new(),
+            listing: RwLock::new(None),
+            changes,
+            relisting: Mutex::new(()),
+            retired: std::sync::Mutex::default(),
             max_message,
             mutations: Mutex::new(()),
             sessions: Sessions::default(),
@@ -115,15 +128,104 @@ impl Server {
 
     /// Its tools and instructions, starting it if it has not started yet.
     pub(crate) async fn listing(&self) -> Result<Listing, String> {
-        if let Some(listing) = self.0.listing.get() {
-            return Ok(listing.clone());
+        if let Some(listing) = self.stored_listing() {
+            return Ok(listing);
         }
         self.connection().await?;
+        self.stored_listing()
+            .ok_or_else(|| format!("the MCP server `{}` listed no tools", self.name()))
+    }
+
+    fn stored_listing(&self) -> Option<Listing> {
         self.0
             .listing
-            .get()
-            .cloned()
-            .ok_or_else(|| format!("the MCP server `{}` listed no tools", self.name()))
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+    }
+
+    /// Whether it listed the tool `remote` (its name on the server) once and no longer does.
+    pub(crate) fn no_longer_offers(&self, remote: &str) -> bool {
+        self.0
+            .retired
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .contains(remote)
+    }
+
+    /// Whether `local` (`server__tool`) is the name here of a tool it no longer lists.
+    pub(crate) fn retired_here(&self, local: &str) -> bool {
+        let retired = self.0.retired.lock().unwrap_or_else(|e| e.into_inner());
+        retired.iter().any(|remote| {
+            crate::tool::names::mounted_name(self.name(), &self.settings().local_name(remote))
+                == local
+        })
+    }
+
+    /// What runs when the server says its tool list changed: its tools are listed again,
+    /// apart from the connection's handler. Weak, so a connection does not keep its server.
+    fn on_tools_changed(&self) -> ToolsChanged {
+        let server: Weak<Inner> = Arc::downgrade(&self.0);
+        Arc::new(move || {
+            if let Some(inner) = server.upgrade() {
+                tokio::spawn(async move { Server(inner).relist().await });
+            }
+        })
+    }
+
+    /// Lists its tools again over the running connection (it said they changed); when they
+    /// differ from what it listed before, keeps the new listing, remembers the tools it no
+    /// longer lists (their calls fail saying so) and bumps the mount's changes.
+    async fn relist(&self) {
+        let _relisting = self.0.relisting.lock().await;
+        let connection = match &*self.0.state.lock().await {
+            State::Running { connection, .. } => connection.clone(),
+            _ => return,
+        };
+        let tools = match connection.list_tools().await {
+            Ok(tools) => tools,
+            Err(why) => {
+                tracing::warn!(server = self.name(), "{why}; its earlier tool list stays");
+                return;
+            }
+        };
+        self.keep(Listing {
+            tools,
+            instructions: connection.instructions(),
+        });
+    }
+
+    /// Keeps `listing` as what the server lists; when it differs from an earlier one, the
+    /// tools it no longer lists are remembered (their calls fail saying so) and the mount's
+    /// changes are bumped.
+    fn keep(&self, listing: Listing) {
+        let before = {
+            let mut stored = self.0.listing.write().unwrap_or_else(|e| e.into_inner());
+            if stored.as_ref() == Some(&listing) {
+                return;
+            }
+            match stored.replace(listing.clone()) {
+                Some(before) => before,
+                None => return,
+            }
+        };
+        {
+            let mut retired = self.0.retired.lock().unwrap_or_else(|e| e.into_inner());
+            for tool in &before.tools {
+                if !listing.tools.iter().any(|t| t.name == tool.name) {
+                    retired.insert(tool.name.to_string());
+                }
+            }
+            for tool in &listing.tools {
+                retired.remove(tool.name.as_ref());
+            }
+        }
+        tracing::info!(
+            server = self.name(),
+            tools = listing.tools.len(),
+            "the MCP server's tool list changed"
+        );
+        self.0.changes.send_modify(|n| *n += 1);
     }
 
     /// Where it is in its life.
@@ -158,7 +260,7 @@ impl Server {
 
     /// [`Server::connection`] for a call of the sessions' turn `generation`: a process
     /// started for an older turn served another session, so it is ended and started afresh
-    /// (its tool listing is kept).
+    /// (and its tools listed again).
     pub(crate) async fn connection_for(&self, generation: u64) -> Result<Arc<Connection>, String> {
         let mut state = self.0.state.lock().await;
         match &mut *state {
@@ -291,8 +393,8 @@ impl Server {
                 })?;
                 let (client, link) = LineClient::new(stdout, stdin, self.0.max_message);
                 let opened = tokio::time::timeout(timeout, async {
-                    let connection = Connection::open(client).await?;
-                    self.list_once(&connection).await?;
+                    let connection = Connection::open(client, self.on_tools_changed()).await?;
+                    self.list_at_start(&connection).await?;
                     Ok::<_, String>(connection)
                 })
                 .await;
@@ -322,8 +424,10 @@ impl Server {
             }
             ServerTransport::Http { .. } => {
                 let connection = tokio::time::timeout(timeout, async {
-                    let connection = super::http::connect(settings, self.0.max_message).await?;
-                    self.list_once(&connection).await?;
+                    let connection =
+                        super::http::connect(settings, self.0.max_message, self.on_tools_changed())
+                            .await?;
+                    self.list_at_start(&connection).await?;
                     Ok::<_, String>(connection)
                 })
                 .await
@@ -347,12 +451,11 @@ impl Server {
         )
     }
 
-    async fn list_once(&self, connection: &Connection) -> Result<(), String> {
-        if self.0.listing.get().is_some() {
-            return Ok(());
-        }
+    /// Lists its tools at each start: a server started again (it died, or served another
+    /// session) may list other tools than before.
+    async fn list_at_start(&self, connection: &Connection) -> Result<(), String> {
         let tools = connection.list_tools().await?;
-        let _ = self.0.listing.set(Listing {
+        self.keep(Listing {
             tools,
             instructions: connection.instructions(),
         });

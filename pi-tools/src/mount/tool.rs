@@ -124,8 +124,23 @@ fn mounted_spec(server: &Server, tool: &rmcp::model::Tool, instructions: Option<
     }
 }
 
+/// The error for a call of `name`, a tool the MCP server `server` listed once and no longer
+/// lists.
+pub(crate) fn no_longer_offered(name: &str, server: &str) -> String {
+    format!(
+        "Tool {name} is no longer offered: the MCP server `{server}` took it out of its tool list. List the tools again and call one of those."
+    )
+}
+
 impl MountedCall {
     async fn call(&self, args: Value, ctx: ToolContext) -> Result<ToolResult, ToolError> {
+        // A tool set taken before the server's list changed still holds it.
+        if self.server.no_longer_offers(&self.remote) {
+            return Err(ToolError::new(no_longer_offered(
+                &self.name,
+                self.server.name(),
+            )));
+        }
         let Value::Object(arguments) = args else {
             return Err(ToolError::new(format!(
                 "The arguments of {} must be a JSON object.",

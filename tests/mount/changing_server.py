@@ -1,0 +1,56 @@
+"""An MCP server over stdio whose tool list changes: it lists `grow` and `old`; a call of
+`grow` answers `grown`, then lists `grow` and `fresh` instead and says so with
+`notifications/tools/list_changed`. `old` answers `old called`, `fresh` `fresh called`;
+a tool it does not list is a JSON-RPC error.
+"""
+
+import json
+import sys
+
+SCHEMA = {"type": "object", "properties": {}}
+
+
+def tool(name):
+    return {"name": name, "description": f"The {name} tool.", "inputSchema": SCHEMA,
+            "annotations": {"readOnlyHint": True}}
+
+
+def send(message):
+    sys.stdout.write(json.dumps(message) + "\n")
+    sys.stdout.flush()
+
+
+def main():
+    listed = ["grow", "old"]
+    for line in sys.stdin:
+        try:
+            message = json.loads(line)
+        except ValueError:
+            continue
+        method = message.get("method")
+        id_ = message.get("id")
+        if method == "initialize":
+            send({"jsonrpc": "2.0", "id": id_, "result": {
+                "protocolVersion": message["params"]["protocolVersion"],
+                "capabilities": {"tools": {"listChanged": True}},
+                "serverInfo": {"name": "changing", "version": "1"}}})
+        elif method == "tools/list":
+            send({"jsonrpc": "2.0", "id": id_,
+                  "result": {"tools": [tool(name) for name in listed]}})
+        elif method == "tools/call":
+            name = message["params"]["name"]
+            if name not in listed:
+                send({"jsonrpc": "2.0", "id": id_,
+                      "error": {"code": -32602, "message": f"unknown tool {name}"}})
+                continue
+            text = "grown" if name == "grow" else f"{name} called"
+            send({"jsonrpc": "2.0", "id": id_,
+                  "result": {"content": [{"type": "text", "text": text}], "isError": False}})
+            if name == "grow" and "old" in listed:
+                listed = ["grow", "fresh"]
+                send({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"})
+        elif id_ is not None:
+            send({"jsonrpc": "2.0", "id": id_, "result": {}})
+
+
+main()
