@@ -310,3 +310,58 @@ async fn a_tool_set_taken_before_the_change_says_the_removed_tool_is_gone() {
     assert_eq!(old["content"][0]["text"], GONE, "{old}");
     server.end().await;
 }
+
+#[tokio::test]
+async fn a_flood_of_list_changes_costs_one_listing_at_a_time_not_one_each() {
+    let mut command = command();
+    command.push("--flood".to_owned());
+    let mut settings = ServerSettings::stdio("changing", command);
+    settings.startup_timeout = Duration::from_secs(60);
+    let server = McpServerTools::connect(settings)
+        .await
+        .expect("the changing server starts");
+    let mut tools = ToolSet::new([]);
+    server.add_to(&mut tools);
+    let call = |name: &str| {
+        let tools = tools.clone();
+        let name = name.to_owned();
+        async move {
+            let outcome = execute_tool_calls(
+                &tools,
+                &[ToolCall::new("c", name, json!({}))],
+                &RunnerConfig::default(),
+                &CancellationToken::new(),
+                &CollectingSink::new(),
+            )
+            .await;
+            let message = serde_json::to_value(&outcome.messages[0]).expect("JSON");
+            message["content"][0]["text"]
+                .as_str()
+                .unwrap_or_else(|| panic!("a text result: {message}"))
+                .to_owned()
+        }
+    };
+    let before: u32 = call("changing__lists").await.parse().expect("a count");
+    assert_eq!(call("changing__flood").await, "flooded");
+    // The 500 notifications all come before the answer to the first listing they cause:
+    // notifications that find a listing asked for and not begun ask for none, so one
+    // listing runs and at most one more waits. The count settles when both are done.
+    let deadline = Instant::now() + PATIENCE;
+    let mut after: u32 = call("changing__lists").await.parse().expect("a count");
+    loop {
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        let now: u32 = call("changing__lists").await.parse().expect("a count");
+        if (now == after && now > before) || Instant::now() > deadline {
+            break;
+        }
+        after = now;
+    }
+    assert!(
+        (before + 1..=before + 2).contains(&after),
+        "500 notifications caused {} listings",
+        after - before
+    );
+    // The server still answers, and its tools stay.
+    assert_eq!(call("changing__grow").await, "grown");
+    server.end().await;
+}

@@ -1,7 +1,9 @@
 """An MCP server over stdio whose tool list changes: it lists `grow` and `old`; a call of
 `grow` answers `grown`, then lists `grow` and `fresh` instead and says so with
 `notifications/tools/list_changed`. `old` answers `old called`, `fresh` `fresh called`;
-a tool it does not list is a JSON-RPC error.
+a tool it does not list is a JSON-RPC error. With `--flood` it lists two tools more: `flood`
+answers `flooded` and then sends 500 list_changed notifications at once (its list stays),
+`lists` answers how many `tools/list` requests it has had.
 """
 
 import json
@@ -21,7 +23,9 @@ def send(message):
 
 
 def main():
-    listed = ["grow", "old"]
+    extra = ["flood", "lists"] if "--flood" in sys.argv else []
+    listed = ["grow", "old"] + extra
+    lists = 0
     for line in sys.stdin:
         try:
             message = json.loads(line)
@@ -35,6 +39,7 @@ def main():
                 "capabilities": {"tools": {"listChanged": True}},
                 "serverInfo": {"name": "changing", "version": "1"}}})
         elif method == "tools/list":
+            lists += 1
             send({"jsonrpc": "2.0", "id": id_,
                   "result": {"tools": [tool(name) for name in listed]}})
         elif method == "tools/call":
@@ -43,12 +48,16 @@ def main():
                 send({"jsonrpc": "2.0", "id": id_,
                       "error": {"code": -32602, "message": f"unknown tool {name}"}})
                 continue
-            text = "grown" if name == "grow" else f"{name} called"
+            text = {"grow": "grown", "flood": "flooded", "lists": str(lists)}.get(
+                name, f"{name} called")
             send({"jsonrpc": "2.0", "id": id_,
                   "result": {"content": [{"type": "text", "text": text}], "isError": False}})
             if name == "grow" and "old" in listed:
-                listed = ["grow", "fresh"]
+                listed = ["grow", "fresh"] + extra
                 send({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"})
+            if name == "flood":
+                for _ in range(500):
+                    send({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"})
         elif id_ is not None:
             send({"jsonrpc": "2.0", "id": id_, "result": {}})
 

@@ -3,6 +3,7 @@
 //! failure to start kept with its stderr tail, and ended with the session.
 
 use std::collections::BTreeSet;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, RwLock, Weak};
 use std::time::Duration;
 
@@ -78,6 +79,10 @@ struct Inner {
     changes: Arc<watch::Sender<u64>>,
     /// Taken while the tools are listed again, so that the last listing stored is the newest.
     relisting: Mutex<()>,
+    /// A re-listing is asked for and has not begun: the notifications that come meanwhile
+    /// need no other (a server sending a flood of them gets one listing at a time, with at
+    /// most one waiting, not a task each).
+    relist_waiting: AtomicBool,
     /// The tools (by their names on the server) it listed once and no longer lists.
     retired: std::sync::Mutex<BTreeSet<String>>,
     /// The largest message it may send (`[mcp] max_message_bytes`).
@@ -103,6 +108,7 @@ impl Server {
             listing: RwLock::new(None),
             changes,
             relisting: Mutex::new(()),
+            relist_waiting: AtomicBool::new(false),
             retired: std::sync::Mutex::default(),
             max_message,
             mutations: Mutex::new(()),
@@ -167,7 +173,9 @@ impl Server {
     fn on_tools_changed(&self) -> ToolsChanged {
         let server: Weak<Inner> = Arc::downgrade(&self.0);
         Arc::new(move || {
-            if let Some(inner) = server.upgrade() {
+            if let Some(inner) = server.upgrade()
+                && !inner.relist_waiting.swap(true, Ordering::AcqRel)
+            {
                 tokio::spawn(async move { Server(inner).relist().await });
             }
         })
@@ -178,6 +186,8 @@ impl Server {
     /// longer lists (their calls fail saying so) and bumps the mount's changes.
     async fn relist(&self) {
         let _relisting = self.0.relisting.lock().await;
+        // From here a notification asks for a listing after this one.
+        self.0.relist_waiting.store(false, Ordering::Release);
         let connection = match &*self.0.state.lock().await {
             State::Running { connection, .. } => connection.clone(),
             _ => return,
