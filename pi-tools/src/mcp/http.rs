@@ -16,6 +16,7 @@ use super::hibernation::Remembered;
 use super::house::House;
 use super::http_conn::{ConnectionLimits, serve_connections};
 use super::http_gate::{Gate, gate, health};
+use super::listen_bound::ListenBound;
 use super::server::{Served, ToolServer};
 use super::session_bound::{WhenFull, max_sessions};
 use super::sessions::Sessions;
@@ -170,6 +171,12 @@ where
         sessions: (!options.stateless).then(|| Arc::clone(&sessions)),
         max_message_bytes,
         body_timeout: options.connections.request_timeout,
+        // As many listens open as sessions kept: each holds a connection, as a session's
+        // stream does.
+        listens: ListenBound::new(
+            max_sessions(options.max_sessions, options.connections.max_connections),
+            "as many as the sessions it keeps, `[mcp] max_sessions` lowered to what the limit on open files holds",
+        ),
     });
     let app = axum::Router::new()
         .route_service(MCP_PATH, service)

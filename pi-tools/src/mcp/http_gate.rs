@@ -11,11 +11,14 @@ use axum::extract::{Request, State};
 use axum::http::{HeaderValue, Method, StatusCode, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
+use futures::StreamExt;
 use rmcp::model::{ClientJsonRpcMessage, ClientRequest, GetMeta, ProtocolVersion};
 use serde_json::{Value, json};
 use subtle::ConstantTimeEq;
+use tokio::sync::OwnedSemaphorePermit;
 
 use super::answer_ids::answers_no_question;
+use super::listen_bound::{ListenBound, TOO_MANY_LISTENS};
 use super::sessions::Sessions;
 
 /// JSON-RPC's codes for a body that is not JSON, and for JSON that is not a request.
@@ -32,6 +35,8 @@ pub(crate) struct Gate {
     pub(crate) max_message_bytes: usize,
     /// How long a client may take to send a body.
     pub(crate) body_timeout: Duration,
+    /// The 2026-07-28 `subscriptions/listen` requests open (see `listen_bound`).
+    pub(crate) listens: ListenBound,
 }
 
 /// The middleware in front of the MCP endpoint.
@@ -74,6 +79,30 @@ pub(crate) async fn gate(State(gate): State<Arc<Gate>>, request: Request, next: 
                     return too_many_sessions(sessions.max, sessions.when_full);
                 };
                 return opening.scope(next.run(request)).await;
+            }
+            if let Kind::Listen(id) = kind {
+                // Open until its client closes it: a place among the listens, held by the
+                // response's body, or a refusal.
+                let place = match gate.listens.open() {
+                    Ok(place) => place,
+                    Err(refusal) => {
+                        let mut response = Refusal {
+                            status: StatusCode::SERVICE_UNAVAILABLE,
+                            id,
+                            code: TOO_MANY_LISTENS,
+                            message: refusal,
+                        }
+                        .into_response();
+                        response
+                            .headers_mut()
+                            .insert(header::RETRY_AFTER, HeaderValue::from_static("5"));
+                        return response;
+                    }
+                };
+                let response = super::era::STATELESS_REQUEST
+                    .scope((), next.run(request))
+                    .await;
+                return holding(response, place);
             }
             if kind == Kind::StatelessEra {
                 // Served on its own by the library (with a session id or not), by the
@@ -180,8 +209,20 @@ fn is_json(request: &Request) -> bool {
         .is_some_and(|essence| essence.trim().eq_ignore_ascii_case("application/json"))
 }
 
+/// `response`, whose body keeps `place` until it is dropped (its stream ended or its
+/// client gone).
+fn holding(response: Response, place: OwnedSemaphorePermit) -> Response {
+    response.map(|body| {
+        let stream = body.into_data_stream().map(move |chunk| {
+            let _held = &place;
+            chunk
+        });
+        Body::from_stream(stream)
+    })
+}
+
 /// What a usable message is, as far as the gate cares.
-#[derive(Clone, Copy, PartialEq, Eq)]
+#[derive(Clone, PartialEq, Eq)]
 enum Kind {
     /// `initialize`, which makes a new session.
     Initialize,
@@ -192,6 +233,9 @@ enum Kind {
     /// A request of the stateless era (one with the complete per-request `_meta` of MCP
     /// 2026-07-28, or naming that version or a later one), served without a session.
     StatelessEra,
+    /// A `subscriptions/listen` of the stateless era, with its id: served so, and held to
+    /// the bound on open listens.
+    Listen(Value),
     /// Anything else.
     Other,
 }
@@ -217,21 +261,22 @@ async fn checked_body(request: Request, max: usize) -> Result<(Request, Kind), R
 fn check_message(bytes: &[u8]) -> Result<Kind, Refusal> {
     let not_a_message = match serde_json::from_slice::<ClientJsonRpcMessage>(bytes) {
         Ok(ClientJsonRpcMessage::Request(request)) => {
+            let stateless = request
+                .request
+                .get_meta()
+                .missing_required_keys(&ProtocolVersion::V_2026_07_28)
+                .is_empty()
+                || super::era::names_stateless_era(
+                    request.request.get_meta().protocol_version().as_ref(),
+                );
             return Ok(match request.request {
                 ClientRequest::InitializeRequest(_) => Kind::Initialize,
+                ClientRequest::SubscriptionsListenRequest(_) if stateless => {
+                    Kind::Listen(serde_json::to_value(&request.id).unwrap_or(Value::Null))
+                }
                 // As the library routes it: a request with the complete per-request
                 // `_meta` of 2026-07-28, or naming that version, is served on its own.
-                ref other
-                    if other
-                        .get_meta()
-                        .missing_required_keys(&ProtocolVersion::V_2026_07_28)
-                        .is_empty()
-                        || super::era::names_stateless_era(
-                            other.get_meta().protocol_version().as_ref(),
-                        ) =>
-                {
-                    Kind::StatelessEra
-                }
+                _ if stateless => Kind::StatelessEra,
                 _ => Kind::Other,
             });
         }

@@ -29,6 +29,7 @@ use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, BufReader};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore, mpsc};
 use tokio_util::sync::CancellationToken;
 
+use super::listen_bound::{ListenBound, TOO_MANY_LISTENS};
 use super::outbox::{Outbox, write_lines};
 
 /// JSON-RPC's codes for a line that is not JSON, and for JSON that is not a request.
@@ -109,6 +110,7 @@ impl LineTransport {
         max_line: usize,
         discard: CancellationToken,
         direct: DirectCalls,
+        listens: ListenBound,
     ) -> (Self, tokio::task::JoinHandle<()>)
     where
         R: AsyncRead + Send + Unpin + 'static,
@@ -129,6 +131,7 @@ impl LineTransport {
             initialized: false,
             direct,
             calls: 0,
+            listens,
         };
         let read_task = tokio::spawn({
             let discard = discard.clone();
@@ -262,6 +265,9 @@ struct Reader<R> {
     direct: DirectCalls,
     /// Calls run directly so far (each one's number in its slot).
     calls: u64,
+    /// The open `subscriptions/listen` requests: each holds a place of its own, not a
+    /// slot, so that listens open for good never stop the reading; they end with the input.
+    listens: ListenBound,
 }
 
 impl<R: AsyncRead + Unpin> Reader<R> {
@@ -273,6 +279,8 @@ impl<R: AsyncRead + Unpin> Reader<R> {
             let line = match self.next_line().await {
                 Ok(Some(line)) => line,
                 Ok(None) => {
+                    // No client is left to listen; the listens' ends free their places.
+                    self.listens.end_all();
                     let _all_answered = self.slots.acquire_many(self.all_slots).await;
                     return Ended::Drained;
                 }
@@ -559,9 +567,20 @@ impl<R: AsyncRead + Unpin> Reader<R> {
                         ),
                     ));
                 }
-                // Backpressure: wait here, reading nothing more, until a slot is free.
-                let Ok(permit) = self.slots.clone().acquire_owned().await else {
-                    return Ok(None);
+                let permit = if matches!(
+                    request.request,
+                    ClientRequest::SubscriptionsListenRequest(_)
+                ) {
+                    // A listen stays open: it takes a place among the listens, or is refused.
+                    self.listens.open().map_err(|refusal| {
+                        error_line(Some(&request.id), TOO_MANY_LISTENS, &refusal)
+                    })?
+                } else {
+                    // Backpressure: wait here, reading nothing more, until a slot is free.
+                    let Ok(permit) = self.slots.clone().acquire_owned().await else {
+                        return Ok(None);
+                    };
+                    permit
                 };
                 self.in_flight.lock().insert(
                     request.id.clone(),

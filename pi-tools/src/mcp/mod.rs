@@ -119,6 +119,8 @@ mod http_conn;
 mod http_gate;
 mod http_proxy;
 mod lines;
+mod listen;
+mod listen_bound;
 mod logging;
 mod mrtr;
 mod opening;

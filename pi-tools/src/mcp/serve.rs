@@ -9,6 +9,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::error::McpError;
 use super::lines::{DirectCalls, LineTransport, QUEUED_REQUESTS, UNBOUNDED_IN_FLIGHT};
+use super::listen_bound::ListenBound;
 use super::server::ToolServer;
 use super::tools::McpTools;
 use crate::core::RunnerConfig;
@@ -109,6 +110,11 @@ where
         tools.max_message_bytes(),
         discard.clone(),
         Arc::clone(&direct),
+        ListenBound::new(
+            slots,
+            "as many as the requests it reads ahead: `max_concurrency` plus 64, or 256",
+        )
+        .ending_with(server.listening_ended().clone()),
     );
     let running = tokio::select! {
         started = server.clone().serve(transport) => match started {

@@ -19,7 +19,7 @@ use rmcp::model::{
     ServerCapabilities, ServerConfig, SetLevelRequestParams, SubscribeRequestParams,
     SubscriptionFilter, TASKS_EXTENSION_ID, Tool, UnsubscribeRequestParams, UpdateTaskParams,
 };
-use rmcp::service::{RequestContext, RoleServer};
+use rmcp::service::{RequestContext, RoleServer, SubscriptionContext};
 use tokio::sync::{RwLock, Semaphore};
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
@@ -83,6 +83,16 @@ impl Served {
         }))
     }
 
+    /// Whether the tools served may be replaced while the server runs.
+    pub(crate) fn may_change(&self) -> bool {
+        self.live.is_some()
+    }
+
+    /// Changes at each replacement of the tools served; `None` when they cannot change.
+    pub(crate) fn replacements(&self) -> Option<tokio::sync::watch::Receiver<u64>> {
+        self.live.as_ref().map(|live| live.replacements())
+    }
+
     /// The tools served now, their listing and the prompt that lists them.
     pub(crate) fn listed(&self) -> Arc<Listed> {
         self.live
@@ -137,6 +147,9 @@ pub(crate) struct Session {
     telling: std::sync::Mutex<Option<CancellationToken>>,
     /// The files this session's results pointed at, which it may read back.
     links: super::resource_files::IssuedLinks,
+    /// Ends every open `subscriptions/listen` of the session (see `listen`): the stdio
+    /// input ended, so no client is left to listen.
+    listening: CancellationToken,
     /// The stateless house (see `house`): it serves requests of any client, so it keeps
     /// nothing of one (a logging level, a way to announce notices).
     shared: bool,
@@ -191,6 +204,7 @@ impl ToolServer {
             announcing: std::sync::atomic::AtomicBool::new(false),
             telling: std::sync::Mutex::new(None),
             links: Default::default(),
+            listening: CancellationToken::new(),
             shared,
         }))
     }
@@ -272,6 +286,11 @@ impl ToolServer {
         let sessions = self.sessions.as_ref()?;
         let parts = context.extensions.get::<axum::http::request::Parts>()?;
         sessions.call_started(&parts.headers, &self.session)
+    }
+
+    /// Cancelled to end every open `subscriptions/listen` of the session (see `listen`).
+    pub(crate) fn listening_ended(&self) -> &CancellationToken {
+        &self.listening
     }
 
     /// The session's calls, to wait for at its end.
@@ -589,15 +608,21 @@ impl ServerHandler for ToolServer {
         Ok(self.read_resource_for(&request.uri, &context).await?.into())
     }
 
-    /// The resources served do not change once listed (a spilled output is complete when
-    /// its result is given): a subscription, of either era, is taken and nothing follows.
+    /// A 2026-07-28 `subscriptions/listen` is acknowledged with what this server can send
+    /// (see `listen`).
     fn accepted_subscription_filter(
         &self,
         asked: &SubscriptionFilter,
     ) -> Option<SubscriptionFilter> {
-        Some(asked.clone())
+        Some(self.listen_filter(asked))
     }
 
+    async fn listen(&self, subscription: SubscriptionContext) -> Result<(), ErrorData> {
+        self.listen_to(subscription).await
+    }
+
+    /// The resources served do not change once listed (a spilled output is complete when
+    /// its result is given): a 2025-11-25 subscription is taken and nothing follows.
     #[allow(deprecated)]
     async fn subscribe(
         &self,
