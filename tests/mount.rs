@@ -35,6 +35,7 @@ mod hostile;
 mod hostile_http;
 mod http;
 mod https;
+mod listening;
 mod typed;
 mod wild;
 

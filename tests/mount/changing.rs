@@ -21,12 +21,12 @@ use crate::mcp_http_support::{Events, HttpServer, messages, request_2026};
 use support::cli_under_test;
 
 /// How long the gateway may take to hear of the change and list the tools again.
-const PATIENCE: Duration = Duration::from_secs(30);
+pub(super) const PATIENCE: Duration = Duration::from_secs(30);
 
 /// The sentence a call of the removed tool gets.
 const GONE: &str = "Tool changing__old is no longer offered: the MCP server `changing` took it out of its tool list. List the tools again and call one of those.";
 
-fn command() -> Vec<String> {
+pub(super) fn command() -> Vec<String> {
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("mount/changing_server.py");
     vec![
         "python3".to_owned(),
@@ -35,14 +35,14 @@ fn command() -> Vec<String> {
     ]
 }
 
-fn config() -> String {
+pub(super) fn config() -> String {
     format!(
         "[tools]\nactive = [\"changing__*\"]\n\n[mcp.servers.changing]\ncommand = {}\nstartup_timeout_secs = 60\n",
         toml_list(&command())
     )
 }
 
-fn names(listed: &Value) -> Vec<String> {
+pub(super) fn names(listed: &Value) -> Vec<String> {
     listed["result"]["tools"]
         .as_array()
         .unwrap_or_else(|| panic!("a tool list: {listed}"))
@@ -51,23 +51,24 @@ fn names(listed: &Value) -> Vec<String> {
         .collect()
 }
 
-fn text(answer: &Value) -> &str {
+pub(super) fn text(answer: &Value) -> &str {
     answer["result"]["content"][0]["text"]
         .as_str()
         .unwrap_or_else(|| panic!("a text result: {answer}"))
 }
 
 /// `pi-tools mcp` over stdio, every line it writes kept in order of arrival.
-struct Gateway {
-    child: std::process::Child,
-    stdin: std::process::ChildStdin,
-    lines: mpsc::Receiver<Value>,
+pub(super) struct Gateway {
+    pub(super) child: std::process::Child,
+    /// The gateway's input, until [`Gateway::close_input`].
+    pub(super) stdin: Option<std::process::ChildStdin>,
+    pub(super) lines: mpsc::Receiver<Value>,
     /// Lines read while waiting for something else.
-    seen: Vec<Value>,
+    pub(super) seen: Vec<Value>,
 }
 
 impl Gateway {
-    fn start(setup: &Setup) -> Gateway {
+    pub(super) fn start(setup: &Setup) -> Gateway {
         let mut child = std::process::Command::new(cli_under_test())
             .arg("--config")
             .arg(setup.config())
@@ -94,14 +95,14 @@ impl Gateway {
         });
         Gateway {
             child,
-            stdin,
+            stdin: Some(stdin),
             lines,
             seen: Vec::new(),
         }
     }
 
     /// The next line matching `wanted`, kept or read within [`PATIENCE`].
-    fn wait(&mut self, wanted: impl Fn(&Value) -> bool, what: &str) -> Value {
+    pub(super) fn wait(&mut self, wanted: impl Fn(&Value) -> bool, what: &str) -> Value {
         if let Some(at) = self.seen.iter().position(&wanted) {
             return self.seen.remove(at);
         }
@@ -116,13 +117,24 @@ impl Gateway {
         }
     }
 
-    fn request(&mut self, message: Value) -> Value {
-        writeln!(self.stdin, "{message}").expect("the gateway reads");
+    /// Writes one message as a line.
+    pub(super) fn send(&mut self, message: &Value) {
+        let stdin = self.stdin.as_mut().expect("the input is open");
+        writeln!(stdin, "{message}").expect("the gateway reads");
+    }
+
+    /// Ends the gateway's input, as a client that leaves does.
+    pub(super) fn close_input(&mut self) {
+        self.stdin = None;
+    }
+
+    pub(super) fn request(&mut self, message: Value) -> Value {
+        self.send(&message);
         let id = message["id"].clone();
         self.wait(|line| line["id"] == id, "answer")
     }
 
-    fn call(&mut self, id: i64, name: &str) -> Value {
+    pub(super) fn call(&mut self, id: i64, name: &str) -> Value {
         self.request(json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
             "params": {"name": name, "arguments": {}}}))
     }
@@ -147,12 +159,7 @@ fn a_changed_tool_list_reaches_a_2025_session_and_a_2026_request_over_stdio() {
         json!({"listChanged": true}),
         "{initialized}"
     );
-    writeln!(
-        gateway.stdin,
-        "{}",
-        json!({"jsonrpc": "2.0", "method": "notifications/initialized"})
-    )
-    .expect("the gateway reads");
+    gateway.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
 
     let listed = gateway.request(json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}));
     assert_eq!(names(&listed), ["changing__grow", "changing__old"]);
