@@ -145,7 +145,7 @@ async fn jobs_client_report(target: &str, mode: &str) -> Value {
 
 /// Runs the client `script` of tests/node with `args` under the installed Node and SDK,
 /// and returns the one JSON object it prints (failing on its exit status).
-async fn node_report(script: &str, args: &[&std::ffi::OsStr]) -> Value {
+pub(crate) async fn node_report(script: &str, args: &[&std::ffi::OsStr]) -> Value {
     let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("node")
         .join(script);

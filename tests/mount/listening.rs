@@ -255,3 +255,39 @@ fn without_mounted_servers_a_listen_over_stdio_ends_after_its_acknowledgment() {
     let ended = gateway.wait(|line| line["id"] == 1, "the listen's result");
     assert_completed(&ended, 1);
 }
+
+/// The TypeScript SDK v2 client's `listen` (tests/node/listen_client.mjs) against `target`
+/// (a URL, or `stdio:BINARY:CWD:CONFIG`): it hears of the change and closes its listen.
+async fn the_ts_sdk_v2_client_listens(target: &str) {
+    let report = crate::mcp_http_sdk_v2::node_report("listen_client.mjs", &[target.as_ref()]).await;
+    assert_eq!(
+        report,
+        json!({
+            "version": "2026-07-28",
+            "honored": {"toolsListChanged": true},
+            "grown": "grown",
+            "waited": "told",
+            "told": 1,
+            "toolsAfter": ["changing__grow", "changing__fresh"],
+            "closed": "local",
+        })
+    );
+}
+
+#[tokio::test]
+async fn the_ts_sdk_v2_client_listens_over_http() {
+    let server = HttpServer::spawn_with(None, &[], Some(&config())).await;
+    the_ts_sdk_v2_client_listens(&server.url).await;
+}
+
+#[tokio::test]
+async fn the_ts_sdk_v2_client_listens_over_stdio() {
+    let setup = Setup::new(&config());
+    let target = format!(
+        "stdio:{}:{}:{}",
+        support::cli_under_test().display(),
+        setup.work.path().display(),
+        setup.config().display()
+    );
+    the_ts_sdk_v2_client_listens(&target).await;
+}
