@@ -1,8 +1,9 @@
 //! A mounted server whose tool list changes (`changing_server.py`: a call of `grow` swaps
 //! its tool `old` for `fresh` and sends `notifications/tools/list_changed`): the gateway
 //! lists and calls the new tool, a call of the removed one says it is no longer offered, a
-//! 2025-11-25 session is told, and a 2026-07-28 request sees the new list; a tool set taken
-//! before the change says the same of the removed tool.
+//! 2025-11-25 session is told, and a 2026-07-28 request sees the new list (a 2026-07-28
+//! `subscriptions/listen` is told too: see `listening`); a tool set taken before the
+//! change says the same of the removed tool.
 
 use std::io::{BufRead, Write};
 use std::path::Path;

@@ -235,7 +235,7 @@ impl ToolServer {
     /// Sends its client `notifications/tools/list_changed` each time the tools served are
     /// replaced with others (see `tool_updates`), until the session ends or sleeps (a woken
     /// session is initialized again, and told from then on). Not for the stateless house,
-    /// whose requests no notification reaches.
+    /// whose clients hear of changes on their `subscriptions/listen` (see `listen`).
     fn tell_of_tool_changes(&self, peer: rmcp::service::Peer<RoleServer>) {
         let Some(live) = self.served.live.as_ref().filter(|_| !self.shared) else {
             return;

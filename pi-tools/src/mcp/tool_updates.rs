@@ -1,9 +1,9 @@
 //! What a running server lists and calls, replaceable while it runs: `pi-tools mcp` gives
 //! the new tools of a mounted server whose list changed ([`ToolListUpdates`]), every
 //! session lists and calls them from its next request on, and each 2025-11-25 session's
-//! client is sent `notifications/tools/list_changed` (see `server.rs`). A request of the
-//! stateless era, which no notification reaches, reads the list anew each time (its
-//! `ttlMs` is 0).
+//! client is sent `notifications/tools/list_changed` (see `server.rs`), as is every open
+//! 2026-07-28 `subscriptions/listen` that asked for it (see `listen`). A request of the
+//! stateless era reads the list anew each time (its `ttlMs` is 0).
 
 use std::collections::HashMap;
 use std::sync::{Arc, RwLock};
@@ -45,7 +45,8 @@ impl Listed {
 
 /// Replaces the tools of a server while it runs: made before the server, given to it with
 /// [`McpTools::with_updates`], then each [`ToolListUpdates::replace`] takes effect from
-/// every session's next request, and the 2025-11-25 sessions' clients are sent
+/// every session's next request, and the 2025-11-25 sessions' clients (and each open
+/// 2026-07-28 `subscriptions/listen` asking for it) are sent
 /// `notifications/tools/list_changed`. `pi-tools mcp` does this when a mounted server's tool
 /// list changes.
 ///
