@@ -107,24 +107,25 @@ fn a_2026_listen_over_stdio_hears_of_the_change_and_ends_when_cancelled_or_left(
     let listed = gateway.request(request_2026(3, "tools/list", json!({}), &json!({})));
     assert_eq!(names(&listed), ["changing__grow", "changing__fresh"]);
 
-    // Cancelled: no answer, and its id is free again at once.
+    // Cancelled: no answer. Another listen (ids are never reused within a session, as the
+    // specification asks) is acknowledged.
     gateway.send(
         &json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
         "params": {"requestId": 1}}),
     );
-    gateway.send(&listen(1));
+    gateway.send(&listen(4));
     let again = gateway.wait(
         |line| line["method"] == "notifications/subscriptions/acknowledged" || line["id"] == 1,
         "the second acknowledgment",
     );
-    assert_eq!(again, acknowledged(1, json!({"toolsListChanged": true})));
+    assert_eq!(again, acknowledged(4, json!({"toolsListChanged": true})));
 
     // The client leaves: the listen ends with its completion result, and so does the
     // gateway, at once.
     let left = Instant::now();
     gateway.close_input();
-    let ended = gateway.wait(|line| line["id"] == 1, "the listen's result");
-    assert_completed(&ended, 1);
+    let ended = gateway.wait(|line| line["id"] == 4, "the listen's result");
+    assert_completed(&ended, 4);
     let status = loop {
         if let Some(status) = gateway.child.try_wait().expect("the gateway's status") {
             break status;

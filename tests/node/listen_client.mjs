@@ -50,8 +50,12 @@ const subscription = await client.listen({
 });
 const honored = subscription.honoredFilter;
 const grown = await client.callTool({ name: 'changing__grow', arguments: {} });
-const timeout = new Promise((resolve) => setTimeout(() => resolve('timed out'), 30000));
+let timer;
+const timeout = new Promise((resolve) => {
+  timer = setTimeout(() => resolve('timed out'), 30000);
+});
 const waited = await Promise.race([changed.then(() => 'told'), timeout]);
+clearTimeout(timer);
 const toolsAfter = (await client.listTools()).tools.map((t) => t.name);
 await subscription.close();
 const closed = await subscription.closed;

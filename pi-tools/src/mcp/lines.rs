@@ -38,6 +38,9 @@ const INVALID_REQUEST: i64 = -32600;
 /// JSON-RPC's code for an error of the server itself.
 const INTERNAL_ERROR: i64 = -32603;
 
+/// How long the end of input waits for the listens it ended to answer.
+const LISTENS_GRACE: std::time::Duration = std::time::Duration::from_secs(5);
+
 /// Requests read ahead of the ones executing, beyond `max_concurrency`.
 pub(crate) const QUEUED_REQUESTS: usize = 64;
 /// The in-flight bound when no `max_concurrency` is configured.
@@ -279,9 +282,10 @@ impl<R: AsyncRead + Unpin> Reader<R> {
             let line = match self.next_line().await {
                 Ok(Some(line)) => line,
                 Ok(None) => {
-                    // No client is left to listen; the listens' ends free their places.
+                    // No client is left to listen: every listen ends, with its result.
                     self.listens.end_all();
                     let _all_answered = self.slots.acquire_many(self.all_slots).await;
+                    self.listens.all_ended(LISTENS_GRACE).await;
                     return Ended::Drained;
                 }
                 Err(err) => {

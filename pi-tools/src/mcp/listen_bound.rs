@@ -29,7 +29,7 @@ pub(crate) struct ListenBound {
 impl ListenBound {
     /// At most `max` listens open at once (at least one); `follows` names what sets it.
     pub(crate) fn new(max: usize, follows: &'static str) -> Self {
-        let max = max.clamp(1, Semaphore::MAX_PERMITS);
+        let max = max.clamp(1, u32::MAX as usize);
         ListenBound {
             open: Arc::new(Semaphore::new(max)),
             max,
@@ -47,6 +47,19 @@ impl ListenBound {
     /// Ends every listen open: no client is left to listen.
     pub(crate) fn end_all(&self) {
         self.ended.cancel();
+    }
+
+    /// Waits until every listen has ended and given its place back (at most `within`): a
+    /// listen still being acknowledged when the input ended needs the protocol library,
+    /// which stops once told the input ended, to finish sending its acknowledgment first.
+    pub(crate) async fn all_ended(&self, within: std::time::Duration) {
+        let all = u32::try_from(self.max).unwrap_or(u32::MAX);
+        if tokio::time::timeout(within, self.open.acquire_many(all))
+            .await
+            .is_err()
+        {
+            tracing::warn!("listens still open {within:?} after the input ended");
+        }
     }
 
     /// A place for one more listen, held until the listen ends; or the sentence that
