@@ -1,8 +1,9 @@
 //! The set of tools a batch may call: lookup by name, and each tool's compiled argument
 //! validator, kept for every later call and batch.
 
-use std::collections::HashMap;
 use std::sync::{Arc, OnceLock};
+
+use foldhash::HashMap;
 
 use super::tool::{AgentTool, ExecutionMode};
 use super::validate::ArgumentValidator;
@@ -33,7 +34,7 @@ impl ToolSet {
         let mut set = ToolSet {
             shared: Arc::new(Shared {
                 entries: Vec::new(),
-                by_name: HashMap::new(),
+                by_name: HashMap::default(),
             }),
         };
         for tool in tools {
