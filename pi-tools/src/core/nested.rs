@@ -7,7 +7,6 @@
 //!
 //! [`ToolEvent::ToolExecutionNested`]: super::event::ToolEvent::ToolExecutionNested
 
-use std::fmt::Write;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
@@ -100,6 +99,19 @@ impl NestedSlot {
     }
 }
 
+// A nested call's number has at most two digits (`push_count`).
+const _: () = assert!(MAX_NESTED_CALLS < 100);
+
+/// Appends `.n` for the `n`th nested call (at most [`MAX_NESTED_CALLS`]) to a call id,
+/// without the formatting machinery (about 250 instructions of each nested call).
+fn push_count(id: &mut String, n: usize) {
+    id.push('.');
+    if n >= 10 {
+        id.push(char::from(b'0' + (n / 10 % 10) as u8));
+    }
+    id.push(char::from(b'0' + (n % 10) as u8));
+}
+
 /// One count of nested calls for each of `calls` calls.
 pub(crate) fn counts(calls: usize) -> Arc<[AtomicUsize]> {
     (0..calls).map(|_| AtomicUsize::new(0)).collect()
@@ -133,7 +145,7 @@ impl ToolContext {
         let n = slot.admit(name)?;
         let mut id = String::with_capacity(self.call_id().len() + 3);
         id.push_str(self.call_id());
-        let _ = write!(id, ".{n}");
+        push_count(&mut id, n);
         let call = ToolCall::new(id, name, arguments);
         // Not boxed: the calling tool's future is boxed already, and holds this one.
         let (result, is_error) = run_one(
@@ -174,5 +186,25 @@ impl ToolContext {
                 std::any::type_name::<T>()
             ))
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn nested_call_numbers_are_written_in_decimal() {
+        for (n, expected) in [
+            (1, "c.1"),
+            (9, "c.9"),
+            (10, "c.10"),
+            (42, "c.42"),
+            (64, "c.64"),
+        ] {
+            let mut id = "c".to_owned();
+            push_count(&mut id, n);
+            assert_eq!(id, expected);
+        }
     }
 }
