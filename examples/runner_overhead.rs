@@ -8,7 +8,8 @@
 //!
 //! Wall times move with whatever else the machine runs. For figures that do not,
 //! `runner_overhead --only ROW --batches K` runs K batches of 1,000 calls of one row
-//! (`trivial`, `untyped`, `typed` or `caller`) and nothing else, to be counted by callgrind:
+//! (`trivial`, `untyped`, `typed`, `caller` or `inline`, the caller's own work without its
+//! nested call) and nothing else, to be counted by callgrind:
 //! `scripts/bench-runner-instructions.sh` runs each row with one batch and with three and
 //! prints the instructions per call (the difference over 2,000 calls, so the setup drops out).
 
@@ -85,6 +86,16 @@ async fn caller(ctx: &ToolContext, i: f64) -> Result<String, ToolError> {
     Ok(result.text_content())
 }
 
+/// What `caller` does besides its nested call: the same arguments built (and dropped), and
+/// a text of the same form returned. `caller` less this is what the nested call costs,
+/// with taking its result apart (the text read, the result dropped).
+#[tool]
+async fn inline(i: f64) -> Result<String, ToolError> {
+    let arguments = json!({ "i": i });
+    let i = arguments["i"].as_f64().unwrap_or_default();
+    Ok(format!("{{\"i\":{i}}}"))
+}
+
 /// Notes when the first start event arrives; counts events so the work is not optimised away.
 #[derive(Default)]
 struct TimingSink {
@@ -130,6 +141,10 @@ fn row_tools(row: &str, schema: &Value) -> Option<ToolSet> {
             wrap(Arc::new(TypedTool), None),
             wrap(Arc::new(CallerTool), None),
         ]),
+        "inline" => ToolSet::new([
+            wrap(Arc::new(TypedTool), None),
+            wrap(Arc::new(InlineTool), None),
+        ]),
         _ => return None,
     })
 }
@@ -163,7 +178,7 @@ fn main() {
             "required": ["i"]
         });
         let Some(tools) = row_tools(&row, &schema) else {
-            eprintln!("--only takes trivial, untyped, typed or caller, not {row:?}");
+            eprintln!("--only takes trivial, untyped, typed, caller or inline, not {row:?}");
             std::process::exit(2);
         };
         let calls: Vec<_> = (0..1000)
@@ -241,11 +256,16 @@ fn main() {
             wrap(Arc::new(UntypedTool), None),
             wrap(Arc::new(TypedTool), None),
             wrap(Arc::new(CallerTool), None),
+            wrap(Arc::new(InlineTool), None),
         ]);
         for (name, label) in [
             ("untyped", "parallel, #[tool] text result"),
             ("typed", "parallel, #[tool] typed result"),
             ("caller", "parallel, one nested call each"),
+            (
+                "inline",
+                "parallel, the caller's own work without its nested call",
+            ),
         ] {
             let calls: Vec<_> = (0..1000)
                 .map(|i| ToolCall::new(format!("call_{i}"), name, json!({"i": i})))
