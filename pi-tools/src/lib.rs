@@ -107,6 +107,7 @@ pub mod provider;
 #[cfg(feature = "builtins")]
 pub mod search;
 pub mod session;
+mod toml_read;
 pub mod tool;
 pub mod toolbox;
 #[cfg(feature = "process")]

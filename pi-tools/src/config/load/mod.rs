@@ -29,8 +29,8 @@ mod servers;
 mod values;
 
 use crate::dialect::native::FamilyShapes;
-use values::to_json;
-pub(super) use values::{integer, suggest};
+use crate::toml_read::Problems;
+pub(super) use crate::toml_read::{integer, suggest, to_json};
 
 const TOOLS_KEYS: [&str; 5] = [
     "active",
@@ -104,7 +104,7 @@ pub(super) struct Loader<'a> {
     registered: &'a [Arc<dyn ToolDefinition>],
     /// Drop unregistered default tools instead of reporting them.
     lenient: bool,
-    problems: Vec<(usize, String)>,
+    problems: Problems,
     /// `active` entries that name mounted tools, checked once `[mcp.servers]` is read.
     mounted_active: Vec<(String, Range<usize>)>,
     /// The names of the tools the file declares, known before `active` is read.
@@ -126,7 +126,7 @@ impl<'a> Loader<'a> {
             origin,
             registered,
             lenient,
-            problems: Vec::new(),
+            problems: Problems::default(),
             mounted_active: Vec::new(),
             declared: Vec::new(),
             unread_params: Vec::new(),
@@ -134,7 +134,7 @@ impl<'a> Loader<'a> {
     }
 
     pub(super) fn report(&mut self, span: Range<usize>, message: impl Into<String>) {
-        self.problems.push((span.start, message.into()));
+        self.problems.report(span, message);
     }
 
     fn run(mut self) -> Result<Config, ConfigError> {
@@ -248,9 +248,8 @@ impl<'a> Loader<'a> {
     }
 
     fn finish_err(mut self) -> ConfigError {
-        self.problems.sort_by_key(|(at, _)| *at);
-        let problems = self
-            .problems
+        let problems = std::mem::take(&mut self.problems)
+            .into_sorted()
             .iter()
             .map(|(at, message)| {
                 let (line, column) = line_column(self.text, *at);
@@ -299,19 +298,7 @@ impl<'a> Loader<'a> {
         value: &'v Spanned<DeValue<'a>>,
         what: &str,
     ) -> Option<&'v DeTable<'a>> {
-        match value.get_ref() {
-            DeValue::Table(table) => Some(table),
-            other => {
-                self.report(
-                    value.span(),
-                    format!(
-                        "{what} must be a table, found {}; write it as a `{what}` section",
-                        other.type_str()
-                    ),
-                );
-                None
-            }
-        }
+        self.problems.table(value, what)
     }
 
     fn tools_section(&mut self, table: &DeTable<'a>, config: &mut Config) -> Option<Vec<String>> {
@@ -414,16 +401,7 @@ impl<'a> Loader<'a> {
     }
 
     fn mode(&mut self, value: &Spanned<DeValue<'a>>, key: &str) -> Option<ExecutionMode> {
-        match value.get_ref().as_str().map(str::parse::<ExecutionMode>) {
-            Some(Ok(mode)) => Some(mode),
-            _ => {
-                self.report(
-                    value.span(),
-                    format!("`{key}` must be \"parallel\" or \"sequential\""),
-                );
-                None
-            }
-        }
+        self.problems.mode(value, key)
     }
 
     pub(super) fn unknown_key(
@@ -433,16 +411,7 @@ impl<'a> Loader<'a> {
         section: &str,
         allowed: &[&str],
     ) {
-        let hint = suggest(key, allowed.iter().copied())
-            .map(|s| format!("did you mean `{s}`? "))
-            .unwrap_or_default();
-        self.report(
-            span,
-            format!(
-                "unknown key `{key}` in {section}; {hint}the keys allowed there are: {}",
-                allowed.join(", ")
-            ),
-        );
+        self.problems.unknown_key(span, key, section, allowed);
     }
 
     fn tool_section(
