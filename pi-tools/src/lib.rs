@@ -92,7 +92,6 @@ pub mod cli;
 pub mod command;
 pub mod config;
 pub mod core;
-#[cfg(feature = "process")]
 pub mod declared;
 pub mod dialect;
 pub mod env;

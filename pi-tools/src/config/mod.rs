@@ -48,7 +48,6 @@
 //! `model.rs` is what a loaded configuration says; `load.rs` turns TOML text into it, checking
 //! every key against the registered tools; `error.rs` is how problems point back into the file.
 
-pub mod declared;
 mod discover;
 mod env;
 mod error;
@@ -59,7 +58,9 @@ mod sandbox;
 mod servers;
 pub mod trust;
 
-pub use declared::DeclaredTool;
+/// Declared tools' model, from its home in [`crate::declared::spec`] (the old path, kept).
+pub use crate::declared::spec as declared;
+pub use crate::declared::spec::DeclaredTool;
 pub use discover::{CONFIG_ENV, CONFIG_FILE_NAME, ConfigSource};
 
 /// The naming rules, from their home in [`crate::tool::names`].

@@ -69,13 +69,7 @@ pub struct Config {
     /// file order.
     pub servers: Vec<ServerSettings>,
     /// Tools declared in the file (`[tool.<name>]` with `command` or `script`), in file
-    /// order; [`crate::declared`] makes them tools.
-    ///
-    #[cfg_attr(feature = "process", doc = "[`crate::declared`]: crate::declared")]
-    #[cfg_attr(
-        not(feature = "process"),
-        doc = "[`crate::declared`]: https://docs.rs/pi-tools/latest/pi_tools/declared/"
-    )]
+    /// order, as [`crate::declared::spec`] reads them; [`crate::declared`] makes them tools.
     pub declared: Vec<DeclaredTool>,
     /// `[policy]`: which calls are allowed, asked about or denied (absent: all allowed).
     pub policy: crate::policy::Policy,

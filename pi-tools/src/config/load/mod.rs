@@ -18,9 +18,9 @@ use super::{
     EnvSettings, SandboxSettings, ToolSettings,
 };
 use crate::core::ExecutionMode;
+use crate::declared::spec as declared;
 use crate::tool::{ToolDefinition, ToolOrigin, names};
 
-mod declared;
 mod env;
 mod paths;
 mod policy;
@@ -109,9 +109,6 @@ pub(super) struct Loader<'a> {
     mounted_active: Vec<(String, Range<usize>)>,
     /// The names of the tools the file declares, known before `active` is read.
     declared: Vec<String>,
-    /// The parameters of the declared tool being read that are declared but could not be
-    /// read (their mistake is reported): a placeholder naming one is not a second mistake.
-    unread_params: Vec<String>,
 }
 
 impl<'a> Loader<'a> {
@@ -129,7 +126,6 @@ impl<'a> Loader<'a> {
             problems: Problems::default(),
             mounted_active: Vec::new(),
             declared: Vec::new(),
-            unread_params: Vec::new(),
         }
     }
 
@@ -432,7 +428,7 @@ impl<'a> Loader<'a> {
                     ),
                 );
             } else {
-                if let Some(tool) = self.declared_section(name, table) {
+                if let Some(tool) = declared::read(name, table, &mut self.problems) {
                     config.declared.push(tool);
                 }
             }

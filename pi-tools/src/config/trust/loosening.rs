@@ -150,8 +150,8 @@ pub fn loosenings(config: &Config, default: &Config, dir: &Path) -> Vec<Loosenin
     }
     for tool in declared {
         let what = match &tool.action {
-            crate::config::declared::DeclaredAction::Command(_) => "runs a program it names",
-            crate::config::declared::DeclaredAction::Script(_) => "runs a script",
+            crate::declared::spec::DeclaredAction::Command(_) => "runs a program it names",
+            crate::declared::spec::DeclaredAction::Script(_) => "runs a script",
         };
         found.push(loosening(format!("[tool.{}]", tool.name), what));
     }

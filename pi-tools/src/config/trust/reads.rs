@@ -5,8 +5,8 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::config::declared::{ArgTemplate, DeclaredAction, Piece};
 use crate::config::{Config, EnvSettings, ServerTransport};
+use crate::declared::spec::{ArgTemplate, DeclaredAction, Piece};
 
 /// The files `config` (read from a file in `dir`) names, resolved against `dir` (a
 /// server's or tool's own `cwd` first), sorted and without repeats. An argument counts

@@ -4,8 +4,8 @@
 
 use serde_json::Value;
 
-use crate::config::declared::{ArgTemplate, DeclaredAction, DeclaredTool, Piece};
 use crate::core::ToolError;
+use crate::declared::spec::{ArgTemplate, DeclaredAction, DeclaredTool, Piece};
 
 /// Each parameter's value for this call (its default when the call gave none; `None` when
 /// it has neither), in declaration order.

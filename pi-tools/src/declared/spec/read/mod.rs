@@ -1,5 +1,6 @@
 //! Reading a declared tool (`[tool.<name>]` with `command` or `script`) and checking it as
-//! it is read: every mistake is reported at its key, placeholder or value.
+//! it is read: every mistake is reported at its key, placeholder or value. The configuration
+//! loader calls [`read`] for each such section, with its problems.
 
 use std::collections::BTreeMap;
 use std::ops::Range;
@@ -9,13 +10,13 @@ use std::time::Duration;
 use toml::Spanned;
 use toml::de::{DeTable, DeValue};
 
-use super::{Loader, integer};
 use serde_json::Value;
 
-use crate::config::declared::{
+use super::{
     ArgTemplate, DeclaredAction, DeclaredOutput, DeclaredParam, DeclaredTool, ParamKind, Piece,
 };
 use crate::core::ExecutionMode;
+use crate::toml_read::{Problems, integer};
 use crate::tool::{ToolDefinition, ToolRole};
 
 mod params;
@@ -41,7 +42,7 @@ const TOOL_KEYS: [&str; 17] = [
 ];
 
 /// Whether a `[tool.<name>]` table declares a tool (it has `command` or `script`).
-pub(super) fn declares(table: &DeTable<'_>) -> bool {
+pub(crate) fn declares(table: &DeTable<'_>) -> bool {
     table
         .keys()
         .any(|k| matches!(k.get_ref().as_ref(), "command" | "script"))
@@ -49,7 +50,7 @@ pub(super) fn declares(table: &DeTable<'_>) -> bool {
 
 /// Whether `name` can be a parameter: lower case letters, digits and `_`, not starting with
 /// a digit (it is also an environment variable's name for a script).
-pub(super) fn param_name_ok(name: &str) -> bool {
+fn param_name_ok(name: &str) -> bool {
     name.starts_with(|c: char| c.is_ascii_lowercase() || c == '_')
         && name
             .chars()
@@ -63,17 +64,41 @@ type RawArg = (Vec<Piece>, Range<usize>);
 /// A command element as read: a string's pieces, or (for a group) its elements' pieces.
 type RawElement = (RawArg, Option<Vec<RawArg>>);
 
-impl<'a> Loader<'a> {
+/// Reads the declared tool of the section `[tool.<name>]`; `None` (with the problems
+/// reported into `problems`) when it cannot be used.
+pub(crate) fn read(
+    name: &Spanned<std::borrow::Cow<'_, str>>,
+    table: &DeTable<'_>,
+    problems: &mut Problems,
+) -> Option<DeclaredTool> {
+    Reader {
+        problems,
+        unread_params: Vec::new(),
+    }
+    .section(name, table)
+}
+
+/// One declared tool's reader: the problems it reports into, and what it learnt on the way.
+struct Reader<'p> {
+    problems: &'p mut Problems,
+    /// The parameters of the tool that are declared but could not be read (their mistake
+    /// is reported): a placeholder naming one is not a second mistake.
+    unread_params: Vec<String>,
+}
+
+impl Reader<'_> {
+    fn report(&mut self, span: Range<usize>, message: impl Into<String>) {
+        self.problems.report(span, message);
+    }
+
     /// Reads a declared tool; `None` (with the problems reported) when it cannot be used.
-    pub(super) fn declared_section(
+    fn section(
         &mut self,
-        name: &Spanned<std::borrow::Cow<'a, str>>,
-        table: &DeTable<'a>,
+        name: &Spanned<std::borrow::Cow<'_, str>>,
+        table: &DeTable<'_>,
     ) -> Option<DeclaredTool> {
         let tool = name.get_ref().to_string();
         let header = format!("[tool.{tool}]");
-        // The unread parameters of the tool read before are not this one's.
-        self.unread_params.clear();
         let mut declared = DeclaredTool {
             name: tool.clone(),
             description: String::new(),
@@ -112,7 +137,7 @@ impl<'a> Loader<'a> {
                 "read_only" => declared.read_only = self.flag(value, "read_only"),
                 "destructive" => declared.destructive = self.flag(value, "destructive"),
                 "mode" => {
-                    if let Some(mode) = self.mode(value, "mode") {
+                    if let Some(mode) = self.problems.mode(value, "mode") {
                         declared.mode = mode;
                     }
                 }
@@ -159,7 +184,7 @@ impl<'a> Loader<'a> {
                 "output_schema" => {
                     output_schema = self.output_schema(value).map(|s| (s, span));
                 }
-                other => self.unknown_key(key.span(), other, &header, &TOOL_KEYS),
+                other => self.problems.unknown_key(key.span(), other, &header, &TOOL_KEYS),
             }
         }
         if let Some((schema, span)) = output_schema {
@@ -195,7 +220,7 @@ impl<'a> Loader<'a> {
         (self.problems.len() == problems_before).then_some(declared)
     }
 
-    fn text(&mut self, value: &Spanned<DeValue<'a>>, key: &str) -> Option<String> {
+    fn text(&mut self, value: &Spanned<DeValue<'_>>, key: &str) -> Option<String> {
         match value.get_ref().as_str() {
             Some(text) => Some(text.to_owned()),
             None => {
@@ -205,7 +230,7 @@ impl<'a> Loader<'a> {
         }
     }
 
-    fn texts(&mut self, value: &Spanned<DeValue<'a>>, key: &str) -> Vec<String> {
+    fn texts(&mut self, value: &Spanned<DeValue<'_>>, key: &str) -> Vec<String> {
         let DeValue::Array(items) = value.get_ref() else {
             self.report(value.span(), format!("`{key}` must be a list of strings"));
             return Vec::new();
@@ -216,7 +241,7 @@ impl<'a> Loader<'a> {
             .collect()
     }
 
-    fn flag(&mut self, value: &Spanned<DeValue<'a>>, key: &str) -> bool {
+    fn flag(&mut self, value: &Spanned<DeValue<'_>>, key: &str) -> bool {
         match value.get_ref() {
             DeValue::Boolean(b) => *b,
             _ => {
@@ -228,7 +253,7 @@ impl<'a> Loader<'a> {
 
     fn string_table(
         &mut self,
-        value: &Spanned<DeValue<'a>>,
+        value: &Spanned<DeValue<'_>>,
         key: &str,
     ) -> BTreeMap<String, String> {
         let DeValue::Table(table) = value.get_ref() else {
@@ -248,7 +273,7 @@ impl<'a> Loader<'a> {
     }
 
     /// `output_schema`: a JSON Schema in a string, which must parse and compile.
-    fn output_schema(&mut self, value: &Spanned<DeValue<'a>>) -> Option<Value> {
+    fn output_schema(&mut self, value: &Spanned<DeValue<'_>>) -> Option<Value> {
         let text = self.text(value, "output_schema")?;
         let schema: Value = match serde_json::from_str(&text) {
             Ok(schema) => schema,
@@ -270,7 +295,7 @@ impl<'a> Loader<'a> {
         Some(schema)
     }
 
-    fn success_codes(&mut self, value: &Spanned<DeValue<'a>>) -> Option<Vec<i32>> {
+    fn success_codes(&mut self, value: &Spanned<DeValue<'_>>) -> Option<Vec<i32>> {
         let message = "`success_codes` must be a list of exit codes from 0 to 255, e.g. [0, 1]";
         let DeValue::Array(items) = value.get_ref() else {
             self.report(value.span(), message);
@@ -287,7 +312,7 @@ impl<'a> Loader<'a> {
     }
 
     /// The elements of `command` (a group's inner elements beside it), placeholders parsed.
-    fn command(&mut self, value: &Spanned<DeValue<'a>>) -> Option<Vec<RawElement>> {
+    fn command(&mut self, value: &Spanned<DeValue<'_>>) -> Option<Vec<RawElement>> {
         let message = "`command` must be a list of arguments, e.g. [\"cargo\", \"test\", \"{filter}\"], each a string or a list of strings kept together";
         let DeValue::Array(items) = value.get_ref() else {
             self.report(value.span(), message);
@@ -455,7 +480,7 @@ impl<'a> Loader<'a> {
 
 /// The names of the `[tool.<name>]` sections that declare a tool and do not name a
 /// registered one (a section that does is reported where it is read).
-pub(super) fn declared_names(
+pub(crate) fn declared_names(
     root: &Spanned<DeTable<'_>>,
     registered: &[Arc<dyn ToolDefinition>],
 ) -> Vec<String> {

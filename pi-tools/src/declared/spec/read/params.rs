@@ -8,9 +8,9 @@ use serde_json::Map;
 use toml::Spanned;
 use toml::de::{DeTable, DeValue};
 
-use super::super::{Loader, to_json};
-use super::param_name_ok;
-use crate::config::declared::{DeclaredParam, ParamKind};
+use super::super::{DeclaredParam, ParamKind};
+use super::{Reader, param_name_ok};
+use crate::toml_read::to_json;
 
 const PARAM_KEYS: [&str; 14] = [
     "type",
@@ -31,14 +31,14 @@ const PARAM_KEYS: [&str; 14] = [
 
 const TYPES: &str = "string, integer, number, boolean, enum or array";
 
-impl<'a> Loader<'a> {
+impl Reader<'_> {
     /// `[tool.<name>.params]`: each parameter in the file's order.
     pub(super) fn params(
         &mut self,
-        value: &Spanned<DeValue<'a>>,
+        value: &Spanned<DeValue<'_>>,
         tool: &str,
     ) -> Vec<DeclaredParam> {
-        let Some(table) = self.table(value, &format!("[tool.{tool}.params]")) else {
+        let Some(table) = self.problems.table(value, &format!("[tool.{tool}.params]")) else {
             return Vec::new();
         };
         let mut params = Vec::new();
@@ -52,7 +52,7 @@ impl<'a> Loader<'a> {
                 continue;
             }
             let header = format!("[tool.{tool}.params.{param}]");
-            let Some(table) = self.table(section, &header) else {
+            let Some(table) = self.problems.table(section, &header) else {
                 self.unread_params.push(param);
                 continue;
             };
@@ -67,7 +67,7 @@ impl<'a> Loader<'a> {
     fn param(
         &mut self,
         name: String,
-        table: &DeTable<'a>,
+        table: &DeTable<'_>,
         header: &str,
         at: Range<usize>,
     ) -> Option<DeclaredParam> {
@@ -118,7 +118,9 @@ impl<'a> Loader<'a> {
                 }
                 "pattern" | "min_length" | "max_length" | "minimum" | "maximum" | "min_items"
                 | "max_items" => self.bound(&mut param, key_name, value),
-                other => self.unknown_key(key.span(), other, header, &PARAM_KEYS),
+                other => self
+                    .problems
+                    .unknown_key(key.span(), other, header, &PARAM_KEYS),
             }
         }
         param.required = required.unwrap_or(param.default.is_none());
@@ -127,9 +129,9 @@ impl<'a> Loader<'a> {
 
     fn kind(
         &mut self,
-        value: &Spanned<DeValue<'a>>,
-        values: Option<&Spanned<DeValue<'a>>>,
-        items: Option<&Spanned<DeValue<'a>>>,
+        value: &Spanned<DeValue<'_>>,
+        values: Option<&Spanned<DeValue<'_>>>,
+        items: Option<&Spanned<DeValue<'_>>>,
     ) -> Option<ParamKind> {
         let scalar = |name: &str| match name {
             "string" => Some(ParamKind::String),
@@ -182,7 +184,7 @@ impl<'a> Loader<'a> {
     }
 
     /// A bound, as the JSON Schema keyword, if it fits the parameter's type.
-    fn bound(&mut self, param: &mut DeclaredParam, key: &str, value: &Spanned<DeValue<'a>>) {
+    fn bound(&mut self, param: &mut DeclaredParam, key: &str, value: &Spanned<DeValue<'_>>) {
         let (keyword, fits) = match key {
             "pattern" => ("pattern", matches!(param.kind, ParamKind::String)),
             "min_length" => ("minLength", matches!(param.kind, ParamKind::String)),

@@ -1,17 +1,9 @@
-//! Tools declared in the configuration file: a `[tool.<name>]` section with a `command` (an
-//! argument vector with `{param}` placeholders) or a `script` (a bash script that reads its
-//! parameters from the environment), typed parameters under `[tool.<name>.params.<param>]`,
-//! and the same metadata a `#[tool]` fn has. What the file says, as read and checked by the
-//! loader; the tool that runs it is [`crate::declared`].
-//!
-// The link goes to the module when it is built (feature `process`), else to its page on
-// docs.rs.
-#![cfg_attr(feature = "process", doc = "[`crate::declared`]: crate::declared")]
-#![cfg_attr(
-    not(feature = "process"),
-    doc = "[`crate::declared`]: https://docs.rs/pi-tools/latest/pi_tools/declared/"
-)]
-//!
+//! What a declared tool is: a `[tool.<name>]` section with a `command` (an argument vector
+//! with `{param}` placeholders) or a `script` (a bash script that reads its parameters from
+//! the environment), typed parameters under `[tool.<name>.params.<param>]`, and the same
+//! metadata a `#[tool]` fn has. What the file says, as read and checked by the reader here
+//! (which the configuration loader calls); the tool that runs it is in the folder above
+//! (feature `process`), which this layer never names.
 //!
 //! ```toml
 //! [tool.test]
@@ -34,6 +26,10 @@ use serde_json::{Map, Value, json};
 
 use crate::core::ExecutionMode;
 use crate::tool::{ToolOrigin, ToolRole, ToolSpec};
+
+mod read;
+
+pub(crate) use read::{declared_names, declares, read};
 
 /// One declared tool.
 #[derive(Debug, Clone, PartialEq)]
