@@ -22,15 +22,18 @@ declare -A allowed=(
   [session]="core env policy"
   [prompt]="core env tool"
   [provider]="core dialect"
-  [config]="core tool dialect env policy"
+  [toml_read]="core"
+  # config/ uses declared/spec/ only (checked below).
+  [config]="core tool dialect env policy toml_read declared"
   [catalog]="core tool dialect config"
-  [declared]="core tool env config command"
+  # declared/ as a whole, its two rows together; the spec's own row is checked below.
+  [declared]="core tool env config command toml_read"
   [builtins]="core tool env dialect search command truncate"
   [toolbox]="core tool dialect env policy session prompt catalog config declared"
   [mount]="core tool env config"
   [mcp]="core tool dialect env policy session config toolbox"
 )
-modules=" core tool truncate env dialect search command policy session prompt provider config catalog declared builtins toolbox mount mcp cli guide "
+modules=" core tool truncate env dialect search command policy session prompt provider toml_read config catalog declared builtins toolbox mount mcp cli guide "
 
 wrong=0
 for module in "${!allowed[@]}"; do
@@ -75,6 +78,33 @@ mapfile -t env_remote < <(find "$env_src/remote" -name '*.rs')
 env_arrow "the env interface names an implementation" 'local|remote' "${env_interface[@]}"
 env_arrow "env/local names env/remote" 'remote' "${env_local[@]}"
 env_arrow "env/remote names env/local" 'local' "${env_remote[@]}"
+# declared/ in its two layers (its rows in docs/architecture.md): the spec (declared/spec/:
+# the model and its reader, below config/) uses only core, tool and toml_read, so it names
+# neither config/ nor command/ nor the running part (declared/ less spec/, above config/,
+# feature `process`); and config/ names declared/ only for its spec.
+decl_spec=$src/declared/spec
+mapfile -t decl_spec_files < <(find "$decl_spec" -name '*.rs')
+spec_used=$(grep -hE 'crate::[a-z_]+' "${decl_spec_files[@]}" | grep -vE '^\s*//|doc = ' | grep -oE 'crate::[a-z_]+(::[a-z_]+)?' | sort -u || true)
+for path in $spec_used; do
+  name=${path#crate::}
+  top=${name%%::*}
+  case "$modules" in *" $top "*) ;; *) continue ;; esac
+  case " core tool toml_read " in *" $top "*) continue ;; esac
+  [ "$name" = "declared::spec" ] && continue
+  echo "layers: declared/spec uses $path, which is not below it (docs/architecture.md):" >&2
+  grep -nE "$path\b" "${decl_spec_files[@]}" | grep -vE ':\s*//' | head -3 >&2
+  wrong=1
+done
+if grep -HnE "(^|[^A-Za-z0-9_:])(((crate::declared|super|self)::)+run\b|run::)" "${decl_spec_files[@]}" |
+  grep -vE '^[^:]+:[0-9]+:\s*//|doc = ' >&2; then
+  echo "layers: declared/spec names the running part of declared/ (the lines above); the spec sits below config/" >&2
+  wrong=1
+fi
+if grep -rHnE 'crate::declared\b' "$src/config" | grep -vE '^[^:]+:[0-9]+:\s*//|doc = ' |
+  grep -vE 'crate::declared::spec\b' >&2; then
+  echo "layers: config/ names declared/ beyond its spec (the lines above); the running part sits above config/" >&2
+  wrong=1
+fi
 if [ -f pi-tools-sandbox/Cargo.toml ] && grep -qE '^pi-tools(-derive)? *=|^pi-tools *= *\{' pi-tools-sandbox/Cargo.toml; then
   echo "layers: pi-tools-sandbox depends on pi-tools; confinement must know nothing of tools" >&2
   wrong=1
