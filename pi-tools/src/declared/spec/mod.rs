@@ -2,8 +2,9 @@
 //! with `{param}` placeholders) or a `script` (a bash script that reads its parameters from
 //! the environment), typed parameters under `[tool.<name>.params.<param>]`, and the same
 //! metadata a `#[tool]` fn has. What the file says, as read and checked by the reader here
-//! (which the configuration loader calls); the tool that runs it is in the folder above
-//! (feature `process`), which this layer never names.
+//! (which the configuration loader calls); the tool that runs it is the running part of
+//! [`crate::declared`] (feature `process`), which sits above the configuration and which
+//! this layer never names.
 //!
 //! ```toml
 //! [tool.test]
