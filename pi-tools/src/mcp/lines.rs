@@ -24,19 +24,14 @@ use rmcp::model::{
     NumberOrString, RequestId, ServerJsonRpcMessage,
 };
 use rmcp::transport::Transport;
-use serde_json::{Value, json};
+use serde_json::Value;
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, BufReader};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore, mpsc};
 use tokio_util::sync::CancellationToken;
 
+use super::line_write::{INTERNAL_ERROR, INVALID_REQUEST, PARSE_ERROR, error_line, serialize};
 use super::listen_bound::{ListenBound, TOO_MANY_LISTENS};
 use super::outbox::{Outbox, write_lines};
-
-/// JSON-RPC's codes for a line that is not JSON, and for JSON that is not a request.
-const PARSE_ERROR: i64 = -32700;
-const INVALID_REQUEST: i64 = -32600;
-/// JSON-RPC's code for an error of the server itself.
-const INTERNAL_ERROR: i64 = -32603;
 
 /// How long the end of input waits for the listens it ended to answer.
 const LISTENS_GRACE: std::time::Duration = std::time::Duration::from_secs(5);
@@ -211,40 +206,6 @@ impl Transport<RoleServer> for LineTransport {
         self.incoming.close();
         Ok(())
     }
-}
-
-/// One message as a line. An error answer without an id gets `"id": null`, as JSON-RPC
-/// requires (the protocol library leaves the member out).
-fn serialize(message: &ServerJsonRpcMessage) -> io::Result<Vec<u8>> {
-    let mut line = match message {
-        ServerJsonRpcMessage::Error(e) if e.id.is_none() => {
-            let mut value = serde_json::to_value(message).map_err(io::Error::other)?;
-            if let Value::Object(map) = &mut value {
-                map.insert("id".to_owned(), Value::Null);
-            }
-            serde_json::to_vec(&value)
-        }
-        _ => serde_json::to_vec(message),
-    }
-    .map_err(io::Error::other)?;
-    line.push(b'\n');
-    Ok(line)
-}
-
-/// An error answer written by the transport itself.
-fn error_line(id: Option<&RequestId>, code: i64, message: &str) -> Vec<u8> {
-    let id = id.map_or(Value::Null, |id| match id {
-        NumberOrString::Number(n) => json!(n),
-        NumberOrString::String(s) => json!(s.as_ref()),
-    });
-    let mut line = serde_json::to_vec(&json!({
-        "jsonrpc": "2.0",
-        "id": id,
-        "error": {"code": code, "message": message},
-    }))
-    .unwrap_or_default();
-    line.push(b'\n');
-    line
 }
 
 /// What one read produced.

@@ -30,77 +30,15 @@ use super::error::McpError;
 use super::logging::SessionLevel;
 use super::progress::ProgressSink;
 use super::roots::FollowedRoots;
+pub(crate) use super::served::Served;
 use super::sessions::{Busy, Sessions};
 use super::task_support::{TaskMode, TaskSupport};
 use super::tasks::Tasks;
-use super::tool_updates::{Listed, Live};
 use super::tools::McpTools;
 use crate::core::{RunnerConfig, ToolCall, execute_tool_calls};
 
 /// The server's name in the `initialize` answer.
 pub(crate) const SERVER_NAME: &str = "pi-tools";
-
-/// What every session of a server shares: the tools (each validator compiled once for all
-/// sessions), their listing and the instructions.
-pub(crate) struct Served {
-    /// The tools, their listing and the prompt that lists them, as the server started.
-    first: Arc<Listed>,
-    /// Where replacements of `first` come (see `tool_updates`), when they may.
-    live: Option<Arc<Live>>,
-    instructions: Option<String>,
-    /// The name and version of the `initialize` answer.
-    server_info: (String, String),
-    /// The tasks of calls that ran long, reached from any request.
-    tasks: Arc<Tasks>,
-    /// The program's own prompts.
-    pub(crate) prompts: Option<Arc<dyn super::prompt_set::McpPrompts>>,
-    /// The program's own resources.
-    pub(crate) resources: Option<Arc<dyn super::resources::McpResources>>,
-    /// The largest message the server takes or sends.
-    pub(crate) max_message_bytes: usize,
-}
-
-impl Served {
-    pub(crate) fn new(tools: &McpTools) -> Result<Arc<Self>, McpError> {
-        let first = Listed::new(tools)?;
-        let live = tools.updates().map(|updates| updates.live());
-        let first = match &live {
-            Some(live) => live.current_or(first),
-            None => Arc::new(first),
-        };
-        Ok(Arc::new(Served {
-            first,
-            live,
-            instructions: tools.instructions().map(str::to_owned),
-            server_info: {
-                let (name, version) = tools.server_info();
-                (name.to_owned(), version.to_owned())
-            },
-            tasks: Arc::default(),
-            resources: tools.resources(),
-            prompts: tools.prompts(),
-            max_message_bytes: tools.max_message_bytes(),
-        }))
-    }
-
-    /// Whether the tools served may be replaced while the server runs.
-    pub(crate) fn may_change(&self) -> bool {
-        self.live.is_some()
-    }
-
-    /// Changes at each replacement of the tools served; `None` when they cannot change.
-    pub(crate) fn replacements(&self) -> Option<tokio::sync::watch::Receiver<u64>> {
-        self.live.as_ref().map(|live| live.replacements())
-    }
-
-    /// The tools served now, their listing and the prompt that lists them.
-    pub(crate) fn listed(&self) -> Arc<Listed> {
-        self.live
-            .as_ref()
-            .and_then(|live| live.current())
-            .unwrap_or_else(|| Arc::clone(&self.first))
-    }
-}
 
 /// One session: its calls, limits, logging level and cancellation. Every `tools/call` is a
 /// one-call batch of the runner, so lookup, argument preparation, validation, hooks,
@@ -115,7 +53,7 @@ pub(crate) struct ToolServer(Arc<Session>);
 
 /// What a session's handles share.
 pub(crate) struct Session {
-    served: Arc<Served>,
+    pub(super) served: Arc<Served>,
     pub(super) config: RunnerConfig,
     /// Parallel-mode calls share it; a sequential-mode call holds it alone, so it never
     /// overlaps another call of the session.
@@ -125,7 +63,7 @@ pub(crate) struct Session {
     in_flight: Option<Semaphore>,
     /// The client's session: its environment, policy and roots. Its token is cancelled when
     /// the session ends: every call in flight is then cancelled.
-    session: Arc<crate::session::Session>,
+    pub(super) session: Arc<crate::session::Session>,
     /// The calls running, so the end of a session (or of the server) can wait for their
     /// cleanup.
     pub(super) calls: TaskTracker,
@@ -141,10 +79,10 @@ pub(crate) struct Session {
     /// carries the toolbox's policy).
     pub(super) approver: Option<Arc<ClientApprover>>,
     /// The session's notices are announced to its client (from its first call on).
-    announcing: std::sync::atomic::AtomicBool,
+    pub(super) announcing: std::sync::atomic::AtomicBool,
     /// Stops the task that tells the client of tool list changes: the session sleeps (its
     /// peer must go with its worker) or was initialized again (woken, with a new peer).
-    telling: std::sync::Mutex<Option<CancellationToken>>,
+    pub(super) telling: std::sync::Mutex<Option<CancellationToken>>,
     /// The files this session's results pointed at, which it may read back.
     links: super::resource_files::IssuedLinks,
     /// Ends every open `subscriptions/listen` of the session (see `listen`): the stdio
@@ -152,7 +90,7 @@ pub(crate) struct Session {
     listening: CancellationToken,
     /// The stateless house (see `house`): it serves requests of any client, so it keeps
     /// nothing of one (a logging level, a way to announce notices).
-    shared: bool,
+    pub(super) shared: bool,
 }
 
 impl ToolServer {
@@ -207,61 +145,6 @@ impl ToolServer {
             listening: CancellationToken::new(),
             shared,
         }))
-    }
-
-    /// From the session's first call on, tells its client of each notice (a job that
-    /// ended) as it comes, in a logging notification (see `logging::announcing_notices`).
-    pub(super) fn announce_notices(&self, peer: &rmcp::service::Peer<RoleServer>) {
-        use std::sync::atomic::Ordering;
-        let Some(notices) = self.config.extensions.get::<crate::core::Notices>() else {
-            return;
-        };
-        // The house's notices go into whichever result comes next; no client is there to
-        // announce them to.
-        if self.shared {
-            return;
-        }
-        if self.announcing.swap(true, Ordering::Relaxed) {
-            return;
-        }
-        tokio::spawn(super::logging::announcing_notices(
-            self.level.clone(),
-            peer.clone(),
-            notices.clone(),
-            self.session.cancel().clone(),
-        ));
-    }
-
-    /// Sends its client `notifications/tools/list_changed` each time the tools served are
-    /// replaced with others (see `tool_updates`), until the session ends or sleeps (a woken
-    /// session is initialized again, and told from then on). Not for the stateless house,
-    /// whose clients hear of changes on their `subscriptions/listen` (see `listen`).
-    fn tell_of_tool_changes(&self, peer: rmcp::service::Peer<RoleServer>) {
-        let Some(live) = self.served.live.as_ref().filter(|_| !self.shared) else {
-            return;
-        };
-        let mut replaced = live.replacements();
-        // Only the token and the peer: the task must not keep the session alive.
-        let ended = self.session.cancel().child_token();
-        let earlier = self
-            .telling
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .replace(ended.clone());
-        if let Some(earlier) = earlier {
-            earlier.cancel();
-        }
-        tokio::spawn(async move {
-            loop {
-                tokio::select! {
-                    changed = replaced.changed() => if changed.is_err() { return },
-                    _ = ended.cancelled() => return,
-                }
-                if peer.notify_tool_list_changed().await.is_err() {
-                    return;
-                }
-            }
-        });
     }
 
     /// The session sleeps: its environments (the configuration's and those made for the
@@ -457,7 +340,7 @@ impl ServerHandler for ToolServer {
         // Listed even when empty: prompts/list is always answered.
         capabilities.prompts = Some(PromptsCapability::default());
         // Tools that may be replaced while the server runs are announced as they change.
-        if self.served.live.is_some()
+        if self.served.may_change()
             && let Some(tools) = capabilities.tools.as_mut()
         {
             tools.list_changed = Some(true);
