@@ -59,7 +59,8 @@ pub enum ToolEvent {
         /// The tool's name.
         tool_name: String,
         /// The final result, shared: the runner takes it back for the call's message when
-        /// the sink keeps no handle (so a result is not copied for every event).
+        /// the sink keeps no handle (so a result is not copied for every event); a nested
+        /// call's is shared with the tool that made it.
         result: Arc<ToolResult>,
         /// Whether the call failed.
         is_error: bool,

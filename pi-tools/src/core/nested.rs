@@ -132,11 +132,19 @@ impl ToolContext {
     /// more than [`MAX_NESTED_CALLS`] per call, or one more than [`MAX_NESTING_DEPTH`]
     /// levels below the model's call.
     ///
+    /// The result is shared with the nested call's end event (which the runner sends on
+    /// after this call's next turn), so reading it takes no copy;
+    /// `Arc::unwrap_or_clone(result)` gives one to own.
+    ///
     /// Do not call a tool while holding a file's mutation slot: a nested edit of the same
     /// file waits for the slot, which is held until it finishes.
     ///
     /// [`ToolEvent::ToolExecutionNested`]: super::event::ToolEvent::ToolExecutionNested
-    pub async fn call_tool(&self, name: &str, arguments: Value) -> Result<ToolResult, ToolError> {
+    pub async fn call_tool(
+        &self,
+        name: &str,
+        arguments: Value,
+    ) -> Result<Arc<ToolResult>, ToolError> {
         let Some(slot) = self.nested_slot() else {
             return Err(ToolError::new(format!(
                 "Tool {name} was not called: this tool runs outside a batch, so it has no tools to call. Run it through the runner (execute_tool_calls)."
@@ -159,7 +167,7 @@ impl ToolContext {
         if is_error {
             let text = result.text_content();
             return Err(ToolError::new(format!("The call of {name} failed: {text}"))
-                .with_details(result.details));
+                .with_details(result.details.clone()));
         }
         Ok(result)
     }
@@ -175,12 +183,12 @@ impl ToolContext {
         arguments: Value,
     ) -> Result<T, ToolError> {
         let result = self.call_tool(name, arguments).await?;
-        let Some(value) = result.structured_content else {
+        let Some(value) = &result.structured_content else {
             return Err(ToolError::new(format!(
                 "Tool {name} gave no structured result to read: it returns content only. Use call_tool and read its text."
             )));
         };
-        serde_json::from_value(value).map_err(|e| {
+        T::deserialize(value).map_err(|e| {
             ToolError::new(format!(
                 "The structured result of {name} could not be read as {}: {e}. Read it with the type of the tool's output schema.",
                 std::any::type_name::<T>()

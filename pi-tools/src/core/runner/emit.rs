@@ -9,6 +9,7 @@ use super::Finalized;
 use crate::core::context::Update;
 use crate::core::event::{EventSink, ToolEvent};
 use crate::core::message::{ToolCall, ToolResultMessage};
+use crate::core::result::ToolResult;
 
 // The emit helpers build each event straight into the sink's future: no extra async frame
 // holding a second copy of the event.
@@ -43,6 +44,24 @@ pub(super) async fn emit_end<S: EventSink>(sink: &S, call: &ToolCall, fin: &mut 
     })
     .await;
     fin.result = Arc::unwrap_or_clone(result);
+}
+
+/// A nested call's end event, the result shared with its caller: the event waits in the
+/// calling call's updates while the caller reads the result, so neither takes a copy.
+pub(super) async fn emit_shared_end<S: EventSink>(
+    sink: &S,
+    call: &ToolCall,
+    fin: Finalized,
+) -> (Arc<ToolResult>, bool) {
+    let result = Arc::new(fin.result);
+    sink.emit(ToolEvent::ToolExecutionEnd {
+        tool_call_id: call.id.clone(),
+        tool_name: call.name.clone(),
+        result: Arc::clone(&result),
+        is_error: fin.is_error,
+    })
+    .await;
+    (result, fin.is_error)
 }
 
 /// The message's start and end events, both holding the one message, which comes back when

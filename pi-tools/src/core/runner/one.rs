@@ -9,7 +9,7 @@ use std::sync::{Arc, OnceLock};
 
 use tokio_util::sync::CancellationToken;
 
-use super::emit::{emit_end, emit_start};
+use super::emit::{emit_shared_end, emit_start};
 use super::{ABORTED, Batch, Finalized, Prepared, notify};
 use crate::core::context::ProgressUpdater;
 use crate::core::event::{EventSink, ToolEvent};
@@ -32,14 +32,15 @@ impl EventSink for ToCaller<'_> {
 }
 
 /// Runs `call`, made by a call whose updater is `caller`, `depth` levels below the model's
-/// call, with the caller's cancellation: its result, and whether it failed.
+/// call, with the caller's cancellation: its result (shared with its end event), and
+/// whether it failed.
 pub(crate) async fn run_one(
     nested: &Arc<Nested>,
     call: ToolCall,
     cancel: &CancellationToken,
     caller: &ProgressUpdater,
     depth: usize,
-) -> (ToolResult, bool) {
+) -> (Arc<ToolResult>, bool) {
     let call = Arc::new(call);
     let sink = ToCaller(caller);
     let batch = Batch {
@@ -58,7 +59,7 @@ pub(crate) async fn run_one(
     } else {
         batch.prepare(&call).await
     };
-    let mut fin = match prepared {
+    let fin = match prepared {
         Prepared::Immediate(fin) => fin,
         Prepared::Ready { entry, args } => {
             let updater = ProgressUpdater::to_caller(caller, &call);
@@ -67,6 +68,5 @@ pub(crate) async fn run_one(
             fin
         }
     };
-    emit_end(&sink, &call, &mut fin).await;
-    (fin.result, fin.is_error)
+    emit_shared_end(&sink, &call, fin).await
 }
