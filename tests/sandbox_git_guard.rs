@@ -113,8 +113,12 @@ fn moved_note(path: &Path) -> String {
 async fn what_one_call_prepares_and_a_later_one_moves_into_place_is_disabled() {
     let fx = Fixture::repository();
     let env = fx.env(policy(GitAccess::Commit));
+    // Without git's automatic maintenance: `git commit` starts it detached, and while it
+    // may still run after the call, the guard keeps the first call's start as the time
+    // since which things count as planted, so the second call would find evilsub's `.git`
+    // all planted and remove it (the test failed so on a loaded machine).
     let prepare = format!(
-        "git init -q evilsub && git -C evilsub commit -q --allow-empty -m x && {}",
+        "git init -q evilsub && git -C evilsub -c maintenance.auto=false commit -q --allow-empty -m x && {}",
         plant_config("evilsub/.git/config", &marker(&fx))
     );
     // Its settings go at once, as any repository's made below the top.
