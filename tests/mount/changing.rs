@@ -278,30 +278,37 @@ async fn a_stateless_http_server_lists_and_calls_the_new_tools() {
     assert_eq!(old["error"]["message"], GONE, "{old}");
 }
 
-#[tokio::test]
-async fn a_tool_set_taken_before_the_change_says_the_removed_tool_is_gone() {
-    let mut settings = ServerSettings::stdio("changing", command());
+/// The changing server mounted in a tool set of the library (`--flood` among `args`).
+async fn mounted(args: &[&str]) -> (McpServerTools, ToolSet) {
+    let mut command = command();
+    command.extend(args.iter().map(|a| (*a).to_owned()));
+    let mut settings = ServerSettings::stdio("changing", command);
     settings.startup_timeout = Duration::from_secs(60);
     let server = McpServerTools::connect(settings)
         .await
         .expect("the changing server starts");
     let mut tools = ToolSet::new([]);
     server.add_to(&mut tools);
-    let call = |name: &str| {
-        let tools = tools.clone();
-        let name = name.to_owned();
-        async move {
-            let outcome = execute_tool_calls(
-                &tools,
-                &[ToolCall::new("c", name, json!({}))],
-                &RunnerConfig::default(),
-                &CancellationToken::new(),
-                &CollectingSink::new(),
-            )
-            .await;
-            serde_json::to_value(&outcome.messages[0]).expect("JSON")
-        }
-    };
+    (server, tools)
+}
+
+/// One call of `name` without arguments through the runner: its result message.
+async fn call_in(tools: &ToolSet, name: &str) -> Value {
+    let outcome = execute_tool_calls(
+        tools,
+        &[ToolCall::new("c", name, json!({}))],
+        &RunnerConfig::default(),
+        &CancellationToken::new(),
+        &CollectingSink::new(),
+    )
+    .await;
+    serde_json::to_value(&outcome.messages[0]).expect("JSON")
+}
+
+#[tokio::test]
+async fn a_tool_set_taken_before_the_change_says_the_removed_tool_is_gone() {
+    let (server, tools) = mounted(&[]).await;
+    let call = |name: &'static str| call_in(&tools, name);
     let grown = call("changing__grow").await;
     assert_eq!(grown["content"][0]["text"], "grown", "{grown}");
     // The server's notification is heard apart from the call's answer.
@@ -321,33 +328,14 @@ async fn a_tool_set_taken_before_the_change_says_the_removed_tool_is_gone() {
 
 #[tokio::test]
 async fn a_flood_of_list_changes_costs_one_listing_at_a_time_not_one_each() {
-    let mut command = command();
-    command.push("--flood".to_owned());
-    let mut settings = ServerSettings::stdio("changing", command);
-    settings.startup_timeout = Duration::from_secs(60);
-    let server = McpServerTools::connect(settings)
-        .await
-        .expect("the changing server starts");
-    let mut tools = ToolSet::new([]);
-    server.add_to(&mut tools);
-    let call = |name: &str| {
-        let tools = tools.clone();
-        let name = name.to_owned();
-        async move {
-            let outcome = execute_tool_calls(
-                &tools,
-                &[ToolCall::new("c", name, json!({}))],
-                &RunnerConfig::default(),
-                &CancellationToken::new(),
-                &CollectingSink::new(),
-            )
-            .await;
-            let message = serde_json::to_value(&outcome.messages[0]).expect("JSON");
-            message["content"][0]["text"]
-                .as_str()
-                .unwrap_or_else(|| panic!("a text result: {message}"))
-                .to_owned()
-        }
+    let (server, tools) = mounted(&["--flood"]).await;
+    let tools = &tools;
+    let call = |name: &'static str| async move {
+        let message = call_in(tools, name).await;
+        message["content"][0]["text"]
+            .as_str()
+            .unwrap_or_else(|| panic!("a text result: {message}"))
+            .to_owned()
     };
     let before: u32 = call("changing__lists").await.parse().expect("a count");
     assert_eq!(call("changing__flood").await, "flooded");

@@ -48,6 +48,8 @@ pub(super) async fn emit_end<S: EventSink>(sink: &S, call: &ToolCall, fin: &mut 
 
 /// A nested call's end event, the result shared with its caller: the event waits in the
 /// calling call's updates while the caller reads the result, so neither takes a copy.
+/// (`emit_end` builds its event itself: going through this fn cost every call about 200
+/// instructions, the awaited frame in between.)
 pub(super) async fn emit_shared_end<S: EventSink>(
     sink: &S,
     call: &ToolCall,
