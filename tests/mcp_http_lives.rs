@@ -32,11 +32,7 @@ async fn a_session_whose_client_holds_its_stream_open_outlives_the_idle_time() {
     let session = server.open_session().await;
     // The official SDKs open this stream for server messages right after `initialize`.
     let stream = server
-        .http
-        .get(&server.url)
-        .header("Accept", "text/event-stream")
-        .header("Mcp-Session-Id", &session)
-        .header("MCP-Protocol-Version", "2025-06-18")
+        .stream(&session)
         .send()
         .await
         .expect("the stream opens");

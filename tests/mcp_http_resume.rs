@@ -44,11 +44,7 @@ async fn call_and_cut(server: &HttpServer, session: &str, id: i64, command: &str
 /// The messages of the stream resumed after `last_event_id`.
 async fn resume(server: &HttpServer, session: &str, last_event_id: &str) -> Vec<Value> {
     let response = server
-        .http
-        .get(&server.url)
-        .header("Accept", "text/event-stream")
-        .header("Mcp-Session-Id", session)
-        .header("MCP-Protocol-Version", "2025-06-18")
+        .stream(session)
         .header("Last-Event-ID", last_event_id)
         .send()
         .await

@@ -205,6 +205,21 @@ impl HttpServer {
         request
     }
 
+    /// A GET of `session`'s stream of server messages (what the official SDKs open right
+    /// after `initialize`), with the right token (if any).
+    pub fn stream(&self, session: &str) -> reqwest::RequestBuilder {
+        let mut request = self
+            .http
+            .get(&self.url)
+            .header("Accept", "text/event-stream")
+            .header("Mcp-Session-Id", session)
+            .header("MCP-Protocol-Version", "2025-06-18");
+        if let Some(token) = &self.token {
+            request = request.bearer_auth(token);
+        }
+        request
+    }
+
     /// A POST of one JSON-RPC message with the right token (if any) and `session`.
     pub fn post(&self, session: Option<&str>, body: &Value) -> reqwest::RequestBuilder {
         self.post_raw(session, &body.to_string())

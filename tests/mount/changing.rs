@@ -202,11 +202,7 @@ async fn a_2025_http_session_is_told_on_its_stream_and_lists_the_new_tools() {
     let server = HttpServer::spawn_with(None, &[], Some(&config())).await;
     let session = server.open_session().await;
     let stream = server
-        .http
-        .get(&server.url)
-        .header("Accept", "text/event-stream")
-        .header("Mcp-Session-Id", &session)
-        .header("MCP-Protocol-Version", "2025-06-18")
+        .stream(&session)
         .send()
         .await
         .expect("the session's stream opens");
