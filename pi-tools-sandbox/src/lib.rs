@@ -78,6 +78,7 @@
 #[cfg(feature = "process")]
 mod child;
 mod describe;
+mod dir_names;
 mod dir_walker;
 mod dir_watch;
 pub mod exec;

@@ -51,11 +51,10 @@ impl MountPlan {
                 read_only: None,
             });
         }
-        for path in protected {
+        // Most protected paths are missing; their directories are read once each.
+        let exist = crate::dir_names::exist(protected);
+        for (path, _) in protected.iter().zip(exist).filter(|(_, exists)| *exists) {
             let path = path.as_ref();
-            if std::fs::symlink_metadata(path).is_err() {
-                continue;
-            }
             targets.push(Target {
                 path: c_path(path)?,
                 read_only: Some(

@@ -11,7 +11,7 @@
 //! (change times, which a command cannot set back), and renames anything older out of the
 //! way (`<name>.pi-tools-disabled`) instead of removing it.
 
-use std::ffi::OsString;
+use std::ffi::{OsStr, OsString};
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::path::{Component, Path, PathBuf};
 use std::sync::{Arc, Mutex};
@@ -19,6 +19,7 @@ use std::time::Duration;
 
 use rustix::fs::FileType;
 
+use crate::dir_names;
 use crate::git_guard::now;
 use crate::nofollow::{changed_since, move_aside, open_subdir, remove_at, stat_at};
 use crate::plant_way::Way;
@@ -141,68 +142,121 @@ impl PlantGuard {
         let since = state.since - CLOCK_SLACK.as_nanos() as i128;
         let mut undone = Vec::new();
         let mut way = Way::default();
-        for &(i, present) in &state.missing {
-            let Some(w) = self.watched.get(i) else {
-                continue;
-            };
-            if !way.start(&w.root, &w.parts) {
-                continue;
+        let mut start = 0;
+        for group in self.watched.chunk_by(|a, b| a.root == b.root) {
+            let end = start + group.len();
+            let in_group = |i: usize| (start..end).contains(&i);
+            // The paths missing from the root's top before the call: one read of the
+            // root says whether any of them appeared.
+            let first = sorted(
+                state
+                    .missing
+                    .iter()
+                    .filter(|&&(i, present)| present == 0 && in_group(i))
+                    .filter_map(|&(i, _)| self.watched.get(i))
+                    .map(|w| w.parts[0].as_os_str()),
+            );
+            let mut top: Option<Option<Vec<bool>>> = None;
+            for &(i, present) in state.missing.iter().filter(|(i, _)| in_group(*i)) {
+                let Some(w) = self.watched.get(i) else {
+                    continue;
+                };
+                if !way.start(&w.root, &w.parts) {
+                    continue;
+                }
+                if present == 0 {
+                    let top = top.get_or_insert_with(|| {
+                        way.dir(0).and_then(|d| dir_names::present(d, &first))
+                    });
+                    if at_top(top.as_deref(), &first, &w.parts[0]) == Some(false) {
+                        continue;
+                    }
+                }
+                // The directories that existed; a link or file now in their place goes the
+                // careful way.
+                let reached = w.parts[..present]
+                    .iter()
+                    .skip(way.depth().min(present))
+                    .all(|name| way.down(name));
+                if reached
+                    && way.depth() >= present
+                    && let Some(dir) = way.dir(present)
+                    && stat_at(dir, &w.parts[present]).is_none()
+                {
+                    continue;
+                }
+                if let Some(root) = way.dir(0)
+                    && let Some(note) = take_away(root, w, present, since)
+                {
+                    undone.push(note);
+                }
             }
-            // The directories that existed; a link or file now in their place goes the
-            // careful way.
-            let reached = w.parts[..present]
-                .iter()
-                .skip(way.depth().min(present))
-                .all(|name| way.down(name));
-            if reached
-                && way.depth() >= present
-                && let Some(dir) = way.dir(present)
-                && stat_at(dir, &w.parts[present]).is_none()
-            {
-                continue;
-            }
-            if let Some(root) = way.dir(0)
-                && let Some(note) = take_away(root, w, present, since)
-            {
-                undone.push(note);
-            }
+            start = end;
         }
         undone
     }
 
     /// Each watched path missing now, with how many of its leading components exist (the
-    /// last of them may be a link or a file). Each root is opened once, and each directory
-    /// on the way once for all the paths below it (see `plant_way.rs`).
+    /// last of them may be a link or a file). Each root is opened and read once (most
+    /// protected paths start with a name missing at its top), and each directory on the
+    /// way once for all the paths below it (see `plant_way.rs`).
     fn missing_now(&self) -> Vec<(usize, usize)> {
         let mut missing = Vec::new();
         let mut way = Way::default();
-        for (i, w) in self.watched.iter().enumerate() {
-            // A root that cannot be opened has nothing to plant in.
-            if !way.start(&w.root, &w.parts) {
-                continue;
-            }
-            let mut present = w.parts.len();
-            for (depth, name) in w.parts.iter().enumerate().skip(way.depth()) {
-                let Some(st) = way.dir(depth).and_then(|dir| stat_at(dir, name)) else {
-                    present = depth;
-                    break;
-                };
-                let last = depth + 1 == w.parts.len();
-                if last || FileType::from_raw_mode(st.st_mode) != FileType::Directory {
-                    present = depth + 1;
-                    break;
+        let mut start = 0;
+        for group in self.watched.chunk_by(|a, b| a.root == b.root) {
+            let first = sorted(group.iter().map(|w| w.parts[0].as_os_str()));
+            let mut top: Option<Option<Vec<bool>>> = None;
+            for (k, w) in group.iter().enumerate() {
+                let i = start + k;
+                // A root that cannot be opened has nothing to plant in.
+                if !way.start(&w.root, &w.parts) {
+                    continue;
                 }
-                if !way.down(name) {
-                    present = depth + 1;
-                    break;
+                let top = top
+                    .get_or_insert_with(|| way.dir(0).and_then(|d| dir_names::present(d, &first)));
+                if !at_top(top.as_deref(), &first, &w.parts[0]).unwrap_or(true) {
+                    missing.push((i, 0));
+                    continue;
+                }
+                let present = present_parts(&mut way, w);
+                if present < w.parts.len() {
+                    missing.push((i, present));
                 }
             }
-            if present < w.parts.len() {
-                missing.push((i, present));
-            }
+            start += group.len();
         }
         missing
     }
+}
+
+/// How many of `w`'s components exist, going down `way` (started at `w`'s root).
+fn present_parts<'w>(way: &mut Way<'w>, w: &'w Watched) -> usize {
+    for (depth, name) in w.parts.iter().enumerate().skip(way.depth()) {
+        let Some(st) = way.dir(depth).and_then(|dir| stat_at(dir, name)) else {
+            return depth;
+        };
+        let last = depth + 1 == w.parts.len();
+        if last || FileType::from_raw_mode(st.st_mode) != FileType::Directory || !way.down(name) {
+            return depth + 1;
+        }
+    }
+    w.parts.len()
+}
+
+/// The names given, sorted and without repeats (a root's listing is asked about them).
+fn sorted<'a>(names: impl Iterator<Item = &'a OsStr>) -> Vec<&'a OsStr> {
+    let mut names: Vec<&OsStr> = names.collect();
+    names.sort_unstable();
+    names.dedup();
+    names
+}
+
+/// Whether `name` is at the root's top by its listing `top` of the names `first`; `None`
+/// when the listing could not be made (the caller looks).
+fn at_top(top: Option<&[bool]>, first: &[&OsStr], name: &OsStr) -> Option<bool> {
+    let at = first.binary_search(&name).ok()?;
+    top?.get(at).copied()
 }
 
 /// Walks down `w` from its root, past the `present` components that existed, and takes
