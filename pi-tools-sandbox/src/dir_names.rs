@@ -59,41 +59,35 @@ pub(super) fn present(dir: BorrowedFd<'_>, wanted: &[&OsStr]) -> Option<Vec<bool
 /// place counts, links on the way are followed), one read of each directory holding
 /// [`MIN_NAMES`] or more of them, and a `stat` for the others.
 pub(super) fn exist(paths: &[impl AsRef<Path>]) -> Vec<bool> {
-    let mut order: Vec<usize> = (0..paths.len()).collect();
-    let place = |i: usize| {
-        let path = paths[i].as_ref();
-        (path.parent(), path.file_name())
-    };
-    order.sort_by(|&a, &b| place(a).cmp(&place(b)));
-    let mut exists = vec![false; paths.len()];
-    for group in order.chunk_by(|&a, &b| place(a).0 == place(b).0) {
-        if !looked_up_together(paths, group, &mut exists) {
-            for &i in group {
-                exists[i] = std::fs::symlink_metadata(paths[i].as_ref()).is_ok();
-            }
-        }
+    // Each path's directory and name, taken apart once (a comparison would parse both
+    // paths again), in order of both.
+    let mut places: Vec<(&Path, &OsStr, usize)> = paths
+        .iter()
+        .enumerate()
+        .filter_map(|(i, p)| Some((p.as_ref().parent()?, p.as_ref().file_name()?, i)))
+        .collect();
+    // By the directory's bytes (grouping needs no order of components), then the name.
+    places.sort_unstable_by(|a, b| (a.0.as_os_str(), a.1).cmp(&(b.0.as_os_str(), b.1)));
+    let mut exists: Vec<Option<bool>> = vec![None; paths.len()];
+    for group in places.chunk_by(|a, b| a.0.as_os_str() == b.0.as_os_str()) {
+        looked_up_together(group, &mut exists);
     }
     exists
+        .iter()
+        .zip(paths)
+        .map(|(known, path)| known.unwrap_or_else(|| std::fs::symlink_metadata(path).is_ok()))
+        .collect()
 }
 
 #[cfg(all(target_os = "linux", feature = "process"))]
-/// Reads the directory holding the paths `group` (indices into `paths`, which share a
-/// parent and are sorted by name) and notes which exist; false when the caller must look.
-fn looked_up_together(paths: &[impl AsRef<Path>], group: &[usize], exists: &mut [bool]) -> bool {
-    let (Some(parent), true) = (
-        group.first().and_then(|&i| paths[i].as_ref().parent()),
-        group.len() >= MIN_NAMES,
-    ) else {
-        return false;
+/// Reads the directory of `group` (paths with one directory, sorted by name, each with its
+/// index) once and notes which of them exist, when there are enough of them; the others
+/// stay unknown for the caller to look up.
+fn looked_up_together(group: &[(&Path, &OsStr, usize)], exists: &mut [Option<bool>]) {
+    let Some(&(parent, _, _)) = group.first().filter(|_| group.len() >= MIN_NAMES) else {
+        return;
     };
-    let mut names: Vec<&OsStr> = group
-        .iter()
-        .filter_map(|&i| paths[i].as_ref().file_name())
-        .collect();
-    names.dedup();
-    if names.len() != group.len() {
-        return false;
-    }
+    let names: Vec<&OsStr> = group.iter().map(|&(_, name, _)| name).collect();
     let dir = match rustix::fs::open(
         parent,
         OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
@@ -101,16 +95,21 @@ fn looked_up_together(paths: &[impl AsRef<Path>], group: &[usize], exists: &mut 
     ) {
         Ok(dir) => dir,
         // Nothing can be below a directory that is not there.
-        Err(Errno::NOENT | Errno::NOTDIR) => return true,
-        Err(_) => return false,
+        Err(Errno::NOENT | Errno::NOTDIR) => {
+            group.iter().for_each(|&(_, _, i)| exists[i] = Some(false));
+            return;
+        }
+        Err(_) => return,
     };
-    let Some(found) = present(dir.as_fd(), &names) else {
-        return false;
+    // A name twice (the same path given twice) is found twice.
+    let mut unique = names.clone();
+    unique.dedup();
+    let Some(found) = present(dir.as_fd(), &unique) else {
+        return;
     };
-    for (&i, found) in group.iter().zip(found) {
-        exists[i] = found;
+    for (&(_, name, i), _) in group.iter().zip(&names) {
+        exists[i] = unique.binary_search(&name).ok().map(|at| found[at]);
     }
-    true
 }
 
 #[cfg(test)]
