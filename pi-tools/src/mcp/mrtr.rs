@@ -7,8 +7,9 @@
 //! The state is the client's to hold, so it is signed (HMAC-SHA256, rmcp's
 //! [`RequestStateCodec`], with a key drawn at random when the process starts) and bound to
 //! what was asked for (a tool's call, or a prompt's `prompts/get`: see `prompt_asks`), the
-//! exact arguments, the policy rule asked about, the roots already listed and an expiry. Each state is taken once: the call it answers runs once, and the same state
-//! sent again is refused. Every refusal is a sentence that says why and what to do.
+//! exact arguments, the policy rule asked about, the roots already listed and an expiry.
+//! Each state is taken once: the call it answers runs once, and the same state sent again
+//! is refused. Every refusal is a sentence that says why and what to do.
 
 #![expect(
     deprecated,
