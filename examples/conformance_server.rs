@@ -11,11 +11,11 @@ use std::time::Duration;
 use pi_tools::mcp::{
     HttpOptions, McpPromptArgument, McpPromptContent, McpPromptInfo, McpPromptMessage, McpPrompts,
     McpResource, McpResourceContent, McpResourceTemplate, McpResources, McpTool, McpTools,
-    init_stderr_logging, serve_http,
+    PromptContext, init_stderr_logging, serve_http,
 };
 use pi_tools::{
-    AgentTool, Answer, BoxFuture, ContentBlock, Question, Registry, RunnerConfig, SamplingRequest,
-    ToolContext, ToolError, ToolResult, tool,
+    AgentTool, Answer, BoxFuture, ContentBlock, EmbeddedResource, Question, Registry, RunnerConfig,
+    SamplingRequest, ToolContext, ToolError, ToolResult, tool,
 };
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
@@ -46,6 +46,51 @@ async fn test_image_content() -> Result<ToolResult, ToolError> {
     Ok(ToolResult {
         content: vec![ContentBlock::image(RED_PIXEL_PNG, "image/png")],
         ..ToolResult::text("")
+    })
+}
+
+/// A WAV of eight silent 8-bit samples at 8 kHz (a millisecond).
+const SILENT_WAV: &str = "UklGRiwAAABXQVZFZm10IBAAAAABAAEAQB8AAEAfAAABAAgAZGF0YQgAAACAgICAgICAgA==";
+
+/// Returns a millisecond of silence as a WAV, for the conformance suite.
+#[tool]
+async fn test_audio_content() -> Result<ToolResult, ToolError> {
+    Ok(ToolResult {
+        content: vec![ContentBlock::audio(SILENT_WAV, "audio/wav")],
+        ..ToolResult::default()
+    })
+}
+
+/// Returns a text resource embedded whole, for the conformance suite.
+#[tool]
+async fn test_embedded_resource() -> Result<ToolResult, ToolError> {
+    let resource = EmbeddedResource::text(
+        "test://embedded-resource",
+        "This is an embedded resource content.",
+    )
+    .with_mime_type("text/plain");
+    Ok(ToolResult {
+        content: vec![ContentBlock::resource(resource)],
+        ..ToolResult::default()
+    })
+}
+
+/// Returns a text, an image and an embedded JSON resource, in that order, for the
+/// conformance suite.
+#[tool]
+async fn test_multiple_content_types() -> Result<ToolResult, ToolError> {
+    let resource = EmbeddedResource::text(
+        "test://mixed-content-resource",
+        r#"{"test":"data","value":123}"#,
+    )
+    .with_mime_type("application/json");
+    Ok(ToolResult {
+        content: vec![
+            ContentBlock::text("Multiple content types test:"),
+            ContentBlock::image(RED_PIXEL_PNG, "image/png"),
+            ContentBlock::resource(resource),
+        ],
+        ..ToolResult::default()
     })
 }
 
@@ -482,7 +527,8 @@ impl McpResources for FixtureResources {
 }
 
 /// The suite's fixture prompts: a plain one, one with two arguments (whose first is
-/// completed), one embedding a resource and one with an image.
+/// completed), one embedding a resource, one with an image, and one that asks the person
+/// for its context first.
 struct FixturePrompts;
 
 impl McpPrompts for FixturePrompts {
@@ -511,7 +557,35 @@ impl McpPrompts for FixturePrompts {
                 ),
             McpPromptInfo::new("test_prompt_with_image")
                 .with_description("A prompt with an image, for the conformance suite."),
+            McpPromptInfo::new("test_input_required_result_prompt").with_description(
+                "A prompt that asks the person what context to use (SEP-2322), for the conformance suite.",
+            ),
         ]
+    }
+
+    fn get_asking<'a>(
+        &'a self,
+        name: &'a str,
+        arguments: &'a serde_json::Map<String, Value>,
+        ctx: &'a PromptContext,
+    ) -> BoxFuture<'a, Option<Result<Vec<McpPromptMessage>, String>>> {
+        if name != "test_input_required_result_prompt" {
+            return self.get(name, arguments);
+        }
+        Box::pin(async move {
+            let question =
+                Question::new("What context should the prompt use?", text_form("context"))
+                    .with_id("user_context");
+            let context = match ctx.ask(question).await {
+                Ok(answer) => field(&answer, "context").map_err(|e| e.message().to_owned()),
+                Err(why) => Err(why),
+            };
+            Some(context.map(|context| {
+                vec![McpPromptMessage::user(format!(
+                    "Use this context: {context}"
+                ))]
+            }))
+        })
     }
 
     fn get<'a>(

@@ -6,6 +6,7 @@ mod mcp_http_task_support;
 mod mcp_http_tool_asks;
 mod mcp_input;
 mod mcp_policy;
+mod mcp_prompt_asks;
 mod mcp_server;
 mod mcp_tool_asks;
 mod mcp_typed;

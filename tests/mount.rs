@@ -36,6 +36,7 @@ mod hostile_http;
 mod http;
 mod https;
 mod listening;
+mod media;
 mod typed;
 mod wild;
 

@@ -405,6 +405,10 @@ pub mod serving_over_mcp {}
 /// done again, so ask first, and make the questions depend only on the arguments and the
 /// earlier answers.
 ///
+/// A prompt the MCP server serves can ask the same three things before it gives its
+/// messages: `McpPrompts::get_asking` gets a `pi_tools::mcp::PromptContext`, carried in both
+/// eras the same way (in 2026-07-28 the retried `prompts/get` makes the messages again).
+///
 /// See [`Question`] for an example.
 ///
 /// [`ToolContext::ask`]: crate::ToolContext::ask

@@ -9,6 +9,7 @@ mod agent_native;
 mod anthropic;
 mod cli;
 mod gemini;
+mod media;
 mod memory;
 mod openai;
 mod request;

@@ -26,7 +26,7 @@ pub use ask::{
     Answer, ClientAsker, ClientRoot, Question, Sampled, SamplingMessage, SamplingRequest,
     SamplingRole,
 };
-pub use content::ContentBlock;
+pub use content::{ContentBlock, EmbeddedResource, ResourceBody};
 pub use context::{Extensions, OUTPUT_END_DETAIL, ProgressUpdater, ToolContext};
 pub use error::ToolError;
 pub use event::{CollectingSink, EventSink, LogLevel, NoopSink, ToolEvent};

@@ -70,16 +70,24 @@ impl ToolResult {
         self
     }
 
-    /// All text blocks joined by newlines (images are skipped).
+    /// The result as text, its blocks joined by newlines: text blocks as they are, an
+    /// embedded text resource as `[resource <uri>]` and its text, audio and a binary
+    /// resource as a line saying what they are (`[audio, audio/wav, 12 KB]`). Images are
+    /// left out: a tool that returns one says what it is in its text.
     pub fn text_content(&self) -> String {
         let mut out = String::new();
         for block in &self.content {
-            if let Some(text) = block.as_text() {
-                if !out.is_empty() {
-                    out.push('\n');
-                }
-                out.push_str(text);
+            let text = match block {
+                ContentBlock::Image { .. } => continue,
+                _ => match block.readable_text() {
+                    Some(text) => text,
+                    None => format!("[{}]", block.summary()).into(),
+                },
+            };
+            if !out.is_empty() {
+                out.push('\n');
             }
+            out.push_str(&text);
         }
         out
     }

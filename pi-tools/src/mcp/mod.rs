@@ -46,7 +46,10 @@
 //!   `notifications/message`.
 //! - `prompts/list` and `prompts/get` offer the [`McpTools::with_prompt`] prompt, when one
 //!   is set (`pi-tools mcp` offers its system prompt as `system_prompt`), as one user
-//!   message; another name is a `-32602` error naming the prompt.
+//!   message; another name is a `-32602` error naming the prompt. A program's own prompts
+//!   ([`McpTools::with_prompts`]) follow it; one may ask the client before it gives its
+//!   messages ([`McpPrompts::get_asking`] with a [`PromptContext`]), by request in a
+//!   2025-11-25 session and as an input-required result in 2026-07-28.
 //! - `tools/list` lists every tool with its name, title, description, its canonical
 //!   `parameters()` schema as `inputSchema`, and the `readOnlyHint` / `destructiveHint`
 //!   annotations, as [`dialect::mcp::listing`](crate::dialect::mcp::listing) builds them
@@ -128,6 +131,7 @@ mod opening;
 mod outbox;
 mod param_headers;
 mod progress;
+mod prompt_asks;
 mod prompt_set;
 mod prompts;
 mod replay;
@@ -160,6 +164,7 @@ pub use error::McpError;
 pub use http::{HEALTH_PATH, HttpOptions, MCP_PATH, serve_http};
 pub use http_conn::ConnectionLimits;
 pub use logging::init_stderr_logging;
+pub use prompt_asks::PromptContext;
 pub use prompt_set::{
     McpPromptArgument, McpPromptContent, McpPromptInfo, McpPromptMessage, McpPromptRole, McpPrompts,
 };

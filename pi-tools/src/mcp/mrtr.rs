@@ -6,9 +6,10 @@
 //!
 //! The state is the client's to hold, so it is signed (HMAC-SHA256, rmcp's
 //! [`RequestStateCodec`], with a key drawn at random when the process starts) and bound to
-//! the tool, the exact arguments, the policy rule asked about, the roots already listed and
-//! an expiry. Each state is taken once: the call it answers runs once, and the same state
-//! sent again is refused. Every refusal is a sentence that says why and what to do.
+//! what was asked for (a tool's call, or a prompt's `prompts/get`: see `prompt_asks`), the
+//! exact arguments, the policy rule asked about, the roots already listed and an expiry.
+//! Each state is taken once: the call it answers runs once, and the same state sent again
+//! is refused. Every refusal is a sentence that says why and what to do.
 
 #![expect(
     deprecated,
@@ -36,12 +37,47 @@ pub(crate) const STATE_TTL: Duration = Duration::from_secs(600);
 /// The key of the roots question in `inputRequests` (one per round, so a fixed name).
 const ROOTS_KEY: &str = "roots";
 
+/// What a round's request asks for, and its state is bound to: a tool's call, or a prompt's
+/// messages.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub(crate) enum Subject {
+    /// `tools/call`.
+    #[default]
+    Tool,
+    /// `prompts/get`.
+    Prompt,
+}
+
+impl Subject {
+    /// What is asked for, as a noun: `tool` or `prompt`.
+    pub(super) fn noun(self) -> &'static str {
+        match self {
+            Subject::Tool => "tool",
+            Subject::Prompt => "prompt",
+        }
+    }
+
+    /// What to tell a client whose state or answers cannot be taken, after the reason.
+    pub(super) fn ask_again(self) -> &'static str {
+        match self {
+            Subject::Tool => ASK_AGAIN,
+            Subject::Prompt => {
+                "Get the prompt again without `requestState` and `inputResponses` to be asked anew."
+            }
+        }
+    }
+}
+
 /// What a signed state holds (readable by the client, but not changeable).
 #[derive(Serialize, Deserialize)]
 struct State {
     /// Makes each state one of a kind, so it is taken once.
     nonce: String,
-    /// The tool called.
+    /// Whether `tool` names a tool or a prompt.
+    #[serde(default)]
+    subject: Subject,
+    /// The tool called (or the prompt got).
     tool: String,
     /// The SHA-256 of the call's exact arguments (as JSON).
     args: String,
@@ -157,13 +193,15 @@ fn rule_digest(request: &ApprovalRequest) -> String {
     hex_sha256(format!("{:?}\n{}", request.rule, request.reason).as_bytes())
 }
 
-/// What to tell a client whose state or answers cannot be taken, after the reason.
-pub(super) const ASK_AGAIN: &str =
+/// What to tell a tool's client whose state or answers cannot be taken, after the reason.
+const ASK_AGAIN: &str =
     "Call the tool again without `requestState` and `inputResponses` to be asked anew.";
 
 /// One round of a stateless-era call: what earlier rounds brought (the roots listed, the
 /// person's answer) and what this round asks, filled in while the call is prepared.
 pub(crate) struct Round {
+    /// Whether the request calls a tool or gets a prompt.
+    pub(super) subject: Subject,
     tool: String,
     args: String,
     /// Roots listed in an earlier round.
@@ -183,18 +221,21 @@ pub(crate) struct Round {
 }
 
 impl Round {
-    /// The round of a call of `tool` with `args`, from the request's `requestState` and
-    /// `inputResponses`. `can_ask`: the client declared elicitation in its request's
-    /// capabilities, `offers` what it declared of all that may be asked. An error is the
-    /// sentence refusing the request.
+    /// The round of a call of `tool` (or a get of the prompt `tool`, as `subject` says) with
+    /// `args`, from the request's `requestState` and `inputResponses`. `offers`: what the
+    /// client declared in its request's capabilities of all that may be asked. An error is
+    /// the sentence refusing the request.
     pub(crate) fn open(
+        subject: Subject,
         tool: &str,
         args: &Value,
         state: Option<&str>,
         responses: Option<&InputResponses>,
         offers: Offers,
     ) -> Result<Arc<Round>, String> {
+        let again = subject.ask_again();
         let mut round = Round {
+            subject,
             tool: tool.to_owned(),
             args: args_digest(args),
             roots: None,
@@ -221,23 +262,24 @@ impl Round {
         })?;
         let state: State = keeper.codec.open_json(sealed).map_err(|e| match e {
             RequestStateError::Expired => format!(
-                "The `requestState` has expired (a question is answered within {} minutes), so nothing ran. {ASK_AGAIN}",
+                "The `requestState` has expired (a question is answered within {} minutes), so nothing ran. {again}",
                 STATE_TTL.as_secs() / 60
             ),
             _ => format!(
-                "The `requestState` was not made by this server process: it was altered, or it comes from another server or from before a restart, so nothing ran. {ASK_AGAIN}"
+                "The `requestState` was not made by this server process: it was altered, or it comes from another server or from before a restart, so nothing ran. {again}"
             ),
         })?;
-        if state.tool != round.tool || state.args != round.args {
+        if state.subject != round.subject || state.tool != round.tool || state.args != round.args {
             return Err(format!(
-                "The `requestState` was given for another call (the tool `{}` with other arguments), and an answer holds only for the exact call it was asked about, so nothing ran. {ASK_AGAIN}",
+                "The `requestState` was given for another call (the {} `{}` with other arguments), and an answer holds only for the exact call it was asked about, so nothing ran. {again}",
+                state.subject.noun(),
                 state.tool
             ));
         }
         let responses = responses.cloned().unwrap_or_default();
         if state.roots_asked {
             let listed = responses.get(ROOTS_KEY).ok_or_else(|| {
-                format!("The `inputResponses` hold no answer to the `{ROOTS_KEY}` request (roots/list) this round asked, so nothing ran. Answer it under that key with the state, or {}", lower_first(ASK_AGAIN))
+                format!("The `inputResponses` hold no answer to the `{ROOTS_KEY}` request (roots/list) this round asked, so nothing ran. Answer it under that key with the state, or {}", lower_first(again))
             })?;
             let listed: ListRootsResult = serde_json::from_value(listed.clone()).map_err(|e| {
                 format!("The answer to `{ROOTS_KEY}` is not a roots/list result ({e}), so nothing ran. Answer with {{\"roots\": [{{\"uri\": \"file:///...\"}}]}}.")
@@ -250,7 +292,7 @@ impl Round {
             let Some(answer) = responses.get(&asked.key) else {
                 let given: Vec<&str> = responses.keys().map(String::as_str).collect();
                 return Err(format!(
-                    "The `inputResponses` answer {}, which is not the question this `requestState` asked (`{}`), so nothing ran. Answer that question under its key. {ASK_AGAIN}",
+                    "The `inputResponses` answer {}, which is not the question this `requestState` asked (`{}`), so nothing ran. Answer that question under its key. {again}",
                     if given.is_empty() {
                         "nothing".to_owned()
                     } else {
@@ -272,13 +314,14 @@ impl Round {
             *round.answer.get_mut().unwrap_or_else(|e| e.into_inner()) =
                 Some((rule.clone(), Approval::AllowOnce));
         }
-        let answers = super::tool_round::answers(state.answers, &state.questions, &responses)?;
+        let answers =
+            super::tool_round::answers(state.answers, &state.questions, &responses, again)?;
         round
             .asks
             .get_mut()
             .unwrap_or_else(|e| e.into_inner())
             .given = answers;
-        keeper.take(&state.nonce)?;
+        keeper.take(&state.nonce, again)?;
         Ok(Arc::new(round))
     }
 
@@ -328,6 +371,7 @@ impl Round {
     ) -> Result<String, String> {
         seal(&State {
             nonce: nonce()?,
+            subject: self.subject,
             tool: self.tool.clone(),
             args: self.args.clone(),
             roots: self.roots.clone(),
@@ -353,6 +397,7 @@ impl Round {
         };
         let state = State {
             nonce,
+            subject: self.subject,
             tool: self.tool.clone(),
             args: self.args.clone(),
             roots: self.roots.clone(),
@@ -377,6 +422,7 @@ impl Round {
     pub(crate) fn ask_roots(&self) -> Result<InputRequiredResult, String> {
         let state = State {
             nonce: nonce()?,
+            subject: self.subject,
             tool: self.tool.clone(),
             args: self.args.clone(),
             roots: None,
@@ -401,14 +447,14 @@ impl Round {
 }
 
 impl Keeper {
-    /// Takes the state with `nonce`, refusing one already taken.
-    fn take(&self, nonce: &str) -> Result<(), String> {
+    /// Takes the state with `nonce`, refusing one already taken (`again` says what to do).
+    fn take(&self, nonce: &str, again: &str) -> Result<(), String> {
         let now = Instant::now();
         let mut taken = self.taken.lock().unwrap_or_else(|e| e.into_inner());
         taken.retain(|_, until| *until > now);
         if taken.insert(nonce.to_owned(), now + STATE_TTL).is_some() {
             return Err(format!(
-                "The `requestState` was already used: an answer runs its call once, and that call was run (or refused) already, so nothing ran now. {ASK_AGAIN}"
+                "The `requestState` was already used: an answer runs its call once, and that call was run (or refused) already, so nothing ran now. {again}"
             ));
         }
         Ok(())
@@ -456,6 +502,7 @@ mod tests {
     fn state(args: &Value) -> State {
         State {
             nonce: nonce().expect("random bytes"),
+            subject: Subject::Tool,
             tool: "write".to_owned(),
             args: args_digest(args),
             roots: None,
@@ -478,7 +525,7 @@ mod tests {
         let args = serde_json::json!({"path": "a"});
         let sealed = seal_for(&state(&args), Duration::from_millis(1)).expect("sealed");
         std::thread::sleep(Duration::from_millis(20));
-        let refused = Round::open("write", &args, Some(&sealed), None, ALL)
+        let refused = Round::open(Subject::Tool, "write", &args, Some(&sealed), None, ALL)
             .err()
             .expect("refused");
         assert!(
@@ -491,8 +538,8 @@ mod tests {
     fn a_fresh_state_is_taken_once() {
         let args = serde_json::json!({"path": "a"});
         let sealed = seal(&state(&args)).expect("sealed");
-        assert!(Round::open("write", &args, Some(&sealed), None, ALL).is_ok());
-        let refused = Round::open("write", &args, Some(&sealed), None, ALL)
+        assert!(Round::open(Subject::Tool, "write", &args, Some(&sealed), None, ALL).is_ok());
+        let refused = Round::open(Subject::Tool, "write", &args, Some(&sealed), None, ALL)
             .err()
             .expect("refused");
         assert!(refused.contains("already used"), "{refused}");

@@ -5,6 +5,7 @@
 
 use serde_json::{Map, Value};
 
+use super::prompt_asks::PromptContext;
 use super::resources::McpResourceContent;
 use crate::core::BoxFuture;
 
@@ -129,6 +130,10 @@ impl McpPromptMessage {
 }
 
 /// A program's own prompts. The same for every session of the server.
+///
+/// A prompt's messages come from [`get`](Self::get), or from
+/// [`get_asking`](Self::get_asking) for a prompt that asks the client first (the person, its
+/// model, its roots) through a [`PromptContext`]; implement one of the two.
 pub trait McpPrompts: Send + Sync + 'static {
     /// The prompts `prompts/list` gives (after the tools' system prompt, when served).
     fn list(&self) -> Vec<McpPromptInfo>;
@@ -136,12 +141,31 @@ pub trait McpPrompts: Send + Sync + 'static {
     /// The messages of the prompt `name` with `arguments` (each a string, as the
     /// specification has them; a required one missing is refused before this is asked):
     /// `None` when it is not one of these prompts, else the messages or a sentence saying
-    /// why not and what to do.
+    /// why not and what to do. `None` for every name by default.
     fn get<'a>(
         &'a self,
         name: &'a str,
         arguments: &'a Map<String, Value>,
-    ) -> BoxFuture<'a, Option<Result<Vec<McpPromptMessage>, String>>>;
+    ) -> BoxFuture<'a, Option<Result<Vec<McpPromptMessage>, String>>> {
+        let _ = (name, arguments);
+        Box::pin(std::future::ready(None))
+    }
+
+    /// As [`get`](Self::get), for a prompt that may ask the client through `ctx` before it
+    /// gives its messages ([`PromptContext::ask`], [`sample`](PromptContext::sample),
+    /// [`client_roots`](PromptContext::client_roots)); by default [`get`](Self::get), which
+    /// asks nothing. The server asks in the request's era: in a 2025-11-25 session by
+    /// request to the client, in 2026-07-28 as the result of `prompts/get`, whose retry with
+    /// the answers calls this again from the start, so ask before anything else.
+    fn get_asking<'a>(
+        &'a self,
+        name: &'a str,
+        arguments: &'a Map<String, Value>,
+        ctx: &'a PromptContext,
+    ) -> BoxFuture<'a, Option<Result<Vec<McpPromptMessage>, String>>> {
+        let _ = ctx;
+        self.get(name, arguments)
+    }
 
     /// Values for the argument `argument` of the prompt `prompt` that begin as `typed`
     /// does, the likeliest first (at most 100 are sent); none by default.

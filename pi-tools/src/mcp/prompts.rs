@@ -9,6 +9,7 @@ use rmcp::model::{
     ListPromptsResult, Prompt, PromptArgument, PromptMessage, Reference, Role,
 };
 
+use super::prompt_asks::PromptContext;
 use super::prompt_set::{McpPromptContent, McpPromptInfo, McpPromptMessage, McpPromptRole};
 use super::server::ToolServer;
 
@@ -28,11 +29,13 @@ impl ToolServer {
         ListPromptsResult::with_all_items(prompts)
     }
 
-    /// `prompts/get` of `name` with `arguments`.
+    /// `prompts/get` of `name` with `arguments`; a program's prompt may ask the client
+    /// through `ctx` (see `prompt_asks`).
     pub(crate) async fn prompt_named(
         &self,
         name: &str,
         arguments: Option<serde_json::Map<String, serde_json::Value>>,
+        ctx: &PromptContext,
     ) -> Result<GetPromptResult, ErrorData> {
         let served = self.served();
         if let Some(prompt) = served.listed().prompt.as_ref().filter(|p| p.name == name) {
@@ -66,7 +69,7 @@ impl ToolServer {
                     None,
                 ));
             }
-            if let Some(got) = program.get(name, &arguments).await {
+            if let Some(got) = program.get_asking(name, &arguments, ctx).await {
                 let messages = got.map_err(|why| ErrorData::invalid_params(why, None))?;
                 let result = GetPromptResult::new(messages.into_iter().map(message).collect());
                 return Ok(match info.description {

@@ -1,12 +1,12 @@
 //! A call's result message in MCP's shape: `CallToolResult { content, structuredContent?,
 //! isError }`.
 
-use rmcp::model::{CallToolResult, ContentBlock as McpContent};
+use rmcp::model::{CallToolResult, ContentBlock as McpContent, ResourceContents};
 
-use crate::core::{ContentBlock, ToolResultMessage};
+use crate::core::{ContentBlock, ResourceBody, ToolResultMessage};
 
-/// Text blocks become text content, images become image content (base64 data and MIME
-/// type), and the files the result points at `resource_link` content after them; `isError` is the runner's verdict. A typed result is `structuredContent`, beside
+/// Each block becomes MCP content of its kind (text, image, audio, an embedded resource,
+/// base64 data as it is), and the files the result points at `resource_link` content after them; `isError` is the runner's verdict. A typed result is `structuredContent`, beside
 /// its text block (which the MCP specification asks for, for clients that read only
 /// content); an error result has none, since it does not match the output schema.
 /// `details` stay behind: they are for this program's user interfaces.
@@ -28,10 +28,29 @@ pub(crate) fn call_tool_result(message: ToolResultMessage) -> CallToolResult {
     }
 }
 
+/// A block as MCP content of its own kind: MCP carries every kind there is.
 fn content(block: ContentBlock) -> McpContent {
     match block {
         ContentBlock::Text { text } => McpContent::text(text),
         ContentBlock::Image { data, mime_type } => McpContent::image(data, mime_type),
+        ContentBlock::Audio { data, mime_type } => McpContent::audio(data, mime_type),
+        ContentBlock::Resource { resource } => {
+            let contents = match resource.body {
+                ResourceBody::Text { text } => ResourceContents::TextResourceContents {
+                    uri: resource.uri,
+                    mime_type: resource.mime_type,
+                    text,
+                    meta: None,
+                },
+                ResourceBody::Blob { blob } => ResourceContents::BlobResourceContents {
+                    uri: resource.uri,
+                    mime_type: resource.mime_type,
+                    blob,
+                    meta: None,
+                },
+            };
+            McpContent::resource(contents)
+        }
     }
 }
 
@@ -78,6 +97,31 @@ mod tests {
 
         let failed = call_tool_result(message(vec![ContentBlock::text("no")], true));
         assert_eq!(failed.is_error, Some(true));
+    }
+
+    #[test]
+    fn audio_and_embedded_resources_are_mcp_content_of_their_kind() {
+        use crate::core::EmbeddedResource;
+        let result = call_tool_result(message(
+            vec![
+                ContentBlock::audio("UklGRg==", "audio/wav"),
+                ContentBlock::resource(
+                    EmbeddedResource::text("test://a", "{}").with_mime_type("application/json"),
+                ),
+                ContentBlock::resource(EmbeddedResource::blob("test://b", "AAAA")),
+            ],
+            false,
+        ));
+        let wire = serde_json::to_value(&result).expect("a result serialises");
+        assert_eq!(
+            wire["content"],
+            json!([
+                {"type": "audio", "data": "UklGRg==", "mimeType": "audio/wav"},
+                {"type": "resource", "resource":
+                    {"uri": "test://a", "mimeType": "application/json", "text": "{}"}},
+                {"type": "resource", "resource": {"uri": "test://b", "blob": "AAAA"}}
+            ])
+        );
     }
 
     #[test]

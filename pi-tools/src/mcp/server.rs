@@ -453,10 +453,9 @@ impl ServerHandler for ToolServer {
     async fn get_prompt(
         &self,
         request: GetPromptRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<GetPromptResponse, ErrorData> {
-        let result = self.prompt_named(&request.name, request.arguments);
-        Ok(result.await?.into())
+        self.get_prompt_in(request, context).await
     }
 
     async fn complete(

@@ -19,6 +19,16 @@ use super::task_support::{TaskSupport, task_required};
 use crate::core::ToolCall;
 
 impl ToolServer {
+    /// Whether `context` is an HTTP request outside any session (the server is stateless),
+    /// which cannot send its 2025-11-25 client a request.
+    pub(crate) fn is_sessionless_http(&self, context: &RequestContext<RoleServer>) -> bool {
+        self.sessions.is_none()
+            && context
+                .extensions
+                .get::<axum::http::request::Parts>()
+                .is_some()
+    }
+
     /// Runs a session's call: as a task when the client declared the extension and the tool
     /// supports tasks and the call runs long (or the tool runs only as one).
     pub(crate) async fn call_in_session(
@@ -36,12 +46,7 @@ impl ToolServer {
         let as_task = declared && mode.support != TaskSupport::Forbidden;
         let busy = self.keep_session_busy(&context);
         self.announce_notices(&context.peer);
-        // An HTTP request outside any session: the server is stateless.
-        let stateless = self.sessions.is_none()
-            && context
-                .extensions
-                .get::<axum::http::request::Parts>()
-                .is_some();
+        let stateless = self.is_sessionless_http(&context);
         if let Some(approver) = &self.approver {
             approver.bind(&context.peer, stateless);
         }

@@ -20,7 +20,7 @@ use super::asker::McpAsker;
 use super::elicit::with_round;
 use super::era;
 use super::logging::forwarding_logs;
-use super::mrtr::{Offers, Round};
+use super::mrtr::{Offers, Round, Subject};
 use super::progress::ProgressSink;
 use super::result::call_tool_result;
 use super::roots::FollowedRoots;
@@ -48,6 +48,7 @@ impl ToolServer {
         let as_task = capabilities.supports_tasks() && mode.support != TaskSupport::Forbidden;
         let arguments = Value::Object(request.arguments.unwrap_or_default());
         let round = Round::open(
+            Subject::Tool,
             &request.name,
             &arguments,
             request.request_state.as_deref(),
@@ -161,7 +162,7 @@ const RELATED_TASK: &str = "io.modelcontextprotocol/related-task";
 
 /// What a request's capabilities declare of what a call may ask: form elicitation (an
 /// elicitation capability that names no mode means form, as in 2025-11-25), sampling, roots.
-fn offers(capabilities: &ClientCapabilities) -> Offers {
+pub(super) fn offers(capabilities: &ClientCapabilities) -> Offers {
     Offers {
         elicit: capabilities
             .elicitation

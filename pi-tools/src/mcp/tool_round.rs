@@ -24,7 +24,7 @@ use rmcp::model::{
 };
 use serde_json::Value;
 
-use super::mrtr::{ASK_AGAIN, Given, Put, Round, hex_sha256};
+use super::mrtr::{Given, Put, Round, hex_sha256};
 use super::tasks::TaskLink;
 
 /// The keys pi-tools puts its own questions under (the client's roots, the policy's
@@ -78,16 +78,17 @@ pub(crate) fn answers_question(
 
 /// The answers of a round: `given` (of the earlier rounds) and the client's answer to each
 /// of `questions` (this round's) from `responses`, checked to be a result of the method
-/// asked. An error is the sentence refusing the request.
+/// asked. An error is the sentence refusing the request, ending with `again` (what to do).
 pub(super) fn answers(
     mut given: Vec<Given>,
     questions: &[Put],
     responses: &InputResponses,
+    again: &str,
 ) -> Result<Vec<Given>, String> {
     for put in questions {
         let Some(response) = responses.get(&put.key) else {
             return Err(format!(
-                "The `inputResponses` hold no answer to `{}` ({}), which this round asked, so nothing ran. Answer every question of the round under its key, with the `requestState` as it came. {ASK_AGAIN}",
+                "The `inputResponses` hold no answer to `{}` ({}), which this round asked, so nothing ran. Answer every question of the round under its key, with the `requestState` as it came. {again}",
                 put.key, put.method
             ));
         };
@@ -175,7 +176,9 @@ impl Round {
         if let Some(given) = asks.given.iter().find(|g| g.put.key == key) {
             if given.put.digest != digest || given.put.method != method {
                 let refusal = format!(
-                    "The answer under `{key}` was given to another question than the one the tool asks now (a tool must ask the same questions in the same order on every run), so it was not taken. {ASK_AGAIN}"
+                    "The answer under `{key}` was given to another question than the one the {noun} asks now (a {noun} must ask the same questions in the same order on every run), so it was not taken. {}",
+                    self.subject.ask_again(),
+                    noun = self.subject.noun()
                 );
                 asks.refused.get_or_insert(refusal.clone());
                 return Err(refusal);

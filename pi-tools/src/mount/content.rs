@@ -1,12 +1,13 @@
-//! A server's tool result as ours: text and images as they are, audio, embedded resources
-//! and resource links as text that says what they are, structured content as ours and in
-//! `details` (and as text when there is no other content), `isError` as a failed call; and
-//! the check of the structured content against the output schema the server lists.
+//! A server's tool result as ours: text, images, audio and embedded resources as they are
+//! (so the gateway serves them on unchanged), resource links as text that says what they
+//! are, structured content as ours and in `details` (and as text when there is no other
+//! content), `isError` as a failed call; and the check of the structured content against
+//! the output schema the server lists.
 
 use rmcp::model::CallToolResult;
 use serde_json::{Value, json};
 
-use crate::core::{ContentBlock, ToolError, ToolResult};
+use crate::core::{ContentBlock, EmbeddedResource, ToolError, ToolResult};
 
 /// Maps `result` of `tool` (our name for it) onto our result, or onto an error when the
 /// server flagged it as one.
@@ -83,23 +84,13 @@ fn map_block(block: &Value) -> ContentBlock {
     match str_of("type") {
         "text" => ContentBlock::text(str_of("text")),
         "image" => ContentBlock::image(str_of("data"), str_of("mimeType")),
-        "audio" => ContentBlock::text(format!(
-            "[audio: {}, {} bytes of base64 not shown]",
-            str_of("mimeType"),
-            str_of("data").len()
-        )),
+        "audio" => ContentBlock::audio(str_of("data"), str_of("mimeType")),
         "resource" => {
-            let resource = block.get("resource").cloned().unwrap_or(Value::Null);
-            let uri = resource.get("uri").and_then(Value::as_str).unwrap_or("");
-            match resource.get("text").and_then(Value::as_str) {
-                Some(text) => ContentBlock::text(format!("[resource {uri}]\n{text}")),
-                None => ContentBlock::text(format!(
-                    "[resource {uri}: {} binary data not shown]",
-                    resource
-                        .get("mimeType")
-                        .and_then(Value::as_str)
-                        .unwrap_or("application/octet-stream")
-                )),
+            let resource = block.get("resource").unwrap_or(&Value::Null);
+            match serde_json::from_value::<EmbeddedResource>(resource.clone()) {
+                Ok(resource) => ContentBlock::resource(resource),
+                // Neither text nor bytes: what came, as text.
+                Err(_) => ContentBlock::text(block.to_string()),
             }
         }
         "resource_link" => {
@@ -122,7 +113,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn blocks_map_onto_text_and_images() {
+    fn blocks_keep_their_kind_and_links_become_text() {
         assert_eq!(
             map_block(&json!({"type": "text", "text": "hi"})),
             ContentBlock::text("hi")
@@ -139,7 +130,18 @@ mod tests {
             map_block(
                 &json!({"type": "resource", "resource": {"uri": "test://b", "text": "body"}})
             ),
-            ContentBlock::text("[resource test://b]\nbody")
+            ContentBlock::resource(EmbeddedResource::text("test://b", "body"))
+        );
+        assert_eq!(
+            map_block(&json!({"type": "audio", "data": "UklGRg==", "mimeType": "audio/wav"})),
+            ContentBlock::audio("UklGRg==", "audio/wav")
+        );
+        assert_eq!(
+            map_block(&json!({"type": "resource", "resource":
+                {"uri": "test://c", "mimeType": "application/pdf", "blob": "AAAA"}})),
+            ContentBlock::resource(
+                EmbeddedResource::blob("test://c", "AAAA").with_mime_type("application/pdf")
+            )
         );
     }
 }

@@ -24,7 +24,8 @@ const SERVER: &[&str] = &["server_tool_use", "web_search_tool_result"];
 
 /// The results as the one `user` message Anthropic wants after a turn with tool calls: a
 /// `tool_result` block per call, in the calls' order, with its text and image blocks and
-/// `is_error`.
+/// `is_error`. An embedded text resource is a text block; audio and a binary resource are a
+/// text block saying what was there.
 pub fn tool_results(messages: &[ToolResultMessage]) -> Value {
     let blocks: Vec<Value> = messages
         .iter()
@@ -40,6 +41,10 @@ pub fn tool_results(messages: &[ToolResultMessage]) -> Value {
                         "type": "image",
                         "source": {"type": "base64", "media_type": mime_type, "data": data},
                     })),
+                    // A text resource as its text; audio and bytes as a line saying what
+                    // was there (a tool_result takes text, image, document and
+                    // search_result blocks: no audio).
+                    other => Some(json!({"type": "text", "text": super::as_text(other)})),
                 })
                 .collect();
             let mut block = Map::new();

@@ -129,20 +129,32 @@ fn data_url(mime_type: &str, data: &str) -> String {
     format!("data:{mime_type};base64,{data}")
 }
 
-/// The text blocks of a result joined by newlines, and its images.
+/// What stands in a tool result, after what was there, for a block no provider's tool result
+/// takes (audio, a binary resource).
+const NOT_CARRIED: &str = "this provider's tool results take text and images";
+
+/// A block a provider's tool result takes as text: its text (an embedded text resource's
+/// under a line naming it), or a line saying what was there for audio and a binary resource.
+fn as_text(block: &crate::core::ContentBlock) -> std::borrow::Cow<'_, str> {
+    block
+        .readable_text()
+        .unwrap_or_else(|| block.stand_in(NOT_CARRIED).into())
+}
+
+/// The text of a result's blocks joined by newlines (see [`as_text`]), and its images.
 fn split_content(content: &[crate::core::ContentBlock]) -> (String, Vec<(&str, &str)>) {
     let mut text = String::new();
     let mut images = Vec::new();
     for block in content {
         match block {
-            crate::core::ContentBlock::Text { text: t } => {
+            crate::core::ContentBlock::Image { data, mime_type } => {
+                images.push((mime_type.as_str(), data.as_str()));
+            }
+            _ => {
                 if !text.is_empty() {
                     text.push('\n');
                 }
-                text.push_str(t);
-            }
-            crate::core::ContentBlock::Image { data, mime_type } => {
-                images.push((mime_type.as_str(), data.as_str()));
+                text.push_str(&as_text(block));
             }
         }
     }
