@@ -25,9 +25,7 @@ const PATIENCE: Duration = Duration::from_secs(30);
 /// A declared tool `name` printing `said` (its description says it too, so a change of
 /// what it prints changes its listing).
 fn tool(name: &str, said: &str) -> String {
-    format!(
-        "[tool.{name}]\ndescription = \"Say {said}.\"\ncommand = [\"echo\", \"{said}\"]\n\n"
-    )
+    format!("[tool.{name}]\ndescription = \"Say {said}.\"\ncommand = [\"echo\", \"{said}\"]\n\n")
 }
 
 /// A configuration with `active` and the declared tools `tools`.
@@ -85,7 +83,10 @@ impl Server {
         let (send, log) = mpsc::channel();
         let stderr = child.stderr.take().expect("stderr");
         std::thread::spawn(move || {
-            for line in std::io::BufReader::new(stderr).lines().map_while(Result::ok) {
+            for line in std::io::BufReader::new(stderr)
+                .lines()
+                .map_while(Result::ok)
+            {
                 if send.send(line).is_err() {
                     return;
                 }
@@ -425,7 +426,10 @@ fn a_found_file_takes_in_a_change_only_once_the_user_trusts_it() {
     )
     .expect("rewritten");
     let said = server.wait_log("changed, but its new content was refused");
-    assert!(said.contains("but it changed since it was trusted"), "{said}");
+    assert!(
+        said.contains("but it changed since it was trusted"),
+        "{said}"
+    );
     assert_eq!(text(&server.call(5, "hello")), "hello");
     assert!(!server.told_unasked(), "{:?}", server.seen);
 }

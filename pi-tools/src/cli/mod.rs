@@ -173,6 +173,10 @@ enum Command {
     /// Validate the configuration, say which file it is, and summarise it.
     Check(CheckArgs),
     /// Serve the active tools over MCP on standard input and output.
+    ///
+    /// The tools the configuration file declares follow the file while the server runs:
+    /// save it and the clients are told of the new tools. The rest of the file applies at
+    /// the next start.
     Mcp(McpArgs),
     /// Preview what `[policy]` decides for a call.
     Policy(policy::PolicyArgs),

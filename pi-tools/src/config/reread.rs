@@ -107,7 +107,7 @@ fn merged_active(running: &Config, next: &Config) -> Vec<String> {
 }
 
 /// `[tools] active` without the tools `config` declares.
-fn others<'a>(config: &'a Config) -> Vec<&'a String> {
+fn others(config: &Config) -> Vec<&String> {
     config
         .active
         .iter()
@@ -200,7 +200,8 @@ mod tests {
         Config::parse(text, "test.toml", &[]).expect("a valid configuration")
     }
 
-    const HELLO: &str = "[tool.hello]\ndescription = \"Say hello.\"\ncommand = [\"echo\", \"hello\"]\n";
+    const HELLO: &str =
+        "[tool.hello]\ndescription = \"Say hello.\"\ncommand = [\"echo\", \"hello\"]\n";
     const BYE: &str = "[tool.bye]\ndescription = \"Say bye.\"\ncommand = [\"echo\", \"bye\"]\n";
 
     #[test]
@@ -230,7 +231,10 @@ mod tests {
         assert_eq!(reread.active, ["bye", "a__*", "b__*"]);
         assert_eq!(
             reread.waiting,
-            ["[tools] active (other than the declared tools)", "[mcp.servers]"]
+            [
+                "[tools] active (other than the declared tools)",
+                "[mcp.servers]"
+            ]
         );
     }
 
