@@ -61,7 +61,6 @@ impl Server {
     fn start(mut command: Command) -> Server {
         let mut child = command
             .env_remove("PI_TOOLS_CONFIG")
-            .env_remove("RUST_LOG")
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
@@ -233,16 +232,22 @@ impl Scene {
         command
             .current_dir(self.work.path())
             .env("XDG_CONFIG_HOME", self.home.path())
+            .env_remove("RUST_LOG")
             .args(args);
         command
     }
 
     /// `pi-tools --config <named> mcp`.
     fn serve_named(&self, text: &str) -> Server {
+        Server::start(self.named_command(text))
+    }
+
+    /// `pi-tools --config <named> mcp`, not started, `text` in the file.
+    fn named_command(&self, text: &str) -> Command {
         std::fs::write(self.named(), text).expect("the configuration is written");
         let mut command = self.command(&["--config"]);
         command.arg(self.named()).arg("mcp");
-        Server::start(command)
+        command
     }
 }
 
@@ -361,6 +366,34 @@ fn the_other_keys_wait_for_a_restart_and_loosen_nothing() {
     let bash = server.request(json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call",
         "params": {"name": "bash", "arguments": {"command": "echo escaped"}}}));
     assert_eq!(bash["error"]["code"], -32602, "{bash}");
+}
+
+#[test]
+fn a_declared_tool_that_was_not_active_and_left_the_file_is_simply_unknown() {
+    let scene = Scene::new();
+    let start = config(&["hello"], &[tool("hello", "hello"), tool("idle", "idle")]);
+    // At `info` the log says what was taken in, even when the listing stays the same.
+    let mut command = scene.named_command(&start);
+    command.env("RUST_LOG", "info");
+    let mut server = Server::start(command);
+    let idle = server.call(1, "idle");
+    assert_eq!(
+        idle["error"]["message"],
+        "Tool idle is registered but not active in this configuration, so it cannot be called. The active tools are: hello. To turn it on, add \"idle\" to `active` in the `[tools]` section of pi-tools.toml.",
+        "{idle}"
+    );
+    std::fs::write(scene.named(), config(&["hello"], &[tool("hello", "hello")]))
+        .expect("rewritten");
+    server.wait_log("changed: the declared tools are now hello");
+    let idle = server.call(2, "idle");
+    assert_eq!(
+        idle["error"]["message"],
+        "Unknown tool `idle`. The tools are: hello. Call one of them by its exact name.",
+        "{idle}"
+    );
+    // The listing did not change: no client is told.
+    assert_eq!(server.names(3), ["hello"]);
+    assert!(!server.told_unasked(), "{:?}", server.seen);
 }
 
 #[test]

@@ -64,7 +64,8 @@ pub(super) async fn mcp(args: McpArgs, source: &ConfigSource) -> Result<ExitCode
         }
         _ => toolbox,
     };
-    let base_config = mounted::runner_config(toolbox.runner_config(), &mounts);
+    let (base_config, inactive) = follow::Inactive::runner_config(toolbox.runner_config());
+    let base_config = mounted::runner_config(base_config, &mounts);
     init_stderr_logging();
     let reloader = Reloader::start(source, &own_tools, &loaded);
     let mut tools = McpTools::from(&toolbox);
@@ -81,6 +82,7 @@ pub(super) async fn mcp(args: McpArgs, source: &ConfigSource) -> Result<ExitCode
                 Arc::clone(&mounts),
                 toolbox,
                 updates,
+                inactive,
                 reloader,
             ))
         }

@@ -90,9 +90,9 @@ impl Reloader {
         self.watch.changed().await;
     }
 
-    /// Reads the file again. Returns what to take in when its declared tools changed;
-    /// `None` when they did not or the reading was refused (which is logged, and changes
-    /// nothing).
+    /// Reads the file again. Returns what to take in when its declared tools changed (the
+    /// caller serves it, then logs [`Reloader::taken_in`]); `None` when they did not or the
+    /// reading was refused (which is logged, and changes nothing).
     pub(super) fn reread(&mut self) -> Option<Reread> {
         let next = match self
             .source
@@ -123,8 +123,13 @@ impl Reloader {
         if !changes {
             return None;
         }
+        Some(reread)
+    }
+
+    /// The log line for `reread` once it is served.
+    pub(super) fn taken_in(&self, reread: &Reread) -> String {
         let names: Vec<&str> = reread.declared.iter().map(|d| d.name.as_str()).collect();
-        tracing::info!(
+        format!(
             "{} changed: the declared tools are now {}",
             self.source,
             if names.is_empty() {
@@ -132,7 +137,6 @@ impl Reloader {
             } else {
                 names.join(", ")
             }
-        );
-        Some(reread)
+        )
     }
 }
