@@ -24,6 +24,7 @@ mod mcp_http_sessions;
 #[cfg(feature = "cli")]
 mod mcp_http_support;
 mod mcp_http_wakes;
+mod mcp_reload;
 mod mcp_stdio;
 mod mount;
 mod sandbox_host;

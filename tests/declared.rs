@@ -367,3 +367,122 @@ fn declared_tools_keep_every_dialect_s_rules() {
         }
     }
 }
+
+/// A tool whose `region` a 2026-07-28 client mirrors into `Mcp-Param-Region`.
+const DEPLOY: &str = r#"[tools]
+active = ["deploy"]
+
+[tool.deploy]
+description = "Say where it would deploy."
+command = ["echo", "deploying to {region}"]
+[tool.deploy.params.region]
+type = "string"
+header = "Region"
+"#;
+
+/// A 2026-07-28 `tools/call` of `deploy` with `region`, with `header` as `Mcp-Param-Region`
+/// when given: the HTTP status and the JSON-RPC answer.
+async fn deploy(
+    server: &crate::mcp_http_support::HttpServer,
+    region: &str,
+    header: Option<&str>,
+) -> (u16, Value) {
+    let call = crate::mcp_http_support::request_2026(
+        1,
+        "tools/call",
+        json!({"name": "deploy", "arguments": {"region": region}}),
+        &json!({}),
+    );
+    let mut request = server
+        .post_raw(None, &call.to_string())
+        .header("MCP-Protocol-Version", "2026-07-28")
+        .header("Mcp-Method", "tools/call")
+        .header("Mcp-Name", "deploy");
+    if let Some(header) = header {
+        request = request.header("Mcp-Param-Region", header);
+    }
+    let response = request.send().await.expect("sent");
+    let status = response.status().as_u16();
+    let answers = crate::mcp_http_support::messages(response).await;
+    (status, answers.into_iter().next().expect("an answer"))
+}
+
+#[tokio::test]
+async fn a_parameter_s_header_is_listed_and_checked_over_http() {
+    let server = crate::mcp_http_support::HttpServer::spawn_with(None, &[], Some(DEPLOY)).await;
+    let (listed, _, _) = server
+        .post_2026(&crate::mcp_http_support::request_2026(
+            1,
+            "tools/list",
+            json!({}),
+            &json!({}),
+        ))
+        .await;
+    assert_eq!(
+        listed["result"]["tools"][0]["inputSchema"],
+        json!({"type": "object", "properties": {"region": {"type": "string", "x-mcp-header": "Region"}}, "required": ["region"]})
+    );
+    // The header says the same, plainly or in Base64.
+    for header in ["eu-west", "=?base64?ZXUtd2VzdA==?="] {
+        let (status, answer) = deploy(&server, "eu-west", Some(header)).await;
+        assert_eq!(status, 200, "{answer}");
+        assert_eq!(
+            answer["result"]["content"][0]["text"], "deploying to eu-west",
+            "{answer}"
+        );
+    }
+    // A different value, none, or Base64 that is not: refused before the command runs.
+    for header in [Some("us-east"), None, Some("=?base64?ZXUtd2VzdA?=")] {
+        let (status, answer) = deploy(&server, "eu-west", header).await;
+        assert_eq!(
+            (status, &answer["error"]["code"]),
+            (400, &json!(-32020)),
+            "{header:?}: {answer}"
+        );
+    }
+}
+
+#[test]
+fn mistakes_in_a_header_are_reported_at_their_place() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    std::fs::write(
+        dir.path().join("bad.toml"),
+        r#"[tools]
+active = ["t"]
+
+[tool.t]
+description = "Take everything."
+command = ["echo", "{a}", "{b}", "{c}", "{d}", "{e}"]
+[tool.t.params.a]
+type = "string"
+header = "Target Region"
+[tool.t.params.b]
+type = "array"
+items = "string"
+header = "Files"
+[tool.t.params.c]
+type = "string"
+header = "Zone"
+[tool.t.params.d]
+type = "integer"
+header = "zone"
+[tool.t.params.e]
+type = "number"
+header = ""
+"#,
+    )
+    .expect("config");
+    let mut command = pi_tools(dir.path());
+    command.args(["check", "--config", "bad.toml"]);
+    let output = feed(command, "");
+    assert_eq!(output.status.code(), Some(1));
+    let stderr = String::from_utf8(output.stderr).expect("UTF-8");
+    let expected = [
+        "error: bad.toml:9:10: `header` must be the name `Mcp-Param-` is followed by: letters, digits and any of !#$%&'*+-.^_`|~, without spaces, e.g. \"A\"",
+        "error: bad.toml:13:10: `header` applies to a parameter of type string, integer, boolean or enum (a header carries one such value), and `b` is of type array; remove `header` here",
+        "error: bad.toml:19:10: another parameter of this tool is mirrored into the header `Mcp-Param-zone` already (header names ignore case); give this one another `header`",
+        "error: bad.toml:22:10: `header` must be the name `Mcp-Param-` is followed by: letters, digits and any of !#$%&'*+-.^_`|~, without spaces, e.g. \"E\"",
+    ];
+    let got: Vec<&str> = stderr.lines().filter(|l| l.starts_with("error:")).collect();
+    assert_eq!(got, expected, "{stderr}");
+}

@@ -142,6 +142,40 @@ impl Toolbox {
         self.registered
             .retain(|tool| tool.spec().mounted_from().is_none());
         self.registered.extend(mounted);
+        self.rebuild(&was_active);
+    }
+
+    /// Replaces the tools the configuration declares with `declared`, and `[tools] active`
+    /// with `active`: what a server takes from its configuration file read again
+    /// ([`crate::config::reread`]). A declared tool that is gone leaves the active set, a new
+    /// one joins it where `active` names it, and the tools activated since
+    /// ([`Toolbox::activate_added`]) stay while they are registered (declared ones only when
+    /// `active` names them). The tool set and the prompt follow; the session (its policy,
+    /// approver and roots) stays, and so does every other key of the configuration. A call
+    /// already running keeps the tool it started with.
+    #[cfg(feature = "process")]
+    pub fn replace_declared(
+        &mut self,
+        declared: Vec<crate::config::DeclaredTool>,
+        active: Vec<String>,
+    ) {
+        let was_active: Vec<String> = self
+            .active
+            .iter()
+            .filter(|tool| tool.spec().origin != crate::tool::ToolOrigin::Declared)
+            .map(|tool| tool.spec().name.to_owned())
+            .collect();
+        self.config.declared = declared;
+        self.config.active = active;
+        self.registered
+            .retain(|tool| tool.spec().origin != crate::tool::ToolOrigin::Declared);
+        self.registered = with_declared(std::mem::take(&mut self.registered), &self.config);
+        self.rebuild(&was_active);
+    }
+
+    /// The index, the active set, the job parameters and the tool set made again from
+    /// `registered` and the configuration, with `was_active` kept active while registered.
+    fn rebuild(&mut self, was_active: &[String]) {
         self.by_name.clear();
         for (i, tool) in self.registered.iter().enumerate() {
             self.by_name.entry(tool.spec().name.clone()).or_insert(i);
@@ -150,7 +184,7 @@ impl Toolbox {
         self.active_names.clear();
         self.serving_only.clear();
         self.activate_configured();
-        for name in &was_active {
+        for name in was_active {
             self.push_active(name);
         }
         self.offer_jobs();

@@ -28,7 +28,8 @@ pub fn http_client() -> reqwest::Client {
 /// A running `pi-tools mcp --http 127.0.0.1:0`. Killed if a test fails before it ends it.
 pub struct HttpServer {
     pub work: TempDir,
-    _etc: TempDir,
+    /// Holds the configuration file ([`HttpServer::config_file`]) and the token file.
+    etc: TempDir,
     pub child: Child,
     pub url: String,
     pub token: Option<String>,
@@ -149,7 +150,7 @@ impl HttpServer {
         });
         HttpServer {
             work,
-            _etc: etc,
+            etc,
             child,
             url,
             token: token.map(str::to_owned),
@@ -157,6 +158,11 @@ impl HttpServer {
             said,
             log,
         }
+    }
+
+    /// The configuration file the server was started with (when it was given one).
+    pub fn config_file(&self) -> PathBuf {
+        self.etc.path().join("pi-tools.toml")
     }
 
     pub fn path(&self, relative: &str) -> PathBuf {

@@ -70,11 +70,18 @@ pub(super) struct Gateway {
 
 impl Gateway {
     pub(super) fn start(setup: &Setup) -> Gateway {
-        let mut child = std::process::Command::new(cli_under_test())
+        let mut command = std::process::Command::new(cli_under_test());
+        command
             .arg("--config")
             .arg(setup.config())
             .arg("mcp")
-            .current_dir(setup.work.path())
+            .current_dir(setup.work.path());
+        Gateway::spawn(command)
+    }
+
+    /// Starts `command`, the gateway with its arguments and working directory.
+    pub(super) fn spawn(mut command: std::process::Command) -> Gateway {
+        let mut child = command
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::null())

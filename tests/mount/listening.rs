@@ -4,8 +4,8 @@
 //! (tool list changes only: its resources and prompts never change), sends
 //! `notifications/tools/list_changed` on the listen at each change, over stdio, Streamable
 //! HTTP and `--stateless` HTTP, and ends the listen when the client cancels it or leaves.
-//! Without mounted servers nothing can change, and a listen ends at once after its
-//! acknowledgment. Past the bound on open listens one is refused with a sentence.
+//! Without mounted servers or a configuration file (whose declared tools are followed, see
+//! `mcp_reload`) nothing can change, and a listen ends at once after its acknowledgment. Past the bound on open listens one is refused with a sentence.
 
 use std::time::{Duration, Instant};
 
@@ -235,7 +235,7 @@ async fn past_the_bound_a_listen_is_refused_and_a_closed_one_frees_its_place() {
 }
 
 #[tokio::test]
-async fn without_mounted_servers_a_listen_over_http_ends_after_its_acknowledgment() {
+async fn without_mounted_servers_or_a_file_a_listen_over_http_ends_after_its_acknowledgment() {
     let server = HttpServer::spawn(None).await;
     let all = messages(listen_over_http(&server, 1).await).await;
     assert_eq!(all.len(), 2, "{all:?}");
@@ -244,9 +244,15 @@ async fn without_mounted_servers_a_listen_over_http_ends_after_its_acknowledgmen
 }
 
 #[test]
-fn without_mounted_servers_a_listen_over_stdio_ends_after_its_acknowledgment() {
-    let setup = Setup::new("");
-    let mut gateway = Gateway::start(&setup);
+fn without_mounted_servers_or_a_file_a_listen_over_stdio_ends_after_its_acknowledgment() {
+    // The embedded default: no file named, none in the working directory.
+    let work = tempfile::TempDir::new().expect("a working directory");
+    let mut command = std::process::Command::new(support::cli_under_test());
+    command
+        .arg("mcp")
+        .current_dir(work.path())
+        .env_remove("PI_TOOLS_CONFIG");
+    let mut gateway = Gateway::spawn(command);
     gateway.send(&listen(1));
     let ack = gateway.wait(
         |line| line["method"] == "notifications/subscriptions/acknowledged",

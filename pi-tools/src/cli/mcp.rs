@@ -1,6 +1,9 @@
 //! `pi-tools mcp`: the active tools served over MCP, on standard input and output or over
 //! Streamable HTTP (`--http 127.0.0.1:PORT`).
 //!
+//! The declared tools follow the configuration file while it runs (see `reload`); the rest
+//! of the file applies at the start only.
+//!
 //! SIGTERM, SIGHUP and SIGINT end the server: calls in flight are cancelled and waited for (nothing is left half-written) and background jobs are
 //! killed.
 
@@ -21,7 +24,9 @@ use crate::mcp::{
 };
 use crate::toolbox::Toolbox;
 
+use super::follow;
 use super::mounted::{self, Need};
+use super::reload::Reloader;
 use super::setup::Workspace;
 use super::{Failure, McpArgs, setup};
 
@@ -32,6 +37,9 @@ const TOKEN_VARIABLE: &str = "PI_TOOLS_MCP_TOKEN";
 pub(super) async fn mcp(args: McpArgs, source: &ConfigSource) -> Result<ExitCode, Failure> {
     let mut registered = setup::registered()?;
     let mut config = setup::config(source, &registered)?;
+    // The file is followed from the configuration as loaded (before this command confines
+    // it further below) and against this binary's own tools, as at this start.
+    let (loaded, own_tools) = (config.clone(), registered.clone());
     let workspace = Workspace::open(&args.workspace, &mut config).await?;
     // Client roots are followed unless the configuration names allowed roots itself (over
     // HTTP the working directory is named below when it does not, for clients without roots).
@@ -56,21 +64,26 @@ pub(super) async fn mcp(args: McpArgs, source: &ConfigSource) -> Result<ExitCode
         }
         _ => toolbox,
     };
-    let base_config = mounted::runner_config(toolbox.runner_config(), &mounts);
+    let (base_config, inactive) = follow::Inactive::runner_config(toolbox.runner_config());
+    let base_config = mounted::runner_config(base_config, &mounts);
     init_stderr_logging();
+    let reloader = Reloader::start(source, &own_tools, &loaded);
     let mut tools = McpTools::from(&toolbox);
     // The toolbox's session ends with the server; the toolbox itself follows the mounted
-    // servers' tool lists from here on, when there are any.
+    // servers' tool lists and the configuration file's declared tools from here on, when
+    // there are any.
     let session = Arc::clone(toolbox.session());
-    let following = match mounts.is_empty() {
+    let following = match mounts.is_empty() && reloader.is_none() {
         true => None,
         false => {
             let updates = ToolListUpdates::new();
             tools = tools.with_updates(updates.clone());
-            Some(mounted::follow_changes(
+            Some(follow::follow(
                 Arc::clone(&mounts),
                 toolbox,
                 updates,
+                inactive,
+                reloader,
             ))
         }
     };

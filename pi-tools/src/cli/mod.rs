@@ -26,6 +26,7 @@ mod color;
 mod completions;
 mod emit;
 mod failure;
+mod follow;
 mod input;
 mod jsonl;
 mod live;
@@ -33,10 +34,12 @@ mod mcp;
 mod mounted;
 mod policy;
 mod prompt;
+mod reload;
 mod run;
 mod schema;
 mod setup;
 mod trust;
+mod watch;
 
 use std::ffi::OsString;
 use std::path::PathBuf;
@@ -170,6 +173,10 @@ enum Command {
     /// Validate the configuration, say which file it is, and summarise it.
     Check(CheckArgs),
     /// Serve the active tools over MCP on standard input and output.
+    ///
+    /// The tools the configuration file declares follow the file while the server runs:
+    /// save it and the clients are told of the new tools. The rest of the file applies at
+    /// the next start.
     Mcp(McpArgs),
     /// Preview what `[policy]` decides for a call.
     Policy(policy::PolicyArgs),

@@ -1,19 +1,18 @@
 //! The `[mcp.servers]` of a command: which servers it starts (only those whose tools it
 //! needs), their tools added to the registered ones, `[tools] active` checked against what
-//! they list, the error for a call of a server that could not be started, and, for
-//! `pi-tools mcp`, its tools following the servers' lists as they change.
+//! they list, and the error for a call of a server that could not be started. (`pi-tools
+//! mcp`'s tools following the servers' lists as they change: `follow`.)
 
 use std::path::Path;
 use std::sync::Arc;
 
 use crate::config::Config;
 use crate::core::{BoxFuture, RunnerConfig, ToolCall, UnknownToolMessage};
-use crate::mcp::{McpResource, McpResourceContent, McpResources, McpTools, ToolListUpdates};
+use crate::mcp::{McpResource, McpResourceContent, McpResources};
 use crate::mount::{MountedContent, Mounts};
 use crate::session::Session;
 use crate::tool::ToolDefinition;
 use crate::tool::names::{is_glob, split_mounted};
-use crate::toolbox::Toolbox;
 
 use super::Failure;
 
@@ -50,7 +49,7 @@ pub(super) async fn mount(
 }
 
 /// Whether `need` takes in the server named so.
-fn wanted<'a>(config: &Config, need: &'a Need<'a>) -> impl Fn(&str) -> bool + 'a {
+pub(super) fn wanted<'a>(config: &Config, need: &'a Need<'a>) -> impl Fn(&str) -> bool + 'a {
     let by_active = Mounts::named_by_active(config);
     move |server: &str| match need {
         Need::Active | Need::ActiveOrAll(false) => by_active.iter().any(|s| s == server),
@@ -59,52 +58,6 @@ fn wanted<'a>(config: &Config, need: &'a Need<'a>) -> impl Fn(&str) -> bool + 'a
             .iter()
             .any(|c| split_mounted(&c.name).is_some_and(|(s, _)| s == server)),
     }
-}
-
-/// Keeps the tools `pi-tools mcp` serves in step with its mounted servers: each time one
-/// says its tool list changed and lists other tools, `toolbox` takes the new mounted tools
-/// (those `[tools] active` draws from, as at the start) and `updates` serves them, which
-/// tells the sessions' clients. A list that cannot be taken in (a name that clashes) is
-/// logged, and the tools served stay as they were.
-pub(super) fn follow_changes(
-    mounts: Arc<Mounts>,
-    mut toolbox: Toolbox,
-    updates: ToolListUpdates,
-) -> tokio::task::JoinHandle<()> {
-    let mut changes = mounts.changes();
-    // A change since the tools were first listed is taken in at once (taking in the same
-    // list again changes nothing).
-    if *changes.borrow() != 0 {
-        changes.mark_changed();
-    }
-    tokio::spawn(async move {
-        while changes.changed().await.is_ok() {
-            let own: Vec<Arc<dyn ToolDefinition>> = toolbox
-                .registered()
-                .iter()
-                .filter(|t| t.spec().mounted_from().is_none())
-                .cloned()
-                .collect();
-            let config = toolbox.config().clone();
-            let tools = match mounts
-                .definitions(wanted(&config, &Need::Active), &own)
-                .await
-            {
-                Ok(tools) => tools,
-                Err(why) => {
-                    tracing::warn!(
-                        "{}: {why}; the tools served stay as they were",
-                        config.origin
-                    );
-                    continue;
-                }
-            };
-            toolbox.replace_mounted(tools);
-            if let Err(e) = updates.replace(&McpTools::from(&toolbox)) {
-                tracing::warn!("{e}; the tools served stay as they were");
-            }
-        }
-    })
 }
 
 /// Every exact `server__tool` of `[tools] active` whose server listed its tools must be

@@ -46,7 +46,8 @@
 //! `file:line:column` and says how to fix it.
 //!
 //! `model.rs` is what a loaded configuration says; `load.rs` turns TOML text into it, checking
-//! every key against the registered tools; `error.rs` is how problems point back into the file.
+//! every key against the registered tools; `error.rs` is how problems point back into the file;
+//! [`reread`] is what a running server takes from the file loaded again.
 
 mod discover;
 mod env;
@@ -54,6 +55,7 @@ mod error;
 mod load;
 mod local_env;
 mod model;
+pub mod reread;
 mod sandbox;
 mod servers;
 pub mod trust;

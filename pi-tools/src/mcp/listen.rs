@@ -5,7 +5,8 @@
 //! until it returns, and answers the request with the completion result.
 //!
 //! What pi-tools can send: `notifications/tools/list_changed`, when its tools may be replaced
-//! while it runs (mounted servers, see `tool_updates`). Nothing else ever changes: the
+//! while it runs (mounted servers, a configuration file's declared tools: see
+//! `tool_updates`). Nothing else ever changes: the
 //! resources served do not change once listed and the prompt list is fixed, so those
 //! categories are left out of the acknowledgment, as the specification says of types a
 //! server does not support. A listen left with nothing to send (no tools that can change,

@@ -55,7 +55,8 @@
 //!   annotations, as [`dialect::mcp::listing`](crate::dialect::mcp::listing) builds them
 //!   (the same entry `pi-tools schema --dialect mcp` prints). With
 //!   [`McpTools::with_updates`], [`ToolListUpdates::replace`] changes the tools while the
-//!   server runs (`pi-tools mcp` follows its mounted servers' lists so): `initialize`
+//!   server runs (`pi-tools mcp` follows its mounted servers' lists and its configuration
+//!   file's declared tools so): `initialize`
 //!   declares `tools: { listChanged: true }`, each 2025-11-25 session is sent
 //!   `notifications/tools/list_changed`, and every request lists and calls the new tools.
 //! - `tools/call` runs the call as a one-call batch of [`execute_tool_calls`]: the same

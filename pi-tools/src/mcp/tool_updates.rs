@@ -1,5 +1,6 @@
 //! What a running server lists and calls, replaceable while it runs: `pi-tools mcp` gives
-//! the new tools of a mounted server whose list changed ([`ToolListUpdates`]), every
+//! the new tools of a mounted server whose list changed, or of its configuration file
+//! whose declared tools changed ([`ToolListUpdates`]), every
 //! session lists and calls them from its next request on, and each 2025-11-25 session's
 //! client is sent `notifications/tools/list_changed` (see `server.rs`), as is every open
 //! 2026-07-28 `subscriptions/listen` that asked for it (see `listen`). A request of the
@@ -48,7 +49,7 @@ impl Listed {
 /// every session's next request, and the 2025-11-25 sessions' clients (and each open
 /// 2026-07-28 `subscriptions/listen` asking for it) are sent
 /// `notifications/tools/list_changed`. `pi-tools mcp` does this when a mounted server's tool
-/// list changes.
+/// list changes, and when its configuration file's declared tools do.
 ///
 /// ```no_run
 /// # fn demo(first: pi_tools::mcp::McpTools, next: pi_tools::mcp::McpTools) -> Result<(), pi_tools::mcp::McpError> {

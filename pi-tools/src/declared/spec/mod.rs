@@ -17,6 +17,7 @@
 //! type = "string"
 //! description = "Only tests whose name contains this text."
 //! default = ""
+//! header = "Filter"                # also sent as `Mcp-Param-Filter` by 2026-07-28 clients
 //! ```
 
 use std::collections::BTreeMap;
@@ -136,6 +137,11 @@ pub struct DeclaredParam {
     /// `pattern`, `min_length`, `max_length`, `minimum`, `maximum`, `min_items`,
     /// `max_items`, as JSON Schema keywords.
     pub bounds: Map<String, Value>,
+    /// `header`: the name of the `Mcp-Param-{header}` HTTP header a 2026-07-28 client
+    /// mirrors the value into (SEP-2243), given to the schema as `x-mcp-header`; checked as
+    /// read (an HTTP token, one per tool whatever its case, on a string, integer, boolean
+    /// or enum parameter).
+    pub header: Option<String>,
 }
 
 /// A parameter's type.
@@ -209,6 +215,9 @@ impl DeclaredTool {
                     object.insert("default".into(), default.clone());
                 }
                 object.extend(param.bounds.clone());
+                if let Some(header) = &param.header {
+                    object.insert("x-mcp-header".into(), Value::from(header.clone()));
+                }
             }
             properties.insert(param.name.clone(), schema);
             if param.required {

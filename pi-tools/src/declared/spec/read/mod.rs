@@ -74,6 +74,7 @@ pub(crate) fn read(
     Reader {
         problems,
         unread_params: Vec::new(),
+        headers: Vec::new(),
     }
     .section(name, table)
 }
@@ -84,6 +85,8 @@ struct Reader<'p> {
     /// The parameters of the tool that are declared but could not be read (their mistake
     /// is reported): a placeholder naming one is not a second mistake.
     unread_params: Vec<String>,
+    /// The `header` names of the parameters read so far, in lower case: one per tool.
+    headers: Vec<String>,
 }
 
 impl Reader<'_> {

@@ -1,6 +1,6 @@
 //! A declared tool's parameters (`[tool.<name>.params.<param>]`): type, description,
-//! default, whether required, whether a value may start with `-`, and bounds, each checked
-//! against the type as it is read.
+//! default, whether required, whether a value may start with `-`, bounds, and the HTTP
+//! header a client mirrors the value into, each checked against the type as it is read.
 
 use std::ops::Range;
 
@@ -12,7 +12,7 @@ use super::super::{DeclaredParam, ParamKind};
 use super::{Reader, param_name_ok};
 use crate::toml_read::to_json;
 
-const PARAM_KEYS: [&str; 14] = [
+const PARAM_KEYS: [&str; 15] = [
     "type",
     "description",
     "default",
@@ -27,6 +27,7 @@ const PARAM_KEYS: [&str; 14] = [
     "maximum",
     "min_items",
     "max_items",
+    "header",
 ];
 
 const TYPES: &str = "string, integer, number, boolean, enum or array";
@@ -93,6 +94,7 @@ impl Reader<'_> {
             required: true,
             allow_dash: false,
             bounds: Map::new(),
+            header: None,
         };
         let mut required = None;
         for (key, value) in table {
@@ -118,6 +120,7 @@ impl Reader<'_> {
                 }
                 "pattern" | "min_length" | "max_length" | "minimum" | "maximum" | "min_items"
                 | "max_items" => self.bound(&mut param, key_name, value),
+                "header" => param.header = self.header(&param, value),
                 other => self
                     .problems
                     .unknown_key(key.span(), other, header, &PARAM_KEYS),
@@ -183,6 +186,41 @@ impl Reader<'_> {
         }
     }
 
+    /// `header`: the name `Mcp-Param-` is followed by, as SEP-2243 and the clients that
+    /// check it (rmcp's, the conformance suite) take it: an HTTP token (RFC 9110), on a
+    /// parameter of a type a header carries whole, and one per tool whatever its case (a
+    /// client refuses a tool that breaks any of these).
+    fn header(&mut self, param: &DeclaredParam, value: &Spanned<DeValue<'_>>) -> Option<String> {
+        let name = self.text(value, "header")?;
+        let problem = if name.is_empty() || !name.chars().all(is_token_char) {
+            Some(format!(
+                "`header` must be the name `Mcp-Param-` is followed by: letters, digits and any of !#$%&'*+-.^_`|~, without spaces, e.g. \"{}\"",
+                suggested_header(&param.name)
+            ))
+        } else if !matches!(
+            param.kind,
+            ParamKind::String | ParamKind::Integer | ParamKind::Boolean | ParamKind::Enum(_)
+        ) {
+            Some(format!(
+                "`header` applies to a parameter of type string, integer, boolean or enum (a header carries one such value), and `{}` is of type {}; remove `header` here",
+                param.name,
+                param.kind.name()
+            ))
+        } else if self.headers.contains(&name.to_ascii_lowercase()) {
+            Some(format!(
+                "another parameter of this tool is mirrored into the header `Mcp-Param-{name}` already (header names ignore case); give this one another `header`"
+            ))
+        } else {
+            None
+        };
+        if let Some(problem) = problem {
+            self.report(value.span(), problem);
+            return None;
+        }
+        self.headers.push(name.to_ascii_lowercase());
+        Some(name)
+    }
+
     /// A bound, as the JSON Schema keyword, if it fits the parameter's type.
     fn bound(&mut self, param: &mut DeclaredParam, key: &str, value: &Spanned<DeValue<'_>>) {
         let (keyword, fits) = match key {
@@ -231,4 +269,25 @@ impl Reader<'_> {
             self.report(value.span(), format!("`{key}` must be {what}"));
         }
     }
+}
+
+/// Whether `c` may be in an HTTP token (RFC 9110 `tchar`).
+fn is_token_char(c: char) -> bool {
+    c.is_ascii_alphanumeric() || "!#$%&'*+-.^_`|~".contains(c)
+}
+
+/// A header name for the parameter `name`: its words capitalised, joined by `-`
+/// (`target_region` → `Target-Region`).
+fn suggested_header(name: &str) -> String {
+    name.split('_')
+        .filter(|word| !word.is_empty())
+        .map(|word| {
+            let mut chars = word.chars();
+            chars
+                .next()
+                .map(|first| first.to_ascii_uppercase().to_string() + chars.as_str())
+                .unwrap_or_default()
+        })
+        .collect::<Vec<_>>()
+        .join("-")
 }

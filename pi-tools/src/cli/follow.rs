@@ -1,0 +1,146 @@
+//! The tools `pi-tools mcp` serves, kept in step with what they come from while it runs:
+//! the mounted servers' tool lists, and the tools its configuration file declares. One task
+//! owns the toolbox and takes in each change, then [`ToolListUpdates::replace`] serves the
+//! new tools, which tells the clients (2025-11-25 sessions get
+//! `notifications/tools/list_changed`, coalesced; 2026-07-28 `subscriptions/listen` streams
+//! hear it). A call already running finishes with the tool it started with.
+
+use std::sync::{Arc, RwLock};
+
+use tokio::sync::watch;
+
+use crate::core::{RunnerConfig, UnknownToolMessage};
+use crate::mcp::{McpTools, ToolListUpdates};
+use crate::mount::Mounts;
+use crate::tool::ToolDefinition;
+use crate::toolbox::Toolbox;
+
+use super::mounted::{Need, wanted};
+use super::reload::Reloader;
+
+/// The toolbox's sentence for a call of a tool that is registered but not active, as the
+/// toolbox is now: the runner configuration the server was given at the start asks it at
+/// each such call, and [`follow`] keeps it in step (a declared tool that was inactive and
+/// left the file is then simply unknown).
+#[derive(Clone)]
+pub(super) struct Inactive(Arc<RwLock<Option<UnknownToolMessage>>>);
+
+impl Inactive {
+    /// `base` (made from `toolbox`) asking the toolbox of the moment.
+    pub(super) fn runner_config(base: RunnerConfig) -> (RunnerConfig, Inactive) {
+        let inactive = Inactive(Arc::new(RwLock::new(base.unknown_tool.clone())));
+        let now = inactive.clone();
+        let unknown_tool: UnknownToolMessage = Arc::new(move |name: &str| {
+            let message = now.0.read().unwrap_or_else(|e| e.into_inner()).clone();
+            message.and_then(|message| message(name))
+        });
+        let config = RunnerConfig {
+            unknown_tool: Some(unknown_tool),
+            ..base
+        };
+        (config, inactive)
+    }
+
+    fn update(&self, toolbox: &Toolbox) {
+        *self.0.write().unwrap_or_else(|e| e.into_inner()) = toolbox.runner_config().unknown_tool;
+    }
+}
+
+/// Follows `mounts` (when any is configured) and the configuration file `reloader` watches
+/// (when given) with `toolbox`, serving each change through `updates` and `inactive`. Runs
+/// until aborted.
+///
+/// A mounted list that cannot be taken in (a name that clashes) and a configuration that
+/// is refused are logged, and the tools served stay as they were.
+pub(super) fn follow(
+    mounts: Arc<Mounts>,
+    mut toolbox: Toolbox,
+    updates: ToolListUpdates,
+    inactive: Inactive,
+    mut reloader: Option<Reloader>,
+) -> tokio::task::JoinHandle<()> {
+    let mut changes = (!mounts.is_empty()).then(|| mounts.changes());
+    // A change since the tools were first listed is taken in at once (taking in the same
+    // list again changes nothing).
+    if let Some(changes) = changes.as_mut()
+        && *changes.borrow() != 0
+    {
+        changes.mark_changed();
+    }
+    tokio::spawn(async move {
+        loop {
+            let mut taken_in = None;
+            let replaced = tokio::select! {
+                changed = mounted_change(&mut changes) => {
+                    if !changed {
+                        changes = None;
+                        continue;
+                    }
+                    take_mounted(&mounts, &mut toolbox).await
+                }
+                () = file_change(&mut reloader) => match reloader.as_mut().and_then(Reloader::reread) {
+                    Some(reread) => {
+                        taken_in = reloader.as_ref().map(|r| r.taken_in(&reread));
+                        toolbox.replace_declared(reread.declared, reread.active);
+                        true
+                    }
+                    None => false,
+                },
+            };
+            if !replaced {
+                continue;
+            }
+            inactive.update(&toolbox);
+            if let Err(e) = updates.replace(&McpTools::from(&toolbox)) {
+                tracing::warn!("{e}; the tools served stay as they were");
+            } else if let Some(line) = taken_in {
+                tracing::info!("{line}");
+            }
+        }
+    })
+}
+
+/// Whether the mounted servers' tools changed (`false`: they never will again); never
+/// ready without mounted servers.
+async fn mounted_change(changes: &mut Option<watch::Receiver<u64>>) -> bool {
+    match changes {
+        Some(changes) => changes.changed().await.is_ok(),
+        None => std::future::pending().await,
+    }
+}
+
+/// The next change of the configuration's files; never without a file followed.
+async fn file_change(reloader: &mut Option<Reloader>) {
+    match reloader {
+        Some(reloader) => reloader.changed().await,
+        None => std::future::pending().await,
+    }
+}
+
+/// Takes the mounted servers' tools as they list them now into `toolbox` (those `[tools]
+/// active` draws from, as at the start); whether it did.
+async fn take_mounted(mounts: &Mounts, toolbox: &mut Toolbox) -> bool {
+    let own: Vec<Arc<dyn ToolDefinition>> = toolbox
+        .registered()
+        .iter()
+        .filter(|t| t.spec().mounted_from().is_none())
+        .cloned()
+        .collect();
+    let config = toolbox.config().clone();
+    match mounts
+        .definitions(wanted(&config, &Need::Active), &own)
+        .await
+    {
+        Ok(tools) => {
+            toolbox.replace_mounted(tools);
+            true
+        }
+        Err(why) => {
+            tracing::warn!(
+                "{}: {why}; the tools served stay as they were",
+                config.origin
+            );
+            false
+        }
+    }
+}
