@@ -15,6 +15,7 @@ use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
+use support::spawn::JsonLines;
 use tempfile::TempDir;
 
 use crate::mcp_http_support::{Events, HttpServer, messages, request_2026};
@@ -49,9 +50,7 @@ fn replace_by_rename(file: &Path, text: &str) {
 struct Server {
     child: Child,
     stdin: ChildStdin,
-    lines: mpsc::Receiver<Value>,
-    /// Lines of stdout read while waiting for something else.
-    seen: Vec<Value>,
+    out: JsonLines,
     log: mpsc::Receiver<String>,
 }
 
@@ -67,18 +66,7 @@ impl Server {
             .spawn()
             .expect("the server starts");
         let stdin = child.stdin.take().expect("stdin");
-        let (send, lines) = mpsc::channel();
-        let stdout = child.stdout.take().expect("stdout");
-        std::thread::spawn(move || {
-            for line in std::io::BufReader::new(stdout).lines() {
-                let Ok(Ok(value)) = line.map(|l| serde_json::from_str::<Value>(&l)) else {
-                    continue;
-                };
-                if send.send(value).is_err() {
-                    return;
-                }
-            }
-        });
+        let out = JsonLines::read(child.stdout.take().expect("stdout"), PATIENCE);
         let (send, log) = mpsc::channel();
         let stderr = child.stderr.take().expect("stderr");
         std::thread::spawn(move || {
@@ -94,8 +82,7 @@ impl Server {
         let mut server = Server {
             child,
             stdin,
-            lines,
-            seen: Vec::new(),
+            out,
             log,
         };
         let opened = server.request(json!({"jsonrpc": "2.0", "id": 0, "method": "initialize",
@@ -116,18 +103,7 @@ impl Server {
 
     /// The next line of stdout matching `wanted`, kept or read within [`PATIENCE`].
     fn wait(&mut self, wanted: impl Fn(&Value) -> bool, what: &str) -> Value {
-        if let Some(at) = self.seen.iter().position(&wanted) {
-            return self.seen.remove(at);
-        }
-        let deadline = Instant::now() + PATIENCE;
-        loop {
-            let left = deadline.saturating_duration_since(Instant::now());
-            match self.lines.recv_timeout(left) {
-                Ok(line) if wanted(&line) => return line,
-                Ok(line) => self.seen.push(line),
-                Err(_) => panic!("no {what} within {PATIENCE:?}; seen: {:?}", self.seen),
-            }
-        }
+        self.out.wait(wanted, what)
     }
 
     /// The next line of stderr containing `text`, within [`PATIENCE`].
@@ -172,7 +148,8 @@ impl Server {
 
     /// Whether a `notifications/tools/list_changed` came that no one waited for.
     fn told_unasked(&self) -> bool {
-        self.seen
+        self.out
+            .seen
             .iter()
             .any(|l| l["method"] == "notifications/tools/list_changed")
     }
@@ -291,7 +268,7 @@ fn a_named_file_rewritten_in_place_and_by_rename_changes_the_tools_served() {
         "{gone}"
     );
     // One change, one notification.
-    assert!(!server.told_unasked(), "{:?}", server.seen);
+    assert!(!server.told_unasked(), "{:?}", server.out.seen);
 }
 
 #[test]
@@ -328,7 +305,7 @@ fn a_refused_content_changes_nothing_and_the_log_says_why() {
     );
     assert_eq!(server.names(2), ["hello"]);
     assert_eq!(text(&server.call(3, "hello")), "hello");
-    assert!(!server.told_unasked(), "{:?}", server.seen);
+    assert!(!server.told_unasked(), "{:?}", server.out.seen);
 
     // Written again, it is followed as before.
     std::fs::write(&file, config(&["bye"], &[tool("bye", "bye")])).expect("written");
@@ -393,7 +370,7 @@ fn a_declared_tool_that_was_not_active_and_left_the_file_is_simply_unknown() {
     );
     // The listing did not change: no client is told.
     assert_eq!(server.names(3), ["hello"]);
-    assert!(!server.told_unasked(), "{:?}", server.seen);
+    assert!(!server.told_unasked(), "{:?}", server.out.seen);
 }
 
 #[test]
@@ -443,7 +420,7 @@ fn a_found_file_takes_in_a_change_only_once_the_user_trusts_it() {
         "{said}"
     );
     assert_eq!(server.names(2), ["read"]);
-    assert!(!server.told_unasked(), "{:?}", server.seen);
+    assert!(!server.told_unasked(), "{:?}", server.out.seen);
 
     // The user trusts it: the running server takes it in.
     let trusted = scene.command(&["trust"]).output().expect("trust runs");
@@ -464,7 +441,7 @@ fn a_found_file_takes_in_a_change_only_once_the_user_trusts_it() {
         "{said}"
     );
     assert_eq!(text(&server.call(5, "hello")), "hello");
-    assert!(!server.told_unasked(), "{:?}", server.seen);
+    assert!(!server.told_unasked(), "{:?}", server.out.seen);
 }
 
 #[tokio::test]

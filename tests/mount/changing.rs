@@ -5,10 +5,9 @@
 //! `subscriptions/listen` is told too: see `listening`); a tool set taken before the
 //! change says the same of the removed tool.
 
-use std::io::{BufRead, Write};
+use std::io::Write;
 use std::path::Path;
 use std::process::Stdio;
-use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use pi_tools::config::ServerSettings;
@@ -20,6 +19,7 @@ use tokio_util::sync::CancellationToken;
 use super::mount_support::{Setup, toml_list};
 use crate::mcp_http_support::{Events, HttpServer, messages, request_2026};
 use support::cli_under_test;
+use support::spawn::JsonLines;
 
 /// How long the gateway may take to hear of the change and list the tools again.
 pub(super) const PATIENCE: Duration = Duration::from_secs(30);
@@ -63,9 +63,7 @@ pub(super) struct Gateway {
     pub(super) child: std::process::Child,
     /// The gateway's input, until [`Gateway::close_input`].
     pub(super) stdin: Option<std::process::ChildStdin>,
-    pub(super) lines: mpsc::Receiver<Value>,
-    /// Lines read while waiting for something else.
-    pub(super) seen: Vec<Value>,
+    pub(super) out: JsonLines,
 }
 
 impl Gateway {
@@ -88,41 +86,17 @@ impl Gateway {
             .spawn()
             .expect("the gateway starts");
         let stdin = child.stdin.take().expect("stdin");
-        let stdout = child.stdout.take().expect("stdout");
-        let (send, lines) = mpsc::channel();
-        std::thread::spawn(move || {
-            for line in std::io::BufReader::new(stdout).lines() {
-                let Ok(line) = line else { return };
-                let Ok(value) = serde_json::from_str::<Value>(&line) else {
-                    continue;
-                };
-                if send.send(value).is_err() {
-                    return;
-                }
-            }
-        });
+        let out = JsonLines::read(child.stdout.take().expect("stdout"), PATIENCE);
         Gateway {
             child,
             stdin: Some(stdin),
-            lines,
-            seen: Vec::new(),
+            out,
         }
     }
 
     /// The next line matching `wanted`, kept or read within [`PATIENCE`].
     pub(super) fn wait(&mut self, wanted: impl Fn(&Value) -> bool, what: &str) -> Value {
-        if let Some(at) = self.seen.iter().position(&wanted) {
-            return self.seen.remove(at);
-        }
-        let deadline = Instant::now() + PATIENCE;
-        loop {
-            let left = deadline.saturating_duration_since(Instant::now());
-            match self.lines.recv_timeout(left) {
-                Ok(line) if wanted(&line) => return line,
-                Ok(line) => self.seen.push(line),
-                Err(_) => panic!("no {what} within {PATIENCE:?}; seen: {:?}", self.seen),
-            }
-        }
+        self.out.wait(wanted, what)
     }
 
     /// Writes one message as a line.
@@ -196,11 +170,12 @@ fn a_changed_tool_list_reaches_a_2025_session_and_a_2026_request_over_stdio() {
     // One change, one notification.
     assert!(
         !gateway
+            .out
             .seen
             .iter()
             .any(|l| l["method"] == "notifications/tools/list_changed"),
         "{:?}",
-        gateway.seen
+        gateway.out.seen
     );
 }
 

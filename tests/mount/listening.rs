@@ -143,9 +143,9 @@ fn a_2026_listen_over_stdio_hears_of_the_change_and_ends_when_cancelled_or_left(
         left.elapsed()
     );
     assert!(
-        gateway.seen.iter().all(|line| line["id"] != 1),
+        gateway.out.seen.iter().all(|line| line["id"] != 1),
         "the cancelled listen was answered: {:?}",
-        gateway.seen
+        gateway.out.seen
     );
 }
 
