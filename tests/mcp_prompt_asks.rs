@@ -149,7 +149,7 @@ async fn a_2025_client_without_elicitation_is_not_asked_and_told_why() {
     assert_eq!(answer["error"]["code"], -32602, "{answer}");
     assert_eq!(
         answer["error"]["message"],
-        "The MCP client cannot be asked: it did not declare the `elicitation` capability when it connected (`initialize`). Use a client that offers elicitation, or give the tool what it needs in its arguments."
+        "The MCP client cannot be asked: it did not declare the `elicitation` capability when it connected (`initialize`). Use a client that offers elicitation, or put what it would ask for into the arguments."
     );
 }
 

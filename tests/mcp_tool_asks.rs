@@ -284,14 +284,14 @@ async fn a_2025_client_without_the_capabilities_is_not_asked_and_the_tool_is_tol
     assert_eq!(
         call_in_session(&session, "greet").await,
         (
-            "The MCP client cannot be asked: it did not declare the `elicitation` capability when it connected (`initialize`). Use a client that offers elicitation, or give the tool what it needs in its arguments.".to_owned(),
+            "The MCP client cannot be asked: it did not declare the `elicitation` capability when it connected (`initialize`). Use a client that offers elicitation, or put what it would ask for into the arguments.".to_owned(),
             true
         )
     );
     assert_eq!(
         call_in_session(&session, "haiku").await,
         (
-            "The MCP client cannot be asked: it did not declare the `sampling` capability when it connected (`initialize`). Use a client that offers sampling, or give the tool what it needs in its arguments.".to_owned(),
+            "The MCP client cannot be asked: it did not declare the `sampling` capability when it connected (`initialize`). Use a client that offers sampling, or put what it would ask for into the arguments.".to_owned(),
             true
         )
     );
@@ -568,7 +568,7 @@ async fn a_2026_client_without_the_capability_gets_missing_capability_naming_it(
     );
     assert_eq!(
         refused["error"]["message"],
-        "The tool needs the client's `sampling` capability, which this request did not declare in `_meta` (`io.modelcontextprotocol/clientCapabilities`), so it could not finish. Declare it and call again. The tool said: The MCP client cannot be asked: it did not declare the `sampling` capability in its request's `_meta` (`io.modelcontextprotocol/clientCapabilities`). Use a client that offers sampling, or give the tool what it needs in its arguments."
+        "The tool needs the client's `sampling` capability, which this request did not declare in `_meta` (`io.modelcontextprotocol/clientCapabilities`), so it could not finish. Declare it and call again. The tool said: The MCP client cannot be asked: it did not declare the `sampling` capability in its request's `_meta` (`io.modelcontextprotocol/clientCapabilities`). Use a client that offers sampling, or put what it would ask for into the arguments."
     );
 
     pipe.send(call_2026(2, "greet", json!({}), json!({}))).await;

@@ -73,7 +73,7 @@ fn undeclared(capability: &str, at_initialize: bool) -> ToolError {
         }
     };
     ToolError::new(format!(
-        "The MCP client cannot be asked: it did not declare the `{capability}` capability {when}. Use a client that offers {capability}, or give the tool what it needs in its arguments."
+        "The MCP client cannot be asked: it did not declare the `{capability}` capability {when}. Use a client that offers {capability}, or put what it would ask for into the arguments."
     ))
 }
 
