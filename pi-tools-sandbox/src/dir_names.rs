@@ -115,6 +115,7 @@ fn looked_up_together(group: &[(&Path, &OsStr, usize)], exists: &mut [Option<boo
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::os::fd::AsFd;
 
     #[test]
     fn a_directory_read_once_says_which_names_it_holds() {
