@@ -32,9 +32,10 @@ from sdk_client import Warnings, http_server
 
 TASKS = "io.modelcontextprotocol/tasks"
 
-# A call longer than this becomes a task; the long calls below sleep ten times as long.
+# A call longer than a second becomes a task: the long calls below run for seconds, the quick
+# one for milliseconds.
 CONFIG = """[mcp]
-task_after_ms = 300
+task_after_ms = 1000
 """
 
 ENDED = {"completed", "failed", "cancelled"}
@@ -225,7 +226,7 @@ async def exercise(target) -> None:
 
     # Without the extension, no task: the long call is answered when it ends.
     async with Client(target, mode="auto") as client:
-        plain = await client.call_tool("bash", {"command": "sleep 1; echo plain"})
+        plain = await client.call_tool("bash", {"command": "sleep 2; echo plain"})
         assert [c.text for c in plain.content if c.type == "text"] == ["plain"], plain
 
 
