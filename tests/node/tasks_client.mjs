@@ -151,12 +151,15 @@ const finished = { ...long, statuses, result: last.result };
 
 // Another, cancelled while it runs: its processes end.
 const running = await callAsTask(`sleep 300; echo ${marker}`);
-const holders = await waitFor(() => {
-  const pids = [...processes()].filter(([, p]) => p.cmdline.includes(marker)).map(([pid]) => pid);
-  return pids.length > 0 ? pids : null;
+// The processes holding the marker once they run `sleep`, with their descendants.
+const seen = await waitFor(() => {
+  const now = processes();
+  const holders = [...now].filter(([, p]) => p.cmdline.includes(marker)).map(([pid]) => pid);
+  const tree = withDescendants(now, holders);
+  return tree.size > holders.length ? { now, tree: [...tree] } : null;
 });
-const found = processes();
-const tree = [...withDescendants(found, holders ?? [])];
+const found = seen?.now ?? new Map();
+const tree = seen?.tree ?? [];
 const statusBefore = (await getTask(running.task.taskId)).status;
 const ack = await cancelTask(running.task.taskId);
 const after = await getTask(running.task.taskId);

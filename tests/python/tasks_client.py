@@ -159,6 +159,15 @@ def with_descendants(found: dict[int, tuple[int, bytes]], roots: set[int]) -> se
     return tree
 
 
+def command_tree(marker: str):
+    """Every process now, and the command's: those holding `marker` once they run `sleep`
+    (none before), with their descendants."""
+    found = processes()
+    holders = {pid for pid, (_, line) in found.items() if marker.encode() in line}
+    tree = with_descendants(found, holders)
+    return (found, tree) if len(tree) > len(holders) else None
+
+
 async def wait_for(condition, what: str, seconds: float = 10.0):
     ends = time.monotonic() + seconds
     while not (value := condition()):
@@ -197,15 +206,7 @@ async def exercise(target) -> None:
                 group.start_soon(call)
                 await wait_for(lambda: len(tasks.created) == 2, "the call becomes a task")
                 task_id = tasks.created[1]
-                holders = await wait_for(
-                    lambda: {
-                        pid for pid, (_, line) in processes().items() if marker.encode() in line
-                    },
-                    "the command runs",
-                )
-                found = processes()
-                tree = with_descendants(found, holders)
-                assert len(tree) > len(holders), f"the shell runs `sleep`: {tree}"
+                found, tree = await wait_for(lambda: command_tree(marker), "the command runs")
                 await cancel_task(client.session, task_id)
         result = outcome["result"]
         assert result.is_error, result
