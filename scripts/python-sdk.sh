@@ -13,7 +13,10 @@
 # fixture server (tests/python/tool_questions.py); and
 # `mcp.Client` in its `auto` mode speaks MCP 2026-07-28 over both transports, its
 # questions and roots coming back as input-required results, and starts a background job
-# it reads in later requests (tests/python/era_client.py);
+# it reads in later requests (tests/python/era_client.py); in the same era it drives tasks
+# through its extension mechanism (a `ClientExtension` claiming `resultType: "task"`): a
+# long call polled with `tasks/get` to its result, another cancelled with `tasks/cancel`
+# and its processes gone from /proc, over both transports (tests/python/tasks_client.py);
 # and the MCP SDK starts background jobs with bash, reads them, drives a Python REPL on a
 # pty through job_input, lists and kills them, and sees every job end with its session
 # over both transports (tests/python/jobs_client.py).
@@ -62,6 +65,7 @@ fi
 cargo build --quiet --example conformance_server
 "$venv/bin/python" tests/python/tool_questions.py target/debug/examples/conformance_server
 "$venv/bin/python" tests/python/era_client.py "$binary"
+"$venv/bin/python" tests/python/tasks_client.py "$binary"
 "$venv/bin/python" tests/python/jobs_client.py "$binary"
 samples=$(mktemp)
 trap 'rm -f "$samples"' EXIT

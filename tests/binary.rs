@@ -20,6 +20,7 @@ mod mcp_http_resources;
 mod mcp_http_resume;
 mod mcp_http_scale;
 mod mcp_http_sdk_v2;
+mod mcp_http_sdk_v2_tasks;
 mod mcp_http_sessions;
 #[cfg(feature = "cli")]
 mod mcp_http_support;

@@ -146,6 +146,15 @@ async fn jobs_client_report(target: &str, mode: &str) -> Value {
 /// Runs the client `script` of tests/node with `args` under the installed Node and SDK,
 /// and returns the one JSON object it prints (failing on its exit status).
 pub(crate) async fn node_report(script: &str, args: &[&std::ffi::OsStr]) -> Value {
+    node_report_with(script, args, &[]).await
+}
+
+/// [`node_report`], with the variables `env` added to the client's environment.
+pub(crate) async fn node_report_with(
+    script: &str,
+    args: &[&std::ffi::OsStr],
+    env: &[(&str, &str)],
+) -> Value {
     let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("node")
         .join(script);
@@ -153,6 +162,7 @@ pub(crate) async fn node_report(script: &str, args: &[&std::ffi::OsStr]) -> Valu
         .arg(script)
         .args(args)
         .env("NODE_TOOLS", path_text(&node_tools()))
+        .envs(env.iter().copied())
         .kill_on_drop(true)
         .output();
     let output = tokio::time::timeout(std::time::Duration::from_secs(120), output)
