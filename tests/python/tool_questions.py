@@ -91,8 +91,8 @@ async def main(binary: str) -> None:
                 assert result.is_error, result
                 assert result.content[0].text == (
                     "The MCP client cannot be asked: it did not declare the `sampling` capability"
-                    " when it connected (`initialize`). Use a client that offers sampling, or give"
-                    " the tool what it needs in its arguments."
+                    " when it connected (`initialize`). Use a client that offers sampling, or put"
+                    " what it would ask for into the arguments."
                 ), result
 
     assert not warnings.records, "the SDK logged warnings:\n" + "\n".join(warnings.records)
