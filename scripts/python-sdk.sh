@@ -20,16 +20,20 @@
 # and the MCP SDK starts background jobs with bash, reads them, drives a Python REPL on a
 # pty through job_input, lists and kills them, and sees every job end with its session
 # over both transports (tests/python/jobs_client.py).
+# The 1.x SDK of today (`mcp` 1.30, in its own virtual environment) drives 2025-11-25
+# sessions over both transports: initialize, tools/list, a read, and the policy's questions
+# answered through its elicitation callback, accepted and declined (tests/python/v1_client.py).
 # Last, the dialects' output for random schemas (the property test of
 # tests/dialects_proptest.rs, writing its samples) is checked against the OpenAI, Anthropic,
 # Google Gen AI and MCP SDKs' tool types (tests/python/dialect_samples.py).
 #
-# Installs the SDKs (pinned) from PyPI into a virtual environment in target/python-sdk when
-# missing, and Python's venv module from Debian when that is missing; `--install` does only
-# that (`.ci/run` installs while the lints compile). `scripts/python-sdk.sh BINARY` tests
-# that binary instead of building target/debug/pi-tools (`.ci/run` passes the one the
-# conformance step built, which a build of the binary alone would build again, with the
-# features of the pi-tools package alone).
+# Installs the SDKs (pinned) from PyPI into a virtual environment in target/python-sdk, and
+# the 1.x MCP SDK into a second one in target/python-sdk-v1, when missing, and Python's venv
+# module from Debian when that is missing; `--install` does only that (`.ci/run` installs
+# while the lints compile). `scripts/python-sdk.sh BINARY` tests that binary instead of
+# building target/debug/pi-tools (`.ci/run` passes the one the conformance step built,
+# which a build of the binary alone would build again, with the features of the pi-tools
+# package alone).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -37,7 +41,9 @@ SDK_VERSION=2.3.0
 OPENAI_VERSION=3.57.0
 ANTHROPIC_VERSION=2.17.0
 GENAI_VERSION=3.6.1
+SDK_V1_VERSION=1.30.0
 venv=target/python-sdk
+venv_v1=target/python-sdk-v1
 if ! python3 -c 'import venv, ensurepip' >/dev/null 2>&1; then
     apt-get update -qq
     DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3 python3-venv >/dev/null
@@ -46,6 +52,11 @@ if ! "$venv/bin/python" -c "import sys; from importlib.metadata import version; 
     rm -rf "$venv"
     python3 -m venv "$venv"
     "$venv/bin/pip" install --quiet --disable-pip-version-check "mcp==$SDK_VERSION" "openai==$OPENAI_VERSION" "anthropic==$ANTHROPIC_VERSION" "google-genai==$GENAI_VERSION"
+fi
+if ! "$venv_v1/bin/python" -c "import sys; from importlib.metadata import version; sys.exit(version('mcp') != '$SDK_V1_VERSION')" >/dev/null 2>&1; then
+    rm -rf "$venv_v1"
+    python3 -m venv "$venv_v1"
+    "$venv_v1/bin/pip" install --quiet --disable-pip-version-check "mcp==$SDK_V1_VERSION"
 fi
 
 [[ "${1:-}" == --install ]] && exit 0
@@ -67,6 +78,7 @@ cargo build --quiet --example conformance_server
 "$venv/bin/python" tests/python/era_client.py "$binary"
 "$venv/bin/python" tests/python/tasks_client.py "$binary"
 "$venv/bin/python" tests/python/jobs_client.py "$binary"
+"$venv_v1/bin/python" tests/python/v1_client.py "$binary"
 samples=$(mktemp)
 trap 'rm -f "$samples"' EXIT
 PI_TOOLS_DIALECT_SAMPLES="$samples" PROPTEST_CASES=256 \

@@ -19,6 +19,7 @@ mod mcp_http_questions;
 mod mcp_http_resources;
 mod mcp_http_resume;
 mod mcp_http_scale;
+mod mcp_http_sdk_v1;
 mod mcp_http_sdk_v2;
 mod mcp_http_sdk_v2_tasks;
 mod mcp_http_sessions;

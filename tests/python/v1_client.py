@@ -1,0 +1,170 @@
+"""The MCP Python SDK 1.x of today (`mcp` 1.30, the newest 1.x; installed beside the 2.x one
+by scripts/python-sdk.sh) as a client of `pi-tools mcp`, over stdio and over Streamable HTTP.
+
+A 1.x client knows only 2025-11-25 sessions: it initializes, lists the tools, reads a file,
+and answers the policy's questions through its elicitation callback, once accepting (the
+command runs) and once declining (it never runs, and the result says why). Any warning the
+SDK logs fails the run.
+
+Usage: python v1_client.py BINARY
+"""
+
+import asyncio
+import contextlib
+import logging
+import os
+import sys
+import tempfile
+from importlib.metadata import version
+
+from mcp import ClientSession, StdioServerParameters, types
+from mcp.client.stdio import stdio_client
+from mcp.client.streamable_http import streamablehttp_client
+
+CONFIG = """[[policy.rule]]
+tool = "bash"
+command = ["touch"]
+decision = "ask"
+reason = "Files appear only with a person's yes."
+"""
+
+
+class Warnings(logging.Handler):
+    """Every record of level WARNING or above the SDK logs."""
+
+    def __init__(self):
+        super().__init__(logging.WARNING)
+        self.records = []
+
+    def emit(self, record):
+        self.records.append(self.format(record))
+
+
+class Person:
+    """An elicitation callback answering from a script, recording each question."""
+
+    def __init__(self, *answers: types.ElicitResult):
+        self.answers = list(answers)
+        self.asked = []
+
+    async def __call__(self, context, params):
+        self.asked.append(params)
+        return self.answers.pop(0)
+
+
+def text_of(result) -> str:
+    return result.content[0].text
+
+
+async def exercise(session: ClientSession, work: str, config: str, transport: str) -> None:
+    init = await session.initialize()
+    assert init.protocolVersion == "2025-11-25", init
+    assert init.serverInfo.name == "pi-tools", init
+
+    names = [tool.name for tool in (await session.list_tools()).tools]
+    assert names == ["read", "bash", "edit", "write"], names
+
+    result = await session.call_tool("read", {"path": "a.txt"})
+    assert not result.isError and text_of(result) == "hello\n", result
+    assert result.structuredContent["totalLines"] == 1, result.structuredContent
+
+    # Asked and accepted: the command runs.
+    accepted = f"accepted-{transport}.txt"
+    result = await session.call_tool("bash", {"command": f"touch {accepted}"})
+    assert not result.isError, result
+    assert os.path.exists(os.path.join(work, accepted)), "the accepted call ran"
+
+    # Asked and declined: it never runs, and the result names the rule.
+    declined = f"declined-{transport}.txt"
+    result = await session.call_tool("bash", {"command": f"touch {declined}"})
+    assert result.isError, result
+    assert not os.path.exists(os.path.join(work, declined)), "the declined call never ran"
+    text = text_of(result)
+    assert f"policy rule at {config}:1:1 (tool = bash, command = touch)" in text, text
+    assert "The person asked declined, so nothing ran." in text, text
+
+
+def person() -> Person:
+    return Person(
+        types.ElicitResult(action="accept", content={"answer": "allow_once"}),
+        types.ElicitResult(action="decline"),
+    )
+
+
+def check_questions(asked: list, transport: str) -> None:
+    assert len(asked) == 2, asked
+    for question, name in zip(asked, ["accepted", "declined"]):
+        message = question.message
+        assert message.startswith("The model wants to call the tool `bash` with "), message
+        assert f'"command":"touch {name}-{transport}.txt"' in message, message
+        choices = question.requestedSchema["properties"]["answer"]["oneOf"]
+        assert [c["const"] for c in choices] == ["allow_once", "allow_session", "deny"], choices
+
+
+async def over_stdio(binary: str, work: str, config: str) -> None:
+    params = StdioServerParameters(command=binary, args=["--config", config, "mcp", "--cwd", work])
+    answers = person()
+    async with stdio_client(params) as (read, write):
+        async with ClientSession(read, write, elicitation_callback=answers) as session:
+            await exercise(session, work, config, "stdio")
+    check_questions(answers.asked, "stdio")
+
+
+@contextlib.asynccontextmanager
+async def http_server(binary: str, work: str, config: str):
+    """`pi-tools mcp --http` on a free port; yields its URL."""
+    server = await asyncio.create_subprocess_exec(
+        binary,
+        "--config",
+        config,
+        "mcp",
+        "--http",
+        "127.0.0.1:0",
+        "--cwd",
+        work,
+        stdin=asyncio.subprocess.DEVNULL,
+        stderr=asyncio.subprocess.PIPE,
+    )
+    try:
+        url = None
+        while url is None:
+            line = await asyncio.wait_for(server.stderr.readline(), 30)
+            if not line:
+                raise AssertionError("the HTTP server ended without saying where it listens")
+            text = line.decode().strip()
+            if text.startswith("pi-tools: serving MCP on "):
+                url = text.removeprefix("pi-tools: serving MCP on ")
+        yield url
+    finally:
+        server.terminate()
+        await server.wait()
+
+
+async def over_http(binary: str, work: str, config: str) -> None:
+    answers = person()
+    async with http_server(binary, work, config) as url:
+        async with streamablehttp_client(url) as (read, write, _session_id):
+            async with ClientSession(read, write, elicitation_callback=answers) as session:
+                await exercise(session, work, config, "http")
+        # Leaving the client's context sent DELETE; a refused one is logged as a warning.
+    check_questions(answers.asked, "http")
+
+
+async def main(binary: str) -> None:
+    assert version("mcp").startswith("1."), version("mcp")
+    warnings = Warnings()
+    logging.getLogger().addHandler(warnings)
+    with tempfile.TemporaryDirectory() as work:
+        with open(os.path.join(work, "a.txt"), "w") as f:
+            f.write("hello\n")
+        config = os.path.join(work, "pi-tools.toml")
+        with open(config, "w") as f:
+            f.write(CONFIG)
+        await over_stdio(binary, work, config)
+        await over_http(binary, work, config)
+    assert not warnings.records, warnings.records
+    print(f"the Python SDK {version('mcp')} drove pi-tools over stdio and Streamable HTTP")
+
+
+if __name__ == "__main__":
+    asyncio.run(main(os.path.abspath(sys.argv[1])))
