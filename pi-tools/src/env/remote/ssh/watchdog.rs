@@ -18,7 +18,10 @@ use tokio::sync::mpsc;
 
 /// The loop: `+N` adds group N, `-N` removes it; at the end of input every group held is
 /// killed, then (twice, for what forked meanwhile) every process whose environment holds
-/// `PI_TOOLS_SSH_JOB=$1`. The loop itself does not carry the mark.
+/// `PI_TOOLS_SSH_JOB=$1`. The loop itself does not carry the mark. Where grep reads
+/// NUL-separated lines (`-z`: GNU, BusyBox), one grep finds them all; elsewhere each
+/// environment is read by a `tr | grep` of its own, two processes a process, which on a busy
+/// host takes seconds.
 const SCRIPT: &str = r#"g=
 while IFS= read -r l; do
   case $l in
@@ -27,7 +30,14 @@ while IFS= read -r l; do
   esac
 done
 for p in $g; do kill -KILL -"$p" 2>/dev/null; done
+z=; printf 'x\000' | grep -qzx x 2>/dev/null && z=1
 for r in 1 2; do
+  if [ -n "$z" ]; then
+    for e in $(grep -lzx "PI_TOOLS_SSH_JOB=$1" /proc/[0-9]*/environ 2>/dev/null); do
+      q=${e#/proc/}; kill -KILL "${q%/environ}" 2>/dev/null
+    done
+    continue
+  fi
   for e in /proc/[0-9]*/environ; do
     tr '\000' '\n' <"$e" 2>/dev/null | grep -qx "PI_TOOLS_SSH_JOB=$1" || continue
     q=${e#/proc/}; kill -KILL "${q%/environ}" 2>/dev/null
