@@ -6,7 +6,6 @@ binary to test as its argument. Each check raises on a wrong answer; any warning
 """
 
 import asyncio
-import contextlib
 import json
 import logging
 import os
@@ -21,6 +20,8 @@ from mcp.client.stdio import stdio_client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 from mcp.shared.exceptions import MCPDeprecationWarning, MCPError
+
+from servers import http_server
 
 
 class Warnings(logging.Handler):
@@ -245,36 +246,6 @@ async def allowed_roots_win(binary: str, work: str) -> None:
                 "write", {"path": os.path.join(allowed, "a.txt"), "content": "yes"}
             )
             assert not result.is_error, result
-
-
-@contextlib.asynccontextmanager
-async def http_server(binary: str, work: str, *args: str, config: str | None = None):
-    """`pi-tools mcp --http` on a free port with `args` (and `--config`); yields its URL."""
-    server = await asyncio.create_subprocess_exec(
-        binary,
-        *(["--config", config] if config else []),
-        "mcp",
-        *args,
-        "--http",
-        "127.0.0.1:0",
-        "--cwd",
-        work,
-        stdin=asyncio.subprocess.DEVNULL,
-        stderr=asyncio.subprocess.PIPE,
-    )
-    try:
-        url = None
-        while url is None:
-            line = await asyncio.wait_for(server.stderr.readline(), 30)
-            if not line:
-                raise AssertionError("the HTTP server ended without saying where it listens")
-            text = line.decode().strip()
-            if text.startswith("pi-tools: serving MCP on "):
-                url = text.removeprefix("pi-tools: serving MCP on ")
-        yield url
-    finally:
-        server.terminate()
-        await server.wait()
 
 
 async def over_http(binary: str, work: str) -> None:

@@ -12,36 +12,12 @@ import asyncio
 import logging
 import os
 import sys
-from contextlib import asynccontextmanager
 
 from mcp import ClientSession, types
 from mcp.client.streamable_http import streamable_http_client
 
 from sdk_client import Warnings
-
-
-@asynccontextmanager
-async def fixture_server(binary: str):
-    """The conformance fixture server on a free port; yields its URL."""
-    server = await asyncio.create_subprocess_exec(
-        binary,
-        "127.0.0.1:0",
-        stdin=asyncio.subprocess.DEVNULL,
-        stderr=asyncio.subprocess.PIPE,
-    )
-    try:
-        url = None
-        while url is None:
-            line = await asyncio.wait_for(server.stderr.readline(), 30)
-            if not line:
-                raise AssertionError("the fixture server ended without saying where it listens")
-            text = line.decode().strip()
-            if text.startswith("conformance server on "):
-                url = text.removeprefix("conformance server on ")
-        yield url
-    finally:
-        server.terminate()
-        await server.wait()
+from servers import fixture_server
 
 
 async def main(binary: str) -> None:

@@ -10,7 +10,6 @@ Usage: python v1_client.py BINARY
 """
 
 import asyncio
-import contextlib
 import logging
 import os
 import sys
@@ -20,6 +19,8 @@ from importlib.metadata import version
 from mcp import ClientSession, StdioServerParameters, types
 from mcp.client.stdio import stdio_client
 from mcp.client.streamable_http import streamablehttp_client
+
+from servers import http_server
 
 CONFIG = """[[policy.rule]]
 tool = "bash"
@@ -110,39 +111,9 @@ async def over_stdio(binary: str, work: str, config: str) -> None:
     check_questions(answers.asked, "stdio")
 
 
-@contextlib.asynccontextmanager
-async def http_server(binary: str, work: str, config: str):
-    """`pi-tools mcp --http` on a free port; yields its URL."""
-    server = await asyncio.create_subprocess_exec(
-        binary,
-        "--config",
-        config,
-        "mcp",
-        "--http",
-        "127.0.0.1:0",
-        "--cwd",
-        work,
-        stdin=asyncio.subprocess.DEVNULL,
-        stderr=asyncio.subprocess.PIPE,
-    )
-    try:
-        url = None
-        while url is None:
-            line = await asyncio.wait_for(server.stderr.readline(), 30)
-            if not line:
-                raise AssertionError("the HTTP server ended without saying where it listens")
-            text = line.decode().strip()
-            if text.startswith("pi-tools: serving MCP on "):
-                url = text.removeprefix("pi-tools: serving MCP on ")
-        yield url
-    finally:
-        server.terminate()
-        await server.wait()
-
-
 async def over_http(binary: str, work: str, config: str) -> None:
     answers = person()
-    async with http_server(binary, work, config) as url:
+    async with http_server(binary, work, config=config) as url:
         async with streamablehttp_client(url) as (read, write, _session_id):
             async with ClientSession(read, write, elicitation_callback=answers) as session:
                 await exercise(session, work, config, "http")
