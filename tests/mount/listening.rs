@@ -194,6 +194,27 @@ async fn a_2026_listen_over_stateless_http_hears_of_the_change() {
     a_listen_over_http_hears_of_the_change(&["--stateless"]).await;
 }
 
+/// A listen open when the HTTP server is stopped (SIGTERM) gets its completion result, the
+/// specification's graceful end, before its stream closes.
+#[tokio::test]
+async fn a_2026_listen_over_http_is_completed_when_the_server_stops() {
+    let server = HttpServer::spawn_with(None, &[], Some(&config())).await;
+    let response = listen_over_http(&server, 1).await;
+    let mut events = Events::new(response);
+    assert_eq!(
+        events.next().await,
+        Some(acknowledged(1, json!({"toolsListChanged": true})))
+    );
+    let pid = server.child.id().expect("the server runs") as i32;
+    // SAFETY: kill(2) of the server this test started.
+    unsafe { libc::kill(pid, libc::SIGTERM) };
+    let mut last = None;
+    while let Some(event) = events.next().await {
+        last = Some(event);
+    }
+    assert_completed(&last.expect("the listen's completion result"), 1);
+}
+
 #[tokio::test]
 async fn past_the_bound_a_listen_is_refused_and_a_closed_one_frees_its_place() {
     let config = config().replace(

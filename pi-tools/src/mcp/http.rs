@@ -30,6 +30,10 @@ pub const MCP_PATH: &str = "/mcp";
 /// the tools.
 pub const HEALTH_PATH: &str = "/healthz";
 
+/// How long the end of the server waits for the listens open to send their completion
+/// result before the transport closes their streams.
+const LISTENS_GRACE: Duration = Duration::from_secs(1);
+
 /// How long the end of the server waits for cancelled calls and ending sessions.
 const SHUTDOWN_GRACE: Duration = Duration::from_secs(5);
 
@@ -118,7 +122,10 @@ where
     let served = Served::new(&tools)?;
     let calls = TaskTracker::new();
     let max_message_bytes = tools.max_message_bytes();
-    let mut config = http_config(&options, local, stop.child_token())
+    // The transport's own end, which closes every stream: after `stop`, once the listens
+    // open have sent their completion result (see below).
+    let serving = CancellationToken::new();
+    let mut config = http_config(&options, local, serving.child_token())
         .with_max_request_body_bytes(max_message_bytes);
     let sessions = Sessions::new(
         options.session_idle,
@@ -180,12 +187,28 @@ where
     });
     let app = axum::Router::new()
         .route_service(MCP_PATH, service)
-        .layer(axum::middleware::from_fn_with_state(gate_state, gate))
+        .layer(axum::middleware::from_fn_with_state(
+            Arc::clone(&gate_state),
+            gate,
+        ))
         .route(HEALTH_PATH, get(health));
     tracing::info!(%local, stateless = options.stateless, "serving MCP over Streamable HTTP");
+    // At `stop` every listen ends (its server's token is a child of `stop`) and answers its
+    // request with the completion result, the specification's graceful end; the transport
+    // closes the streams once they have (or after a grace), not at once, which cut them.
+    let transport_ends = {
+        let (stop, serving, gate) = (stop.clone(), serving.clone(), Arc::clone(&gate_state));
+        tokio::spawn(async move {
+            stop.cancelled().await;
+            gate.listens.all_ended(LISTENS_GRACE).await;
+            serving.cancel();
+        })
+    };
     serve_connections(listener, app, options.connections.clone(), stop.clone()).await;
     // Sessions are ended by `stop`; wait for their calls' cleanup and their environments.
     stop.cancel();
+    serving.cancel();
+    transport_ends.abort();
     house.end();
     calls.close();
     if tokio::time::timeout(SHUTDOWN_GRACE, calls.wait())

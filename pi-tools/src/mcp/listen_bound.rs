@@ -50,15 +50,16 @@ impl ListenBound {
     }
 
     /// Waits until every listen has ended and given its place back (at most `within`): a
-    /// listen still being acknowledged when the input ended needs the protocol library,
-    /// which stops once told the input ended, to finish sending its acknowledgment first.
+    /// listen ending (over stdio at the end of the input, over HTTP when the server stops)
+    /// needs the protocol library, which stops once told to, to send its acknowledgment or
+    /// completion result first.
     pub(crate) async fn all_ended(&self, within: std::time::Duration) {
         let all = u32::try_from(self.max).unwrap_or(u32::MAX);
         if tokio::time::timeout(within, self.open.acquire_many(all))
             .await
             .is_err()
         {
-            tracing::warn!("listens still open {within:?} after the input ended");
+            tracing::warn!("listens still open {within:?} after they were told to end");
         }
     }
 
