@@ -33,6 +33,9 @@ pub(super) struct Reloader {
     /// declared tools of each reading taken in since.
     running: Config,
     watch: FileWatch,
+    /// The refusal logged last, until a reading is taken in: one edit may come as more than
+    /// one change (a write's events across the debounce), and its refusal is said once.
+    refused: Option<String>,
 }
 
 impl Reloader {
@@ -61,6 +64,7 @@ impl Reloader {
             store: TrustStore::from_env(),
             running: loaded.clone(),
             watch,
+            refused: None,
         };
         reloader.watch_files();
         Some(reloader)
@@ -100,15 +104,20 @@ impl Reloader {
         {
             Ok((next, _)) => next,
             Err(e) => {
-                tracing::warn!(
-                    "{} changed, but its new content was refused, so the tools served stay as they were. {e}",
-                    self.source
-                );
+                let refusal = e.to_string();
+                if self.refused.as_ref() != Some(&refusal) {
+                    tracing::warn!(
+                        "{} changed, but its new content was refused, so the tools served stay as they were. {refusal}",
+                        self.source
+                    );
+                    self.refused = Some(refusal);
+                }
                 // A directory that appeared meanwhile (the trust records') is watched now.
                 self.watch_files();
                 return None;
             }
         };
+        self.refused = None;
         let reread = reread(&self.running, &next);
         if !reread.waiting.is_empty() {
             tracing::warn!(
