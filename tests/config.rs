@@ -265,17 +265,17 @@ fn all_problems_are_reported_in_file_order() {
     );
 }
 
-fn temp_file(name: &str, text: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("pi-tools-config-test-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).expect("temp dir");
-    let path = dir.join(name);
+/// `text` written to `name` in `dir`, a directory the test holds (and removes at its end).
+fn temp_file(dir: &tempfile::TempDir, name: &str, text: &str) -> PathBuf {
+    let path = dir.path().join(name);
     std::fs::write(&path, text).expect("write temp file");
     path
 }
 
 #[test]
 fn loading_a_file_names_it_in_errors() {
-    let path = temp_file("bad.toml", "[tools]\nexecution = \"later\"\n");
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = temp_file(&dir, "bad.toml", "[tools]\nexecution = \"later\"\n");
     let e = Config::load(Some(&path), &builtin_like()).expect_err("invalid");
     assert_eq!(
         e.to_string(),
@@ -284,7 +284,7 @@ fn loading_a_file_names_it_in_errors() {
             path.display()
         )
     );
-    let good = temp_file("good.toml", "[tools]\nactive = [\"ls\"]\n");
+    let good = temp_file(&dir, "good.toml", "[tools]\nactive = [\"ls\"]\n");
     let config = Config::load(Some(&good), &builtin_like()).expect("valid");
     assert_eq!(config.active, ["ls"]);
     assert_eq!(config.origin, good.display().to_string());
