@@ -135,7 +135,7 @@ async fn the_remote_shell_startup_files_run_once_per_environment() {
             .count()
     };
     let set_home = format!("SetEnv HOME={}", home.path().display());
-    let Some(sshd) = Sshd::start_with(&[&set_home, "Subsystem sftp internal-sftp"]) else {
+    let Some(sshd) = Sshd::start_with(&[&set_home, &internal_sftp()]) else {
         return;
     };
     let startups = || {
@@ -248,7 +248,7 @@ async fn commands_get_a_login_shells_environment_unless_configured_otherwise() {
     )
     .expect("bashrc");
     let set_home = format!("SetEnv HOME={}", home.path().display());
-    let Some(sshd) = Sshd::start_with(&[&set_home, "Subsystem sftp internal-sftp"]) else {
+    let Some(sshd) = Sshd::start_with(&[&set_home, &internal_sftp()]) else {
         return;
     };
     let count = |name: &str| {
@@ -295,4 +295,15 @@ async fn commands_get_a_login_shells_environment_unless_configured_otherwise() {
         drop(env);
         assert_eq!(settle(0, || sshd.served_by("env-server").len()).await, 0);
     }
+}
+
+/// The SFTP line of the tests with startup files of their own: sshd's built-in server, as an
+/// SFTP server program would be started by the user's shell, whose `~/.bashrc` here echoes
+/// into the SFTP stream. Its home is the test servers' shared one, so the uploaded helper
+/// goes to the cache the other tests use, never to the real home.
+fn internal_sftp() -> String {
+    format!(
+        "Subsystem sftp internal-sftp -d {}",
+        ssh_support::test_home().display()
+    )
 }
