@@ -3,4 +3,5 @@
 
 mod env_suite;
 mod ssh_faults;
+mod ssh_helper_cache;
 mod ssh_jobs;

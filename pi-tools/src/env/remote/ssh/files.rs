@@ -238,13 +238,15 @@ pub(super) async fn create_dir_all(sftp: &Sftp, path: &Path) -> io::Result<()> {
 
 /// Writes `data` to a temporary file in the target's directory, fsyncs it, then renames it
 /// over the target with `posix-rename` (atomic), so a reader, or a connection lost half-way,
-/// leaves the old or the new content, never a mix. Permissions are kept; a symbolic link is
+/// leaves the old or the new content, never a mix. Permissions are kept (`mode`, when given,
+/// replaces them: the file has it before it takes the target's name); a symbolic link is
 /// followed so the link stays and its target is replaced.
 pub(super) async fn atomic_write(
     sftp: &Sftp,
     path: &Path,
     data: &[u8],
     fsync: bool,
+    mode: Option<u16>,
 ) -> io::Result<()> {
     let mut fs = sftp.fs();
     let target = match fs.canonicalize(path).await.map_err(io_error) {
@@ -285,7 +287,11 @@ pub(super) async fn atomic_write(
         .await
         .map_err(io_error)?;
     let result = async {
-        if let Some(perm) = existing.as_ref().and_then(|m| m.permissions()) {
+        if let Some(mode) = mode {
+            file.set_permissions(Permissions::from(mode))
+                .await
+                .map_err(io_error)?;
+        } else if let Some(perm) = existing.as_ref().and_then(|m| m.permissions()) {
             file.set_permissions(perm).await.map_err(io_error)?;
         } else {
             // New files get 0644, as a umask of 022 would give.

@@ -29,7 +29,8 @@ const VERSION: &str = env!("CARGO_PKG_VERSION");
 const START_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// The start script: `$1` is the line `env-server --check` must print, `$2` the path of an uploaded
-/// helper (may be empty), `$3` `1` when uploading is allowed. It says `upload PLATFORM`
+/// helper (may be empty; touched when used, for the cache's eviction), `$3` `1` when
+/// uploading is allowed. It says `upload PLATFORM`
 /// and reads the uploaded path from stdin, or says `none`, or execs the server (which
 /// says hello). The server runs without `SSH_CLIENT`, so bash does not read `~/.bashrc`
 /// again for each command (as locally).
@@ -44,7 +45,7 @@ const START_TIMEOUT: Duration = Duration::from_secs(30);
 /// the session's command, as sshd runs it: `$SHELL -c`.
 const START: &str = r#"v=$1 c=$2 h=
 p=$(command -v pi-tools 2>/dev/null) && [ "$("$p" env-server --check 2>/dev/null)" = "$v" ] && h=$p
-if [ -z "$h" ] && [ -n "$c" ] && [ -x "$c" ] && [ "$("$c" env-server --check 2>/dev/null)" = "$v" ]; then h=$c; fi
+if [ -z "$h" ] && [ -n "$c" ] && [ -x "$c" ] && [ "$("$c" env-server --check 2>/dev/null)" = "$v" ]; then h=$c; touch -c "$c" 2>/dev/null; fi
 if [ -z "$h" ] && [ "$3" = 1 ]; then
   printf '\036pi-tools-upload %s\n' "$(uname -sm)"
   IFS= read -r h || h=
@@ -256,10 +257,21 @@ impl SshEnv {
         remote: &std::path::Path,
     ) -> io::Result<()> {
         let bytes = tokio::fs::read(local).await?;
-        if let Some(dir) = remote.parent() {
-            super::files::create_dir_all(&conn.sftp, dir).await?;
+        let Some(dir) = remote.parent() else {
+            return Err(io::Error::other(
+                "the helper's remote path has no directory",
+            ));
+        };
+        super::files::create_dir_all(&conn.sftp, dir).await?;
+        // Executable before it takes its name: a second process uploading the same build at
+        // once (both found no helper) renames over this one, and the start script's check
+        // of either must find a whole, executable file, never a fresh 0644 one.
+        super::files::atomic_write(&conn.sftp, remote, &bytes, false, Some(0o755)).await?;
+        if let Some(name) = remote.file_name().and_then(|n| n.to_str()) {
+            // A cache that cannot be tidied still serves this session.
+            let _ = super::helper_cache::evict(&conn.sftp, dir, name).await;
         }
-        super::files::atomic_write(&conn.sftp, remote, &bytes, false).await
+        Ok(())
     }
 }
 

@@ -16,6 +16,7 @@ mod connection;
 mod exec;
 mod files;
 mod helper;
+mod helper_cache;
 mod master;
 mod served;
 mod watchdog;
@@ -361,7 +362,7 @@ impl ExecutionEnv for SshEnv {
     fn write_file<'a>(&'a self, path: &'a Path, data: Vec<u8>) -> BoxFuture<'a, io::Result<()>> {
         let fsync = self.fsync;
         Box::pin(self.with_sftp(path, move |conn, path| async move {
-            files::atomic_write(&conn.sftp, &path, &data, fsync).await
+            files::atomic_write(&conn.sftp, &path, &data, fsync, None).await
         }))
     }
 
