@@ -153,6 +153,13 @@ async fn a_mirrored_argument_needs_its_header_saying_the_same() {
             message.contains("Mcp-Param-Region"),
             "{header:?}: {message}"
         );
+        // The library's words, made a sentence that says what to send.
+        assert!(
+            message.starts_with(|c: char| c.is_uppercase())
+                && message.contains(". The request was not run. Over HTTP a 2026-07-28 request must carry `Mcp-Method`")
+                && message.ends_with("; send them so."),
+            "{header:?}: {message}"
+        );
     }
     assert_eq!(runs.load(Ordering::SeqCst), 2);
     // A tool that marks nothing needs no header.

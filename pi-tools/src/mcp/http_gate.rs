@@ -1,7 +1,7 @@
 //! What the HTTP transport answers itself, around the protocol library: the bearer token, a
 //! POST body that is not one usable JSON-RPC message (400 with the JSON-RPC error, as over
-//! stdio), DELETE's status (200, or 404 for a session that is not live), and the health
-//! probe.
+//! stdio), DELETE's status (200, or 404 for a session that is not live), the health
+//! probe, and a header mismatch's refusal made a sentence with its fix (`http_explain`).
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -18,6 +18,7 @@ use subtle::ConstantTimeEq;
 use tokio::sync::OwnedSemaphorePermit;
 
 use super::answer_ids::answers_no_question;
+use super::http_explain::explained;
 use super::listen_bound::{ListenBound, TOO_MANY_LISTENS};
 use super::sessions::Sessions;
 
@@ -108,11 +109,12 @@ pub(crate) async fn gate(State(gate): State<Arc<Gate>>, request: Request, next: 
                 // Served on its own by the library (with a session id or not), by the
                 // server's stateless house (see `house`), never by a session's server.
                 // Only `initialize` makes a session, and it is never of this kind.
-                return super::era::STATELESS_REQUEST
+                let response = super::era::STATELESS_REQUEST
                     .scope((), next.run(request))
                     .await;
+                return explained(response).await;
             }
-            next.run(request).await
+            explained(next.run(request).await).await
         }
         Method::DELETE => delete(&gate, request, next).await,
         _ => next.run(request).await,

@@ -120,6 +120,7 @@ mod hibernation;
 mod house;
 mod http;
 mod http_conn;
+mod http_explain;
 mod http_gate;
 mod http_proxy;
 mod line_write;
