@@ -69,7 +69,10 @@ pub(super) fn follow(
     }
     tokio::spawn(async move {
         loop {
-            let mut taken_in = None;
+            // What is served, to go back to when the change cannot be listed: the toolbox
+            // then stays what the clients see, and the next change starts from it.
+            let served = Served::of(&toolbox);
+            let mut reread = None;
             let replaced = tokio::select! {
                 changed = mounted_change(&mut changes) => {
                     if !changed {
@@ -79,9 +82,9 @@ pub(super) fn follow(
                     take_mounted(&mounts, &mut toolbox).await
                 }
                 () = file_change(&mut reloader) => match reloader.as_mut().and_then(Reloader::reread) {
-                    Some(reread) => {
-                        taken_in = reloader.as_ref().map(|r| r.taken_in(&reread));
-                        toolbox.replace_declared(reread.declared, reread.active);
+                    Some(next) => {
+                        toolbox.replace_declared(next.declared.clone(), next.active.clone());
+                        reread = Some(next);
                         true
                     }
                     None => false,
@@ -90,14 +93,52 @@ pub(super) fn follow(
             if !replaced {
                 continue;
             }
-            inactive.update(&toolbox);
-            if let Err(e) = updates.replace(&McpTools::from(&toolbox)) {
-                tracing::warn!("{e}; the tools served stay as they were");
-            } else if let Some(line) = taken_in {
-                tracing::info!("{line}");
+            match updates.replace(&McpTools::from(&toolbox)) {
+                Ok(_) => {
+                    inactive.update(&toolbox);
+                    if let (Some(reloader), Some(reread)) = (reloader.as_mut(), &reread) {
+                        tracing::info!("{}", reloader.taken_in(reread));
+                    }
+                }
+                Err(e) => {
+                    served.restore(&mut toolbox);
+                    match reloader.as_mut().filter(|_| reread.is_some()) {
+                        // Refused as a reading is: said once, and read again at the next
+                        // change of the file.
+                        Some(reloader) => reloader.refuse(&e.to_string()),
+                        None => tracing::warn!("{e}; the tools served stay as they were"),
+                    }
+                }
             }
         }
     })
+}
+
+/// The mounted and declared tools a toolbox serves, to put back.
+struct Served {
+    mounted: Vec<Arc<dyn ToolDefinition>>,
+    declared: Vec<crate::config::DeclaredTool>,
+    active: Vec<String>,
+}
+
+impl Served {
+    fn of(toolbox: &Toolbox) -> Served {
+        Served {
+            mounted: toolbox
+                .registered()
+                .iter()
+                .filter(|t| t.spec().mounted_from().is_some())
+                .cloned()
+                .collect(),
+            declared: toolbox.config().declared.clone(),
+            active: toolbox.config().active.clone(),
+        }
+    }
+
+    fn restore(self, toolbox: &mut Toolbox) {
+        toolbox.replace_declared(self.declared, self.active);
+        toolbox.replace_mounted(self.mounted);
+    }
 }
 
 /// Whether the mounted servers' tools changed (`false`: they never will again); never

@@ -95,8 +95,9 @@ impl Reloader {
     }
 
     /// Reads the file again. Returns what to take in when its declared tools changed (the
-    /// caller serves it, then logs [`Reloader::taken_in`]); `None` when they did not or the
-    /// reading was refused (which is logged, and changes nothing).
+    /// caller serves it, then calls [`Reloader::taken_in`], or [`Reloader::refuse`] when it
+    /// cannot be served); `None` when they did not or the reading was refused (which is
+    /// logged, and changes nothing).
     pub(super) fn reread(&mut self) -> Option<Reread> {
         let next = match self
             .source
@@ -104,20 +105,10 @@ impl Reloader {
         {
             Ok((next, _)) => next,
             Err(e) => {
-                let refusal = e.to_string();
-                if self.refused.as_ref() != Some(&refusal) {
-                    tracing::warn!(
-                        "{} changed, but its new content was refused, so the tools served stay as they were. {refusal}",
-                        self.source
-                    );
-                    self.refused = Some(refusal);
-                }
-                // A directory that appeared meanwhile (the trust records') is watched now.
-                self.watch_files();
+                self.refuse(&e.to_string());
                 return None;
             }
         };
-        self.refused = None;
         let reread = reread(&self.running, &next);
         if !reread.waiting.is_empty() {
             tracing::warn!(
@@ -126,17 +117,33 @@ impl Reloader {
                 reread.waiting.join(", ")
             );
         }
-        let changes = reread.changes_tools(&self.running);
-        reread.apply(&mut self.running);
-        self.watch_files();
-        if !changes {
+        if !reread.changes_tools(&self.running) {
+            self.refused = None;
+            self.watch_files();
             return None;
         }
         Some(reread)
     }
 
-    /// The log line for `reread` once it is served.
-    pub(super) fn taken_in(&self, reread: &Reread) -> String {
+    /// Logs that the file's new content was refused for `refusal` (once for one edit, which
+    /// may come as more than one change); nothing of it is taken in.
+    pub(super) fn refuse(&mut self, refusal: &str) {
+        if self.refused.as_deref() != Some(refusal) {
+            tracing::warn!(
+                "{} changed, but its new content was refused, so the tools served stay as they were. {refusal}",
+                self.source
+            );
+            self.refused = Some(refusal.to_owned());
+        }
+        // A directory that appeared meanwhile (the trust records') is watched now.
+        self.watch_files();
+    }
+
+    /// Takes in `reread`, which the server now serves; returns the line to log.
+    pub(super) fn taken_in(&mut self, reread: &Reread) -> String {
+        reread.apply(&mut self.running);
+        self.refused = None;
+        self.watch_files();
         let names: Vec<&str> = reread.declared.iter().map(|d| d.name.as_str()).collect();
         format!(
             "{} changed: the declared tools are now {}",
