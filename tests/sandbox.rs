@@ -248,6 +248,49 @@ async fn git_hooks_and_config_cannot_be_planted_but_commits_work() {
     assert_eq!(out, Ok("second\nfirst".to_owned()));
 }
 
+/// A protected file below the top of the workspace (`.cargo/config.toml` by default, or a
+/// script the configuration names) keeps its place: its directory cannot be renamed away
+/// and replaced by one holding a file of the command's own, and the rest of that directory
+/// stays writable.
+#[tokio::test]
+async fn a_protected_files_directory_cannot_be_moved_aside_and_replaced() {
+    let fx = Fixture::plain();
+    std::fs::create_dir_all(fx.ws.join(".cargo")).expect(".cargo");
+    std::fs::write(fx.ws.join(".cargo/config.toml"), "# mine\n").expect("config");
+    std::fs::create_dir_all(fx.ws.join("tools/bin")).expect("tools/bin");
+    std::fs::write(fx.ws.join("tools/bin/deploy.sh"), "echo deploying\n").expect("script");
+    let mut protected: Vec<PathBuf> = pi_tools::env::sandbox::DEFAULT_PROTECTED
+        .iter()
+        .map(PathBuf::from)
+        .collect();
+    protected.push(PathBuf::from("tools/bin/deploy.sh"));
+    let env = fx.env(SandboxPolicy::new(SandboxMode::WorkspaceWrite).with_protected(protected));
+    let text = refused(
+        &env,
+        "mv .cargo .cargo-old 2>&1; mv tools tools-old 2>&1; mv tools/bin tools/old 2>&1; \
+         rm -rf .cargo 2>&1; mkdir -p .cargo && echo evil > .cargo/config.toml",
+    )
+    .await;
+    assert_eq!(
+        text,
+        "mv: cannot move '.cargo' to '.cargo-old': Device or resource busy\n\
+         mv: cannot move 'tools' to 'tools-old': Device or resource busy\n\
+         mv: cannot move 'tools/bin' to 'tools/old': Device or resource busy\n\
+         rm: cannot remove '.cargo/config.toml': Device or resource busy\n\
+         bash: line 1: .cargo/config.toml: Read-only file system\n\nCommand exited with code 1"
+    );
+    assert_eq!(read(&fx.ws.join(".cargo/config.toml")), "# mine\n");
+    assert_eq!(read(&fx.ws.join("tools/bin/deploy.sh")), "echo deploying\n");
+    assert!(!fx.ws.join(".cargo-old").exists() && !fx.ws.join("tools-old").exists());
+    // What else the directories hold is the command's to change.
+    let out = run(
+        &env,
+        "echo x > .cargo/notes && echo y > tools/bin/other.sh && rm .cargo/notes && cat tools/bin/other.sh",
+    )
+    .await;
+    assert_eq!(out, Ok("y".to_owned()));
+}
+
 #[tokio::test]
 async fn a_worktree_is_protected_through_its_git_file() {
     let fx = Fixture::repository();

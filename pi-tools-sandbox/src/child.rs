@@ -71,6 +71,7 @@ impl Confinement {
                 Some(Isolation::Namespaces(MountPlan::new(
                     &sandbox.anchors,
                     &protected,
+                    &sandbox.roots,
                     sandbox.shm.as_deref().map(crate::PrivateTemp::path),
                 )?))
             } else if privileges::held() {

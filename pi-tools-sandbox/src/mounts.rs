@@ -8,8 +8,9 @@
 //! Landlock only adds rights, so it cannot keep `.git` read-only beneath a writable
 //! workspace; a private mount namespace (in that user namespace) can: the child bind-mounts
 //! each protected path onto itself read-only before Landlock is applied (then Landlock
-//! forbids changing mounts), and bind-mounts each anchor (a `.git` directory) onto itself so
-//! it cannot be renamed away and replaced.
+//! forbids changing mounts), and bind-mounts each anchor (a `.git` directory, and each
+//! directory on the way to a protected path below the top of its root) onto itself so it
+//! cannot be renamed away and replaced.
 
 use std::ffi::CString;
 use std::io;
@@ -39,22 +40,45 @@ impl MountPlan {
     /// mounts `shm` on `/dev/shm`; the protected paths that do not exist are left out
     /// (there is nothing to mount on). With nothing to mount, the plan is the user and IPC
     /// namespaces alone.
+    ///
+    /// A protected path deeper than the top of its writable root in `roots` (such as
+    /// `.cargo/config.toml`) also gets each directory on its way below the root anchored: a
+    /// read-only mount holds only the path itself, and a command could otherwise rename its
+    /// directory away and make a new one with a file of its own at the protected name. A
+    /// mount point cannot be renamed or removed; what is inside it stays writable.
     pub(super) fn new(
         anchors: &[impl AsRef<Path>],
         protected: &[impl AsRef<Path>],
+        roots: &[impl AsRef<Path>],
         shm: Option<&Path>,
     ) -> io::Result<MountPlan> {
+        // Most protected paths are missing; their directories are read once each.
+        let exist = crate::dir_names::exist(protected);
+        let existing: Vec<&Path> = protected
+            .iter()
+            .zip(exist)
+            .filter(|(_, exists)| *exists)
+            .map(|(path, _)| path.as_ref())
+            .collect();
+        let mut anchored: Vec<&Path> = anchors.iter().map(AsRef::as_ref).collect();
+        for path in &existing {
+            for way in ways(path, roots) {
+                if !anchored.contains(&way) {
+                    anchored.push(way);
+                }
+            }
+        }
+        // A directory before what is inside it: a bind mount made later onto a directory
+        // would hide the mounts below it.
+        anchored.sort_by_key(|path| path.components().count());
         let mut targets = Vec::new();
-        for anchor in anchors {
+        for anchor in anchored {
             targets.push(Target {
-                path: c_path(anchor.as_ref())?,
+                path: c_path(anchor)?,
                 read_only: None,
             });
         }
-        // Most protected paths are missing; their directories are read once each.
-        let exist = crate::dir_names::exist(protected);
-        for (path, _) in protected.iter().zip(exist).filter(|(_, exists)| *exists) {
-            let path = path.as_ref();
+        for path in existing {
             targets.push(Target {
                 path: c_path(path)?,
                 read_only: Some(
@@ -157,6 +181,24 @@ impl MountPlan {
     }
 }
 
+/// The directories between the writable root of `roots` that holds `path` (the deepest
+/// one) and `path`, both left out: none for a path at the top of its root or outside every
+/// root.
+fn ways<'a>(path: &'a Path, roots: &[impl AsRef<Path>]) -> Vec<&'a Path> {
+    let Some(root) = roots
+        .iter()
+        .map(AsRef::as_ref)
+        .filter(|root| path.starts_with(root))
+        .max_by_key(|root| root.components().count())
+    else {
+        return Vec::new();
+    };
+    path.ancestors()
+        .skip(1)
+        .take_while(|dir| *dir != root && dir.starts_with(root))
+        .collect()
+}
+
 fn c_path(path: &Path) -> io::Result<CString> {
     CString::new(path.as_os_str().as_bytes()).map_err(|_| {
         io::Error::new(
@@ -226,7 +268,7 @@ unsafe fn write_proc(path: &std::ffi::CStr, data: &[u8]) -> io::Result<()> {
 /// forked child (a switch that allows them can still be overridden by a seccomp profile or a
 /// security module, as in many containers).
 pub(super) fn namespaces_work() -> bool {
-    let Ok(plan) = MountPlan::new(&[] as &[&Path], &[] as &[&Path], None) else {
+    let Ok(plan) = MountPlan::new(&[] as &[&Path], &[] as &[&Path], &[] as &[&Path], None) else {
         return false;
     };
     // fork stays libc's: rustix's is unsafe too, and meant for a runtime of its own.
@@ -260,5 +302,32 @@ pub(super) fn namespaces_work() -> bool {
             Err(rustix::io::Errno::INTR) => {}
             Err(_) => return false,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_ways_are_the_directories_below_the_deepest_root_holding_the_path() {
+        let roots = [
+            Path::new("/w"),
+            Path::new("/w/sub/tmp"),
+            Path::new("/other"),
+        ];
+        let ways_of = |path: &str| -> Vec<String> {
+            ways(Path::new(path), &roots)
+                .iter()
+                .map(|p| p.display().to_string())
+                .collect()
+        };
+        assert_eq!(ways_of("/w/.cargo/config.toml"), ["/w/.cargo"]);
+        assert_eq!(ways_of("/w/a/b/c.sh"), ["/w/a/b", "/w/a"]);
+        assert_eq!(ways_of("/w/pi-tools.toml"), Vec::<String>::new());
+        assert_eq!(ways_of("/w/sub/tmp/x/y"), ["/w/sub/tmp/x"]);
+        assert_eq!(ways_of("/elsewhere/a/b"), Vec::<String>::new());
+        // A root named by its components, not its bytes: `/w2` is not below `/w`.
+        assert_eq!(ways_of("/w2/a/b"), Vec::<String>::new());
     }
 }
