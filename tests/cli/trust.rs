@@ -254,6 +254,40 @@ fn trust_is_revoked_by_a_one_byte_change_of_the_file_or_of_a_script_it_runs() {
     );
 }
 
+/// What a trusted file makes pi-tools run (a declared tool's script, in a directory of the
+/// workspace) is as protected as the file: no command of a session can rewrite it, or move
+/// its directory aside and plant another, for a server started again later to run.
+#[test]
+fn a_script_the_trusted_file_runs_cannot_be_rewritten_by_a_command() {
+    let scene = Scene::new("script");
+    let tools = scene.work.join("tools");
+    std::fs::create_dir_all(&tools).expect("made");
+    std::fs::write(tools.join("hello.sh"), "#!/bin/sh\necho hello\n").expect("written");
+    std::fs::write(
+        scene.config(),
+        "[tool.hello]\ndescription = \"Says hello.\"\ncommand = [\"sh\", \"tools/hello.sh\"]\n\n[tools]\nactive = [\"bash\", \"hello\"]\n",
+    )
+    .expect("written");
+    assert!(scene.run(&["trust"], "").status.success());
+    let text = scene.bash(
+        "echo 'echo owned' >> tools/hello.sh; mv tools tools-old; \
+         printf 'echo owned' > tools/hello.sh; echo done",
+    );
+    assert_eq!(
+        text,
+        "/bin/bash: line 1: tools/hello.sh: Read-only file system\n\
+         mv: cannot move 'tools' to 'tools-old': Device or resource busy\n\
+         /bin/bash: line 1: tools/hello.sh: Read-only file system\ndone"
+    );
+    assert_eq!(
+        std::fs::read_to_string(tools.join("hello.sh")).expect("read"),
+        "#!/bin/sh\necho hello\n"
+    );
+    assert!(!scene.work.join("tools-old").exists());
+    // The file is still trusted, and its tool says what it said.
+    assert!(scene.run(&["check"], "").status.success());
+}
+
 /// A found file that only tightens the default applies with no step, and says so.
 #[test]
 fn a_file_that_only_tightens_the_default_applies_without_trust() {

@@ -6,7 +6,7 @@
 use std::io;
 use std::path::{Path, PathBuf};
 
-use super::trust::TrustStore;
+use super::trust::{TrustStore, files_read};
 use super::{Config, DEFAULT_ORIGIN};
 use crate::env::local::LocalEnv;
 use crate::env::{SandboxMode, SandboxPolicy};
@@ -56,8 +56,10 @@ impl Config {
 
     /// `[sandbox]` as a policy, with `roots` as the writable roots when the section names
     /// none (`[paths] allowed_roots`, or an MCP client's roots). Besides its paths it protects
-    /// the configuration file itself and the user's trust records wherever a writable root
-    /// holds them, so that no command can rewrite what decides the next session's sandbox.
+    /// the configuration file itself, the files it names that pi-tools runs or reads (see
+    /// [`files_read`]) and the user's trust records wherever a writable root holds them, so
+    /// that no command can rewrite what decides the next session's sandbox or what runs
+    /// outside it.
     pub fn sandbox_policy(&self, roots: Option<&[PathBuf]>) -> SandboxPolicy {
         let policy = self.sandbox.policy(roots);
         if self.sandbox.mode != SandboxMode::WorkspaceWrite {
@@ -69,6 +71,12 @@ impl Config {
         if self.origin != DEFAULT_ORIGIN
             && let Ok(file) = std::path::absolute(&self.origin)
         {
+            // And what it makes pi-tools run or read (a declared tool's script, a mounted
+            // server's program, a token file): a server started again later in this process
+            // runs outside the sandbox.
+            if let Some(dir) = file.parent() {
+                protected.extend(files_read(self, dir));
+            }
             protected.push(file);
         }
         if let Some(store) = TrustStore::from_env() {
