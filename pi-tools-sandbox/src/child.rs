@@ -71,6 +71,7 @@ impl Confinement {
                 Some(Isolation::Namespaces(MountPlan::new(
                     &sandbox.anchors,
                     &protected,
+                    &sandbox.in_place,
                     &sandbox.roots,
                     sandbox.shm.as_deref().map(crate::PrivateTemp::path),
                 )?))

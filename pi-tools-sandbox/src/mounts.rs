@@ -41,14 +41,17 @@ impl MountPlan {
     /// (there is nothing to mount on). With nothing to mount, the plan is the user and IPC
     /// namespaces alone.
     ///
-    /// A protected path deeper than the top of its writable root in `roots` (such as
-    /// `.cargo/config.toml`) also gets each directory on its way below the root anchored: a
-    /// read-only mount holds only the path itself, and a command could otherwise rename its
-    /// directory away and make a new one with a file of its own at the protected name. A
-    /// mount point cannot be renamed or removed; what is inside it stays writable.
+    /// A protected path of `in_place` deeper than the top of its writable root in `roots`
+    /// (such as `.cargo/config.toml`) also gets each directory on its way below the root
+    /// anchored: a read-only mount holds only the path itself, and a command could
+    /// otherwise rename its directory away and make a new one with a file of its own at the
+    /// protected name. A mount point cannot be renamed or removed; what is inside it stays
+    /// writable. (Git's paths are not in `in_place`: a repository may be moved, and the git
+    /// guard follows it.)
     pub(super) fn new(
         anchors: &[impl AsRef<Path>],
         protected: &[impl AsRef<Path>],
+        in_place: &[impl AsRef<Path>],
         roots: &[impl AsRef<Path>],
         shm: Option<&Path>,
     ) -> io::Result<MountPlan> {
@@ -61,7 +64,10 @@ impl MountPlan {
             .map(|(path, _)| path.as_ref())
             .collect();
         let mut anchored: Vec<&Path> = anchors.iter().map(AsRef::as_ref).collect();
-        for path in &existing {
+        let held = existing
+            .iter()
+            .filter(|path| in_place.iter().any(|p| p.as_ref() == **path));
+        for path in held {
             for way in ways(path, roots) {
                 if !anchored.contains(&way) {
                     anchored.push(way);
@@ -268,7 +274,13 @@ unsafe fn write_proc(path: &std::ffi::CStr, data: &[u8]) -> io::Result<()> {
 /// forked child (a switch that allows them can still be overridden by a seccomp profile or a
 /// security module, as in many containers).
 pub(super) fn namespaces_work() -> bool {
-    let Ok(plan) = MountPlan::new(&[] as &[&Path], &[] as &[&Path], &[] as &[&Path], None) else {
+    let Ok(plan) = MountPlan::new(
+        &[] as &[&Path],
+        &[] as &[&Path],
+        &[] as &[&Path],
+        &[] as &[&Path],
+        None,
+    ) else {
         return false;
     };
     // fork stays libc's: rustix's is unsafe too, and meant for a runtime of its own.

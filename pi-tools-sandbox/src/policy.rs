@@ -178,6 +178,7 @@ impl SandboxPolicy {
             network: self.network,
             roots: Vec::new(),
             protected: Arc::from([]),
+            in_place: Arc::from([]),
             anchors: Vec::new(),
             git: self.git,
             git_read_only: Vec::new(),
@@ -216,6 +217,7 @@ impl SandboxPolicy {
         // paths outside git's, at the top of each root (absolute entries as they are).
         let mut plantable = Vec::new();
         let mut protected = Vec::new();
+        let mut in_place = Vec::new();
         for root in &resolved.roots {
             for relative in self.protected.iter().filter(|p| !is_git_entry(p)) {
                 push_unique(&mut plantable, root.join(relative));
@@ -233,6 +235,9 @@ impl SandboxPolicy {
                     _ => root.join(relative),
                 };
                 let target = real_location(&target);
+                if !is_git_entry(relative) {
+                    push_unique(&mut in_place, target.clone());
+                }
                 if !protected.contains(&target) {
                     protected.push(target);
                 }
@@ -296,6 +301,7 @@ impl SandboxPolicy {
         }
         // Alike in every session of the workspace: one copy for them all.
         resolved.protected = shared::paths(protected);
+        resolved.in_place = shared::paths(in_place);
         let guard = GitGuard::new(
             resolved.repositories.clone(),
             bare_roots,
@@ -337,6 +343,10 @@ pub struct Sandbox {
     /// Canonical paths under the roots that stay read-only (some may not exist yet);
     /// shared by the sandboxes that resolved the same list.
     pub(super) protected: Arc<[PathBuf]>,
+    /// The protected paths of the list (not git's, which the git guard follows wherever a
+    /// repository is moved) whose directories below their root are anchored when they
+    /// exist, so none of them can be renamed away and replaced.
+    pub(super) in_place: Arc<[PathBuf]>,
     /// `.git` directories that are bind-mounted onto themselves so they cannot be moved
     /// away and replaced by a copy with other hooks.
     pub(super) anchors: Vec<PathBuf>,
