@@ -1,6 +1,7 @@
 //! A mounted server's audio and embedded resources (`media_server.py`): they reach an MCP
 //! client of the gateway (`pi-tools mcp`) exactly as the server sent them, beside its text
-//! and image, and `pi-tools run` gives them in the result message in MCP's shape.
+//! and image, and `pi-tools run` gives them in the result message in MCP's shape. Its
+//! resource links reach the client as links it can follow through the gateway.
 
 use std::path::Path;
 
@@ -48,4 +49,30 @@ fn a_run_gives_them_in_the_result_message_as_mcp_content() {
     let messages = setup.run_calls(json!([{"id": "1", "name": "media__media", "arguments": {}}]));
     assert_eq!(messages[0]["isError"], false);
     assert_eq!(messages[0]["content"], sent());
+}
+
+#[test]
+fn a_resource_link_reaches_the_client_as_one_it_reads_through_the_gateway() {
+    let setup = Setup::new(&config());
+    let mut gateway = StdioGateway::start(&setup, &[]);
+    let answer = gateway.call(2, "media__linking", json!({}));
+    let uri = "mcp-mount://media/test%3A%2F%2Fnotes%2Fa";
+    assert_eq!(
+        answer["result"]["content"],
+        json!([
+            {"type": "text", "text": "the notes are linked"},
+            {"type": "text", "text": "[resource link: test://notes/a (a): The notes.]"},
+            {"type": "resource_link", "uri": uri, "name": "a", "description": "The notes.", "mimeType": "text/markdown"}
+        ]),
+        "{answer}"
+    );
+    let read = gateway.send(
+        json!({"jsonrpc": "2.0", "id": 3, "method": "resources/read", "params": {"uri": uri}}),
+    );
+    assert_eq!(
+        read["result"]["contents"],
+        json!([{"uri": uri, "mimeType": "text/markdown", "text": "# A\nnotes"}]),
+        "{read}"
+    );
+    assert!(gateway.end_input().success());
 }

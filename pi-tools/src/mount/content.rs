@@ -1,20 +1,31 @@
 //! A server's tool result as ours: text, images, audio and embedded resources as they are
-//! (so the gateway serves them on unchanged), resource links as text that says what they
-//! are, structured content as ours and in `details` (and as text when there is no other
-//! content), `isError` as a failed call; and the check of the structured content against
-//! the output schema the server lists.
+//! (so the gateway serves them on unchanged); a resource link as a link of the result under
+//! the gateway's URI for it (`mcp-mount://<server>/…`, which the gateway's `resources/read`
+//! reads from the server), so an MCP client gets `resource_link` content it can follow, and
+//! as text that says what it is, for a model that reads text only; structured content as
+//! ours and in `details` (and as text when there is no other content), `isError` as a
+//! failed call; and the check of the structured content against the output schema the
+//! server lists.
 
 use rmcp::model::CallToolResult;
 use serde_json::{Value, json};
 
-use crate::core::{ContentBlock, EmbeddedResource, ToolError, ToolResult};
+use super::resources::gateway_uri;
+use crate::core::{ContentBlock, EmbeddedResource, ResourceLink, ToolError, ToolResult};
 
-/// Maps `result` of `tool` (our name for it) onto our result, or onto an error when the
-/// server flagged it as one.
-pub(crate) fn map_result(mut result: CallToolResult) -> Result<ToolResult, ToolError> {
+/// Maps `result` of the server mounted as `server` onto our result, or onto an error when
+/// the server flagged it as one.
+pub(crate) fn map_result(
+    mut result: CallToolResult,
+    server: &str,
+) -> Result<ToolResult, ToolError> {
     let mut content = Vec::with_capacity(result.content.len());
+    let mut links = Vec::new();
     for block in &result.content {
         let block = serde_json::to_value(block).unwrap_or(Value::Null);
+        if let Some(link) = link_of(&block, server) {
+            links.push(link);
+        }
         content.push(map_block(&block));
     }
     // Taken, not copied: it may hold a million values.
@@ -37,13 +48,37 @@ pub(crate) fn map_result(mut result: CallToolResult) -> Result<ToolResult, ToolE
         if text.trim().is_empty() {
             text = "The tool reported an error without saying what went wrong.".to_owned();
         }
-        return Err(ToolError::new(text).with_details(details));
+        let error = ToolError::new(text).with_details(details);
+        return Err(links.into_iter().fold(error, ToolError::with_link));
     }
     Ok(ToolResult {
         content,
         details,
         structured_content: structured,
+        links,
         ..ToolResult::default()
+    })
+}
+
+/// A `resource_link` block of the server mounted as `server`, as a link under the gateway's
+/// URI; `None` for any other block, or a link without a URI.
+fn link_of(block: &Value, server: &str) -> Option<ResourceLink> {
+    if block.get("type").and_then(Value::as_str) != Some("resource_link") {
+        return None;
+    }
+    let str_of = |key: &str| {
+        block
+            .get(key)
+            .and_then(Value::as_str)
+            .filter(|s| !s.is_empty())
+    };
+    let uri = str_of("uri")?;
+    Some(ResourceLink {
+        uri: gateway_uri(server, uri),
+        name: str_of("name").unwrap_or(uri).to_owned(),
+        description: str_of("description").map(str::to_owned),
+        mime_type: str_of("mimeType").map(str::to_owned),
+        size: block.get("size").and_then(Value::as_u64),
     })
 }
 
@@ -111,6 +146,44 @@ fn map_block(block: &Value) -> ContentBlock {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_link_is_the_gateways_to_follow_and_text_to_read() {
+        let result: CallToolResult = serde_json::from_value(json!({"content": [
+            {"type": "text", "text": "made it"},
+            {"type": "resource_link", "uri": "test://a b", "name": "a", "mimeType": "text/plain", "size": 12},
+            {"type": "resource_link", "uri": "test://c", "name": "c", "description": "the log"}
+        ]}))
+        .expect("a result");
+        let mapped = map_result(result, "docs").expect("a success");
+        assert_eq!(
+            mapped.links,
+            [
+                ResourceLink {
+                    uri: "mcp-mount://docs/test%3A%2F%2Fa%20b".to_owned(),
+                    name: "a".to_owned(),
+                    description: None,
+                    mime_type: Some("text/plain".to_owned()),
+                    size: Some(12),
+                },
+                ResourceLink {
+                    uri: "mcp-mount://docs/test%3A%2F%2Fc".to_owned(),
+                    name: "c".to_owned(),
+                    description: Some("the log".to_owned()),
+                    mime_type: None,
+                    size: None,
+                },
+            ]
+        );
+        assert_eq!(
+            mapped.content,
+            [
+                ContentBlock::text("made it"),
+                ContentBlock::text("[resource link: test://a b (a)]"),
+                ContentBlock::text("[resource link: test://c (c): the log]"),
+            ]
+        );
+    }
 
     #[test]
     fn blocks_keep_their_kind_and_links_become_text() {

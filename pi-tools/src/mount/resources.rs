@@ -166,7 +166,7 @@ async fn read(
 }
 
 /// The gateway's URI of the resource `uri` of the server mounted as `server`.
-fn gateway_uri(server: &str, uri: &str) -> String {
+pub(super) fn gateway_uri(server: &str, uri: &str) -> String {
     format!(
         "{SCHEME}{server}/{}",
         percent_encode(uri.as_bytes(), b"-._~")

@@ -169,7 +169,7 @@ impl MountedCall {
         };
         let undone = self.server.undo_plants();
         match outcome {
-            Ok(result) => map_result(result)
+            Ok(result) => map_result(result, self.server.name())
                 .and_then(|result| match &self.output {
                     Some(validator) => {
                         check_structured(&result, validator, self.server.name(), &self.remote)
