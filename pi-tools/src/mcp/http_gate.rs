@@ -67,18 +67,20 @@ pub(crate) async fn gate(State(gate): State<Arc<Gate>>, request: Request, next: 
                 );
                 return StatusCode::ACCEPTED.into_response();
             }
-            let initialize = kind == Kind::Initialize;
-            // A new session past the bound is refused (or takes the place of the least
-            // recently used idle one, when the server is set so). Its place is kept from
-            // here until the session is made.
-            if initialize
-                && let Some(sessions) = &gate.sessions
-                && !request.headers().contains_key("mcp-session-id")
-            {
-                let Some(opening) = sessions.make_room() else {
-                    return too_many_sessions(sessions.max, sessions.when_full);
+            if let Kind::Initialize(declared) = kind {
+                // A new session past the bound is refused (or takes the place of the least
+                // recently used idle one, when the server is set so). Its place is kept from
+                // here until the session is made.
+                let response = match &gate.sessions {
+                    Some(sessions) if !request.headers().contains_key("mcp-session-id") => {
+                        let Some(opening) = sessions.make_room() else {
+                            return too_many_sessions(sessions.max, sessions.when_full);
+                        };
+                        opening.scope(next.run(request)).await
+                    }
+                    _ => next.run(request).await,
                 };
-                return opening.scope(next.run(request)).await;
+                return offering_tasks(response, declared, gate.max_message_bytes).await;
             }
             if let Kind::Listen(id) = kind {
                 // Open until its client closes it: a place among the listens, held by the
@@ -224,8 +226,12 @@ fn holding(response: Response, place: OwnedSemaphorePermit) -> Response {
 /// What a usable message is, as far as the gate cares.
 #[derive(Clone, PartialEq, Eq)]
 enum Kind {
-    /// `initialize`, which makes a new session.
-    Initialize,
+    /// `initialize`, which makes a new session; whether its client declared the tasks
+    /// extension (its answer offers MCP 2025-11-25's tasks if not, see `tasks_2025_edge`).
+    Initialize(bool),
+    /// A request of a session that may be one whose 2025-11-25 answer the server gives
+    /// itself, renamed on its way (see `tasks_2025_edge`).
+    MayDivert,
     /// A response or error whose id is a string: the server numbers its questions
     /// (elicitation, roots), and JSON-RPC ids match by type and value, so it answers none
     /// of them, though the protocol library would take `"3"` for `3`.
@@ -253,6 +259,14 @@ async fn checked_body(request: Request, max: usize) -> Result<(Request, Kind), R
         ),
     })?;
     let kind = check_message(&bytes)?;
+    if kind == Kind::MayDivert {
+        let mut message: Value = serde_json::from_slice(&bytes).unwrap_or(Value::Null);
+        let body = match super::tasks_2025_edge::divert(&mut message) {
+            true => Body::from(message.to_string()),
+            false => Body::from(bytes),
+        };
+        return Ok((Request::from_parts(parts, body), Kind::Other));
+    }
     Ok((Request::from_parts(parts, Body::from(bytes)), kind))
 }
 
@@ -270,13 +284,16 @@ fn check_message(bytes: &[u8]) -> Result<Kind, Refusal> {
                     request.request.get_meta().protocol_version().as_ref(),
                 );
             return Ok(match request.request {
-                ClientRequest::InitializeRequest(_) => Kind::Initialize,
+                ClientRequest::InitializeRequest(init) => {
+                    Kind::Initialize(init.params.capabilities.supports_tasks())
+                }
                 ClientRequest::SubscriptionsListenRequest(_) if stateless => {
                     Kind::Listen(serde_json::to_value(&request.id).unwrap_or(Value::Null))
                 }
                 // As the library routes it: a request with the complete per-request
                 // `_meta` of 2026-07-28, or naming that version, is served on its own.
                 _ if stateless => Kind::StatelessEra,
+                ref other if super::tasks_2025_edge::may_divert(other.method()) => Kind::MayDivert,
                 _ => Kind::Other,
             });
         }
@@ -323,6 +340,38 @@ fn check_message(bytes: &[u8]) -> Result<Kind, Refusal> {
         code: INVALID_REQUEST,
         message: format!("Invalid Request: {reason}"),
     })
+}
+
+/// `response`, the answer to an `initialize` whose client did (`declared`) or did not
+/// declare the tasks extension, offering MCP 2025-11-25's tasks (see `tasks_2025_edge`).
+/// An answer that is not a JSON body (an event stream) is passed on as it is.
+async fn offering_tasks(response: Response, declared: bool, max: usize) -> Response {
+    let is_json = response
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.starts_with("application/json"));
+    if !is_json {
+        return response;
+    }
+    let (mut parts, body) = response.into_parts();
+    let Ok(bytes) = to_bytes(body, max).await else {
+        return internal_error("the answer to initialize could not be read");
+    };
+    let Ok(mut answer) = serde_json::from_slice::<Value>(&bytes) else {
+        return Response::from_parts(parts, Body::from(bytes));
+    };
+    super::tasks_2025_edge::offer_in_initialize(&mut answer, declared);
+    parts.headers.remove(header::CONTENT_LENGTH);
+    Response::from_parts(parts, Body::from(answer.to_string()))
+}
+
+fn internal_error(what: &str) -> Response {
+    (
+        StatusCode::INTERNAL_SERVER_ERROR,
+        format!("Internal Server Error: {what}; this is a bug in pi-tools.\n"),
+    )
+        .into_response()
 }
 
 /// A body refused with a JSON-RPC error.
