@@ -343,15 +343,39 @@ fn check_message(bytes: &[u8]) -> Result<Kind, Refusal> {
 }
 
 /// `response`, the answer to an `initialize` whose client did (`declared`) or did not
-/// declare the tasks extension, offering MCP 2025-11-25's tasks (see `tasks_2025_edge`).
-/// An answer that is not a JSON body (an event stream) is passed on as it is.
+/// declare the tasks extension, offering MCP 2025-11-25's tasks (see `tasks_2025_edge`),
+/// as a JSON body or in an event stream (each event passed on once it is complete).
 async fn offering_tasks(response: Response, declared: bool, max: usize) -> Response {
-    let is_json = response
+    let content_type = response
         .headers()
         .get(header::CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())
-        .is_some_and(|v| v.starts_with("application/json"));
-    if !is_json {
+        .unwrap_or_default();
+    if content_type.starts_with("text/event-stream") {
+        return response.map(|body| {
+            let chunks = body.into_data_stream().map(Some);
+            let ended = futures::stream::once(async { None });
+            let events = chunks.chain(ended).scan(Vec::new(), move |pending, chunk| {
+                let out = match chunk {
+                    Some(Ok(bytes)) => {
+                        pending.extend_from_slice(&bytes);
+                        let complete = pending
+                            .windows(2)
+                            .rposition(|w| w == b"\n\n")
+                            .map_or(0, |at| at + 2);
+                        let events: Vec<u8> = pending.drain(..complete).collect();
+                        let events = String::from_utf8_lossy(&events);
+                        Ok(super::tasks_2025_edge::offer_in_events(&events, declared).into())
+                    }
+                    Some(Err(e)) => Err(e),
+                    None => Ok(axum::body::Bytes::from(std::mem::take(pending))),
+                };
+                std::future::ready(Some(out))
+            });
+            Body::from_stream(events)
+        });
+    }
+    if !content_type.starts_with("application/json") {
         return response;
     }
     let (mut parts, body) = response.into_parts();

@@ -141,6 +141,25 @@ pub(crate) fn offer_in_initialize(answer: &mut Value, declared_extension: bool) 
     }
 }
 
+/// `events`, complete events of a Streamable HTTP answer to an `initialize` whose client did
+/// (`declared_extension`) or did not declare the tasks extension, with the capability
+/// offered in the answer they carry (see [`offer_in_initialize`]).
+pub(crate) fn offer_in_events(events: &str, declared_extension: bool) -> String {
+    let lines = events.split('\n').map(|line| {
+        let Some(data) = line.strip_prefix("data:") else {
+            return line.to_owned();
+        };
+        match serde_json::from_str::<Value>(data.trim_start()) {
+            Ok(mut answer) if answer.is_object() => {
+                offer_in_initialize(&mut answer, declared_extension);
+                format!("data: {answer}")
+            }
+            _ => line.to_owned(),
+        }
+    });
+    lines.collect::<Vec<_>>().join("\n")
+}
+
 /// The id of the `initialize` the stdio transport read and did not answer yet, and whether
 /// its client declared the tasks extension: its answer offers 2025-11-25's tasks (see
 /// [`initialize_line`]).
@@ -234,6 +253,16 @@ mod tests {
             offered["result"]["capabilities"]["tasks"],
             tasks_capability()
         );
+
+        let events = format!("data: \nid: 0\n\ndata: {}\n\n", answer("2025-11-25"));
+        let offered_in_events = offer_in_events(&events, false);
+        let data = offered_in_events.lines().nth(3).unwrap_or_default();
+        let carried: Value = serde_json::from_str(&data["data: ".len()..]).unwrap_or_default();
+        assert_eq!(
+            carried["result"]["capabilities"]["tasks"],
+            tasks_capability()
+        );
+        assert!(offered_in_events.starts_with("data: \nid: 0\n\n"));
 
         for (version, declared) in [("2025-11-25", true), ("2025-06-18", false)] {
             let mut not = answer(version);
