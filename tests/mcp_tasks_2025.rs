@@ -3,7 +3,9 @@
 //! `execution.taskSupport`; a `tools/call` with `params.task` is a task at once, followed
 //! with `tasks/get`, `tasks/result` and `tasks/list` in the 2025 shapes; a tool that is never
 //! a task, or only one, is refused as the specification says (`-32601`); `tasks/cancel`
-//! refuses a task that ended; and a session that declared the extension keeps it.
+//! refuses a task that ended; a task's question goes to the client by request, naming the
+//! task, and the task is `input_required` until it is answered; and a session that declared
+//! the extension keeps it.
 #![cfg(feature = "mcp")]
 
 use std::time::Duration;
@@ -57,9 +59,11 @@ fn sleeper(name: &'static str) -> std::sync::Arc<dyn AgentTool> {
 }
 
 /// `slow` and `plain` may be tasks (declared and not), `build` runs only as one, `quick`
-/// never is one.
+/// never is one; `greet` asks the person's name.
 fn served() -> McpTools {
+    let runs = std::sync::Arc::default();
     [
+        McpTool::new(super::mcp_tool_asks::Asking::tool("greet", &runs)),
         McpTool::new(sleeper("slow")).task_support(TaskSupport::Optional),
         McpTool::new(sleeper("build")).task_support(TaskSupport::Required),
         McpTool::new(sleeper("quick")).task_support(TaskSupport::Forbidden),
@@ -118,6 +122,7 @@ async fn a_2025_11_25_session_is_offered_tasks_and_each_tools_support() {
     assert_eq!(
         support,
         [
+            ("greet", &json!({"taskSupport": "optional"})),
             ("slow", &json!({"taskSupport": "optional"})),
             ("build", &json!({"taskSupport": "required"})),
             ("quick", &json!({"taskSupport": "forbidden"})),
@@ -284,4 +289,42 @@ async fn a_session_that_declared_the_extension_keeps_it_and_an_older_one_gets_ne
         let got = rpc(&mut pipe, 4, "tasks/get", json!({"taskId": "task-0"})).await;
         assert_eq!(got["error"]["code"], get_code, "{got}");
     }
+}
+
+#[tokio::test]
+async fn a_tasks_question_goes_to_the_client_naming_the_task_which_waits_for_the_answer() {
+    let (mut pipe, _) = open("2025-11-25", json!({"elicitation": {}})).await;
+    let call = json!({"name": "greet", "arguments": {}, "task": {}});
+    pipe.send(json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": call}))
+        .await;
+    // The task's question may come before the answer that made the task, or after it.
+    let (first, second) = (pipe.recv().await, pipe.recv().await);
+    let (created, asked) = match first.get("method") {
+        Some(_) => (second, first),
+        None => (first, second),
+    };
+    assert_eq!(created["id"], 1, "{created}");
+    let id = created["result"]["task"]["taskId"].clone();
+    assert_eq!(asked["method"], "elicitation/create", "{asked}");
+    assert_eq!(asked["params"]["message"], "What is your name?");
+    assert_eq!(
+        asked["params"]["_meta"]["io.modelcontextprotocol/related-task"],
+        json!({"taskId": id})
+    );
+    let got = rpc(&mut pipe, 2, "tasks/get", json!({"taskId": id})).await;
+    assert_eq!(got["result"]["status"], "input_required", "{got}");
+    assert_eq!(
+        got["result"]["statusMessage"],
+        "The call waits for the client's answer to a request it sent."
+    );
+    pipe.send(json!({"jsonrpc": "2.0", "id": asked["id"], "result": {
+        "action": "accept", "content": {"name": "Ada"}}}))
+        .await;
+    let result = rpc(&mut pipe, 3, "tasks/result", json!({"taskId": id})).await;
+    assert_eq!(
+        result["result"]["content"][0]["text"], "Hello, Ada!",
+        "{result}"
+    );
+    let got = rpc(&mut pipe, 4, "tasks/get", json!({"taskId": id})).await;
+    assert_eq!(got["result"]["status"], "completed", "{got}");
 }

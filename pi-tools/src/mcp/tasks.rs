@@ -64,6 +64,9 @@ struct Entry {
     questions: BTreeMap<String, Waiting>,
     /// The session that made it with a 2025-11-25 `params.task`, whose `tasks/list` lists it.
     owner: Option<u64>,
+    /// The requests its call sent its session's client and waits on (a 2025-11-25 task's
+    /// questions): while there are any, it is `input_required`.
+    asking: usize,
 }
 
 /// A question a task's call asked, waiting for its answer.
@@ -159,6 +162,7 @@ impl Tasks {
                 number,
                 questions: BTreeMap::new(),
                 owner,
+                asking: 0,
             },
         );
         Ok(task(&id, TaskStatus::Working, &stamp, &stamp))
@@ -272,6 +276,20 @@ impl Tasks {
         Ok(())
     }
 
+    /// Counts a request the call of task `id` sent its session's client (`true`) or had
+    /// answered (`false`): a working task is `input_required` while any waits.
+    pub(crate) fn asking(&self, id: &str, waits: bool) {
+        let mut entries = self.lock();
+        let Some(entry) = entries.get_mut(id) else {
+            return;
+        };
+        entry.asking = match waits {
+            true => entry.asking + 1,
+            false => entry.asking.saturating_sub(1),
+        };
+        entry.updated_at = timestamp(SystemTime::now());
+    }
+
     /// `tasks/get`: the task with its status and, once it ended, its result.
     pub(crate) fn get(&self, id: &str) -> Result<GetTaskResult, ErrorData> {
         let mut entries = self.lock();
@@ -284,6 +302,11 @@ impl Tasks {
                     .iter()
                     .map(|(key, waiting)| (key.clone(), waiting.request.clone()))
                     .collect(),
+            },
+            // Its call waits on a request to the session's client, which the client
+            // answers as any request (there is nothing for `tasks/update` to give).
+            State::Working if entry.asking > 0 => TaskPayload::InputRequired {
+                input_requests: Default::default(),
             },
             State::Working => TaskPayload::Working,
             State::Completed(result) => TaskPayload::Completed {

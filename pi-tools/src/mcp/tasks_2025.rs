@@ -7,8 +7,9 @@
 //! (see `tasks_2025_edge`); a `tools/call` with `params.task` is answered at once with
 //! `{task}` and its call goes on as a task of the server's one store (see `tasks`): the
 //! same call as without it, asking its client by request as any call of the session does.
-//! `tasks/get` gives the task's fields at the top level, `tasks/result` waits for its end
-//! and gives the call's result (or its error), `tasks/list` the session's tasks, and
+//! `tasks/get` gives the task's fields at the top level (`input_required` while a request
+//! the call sent the client waits for its answer), `tasks/result` waits for its end and
+//! gives the call's result (or its error), `tasks/list` the session's tasks, and
 //! `tasks/cancel` cancels it (its processes end) and gives it, cancelled.
 
 use std::sync::Arc;
@@ -26,10 +27,46 @@ use tokio_util::sync::CancellationToken;
 use super::result::call_tool_result;
 use super::server::ToolServer;
 use super::task_support::TaskSupport;
+use super::tasks::TaskLink;
 use super::tasks_2025_edge::{Diverted, serves_2025_tasks};
 
 /// The `_meta` key naming the task a message belongs to.
 const RELATED_TASK: &str = "io.modelcontextprotocol/related-task";
+
+tokio::task_local! {
+    /// The 2025-11-25 task whose call runs in this task of the runtime: its requests to the
+    /// client make it `input_required` while they wait (see [`waiting_on_client`]).
+    static IN_TASK: TaskLink;
+}
+
+/// Awaits `request`, a request the running call sent its session's client: when the call is
+/// a 2025-11-25 task's, the task is `input_required` until it is answered (or dropped).
+pub(crate) async fn waiting_on_client<F: std::future::Future>(request: F) -> F::Output {
+    /// Counts the request out again, however the wait ends.
+    struct Waiting(TaskLink);
+    impl Drop for Waiting {
+        fn drop(&mut self) {
+            self.0.tasks.asking(&self.0.id, false);
+        }
+    }
+    let Ok(link) = IN_TASK.try_with(TaskLink::clone) else {
+        return request.await;
+    };
+    link.tasks.asking(&link.id, true);
+    let _waiting = Waiting(link);
+    request.await
+}
+
+/// The `_meta` of a request the running call sends its client: the 2025-11-25 task it
+/// belongs to, as that specification asks; `None` outside such a task.
+pub(crate) fn related_task_meta() -> Option<rmcp::model::RequestMetaObject> {
+    let id = IN_TASK.try_with(|link| link.id.clone()).ok()?;
+    let mut meta = rmcp::model::JsonObject::new();
+    meta.insert(RELATED_TASK.to_owned(), json!({ "taskId": id }));
+    Some(rmcp::model::RequestMetaObject(rmcp::model::MetaObject(
+        meta,
+    )))
+}
 
 impl ToolServer {
     /// Whether the request of `context` is served MCP 2025-11-25's own tasks: it is of a
@@ -147,7 +184,11 @@ impl ToolServer {
         let execute = self.session_execution(request, &context).await?;
         let cancel = CancellationToken::new();
         let task = self.tasks().start_owned(cancel.clone(), self.key)?;
-        let running = tokio::spawn(execute(cancel));
+        let link = TaskLink {
+            tasks: Arc::clone(self.tasks()),
+            id: task.task_id.clone(),
+        };
+        let running = tokio::spawn(IN_TASK.scope(link, execute(cancel)));
         let (tasks, id) = (Arc::clone(self.tasks()), task.task_id.clone());
         tokio::spawn(async move {
             let outcome = match running.await {
@@ -334,7 +375,7 @@ fn task_2025(got: &GetTaskResult) -> Value {
         TaskPayload::Working => ("working", None),
         TaskPayload::InputRequired { .. } => (
             "input_required",
-            Some("The call waits for an answer; call tasks/result.".to_owned()),
+            Some("The call waits for the client's answer to a request it sent.".to_owned()),
         ),
         TaskPayload::Completed { result } if result.get("isError") == Some(&Value::Bool(true)) => (
             "failed",
