@@ -22,7 +22,10 @@
 # over both transports (tests/python/jobs_client.py).
 # The 1.x SDK of today (`mcp` 1.30, in its own virtual environment) drives 2025-11-25
 # sessions over both transports: initialize, tools/list, a read, and the policy's questions
-# answered through its elicitation callback, accepted and declined (tests/python/v1_client.py).
+# answered through its elicitation callback, accepted and declined; and the tasks of
+# 2025-11-25 through `session.experimental`: a task polled to its result and listed, a task
+# whose command the policy asks about, and one cancelled with its processes gone from /proc
+# (tests/python/v1_client.py).
 # Last, the dialects' output for random schemas (the property test of
 # tests/dialects_proptest.rs, writing its samples) is checked against the OpenAI, Anthropic,
 # Google Gen AI and MCP SDKs' tool types (tests/python/dialect_samples.py).

@@ -8,5 +8,6 @@ mod mcp_input;
 mod mcp_policy;
 mod mcp_prompt_asks;
 mod mcp_server;
+mod mcp_tasks_2025;
 mod mcp_tool_asks;
 mod mcp_typed;

@@ -28,6 +28,7 @@ mod endings;
 mod jobs;
 mod refusals;
 mod streaming;
+mod tasks_2025;
 
 /// How long the binary may take to start and answer `initialize` on a loaded machine.
 const STARTUP: Duration = Duration::from_secs(30);

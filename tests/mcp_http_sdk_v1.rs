@@ -2,12 +2,16 @@
 //! against the binary over Streamable HTTP and over stdio (tests/node/v1_client.mjs). It
 //! speaks 2025-11-25 sessions only: it initializes, lists the tools, reads a file, and its
 //! elicitation handler answers the policy's questions, accepting one call (the command
-//! runs) and declining another (it never runs, and the result says why).
+//! runs) and declining another (it never runs, and the result says why). Then it drives
+//! the tasks of 2025-11-25 with `client.experimental.tasks`: a call streamed as a task to
+//! its result, and a task cancelled while its `sleep` runs, whose processes end (looked
+//! for in /proc by the client while its session is open).
 #![cfg(all(feature = "cli", feature = "mount"))]
 
-use serde_json::json;
+use serde_json::{Value, json};
+use support::procfs::tag;
 
-use crate::mcp_http_sdk_v2::node_report;
+use crate::mcp_http_sdk_v2::node_report_with;
 use crate::mcp_http_support::HttpServer;
 
 const ASKING: &str = "[[policy.rule]]\ntool = \"bash\"\ncommand = [\"touch\"]\ndecision = \"ask\"\nreason = \"Files appear only with a person's yes.\"\n";
@@ -37,7 +41,10 @@ async fn the_ts_sdk_v1_client_lists_calls_and_is_asked_over_stdio() {
 /// directory is `work`, and checks everything it reports.
 async fn run_client(target: &str, work: &std::path::Path) {
     std::fs::write(work.join("a.txt"), "hello\n").expect("a file to read");
-    let report = node_report("v1_client.mjs", &[target.as_ref()]).await;
+    let tag = tag();
+    // In the environment, not the arguments: the client's own command line must not hold it.
+    let report =
+        node_report_with("v1_client.mjs", &[target.as_ref()], &[("SLEEP_TAG", &tag)]).await;
     assert_eq!(report["version"], "2025-11-25", "{report}");
     assert_eq!(report["server"], "pi-tools", "{report}");
     assert_eq!(
@@ -83,5 +90,48 @@ async fn run_client(target: &str, work: &std::path::Path) {
     assert!(
         !work.join("declined.txt").exists(),
         "the declined call never ran"
+    );
+    check_tasks(&report["tasks"]);
+}
+
+/// The tasks the client drove: offered in the capabilities and on every tool, one streamed
+/// to its result through tasks/get and tasks/result, one cancelled and its processes gone.
+fn check_tasks(tasks: &Value) {
+    assert_eq!(
+        tasks["offered"],
+        json!({"list": {}, "cancel": {}, "requests": {"tools": {"call": {}}}})
+    );
+    assert_eq!(
+        tasks["taskSupport"],
+        json!(["optional", "optional", "optional", "optional"])
+    );
+    let streamed = tasks["streamed"].as_array().expect("the streamed messages");
+    let task = &streamed[0]["taskId"];
+    assert_eq!(
+        streamed[0],
+        json!({"type": "taskCreated", "taskId": task, "status": "working"}),
+        "{tasks}"
+    );
+    let (polled, result) = (&streamed[streamed.len() - 2], &streamed[streamed.len() - 1]);
+    assert_eq!(
+        *polled,
+        json!({"type": "taskStatus", "taskId": task, "status": "completed"}),
+        "{tasks}"
+    );
+    assert_eq!(
+        *result,
+        json!({"type": "result", "isError": false, "text": "streamed", "related": task}),
+        "{tasks}"
+    );
+    assert_eq!(
+        tasks["cancel"],
+        json!({
+            "created": "taskCreated",
+            "ran": true,
+            "cancelled": "cancelled",
+            "ended": true,
+            "got": "cancelled"
+        }),
+        "the cancelled task's `sleep` ran, then ended: {tasks}"
     );
 }

@@ -1,14 +1,18 @@
 // The TypeScript SDK v1 of today (@modelcontextprotocol/sdk 1.32, the newest 1.x; installed
 // by scripts/install-node-tools.sh) as a client of `pi-tools mcp`. It knows 2025-11-25
 // sessions only. Run by tests/mcp_sdk_v1.rs:
-//   NODE_TOOLS=target/node-tools node v1_client.mjs TARGET
+//   NODE_TOOLS=target/node-tools SLEEP_TAG=TAG node v1_client.mjs TARGET
 // where TARGET is a URL or `stdio:BINARY:CWD:CONFIG`, the configuration asking before bash's
 // `touch` and CWD holding `a.txt`.
 //
 // It initializes, lists the tools, reads `a.txt`, and calls bash's `touch accepted.txt` and
 // `touch declined.txt`, its elicitation handler accepting the first question and declining
-// the second. Prints one JSON object: the negotiated version, the server's name, the tools'
-// names, the read's text, the questions asked, and both calls' results.
+// the second. Then the tasks of 2025-11-25 through `client.experimental.tasks`: a call
+// streamed as a task (created, polled with tasks/get, its result from tasks/result), and a
+// task running `sleep TAG` cancelled with tasks/cancel, its processes looked for in /proc
+// before and after. Prints one JSON object: the negotiated version, the server's name, the
+// tools' names, the read's text, the questions asked, both calls' results, and the tasks'.
+import { readdirSync, readFileSync } from 'node:fs';
 import { pathToFileURL } from 'node:url';
 
 const dist = `${process.env.NODE_TOOLS}/node_modules/@modelcontextprotocol/sdk/dist/esm`;
@@ -19,6 +23,7 @@ const { StreamableHTTPClientTransport } = await load('client/streamableHttp.js')
 const { ElicitRequestSchema } = await load('types.js');
 
 const [target] = process.argv.slice(2);
+const tag = process.env.SLEEP_TAG;
 
 const client = new Client(
   { name: 'pi-tools-v1-test', version: '0' },
@@ -61,6 +66,49 @@ const read = await client.callTool({ name: 'read', arguments: { path: 'a.txt' } 
 const accepted = await client.callTool({ name: 'bash', arguments: { command: 'touch accepted.txt' } });
 const declined = await client.callTool({ name: 'bash', arguments: { command: 'touch declined.txt' } });
 
+// The live (not zombie) processes whose command line holds the argument `tag`.
+const alive = (tag) =>
+  readdirSync('/proc')
+    .filter((entry) => /^\d+$/.test(entry))
+    .filter((pid) => {
+      try {
+        const args = readFileSync(`/proc/${pid}/cmdline`, 'latin1').split('\0');
+        const state = readFileSync(`/proc/${pid}/stat`, 'latin1').split(')').pop().trim()[0];
+        return args.includes(tag) && state !== 'Z';
+      } catch {
+        return false;
+      }
+    });
+// Waits until `check()` holds, at most `ms`; whether it did.
+const until = async (check, ms) => {
+  const deadline = Date.now() + ms;
+  while (!check()) {
+    if (Date.now() > deadline) return false;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  return true;
+};
+const tasks = client.experimental.tasks;
+const taskSupport = (await client.listTools()).tools.map((tool) => tool.execution?.taskSupport);
+const streamed = [];
+for await (const message of tasks.callToolStream({ name: 'bash', arguments: { command: 'echo streamed' } })) {
+  if (message.type === 'result') {
+    const related = message.result._meta?.['io.modelcontextprotocol/related-task']?.taskId;
+    streamed.push({ type: 'result', ...text(message.result), related });
+  } else if (message.type === 'error') {
+    streamed.push({ type: 'error', message: message.error.message });
+  } else {
+    streamed.push({ type: message.type, taskId: message.task.taskId, status: message.task.status });
+  }
+}
+const sleeping = tasks.callToolStream({ name: 'bash', arguments: { command: `sleep ${tag}` } });
+const created = (await sleeping.next()).value;
+const ran = await until(() => alive(tag).length > 0, 10000);
+const cancelled = await tasks.cancelTask(created.task.taskId);
+const ended = await until(() => alive(tag).length === 0, 5000);
+const got = await tasks.getTask(created.task.taskId);
+await sleeping.return();
+
 console.log(
   JSON.stringify({
     version,
@@ -70,6 +118,18 @@ console.log(
     asked,
     accepted: text(accepted),
     declined: text(declined),
+    tasks: {
+      offered: client.getServerCapabilities().tasks,
+      taskSupport,
+      streamed,
+      cancel: {
+        created: created.type,
+        ran,
+        cancelled: cancelled.status,
+        ended,
+        got: got.status,
+      },
+    },
   }),
 );
 if (transport.terminateSession) await transport.terminateSession();

@@ -96,8 +96,12 @@ impl ClientAsker for McpAsker {
                     {
                         return Err(undeclared("elicitation", true));
                     }
-                    let result = peer
-                        .create_elicitation_with_timeout(params, Some(ASK_TIMEOUT))
+                    let mut params = params;
+                    if let ElicitRequestParams::FormElicitationParams { meta, .. } = &mut params {
+                        *meta = super::tasks_2025::related_task_meta();
+                    }
+                    let asked = peer.create_elicitation_with_timeout(params, Some(ASK_TIMEOUT));
+                    let result = super::tasks_2025::waiting_on_client(asked)
                         .await
                         .map_err(|e| client_failed("question", e))?;
                     Ok(answer(result))
@@ -130,7 +134,8 @@ impl ClientAsker for McpAsker {
                     {
                         return Err(undeclared("sampling", true));
                     }
-                    let result = tokio::time::timeout(ASK_TIMEOUT, peer.create_message(params))
+                    let asked = tokio::time::timeout(ASK_TIMEOUT, peer.create_message(params));
+                    let result = super::tasks_2025::waiting_on_client(asked)
                         .await
                         .map_err(|_| {
                             client_failed("sampling request", "no answer within ten minutes")

@@ -91,7 +91,7 @@ impl ClientApprover {
 
     async fn ask(&self, peer: &Peer<RoleServer>, request: ApprovalRequest) -> Approval {
         let params = ElicitRequestParams::FormElicitationParams {
-            meta: None,
+            meta: super::tasks_2025::related_task_meta(),
             message: message(&request),
             requested_schema: schema(),
         };
@@ -100,7 +100,9 @@ impl ClientApprover {
         // here, and the call ends at once.
         let cancel = request.cancel.clone();
         let answer = tokio::select! {
-            answer = peer.create_elicitation_with_timeout(params, Some(ASK_TIMEOUT)) => answer,
+            answer = super::tasks_2025::waiting_on_client(
+                peer.create_elicitation_with_timeout(params, Some(ASK_TIMEOUT)),
+            ) => answer,
             () = cancel.cancelled() => return Approval::Deny(None),
         };
         match answer {

@@ -68,18 +68,20 @@ pub(crate) async fn gate(State(gate): State<Arc<Gate>>, request: Request, next: 
                 );
                 return StatusCode::ACCEPTED.into_response();
             }
-            let initialize = kind == Kind::Initialize;
-            // A new session past the bound is refused (or takes the place of the least
-            // recently used idle one, when the server is set so). Its place is kept from
-            // here until the session is made.
-            if initialize
-                && let Some(sessions) = &gate.sessions
-                && !request.headers().contains_key("mcp-session-id")
-            {
-                let Some(opening) = sessions.make_room() else {
-                    return too_many_sessions(sessions.max, sessions.when_full);
+            if let Kind::Initialize(declared) = kind {
+                // A new session past the bound is refused (or takes the place of the least
+                // recently used idle one, when the server is set so). Its place is kept from
+                // here until the session is made.
+                let response = match &gate.sessions {
+                    Some(sessions) if !request.headers().contains_key("mcp-session-id") => {
+                        let Some(opening) = sessions.make_room() else {
+                            return too_many_sessions(sessions.max, sessions.when_full);
+                        };
+                        opening.scope(next.run(request)).await
+                    }
+                    _ => next.run(request).await,
                 };
-                return opening.scope(next.run(request)).await;
+                return offering_tasks(response, declared, gate.max_message_bytes).await;
             }
             if let Kind::Listen(id) = kind {
                 // Open until its client closes it: a place among the listens, held by the
@@ -226,8 +228,12 @@ fn holding(response: Response, place: OwnedSemaphorePermit) -> Response {
 /// What a usable message is, as far as the gate cares.
 #[derive(Clone, PartialEq, Eq)]
 enum Kind {
-    /// `initialize`, which makes a new session.
-    Initialize,
+    /// `initialize`, which makes a new session; whether its client declared the tasks
+    /// extension (its answer offers MCP 2025-11-25's tasks if not, see `tasks_2025_edge`).
+    Initialize(bool),
+    /// A request of a session that may be one whose 2025-11-25 answer the server gives
+    /// itself, renamed on its way (see `tasks_2025_edge`).
+    MayDivert,
     /// A response or error whose id is a string: the server numbers its questions
     /// (elicitation, roots), and JSON-RPC ids match by type and value, so it answers none
     /// of them, though the protocol library would take `"3"` for `3`.
@@ -255,6 +261,14 @@ async fn checked_body(request: Request, max: usize) -> Result<(Request, Kind), R
         ),
     })?;
     let kind = check_message(&bytes)?;
+    if kind == Kind::MayDivert {
+        let mut message: Value = serde_json::from_slice(&bytes).unwrap_or(Value::Null);
+        let body = match super::tasks_2025_edge::divert(&mut message) {
+            true => Body::from(message.to_string()),
+            false => Body::from(bytes),
+        };
+        return Ok((Request::from_parts(parts, body), Kind::Other));
+    }
     Ok((Request::from_parts(parts, Body::from(bytes)), kind))
 }
 
@@ -272,13 +286,16 @@ fn check_message(bytes: &[u8]) -> Result<Kind, Refusal> {
                     request.request.get_meta().protocol_version().as_ref(),
                 );
             return Ok(match request.request {
-                ClientRequest::InitializeRequest(_) => Kind::Initialize,
+                ClientRequest::InitializeRequest(init) => {
+                    Kind::Initialize(init.params.capabilities.supports_tasks())
+                }
                 ClientRequest::SubscriptionsListenRequest(_) if stateless => {
                     Kind::Listen(serde_json::to_value(&request.id).unwrap_or(Value::Null))
                 }
                 // As the library routes it: a request with the complete per-request
                 // `_meta` of 2026-07-28, or naming that version, is served on its own.
                 _ if stateless => Kind::StatelessEra,
+                ref other if super::tasks_2025_edge::may_divert(other.method()) => Kind::MayDivert,
                 _ => Kind::Other,
             });
         }
@@ -325,6 +342,62 @@ fn check_message(bytes: &[u8]) -> Result<Kind, Refusal> {
         code: INVALID_REQUEST,
         message: format!("Invalid Request: {reason}"),
     })
+}
+
+/// `response`, the answer to an `initialize` whose client did (`declared`) or did not
+/// declare the tasks extension, offering MCP 2025-11-25's tasks (see `tasks_2025_edge`),
+/// as a JSON body or in an event stream (each event passed on once it is complete).
+async fn offering_tasks(response: Response, declared: bool, max: usize) -> Response {
+    let content_type = response
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or_default();
+    if content_type.starts_with("text/event-stream") {
+        return response.map(|body| {
+            let chunks = body.into_data_stream().map(Some);
+            let ended = futures::stream::once(async { None });
+            let events = chunks.chain(ended).scan(Vec::new(), move |pending, chunk| {
+                let out = match chunk {
+                    Some(Ok(bytes)) => {
+                        pending.extend_from_slice(&bytes);
+                        let complete = pending
+                            .windows(2)
+                            .rposition(|w| w == b"\n\n")
+                            .map_or(0, |at| at + 2);
+                        let events: Vec<u8> = pending.drain(..complete).collect();
+                        let events = String::from_utf8_lossy(&events);
+                        Ok(super::tasks_2025_edge::offer_in_events(&events, declared).into())
+                    }
+                    Some(Err(e)) => Err(e),
+                    None => Ok(axum::body::Bytes::from(std::mem::take(pending))),
+                };
+                std::future::ready(Some(out))
+            });
+            Body::from_stream(events)
+        });
+    }
+    if !content_type.starts_with("application/json") {
+        return response;
+    }
+    let (mut parts, body) = response.into_parts();
+    let Ok(bytes) = to_bytes(body, max).await else {
+        return internal_error("the answer to initialize could not be read");
+    };
+    let Ok(mut answer) = serde_json::from_slice::<Value>(&bytes) else {
+        return Response::from_parts(parts, Body::from(bytes));
+    };
+    super::tasks_2025_edge::offer_in_initialize(&mut answer, declared);
+    parts.headers.remove(header::CONTENT_LENGTH);
+    Response::from_parts(parts, Body::from(answer.to_string()))
+}
+
+fn internal_error(what: &str) -> Response {
+    (
+        StatusCode::INTERNAL_SERVER_ERROR,
+        format!("Internal Server Error: {what}; this is a bug in pi-tools.\n"),
+    )
+        .into_response()
 }
 
 /// A body refused with a JSON-RPC error.

@@ -32,6 +32,7 @@ use tokio_util::sync::CancellationToken;
 use super::line_write::{INTERNAL_ERROR, INVALID_REQUEST, PARSE_ERROR, error_line, serialize};
 use super::listen_bound::{ListenBound, TOO_MANY_LISTENS};
 use super::outbox::{Outbox, write_lines};
+use super::tasks_2025_edge::PendingInitialize as Initialize;
 
 /// How long the end of input waits for the listens it ended to answer.
 const LISTENS_GRACE: std::time::Duration = std::time::Duration::from_secs(5);
@@ -90,6 +91,8 @@ pub(crate) struct LineTransport {
     outgoing: Outbox,
     in_flight: Arc<InFlight>,
     read_task: tokio::task::JoinHandle<()>,
+    /// The `initialize` awaiting its answer, which offers 2025-11-25's tasks.
+    initialize: Initialize,
 }
 
 impl LineTransport {
@@ -117,6 +120,7 @@ impl LineTransport {
         let (incoming_tx, incoming) = mpsc::channel(16);
         let (outgoing, outgoing_rx) = Outbox::new();
         let in_flight = Arc::new(InFlight::default());
+        let initialize = Initialize::default();
         let slots = slots.clamp(1, Semaphore::MAX_PERMITS);
         let reading = Reader {
             input: BufReader::new(reader),
@@ -127,6 +131,7 @@ impl LineTransport {
             all_slots: u32::try_from(slots).unwrap_or(u32::MAX),
             max_line,
             initialized: false,
+            initialize: Arc::clone(&initialize),
             direct,
             calls: 0,
             listens,
@@ -150,6 +155,7 @@ impl LineTransport {
             outgoing,
             in_flight,
             read_task,
+            initialize,
         };
         (transport, write_task)
     }
@@ -183,12 +189,13 @@ impl Transport<RoleServer> for LineTransport {
             ServerJsonRpcMessage::Error(e) => e.id.clone(),
             _ => None,
         };
-        if let Some(id) = answered {
-            self.in_flight.lock().remove(&id);
+        if let Some(id) = &answered {
+            self.in_flight.lock().remove(id);
         }
+        let line = super::tasks_2025_edge::answer_line(&self.initialize, &item, answered);
         // Queued now, in the order of the calls; the writer is gone only when the session is
         // over, and nothing is lost then.
-        let queued = serialize(&item).map(|line| self.outgoing.push(line));
+        let queued = line.map(|line| self.outgoing.push(line));
         let outgoing = self.outgoing.clone();
         async move {
             if queued? {
@@ -226,6 +233,7 @@ struct Reader<R> {
     /// The longest line read; a longer one is skipped and answered with an error.
     max_line: usize,
     initialized: bool,
+    initialize: Initialize,
     direct: DirectCalls,
     /// Calls run directly so far (each one's number in its slot).
     calls: u64,
@@ -395,10 +403,10 @@ impl<R: AsyncRead + Unpin> Reader<R> {
         }
         // A usable message is read straight into its type; only one that is not is read
         // again, as plain JSON, to say why.
-        let message = match super::call_line::read_call(text) {
-            Some(call) => call,
+        let (message, usual) = match super::call_line::read_call(text) {
+            Some(call) => (call, true),
             None => match serde_json::from_str::<ClientJsonRpcMessage>(text) {
-                Ok(message) => message,
+                Ok(message) => (message, false),
                 Err(_) => return Err(self.why_unusable(text)),
             },
         };
@@ -409,7 +417,14 @@ impl<R: AsyncRead + Unpin> Reader<R> {
             );
             return Ok(None);
         }
-        self.admit(message).await
+        let admitted = self.admit(message).await?;
+        // A call in the usual shape has no `params.task`: only another may be renamed.
+        Ok(match admitted {
+            Some(message) if self.initialized && !usual => {
+                Some(super::tasks_2025_edge::divert_message(text, message))
+            }
+            other => other,
+        })
     }
 
     /// The error line for a line that is not a usable message, naming the reason.
@@ -554,6 +569,9 @@ impl<R: AsyncRead + Unpin> Reader<R> {
                         direct: None,
                     },
                 );
+                if let ClientRequest::InitializeRequest(init) = &request.request {
+                    super::tasks_2025_edge::remember(&self.initialize, &request.id, init);
+                }
                 self.initialized |= is_initialize;
             }
             ClientJsonRpcMessage::Notification(notification) => {

@@ -153,6 +153,8 @@ mod stdio;
 mod task_call;
 mod task_support;
 mod tasks;
+mod tasks_2025;
+mod tasks_2025_edge;
 mod told;
 mod tool_round;
 mod tool_updates;

@@ -91,7 +91,13 @@ pub(crate) struct Session {
     /// The stateless house (see `house`): it serves requests of any client, so it keeps
     /// nothing of one (a logging level, a way to announce notices).
     pub(super) shared: bool,
+    /// Tells this session from the others of the process: the owner of the tasks it made
+    /// with a 2025-11-25 `params.task`, which its `tasks/list` lists.
+    pub(super) key: u64,
 }
+
+/// The key of the next session (see [`Session::key`]).
+static NEXT_KEY: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
 
 impl ToolServer {
     pub(crate) fn new(
@@ -144,6 +150,7 @@ impl ToolServer {
             links: Default::default(),
             listening: CancellationToken::new(),
             shared,
+            key: NEXT_KEY.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
         }))
     }
 
@@ -439,7 +446,7 @@ impl ServerHandler for ToolServer {
         request: CancelTaskParams,
         _context: RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
-        self.served.tasks.cancel(&request.task_id)
+        self.served.tasks.cancel(&request.task_id).map(|_| ())
     }
 
     async fn list_prompts(
@@ -536,7 +543,10 @@ impl ServerHandler for ToolServer {
         {
             return Err(super::era::removed(method, instead));
         }
-        Err(super::unknown_method::answer(method, &request))
+        if let Some(answer) = self.answer_2025(&request, context).await {
+            return answer;
+        }
+        Err(super::unknown_method::answer(&request.method, &request))
     }
 
     async fn call_tool(

@@ -2,8 +2,10 @@
 //! `asker`), runs within the roots the client lists, and sends its progress and log lines on
 //! the session. A client that declared the tasks extension at `initialize` (or in the
 //! request's `_meta`) gets a task for a long call as a 2026-07-28 client does (see
-//! `task_call`); the session stays busy while the task runs.
+//! `task_call`); the session stays busy while the task runs. A client of 2025-11-25 that
+//! did not declare it asks for a task itself with `params.task` (see `tasks_2025`).
 
+use futures::future::BoxFuture;
 use rmcp::ErrorData;
 use rmcp::model::{CallToolRequestParams, CallToolResponse, CreateTaskResult};
 use rmcp::service::{RequestContext, RoleServer};
@@ -16,7 +18,7 @@ use super::progress::ProgressSink;
 use super::result::call_tool_result;
 use super::server::ToolServer;
 use super::task_support::{TaskSupport, task_required};
-use crate::core::ToolCall;
+use crate::core::{ToolCall, ToolResultMessage};
 
 impl ToolServer {
     /// Whether `context` is an HTTP request outside any session (the server is stateless),
@@ -41,12 +43,52 @@ impl ToolServer {
             .is_some_and(|c| c.supports_tasks());
         let mode = self.task_mode(&request.name);
         if mode.support == TaskSupport::Required && !declared {
+            if self.serves_2025_tasks(&context) {
+                return Err(super::tasks_2025::task_required_2025(&request.name));
+            }
             return Err(task_required(&request.name));
         }
         let as_task = declared && mode.support != TaskSupport::Forbidden;
-        let busy = self.keep_session_busy(&context);
+        let execute = self.session_execution(request, &context).await?;
+        // Boxed: the protocol library moves each request's future into a task of its own,
+        // and a call's future is several kilobytes, copied at every move.
+        let message = match as_task {
+            true => {
+                let running = self.call_or_task(execute, &context.ct, None, mode);
+                match Box::pin(running).await? {
+                    Ok(message) => message,
+                    Err(task) => return Ok(task.into()),
+                }
+            }
+            false => execute(context.ct.clone()).await,
+        };
+        let Some(message) = message else {
+            return Err(ErrorData::internal_error(
+                "The runner returned no result for the call; this is a bug in pi-tools.",
+                None,
+            ));
+        };
+        let result = call_tool_result(message);
+        if as_task && mode.support == TaskSupport::Required {
+            // Its result is given as a task all the same, already completed.
+            let task = self.tasks().done(Ok(result))?;
+            return Ok(CreateTaskResult::new(task).into());
+        }
+        Ok(result.into())
+    }
+
+    /// A session's call of `request` as a future of its own, given its cancellation (it may
+    /// outlive the request, as a task): its tool asks the client by request, runs within
+    /// the roots the client lists now, and sends its progress and log lines on the session,
+    /// which stays busy until it ends.
+    pub(crate) async fn session_execution(
+        &self,
+        request: CallToolRequestParams,
+        context: &RequestContext<RoleServer>,
+    ) -> Result<Execution, ErrorData> {
+        let busy = self.keep_session_busy(context);
         self.announce_notices(&context.peer);
-        let stateless = self.is_sessionless_http(&context);
+        let stateless = self.is_sessionless_http(context);
         if let Some(approver) = &self.approver {
             approver.bind(&context.peer, stateless);
         }
@@ -66,9 +108,8 @@ impl ToolServer {
             self.level.clone(),
             context.id.to_string(),
         );
-        // The call as a future of its own (it may outlive the request, as a task).
         let server = self.clone();
-        let execute = move |cancel: CancellationToken| {
+        Ok(Box::new(move |cancel: CancellationToken| {
             let tracker = server.clone();
             let work = async move {
                 let config = followed.as_deref().unwrap_or(server.config());
@@ -89,32 +130,12 @@ impl ToolServer {
                     None => call.await,
                 }
             };
-            tracker.track(work)
-        };
-        // Boxed: the protocol library moves each request's future into a task of its own,
-        // and a call's future is several kilobytes, copied at every move.
-        let message = match as_task {
-            true => {
-                let running = self.call_or_task(execute, &context.ct, None, mode);
-                match Box::pin(running).await? {
-                    Ok(message) => message,
-                    Err(task) => return Ok(task.into()),
-                }
-            }
-            false => Box::pin(execute(context.ct.clone())).await,
-        };
-        let Some(message) = message else {
-            return Err(ErrorData::internal_error(
-                "The runner returned no result for the call; this is a bug in pi-tools.",
-                None,
-            ));
-        };
-        let result = call_tool_result(message);
-        if as_task && mode.support == TaskSupport::Required {
-            // Its result is given as a task all the same, already completed.
-            let task = self.tasks().done(Ok(result))?;
-            return Ok(CreateTaskResult::new(task).into());
-        }
-        Ok(result.into())
+            Box::pin(tracker.track(work))
+        }))
     }
 }
+
+/// A session's call, ready to run given its cancellation (see
+/// [`ToolServer::session_execution`]).
+pub(crate) type Execution =
+    Box<dyn FnOnce(CancellationToken) -> BoxFuture<'static, Option<ToolResultMessage>> + Send>;

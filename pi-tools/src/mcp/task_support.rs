@@ -1,14 +1,16 @@
 //! Which calls of a tool may be answered with a task (the `io.modelcontextprotocol/tasks`
-//! extension): a tool declares it with [`McpTool::task_support`](super::McpTool::task_support),
-//! `tools/list` names it, and the server decides each call by it.
+//! extension, and the tasks of MCP 2025-11-25, see `tasks_2025`): a tool declares it with
+//! [`McpTool::task_support`](super::McpTool::task_support), `tools/list` names it, and the
+//! server decides each call by it.
 
 use std::time::Duration;
 
 use serde_json::{Value, json};
 
 /// Whether a tool's calls may become tasks, for a client that declared the tasks extension
-/// (at `initialize`, or in the request's `_meta`). A client that did not declare it never
-/// gets a task.
+/// (at `initialize`, or in the request's `_meta`), or that asks for a task with `params.task`
+/// in a 2025-11-25 session (where `tools/list` names it as `execution.taskSupport`). Any
+/// other client never gets a task.
 ///
 /// ```
 /// use std::time::Duration;
@@ -22,7 +24,8 @@ use serde_json::{Value, json};
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum TaskSupport {
     /// Never a task: a call is answered with its result, however long it runs (a tool whose
-    /// caller must have the result in the answer).
+    /// caller must have the result in the answer); a 2025-11-25 `params.task` is refused
+    /// with `-32601`.
     Forbidden,
     /// The server decides: a call that runs past its time (see
     /// [`McpTool::task_after`](super::McpTool::task_after)) becomes a task; a quicker one is
@@ -31,7 +34,9 @@ pub enum TaskSupport {
     Optional,
     /// Always a task: a call is answered with a task even when it ends at once (a question
     /// the tool asks before it becomes one is still put as an input-required result). A
-    /// request without the extension is refused with `-32021` before the tool runs.
+    /// request without the extension is refused with `-32021` before the tool runs; in a
+    /// 2025-11-25 session served that version's tasks, a call without `params.task` is
+    /// refused with `-32601`, as that specification says.
     Required,
 }
 

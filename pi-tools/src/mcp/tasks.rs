@@ -14,6 +14,10 @@
 //! ([`Tasks::start_job`]): its status is read from the job itself, working while it runs and
 //! completed, with the job's end (how, after how long, its last lines), once it ended;
 //! `tasks/cancel` kills it as `job_kill` does.
+//!
+//! The same store holds the tasks a 2025-11-25 session asks for with `params.task` (see
+//! `tasks_2025`): each is marked with the session that made it, which `tasks/list` lists,
+//! and `tasks/result` waits for its end ([`Tasks::wait_end`]).
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex};
@@ -42,6 +46,8 @@ const POLL_INTERVAL_MS: u64 = 500;
 #[derive(Default)]
 pub(crate) struct Tasks {
     entries: Mutex<HashMap<String, Entry>>,
+    /// Woken at every change of a task's state, for those waiting for a task's end.
+    changed: tokio::sync::Notify,
 }
 
 struct Entry {
@@ -56,6 +62,11 @@ struct Entry {
     number: u64,
     /// The questions its call waits on, by key: while there are any, it is `input_required`.
     questions: BTreeMap<String, Waiting>,
+    /// The session that made it with a 2025-11-25 `params.task`, whose `tasks/list` lists it.
+    owner: Option<u64>,
+    /// The requests its call sent its session's client and waits on (a 2025-11-25 task's
+    /// questions): while there are any, it is `input_required`.
+    asking: usize,
 }
 
 /// A question a task's call asked, waiting for its answer.
@@ -91,16 +102,26 @@ impl Tasks {
     /// Registers a working task for a call that `cancel` cancels; the task as the client
     /// first sees it, or the error refusing it when too many are working.
     pub(crate) fn start(&self, cancel: CancellationToken) -> Result<Task, ErrorData> {
-        self.insert(Work::Call(cancel))
+        self.insert(Work::Call(cancel), None)
+    }
+
+    /// As [`Tasks::start`], for a call the session `owner` asked to run as a task
+    /// (2025-11-25 `params.task`): its `tasks/list` lists it.
+    pub(crate) fn start_owned(
+        &self,
+        cancel: CancellationToken,
+        owner: u64,
+    ) -> Result<Task, ErrorData> {
+        self.insert(Work::Call(cancel), Some(owner))
     }
 
     /// Registers the job a call handed back as a task that follows it; the task, or the
     /// error refusing it when too many are working (the job then goes on as a job only).
     pub(crate) fn start_job(&self, job: Arc<Job>) -> Result<Task, ErrorData> {
-        self.insert(Work::Job(job))
+        self.insert(Work::Job(job), None)
     }
 
-    fn insert(&self, work: Work) -> Result<Task, ErrorData> {
+    fn insert(&self, work: Work, owner: Option<u64>) -> Result<Task, ErrorData> {
         let mut entries = self.lock();
         for entry in entries.values_mut() {
             entry.follow_job();
@@ -140,6 +161,8 @@ impl Tasks {
                 ended: None,
                 number,
                 questions: BTreeMap::new(),
+                owner,
+                asking: 0,
             },
         );
         Ok(task(&id, TaskStatus::Working, &stamp, &stamp))
@@ -151,7 +174,7 @@ impl Tasks {
         &self,
         outcome: Result<CallToolResult, ErrorData>,
     ) -> Result<Task, ErrorData> {
-        let task = self.insert(Work::Call(CancellationToken::new()))?;
+        let task = self.insert(Work::Call(CancellationToken::new()), None)?;
         self.finish(&task.task_id, outcome);
         let entries = self.lock();
         let entry = entries.get(&task.task_id);
@@ -190,11 +213,14 @@ impl Tasks {
         entry.questions.clear();
         entry.updated_at = timestamp(SystemTime::now());
         entry.ended = Some(Instant::now());
+        drop(entries);
+        self.changed.notify_waiters();
     }
 
     /// Drops a task made for a call that ended before it was given to the client.
     pub(crate) fn discard(&self, id: &str) {
         self.lock().remove(id);
+        self.changed.notify_waiters();
     }
 
     /// Puts the question `request` (under `key`) to the client of the working task `id`: the
@@ -250,6 +276,20 @@ impl Tasks {
         Ok(())
     }
 
+    /// Counts a request the call of task `id` sent its session's client (`true`) or had
+    /// answered (`false`): a working task is `input_required` while any waits.
+    pub(crate) fn asking(&self, id: &str, waits: bool) {
+        let mut entries = self.lock();
+        let Some(entry) = entries.get_mut(id) else {
+            return;
+        };
+        entry.asking = match waits {
+            true => entry.asking + 1,
+            false => entry.asking.saturating_sub(1),
+        };
+        entry.updated_at = timestamp(SystemTime::now());
+    }
+
     /// `tasks/get`: the task with its status and, once it ended, its result.
     pub(crate) fn get(&self, id: &str) -> Result<GetTaskResult, ErrorData> {
         let mut entries = self.lock();
@@ -262,6 +302,11 @@ impl Tasks {
                     .iter()
                     .map(|(key, waiting)| (key.clone(), waiting.request.clone()))
                     .collect(),
+            },
+            // Its call waits on a request to the session's client, which the client
+            // answers as any request (there is nothing for `tasks/update` to give).
+            State::Working if entry.asking > 0 => TaskPayload::InputRequired {
+                input_requests: Default::default(),
             },
             State::Working => TaskPayload::Working,
             State::Completed(result) => TaskPayload::Completed {
@@ -277,22 +322,61 @@ impl Tasks {
     }
 
     /// `tasks/cancel`: cancels a working task's call (its processes end with it); a task
-    /// that already ended is left as it is.
-    pub(crate) fn cancel(&self, id: &str) -> Result<(), ErrorData> {
+    /// that already ended is left as it is. Whether it was working (and is cancelled now).
+    pub(crate) fn cancel(&self, id: &str) -> Result<bool, ErrorData> {
         let mut entries = self.lock();
         let entry = entries.get_mut(id).ok_or_else(|| unknown(id))?;
         entry.follow_job();
-        if matches!(entry.state, State::Working) {
-            match &entry.work {
-                Work::Call(cancel) => cancel.cancel(),
-                Work::Job(job) => job.kill(),
-            }
-            entry.state = State::Cancelled;
-            entry.questions.clear();
-            entry.updated_at = timestamp(SystemTime::now());
-            entry.ended = Some(Instant::now());
+        if !matches!(entry.state, State::Working) {
+            return Ok(false);
         }
-        Ok(())
+        match &entry.work {
+            Work::Call(cancel) => cancel.cancel(),
+            Work::Job(job) => job.kill(),
+        }
+        entry.state = State::Cancelled;
+        entry.questions.clear();
+        entry.updated_at = timestamp(SystemTime::now());
+        entry.ended = Some(Instant::now());
+        drop(entries);
+        self.changed.notify_waiters();
+        Ok(true)
+    }
+
+    /// The tasks `owner` made that are still kept, oldest first, as `tasks/get` gives them.
+    pub(crate) fn list(&self, owner: u64) -> Vec<GetTaskResult> {
+        let mut owned: Vec<(u64, String)> = {
+            let entries = self.lock();
+            let now = Instant::now();
+            entries
+                .iter()
+                .filter(|(_, e)| e.owner == Some(owner))
+                .filter(|(_, e)| e.ended.is_none_or(|ended| now - ended < TASK_TTL))
+                .map(|(id, e)| (e.number, id.clone()))
+                .collect()
+        };
+        owned.sort();
+        owned
+            .into_iter()
+            .filter_map(|(_, id)| self.get(&id).ok())
+            .collect()
+    }
+
+    /// The task once it ended (completed, failed or cancelled), as `tasks/get` gives it; the
+    /// error of an unknown task, also when it is dropped while this waits.
+    pub(crate) async fn wait_end(&self, id: &str) -> Result<GetTaskResult, ErrorData> {
+        loop {
+            // Listening before looking, so that an end between the two is not missed.
+            let changed = self.changed.notified();
+            tokio::pin!(changed);
+            changed.as_mut().enable();
+            let got = self.get(id)?;
+            if got.task.status().is_terminal() {
+                return Ok(got);
+            }
+            // A job's task is not told of its job's end: it is looked at again now and then.
+            let _ = tokio::time::timeout(Duration::from_millis(POLL_INTERVAL_MS), changed).await;
+        }
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Entry>> {

@@ -81,7 +81,8 @@ impl McpTool {
     }
 
     /// Declares whether its calls may become tasks (see [`TaskSupport`]); `tools/list` then
-    /// names it in the entry's `_meta`, under `io.modelcontextprotocol/tasks`.
+    /// names it in the entry's `_meta`, under `io.modelcontextprotocol/tasks` (and, for a
+    /// 2025-11-25 session served that version's tasks, as `execution.taskSupport`).
     pub fn task_support(mut self, support: TaskSupport) -> Self {
         self.task_support = Some(support);
         self
