@@ -10,6 +10,16 @@
 //! `tasks/get` and `tasks/cancel` through the SDK's `client.request()` with a result schema
 //! of its own. Should a later SDK take tasks, the refusal asserted here fails, and the client
 //! should move to the SDK's own way.
+//!
+//! The same SDK in its default (legacy) negotiation, without the extension, is offered the
+//! 2025-11-25 specification's tasks, and drives them with no observer
+//! (tests/node/tasks_2025_client.mjs): `client.request()` sends `tools/call` with
+//! `params.task` unchanged and checks no capability for the tasks' methods, and the SDK's
+//! exported `specTypeSchemas` (`CreateTaskResult`, `GetTaskResult`, ...) accept the server's
+//! answers. A task is polled with `tasks/get` from `working` to `completed`, `tasks/result`
+//! gives its result, another is cancelled with `tasks/cancel` and its processes end, and
+//! `tasks/list` holds both. Its `callTool` still refuses the task (`INVALID_RESULT`), which is
+//! asserted for the same reason.
 #![cfg(all(feature = "cli", feature = "mount"))]
 
 use serde_json::{Value, json};
@@ -110,4 +120,121 @@ fn check_cancelled(cancelled: &Value, marker: &str) {
     assert_eq!(cancelled["status"], "cancelled", "{cancelled}");
     assert_eq!(cancelled["ended"], true, "its processes ended: {cancelled}");
     assert_eq!(cancelled["stays"], "cancelled", "{cancelled}");
+}
+
+#[tokio::test]
+async fn the_ts_sdk_v2_client_runs_2025_tasks_through_its_request_over_http() {
+    let server = HttpServer::spawn(None).await;
+    run_tasks_2025_client(&server.url).await;
+}
+
+#[tokio::test]
+async fn the_ts_sdk_v2_client_runs_2025_tasks_through_its_request_over_stdio() {
+    let work = tempfile::TempDir::new().expect("a working directory");
+    let target = format!(
+        "stdio:{}:{}",
+        env!("CARGO_BIN_EXE_cli-under-test"),
+        work.path().display()
+    );
+    run_tasks_2025_client(&target).await;
+}
+
+/// Runs tests/node/tasks_2025_client.mjs against `target`: the 2025-11-25 tasks, offered to
+/// a legacy session that did not declare the extension, driven by `client.request()` alone.
+async fn run_tasks_2025_client(target: &str) {
+    let marker = format!("pi-tools-task-{}", tag());
+    let report = node_report_with(
+        "tasks_2025_client.mjs",
+        &[target.as_ref()],
+        &[("TASK_MARKER", &marker)],
+    )
+    .await;
+    assert_eq!(report["version"], "2025-11-25", "{report}");
+    assert_eq!(
+        report["tasks"],
+        json!({"list": {}, "cancel": {}, "requests": {"tools": {"call": {}}}}),
+        "{report}"
+    );
+    let finished = check_finished_2025(&report["finished"]);
+    let cancelled = check_cancelled_2025(&report["cancelled"], &marker);
+    assert_eq!(
+        report["listed"],
+        json!([
+            {"taskId": finished, "status": "completed"},
+            {"taskId": cancelled, "status": "cancelled"},
+        ]),
+        "{report}"
+    );
+    // The SDK's own call refuses the task; should a later SDK take it, move the client there.
+    assert_eq!(
+        report["refused"],
+        json!({"code": "INVALID_RESULT"}),
+        "{report}"
+    );
+    let left = settle(0, || processes_with(&marker).len()).await;
+    assert_eq!(left, 0, "the cancelled command's processes ended");
+}
+
+/// A task as `tools/call` with `params.task` answers it: working, with the server's times.
+fn check_task_2025(task: &Value) -> &str {
+    assert_eq!(task["status"], "working", "{task}");
+    assert_eq!(task["ttl"], 600_000, "{task}");
+    assert_eq!(task["pollInterval"], 500, "{task}");
+    assert_eq!(task["createdAt"], task["lastUpdatedAt"], "{task}");
+    task["taskId"].as_str().expect("the task's id")
+}
+
+/// A task polled while it works, until it completes; `tasks/result` gives the command's
+/// result, naming the task. Returns its id.
+fn check_finished_2025(finished: &Value) -> &str {
+    let id = check_task_2025(&finished["task"]);
+    let statuses: Vec<&str> = finished["statuses"]
+        .as_array()
+        .expect("the statuses polled")
+        .iter()
+        .map(|s| s.as_str().expect("a status"))
+        .collect();
+    let (last, before) = statuses.split_last().expect("a status");
+    assert_eq!(*last, "completed", "{finished}");
+    assert!(
+        before.len() >= 2 && before.iter().all(|s| *s == "working"),
+        "polled while it worked: {finished}"
+    );
+    let result = &finished["result"];
+    assert_eq!(result["isError"], false, "{finished}");
+    assert_eq!(result["content"], json!([{"type": "text", "text": "done"}]));
+    assert_eq!(result["structuredContent"]["exitCode"], 0, "{finished}");
+    assert_eq!(
+        result["_meta"],
+        json!({"io.modelcontextprotocol/related-task": {"taskId": id}}),
+        "{finished}"
+    );
+    id
+}
+
+/// A task cancelled while its command ran: `tasks/cancel` gives it `cancelled`, it stays so,
+/// and its processes are gone. Returns its id.
+fn check_cancelled_2025<'a>(cancelled: &'a Value, marker: &str) -> &'a str {
+    let id = check_task_2025(&cancelled["task"]);
+    assert_eq!(cancelled["statusBefore"], "working", "{cancelled}");
+    let lines: Vec<&str> = cancelled["processes"]
+        .as_array()
+        .expect("the processes seen")
+        .iter()
+        .map(|p| p["cmdline"].as_str().expect("a command line"))
+        .collect();
+    assert!(
+        lines.iter().any(|l| l.contains(marker)) && lines.iter().any(|l| l.contains("sleep 300")),
+        "the command and its `sleep` ran: {cancelled}"
+    );
+    let cancel = &cancelled["cancel"];
+    assert_eq!(cancel["taskId"], id, "{cancelled}");
+    assert_eq!(cancel["status"], "cancelled", "{cancelled}");
+    assert_eq!(
+        cancel["statusMessage"], "The task was cancelled (tasks/cancel); its processes were ended.",
+        "{cancelled}"
+    );
+    assert_eq!(cancelled["status"], "cancelled", "{cancelled}");
+    assert_eq!(cancelled["ended"], true, "its processes ended: {cancelled}");
+    id
 }

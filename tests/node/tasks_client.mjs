@@ -19,8 +19,8 @@
 // its statuses, its result); and the cancelled one (its task, the processes that held the
 // marker before `tasks/cancel` with their descendants, its status after, whether those
 // processes ended within the deadline).
-import { readdirSync, readFileSync } from 'node:fs';
 import { pathToFileURL } from 'node:url';
+import { described, ended, markedTree } from './processes.mjs';
 
 const dist = `${process.env.NODE_TOOLS}/node_modules/@modelcontextprotocol/client/dist`;
 const { Client, StreamableHTTPClientTransport } = await import(
@@ -103,47 +103,6 @@ const poll = async (task) => {
   return { statuses, last: got };
 };
 
-// Every process now, by pid: its parent and its command line.
-const processes = () => {
-  const found = new Map();
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      const stat = readFileSync(`/proc/${entry}/stat`, 'latin1');
-      const cmdline = readFileSync(`/proc/${entry}/cmdline`, 'latin1');
-      // The parent is the second field after the command's name, which may hold spaces.
-      const parent = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
-      found.set(Number(entry), { parent, cmdline });
-    } catch {
-      // ended meanwhile
-    }
-  }
-  return found;
-};
-const withDescendants = (found, roots) => {
-  const tree = new Set(roots);
-  for (let grew = true; grew; ) {
-    grew = false;
-    for (const [pid, { parent }] of found) {
-      if (tree.has(parent) && !tree.has(pid)) {
-        tree.add(pid);
-        grew = true;
-      }
-    }
-  }
-  return tree;
-};
-// Waits until `condition()` is truthy, within `ms`; returns its value, or null.
-const waitFor = async (condition, ms = 10_000) => {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const value = condition();
-    if (value) return value;
-    if (Date.now() > deadline) return null;
-    await sleep(50);
-  }
-};
-
 // A long call: a task, polled to the command's output.
 const long = await callAsTask('sleep 3; echo done');
 const { statuses, last } = await poll(long.task);
@@ -151,23 +110,11 @@ const finished = { ...long, statuses, result: last.result };
 
 // Another, cancelled while it runs: its processes end.
 const running = await callAsTask(`sleep 300; echo ${marker}`);
-// The processes holding the marker once they run `sleep`, with their descendants.
-const seen = await waitFor(() => {
-  const now = processes();
-  const holders = [...now].filter(([, p]) => p.cmdline.includes(marker)).map(([pid]) => pid);
-  const tree = withDescendants(now, holders);
-  return tree.size > holders.length ? { now, tree: [...tree] } : null;
-});
-const found = seen?.now ?? new Map();
-const tree = seen?.tree ?? [];
+const seen = await markedTree(marker);
 const statusBefore = (await getTask(running.task.taskId)).status;
 const ack = await cancelTask(running.task.taskId);
 const after = await getTask(running.task.taskId);
-// Each process of the command is gone (or, were its pid reused, another command).
-const ended = await waitFor(() => {
-  const now = processes();
-  return !tree.some((pid) => now.get(pid)?.cmdline === found.get(pid).cmdline);
-});
+const gone = await ended(seen);
 // Cancelling a task that ended changes nothing.
 const again = await cancelTask(running.task.taskId);
 const stays = (await getTask(running.task.taskId)).status;
@@ -178,11 +125,11 @@ console.log(
     finished,
     cancelled: {
       ...running,
-      processes: tree.map((pid) => ({ pid, cmdline: found.get(pid).cmdline.split('\0').join(' ') })),
+      processes: described(seen),
       statusBefore,
       ack,
       status: after.status,
-      ended: ended === true,
+      ended: gone,
       again,
       stays,
     },
