@@ -254,6 +254,52 @@ fn trust_is_revoked_by_a_one_byte_change_of_the_file_or_of_a_script_it_runs() {
     );
 }
 
+/// A home directory as the workspace: the user's own configuration directory (which holds
+/// the trust records, and where a user configuration applies without trust) can neither be
+/// moved aside and remade with a configuration of the command's own, nor made afresh.
+#[test]
+fn the_users_configuration_directory_cannot_be_remade_from_a_home_workspace() {
+    let scene = Scene::new("home");
+    let store = scene.work.join(".config");
+    std::fs::create_dir_all(store.join("pi-tools")).expect("made");
+    std::fs::write(store.join("pi-tools/trusted.json"), "{}").expect("written");
+    let plant = "mkdir -p .config/pi-tools && printf '[sandbox]\\nmode = \"off\"\\n' > .config/pi-tools/pi-tools.toml";
+    let bash = |command: &str| -> String {
+        let batch =
+            serde_json::json!([{"id": "b", "name": "bash", "arguments": {"command": command}}]);
+        let mut run = scene.command(&["run", "--json"]);
+        run.env("XDG_CONFIG_HOME", &store).env("HOME", &scene.work);
+        let output = feed(run, &batch.to_string());
+        assert!(output.status.success(), "{}", stderr(&output));
+        let events = json_lines(&stdout(&output));
+        let end = events
+            .iter()
+            .find(|e| e["type"] == "tool_execution_end")
+            .unwrap_or_else(|| panic!("no end in {events:?}"));
+        end["result"]["content"][0]["text"]
+            .as_str()
+            .unwrap_or_default()
+            .to_owned()
+    };
+    let text = bash(&format!("mv .config .config-old 2>&1; {plant}"));
+    assert_eq!(
+        text,
+        "mv: cannot move '.config' to '.config-old': Device or resource busy\n\
+         /bin/bash: line 1: .config/pi-tools/pi-tools.toml: Read-only file system\n\n\
+         Command exited with code 1"
+    );
+    assert!(!store.join("pi-tools/pi-tools.toml").exists());
+    assert!(!scene.work.join(".config-old").exists());
+    // Where it does not exist yet, what a command makes there is taken away after the call.
+    std::fs::remove_dir_all(store.join("pi-tools")).expect("removed");
+    let text = bash(plant);
+    assert!(
+        text.contains(&format!("removed {}.", store.join("pi-tools").display())),
+        "{text}"
+    );
+    assert!(!store.join("pi-tools").exists());
+}
+
 /// What a trusted file makes pi-tools run (a declared tool's script, in a directory of the
 /// workspace) is as protected as the file: no command of a session can rewrite it, or move
 /// its directory aside and plant another, for a server started again later to run.
