@@ -168,11 +168,8 @@ fn keeper() -> Option<&'static Keeper> {
 
 /// `n` bytes from the system's random source.
 fn random_bytes(n: usize) -> Option<Vec<u8>> {
-    use std::io::Read;
     let mut bytes = vec![0; n];
-    std::fs::File::open("/dev/urandom")
-        .and_then(|mut f| f.read_exact(&mut bytes))
-        .ok()?;
+    getrandom::fill(&mut bytes).ok()?;
     Some(bytes)
 }
 

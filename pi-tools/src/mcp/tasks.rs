@@ -149,7 +149,7 @@ impl Tasks {
             }
         }
         let number = entries.values().map(|e| e.number).max().unwrap_or(0) + 1;
-        let id = task_id(number);
+        let id = task_id(number)?;
         let stamp = timestamp(SystemTime::now());
         entries.insert(
             id.clone(),
@@ -441,15 +441,21 @@ fn error_object(error: &ErrorData) -> JsonObject {
     }
 }
 
-/// A task id no other server process is likely to use: its number and random bytes.
-fn task_id(number: u64) -> String {
-    let mut bytes = [0u8; 8];
-    if let Ok(mut f) = std::fs::File::open("/dev/urandom") {
-        use std::io::Read;
-        let _ = f.read_exact(&mut bytes);
-    }
+/// A task id no one can guess: its number and 128 random bits from the system's source.
+/// The id is all a request needs to read or cancel a task, so without the random source no
+/// task is made.
+fn task_id(number: u64) -> Result<String, ErrorData> {
+    let mut bytes = [0u8; 16];
+    getrandom::fill(&mut bytes).map_err(|e| {
+        ErrorData::internal_error(
+            format!(
+                "The system's random source could not be read ({e}), so no task was made: its id would be guessable. Check that the server may read it (getrandom(2) or /dev/urandom), then call again."
+            ),
+            None,
+        )
+    })?;
     let random: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
-    format!("task-{number}-{random}")
+    Ok(format!("task-{number}-{random}"))
 }
 
 /// `time` as ISO 8601 in UTC, to the millisecond.
@@ -495,6 +501,27 @@ mod tests {
             timestamp(SystemTime::UNIX_EPOCH),
             "1970-01-01T00:00:00.000Z"
         );
+    }
+
+    #[test]
+    fn task_ids_carry_128_random_bits() {
+        let tasks = Tasks::default();
+        let ids: Vec<String> = (0..2)
+            .map(|_| {
+                tasks
+                    .start(CancellationToken::new())
+                    .expect("started")
+                    .task_id
+            })
+            .collect();
+        for (number, id) in (1..).zip(&ids) {
+            let random = id
+                .strip_prefix(&format!("task-{number}-"))
+                .unwrap_or_else(|| panic!("numbered: {id}"));
+            assert_eq!(random.len(), 32, "{id}");
+            assert!(random.bytes().all(|b| b.is_ascii_hexdigit()), "{id}");
+        }
+        assert_ne!(ids[0][7..], ids[1][7..], "the random parts differ");
     }
 
     #[test]
