@@ -111,3 +111,65 @@ async fn a_line_past_the_configured_message_size_is_refused_naming_the_setting()
     raw.raw.close_input();
     assert!(raw.server.exit_status().await.success());
 }
+
+/// A client's mistakes (an unknown tool, a task that never was) are answered to the client
+/// in full and are not the server's warnings: its stderr stays empty by default, and a
+/// `RUST_LOG` the operator sets shows them.
+#[test]
+fn errors_answered_to_a_client_are_not_logged_as_the_servers_warnings() {
+    let work = TempDir::new().expect("a temporary working directory");
+    let lines = [
+        json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-11-25", "capabilities": {},
+            "clientInfo": {"name": "quiet", "version": "0"}}}),
+        json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+        json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+            "params": {"name": "nope", "arguments": {}}}),
+        json!({"jsonrpc": "2.0", "id": 3, "method": "tasks/get", "params": {"taskId": "x"}}),
+    ];
+    let input: String = lines.iter().map(|l| format!("{l}\n")).collect();
+    for rust_log in [None, Some("warn")] {
+        let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_cli-under-test"));
+        command.arg("mcp").arg("--cwd").arg(work.path());
+        match rust_log {
+            Some(level) => command.env("RUST_LOG", level),
+            None => command.env_remove("RUST_LOG"),
+        };
+        let mut child = command
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("pi-tools mcp starts");
+        {
+            use std::io::Write as _;
+            let mut stdin = child.stdin.take().expect("stdin");
+            stdin.write_all(input.as_bytes()).expect("written");
+        }
+        let output = child.wait_with_output().expect("it ends with its input");
+        let answers: Vec<Value> = String::from_utf8_lossy(&output.stdout)
+            .lines()
+            .map(|l| serde_json::from_str(l).expect("a JSON line"))
+            .collect();
+        // Requests are served concurrently: the answers come in either order.
+        let mut codes: Vec<(i64, i64)> = answers
+            .iter()
+            .filter_map(|a| Some((a["id"].as_i64()?, a["error"]["code"].as_i64()?)))
+            .collect();
+        codes.sort_unstable();
+        assert_eq!(codes, [(2, -32602), (3, -32602)], "{answers:?}");
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        let warned = stderr
+            .lines()
+            .filter(|l| l.contains("response error"))
+            .count();
+        assert_eq!(
+            warned,
+            if rust_log.is_some() { 2 } else { 0 },
+            "RUST_LOG={rust_log:?}: {stderr}"
+        );
+        if rust_log.is_none() {
+            assert_eq!(stderr, "");
+        }
+    }
+}

@@ -25,17 +25,24 @@ use tracing_subscriber::layer::{Context, SubscriberExt};
 use tracing_subscriber::util::SubscriberInitExt;
 
 /// Installs a `tracing` subscriber that writes plain-text logs to stderr, filtered by the
-/// `RUST_LOG` environment variable (default: warnings and errors), and forwards the events
+/// `RUST_LOG` environment variable (default: warnings and errors, but not the protocol
+/// library's warning for each error a client's request is answered with), and forwards the events
 /// of a running MCP tool call to that call's client (filtered by the client's
 /// `logging/setLevel`, `info` until it sets one). Does nothing when the process already has
 /// a global subscriber, so an application's own logging setup wins (its tool events then do
 /// not reach MCP clients).
 pub fn init_stderr_logging() {
-    let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("warn"));
+    let (filter, chosen) = match EnvFilter::try_from_default_env() {
+        Ok(filter) => (filter, true),
+        Err(_) => (EnvFilter::new("warn"), false),
+    };
     let stderr = tracing_subscriber::fmt::layer()
         .with_writer(std::io::stderr)
         .with_ansi(false)
-        .with_filter(filter);
+        .with_filter(filter)
+        .with_filter(tracing_subscriber::filter::filter_fn(move |meta| {
+            chosen || !answered_error(meta)
+        }));
     // Events only: spans would be recorded for every request for nothing (this layer
     // forwards events), at a cost per call.
     let to_clients = ClientLogLayer.with_filter(dynamic_filter_fn(|meta, _| {
@@ -52,6 +59,20 @@ pub fn init_stderr_logging() {
     if installed.is_err() {
         tracing::debug!("a tracing subscriber was already installed; it is kept");
     }
+}
+
+/// Whether an event is the protocol library's warning that a request was answered with an
+/// error (`response error`, with the request's `id` and the `error`): an unknown tool, a
+/// task that ended, a bad parameter. That is the client's mistake, answered in full to the
+/// client, not a warning about the server, so the default log leaves it out; a `RUST_LOG`
+/// the operator sets shows it. (The library's other warnings, such as an answer that could
+/// not be sent, have no `error` beside an `id`.)
+fn answered_error(meta: &tracing::Metadata<'_>) -> bool {
+    let fields = meta.fields();
+    meta.target() == "rmcp::service"
+        && *meta.level() == Level::WARN
+        && fields.field("id").is_some()
+        && fields.field("error").is_some()
 }
 
 /// The crates whose events are the server's business, not the client's, though they happen
