@@ -291,6 +291,53 @@ async fn a_protected_files_directory_cannot_be_moved_aside_and_replaced() {
     assert_eq!(out, Ok("y".to_owned()));
 }
 
+/// A repository whose settings keep its hooks in the work tree (`core.hooksPath`, as husky
+/// and lefthook set it) and pull more settings from a file there (`include.path`): neither
+/// can be planted, though `.git/config` and `.git/hooks` are not where git looks.
+#[tokio::test]
+async fn hooks_and_settings_the_repository_names_in_the_work_tree_cannot_be_planted() {
+    let fx = Fixture::repository();
+    sandbox_support::git(&fx.ws, &["config", "core.hooksPath", ".githooks"]);
+    sandbox_support::git(&fx.ws, &["config", "include.path", "../team.gitconfig"]);
+    std::fs::create_dir_all(fx.ws.join(".githooks")).expect("hooks");
+    std::fs::write(fx.ws.join(".githooks/pre-commit"), "#!/bin/sh\nexit 0\n").expect("hook");
+    let env = fx.env(SandboxPolicy::new(SandboxMode::WorkspaceWrite).with_git(GitAccess::Commit));
+    let text = refused(
+        &env,
+        "echo 'touch /tmp/owned' >> .githooks/pre-commit 2>&1; echo x > .githooks/post-checkout 2>&1; \
+         mv .githooks .githooks-old 2>&1; exit 1",
+    )
+    .await;
+    assert_eq!(
+        text,
+        "bash: line 1: .githooks/pre-commit: Read-only file system\n\
+         bash: line 1: .githooks/post-checkout: Read-only file system\n\
+         mv: cannot move '.githooks' to '.githooks-old': Device or resource busy\n\n\
+         Command exited with code 1"
+    );
+    assert_eq!(
+        read(&fx.ws.join(".githooks/pre-commit")),
+        "#!/bin/sh\nexit 0\n"
+    );
+    assert!(!fx.ws.join(".githooks/post-checkout").exists());
+    // The included file does not exist: one a command makes is taken away after the call.
+    let out = run(
+        &env,
+        "printf '[core]\\n\\tfsmonitor = touch /tmp/owned\\n' > team.gitconfig && echo made",
+    )
+    .await
+    .expect("the command runs");
+    assert!(
+        out.starts_with("made\n")
+            && out.contains(&format!(
+                "removed {}",
+                fx.ws.join("team.gitconfig").display()
+            )),
+        "{out}"
+    );
+    assert!(!fx.ws.join("team.gitconfig").exists());
+}
+
 #[tokio::test]
 async fn a_worktree_is_protected_through_its_git_file() {
     let fx = Fixture::repository();

@@ -84,6 +84,7 @@ mod dir_watch;
 pub mod exec;
 mod git;
 mod git_bare;
+mod git_config;
 mod git_follow;
 mod git_guard;
 mod git_index;

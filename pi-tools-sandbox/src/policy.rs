@@ -10,6 +10,7 @@ use std::str::FromStr;
 use std::sync::Arc;
 
 use crate::git::{GitAccess, Repository, enclosing_submodules};
+use crate::git_config;
 use crate::git_guard::GitGuard;
 use crate::git_protect::{self, NestedPaths};
 use crate::git_trees;
@@ -228,6 +229,16 @@ impl SandboxPolicy {
             let git_dir = repository.as_ref().map(|r| r.common.clone());
             if let Some(repo) = &repository {
                 resolved.git_paths(repo, &mut protected);
+                // The hooks and settings files its settings name outside the git directory:
+                // read-only where they exist, taken away after a call where one was made,
+                // and their directories kept in place.
+                let home = std::env::var_os("HOME").map(PathBuf::from);
+                let xdg = std::env::var_os("XDG_CONFIG_HOME").map(PathBuf::from);
+                for path in git_config::redirects(repo, home.as_deref(), xdg.as_deref()) {
+                    push_unique(&mut plantable, path.clone());
+                    push_unique(&mut in_place, path.clone());
+                    push_unique(&mut protected, path);
+                }
             }
             for relative in &self.protected {
                 let target = match (relative.strip_prefix(".git"), &git_dir) {
