@@ -12,6 +12,12 @@
 //! writes them (quoted or not, `#` and `;` comments, `\` escapes and line continuations).
 //! A `core.hooksPath` of husky's layout (`…/_`, whose hooks run the scripts one level up)
 //! protects that level too.
+//!
+//! The settings also name programs git runs (`core.fsmonitor`, `filter.<driver>.clean`,
+//! `diff.<driver>.textconv`, `credential.helper`, an alias's `!command`, …). Any value's
+//! word that is written as a path (`./tools/clean.sh`, `scripts/textconv`, `~/bin/x`) and
+//! names a file that exists is protected too, relative to the work tree's top, where git
+//! runs them: a script the settings run is no less a hook for being named elsewhere.
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -46,6 +52,12 @@ pub(crate) fn redirects(
         found.read(&file, home, 0);
     }
     let mut out = found.included;
+    for word in &found.words {
+        let path = expand(word, home, &repo.root);
+        if path.is_file() {
+            out.push(path);
+        }
+    }
     if let Some(hooks) = found.hooks_path {
         let hooks = expand(&hooks, home, &repo.root);
         // husky 9: `core.hooksPath = .husky/_`, whose hooks run `.husky/<hook>`.
@@ -68,6 +80,8 @@ struct Found {
     hooks_path: Option<String>,
     /// Every file an include names.
     included: Vec<PathBuf>,
+    /// The words of other values written as paths (see [`path_words`]).
+    words: Vec<String>,
 }
 
 impl Found {
@@ -89,10 +103,36 @@ impl Found {
                         self.read(&included, home, depth + 1);
                     }
                 }
-                _ => {}
+                _ => {
+                    for word in path_words(&value) {
+                        if !self.words.contains(&word) {
+                            self.words.push(word);
+                        }
+                    }
+                }
             }
         }
     }
+}
+
+/// The words of a setting's value that are written as paths to a program or file: starting
+/// with `/`, `./`, `../` or `~/`, or holding a `/` that is not part of a URL or a remote
+/// (`https://…`, `git@host:repo`). An alias's leading `!` and shell punctuation around words
+/// are not part of them.
+fn path_words(value: &str) -> Vec<String> {
+    value
+        .trim_start_matches('!')
+        .split(|c: char| c.is_whitespace() || "'\"`;&|()<>=".contains(c))
+        .filter(|word| {
+            !word.is_empty()
+                && !word.contains("://")
+                && (word.starts_with(['/', '~'])
+                    || word.starts_with("./")
+                    || word.starts_with("../")
+                    || (word.contains('/') && !word.contains(':') && !word.starts_with('-')))
+        })
+        .map(str::to_owned)
+        .collect()
 }
 
 /// `value` as git takes a path: `~/` from the home directory, relative from `base`.
@@ -229,6 +269,39 @@ mod tests {
                 ("alias".into(), "bare".into(), String::new()),
             ]
         );
+    }
+
+    #[test]
+    fn path_words_are_those_written_as_paths() {
+        assert_eq!(
+            path_words("!sh ./tools/x.sh --flag ../up/y; scripts/z | cat"),
+            ["./tools/x.sh", "../up/y", "scripts/z"]
+        );
+        assert_eq!(
+            path_words("git@github.com:org/repo https://host/a/b --opt=./a/b ~/bin/c /usr/bin/d"),
+            ["./a/b", "~/bin/c", "/usr/bin/d"]
+        );
+        assert!(path_words("true").is_empty());
+    }
+
+    #[test]
+    fn a_program_the_settings_run_from_the_work_tree_is_found() {
+        let top = tempfile::tempdir().expect("tempdir");
+        let root = top.path().join("ws");
+        let git = root.join(".git");
+        fs::create_dir_all(&git).expect("git");
+        fs::create_dir_all(root.join("tools")).expect("tools");
+        fs::write(root.join("tools/clean.sh"), "#!/bin/sh\ncat\n").expect("script");
+        fs::write(
+            git.join("config"),
+            "[filter \"x\"]\n\tclean = tools/clean.sh %f\n\tsmudge = tools/missing.sh\n\
+             [remote \"origin\"]\n\turl = git@example.com:org/repo.git\n",
+        )
+        .expect("config");
+        let repo = Repository::find(&root)
+            .expect("read")
+            .expect("a repository");
+        assert_eq!(redirects(&repo, None, None), [root.join("tools/clean.sh")]);
     }
 
     #[test]
