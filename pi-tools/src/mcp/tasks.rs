@@ -141,7 +141,7 @@ impl Tasks {
                 None => {
                     return Err(ErrorData::internal_error(
                         format!(
-                            "The server already runs {MAX_TASKS} tasks, so no task was made for this one (a call that ran long is cancelled; a job goes on without one). Wait for some to end (tasks/get) or cancel them (tasks/cancel), then call again."
+                            "The server already runs {MAX_TASKS} tasks, so no task was made: a call that ran long is cancelled, a call sent as a task does not start, and a background job goes on without one. Wait for some to end (tasks/get) or cancel them (tasks/cancel), then call again."
                         ),
                         None,
                     ));
