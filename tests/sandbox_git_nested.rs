@@ -146,3 +146,33 @@ async fn a_repository_moved_in_or_made_in_a_moved_directory_runs_nothing_later()
         }
     }
 }
+
+/// A repository below the top whose settings keep its hooks in its work tree
+/// (`core.hooksPath = .githooks`): the hook cannot be planted there in either git mode, and
+/// the user's `git commit` in it, outside the sandbox, runs nothing planted.
+#[tokio::test]
+async fn a_nested_repositorys_hooks_in_its_work_tree_cannot_be_planted() {
+    for access in [GitAccess::ReadOnly, GitAccess::Commit] {
+        let fx = Fixture::plain();
+        let repo = repository_at(&fx.ws, "proj");
+        git(&repo, &["config", "core.hooksPath", ".githooks"]);
+        std::fs::create_dir_all(repo.join(".githooks")).expect("hooks");
+        let marker = marker(&fx);
+        let env = fx.env(policy(access));
+        let out = run(
+            &env,
+            &format!(
+                "{{ printf '#!/bin/sh\\ntouch {m}\\n' > proj/.githooks/pre-commit && chmod +x proj/.githooks/pre-commit; }} 2>&1; echo tried",
+                m = marker.display()
+            ),
+        )
+        .await;
+        assert_eq!(
+            out,
+            Ok("bash: line 1: proj/.githooks/pre-commit: Read-only file system\ntried".to_owned()),
+            "{access:?}"
+        );
+        assert!(!repo.join(".githooks/pre-commit").exists(), "{access:?}");
+        git_outside_runs_nothing(&repo, &marker, &format!("{access:?}"));
+    }
+}

@@ -35,6 +35,17 @@ pub(crate) fn redirects(
     home: Option<&Path>,
     xdg_config: Option<&Path>,
 ) -> Vec<PathBuf> {
+    redirects_of(&repo.root, &repo.git_dir, &repo.common, home, xdg_config)
+}
+
+/// [`redirects`] of the work tree `root` whose git directories are `git_dir` and `common`.
+pub(crate) fn redirects_of(
+    root: &Path,
+    git_dir: &Path,
+    common: &Path,
+    home: Option<&Path>,
+    xdg_config: Option<&Path>,
+) -> Vec<PathBuf> {
     let mut files: Vec<PathBuf> = Vec::new();
     if let Some(dir) = xdg_config
         .map(Path::to_path_buf)
@@ -45,21 +56,21 @@ pub(crate) fn redirects(
     if let Some(home) = home {
         files.push(home.join(".gitconfig"));
     }
-    files.push(repo.common.join("config"));
-    files.push(repo.git_dir.join("config.worktree"));
+    files.push(common.join("config"));
+    files.push(git_dir.join("config.worktree"));
     let mut found = Found::default();
     for file in files {
         found.read(&file, home, 0);
     }
     let mut out = found.included;
     for word in &found.words {
-        let path = expand(word, home, &repo.root);
+        let path = expand(word, home, root);
         if path.is_file() {
             out.push(path);
         }
     }
     if let Some(hooks) = found.hooks_path {
-        let hooks = expand(&hooks, home, &repo.root);
+        let hooks = expand(&hooks, home, root);
         // husky 9: `core.hooksPath = .husky/_`, whose hooks run `.husky/<hook>`.
         if hooks.file_name().is_some_and(|n| n == "_")
             && let Some(parent) = hooks.parent()

@@ -18,6 +18,10 @@ pub(super) struct NestedPaths {
     pub read_only: Vec<PathBuf>,
     /// The repositories (their directories) whose `.git` these mounts hold in place.
     pub held: BTreeSet<PathBuf>,
+    /// What the repositories' settings name outside their git directories (see
+    /// `git_config`): read-only where they exist, taken away after a call that made one.
+    /// (Not anchored: a repository below the top may be moved, and the guard follows it.)
+    pub named: Vec<PathBuf>,
 }
 
 /// Adds to `paths` what protects the repository whose `.git` is in `dir`: with `git =
@@ -51,6 +55,15 @@ pub(super) fn protect(
         _ => return,
     };
     let inside = |p: &PathBuf| roots.iter().any(|r| p.starts_with(r));
+    let home = std::env::var_os("HOME").map(PathBuf::from);
+    let xdg = std::env::var_os("XDG_CONFIG_HOME").map(PathBuf::from);
+    for path in
+        crate::git_config::redirects_of(dir, &git_dir, &common, home.as_deref(), xdg.as_deref())
+    {
+        if !paths.named.contains(&path) {
+            paths.named.push(path);
+        }
+    }
     let mut git_dirs = vec![git_dir];
     if common != git_dirs[0] {
         git_dirs.push(common);

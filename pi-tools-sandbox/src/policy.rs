@@ -303,6 +303,10 @@ impl SandboxPolicy {
         for path in nested.anchors {
             push_unique(&mut resolved.anchors, path);
         }
+        for path in nested.named {
+            push_unique(&mut plantable, path.clone());
+            push_unique(&mut protected, path);
+        }
         resolved.git_read_only.extend(nested.read_only);
         let held = nested.held;
         for dot_git in &enclosing {
