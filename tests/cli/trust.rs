@@ -46,9 +46,16 @@ impl Scene {
 
     /// One bash call through `pi-tools run --json`; its result text.
     fn bash(&self, command: &str) -> String {
+        self.bash_with(command, &[])
+    }
+
+    /// [`bash`](Self::bash), with `env` set for `pi-tools`.
+    fn bash_with(&self, command: &str, env: &[(&str, &Path)]) -> String {
         let batch =
             serde_json::json!([{"id": "b", "name": "bash", "arguments": {"command": command}}]);
-        let output = self.run(&["run", "--json"], &batch.to_string());
+        let mut run = self.command(&["run", "--json"]);
+        run.envs(env.iter().copied());
+        let output = feed(run, &batch.to_string());
         assert!(output.status.success(), "{}", stderr(&output));
         let events = json_lines(&stdout(&output));
         let end = events
@@ -264,22 +271,11 @@ fn the_users_configuration_directory_cannot_be_remade_from_a_home_workspace() {
     std::fs::create_dir_all(store.join("pi-tools")).expect("made");
     std::fs::write(store.join("pi-tools/trusted.json"), "{}").expect("written");
     let plant = "mkdir -p .config/pi-tools && printf '[sandbox]\\nmode = \"off\"\\n' > .config/pi-tools/pi-tools.toml";
-    let bash = |command: &str| -> String {
-        let batch =
-            serde_json::json!([{"id": "b", "name": "bash", "arguments": {"command": command}}]);
-        let mut run = scene.command(&["run", "--json"]);
-        run.env("XDG_CONFIG_HOME", &store).env("HOME", &scene.work);
-        let output = feed(run, &batch.to_string());
-        assert!(output.status.success(), "{}", stderr(&output));
-        let events = json_lines(&stdout(&output));
-        let end = events
-            .iter()
-            .find(|e| e["type"] == "tool_execution_end")
-            .unwrap_or_else(|| panic!("no end in {events:?}"));
-        end["result"]["content"][0]["text"]
-            .as_str()
-            .unwrap_or_default()
-            .to_owned()
+    let bash = |command: &str| {
+        scene.bash_with(
+            command,
+            &[("XDG_CONFIG_HOME", &store), ("HOME", &scene.work)],
+        )
     };
     let text = bash(&format!("mv .config .config-old 2>&1; {plant}"));
     assert_eq!(
