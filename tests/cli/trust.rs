@@ -330,6 +330,27 @@ fn a_script_the_trusted_file_runs_cannot_be_rewritten_by_a_command() {
     assert!(scene.run(&["check"], "").status.success());
 }
 
+/// A script the trusted file names by a path that does not exist yet cannot be made by a
+/// command either: a server or tool started later would run what the command wrote.
+#[test]
+fn a_script_the_trusted_file_names_cannot_be_made_by_a_command() {
+    let scene = Scene::new("missing-script");
+    std::fs::write(
+        scene.config(),
+        "[tool.gen]\ndescription = \"Generates.\"\ncommand = [\"sh\", \"tools/gen.sh\"]\n\n[tools]\nactive = [\"bash\", \"gen\"]\n",
+    )
+    .expect("written");
+    assert!(scene.run(&["trust"], "").status.success());
+    let script = scene.work.join("tools/gen.sh");
+    let text = scene.bash("mkdir -p tools && printf 'touch owned' > tools/gen.sh && echo made");
+    assert!(
+        text.starts_with("made\n")
+            && text.contains(&format!("removed {}", scene.work.join("tools").display())),
+        "{text}"
+    );
+    assert!(!script.exists());
+}
+
 /// A found file that only tightens the default applies with no step, and says so.
 #[test]
 fn a_file_that_only_tightens_the_default_applies_without_trust() {

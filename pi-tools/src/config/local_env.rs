@@ -6,7 +6,7 @@
 use std::io;
 use std::path::{Path, PathBuf};
 
-use super::trust::{TrustStore, files_read};
+use super::trust::{TrustStore, files_to_protect};
 use super::{Config, DEFAULT_ORIGIN};
 use crate::env::local::LocalEnv;
 use crate::env::{SandboxMode, SandboxPolicy};
@@ -57,7 +57,8 @@ impl Config {
     /// `[sandbox]` as a policy, with `roots` as the writable roots when the section names
     /// none (`[paths] allowed_roots`, or an MCP client's roots). Besides its paths it protects
     /// the configuration file itself, the files it names that pi-tools runs or reads (see
-    /// [`files_read`]) and the user's trust records wherever a writable root holds them, so
+    /// [`files_read`](super::trust::files_read), and those it names by a path that do not
+    /// exist yet) and the user's trust records wherever a writable root holds them, so
     /// that no command can rewrite what decides the next session's sandbox or what runs
     /// outside it.
     pub fn sandbox_policy(&self, roots: Option<&[PathBuf]>) -> SandboxPolicy {
@@ -75,7 +76,7 @@ impl Config {
             // server's program, a token file): a server started again later in this process
             // runs outside the sandbox.
             if let Some(dir) = file.parent() {
-                protected.extend(files_read(self, dir));
+                protected.extend(files_to_protect(self, dir));
             }
             protected.push(file);
         }

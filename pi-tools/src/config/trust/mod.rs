@@ -31,6 +31,7 @@ use std::sync::Arc;
 
 pub use loosening::{Loosening, loosenings};
 pub use reads::files_read;
+pub(crate) use reads::files_to_protect;
 pub use store::{TRUST_FILE, TrustRecord, TrustStore, file_hash, sha256_hex};
 
 use super::{Config, ConfigError, ConfigProblem};

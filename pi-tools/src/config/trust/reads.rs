@@ -14,13 +14,29 @@ use crate::declared::spec::{ArgTemplate, DeclaredAction, Piece};
 /// given by its path (`./tool.sh`). A program looked up in `PATH` (`node`, `npx`) is the
 /// machine's, not the project's, and is not included.
 pub fn files_read(config: &Config, dir: &Path) -> Vec<PathBuf> {
+    files_named(config, dir, false)
+}
+
+/// [`files_read`], and besides the files that exist, every argument written as a path
+/// (holding a `/`) that names nothing yet: what the sandbox keeps a command from making, so
+/// that a mounted server started later does not run a script a command wrote there.
+pub(crate) fn files_to_protect(config: &Config, dir: &Path) -> Vec<PathBuf> {
+    files_named(config, dir, true)
+}
+
+fn files_named(config: &Config, dir: &Path, missing_paths: bool) -> Vec<PathBuf> {
     let mut files = Vec::new();
     let mut named = |base: &Path, arg: &str| {
         if arg.is_empty() || arg.starts_with('-') {
             return;
         }
         let path = base.join(arg);
-        if (arg.contains('/') || path.is_file()) && path.is_file() && !files.contains(&path) {
+        let wanted = if arg.contains('/') {
+            path.is_file() || (missing_paths && std::fs::symlink_metadata(&path).is_err())
+        } else {
+            path.is_file()
+        };
+        if wanted && !files.contains(&path) {
             files.push(path);
         }
     };
