@@ -30,7 +30,7 @@ target/debug/examples/conformance_server 127.0.0.1:0 2>"$log" &
 server=$!
 target/debug/pi-tools mcp --http 127.0.0.1:0 --cwd "$real_cwd" 2>"$real_log" &
 real=$!
-trap 'kill "$server" "$real" 2>/dev/null || true; wait "$server" "$real" 2>/dev/null || true; rm -rf "$log" "$real_log" "$real_cwd"' EXIT
+trap 'kill "$server" "$real" 2>/dev/null || true; wait "$server" "$real" 2>/dev/null || true; rm -rf "$log" "$real_log" "$real_cwd" "${results:-}"' EXIT
 
 # The address a server prints on stderr after `prefix`.
 listening_on() {
