@@ -3,7 +3,7 @@
 //! header but not the fix: it is made a sentence that says what the request must carry.
 //! Every other response passes as it is.
 
-use axum::body::{Body, to_bytes};
+use axum::body::{Body, HttpBody, to_bytes};
 use axum::http::{StatusCode, header};
 use axum::response::Response;
 use serde_json::Value;
@@ -27,9 +27,19 @@ pub(crate) async fn explained(response: Response) -> Response {
     if response.status() != StatusCode::BAD_REQUEST || !is_json {
         return response;
     }
+    // Read only a body known to be small: one of unknown or larger size cannot be the
+    // library's refusal, and passes untouched (a body read in part could not be given on).
+    if response
+        .body()
+        .size_hint()
+        .upper()
+        .is_none_or(|n| n > MOST as u64)
+    {
+        return response;
+    }
     let (mut parts, body) = response.into_parts();
     let Ok(bytes) = to_bytes(body, MOST).await else {
-        // Unreadable or larger than any refusal of the library's: it cannot be one.
+        // Its size was known and within the bound, so only a failing body comes here.
         parts.headers.remove(header::CONTENT_LENGTH);
         return Response::from_parts(parts, Body::empty());
     };
