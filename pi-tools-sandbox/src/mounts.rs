@@ -66,7 +66,13 @@ impl MountPlan {
         let mut anchored: Vec<&Path> = anchors.iter().map(AsRef::as_ref).collect();
         let held = existing
             .iter()
-            .filter(|path| in_place.iter().any(|p| p.as_ref() == **path));
+            // Both sides are canonical: their bytes are compared, not their components
+            // (this runs before every call).
+            .filter(|path| {
+                in_place
+                    .iter()
+                    .any(|p| p.as_ref().as_os_str() == path.as_os_str())
+            });
         for path in held {
             for way in ways(path, roots) {
                 if !anchored.contains(&way) {
