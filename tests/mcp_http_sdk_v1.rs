@@ -11,7 +11,7 @@
 use serde_json::{Value, json};
 use support::procfs::tag;
 
-use crate::mcp_http_sdk_v2::node_report_with;
+use crate::mcp_http_sdk_v2::{node_report_with, stdio_target};
 use crate::mcp_http_support::HttpServer;
 
 const ASKING: &str = "[[policy.rule]]\ntool = \"bash\"\ncommand = [\"touch\"]\ndecision = \"ask\"\nreason = \"Files appear only with a person's yes.\"\n";
@@ -28,12 +28,7 @@ async fn the_ts_sdk_v1_client_lists_calls_and_is_asked_over_stdio() {
     let etc = tempfile::TempDir::new().expect("a configuration directory");
     let config = etc.path().join("pi-tools.toml");
     std::fs::write(&config, ASKING).expect("the configuration is written");
-    let target = format!(
-        "stdio:{}:{}:{}",
-        env!("CARGO_BIN_EXE_cli-under-test"),
-        work.path().display(),
-        config.display()
-    );
+    let target = stdio_target(work.path(), Some(&config));
     run_client(&target, work.path()).await;
 }
 

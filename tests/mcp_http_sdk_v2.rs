@@ -26,12 +26,7 @@ async fn the_ts_sdk_v2_client_in_auto_mode_speaks_2026_over_stdio() {
     let work = tempfile::TempDir::new().expect("a working directory");
     let config = work.path().join("pi-tools.toml");
     std::fs::write(&config, ASKING).expect("the configuration is written");
-    let target = format!(
-        "stdio:{}:{}:{}",
-        env!("CARGO_BIN_EXE_cli-under-test"),
-        work.path().display(),
-        config.display()
-    );
+    let target = stdio_target(work.path(), Some(&config));
     let report = run_client(&target, work.path()).await;
     assert_eq!(report["version"], "2026-07-28", "{report}");
 }
@@ -95,12 +90,7 @@ async fn the_ts_sdk_v2_client_reads_typed_results_and_a_job_over_stdio_in_both_e
     let work = tempfile::TempDir::new().expect("a working directory");
     let config = work.path().join("pi-tools.toml");
     std::fs::write(&config, JOBS).expect("the configuration is written");
-    let target = format!(
-        "stdio:{}:{}:{}",
-        env!("CARGO_BIN_EXE_cli-under-test"),
-        work.path().display(),
-        config.display()
-    );
+    let target = stdio_target(work.path(), Some(&config));
     for (mode, era) in [("legacy", "2025-11-25"), ("auto", "2026-07-28")] {
         let report = run_jobs_client(&target, mode).await;
         assert_eq!(report["version"], era, "{report}");
@@ -150,6 +140,20 @@ async fn run_jobs_client(target: &str, mode: &str) -> Value {
 /// What tests/node/jobs_client.mjs reports against `target` in the negotiation `mode`.
 async fn jobs_client_report(target: &str, mode: &str) -> Value {
     node_report("jobs_client.mjs", &[target.as_ref(), mode.as_ref()]).await
+}
+
+/// The Node clients' stdio target, `stdio:BINARY:CWD[:CONFIG]`: this build's binary serving
+/// `work`, with the configuration file `config` when given.
+pub(crate) fn stdio_target(work: &std::path::Path, config: Option<&std::path::Path>) -> String {
+    let mut target = format!(
+        "stdio:{}:{}",
+        env!("CARGO_BIN_EXE_cli-under-test"),
+        work.display()
+    );
+    if let Some(config) = config {
+        target.push_str(&format!(":{}", config.display()));
+    }
+    target
 }
 
 /// Runs the client `script` of tests/node with `args` under the installed Node and SDK,

@@ -25,7 +25,7 @@
 use serde_json::{Value, json};
 use support::procfs::{processes_with, settle, tag};
 
-use crate::mcp_http_sdk_v2::node_report_with;
+use crate::mcp_http_sdk_v2::{node_report_with, stdio_target};
 use crate::mcp_http_support::HttpServer;
 
 /// A call past a second of a request that declares the extension becomes a task.
@@ -42,12 +42,7 @@ async fn the_ts_sdk_v2_client_polls_and_cancels_a_task_over_stdio() {
     let work = tempfile::TempDir::new().expect("a working directory");
     let config = work.path().join("pi-tools.toml");
     std::fs::write(&config, TASK_AFTER).expect("the configuration is written");
-    let target = format!(
-        "stdio:{}:{}:{}",
-        env!("CARGO_BIN_EXE_cli-under-test"),
-        work.path().display(),
-        config.display()
-    );
+    let target = stdio_target(work.path(), Some(&config));
     run_tasks_client(&target).await;
 }
 
@@ -137,11 +132,7 @@ async fn the_ts_sdk_v2_client_runs_2025_tasks_through_its_request_over_http() {
 #[tokio::test]
 async fn the_ts_sdk_v2_client_runs_2025_tasks_through_its_request_over_stdio() {
     let work = tempfile::TempDir::new().expect("a working directory");
-    let target = format!(
-        "stdio:{}:{}",
-        env!("CARGO_BIN_EXE_cli-under-test"),
-        work.path().display()
-    );
+    let target = stdio_target(work.path(), None);
     run_tasks_2025_client(&target).await;
 }
 
